@@ -1,0 +1,1 @@
+"""Everything that speaks fio: job files, running it, reading what it prints."""

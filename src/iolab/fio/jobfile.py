@@ -1,0 +1,104 @@
+"""fio job files from resolved workload options, and fio's own reading of them back."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from iolab.errors import PlanError
+from iolab.model import FioValue
+
+LOG_KINDS = ("bw", "iops", "lat")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One fio job section: a name and its options, in order, with nothing left to resolve."""
+
+    name: str
+    options: Mapping[str, FioValue]
+    comment: str = ""
+
+
+def section_name(name: str) -> str:
+    """fio job names: keep letters, digits, '.', '_' and '-'."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "job"
+
+
+def fio_value(value: FioValue) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
+def render(jobs: Sequence[Job]) -> str:
+    """The text of one job file holding these jobs, each in its own section."""
+    parts = []
+    for job in jobs:
+        lines = [f"# {job.comment}"] if job.comment else []
+        lines.append(f"[{section_name(job.name)}]")
+        lines += [f"{key}={fio_value(value)}" for key, value in job.options.items()]
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n"
+
+
+def with_logs(options: Mapping[str, FioValue], prefix: str) -> dict[str, FioValue]:
+    """Add fio's bw/iops/lat logs under `prefix` when the workload asks for samples."""
+    out = dict(options)
+    if "log_avg_msec" in out:
+        for kind in LOG_KINDS:
+            out.setdefault(f"write_{kind}_log", prefix)
+    return out
+
+
+def read_back(text: str, fio: str = "fio") -> list[dict[str, str]]:
+    """fio's own reading of a job file, via --showcmd: one dict of options per job."""
+    with tempfile.NamedTemporaryFile("w", suffix=".fio") as handle:
+        handle.write(text)
+        handle.flush()
+        shown = subprocess.run(
+            [fio, "--showcmd", handle.name], capture_output=True, text=True, check=False
+        )
+    jobs = []
+    for line in shown.stdout.splitlines():
+        words = shlex.split(line)
+        if not words or Path(words[0]).name != "fio":
+            continue
+        options = dict(word.removeprefix("--").partition("=")[::2] for word in words[1:])
+        jobs.append(options)
+    return jobs
+
+
+def check(jobs: Sequence[Job], where: Sequence[str], fio: str = "fio") -> None:
+    """Let fio parse all jobs at once (--parse-only); raise PlanError naming the job it refuses."""
+    numbered = [Job(f"j{i}", job.options) for i, job in enumerate(jobs)]
+    with tempfile.NamedTemporaryFile("w", suffix=".fio") as handle:
+        handle.write(render(numbered))
+        handle.flush()
+        done = subprocess.run(
+            [fio, "--parse-only", handle.name], capture_output=True, text=True, check=False
+        )
+    if done.returncode == 0:
+        return
+    text = done.stdout + done.stderr
+    dropped = re.search(r"job j(\d+) dropped", text)
+    place = where[int(dropped.group(1))] if dropped else where[0] if where else "plan"
+    raise PlanError(f"{place}: {_fio_complaint(text)}")
+
+
+def _fio_complaint(text: str) -> str:
+    bad = re.search(r"Bad option <([^=>]+)=?([^>]*)>", text)
+    if bad:
+        hint = re.search(r"Did you mean (\S+)\?", text)
+        also = f" (fio suggests {hint.group(1)!r})" if hint else ""
+        return f"unknown key {bad.group(1)!r}: neither an iolab key nor an fio option{also}"
+    failed = re.search(r"failed parsing (\S+)", text)
+    if failed:
+        return f"fio rejects {failed.group(1)}: fix the value (see 'fio --cmdhelp=OPTION')"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return f"fio rejects the job: {lines[0] if lines else 'no reason given'}"

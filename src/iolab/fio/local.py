@@ -1,0 +1,110 @@
+"""Running fio as a child process on this host, with live status and a clean stop."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from iolab.fio.parse import Status, status_line
+
+PR_SET_PDEATHSIG = 1
+STOP_GRACE_S = 5.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one fio invocation left behind."""
+
+    returncode: int
+    json_text: str
+    stderr: str
+    log_files: tuple[Path, ...]
+    timed_out: bool = False
+
+
+def _die_with_parent() -> None:
+    """In the child: get SIGKILL if iolab itself dies, so no fio outlives it."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def run(
+    fio: str,
+    job_file: Path,
+    workdir: Path,
+    on_status: Callable[[Status], None] | None = None,
+    timeout_s: float | None = None,
+) -> Outcome:
+    """Run one job file; on KeyboardInterrupt stop fio (SIGINT, then SIGKILL) and re-raise."""
+    output = workdir / "out.json"
+    errors = workdir / "stderr.txt"
+    command = [fio, "--output-format=json+", f"--output={output}", "--eta=always",
+               "--eta-newline=1", str(job_file)]  # fmt: skip
+    with errors.open("wb") as stderr:
+        child = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=stderr, cwd=workdir,
+            start_new_session=True, preexec_fn=_die_with_parent,
+        )  # fmt: skip
+        timed_out = False
+        try:
+            timed_out = _follow(child, on_status, timeout_s)
+        except BaseException:
+            stop(child)
+            raise
+        finally:
+            if child.stdout:
+                child.stdout.close()
+    return Outcome(
+        returncode=child.returncode,
+        json_text=output.read_text(errors="replace") if output.exists() else "",
+        stderr=errors.read_text(errors="replace"),
+        log_files=tuple(sorted(workdir.glob("*.log"))),
+        timed_out=timed_out,
+    )
+
+
+def _follow(
+    child: subprocess.Popen[bytes],
+    on_status: Callable[[Status], None] | None,
+    timeout_s: float | None,
+) -> bool:
+    """Read fio's status lines until it exits; True if it had to be stopped for the timeout."""
+    assert child.stdout is not None
+    deadline = time.monotonic() + timeout_s if timeout_s else None
+    fd, pending = child.stdout.fileno(), b""
+    while True:
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        *lines, pending = re.split(rb"[\r\n]", pending + chunk)
+        for line in lines:
+            status = status_line(line.decode(errors="replace"))
+            if status and on_status:
+                on_status(status)
+        if deadline and time.monotonic() > deadline:
+            stop(child)
+            return True
+    child.wait()
+    return False
+
+
+def stop(child: subprocess.Popen[bytes]) -> None:
+    """Ask fio to stop as Ctrl-C would, then kill it if it does not go; always reap it."""
+    if child.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(child.pid, signal.SIGINT)
+    try:
+        child.wait(STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
+        child.wait()

@@ -1,0 +1,168 @@
+"""Reading what fio prints: json / json+ results, live status lines, and sample logs."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from iolab.model import DIRECTIONS, CaseMetrics, Direction, DirectionMetrics, Sample
+
+PERCENTILES = ("50", "90", "99", "99.9", "99.99")
+
+
+class ParseError(ValueError):
+    """fio's output is not what this parser understands."""
+
+
+def load_json(text: str) -> dict[str, Any]:
+    """fio's JSON document; fio may print warning lines before it, which are skipped."""
+    start = text.find("{")
+    if start < 0:
+        raise ParseError("fio printed no JSON result")
+    try:
+        data = json.loads(text[start:])
+    except json.JSONDecodeError as error:
+        raise ParseError(f"fio's JSON result is cut short or damaged ({error})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
+        raise ParseError("fio's JSON result has no 'jobs' list")
+    return data
+
+
+def metrics(data: Mapping[str, Any]) -> CaseMetrics:
+    """One case's metrics, all job entries of the document aggregated."""
+    jobs: Sequence[Mapping[str, Any]] = data["jobs"]
+    if not jobs:
+        raise ParseError("fio's JSON result lists no jobs")
+    directions = tuple(
+        merged
+        for name in DIRECTIONS
+        if (merged := _direction(name, [job[name] for job in jobs if name in job])) is not None
+    )
+    return CaseMetrics(
+        directions=directions,
+        usr_cpu=sum(float(job.get("usr_cpu", 0.0)) for job in jobs) / len(jobs),
+        sys_cpu=sum(float(job.get("sys_cpu", 0.0)) for job in jobs) / len(jobs),
+        job_runtime_ms=max(int(job.get("job_runtime", 0)) for job in jobs),
+        error=next((int(job["error"]) for job in jobs if job.get("error")), 0),
+    )
+
+
+def _direction(name: Direction, parts: list[Mapping[str, Any]]) -> DirectionMetrics | None:
+    ios = sum(int(part.get("total_ios", 0)) for part in parts)
+    moved = sum(int(part.get("io_bytes", 0)) for part in parts)
+    if not parts or (ios == 0 and moved == 0):
+        return None
+    clats = [part.get("clat_ns", {}) for part in parts]
+    counts = [int(c.get("N", 0)) for c in clats]
+    weight = sum(counts)
+    mean = sum(float(c.get("mean", 0.0)) * n for c, n in zip(clats, counts, strict=True))
+    return DirectionMetrics(
+        direction=name,
+        iops=sum(float(part.get("iops", 0.0)) for part in parts),
+        bw_bytes=sum(float(part.get("bw_bytes", 0.0)) for part in parts),
+        io_bytes=moved,
+        runtime_ms=max(int(part.get("runtime", 0)) for part in parts),
+        lat_mean_ns=mean / weight if weight else None,
+        lat_max_ns=max((float(c["max"]) for c in clats if "max" in c), default=None),
+        percentiles_ns=_percentiles(clats),
+    )
+
+
+def _percentiles(clats: list[Mapping[str, Any]]) -> dict[str, float]:
+    """fio's own percentiles for one job entry; merged from json+ bins across several."""
+    if len(clats) == 1:
+        table = clats[0].get("percentile", {})
+        return {p: float(table[key]) for p in PERCENTILES if (key := f"{float(p):.6f}") in table}
+    bins: dict[int, int] = defaultdict(int)
+    for clat in clats:
+        for value, count in clat.get("bins", {}).items():
+            bins[int(value)] += int(count)
+    return histogram_percentiles(bins) if bins else {}
+
+
+def histogram_percentiles(bins: Mapping[int, int]) -> dict[str, float]:
+    """Percentiles from a json+ latency histogram (bucket value in ns -> count)."""
+    ordered = sorted(bins.items())
+    total = sum(count for _, count in ordered)
+    out: dict[str, float] = {}
+    for p in PERCENTILES:
+        rank, seen = float(p) / 100 * total, 0
+        for value, count in ordered:
+            seen += count
+            if seen >= rank:
+                out[p] = float(value)
+                break
+    return out
+
+
+# ---------------------------------------------------------------- live status lines
+
+_STATUS_BW = re.compile(r"\[((?:[rwt]=[\d.]+[kMGT]?i?B/s,?)+)\]")
+_STATUS_IOPS = re.compile(r"\[((?:[rwt]=[\d.]+[kMGT]?,?)+) IOPS\]")
+_SCALE = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+_BINARY = {"": 1, "k": 1024, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+
+
+@dataclass(frozen=True)
+class Status:
+    """fio's latest live figures for the running job, all directions added up."""
+
+    iops: float
+    bw_bytes: float
+
+
+def status_line(line: str) -> Status | None:
+    """Parse fio's eta line, e.g. 'Jobs: 1 (f=1): [r(1)][-.-%][r=200MiB/s][r=51.2k IOPS][eta 00m:00s]'."""
+    bw = _STATUS_BW.search(line)
+    iops = _STATUS_IOPS.search(line)
+    if not bw and not iops:
+        return None
+    return Status(
+        iops=sum(_number(part, _SCALE) for part in iops.group(1).split(",")) if iops else 0.0,
+        bw_bytes=sum(_bandwidth(part) for part in bw.group(1).split(",")) if bw else 0.0,
+    )
+
+
+def _number(part: str, scale: Mapping[str, float]) -> float:
+    match = re.match(r"[rwt]=([\d.]+)([kMGT]?)", part)
+    return float(match.group(1)) * scale[match.group(2)] if match else 0.0
+
+
+def _bandwidth(part: str) -> float:
+    match = re.match(r"[rwt]=([\d.]+)([kKMGT]?)(i?)B/s", part)
+    if not match:
+        return 0.0
+    base = _BINARY[match.group(2)] if match.group(3) else 1000 ** " kMGT".index(match.group(2) or " ")
+    return float(match.group(1)) * base
+
+
+# ---------------------------------------------------------------- sample logs
+
+_LOG_METRIC = {"bw": "bw", "iops": "iops", "lat": "lat"}
+
+
+def samples(files: Iterable[Path], interval_ms: int) -> list[Sample]:
+    """Per-interval samples from fio's *_bw/_iops/_lat logs, jobs added (latency averaged)."""
+    sums: dict[tuple[str, Direction, int], list[float]] = defaultdict(list)
+    for file in files:
+        kind = re.search(r"_(bw|iops|lat)\.(?:\d+\.)?log$", file.name)
+        if not kind:
+            continue
+        for line in file.read_text().splitlines():
+            fields = [f.strip() for f in line.split(",")]
+            if len(fields) < 3 or not fields[2].isdigit() or int(fields[2]) > 2:
+                continue
+            slot = round(int(fields[0]) / interval_ms) * interval_ms
+            sums[(kind.group(1), DIRECTIONS[int(fields[2])], slot)].append(float(fields[1]))
+    out = []
+    for (kind, direction, slot), values in sorted(sums.items()):
+        value = sum(values) / len(values) if kind == "lat" else sum(values)
+        if kind == "bw":
+            value *= 1024  # fio logs bandwidth in KiB/s
+        out.append(Sample(_LOG_METRIC[kind], direction, slot, value))  # type: ignore[arg-type]
+    return out

@@ -1,0 +1,172 @@
+"""Plain value types that flow between the parts. No I/O here."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+FioValue = str | int | float | bool
+Direction = Literal["read", "write", "trim"]
+DIRECTIONS: tuple[Direction, ...] = ("read", "write", "trim")
+
+
+def stable_hash(value: object) -> str:
+    """A short hash of a JSON-able value that does not depend on dict order."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One named way to prepare a target. Today: an existing file or directory."""
+
+    name: str
+    path: str
+    kind: Literal["path"] = "path"
+
+    def definition(self) -> dict[str, str]:
+        return {"name": self.name, "kind": self.kind, "path": self.path}
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One point of a workload sweep: fio options with single values."""
+
+    name: str
+    options: Mapping[str, FioValue]
+    axes: tuple[str, ...] = ()
+
+    def get(self, key: str, default: FioValue | None = None) -> FioValue | None:
+        return self.options.get(key, default)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One set-up x one workload point x one repetition."""
+
+    setup: Setup
+    workload: Workload
+    repetition: int
+
+    @property
+    def key(self) -> str:
+        return stable_hash(
+            {
+                "setup": self.setup.definition(),
+                "workload": self.workload.name,
+                "options": dict(self.workload.options),
+                "repetition": self.repetition,
+            }
+        )
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A validated plan: what to run, where, how often, and how to report it."""
+
+    name: str
+    description: str
+    origin: str
+    source: str
+    text: str
+    setups: tuple[Setup, ...]
+    workloads: tuple[Workload, ...]
+    repeat: int = 1
+    baseline: str | None = None
+    metric: Literal["auto", "iops", "bw"] = "auto"
+
+    @property
+    def hash(self) -> str:
+        return stable_hash(
+            {
+                "setups": [s.definition() for s in self.setups],
+                "workloads": [[w.name, dict(w.options)] for w in self.workloads],
+                "repeat": self.repeat,
+            }
+        )
+
+    def cases(self) -> list[Case]:
+        """The matrix, set-up by set-up, so each set-up is provisioned once."""
+        return [
+            Case(setup, workload, rep)
+            for setup in self.setups
+            for workload in self.workloads
+            for rep in range(1, self.repeat + 1)
+        ]
+
+
+@dataclass(frozen=True)
+class DirectionMetrics:
+    """What fio measured for one direction (read, write or trim) of one case."""
+
+    direction: Direction
+    iops: float
+    bw_bytes: float
+    io_bytes: int
+    runtime_ms: int
+    lat_mean_ns: float | None
+    lat_max_ns: float | None
+    percentiles_ns: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CaseMetrics:
+    """One case's parsed fio result, all jobs of the case aggregated."""
+
+    directions: tuple[DirectionMetrics, ...]
+    usr_cpu: float
+    sys_cpu: float
+    job_runtime_ms: int
+    error: int
+
+    def direction(self, name: Direction) -> DirectionMetrics | None:
+        return next((d for d in self.directions if d.direction == name), None)
+
+    @property
+    def total_iops(self) -> float:
+        return sum(d.iops for d in self.directions)
+
+    @property
+    def total_bw_bytes(self) -> float:
+        return sum(d.bw_bytes for d in self.directions)
+
+
+@dataclass(frozen=True)
+class Warning:
+    """A methodology or measurement problem, with what to do about it."""
+
+    code: str
+    message: str
+    advice: str
+
+    def __str__(self) -> str:
+        return f"{self.message} {self.advice}"
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One point of a per-interval time series from fio's logs."""
+
+    metric: Literal["iops", "bw", "lat"]
+    direction: Direction
+    time_ms: int
+    value: float
+
+
+@dataclass(frozen=True)
+class Result:
+    """One case's outcome."""
+
+    case: Case
+    status: Literal["ok", "failed"]
+    started_at: float
+    ended_at: float
+    metrics: CaseMetrics | None = None
+    error: str | None = None
+    raw_json: str | None = None
+    job_file: str = ""
+    warnings: tuple[Warning, ...] = ()
+    samples: tuple[Sample, ...] = ()

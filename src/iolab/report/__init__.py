@@ -1,0 +1,1 @@
+"""Reports: a table model built from the store, and one module per output format."""

@@ -1,0 +1,307 @@
+"""The results database: SQLite, numbered migrations, one transaction per finished case."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from iolab.errors import StoreError
+from iolab.model import Plan, Result
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: runs, set-ups, cases, per-direction metrics, samples
+    """
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        plan_name TEXT NOT NULL,
+        plan_source TEXT NOT NULL,
+        plan_hash TEXT NOT NULL,
+        plan_text TEXT NOT NULL,
+        overrides TEXT NOT NULL DEFAULT '{}',
+        iolab_version TEXT NOT NULL,
+        environment TEXT NOT NULL,
+        started_at REAL NOT NULL,
+        ended_at REAL,
+        status TEXT NOT NULL DEFAULT 'running',
+        case_count INTEGER NOT NULL,
+        baseline TEXT,
+        metric TEXT NOT NULL DEFAULT 'auto'
+    );
+    CREATE TABLE setups (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id),
+        name TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        definition TEXT NOT NULL,
+        environment TEXT NOT NULL DEFAULT '{}',
+        UNIQUE (run_id, name)
+    );
+    CREATE TABLE cases (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id),
+        case_key TEXT NOT NULL,
+        setup TEXT NOT NULL,
+        workload TEXT NOT NULL,
+        workload_position INTEGER NOT NULL,
+        repetition INTEGER NOT NULL,
+        options TEXT NOT NULL,
+        status TEXT NOT NULL,
+        error TEXT,
+        started_at REAL NOT NULL,
+        ended_at REAL NOT NULL,
+        usr_cpu REAL,
+        sys_cpu REAL,
+        job_runtime_ms INTEGER,
+        job_file TEXT NOT NULL,
+        raw_json TEXT,
+        warnings TEXT NOT NULL DEFAULT '[]',
+        UNIQUE (run_id, case_key)
+    );
+    CREATE TABLE metrics (
+        case_id INTEGER NOT NULL REFERENCES cases(id),
+        direction TEXT NOT NULL,
+        iops REAL NOT NULL,
+        bw_bytes REAL NOT NULL,
+        io_bytes INTEGER NOT NULL,
+        runtime_ms INTEGER NOT NULL,
+        lat_mean_ns REAL,
+        lat_max_ns REAL,
+        percentiles_ns TEXT NOT NULL DEFAULT '{}',
+        PRIMARY KEY (case_id, direction)
+    );
+    CREATE TABLE samples (
+        case_id INTEGER NOT NULL REFERENCES cases(id),
+        metric TEXT NOT NULL,
+        direction TEXT NOT NULL,
+        time_ms INTEGER NOT NULL,
+        value REAL NOT NULL
+    );
+    CREATE INDEX samples_case ON samples(case_id);
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+@dataclass(frozen=True)
+class RunRow:
+    id: int
+    plan_name: str
+    plan_source: str
+    plan_hash: str
+    plan_text: str
+    overrides: Mapping[str, Any]
+    started_at: float
+    ended_at: float | None
+    status: str
+    case_count: int
+    done: int
+    failed: int
+    baseline: str | None
+    metric: str
+    environment: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class CaseRow:
+    """A stored case with its per-direction metrics, as reports read it."""
+
+    setup: str
+    workload: str
+    workload_position: int
+    repetition: int
+    options: Mapping[str, Any]
+    status: str
+    error: str | None
+    metrics: Mapping[str, Mapping[str, Any]]
+    warnings: tuple[Mapping[str, str], ...]
+
+
+class Store:
+    """One SQLite file. Use as a context manager, or call close()."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self.db = sqlite3.connect(self.path, isolation_level=None)
+            self.db.row_factory = sqlite3.Row
+            self.db.execute("PRAGMA foreign_keys = ON")
+            self._migrate()
+        except sqlite3.DatabaseError as error:
+            raise StoreError(f"{self.path}: not a usable iolab database ({error})") from None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _migrate(self) -> None:
+        version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} was written by a newer iolab (schema {version}, this one reads up "
+                f"to {SCHEMA_VERSION}); upgrade iolab or use another --db"
+            )
+        for number in range(version, SCHEMA_VERSION):
+            self.db.execute("BEGIN")
+            for statement in MIGRATIONS[number].split(";"):
+                if statement.strip():
+                    self.db.execute(statement)
+            self.db.execute(f"PRAGMA user_version = {number + 1}")
+            self.db.execute("COMMIT")
+
+    # ------------------------------------------------------------ writing
+
+    def create_run(
+        self,
+        plan: Plan,
+        environment: Mapping[str, Any],
+        iolab_version: str,
+        overrides: Mapping[str, Any],
+    ) -> int:
+        self.db.execute("BEGIN")
+        cursor = self.db.execute(
+            "INSERT INTO runs (plan_name, plan_source, plan_hash, plan_text, overrides,"
+            " iolab_version, environment, started_at, case_count, baseline, metric)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (plan.name, plan.source, plan.hash, plan.text, json.dumps(overrides), iolab_version,
+             json.dumps(environment), time.time(), len(plan.cases()), plan.baseline, plan.metric),
+        )  # fmt: skip
+        run_id = int(cursor.lastrowid or 0)
+        for position, setup in enumerate(plan.setups):
+            self.db.execute(
+                "INSERT INTO setups (run_id, name, position, definition) VALUES (?, ?, ?, ?)",
+                (run_id, setup.name, position, json.dumps(setup.definition())),
+            )
+        self.db.execute("COMMIT")
+        return run_id
+
+    def set_setup_environment(self, run_id: int, name: str, environment: Mapping[str, Any]) -> None:
+        self.db.execute(
+            "UPDATE setups SET environment = ? WHERE run_id = ? AND name = ?",
+            (json.dumps(environment), run_id, name),
+        )
+
+    def save(self, run_id: int, result: Result, workload_position: int) -> None:
+        """Store one finished case, its metrics and samples, in one transaction."""
+        case, m = result.case, result.metrics
+        self.db.execute("BEGIN")
+        try:
+            cursor = self.db.execute(
+                "INSERT INTO cases (run_id, case_key, setup, workload, workload_position,"
+                " repetition, options, status, error, started_at, ended_at, usr_cpu, sys_cpu,"
+                " job_runtime_ms, job_file, raw_json, warnings)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, case.key, case.setup.name, case.workload.name, workload_position,
+                 case.repetition, json.dumps(dict(case.workload.options)), result.status,
+                 result.error, result.started_at, result.ended_at,
+                 m.usr_cpu if m else None, m.sys_cpu if m else None,
+                 m.job_runtime_ms if m else None, result.job_file, result.raw_json,
+                 json.dumps([w.__dict__ for w in result.warnings])),
+            )  # fmt: skip
+            case_id = cursor.lastrowid
+            for d in m.directions if m else ():
+                self.db.execute(
+                    "INSERT INTO metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (case_id, d.direction, d.iops, d.bw_bytes, d.io_bytes, d.runtime_ms,
+                     d.lat_mean_ns, d.lat_max_ns, json.dumps(dict(d.percentiles_ns))),
+                )  # fmt: skip
+            self.db.executemany(
+                "INSERT INTO samples VALUES (?, ?, ?, ?, ?)",
+                [(case_id, s.metric, s.direction, s.time_ms, s.value) for s in result.samples],
+            )
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def finish_run(self, run_id: int, status: str) -> None:
+        self.db.execute(
+            "UPDATE runs SET status = ?, ended_at = ? WHERE id = ?", (status, time.time(), run_id)
+        )
+
+    # ------------------------------------------------------------ reading
+
+    def done_keys(self, run_id: int) -> set[str]:
+        rows = self.db.execute("SELECT case_key FROM cases WHERE run_id = ?", (run_id,))
+        return {str(row[0]) for row in rows}
+
+    def runs(self) -> list[RunRow]:
+        rows = self.db.execute(
+            "SELECT r.*, (SELECT count(*) FROM cases c WHERE c.run_id = r.id) AS done,"
+            " (SELECT count(*) FROM cases c WHERE c.run_id = r.id AND c.status = 'failed')"
+            " AS failed FROM runs r ORDER BY r.id"
+        )
+        return [_run_row(row) for row in rows]
+
+    def run(self, run_id: int | None = None) -> RunRow:
+        """One run by id; the latest when id is None."""
+        runs = self.runs()
+        if not runs:
+            raise StoreError(f"{self.path} holds no runs yet; start one with 'iolab run'")
+        if run_id is None:
+            return runs[-1]
+        found = next((r for r in runs if r.id == run_id), None)
+        if found is None:
+            ids = ", ".join(str(r.id) for r in runs)
+            raise StoreError(f"{self.path} has no run {run_id}; its runs are {ids} (iolab runs)")
+        return found
+
+    def resumable(self, plan_hash: str) -> RunRow | None:
+        """The latest unfinished run of the same plan, if any."""
+        runs = [r for r in self.runs() if r.plan_hash == plan_hash and r.done < r.case_count]
+        return runs[-1] if runs else None
+
+    def setups(self, run_id: int) -> list[tuple[str, Mapping[str, Any], Mapping[str, Any]]]:
+        rows = self.db.execute(
+            "SELECT name, definition, environment FROM setups WHERE run_id = ? ORDER BY position",
+            (run_id,),
+        )
+        return [(r["name"], json.loads(r["definition"]), json.loads(r["environment"])) for r in rows]
+
+    def cases(self, run_id: int) -> list[CaseRow]:
+        metrics: dict[int, dict[str, dict[str, Any]]] = {}
+        for row in self.db.execute(
+            "SELECT m.* FROM metrics m JOIN cases c ON c.id = m.case_id WHERE c.run_id = ?",
+            (run_id,),
+        ):
+            entry = dict(row)
+            entry["percentiles_ns"] = json.loads(entry["percentiles_ns"])
+            metrics.setdefault(int(row["case_id"]), {})[row["direction"]] = entry
+        rows = self.db.execute(
+            "SELECT * FROM cases WHERE run_id = ? ORDER BY workload_position, id", (run_id,)
+        )
+        return [
+            CaseRow(
+                setup=r["setup"], workload=r["workload"], workload_position=r["workload_position"],
+                repetition=r["repetition"], options=json.loads(r["options"]), status=r["status"],
+                error=r["error"], metrics=metrics.get(int(r["id"]), {}),
+                warnings=tuple(json.loads(r["warnings"])),
+            )  # fmt: skip
+            for r in rows
+        ]
+
+    def iter_raw(self, run_id: int) -> Iterator[tuple[str, str | None]]:
+        for row in self.db.execute(
+            "SELECT case_key, raw_json FROM cases WHERE run_id = ? ORDER BY id", (run_id,)
+        ):
+            yield row[0], row[1]
+
+
+def _run_row(row: sqlite3.Row) -> RunRow:
+    return RunRow(
+        id=row["id"], plan_name=row["plan_name"], plan_source=row["plan_source"],
+        plan_hash=row["plan_hash"], plan_text=row["plan_text"],
+        overrides=json.loads(row["overrides"]), started_at=row["started_at"], ended_at=row["ended_at"],
+        status=row["status"], case_count=row["case_count"], done=row["done"],
+        failed=row["failed"], baseline=row["baseline"], metric=row["metric"],
+        environment=json.loads(row["environment"]),
+    )  # fmt: skip

@@ -1,0 +1,108 @@
+"""Path set-ups: check a file or directory target, size and place the test file, clean up."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import shutil
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from iolab.errors import TargetError
+from iolab.model import Setup
+
+TEST_FILE = "iolab.testfile"
+AUTO_SIZE_MAX = 1024**3
+AUTO_SIZE_SHARE = 0.5
+MIN_SIZE = 16 * 1024**2
+FREE_SPACE_MARGIN = 0.9
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A checked target: the file fio uses, and whether iolab owns (and removes) it."""
+
+    setup: Setup
+    filename: Path
+    owned: bool
+    free_bytes: int
+
+    def auto_size(self) -> int:
+        """Half the free space (counting a test file already there), at most 1 GiB, in MiB."""
+        existing = self.filename.stat().st_size if self.owned and self.filename.exists() else 0
+        size = min(AUTO_SIZE_MAX, int((self.free_bytes + existing) * AUTO_SIZE_SHARE))
+        size -= size % (1024**2)
+        if size < MIN_SIZE:
+            raise TargetError(
+                f"set-up {self.setup.name!r}: only {self.free_bytes // 1024**2} MiB free at "
+                f"{self.filename.parent}; free some space or give --target elsewhere"
+            )
+        return size
+
+    def check_room(self, size: int) -> None:
+        """Refuse a test file that would fill the filesystem."""
+        if not self.owned:
+            return
+        existing = self.filename.stat().st_size if self.filename.exists() else 0
+        room = int((self.free_bytes + existing) * FREE_SPACE_MARGIN)
+        if size > room:
+            raise TargetError(
+                f"set-up {self.setup.name!r}: size {size // 1024**2} MiB does not fit in "
+                f"{room // 1024**2} MiB usable at {self.filename.parent}; lower it with --size"
+            )
+
+    def cleanup(self) -> None:
+        """Remove the test file iolab made; a user's own file is left alone."""
+        if self.owned:
+            with contextlib.suppress(FileNotFoundError):
+                self.filename.unlink()
+
+
+def prepare(setup: Setup, probe_write: bool = True) -> Prepared:
+    """Check a path set-up's target before anything runs; raise TargetError saying what to do.
+
+    With probe_write, an empty file is made and removed to prove the directory takes writes.
+    """
+    path = Path(setup.path).expanduser()
+    where = f"set-up {setup.name!r}: target {str(path)!r}"
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise TargetError(
+            f"{where} does not exist; create the directory or give an existing one with --target"
+        ) from None
+    except OSError as error:
+        raise TargetError(f"{where} cannot be read: {error.strerror}") from None
+    if stat.S_ISBLK(mode):
+        raise TargetError(
+            f"{where} is a block device; a path set-up takes a directory or a file "
+            "(set-ups that write to devices need them named and confirmed)"
+        )
+    if stat.S_ISDIR(mode):
+        filename, owned = path.resolve() / TEST_FILE, True
+    elif stat.S_ISREG(mode):
+        filename, owned = path.resolve(), False
+    else:
+        raise TargetError(f"{where} is neither a directory nor a regular file")
+    if probe_write:
+        _check_writable(filename.parent, where)
+    return Prepared(setup, filename, owned, shutil.disk_usage(filename.parent).free)
+
+
+def _check_writable(directory: Path, where: str) -> None:
+    probe = directory / f".iolab-probe-{os.getpid()}"
+    try:
+        fd = os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except OSError as error:
+        if error.errno == errno.EROFS:
+            raise TargetError(
+                f"{where} is on a read-only filesystem; remount it read-write or choose "
+                "a writable directory with --target"
+            ) from None
+        raise TargetError(
+            f"{where} is not writable ({error.strerror}); choose a writable directory with --target"
+        ) from None
+    os.close(fd)
+    probe.unlink()

@@ -1,0 +1,69 @@
+"""Sizes and durations as fio reads them, and as people read them."""
+
+from __future__ import annotations
+
+import re
+
+_SIZE = re.compile(r"^\s*(\d+)\s*([kmgtp]?)(i?)(b?)\s*$", re.IGNORECASE)
+_POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+_TIME = re.compile(r"^\s*(\d+)\s*(us|ms|s|m|h)?\s*$", re.IGNORECASE)
+_TIME_MS = {"us": 0.001, "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
+
+
+def parse_size(value: str | int) -> int:
+    """Bytes from an fio size: 512, "4k", "1M", "5GiB" (k = 1024, as fio's default kb_base)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a size")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError(f"{value} is negative")
+        return value
+    match = _SIZE.match(value)
+    if not match:
+        raise ValueError(f"{value!r} is not a size (examples: 512, 4k, 1m, 5g)")
+    number, unit = int(match.group(1)), match.group(2).lower()
+    return number * 1024 ** _POWERS[unit]
+
+
+def parse_seconds(value: str | int) -> int:
+    """Whole seconds from an fio duration: 10, "10s", "2m"; fio reads a bare number as seconds."""
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a duration")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError(f"{value} is negative")
+        return value
+    match = _TIME.match(value)
+    if not match:
+        raise ValueError(f"{value!r} is not a duration (examples: 10, 10s, 2m)")
+    ms = int(match.group(1)) * _TIME_MS[(match.group(2) or "s").lower()]
+    return int(ms // 1000)
+
+
+def format_size(n: float) -> str:
+    """Binary units, short: 4096 -> '4k', 1048576 -> '1m', 1536 -> '1536'."""
+    for unit, power in (("p", 5), ("t", 4), ("g", 3), ("m", 2), ("k", 1)):
+        step = 1024**power
+        if n >= step and n % step == 0:
+            return f"{int(n // step)}{unit}"
+    return str(int(n))
+
+
+def human_bytes(n: float) -> str:
+    """Binary units with one decimal: 1536 -> '1.5 KiB'."""
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TiB"
+
+
+def human_duration(seconds: float) -> str:
+    """'1m05s', '42s'."""
+    total = max(0, round(seconds))
+    minutes, secs = divmod(total, 60)
+    hours, minutes = divmod(minutes, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
