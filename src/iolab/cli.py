@@ -21,7 +21,7 @@ from iolab.model import Case, Plan, Result
 from iolab.report import csv as csv_format
 from iolab.report import markdown, terminal
 from iolab.report import model as report_model
-from iolab.store import Store
+from iolab.store import RunRow, Store
 from iolab.targets import environment
 from iolab.units import human_bytes, human_duration
 
@@ -82,7 +82,9 @@ def plan_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.argument("plan_file", required=False, metavar="[PLAN.toml]"),
         click.option("--preset", metavar="NAME", help="Use a preset (see 'iolab presets')."),
         click.option("--target", metavar="PATH", help="Run every workload on PATH instead."),
-        click.option("--size", metavar="SIZE", help="Test file size for every workload, e.g. 256m."),
+        click.option(
+            "--size", metavar="SIZE", help="Test file size for every workload, e.g. 256m."
+        ),
         click.option("--runtime", metavar="SECONDS", help="Runtime of every workload, e.g. 2."),
         click.option("--repeat", type=click.IntRange(min=1), help="Repetitions of every case."),
     ]
@@ -97,7 +99,9 @@ def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
-def _overrides(target: str | None, size: str | None, runtime: str | None, repeat: int | None) -> plan.Overrides:
+def _overrides(
+    target: str | None, size: str | None, runtime: str | None, repeat: int | None
+) -> plan.Overrides:
     seconds: str | int | None = int(runtime) if runtime and runtime.isdigit() else runtime
     return plan.Overrides(target=target, size=size, runtime=seconds, repeat=repeat)  # type: ignore[arg-type]
 
@@ -110,10 +114,13 @@ class ProgressListener:
 
     def __init__(self, console: Console) -> None:
         self.progress = Progress(
-            TextColumn("{task.description}"), BarColumn(bar_width=20),
-            TextColumn("ETA {task.fields[eta]}"), TextColumn("{task.fields[live]}"),
-            console=console, transient=True,
-        )  # fmt: skip
+            TextColumn("{task.description}"),
+            BarColumn(bar_width=20),
+            TextColumn("ETA {task.fields[eta]}"),
+            TextColumn("{task.fields[live]}"),
+            console=console,
+            transient=True,
+        )
         self.task = self.progress.add_task("starting", total=1, eta="?", live="")
         self.eta_s, self.t0, self.label = 0.0, time.monotonic(), ""
 
@@ -126,9 +133,17 @@ class ProgressListener:
 
     def case_started(self, index: int, total: int, case: Case, eta_s: float) -> None:
         self.eta_s, self.t0 = eta_s, time.monotonic()
-        self.label = f"case {index}/{total} {case.setup.name} · {case.workload.name} #{case.repetition}"
-        self.progress.update(self.task, description=self.label, total=total,
-                             completed=index - 1, eta=human_duration(eta_s), live="")  # fmt: skip
+        self.label = (
+            f"case {index}/{total} {case.setup.name} · {case.workload.name} #{case.repetition}"
+        )
+        self.progress.update(
+            self.task,
+            description=self.label,
+            total=total,
+            completed=index - 1,
+            eta=human_duration(eta_s),
+            live="",
+        )
 
     def status(self, status: Status) -> None:
         left = human_duration(self.eta_s - (time.monotonic() - self.t0))
@@ -138,11 +153,15 @@ class ProgressListener:
     def case_finished(self, result: Result) -> None:
         m = result.metrics
         if result.status != "ok" or m is None:
-            self.progress.console.print(f"✗ {self.label}: failed: {result.error}", markup=False, soft_wrap=True)
+            self.progress.console.print(
+                f"✗ {self.label}: failed: {result.error}", markup=False, soft_wrap=True
+            )
             return
         p99 = max((d.percentiles_ns.get("99", 0.0) for d in m.directions), default=0.0)
-        line = (f"✓ {self.label}: {m.total_iops:,.0f} IOPS, {m.total_bw_bytes / 1e6:,.1f} MB/s, "
-                f"p99 {p99 / 1000:,.0f} µs")  # fmt: skip
+        line = (
+            f"✓ {self.label}: {m.total_iops:,.0f} IOPS, {m.total_bw_bytes / 1e6:,.1f} MB/s, "
+            f"p99 {p99 / 1000:,.0f} µs"
+        )
         self.progress.console.print(line, markup=False, soft_wrap=True)
         for warning in result.warnings:
             self.progress.console.print(f"  ! {warning}", markup=False)
@@ -153,9 +172,17 @@ class ProgressListener:
 @db_option
 @click.option("--resume", "resume_id", type=int, metavar="RUN", help="Finish stored run RUN.")
 @click.option("--new", "force_new", is_flag=True, help="Start a new run even if one can resume.")
-def run(plan_file: str | None, preset: str | None, target: str | None, size: str | None,
-        runtime: str | None, repeat: int | None, db: str, resume_id: int | None,
-        force_new: bool) -> None:  # fmt: skip
+def run(
+    plan_file: str | None,
+    preset: str | None,
+    target: str | None,
+    size: str | None,
+    runtime: str | None,
+    repeat: int | None,
+    db: str,
+    resume_id: int | None,
+    force_new: bool,
+) -> None:
     """Run a plan (default: the quick preset here) and print its table.
 
     Every finished case is saved at once; re-running the same plan into the same
@@ -181,37 +208,58 @@ def run(plan_file: str | None, preset: str | None, target: str | None, size: str
         _print_report(store, run_id, None, "auto", out)
         failed = [r for r in results if r.status != "ok"]
         if failed:
-            fail(f"{len(failed)} of {len(results)} cases failed (fio's errors above)", EXIT_CASES_FAILED)
+            fail(
+                f"{len(failed)} of {len(results)} cases failed (fio's errors above)",
+                EXIT_CASES_FAILED,
+            )
 
 
-def _pick_run(store: Store, campaign: runner.Campaign, resume_id: int | None, force_new: bool,
-              overrides: plan.Overrides, out: Console) -> int:  # fmt: skip
+def _pick_run(
+    store: Store,
+    campaign: runner.Campaign,
+    resume_id: int | None,
+    force_new: bool,
+    overrides: plan.Overrides,
+    out: Console,
+) -> int:
     """The run to fill: the one asked for, an unfinished one of the same plan, or a new one."""
     the_plan = campaign.plan
+    found: RunRow | None = None
     if resume_id is not None:
         found = store.run(resume_id)
-    else:
-        found = None if force_new else store.resumable(the_plan.hash)
+    elif not force_new:
+        found = store.resumable(the_plan.hash)
     if found is not None:
-        out.print(f"resuming run {found.id}: {found.done} of {found.case_count} cases already stored")
+        out.print(
+            f"resuming run {found.id}: {found.done} of {found.case_count} cases already stored"
+        )
         return found.id
     env = environment.host(campaign.fio.version)
     run_id = store.create_run(the_plan, env, __version__, dataclasses.asdict(overrides))
-    out.print(f"run {run_id}: {the_plan.name}, {len(campaign.steps)} cases, results in {store.path}")
+    out.print(
+        f"run {run_id}: {the_plan.name}, {len(campaign.steps)} cases, results in {store.path}"
+    )
     return run_id
 
 
-def _print_report(store: Store, run_id: int | None, baseline: str | None, metric: str, out: Console) -> None:
+def _print_report(
+    store: Store, run_id: int | None, baseline: str | None, metric: str, out: Console
+) -> None:
     out.print(_table_text(store, run_id, baseline, metric, "table"), end="", markup=False)
 
 
-def _table_text(store: Store, run_id: int | None, baseline: str | None, metric: str, fmt: str) -> str:
+def _table_text(
+    store: Store, run_id: int | None, baseline: str | None, metric: str, fmt: str
+) -> str:
     stored = store.run(run_id)
     setups = [name for name, _, _ in store.setups(stored.id)]
     table = report_model.build(
-        stored, setups, store.cases(stored.id),
-        metric if metric != "auto" else stored.metric, baseline or stored.baseline,
-    )  # fmt: skip
+        stored,
+        setups,
+        store.cases(stored.id),
+        metric if metric != "auto" else stored.metric,
+        baseline or stored.baseline,
+    )
     return FORMATS[fmt](table)
 
 
@@ -221,14 +269,22 @@ def _table_text(store: Store, run_id: int | None, baseline: str | None, metric: 
 @main.command()
 @plan_options
 @click.option("--fio", "show_fio", is_flag=True, help="Print the exact fio job files.")
-def show(plan_file: str | None, preset: str | None, target: str | None, size: str | None,
-         runtime: str | None, repeat: int | None, show_fio: bool) -> None:  # fmt: skip
+def show(
+    plan_file: str | None,
+    preset: str | None,
+    target: str | None,
+    size: str | None,
+    runtime: str | None,
+    repeat: int | None,
+    show_fio: bool,
+) -> None:
     """Print a plan's expanded matrix, one line per case; runs nothing."""
     the_plan = _load(plan_file, preset, _overrides(target, size, runtime, repeat))
     if not show_fio:
         for number, case in enumerate(the_plan.cases(), start=1):
             options = " ".join(f"{k}={v}" for k, v in case.workload.options.items())
-            click.echo(f"{number:>4}  {case.setup.name}  {case.workload.name}  #{case.repetition}  {options}")
+            where = f"{case.setup.name}  {case.workload.name}  #{case.repetition}"
+            click.echo(f"{number:>4}  {where}  {options}")
         return
     campaign = runner.build(the_plan, info.probe(), probe_write=False)
     for step in campaign.steps:
@@ -260,19 +316,30 @@ def runs(db: str) -> None:
         started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.started_at))
         failed = f", {r.failed} failed" if r.failed else ""
         host = r.environment.get("hostname", "?")
-        click.echo(f"{r.id:>4}  {started}  {r.plan_name:<22} {r.status:<11} "
-                   f"{r.done}/{r.case_count} cases{failed}  {host}")  # fmt: skip
+        click.echo(
+            f"{r.id:>4}  {started}  {r.plan_name:<22} {r.status:<11} "
+            f"{r.done}/{r.case_count} cases{failed}  {host}"
+        )
 
 
 @main.command()
 @click.argument("run_id", required=False, type=int, metavar="[RUN]")
 @db_option
-@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="table", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(list(FORMATS)), default="table", show_default=True
+)
 @click.option("--baseline", metavar="SETUP", help="Show other set-ups as % of this one.")
-@click.option("--metric", type=click.Choice(["auto", "iops", "bw"]), default="auto", show_default=True,
-              help="auto: IOPS up to 64 KiB blocks, MB/s above.")  # fmt: skip
+@click.option(
+    "--metric",
+    type=click.Choice(["auto", "iops", "bw"]),
+    default="auto",
+    show_default=True,
+    help="auto: IOPS up to 64 KiB blocks, MB/s above.",
+)
 @click.option("-o", "--output", default="-", metavar="FILE", help="Write here; '-' is stdout.")
-def report(run_id: int | None, db: str, fmt: str, baseline: str | None, metric: str, output: str) -> None:
+def report(
+    run_id: int | None, db: str, fmt: str, baseline: str | None, metric: str, output: str
+) -> None:
     """Render a stored run (default: the latest) as a table, Markdown or CSV."""
     if not Path(db).exists():
         raise IolabError(f"{db} does not exist; run 'iolab run' first or give --db FILE")

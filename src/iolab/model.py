@@ -10,6 +10,7 @@ from typing import Literal
 
 FioValue = str | int | float | bool
 Direction = Literal["read", "write", "trim"]
+Metric = Literal["iops", "bw", "lat"]
 DIRECTIONS: tuple[Direction, ...] = ("read", "write", "trim")
 
 
@@ -150,7 +151,7 @@ class Warning:
 class Sample:
     """One point of a per-interval time series from fio's logs."""
 
-    metric: Literal["iops", "bw", "lat"]
+    metric: Metric
     direction: Direction
     time_ms: int
     value: float

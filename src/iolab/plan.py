@@ -19,9 +19,18 @@ from iolab.model import FioValue, Plan, Setup, Workload
 from iolab.units import format_size, parse_seconds, parse_size
 
 RW_NAMES = (
-    "read", "write", "trim", "randread", "randwrite", "randtrim",
-    "rw", "readwrite", "randrw", "trimwrite", "randtrimwrite",
-)  # fmt: skip
+    "read",
+    "write",
+    "trim",
+    "randread",
+    "randwrite",
+    "randtrim",
+    "rw",
+    "readwrite",
+    "randrw",
+    "trimwrite",
+    "randtrimwrite",
+)
 MIXED_RW = ("rw", "readwrite", "randrw")
 SYNC_ENGINES = ("sync", "psync", "vsync", "pvsync", "pvsync2", "mmap")
 METRICS = ("auto", "iops", "bw")
@@ -201,7 +210,7 @@ def _setups(raw: object, top: Where, over: Overrides) -> tuple[Setup, ...]:
         return (Setup(name=Path(over.target).name or over.target, path=over.target),)
     if not isinstance(raw, list) or not raw:
         raise top.fail(
-            None, "the plan has no [[setup]]; add one with a path, e.g. [[setup]] path = \".\""
+            None, 'the plan has no [[setup]]; add one with a path, e.g. [[setup]] path = "."'
         )
     setups: list[Setup] = []
     for index, entry in enumerate(raw):
@@ -211,7 +220,7 @@ def _setups(raw: object, top: Where, over: Overrides) -> tuple[Setup, ...]:
         _known_keys(entry, SETUP_KEYS, where, f"[[setup]] {index + 1}")
         path = entry.get("path")
         if not isinstance(path, str) or not path:
-            raise where.fail("path", "a [[setup]] needs path = \"DIRECTORY or FILE\"")
+            raise where.fail("path", 'a [[setup]] needs path = "DIRECTORY or FILE"')
         name = entry.get("name", path)
         if not isinstance(name, str) or not name:
             raise where.fail("name", f"set-up name must be a non-empty string, not {name!r}")
@@ -232,7 +241,9 @@ def _workloads(
     over: Overrides,
 ) -> tuple[Workload, ...]:
     if not isinstance(raw, list) or not raw:
-        raise top.fail(None, "the plan has no [[workload]]; add one, e.g. [[workload]] rw = \"randread\"")
+        raise top.fail(
+            None, 'the plan has no [[workload]]; add one, e.g. [[workload]] rw = "randread"'
+        )
     points: list[Workload] = []
     for index, entry in enumerate(raw):
         where = replace(top, table="workload", index=index)
@@ -298,8 +309,8 @@ def _one_of(choices: tuple[str, ...]) -> Callable[[object], str | None]:
 
 def _whole(low: int, high: int | None = None) -> Callable[[object], str | None]:
     def check(value: object) -> str | None:
-        ok = isinstance(value, int) and not isinstance(value, bool) and value >= low
-        if ok and (high is None or value <= high):  # type: ignore[operator]
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        if whole and low <= value and (high is None or value <= high):  # type: ignore[operator]
             return None
         top = f" and at most {high}" if high is not None else ""
         return f"must be a whole number of at least {low}{top}"
@@ -315,7 +326,7 @@ def _size(value: object, allow_auto: bool = False) -> str | None:
     if allow_auto and value == "auto":
         return None
     try:
-        if parse_size(value) > 0:  # type: ignore[arg-type]
+        if parse_size(value) > 0:
             return None
     except (ValueError, TypeError) as error:
         return f"is not a size: {error}"
@@ -325,7 +336,7 @@ def _size(value: object, allow_auto: bool = False) -> str | None:
 def _duration(minimum: int) -> Callable[[object], str | None]:
     def check(value: object) -> str | None:
         try:
-            seconds = parse_seconds(value)  # type: ignore[arg-type]
+            seconds = parse_seconds(value)
         except (ValueError, TypeError):
             return "is not a duration in seconds (examples: 10, 30s, 2m)"
         return None if seconds >= minimum else f"must be at least {minimum} s"
@@ -364,20 +375,24 @@ def _normalise(options: dict[str, Any], where: Where) -> dict[str, FioValue]:
     }
     if isinstance(out["bs"], int):
         out["bs"] = format_size(out["bs"])
-    rw, bs = str(out["rw"]), parse_size(out["bs"])  # type: ignore[arg-type]
+    rw, bs = str(out["rw"]), parse_size(out["bs"])
     for mix in ("rwmixread", "rwmixwrite"):
         if mix in out and rw not in MIXED_RW:
-            raise where.fail(mix, f"{mix} only applies to mixed rw ({', '.join(MIXED_RW)}), not rw = {rw!r}")
+            raise where.fail(
+                mix, f"{mix} only applies to mixed rw ({', '.join(MIXED_RW)}), not rw = {rw!r}"
+            )
     if out["direct"] == 1 and bs % 512:
-        raise where.fail("bs", f"bs = {out['bs']!r} with direct = 1: O_DIRECT needs a multiple of 512 bytes")
-    if out["ioengine"] in SYNC_ENGINES and int(out["iodepth"]) > 1:  # type: ignore[call-overload]
+        raise where.fail(
+            "bs", f"bs = {out['bs']!r} with direct = 1: O_DIRECT needs a multiple of 512 bytes"
+        )
+    if out["ioengine"] in SYNC_ENGINES and parse_size(out["iodepth"]) > 1:
         raise where.fail(
             "iodepth",
             f"iodepth = {out['iodepth']} has no effect with ioengine = {out['ioengine']!r}; "
-            "use ioengine = \"libaio\" or \"io_uring\", or raise numjobs instead",
+            'use ioengine = "libaio" or "io_uring", or raise numjobs instead',
         )
-    if out["time_based"] == 1 and parse_seconds(out["runtime"]) < 1:  # type: ignore[arg-type]
+    if out["time_based"] == 1 and parse_seconds(out["runtime"]) < 1:
         raise where.fail("runtime", "time_based = 1 needs runtime of at least 1 s")
-    if out["size"] != "auto" and parse_size(out["size"]) < bs:  # type: ignore[arg-type]
+    if out["size"] != "auto" and parse_size(out["size"]) < bs:
         raise where.fail("size", f"size = {out['size']!r} is smaller than bs = {out['bs']!r}")
     return out

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from iolab.errors import Interrupted, IolabError
+from iolab.errors import Interrupted
 from iolab.fio import jobfile, local, parse
 from iolab.fio.info import FioInfo
 from iolab.fio.parse import Status
-from iolab.model import Case, FioValue, Plan, Result, Warning
+from iolab.model import Case, CaseMetrics, FioValue, Plan, Result, Warning
 from iolab.store import Store
 from iolab.targets import environment
 from iolab.targets.path import Prepared, prepare
@@ -47,8 +47,9 @@ class Step:
         options = self.job.options
         if options.get("time_based") != 1:
             return 0.0
-        return float(parse_seconds(_num(options.get("runtime", 0))) +
-                     parse_seconds(_num(options.get("ramp_time", 0))))  # fmt: skip
+        return float(
+            parse_seconds(options.get("runtime", 0)) + parse_seconds(options.get("ramp_time", 0))
+        )
 
 
 @dataclass
@@ -61,10 +62,6 @@ class Campaign:
     steps: list[Step] = field(default_factory=list)
 
 
-def _num(value: FioValue | None) -> str | int:
-    return value if isinstance(value, str | int) and not isinstance(value, bool) else 0
-
-
 def build(plan: Plan, fio: FioInfo, probe_write: bool = True) -> Campaign:
     """Check every target and resolve every job; raises before anything is written."""
     targets = {setup.name: prepare(setup, probe_write) for setup in plan.setups}
@@ -74,10 +71,11 @@ def build(plan: Plan, fio: FioInfo, probe_write: bool = True) -> Campaign:
     for case in plan.cases():
         target = targets[case.setup.name]
         options = resolve(case, target, fio)
-        largest[case.setup.name] = max(largest.get(case.setup.name, 0),
-                                       parse_size(_num(options["size"])))  # fmt: skip
-        comment = (f"iolab case {case.key}: set-up {case.setup.name!r}, "
-                   f"workload {case.workload.name!r}, repetition {case.repetition}")  # fmt: skip
+        largest[case.setup.name] = max(largest.get(case.setup.name, 0), parse_size(options["size"]))
+        comment = (
+            f"iolab case {case.key}: set-up {case.setup.name!r}, "
+            f"workload {case.workload.name!r}, repetition {case.repetition}"
+        )
         job = jobfile.Job(case.workload.name, options, comment)
         campaign.steps.append(Step(case, positions[case.workload.name], job))
     for name, size in largest.items():
@@ -118,9 +116,10 @@ def execute(campaign: Campaign, store: Store, run_id: int, listener: Listener) -
             try:
                 for step in steps:
                     index = len(done) + len(results) + 1
-                    remaining = todo[todo.index(step):]
-                    listener.case_started(index, len(campaign.steps), step.case,
-                                          _eta(remaining, overhead))  # fmt: skip
+                    remaining = todo[todo.index(step) :]
+                    listener.case_started(
+                        index, len(campaign.steps), step.case, _eta(remaining, overhead)
+                    )
                     result = run_step(step, campaign.fio, listener)
                     store.save(run_id, result, step.position)
                     results.append(result)
@@ -171,9 +170,13 @@ def _result(step: Step, outcome: local.Outcome, text: str, started: float) -> Re
     interval = step.job.options.get("log_avg_msec")
     samples = parse.samples(outcome.log_files, int(interval)) if isinstance(interval, int) else []
     return Result(
-        status="ok", metrics=metrics, raw_json=raw, samples=tuple(samples),
-        warnings=tuple(_warnings(step, metrics)), **base,  # type: ignore[arg-type]
-    )  # fmt: skip
+        status="ok",
+        metrics=metrics,
+        raw_json=raw,
+        samples=tuple(samples),
+        warnings=tuple(_warnings(step, metrics)),
+        **base,  # type: ignore[arg-type]
+    )
 
 
 def _failure(outcome: local.Outcome) -> str | None:
@@ -194,22 +197,28 @@ def _failure(outcome: local.Outcome) -> str | None:
     return f"fio exited with code {outcome.returncode} (job error {error})"
 
 
-def _warnings(step: Step, metrics: parse.CaseMetrics) -> list[Warning]:
+def _warnings(step: Step, metrics: CaseMetrics) -> list[Warning]:
     found = []
     options = step.job.options
     if options.get("time_based") == 1:
-        runtime_ms = parse_seconds(_num(options.get("runtime", 0))) * 1000
+        runtime_ms = parse_seconds(options.get("runtime", 0)) * 1000
         if metrics.job_runtime_ms < runtime_ms * ENDED_EARLY_SHARE:
-            found.append(Warning(
-                "ended-early",
-                f"fio ran {metrics.job_runtime_ms / 1000:.1f} s of the {runtime_ms / 1000:.0f} s asked.",
-                "Look for errors, a too-small size, or a target that stopped accepting I/O.",
-            ))  # fmt: skip
+            found.append(
+                Warning(
+                    "ended-early",
+                    f"fio ran {metrics.job_runtime_ms / 1000:.1f} s "
+                    f"of the {runtime_ms / 1000:.0f} s asked.",
+                    "Look for errors, a too-small size, or a target that stopped accepting I/O.",
+                )
+            )
     cpu = metrics.usr_cpu + metrics.sys_cpu
     if cpu >= CPU_BOUND_PERCENT:
-        found.append(Warning(
-            "cpu-bound",
-            f"fio's jobs used {cpu:.0f}% CPU each: the load generator may be the limit, not the device.",
-            "Use an asynchronous ioengine with a deeper iodepth, or fewer jobs per core.",
-        ))  # fmt: skip
+        found.append(
+            Warning(
+                "cpu-bound",
+                f"fio's jobs used {cpu:.0f}% CPU each: "
+                "the load generator may be the limit, not the device.",
+                "Use an asynchronous ioengine with a deeper iodepth, or fewer jobs per core.",
+            )
+        )
     return found

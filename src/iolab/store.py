@@ -172,9 +172,20 @@ class Store:
             "INSERT INTO runs (plan_name, plan_source, plan_hash, plan_text, overrides,"
             " iolab_version, environment, started_at, case_count, baseline, metric)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (plan.name, plan.source, plan.hash, plan.text, json.dumps(overrides), iolab_version,
-             json.dumps(environment), time.time(), len(plan.cases()), plan.baseline, plan.metric),
-        )  # fmt: skip
+            (
+                plan.name,
+                plan.source,
+                plan.hash,
+                plan.text,
+                json.dumps(overrides),
+                iolab_version,
+                json.dumps(environment),
+                time.time(),
+                len(plan.cases()),
+                plan.baseline,
+                plan.metric,
+            ),
+        )
         run_id = int(cursor.lastrowid or 0)
         for position, setup in enumerate(plan.setups):
             self.db.execute(
@@ -200,20 +211,42 @@ class Store:
                 " repetition, options, status, error, started_at, ended_at, usr_cpu, sys_cpu,"
                 " job_runtime_ms, job_file, raw_json, warnings)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, case.key, case.setup.name, case.workload.name, workload_position,
-                 case.repetition, json.dumps(dict(case.workload.options)), result.status,
-                 result.error, result.started_at, result.ended_at,
-                 m.usr_cpu if m else None, m.sys_cpu if m else None,
-                 m.job_runtime_ms if m else None, result.job_file, result.raw_json,
-                 json.dumps([w.__dict__ for w in result.warnings])),
-            )  # fmt: skip
+                (
+                    run_id,
+                    case.key,
+                    case.setup.name,
+                    case.workload.name,
+                    workload_position,
+                    case.repetition,
+                    json.dumps(dict(case.workload.options)),
+                    result.status,
+                    result.error,
+                    result.started_at,
+                    result.ended_at,
+                    m.usr_cpu if m else None,
+                    m.sys_cpu if m else None,
+                    m.job_runtime_ms if m else None,
+                    result.job_file,
+                    result.raw_json,
+                    json.dumps([w.__dict__ for w in result.warnings]),
+                ),
+            )
             case_id = cursor.lastrowid
             for d in m.directions if m else ():
                 self.db.execute(
                     "INSERT INTO metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (case_id, d.direction, d.iops, d.bw_bytes, d.io_bytes, d.runtime_ms,
-                     d.lat_mean_ns, d.lat_max_ns, json.dumps(dict(d.percentiles_ns))),
-                )  # fmt: skip
+                    (
+                        case_id,
+                        d.direction,
+                        d.iops,
+                        d.bw_bytes,
+                        d.io_bytes,
+                        d.runtime_ms,
+                        d.lat_mean_ns,
+                        d.lat_max_ns,
+                        json.dumps(dict(d.percentiles_ns)),
+                    ),
+                )
             self.db.executemany(
                 "INSERT INTO samples VALUES (?, ?, ?, ?, ?)",
                 [(case_id, s.metric, s.direction, s.time_ms, s.value) for s in result.samples],
@@ -265,7 +298,9 @@ class Store:
             "SELECT name, definition, environment FROM setups WHERE run_id = ? ORDER BY position",
             (run_id,),
         )
-        return [(r["name"], json.loads(r["definition"]), json.loads(r["environment"])) for r in rows]
+        return [
+            (r["name"], json.loads(r["definition"]), json.loads(r["environment"])) for r in rows
+        ]
 
     def cases(self, run_id: int) -> list[CaseRow]:
         metrics: dict[int, dict[str, dict[str, Any]]] = {}
@@ -281,11 +316,16 @@ class Store:
         )
         return [
             CaseRow(
-                setup=r["setup"], workload=r["workload"], workload_position=r["workload_position"],
-                repetition=r["repetition"], options=json.loads(r["options"]), status=r["status"],
-                error=r["error"], metrics=metrics.get(int(r["id"]), {}),
+                setup=r["setup"],
+                workload=r["workload"],
+                workload_position=r["workload_position"],
+                repetition=r["repetition"],
+                options=json.loads(r["options"]),
+                status=r["status"],
+                error=r["error"],
+                metrics=metrics.get(int(r["id"]), {}),
                 warnings=tuple(json.loads(r["warnings"])),
-            )  # fmt: skip
+            )
             for r in rows
         ]
 
@@ -298,10 +338,19 @@ class Store:
 
 def _run_row(row: sqlite3.Row) -> RunRow:
     return RunRow(
-        id=row["id"], plan_name=row["plan_name"], plan_source=row["plan_source"],
-        plan_hash=row["plan_hash"], plan_text=row["plan_text"],
-        overrides=json.loads(row["overrides"]), started_at=row["started_at"], ended_at=row["ended_at"],
-        status=row["status"], case_count=row["case_count"], done=row["done"],
-        failed=row["failed"], baseline=row["baseline"], metric=row["metric"],
+        id=row["id"],
+        plan_name=row["plan_name"],
+        plan_source=row["plan_source"],
+        plan_hash=row["plan_hash"],
+        plan_text=row["plan_text"],
+        overrides=json.loads(row["overrides"]),
+        started_at=row["started_at"],
+        ended_at=row["ended_at"],
+        status=row["status"],
+        case_count=row["case_count"],
+        done=row["done"],
+        failed=row["failed"],
+        baseline=row["baseline"],
+        metric=row["metric"],
         environment=json.loads(row["environment"]),
-    )  # fmt: skip
+    )

@@ -10,7 +10,7 @@ _TIME = re.compile(r"^\s*(\d+)\s*(us|ms|s|m|h)?\s*$", re.IGNORECASE)
 _TIME_MS = {"us": 0.001, "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
 
 
-def parse_size(value: str | int) -> int:
+def parse_size(value: object) -> int:
     """Bytes from an fio size: 512, "4k", "1M", "5GiB" (k = 1024, as fio's default kb_base)."""
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a size")
@@ -18,14 +18,16 @@ def parse_size(value: str | int) -> int:
         if value < 0:
             raise ValueError(f"{value} is negative")
         return value
+    if not isinstance(value, str):
+        raise ValueError(f"{value!r} is not a size")
     match = _SIZE.match(value)
     if not match:
         raise ValueError(f"{value!r} is not a size (examples: 512, 4k, 1m, 5g)")
     number, unit = int(match.group(1)), match.group(2).lower()
-    return number * 1024 ** _POWERS[unit]
+    return number * int(1024 ** _POWERS[unit])
 
 
-def parse_seconds(value: str | int) -> int:
+def parse_seconds(value: object) -> int:
     """Whole seconds from an fio duration: 10, "10s", "2m"; fio reads a bare number as seconds."""
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a duration")
@@ -33,6 +35,8 @@ def parse_seconds(value: str | int) -> int:
         if value < 0:
             raise ValueError(f"{value} is negative")
         return value
+    if not isinstance(value, str):
+        raise ValueError(f"{value!r} is not a duration")
     match = _TIME.match(value)
     if not match:
         raise ValueError(f"{value!r} is not a duration (examples: 10, 10s, 2m)")

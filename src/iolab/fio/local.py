@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -15,7 +15,6 @@ from pathlib import Path
 
 from iolab.fio.parse import Status, status_line
 
-PR_SET_PDEATHSIG = 1
 STOP_GRACE_S = 5.0
 
 
@@ -30,10 +29,10 @@ class Outcome:
     timed_out: bool = False
 
 
-def _die_with_parent() -> None:
-    """In the child: get SIGKILL if iolab itself dies, so no fio outlives it."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+def _die_with_parent() -> list[str]:
+    """A prefix that makes fio get SIGKILL if iolab itself dies (util-linux setpriv)."""
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
 
 
 def run(
@@ -46,13 +45,23 @@ def run(
     """Run one job file; on KeyboardInterrupt stop fio (SIGINT, then SIGKILL) and re-raise."""
     output = workdir / "out.json"
     errors = workdir / "stderr.txt"
-    command = [fio, "--output-format=json+", f"--output={output}", "--eta=always",
-               "--eta-newline=1", str(job_file)]  # fmt: skip
+    command = [
+        *_die_with_parent(),
+        fio,
+        "--output-format=json+",
+        f"--output={output}",
+        "--eta=always",
+        "--eta-newline=1",
+        str(job_file),
+    ]
     with errors.open("wb") as stderr:
         child = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=stderr, cwd=workdir,
-            start_new_session=True, preexec_fn=_die_with_parent,
-        )  # fmt: skip
+            command,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            cwd=workdir,
+            start_new_session=True,
+        )
         timed_out = False
         try:
             timed_out = _follow(child, on_status, timeout_s)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from iolab.model import DIRECTIONS, CaseMetrics, Direction, DirectionMetrics, Sample
+from iolab.model import DIRECTIONS, CaseMetrics, Direction, DirectionMetrics, Metric, Sample
 
 PERCENTILES = ("50", "90", "99", "99.9", "99.99")
 
@@ -117,7 +117,7 @@ class Status:
 
 
 def status_line(line: str) -> Status | None:
-    """Parse fio's eta line, e.g. 'Jobs: 1 (f=1): [r(1)][-.-%][r=200MiB/s][r=51.2k IOPS][eta 00m:00s]'."""
+    """Parse fio's status line: 'Jobs: 1 (f=1): [r(1)][-.-%][r=200MiB/s][r=51.2k IOPS][eta ..]'."""
     bw = _STATUS_BW.search(line)
     iops = _STATUS_IOPS.search(line)
     if not bw and not iops:
@@ -137,32 +137,34 @@ def _bandwidth(part: str) -> float:
     match = re.match(r"[rwt]=([\d.]+)([kKMGT]?)(i?)B/s", part)
     if not match:
         return 0.0
-    base = _BINARY[match.group(2)] if match.group(3) else 1000 ** " kMGT".index(match.group(2) or " ")
+    base = (
+        _BINARY[match.group(2)] if match.group(3) else 1000 ** " kMGT".index(match.group(2) or " ")
+    )
     return float(match.group(1)) * base
 
 
 # ---------------------------------------------------------------- sample logs
 
-_LOG_METRIC = {"bw": "bw", "iops": "iops", "lat": "lat"}
+_LOG_METRIC: dict[str, Metric] = {"bw": "bw", "iops": "iops", "lat": "lat"}
 
 
 def samples(files: Iterable[Path], interval_ms: int) -> list[Sample]:
     """Per-interval samples from fio's *_bw/_iops/_lat logs, jobs added (latency averaged)."""
     sums: dict[tuple[str, Direction, int], list[float]] = defaultdict(list)
     for file in files:
-        kind = re.search(r"_(bw|iops|lat)\.(?:\d+\.)?log$", file.name)
-        if not kind:
+        found = re.search(r"_(bw|iops|lat)\.(?:\d+\.)?log$", file.name)
+        if not found:
             continue
         for line in file.read_text().splitlines():
             fields = [f.strip() for f in line.split(",")]
             if len(fields) < 3 or not fields[2].isdigit() or int(fields[2]) > 2:
                 continue
             slot = round(int(fields[0]) / interval_ms) * interval_ms
-            sums[(kind.group(1), DIRECTIONS[int(fields[2])], slot)].append(float(fields[1]))
+            sums[(found.group(1), DIRECTIONS[int(fields[2])], slot)].append(float(fields[1]))
     out = []
     for (kind, direction, slot), values in sorted(sums.items()):
         value = sum(values) / len(values) if kind == "lat" else sum(values)
         if kind == "bw":
             value *= 1024  # fio logs bandwidth in KiB/s
-        out.append(Sample(_LOG_METRIC[kind], direction, slot, value))  # type: ignore[arg-type]
+        out.append(Sample(_LOG_METRIC[kind], direction, slot, value))
     return out

@@ -84,9 +84,13 @@ def build(
     for name, group in workloads.items():
         chosen = metric_for(group[0].options, metric)
         values = {s: _median([c for c in group if c.setup == s], chosen) for s in setups}
-        rows.append(Row(name, (Cell(None, "", UNITS[chosen]), *_cells(values, setups, chosen, baseline))))
+        rows.append(
+            Row(name, (Cell(None, "", UNITS[chosen]), *_cells(values, setups, chosen, baseline)))
+        )
     started = datetime.fromtimestamp(run.started_at).strftime("%Y-%m-%d %H:%M")
-    title = f"run {run.id}: {run.plan_name} ({started}, {run.environment.get('fio_version', 'fio')})"
+    title = (
+        f"run {run.id}: {run.plan_name} ({started}, {run.environment.get('fio_version', 'fio')})"
+    )
     columns = ("metric", *(f"{s} (baseline)" if s == baseline else s for s in setups))
     return Table(title, "workload", columns, tuple(rows), _notes(run, cases, baseline))
 
@@ -107,7 +111,7 @@ def _cells(
     base = values[baseline][0] if baseline else None
     cells = []
     for setup in setups:
-        value, ok, failed = values[setup]
+        value, _, failed = values[setup]
         if value is None:
             cells.append(Cell(None, UNITS[metric], "failed" if failed else "—"))
         elif baseline and setup != baseline:

@@ -59,8 +59,10 @@ def mount_of(path: Path) -> JSONDict:
     """The filesystem holding `path`: source, type, mount point and options (findmnt)."""
     done = subprocess.run(
         ["findmnt", "-J", "-T", str(path), "-o", "SOURCE,FSTYPE,TARGET,OPTIONS"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     try:
         found = json.loads(done.stdout)["filesystems"][0]
     except (ValueError, KeyError, IndexError):
