@@ -120,7 +120,7 @@ class CaseMetrics:
     directions: tuple[DirectionMetrics, ...]
     usr_cpu: float
     sys_cpu: float
-    job_runtime_ms: int
+    runtime_ms: int
     error: int
 
     def direction(self, name: Direction) -> DirectionMetrics | None:

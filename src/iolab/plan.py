@@ -88,6 +88,8 @@ def _line_of(text: str, table: str | None, index: int, key: str | None) -> int |
         found = header.match(line)
         if found:
             current = found.group(1)
+            if table is None and key == current:
+                return number
             if current == table:
                 seen += 1
                 if key is None and seen == index:
@@ -328,8 +330,8 @@ def _size(value: object, allow_auto: bool = False) -> str | None:
     try:
         if parse_size(value) > 0:
             return None
-    except (ValueError, TypeError) as error:
-        return f"is not a size: {error}"
+    except (ValueError, TypeError):
+        return "is not a size (examples: 512, 4k, 1m, 5g)"
     return "must be larger than 0"
 
 

@@ -162,7 +162,7 @@ def run_step(step: Step, fio: FioInfo, listener: Listener) -> Result:
 
 def _result(step: Step, outcome: local.Outcome, text: str, started: float) -> Result:
     base = {"case": step.case, "started_at": started, "ended_at": time.time(), "job_file": text}
-    problem = _failure(outcome)
+    problem = failure(outcome)
     raw = outcome.json_text or None
     if problem:
         return Result(status="failed", error=problem, raw_json=raw, **base)  # type: ignore[arg-type]
@@ -179,7 +179,7 @@ def _result(step: Step, outcome: local.Outcome, text: str, started: float) -> Re
     )
 
 
-def _failure(outcome: local.Outcome) -> str | None:
+def failure(outcome: local.Outcome) -> str | None:
     """One line saying why fio failed this case, in fio's own words; None when it did not."""
     if outcome.timed_out:
         return "fio did not finish in time and was stopped"
@@ -202,11 +202,11 @@ def _warnings(step: Step, metrics: CaseMetrics) -> list[Warning]:
     options = step.job.options
     if options.get("time_based") == 1:
         runtime_ms = parse_seconds(options.get("runtime", 0)) * 1000
-        if metrics.job_runtime_ms < runtime_ms * ENDED_EARLY_SHARE:
+        if metrics.runtime_ms < runtime_ms * ENDED_EARLY_SHARE:
             found.append(
                 Warning(
                     "ended-early",
-                    f"fio ran {metrics.job_runtime_ms / 1000:.1f} s "
+                    f"fio ran {metrics.runtime_ms / 1000:.1f} s "
                     f"of the {runtime_ms / 1000:.0f} s asked.",
                     "Look for errors, a too-small size, or a target that stopped accepting I/O.",
                 )

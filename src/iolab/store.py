@@ -225,7 +225,7 @@ class Store:
                     result.ended_at,
                     m.usr_cpu if m else None,
                     m.sys_cpu if m else None,
-                    m.job_runtime_ms if m else None,
+                    m.runtime_ms if m else None,
                     result.job_file,
                     result.raw_json,
                     json.dumps([w.__dict__ for w in result.warnings]),

@@ -47,7 +47,7 @@ def metrics(data: Mapping[str, Any]) -> CaseMetrics:
         directions=directions,
         usr_cpu=sum(float(job.get("usr_cpu", 0.0)) for job in jobs) / len(jobs),
         sys_cpu=sum(float(job.get("sys_cpu", 0.0)) for job in jobs) / len(jobs),
-        job_runtime_ms=max(int(job.get("job_runtime", 0)) for job in jobs),
+        runtime_ms=max((d.runtime_ms for d in directions), default=0),
         error=next((int(job["error"]) for job in jobs if job.get("error")), 0),
     )
 
@@ -102,10 +102,10 @@ def histogram_percentiles(bins: Mapping[int, int]) -> dict[str, float]:
 
 # ---------------------------------------------------------------- live status lines
 
-_STATUS_BW = re.compile(r"\[((?:[rwt]=[\d.]+[kMGT]?i?B/s,?)+)\]")
+_STATUS_BW = re.compile(r"\[((?:[rwt]=[\d.]+[kKMGTP]?i?B/s,?)+)\]")
 _STATUS_IOPS = re.compile(r"\[((?:[rwt]=[\d.]+[kMGT]?,?)+) IOPS\]")
 _SCALE = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
-_BINARY = {"": 1, "k": 1024, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+_BINARY = {"": 1, "k": 1024, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
 
 
 @dataclass(frozen=True)
@@ -134,12 +134,11 @@ def _number(part: str, scale: Mapping[str, float]) -> float:
 
 
 def _bandwidth(part: str) -> float:
-    match = re.match(r"[rwt]=([\d.]+)([kKMGT]?)(i?)B/s", part)
+    match = re.match(r"[rwt]=([\d.]+)([kKMGTP]?)(i?)B/s", part)
     if not match:
         return 0.0
-    base = (
-        _BINARY[match.group(2)] if match.group(3) else 1000 ** " kMGT".index(match.group(2) or " ")
-    )
+    unit = match.group(2)
+    base = _BINARY[unit] if match.group(3) else 1000 ** " kmgtp".index(unit.lower() or " ")
     return float(match.group(1)) * base
 
 

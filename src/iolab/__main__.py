@@ -1,0 +1,3 @@
+from iolab.cli import main
+
+main()
