@@ -165,6 +165,9 @@ def test_sample_logs_add_jobs_and_average_latency(tmp_path: Path) -> None:
 def test_fixture_readme_lists_every_fixture() -> None:
     readme = (FIO / "README.md").read_text()
     for folder in FIO.iterdir():
-        if folder.is_dir():
-            assert folder.name in readme, folder.name
-            assert json.loads(fixture(folder.name)[fixture(folder.name).find("{"):])
+        if not folder.is_dir():
+            continue
+        assert folder.name in readme, folder.name
+        if folder.name != "terse":
+            text = fixture(folder.name)
+            assert json.loads(text[text.find("{") :])["fio version"] == "fio-3.33"
