@@ -20,16 +20,57 @@ def stable_hash(value: object) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+RaidKind = Literal["none", "btrfs", "mdadm", "lvm"]
+FsKind = Literal["none", "xfs", "ext4", "btrfs"]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a set-up is built on block devices the plan names; provisioned, then torn down.
+
+    raid "btrfs" means a btrfs filesystem over all devices with `level` as its data profile
+    (raid0/raid1/raid10/raid5/raid6/single) and `metadata` as its metadata profile.
+    raid "mdadm" and "lvm" build one block device (level 0/1/4/5/6/10, `chunk`, `md_layout`)
+    that `filesystem` then formats, or that fio uses raw when filesystem is "none".
+    """
+
+    devices: tuple[str, ...]
+    raid: RaidKind = "none"
+    level: str | None = None
+    metadata: str | None = None
+    chunk: str | None = None
+    md_layout: str | None = None
+    filesystem: FsKind = "none"
+    mkfs_options: str = ""
+    mount_options: str = ""
+    queue: Mapping[str, str] = field(default_factory=dict)
+    discard: bool = False
+    setup_hook: str | None = None
+    teardown_hook: str | None = None
+
+    def definition(self) -> dict[str, object]:
+        out = {k: v for k, v in self.__dict__.items() if v not in (None, "", False, {})}
+        out["devices"] = list(self.devices)
+        out["queue"] = dict(self.queue)
+        return out
+
+
 @dataclass(frozen=True)
 class Setup:
-    """One named way to prepare a target. Today: an existing file or directory."""
+    """One named way to prepare a target: an existing path, or a layout built on devices."""
 
     name: str
-    path: str
-    kind: Literal["path"] = "path"
+    path: str = ""
+    layout: Layout | None = None
 
-    def definition(self) -> dict[str, str]:
-        return {"name": self.name, "kind": self.kind, "path": self.path}
+    @property
+    def kind(self) -> str:
+        return "path" if self.layout is None else "devices"
+
+    def definition(self) -> dict[str, object]:
+        if self.layout is None:
+            return {"name": self.name, "kind": "path", "path": self.path}
+        return {"name": self.name, "kind": "devices", **self.layout.definition()}
 
 
 @dataclass(frozen=True)
