@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,14 +19,14 @@ def fixture(name: str, suffix: str = ".json") -> str:
     return (FIO / name / f"{name}{suffix}").read_text()
 
 
-def doc(name: str) -> dict[str, object]:
+def doc(name: str) -> dict[str, Any]:
     return parse.load_json(fixture(name))
 
 
 def test_plain_json_randread() -> None:
     raw = doc("randread-json")
     m = parse.metrics(raw)
-    job = raw["jobs"][0]  # type: ignore[index]
+    job = raw["jobs"][0]
     assert [d.direction for d in m.directions] == ["read"]
     read = m.directions[0]
     assert read.iops == pytest.approx(job["read"]["iops"])
@@ -40,7 +41,7 @@ def test_plain_json_randread() -> None:
 @pytest.mark.parametrize("name", ["randread-jsonplus", "group-numjobs4", "seq-1m-read"])
 def test_histogram_percentiles_agree_with_fio(name: str) -> None:
     """json+ bins turned into percentiles give fio's own figures, so merged jobs can be trusted."""
-    job = doc(name)["jobs"][0]  # type: ignore[index]
+    job = doc(name)["jobs"][0]
     direction = next(d for d in ("read", "write") if job[d]["total_ios"])
     clat = job[direction]["clat_ns"]
     bins = {int(k): int(v) for k, v in clat["bins"].items()}
@@ -51,9 +52,9 @@ def test_histogram_percentiles_agree_with_fio(name: str) -> None:
 
 def test_group_reporting_numjobs4_is_one_entry() -> None:
     raw = doc("group-numjobs4")
-    job = raw["jobs"][0]  # type: ignore[index]
+    job = raw["jobs"][0]
     m = parse.metrics(raw)
-    assert len(raw["jobs"]) == 1  # type: ignore[arg-type]
+    assert len(raw["jobs"]) == 1
     assert m.direction("write") is not None and m.direction("read") is None
     assert m.total_iops == pytest.approx(job["write"]["iops"])
     # fio sums job_runtime over the group's jobs; the case's wall time is the direction runtime
@@ -63,7 +64,7 @@ def test_group_reporting_numjobs4_is_one_entry() -> None:
 
 def test_two_jobs_without_grouping_are_added_and_histograms_merged() -> None:
     raw = doc("numjobs2-nogroup")
-    jobs = raw["jobs"]  # type: ignore[index]
+    jobs = raw["jobs"]
     m = parse.metrics(raw)
     assert len(jobs) == 2
     read = m.direction("read")
@@ -77,7 +78,7 @@ def test_two_jobs_without_grouping_are_added_and_histograms_merged() -> None:
 
 def test_mixed_rw_has_both_directions() -> None:
     raw = doc("mixed-randrw")
-    job = raw["jobs"][0]  # type: ignore[index]
+    job = raw["jobs"][0]
     m = parse.metrics(raw)
     assert [d.direction for d in m.directions] == ["read", "write"]
     assert m.total_iops == pytest.approx(job["read"]["iops"] + job["write"]["iops"])
@@ -88,7 +89,11 @@ def test_mixed_rw_has_both_directions() -> None:
 @pytest.mark.parametrize(
     ("name", "errno", "words"),
     [
-        ("failed-einval", 22, "fio: io_u error on file einval.dat: Invalid argument: read offset=0"),
+        (
+            "failed-einval",
+            22,
+            "fio: io_u error on file einval.dat: Invalid argument: read offset=0",
+        ),
         ("failed-enospc", 28, "No space left on device"),
         ("failed-erofs", 30, "error=Read-only file system"),
     ],

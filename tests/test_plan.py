@@ -83,7 +83,8 @@ def _error(text: str) -> str:
         (("runtime = 1", 'runtime = "soon"'), "plan.toml:6: runtime = 'soon' is not a duration"),
         (("iodepth = 8", "rwmixread = 70"),
          "plan.toml:17: rwmixread only applies to mixed rw"),
-        ((BS, 'bs = "1000"'), "plan.toml:16: bs = '1000' with direct = 1: O_DIRECT needs a multiple of 512 bytes"),
+        ((BS, 'bs = "1000"'),
+         "plan.toml:16: bs = '1000' with direct = 1: O_DIRECT needs a multiple of 512"),
         (("iodepth = 8", 'iodepth = 8\nioengine = "psync"'),
          "iodepth = 8 has no effect with ioengine = 'psync'"),
         (('size = "16m"', 'size = "1k"'), "is smaller than bs"),
@@ -112,7 +113,9 @@ def test_bad_overrides_are_named_as_flags() -> None:
 
 
 def test_baseline_must_be_a_setup() -> None:
-    assert "baseline 'b' is not a set-up; set-ups: a" in _error(GOOD + '\n[report]\nbaseline = "b"\n')
+    assert "baseline 'b' is not a set-up; set-ups: a" in _error(
+        GOOD + '\n[report]\nbaseline = "b"\n'
+    )
 
 
 def test_every_preset_is_valid_and_has_an_origin() -> None:
@@ -126,7 +129,13 @@ def test_study_a_matches_the_published_method() -> None:
     by_name = {w.name: dict(w.options) for w in p.workloads}
     for rw in ("read", "write", "randread", "randwrite"):
         o = by_name[f"4k rw={rw}"]
-        assert (o["bs"], o["numjobs"], o["size"], o["runtime"], o["direct"]) == ("4k", 64, "5g", 10, 1)
+        assert (o["bs"], o["numjobs"], o["size"], o["runtime"], o["direct"]) == (
+            "4k",
+            64,
+            "5g",
+            10,
+            1,
+        )
         assert o["group_reporting"] == 1
     for rw in ("read", "write"):
         o = by_name[f"32m rw={rw}"]

@@ -103,7 +103,7 @@ def _overrides(
     target: str | None, size: str | None, runtime: str | None, repeat: int | None
 ) -> plan.Overrides:
     seconds: str | int | None = int(runtime) if runtime and runtime.isdigit() else runtime
-    return plan.Overrides(target=target, size=size, runtime=seconds, repeat=repeat)  # type: ignore[arg-type]
+    return plan.Overrides(target=target, size=size, runtime=seconds, repeat=repeat)
 
 
 # ---------------------------------------------------------------- run
@@ -189,19 +189,20 @@ def run(
     database, or --resume RUN, skips the cases already stored.
     """
     out = Console(highlight=False)
-    with Store(db) as store:
-        if resume_id is not None:
-            if plan_file or preset or target or size or runtime or repeat:
-                raise PlanError("--resume RUN takes no plan or overrides: it reuses the run's own")
-            overrides = plan.Overrides(**store.run(resume_id).overrides)
+    if resume_id is not None:
+        if plan_file or preset or target or size or runtime or repeat:
+            raise PlanError("--resume RUN takes no plan or overrides: it reuses the run's own")
+        with Store(_existing(db)) as store:
             stored = store.run(resume_id)
-            the_plan = plan.parse_plan(stored.plan_text, stored.plan_source, overrides)
-        else:
-            overrides = _overrides(target, size, runtime, repeat)
-            the_plan = _load(plan_file, preset, overrides)
-        fio = info.probe()
-        campaign = runner.build(the_plan, fio)
-        runner.check(campaign)
+        overrides = plan.Overrides(**stored.overrides)
+        the_plan = plan.parse_plan(stored.plan_text, stored.plan_source, overrides)
+    else:
+        overrides = _overrides(target, size, runtime, repeat)
+        the_plan = _load(plan_file, preset, overrides)
+    fio = info.probe()
+    campaign = runner.build(the_plan, fio)
+    runner.check(campaign)
+    with Store(db) as store:
         run_id = _pick_run(store, campaign, resume_id, force_new, overrides, out)
         with ProgressListener(out) as listener:
             results = runner.execute(campaign, store, run_id, listener)
@@ -212,6 +213,12 @@ def run(
                 f"{len(failed)} of {len(results)} cases failed (fio's errors above)",
                 EXIT_CASES_FAILED,
             )
+
+
+def _existing(db: str) -> str:
+    if not Path(db).exists():
+        raise IolabError(f"{db} does not exist; run 'iolab run' first or give --db FILE")
+    return db
 
 
 def _pick_run(
@@ -245,7 +252,7 @@ def _pick_run(
 def _print_report(
     store: Store, run_id: int | None, baseline: str | None, metric: str, out: Console
 ) -> None:
-    out.print(_table_text(store, run_id, baseline, metric, "table"), end="", markup=False)
+    out.file.write(_table_text(store, run_id, baseline, metric, "table"))
 
 
 def _table_text(
@@ -306,9 +313,7 @@ def presets() -> None:
 @db_option
 def runs(db: str) -> None:
     """List the runs stored in the database."""
-    if not Path(db).exists():
-        raise IolabError(f"{db} does not exist; run 'iolab run' first or give --db FILE")
-    with Store(db) as store:
+    with Store(_existing(db)) as store:
         rows = store.runs()
     if not rows:
         click.echo(f"{db} holds no runs yet")
@@ -341,9 +346,7 @@ def report(
     run_id: int | None, db: str, fmt: str, baseline: str | None, metric: str, output: str
 ) -> None:
     """Render a stored run (default: the latest) as a table, Markdown or CSV."""
-    if not Path(db).exists():
-        raise IolabError(f"{db} does not exist; run 'iolab run' first or give --db FILE")
-    with Store(db) as store:
+    with Store(_existing(db)) as store:
         text = _table_text(store, run_id, baseline, metric, fmt)
     if output == "-":
         click.echo(text, nl=False)

@@ -60,7 +60,7 @@ class Overrides:
 
     target: str | None = None
     size: str | None = None
-    runtime: str | None = None
+    runtime: str | int | None = None
     repeat: int | None = None
 
 
@@ -277,8 +277,10 @@ def _expand(merged: dict[str, Any], where: Where) -> list[Workload]:
     points = []
     for combo in itertools.product(*values):
         options = _normalise(dict(zip(merged, combo, strict=True)), where)
-        name = base if isinstance(base, str) else f"{options['bs']} {options['rw']}"
-        suffix = " ".join(f"{key}={options[key]}" for key in axes)
+        named = isinstance(base, str)
+        name = base if named else f"{options['bs']} {options['rw']}"
+        shown = [key for key in axes if named or key not in ("bs", "rw")]
+        suffix = " ".join(f"{key}={options[key]}" for key in shown)
         points.append(Workload(f"{name} {suffix}" if suffix else name, options, tuple(axes)))
     return points
 

@@ -8,7 +8,6 @@ import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from iolab.errors import PlanError
 from iolab.model import FioValue
@@ -64,13 +63,13 @@ def read_back(text: str, fio: str = "fio") -> list[dict[str, str]]:
         shown = subprocess.run(
             [fio, "--showcmd", handle.name], capture_output=True, text=True, check=False
         )
-    jobs = []
-    for line in shown.stdout.splitlines():
-        words = shlex.split(line)
-        if not words or Path(words[0]).name != "fio":
-            continue
-        options = dict(word.removeprefix("--").partition("=")[::2] for word in words[1:])
-        jobs.append(options)
+    jobs: list[dict[str, str]] = []
+    for word in shlex.split(shown.stdout):
+        key, _, value = word.removeprefix("--").partition("=")
+        if key == "name":
+            jobs.append({})
+        elif jobs:
+            jobs[-1][key] = value
     return jobs
 
 

@@ -1,0 +1,65 @@
+"""Job files: every option of every preset reaches fio, as fio itself reads the file back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from iolab import plan, runner
+from iolab.errors import PlanError
+from iolab.fio import info, jobfile
+
+
+@pytest.mark.parametrize("name", plan.preset_names())
+def test_every_option_of_every_preset_reaches_fio(name: str, workdir: Path) -> None:
+    the_plan = plan.load_preset(name, plan.Overrides(target=str(workdir)))
+    campaign = runner.build(the_plan, info.probe(), probe_write=False)
+    jobs = [step.job for step in campaign.steps]
+    seen = jobfile.read_back(jobfile.render(jobs))
+    assert len(seen) == len(jobs)
+    for job, fio_view in zip(jobs, seen, strict=True):
+        expected = {key: jobfile.fio_value(value) for key, value in job.options.items()}
+        assert fio_view == expected, job.name
+    zeros = [s.job for s in campaign.steps if s.job.options.get("direct") == 0]
+    if name == "dd-bonnie-2009":
+        assert zeros, "direct=0 must be written, not dropped"
+
+
+def test_auto_values_are_resolved(workdir: Path) -> None:
+    the_plan = plan.load_preset("quick", plan.Overrides(target=str(workdir)))
+    fio = info.probe()
+    options = runner.build(the_plan, fio, probe_write=False).steps[0].job.options
+    assert options["ioengine"] == fio.default_engine in ("io_uring", "libaio", "psync")
+    assert options["filename"] == str(workdir.resolve() / "iolab.testfile")
+    assert str(options["size"]).endswith("m") and options["size"] != "0m"
+
+
+def test_sample_logs_are_requested_when_asked() -> None:
+    options = jobfile.with_logs({"rw": "read", "log_avg_msec": 1000}, "samples")
+    assert options["write_iops_log"] == options["write_bw_log"] == "samples"
+    assert "write_lat_log" in options
+    assert jobfile.with_logs({"rw": "read"}, "samples") == {"rw": "read"}
+
+
+def test_fio_refuses_an_unknown_pass_through_option() -> None:
+    good = jobfile.Job("a", {"rw": "read", "filename": "/var/tmp/x", "size": "1m"})
+    bad = jobfile.Job("b", {"rw": "read", "filename": "/var/tmp/x", "blocksze": "4k"})
+    jobfile.check([good], ["plan.toml: workload 'a'"])
+    with pytest.raises(PlanError) as caught:
+        jobfile.check([good, bad], ["plan.toml: workload 'a'", "plan.toml: workload 'b'"])
+    message = str(caught.value)
+    assert message.startswith("plan.toml: workload 'b': unknown key 'blocksze'")
+    assert "fio suggests" in message
+
+
+def test_fio_refuses_a_bad_pass_through_value() -> None:
+    bad = jobfile.Job("a", {"rw": "read", "filename": "/var/tmp/x", "verify": "sha7"})
+    with pytest.raises(PlanError, match="fio rejects verify=sha7"):
+        jobfile.check([bad], ["plan.toml: workload 'a'"])
+
+
+def test_section_names_are_safe() -> None:
+    assert jobfile.section_name("4k random read QD32") == "4k-random-read-QD32"
+    assert jobfile.section_name("SEQ1M Q8T1 rw=read") == "SEQ1M-Q8T1-rw-read"
+    assert jobfile.section_name("///") == "job"

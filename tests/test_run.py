@@ -1,0 +1,159 @@
+"""End to end with real fio: two set-ups x four workloads, Ctrl-C, resume, failures, errors."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import IOLAB, needs_root, run_iolab
+
+PLAN = """
+name = "e2e"
+
+[defaults]
+runtime = 1
+size = "16m"
+iodepth = 4
+
+[[setup]]
+name = "one"
+path = "{one}"
+
+[[setup]]
+name = "two"
+path = "{two}"
+
+[[workload]]
+rw = ["randread", "randwrite"]
+bs = "4k"
+
+[[workload]]
+rw = ["read", "write"]
+bs = "128k"
+"""
+
+
+@pytest.fixture
+def e2e(workdir: Path) -> Path:
+    for name in ("one", "two"):
+        (workdir / name).mkdir()
+    (workdir / "plan.toml").write_text(PLAN.format(one=workdir / "one", two=workdir / "two"))
+    return workdir
+
+
+def stored(db: Path) -> list[tuple[str, str, int, str]]:
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT setup, workload, repetition, status FROM cases ORDER BY id")
+        return list(rows)
+
+
+def fio_running() -> list[str]:
+    done = subprocess.run(["pgrep", "-x", "fio"], capture_output=True, text=True, check=False)
+    return done.stdout.split()
+
+
+def test_full_run_stores_every_case_and_prints_the_table(e2e: Path) -> None:
+    done = run_iolab("run", "plan.toml", cwd=e2e, check=True)
+    rows = stored(e2e / "iolab.db")
+    assert len(rows) == 8 and {r[3] for r in rows} == {"ok"}
+    assert {r[0] for r in rows} == {"one", "two"}
+    table = done.stdout
+    for label in ("4k randread", "4k randwrite", "128k read", "128k write"):
+        assert label in table
+    assert "│ one" not in table and "one" in table.splitlines()[-7]
+    assert not list(e2e.glob("*/iolab.testfile")), "test files must be removed"
+    # the same plan again: a fresh run (the last one finished), not a resume
+    again = run_iolab("run", "plan.toml", "--runtime", "1", cwd=e2e, check=True)
+    assert "run 2:" in again.stdout
+
+
+def test_ctrl_c_keeps_finished_cases_and_resume_completes_without_duplicates(e2e: Path) -> None:
+    db = e2e / "iolab.db"
+    child = subprocess.Popen([*IOLAB, "run", "plan.toml"], cwd=e2e, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if db.exists() and len(stored(db)) >= 3 and fio_running():
+            break
+        time.sleep(0.1)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=30)
+    assert child.returncode == 130, err
+    assert "resume with: iolab run --resume 1" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    kept = stored(db)
+    assert 3 <= len(kept) < 8
+    assert not fio_running(), "no fio may outlive iolab"
+    assert not list(e2e.glob("*/iolab.testfile")), "test files must be removed on Ctrl-C"
+
+    resumed = run_iolab("run", "plan.toml", cwd=e2e, check=True)
+    assert f"resuming run 1: {len(kept)} of 8 cases already stored" in resumed.stdout
+    rows = stored(db)
+    assert len(rows) == 8
+    assert len({(r[0], r[1], r[2]) for r in rows}) == 8, "no case may be duplicated"
+    assert rows[: len(kept)] == kept
+    assert "incomplete" not in resumed.stdout
+
+
+def test_resume_by_run_id(e2e: Path) -> None:
+    child = subprocess.Popen([*IOLAB, "run", "plan.toml", "--runtime", "1"], cwd=e2e,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    db = e2e / "iolab.db"
+    while not (db.exists() and stored(db)):
+        time.sleep(0.1)
+    child.send_signal(signal.SIGINT)
+    child.wait(timeout=30)
+    report = run_iolab("report", cwd=e2e, check=True).stdout
+    assert "incomplete:" in report and "iolab run --resume 1" in report
+    done = run_iolab("run", "--resume", "1", cwd=e2e, check=True)
+    assert "resuming run 1" in done.stdout and len(stored(db)) == 8
+    refused = run_iolab("run", "--resume", "1", "--size", "1m", cwd=e2e)
+    assert refused.returncode == 1 and "takes no plan or overrides" in refused.stderr
+
+
+@pytest.fixture
+def tiny_tmpfs(workdir: Path) -> Iterator[Path]:
+    mount = workdir / "tiny"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mount)], check=True)
+    yield mount
+    subprocess.run(["umount", str(mount)], check=True)
+
+
+@needs_root()
+def test_a_failing_case_is_stored_as_failed_and_the_matrix_goes_on(
+    workdir: Path, tiny_tmpfs: Path
+) -> None:
+    plan = f"""
+[defaults]
+runtime = 1
+size = "4m"
+[[setup]]
+name = "tiny"
+path = "{tiny_tmpfs}"
+[[setup]]
+name = "disk"
+path = "{workdir}"
+[[workload]]
+name = "write past the end"
+rw = "write"
+filesize = "40m"
+[[workload]]
+name = "read"
+rw = "read"
+"""
+    (workdir / "plan.toml").write_text(plan)
+    done = run_iolab("run", "plan.toml", cwd=workdir)
+    assert done.returncode == 3, done.stderr
+    assert "1 of 4 cases failed" in done.stderr
+    assert "✗ case 1/4 tiny · write past the end #1: failed: fio: " in done.stdout
+    assert "No space left on device" in done.stdout
+    rows = stored(workdir / "iolab.db")
+    assert [r[3] for r in rows] == ["failed", "ok", "ok", "ok"]
+    assert "failed" in done.stdout.split("┏")[-1]
