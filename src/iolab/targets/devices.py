@@ -177,7 +177,7 @@ def leaves(name: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class Mount:
-    """One line of /proc/self/mountinfo."""
+    """One line of /proc/self/mountinfo; options are the mount's and the filesystem's."""
 
     target: str
     fstype: str
@@ -196,14 +196,15 @@ def mounts() -> list[Mount]:
     for line in (read(MOUNTINFO) or "").splitlines():
         left, _, right = line.partition(" - ")
         fields, tail = left.split(), right.split()
-        if len(fields) < 6 or len(tail) < 2:
+        if len(fields) < 6 or len(tail) < 3:
             continue
         names = {name_of_majmin(fields[2])} if not fields[2].startswith("0:") else set()
         source = _unescape(tail[1])
         if source.startswith("/dev/"):
             names.add(try_kernel_name(source))
         devices = tuple(sorted(n for n in names if n))
-        out.append(Mount(_unescape(fields[4]), tail[0], source, fields[5], devices))
+        options = ",".join(dict.fromkeys(fields[5].split(",") + tail[2].split(",")[:64]))
+        out.append(Mount(_unescape(fields[4]), tail[0], source, options, devices))
     return out
 
 
@@ -394,7 +395,7 @@ def describe(dev: str | Path) -> str:
     """One line for a confirmation prompt: path, model, size and serial (or what it is)."""
     name = kernel_name(dev)
     f = facts(name)
-    what = " ".join(x for x in (f.vendor, f.model) if x) or f"{f.kind} device"
+    what = " ".join(x for x in (f.vendor, f.model) if x) if f.model else f"{f.kind} device"
     if f.kind == "loop" and f.backing_file:
         what = f"loop device over {f.backing_file}"
     ident = f"serial {f.serial}" if f.serial else f"wwn {f.wwn}" if f.wwn else "no serial"
@@ -442,16 +443,15 @@ def last_line(text: str) -> str:
 # -- stacks ---------------------------------------------------------------------------------
 
 
-def walk_up(name: str) -> Iterator[str]:
-    """The device and everything below it: partitions' disks, md/dm slaves, loop backings."""
-    seen: set[str] = set()
+def underneath(name: str) -> tuple[str, ...]:
+    """The device and all it is built on: a partition's disk, md/dm slaves, a loop's device."""
+    seen: list[str] = []
     todo = [name]
     while todo:
-        current = todo.pop()
+        current = todo.pop(0)
         if current in seen or len(seen) > 64:
             continue
-        seen.add(current)
-        yield current
+        seen.append(current)
         if is_partition(current):
             todo.append(disk_of(current))
         todo.extend(slaves(current))
@@ -459,3 +459,112 @@ def walk_up(name: str) -> Iterator[str]:
         below = try_kernel_name(backing) if backing else None
         if below:
             todo.append(below)
+    return tuple(seen)
+
+
+def mount_containing(path: str | Path) -> Mount | None:
+    """The mount a path lives on: the longest mount point that prefixes its real path."""
+    real = os.path.realpath(path)
+    best: tuple[int, int, Mount] | None = None
+    for index, mount in enumerate(mounts()):
+        target = mount.target.rstrip("/") or "/"
+        if real == target or real.startswith(target if target == "/" else target + "/"):
+            key = (len(target), index, mount)
+            if best is None or key[:2] > best[:2]:
+                best = key
+    return best[2] if best else None
+
+
+def md_facts(name: str) -> JSONDict:
+    """Level, chunk, layout and state of an md array, from /sys/block/mdN/md."""
+    md = sys_dir(name) / "md"
+    return {
+        "level": read(md / "level"),
+        "chunk_bytes": read_int(md / "chunk_size"),
+        "layout": read_int(md / "layout"),
+        "raid_disks": read_int(md / "raid_disks"),
+        "array_state": read(md / "array_state"),
+        "sync_action": read(md / "sync_action"),
+        "members": list(slaves(name)),
+    }
+
+
+def dm_facts(name: str) -> JSONDict:
+    """Name and uuid of a device-mapper device (an LVM volume's uuid starts with LVM-)."""
+    dm = sys_dir(name) / "dm"
+    return {
+        "dm_name": read(dm / "name"),
+        "dm_uuid": read(dm / "uuid"),
+        "members": list(slaves(name)),
+    }
+
+
+def stack(name: str, depth: int = 0) -> JSONDict:
+    """A device and what it is built on, as a tree of layers down to whole disks or files."""
+    layer = kind(name)
+    node: JSONDict = {"layer": layer, "device": name}
+    if depth >= MAX_DEPTH:
+        return node
+    below: list[JSONDict] = []
+    if layer == "part":
+        below.append(stack(disk_of(name), depth + 1))
+    elif layer == "md":
+        node.update(md_facts(name))
+    elif layer == "dm":
+        node.update(dm_facts(name))
+    elif layer == "loop":
+        backing = backing_file(name)
+        node["backing_file"] = backing
+        under = try_kernel_name(backing) if backing else None
+        if under:
+            below.append(stack(under, depth + 1))
+        elif backing:
+            below.append(resolve(backing, depth + 1))
+    below.extend(stack(s, depth + 1) for s in slaves(name))
+    if below:
+        node["below"] = below
+    return node
+
+
+def resolve(path: str | Path, depth: int = 0) -> JSONDict:
+    """file -> filesystem -> btrfs/md/dm/loop -> member disks, as a tree of layers."""
+    real = os.path.realpath(path)
+    node: JSONDict = {"layer": "file", "path": real}
+    mount = mount_containing(real)
+    if mount is None or depth >= MAX_DEPTH:
+        return node
+    fs: JSONDict = {
+        "layer": "filesystem",
+        "fstype": mount.fstype,
+        "source": mount.source,
+        "mountpoint": mount.target,
+        "options": mount.options,
+    }
+    members = list(mount.devices)
+    btrfs = btrfs_of(members[0]) if mount.fstype == "btrfs" and members else None
+    if btrfs:
+        fs["btrfs_uuid"] = btrfs.uuid
+        members = list(btrfs.devices)
+    if members:
+        fs["below"] = [stack(m, depth + 1) for m in members]
+    node["below"] = [fs]
+    return node
+
+
+def layers(tree: JSONDict) -> Iterator[JSONDict]:
+    """Every node of a resolve()/stack() tree, top down."""
+    yield tree
+    for child in tree.get("below", []):
+        yield from layers(child)
+
+
+def tree_devices(tree: JSONDict) -> list[str]:
+    """Kernel names of every block device in a tree, top down, each once."""
+    names = [n["device"] for n in layers(tree) if "device" in n]
+    return list(dict.fromkeys(names))
+
+
+def tree_disks(tree: JSONDict) -> list[str]:
+    """The whole disks at the bottom of a tree (the devices the I/O finally reaches)."""
+    names = [n["device"] for n in layers(tree) if n.get("layer") == "disk"]
+    return list(dict.fromkeys(names))

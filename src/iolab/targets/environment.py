@@ -1,30 +1,43 @@
-"""What the host and a target are: recorded with every run so results can be compared honestly."""
+"""What the host and a target are: recorded with every run so results can be compared honestly.
+
+Everything here is best effort: a fact that cannot be read is None (or left out), never an
+error, and optional tools (nvme-cli, smartctl) are used only when installed.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import platform
+import re
+import shutil
 import socket
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from iolab.model import Layout
+from iolab.targets import devices as dv
+
 JSONDict = dict[str, Any]
+SYS_CPU = Path("/sys/devices/system/cpu")
+SYS_NODE = Path("/sys/devices/system/node")
+TOOL_TIMEOUT_S = 30
+
+_read = dv.read
+_int = dv.read_int
 
 
-def _read(path: str | Path) -> str | None:
-    try:
-        return Path(path).read_text().strip()
-    except OSError:
-        return None
+def _cpuinfo(field: str) -> str | None:
+    for line in (_read("/proc/cpuinfo") or "").splitlines():
+        if line.startswith(field):
+            return line.split(":", 1)[1].strip()
+    return None
 
 
 def _cpu_model() -> str:
-    for line in (_read("/proc/cpuinfo") or "").splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
+    return _cpuinfo("model name") or platform.processor() or "unknown"
 
 
 def _distro() -> str:
@@ -41,12 +54,77 @@ def _memory_bytes() -> int:
     return 0
 
 
+def parse_cpulist(text: str | None) -> list[int]:
+    """ "0-3,8,10-11" -> [0, 1, 2, 3, 8, 10, 11]."""
+    out: list[int] = []
+    for part in (text or "").split(","):
+        lo, _, hi = part.strip().partition("-")
+        if lo.isdigit():
+            out.extend(range(int(lo), int(hi if hi.isdigit() else lo) + 1))
+    return out
+
+
+def cpu_topology() -> JSONDict:
+    """Sockets, physical cores and hardware threads of the online CPUs, from sysfs."""
+    online = parse_cpulist(_read(SYS_CPU / "online")) or list(range(os.cpu_count() or 0))
+    packages: set[int] = set()
+    cores: set[tuple[int, int]] = set()
+    for cpu in online:
+        topo = SYS_CPU / f"cpu{cpu}" / "topology"
+        package, core = _int(topo / "physical_package_id"), _int(topo / "core_id")
+        if package is None or core is None:
+            return {"sockets": None, "cores": None, "threads": len(online)}
+        packages.add(package)
+        cores.add((package, core))
+    return {"sockets": len(packages), "cores": len(cores), "threads": len(online)}
+
+
+def numa_nodes() -> list[JSONDict]:
+    """Each NUMA node with its CPUs and memory."""
+    nodes = []
+    for node in sorted(SYS_NODE.glob("node[0-9]*"), key=lambda p: int(p.name[4:])):
+        memory = None
+        for line in (_read(node / "meminfo") or "").splitlines():
+            if "MemTotal:" in line:
+                memory = int(line.split()[-2]) * 1024
+        cpus = parse_cpulist(_read(node / "cpulist"))
+        nodes.append({"node": int(node.name[4:]), "cpus": cpus, "memory_bytes": memory})
+    return nodes
+
+
+def cpu_frequency() -> JSONDict:
+    """Frequency governor(s), scaling driver and limits; None where cpufreq is not exposed."""
+    governors = sorted({g for g in _per_cpu("cpufreq/scaling_governor") if g})
+    mins = [int(x) for x in _per_cpu("cpufreq/cpuinfo_min_freq") if x and x.isdigit()]
+    maxs = [int(x) for x in _per_cpu("cpufreq/cpuinfo_max_freq") if x and x.isdigit()]
+    return {
+        "governor": ",".join(governors) or None,
+        "scaling_driver": next(iter(_per_cpu("cpufreq/scaling_driver")), None),
+        "min_mhz": min(mins) // 1000 if mins else None,
+        "max_mhz": max(maxs) // 1000 if maxs else None,
+        "boost": _read(SYS_CPU / "cpufreq" / "boost"),
+    }
+
+
+def _per_cpu(relative: str) -> list[str | None]:
+    return [_read(cpu / relative) for cpu in sorted(SYS_CPU.glob("cpu[0-9]*"))]
+
+
 def host(fio_version: str) -> JSONDict:
     """The host facts every run records."""
+    topology = cpu_topology()
+    numa = numa_nodes()
+    flags = (_cpuinfo("flags") or "").split()
     return {
         "hostname": socket.gethostname(),
         "cpu_model": _cpu_model(),
         "cpu_count": os.cpu_count() or 0,
+        **topology,
+        "numa_nodes": len(numa) or None,
+        "numa": numa,
+        **cpu_frequency(),
+        "virtualized": "hypervisor" in flags,
+        "smt": _read(SYS_CPU / "smt" / "active"),
         "memory_bytes": _memory_bytes(),
         "kernel": platform.release(),
         "distro": _distro(),
@@ -55,58 +133,327 @@ def host(fio_version: str) -> JSONDict:
     }
 
 
-def mount_of(path: Path) -> JSONDict:
-    """The filesystem holding `path`: source, type, mount point and options (findmnt)."""
-    done = subprocess.run(
-        ["findmnt", "-J", "-T", str(path), "-o", "SOURCE,FSTYPE,TARGET,OPTIONS"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+# -- tools ----------------------------------------------------------------------------------
+
+
+def run_tool(argv: Sequence[str]) -> subprocess.CompletedProcess[str] | None:
+    """Run a read-only probe; None when the tool is missing or hangs."""
+    if shutil.which(argv[0]) is None:
+        return None
     try:
-        found = json.loads(done.stdout)["filesystems"][0]
+        return subprocess.run(
+            list(argv),
+            capture_output=True,
+            text=True,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            timeout=TOOL_TIMEOUT_S,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def _tool_text(argv: Sequence[str]) -> JSONDict:
+    done = run_tool(argv)
+    if done is None:
+        return {"error": f"{argv[0]} not installed"}
+    if done.returncode != 0:
+        return {"error": dv.last_line(done.stderr) or f"{argv[0]} exit {done.returncode}"}
+    return {"output": done.stdout}
+
+
+# -- filesystems ----------------------------------------------------------------------------
+
+_PAIR = re.compile(r"([A-Za-z][\w-]*)=([^\s,]+)")
+
+
+def _number(text: str) -> int | str:
+    return int(text) if text.isdigit() else text
+
+
+def parse_xfs_info(text: str) -> JSONDict:
+    """xfs_info's sections as "section.key" -> value ("data.bsize": 4096, "log": "internal log")."""
+    params: JSONDict = {}
+    section = ""
+    for line in text.splitlines():
+        head, sep, rest = line.partition("=")
+        if not sep:
+            continue
+        section = head.strip() or section
+        first = _PAIR.search(rest)
+        value = (rest[: first.start()] if first else rest).strip()
+        if head.strip() and value:
+            params[section] = value
+        for key, val in _PAIR.findall(rest):
+            params[f"{section}.{key}"] = _number(val)
+    return params
+
+
+def xfs_summary(params: JSONDict) -> JSONDict:
+    """The figures that matter when comparing XFS set-ups."""
+
+    def num(key: str) -> int | None:
+        value = params.get(key)
+        return value if isinstance(value, int) else None
+
+    log_blocks, log_bsize = num("log.blocks"), num("log.bsize")
+    return {
+        "block_size": num("data.bsize"),
+        "inode_size": num("meta-data.isize"),
+        "ag_count": num("meta-data.agcount"),
+        "sunit_blocks": num("data.sunit"),
+        "swidth_blocks": num("data.swidth"),
+        "log": params.get("log"),
+        "log_bytes": log_blocks * log_bsize if log_blocks and log_bsize else None,
+        "sector_size": num("meta-data.sectsz"),
+        "crc": num("meta-data.crc"),
+        "reflink": num("meta-data.reflink"),
+    }
+
+
+def parse_tune2fs(text: str) -> JSONDict:
+    """tune2fs -l's "Key: value" lines as a dict."""
+    params: JSONDict = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() and not key.startswith("tune2fs"):
+            params[key.strip()] = value.strip()
+    return params
+
+
+def ext_summary(params: JSONDict) -> JSONDict:
+    def num(key: str) -> int | None:
+        value = str(params.get(key, ""))
+        return int(value) if value.isdigit() else None
+
+    return {
+        "block_size": num("Block size"),
+        "inode_size": num("Inode size"),
+        "block_count": num("Block count"),
+        "inode_count": num("Inode count"),
+        "features": str(params.get("Filesystem features", "")).split(),
+        "raid_stride": num("RAID stride"),
+        "raid_stripe_width": num("RAID stripe width"),
+        "reserved_blocks": num("Reserved block count"),
+    }
+
+
+def parse_btrfs_df(text: str) -> JSONDict:
+    """`btrfs filesystem df` lines ("Data, RAID0: total=...") -> {"data": "RAID0", ...}."""
+    profiles: JSONDict = {}
+    for line in text.splitlines():
+        kind, sep, rest = line.partition(",")
+        profile = rest.split(":", 1)[0].strip()
+        if sep and profile:
+            profiles[kind.strip().lower()] = profile
+    return profiles
+
+
+def parse_btrfs_show(text: str) -> JSONDict:
+    uuid = re.search(r"uuid:\s*(\S+)", text)
+    members = re.findall(r"devid\s+(\d+)\s+size\s+(\d+)\s+used\s+(\d+)\s+path\s+(\S+)", text)
+    return {
+        "uuid": uuid.group(1) if uuid else None,
+        "devices": [
+            {"devid": int(d), "size_bytes": int(s), "used_bytes": int(u), "path": p}
+            for d, s, u, p in members
+        ],
+    }
+
+
+def filesystem_params(fstype: str, device: str | None, mountpoint: str | Path | None) -> JSONDict:
+    """mkfs parameters as the filesystem reports them (xfs_info, tune2fs -l, btrfs)."""
+    where = str(mountpoint or device or "")
+    if fstype == "xfs" and where:
+        got = _tool_text(["xfs_info", where])
+        if "output" not in got:
+            return {"tool": "xfs_info", **got}
+        params = parse_xfs_info(got["output"])
+        return {"tool": "xfs_info", **xfs_summary(params), "params": params}
+    if fstype in ("ext2", "ext3", "ext4") and device:
+        got = _tool_text(["tune2fs", "-l", device])
+        if "output" not in got:
+            return {"tool": "tune2fs", **got}
+        params = parse_tune2fs(got["output"])
+        return {"tool": "tune2fs", **ext_summary(params), "params": params}
+    if fstype == "btrfs" and mountpoint:
+        return btrfs_params(mountpoint)
+    return {}
+
+
+def btrfs_params(mountpoint: str | Path) -> JSONDict:
+    """Profiles (btrfs filesystem df) and member devices (btrfs filesystem show)."""
+    df = _tool_text(["btrfs", "filesystem", "df", "-b", str(mountpoint)])
+    show = _tool_text(["btrfs", "filesystem", "show", "--raw", str(mountpoint)])
+    out: JSONDict = {"tool": "btrfs"}
+    if "output" in df:
+        out["profiles"] = parse_btrfs_df(df["output"])
+    if "output" in show:
+        out.update(parse_btrfs_show(show["output"]))
+    errors = [got["error"] for got in (df, show) if "error" in got]
+    if errors:
+        out["error"] = errors[0]
+    return out
+
+
+# -- RAID -----------------------------------------------------------------------------------
+
+
+def lvm_facts(dm_name: str | None) -> JSONDict:
+    """Segment type, stripes and stripe size of an LVM volume (lvs), when lvm2 is installed."""
+    fields = "vg_name,lv_name,lv_dm_path,segtype,stripes,stripe_size,devices,sync_percent"
+    done = run_tool(["lvs", "--reportformat", "json", "--units", "b", "--nosuffix", "-o", fields])
+    if done is None or done.returncode != 0 or not dm_name:
+        return {}
+    try:
+        rows = json.loads(done.stdout)["report"][0]["lv"]
     except (ValueError, KeyError, IndexError):
         return {}
+    return next((r for r in rows if str(r.get("lv_dm_path", "")).endswith("/" + dm_name)), {})
+
+
+def raid_of(tree: JSONDict) -> JSONDict | None:
+    """The first RAID layer of a resolve() tree: btrfs, md or LVM/dm, with its members."""
+    for node in dv.layers(tree):
+        if node.get("layer") == "filesystem" and node.get("fstype") == "btrfs":
+            members = [child["device"] for child in node.get("below", [])]
+            if len(members) > 1:
+                return {"kind": "btrfs", "members": members, **btrfs_params(node["mountpoint"])}
+        if node.get("layer") == "md":
+            return {"kind": "mdadm", **dv.md_facts(node["device"])}
+        if node.get("layer") == "dm" and len(dv.slaves(node["device"])) > 0:
+            facts = dv.dm_facts(node["device"])
+            return {"kind": "lvm", **facts, **lvm_facts(facts.get("dm_name"))}
+    return None
+
+
+def layout_facts(layout: Layout, top: str, mountpoint: Path | None) -> JSONDict:
+    """What a freshly built layout is: members, RAID, filesystem parameters, mount options."""
+    names = [dv.try_kernel_name(d) for d in layout.devices]
+    members = [n for n in names if n]
+    out: JSONDict = {"devices": {n: dv.facts(n).as_dict() for n in members}}
+    top_name = dv.try_kernel_name(top)
+    if layout.raid == "btrfs" and mountpoint is not None:
+        out["raid"] = {"kind": "btrfs", "members": members, **btrfs_params(mountpoint)}
+    elif layout.raid == "mdadm" and top_name:
+        out["raid"] = {"kind": "mdadm", **dv.md_facts(top_name)}
+    elif layout.raid == "lvm" and top_name:
+        dm = dv.dm_facts(top_name)
+        out["raid"] = {"kind": "lvm", **dm, **lvm_facts(dm.get("dm_name"))}
+    else:
+        out["raid"] = {"kind": "none", "members": members}
+    if top_name and top_name not in members:
+        out["top"] = dv.facts(top_name).as_dict()
+    if mountpoint is not None:
+        mount = dv.mount_of_target(str(mountpoint))
+        fstype = mount.fstype if mount else layout.filesystem
+        out["mount"] = {
+            "source": mount.source if mount else None,
+            "fstype": fstype,
+            "options": mount.options if mount else None,
+        }
+        out["filesystem"] = filesystem_params(fstype, top, mountpoint)
+    return out
+
+
+# -- optional device tools ------------------------------------------------------------------
+
+
+def smart_facts(name: str) -> JSONDict | None:
+    """Identity and health from `smartctl -i -H -j`, when smartmontools is installed."""
+    done = run_tool(["smartctl", "-i", "-H", "-j", dv.dev_path(name)])
+    if done is None:
+        return None
+    try:
+        data = json.loads(done.stdout)
+    except ValueError:
+        return {"error": dv.last_line(done.stderr) or "smartctl printed no JSON"}
+    status = data.get("smart_status") or {}
     return {
-        "source": found.get("source"),
-        "fstype": found.get("fstype"),
-        "mountpoint": found.get("target"),
-        "options": found.get("options"),
+        "model": data.get("model_name"),
+        "serial": data.get("serial_number"),
+        "firmware": data.get("firmware_version"),
+        "rotation_rate": data.get("rotation_rate"),
+        "form_factor": (data.get("form_factor") or {}).get("name"),
+        "interface_speed": ((data.get("interface_speed") or {}).get("current") or {}).get("string"),
+        "smart_passed": status.get("passed"),
+        "exit_status": done.returncode,
+    }
+
+
+def nvme_facts(name: str) -> JSONDict | None:
+    """Controller identity from `nvme id-ctrl -o json`, for NVMe disks when nvme-cli exists."""
+    if not name.startswith("nvme"):
+        return None
+    done = run_tool(["nvme", "id-ctrl", "-o", "json", dv.dev_path(name)])
+    if done is None:
+        return None
+    try:
+        data = json.loads(done.stdout)
+    except ValueError:
+        return {"error": dv.last_line(done.stderr) or "nvme printed no JSON"}
+    keys = ("mn", "sn", "fr", "ver", "mdts", "nn", "vwc", "oncs")
+    return {key: str(data[key]).strip() for key in keys if key in data}
+
+
+def device_facts(name: str) -> JSONDict:
+    """sysfs facts of one device, with smartctl and nvme-cli facts for whole disks."""
+    out = dv.facts(name).as_dict()
+    if out["kind"] == "disk":
+        smart, nvme = smart_facts(name), nvme_facts(name)
+        if smart is not None:
+            out["smart"] = smart
+        if nvme is not None:
+            out["nvme"] = nvme
+    return out
+
+
+# -- targets --------------------------------------------------------------------------------
+
+
+def mount_of(path: Path) -> JSONDict:
+    """The filesystem holding `path`: source, type, mount point and options."""
+    mount = dv.mount_containing(path)
+    if mount is None:
+        return {}
+    return {
+        "source": mount.source,
+        "fstype": mount.fstype,
+        "mountpoint": mount.target,
+        "options": mount.options,
     }
 
 
 def block_device(source: str | None) -> JSONDict:
-    """Basic facts of the block device behind a mount source, from sysfs."""
+    """Facts of the block device behind a mount source ({} when it is not a block device)."""
     if not source or not source.startswith("/dev/"):
         return {}
-    name = Path(os.path.realpath(source.split("[")[0])).name
-    sys = Path("/sys/class/block") / name
-    if not sys.exists():
-        return {"name": name}
-    disk = sys if (sys / "queue").exists() else sys.parent
-    queue = disk / "queue"
-    sectors = _read(sys / "size")
-    scheduler = _read(queue / "scheduler") or ""
-    active = next((w.strip("[]") for w in scheduler.split() if w.startswith("[")), scheduler)
-    return {
-        "name": name,
-        "disk": disk.name,
-        "model": _read(disk / "device" / "model"),
-        "size_bytes": int(sectors) * 512 if sectors and sectors.isdigit() else None,
-        "rotational": _read(queue / "rotational") == "1",
-        "scheduler": active or None,
-        "logical_block_size": _int(_read(queue / "logical_block_size")),
-        "physical_block_size": _int(_read(queue / "physical_block_size")),
-        "read_ahead_kb": _int(_read(queue / "read_ahead_kb")),
-        "nr_requests": _int(_read(queue / "nr_requests")),
-    }
-
-
-def _int(text: str | None) -> int | None:
-    return int(text) if text and text.isdigit() else None
+    name = dv.try_kernel_name(source.split("[")[0])
+    return dv.facts(name).as_dict() if name else {"name": Path(source).name}
 
 
 def target(path: Path) -> JSONDict:
-    """The filesystem and device a target path lives on."""
+    """The filesystem and devices a target path lives on, down to the member disks.
+
+    Keys: path, filesystem (source/fstype/mountpoint/options), device (the mount source's
+    facts), stack (file -> filesystem -> btrfs/md/dm/loop -> disks, as a tree), devices
+    (facts of every block device in the stack), disks (the bottom ones), raid, and
+    filesystem_params (xfs_info / tune2fs -l / btrfs figures).
+    """
     mount = mount_of(path)
-    return {"path": str(path), "filesystem": mount, "device": block_device(mount.get("source"))}
+    stack = dv.resolve(path)
+    names = dv.tree_devices(stack)
+    return {
+        "path": str(path),
+        "filesystem": mount,
+        "device": block_device(mount.get("source")),
+        "stack": stack,
+        "devices": {name: device_facts(name) for name in names},
+        "disks": dv.tree_disks(stack),
+        "raid": raid_of(stack),
+        "filesystem_params": filesystem_params(
+            str(mount.get("fstype", "")),
+            str(mount.get("source", "")).split("[")[0] or None,
+            mount.get("mountpoint"),
+        ),
+    }

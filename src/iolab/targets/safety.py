@@ -1,0 +1,163 @@
+"""Refuse to write to a block device that is in use, unconfirmed, or still carries data.
+
+`check` reads sysfs, /proc and `wipefs --no-act`; it never writes. It raises TargetError with
+one line naming the device, the rule it breaks and what to do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from iolab.errors import TargetError
+from iolab.targets import devices as dv
+
+ROOT = "/"
+PARTITION_TABLES = {"dos", "gpt", "PMBR", "atari", "bsd", "sun", "sgi", "mac"}
+
+
+def check(devices: Sequence[str], confirmed: Collection[str], wipe_signatures: bool) -> None:
+    """Raise TargetError unless every device may be erased by iolab.
+
+    Rules, in order: each is a block device named once; none (nor a partition of it, nor a
+    device built on it) holds the root filesystem, is mounted, is swap, is a member of an
+    active RAID/LVM/btrfs/loop device; each is writable and not empty; each is confirmed
+    (by any path to the same device); and none carries a filesystem, RAID or partition-table
+    signature unless wipe_signatures is given.
+    """
+    if not devices:
+        raise TargetError("no devices named; name at least one block device")
+    named = _named(devices)
+    root = root_devices()
+    for dev, name in named:
+        reason = in_use(name, root)
+        if reason:
+            raise TargetError(f"{dev}: refused, {reason}")
+    allowed = {n for n in (dv.try_kernel_name(c) for c in confirmed) if n}
+    for dev, name in named:
+        if name not in allowed:
+            raise TargetError(
+                f"{dev}: not confirmed for writing; pass --yes-destroy {dev} to let iolab erase it"
+            )
+    if not wipe_signatures:
+        for dev, name in named:
+            found = signature_text(name)
+            if found:
+                raise TargetError(
+                    f"{dev}: refused, it carries {found}; pass --wipe-signatures to erase "
+                    "it, or name another device"
+                )
+
+
+def _named(devices: Sequence[str]) -> list[tuple[str, str]]:
+    """(as given, kernel name) for each device; refuse non-devices and overlaps."""
+    named: list[tuple[str, str]] = []
+    for dev in devices:
+        name = dv.kernel_name(dev)
+        for other, other_name in named:
+            if name == other_name:
+                raise TargetError(f"{dev}: named twice (same device as {other}); name it once")
+            if name in dv.family(other_name) or other_name in dv.family(name):
+                raise TargetError(
+                    f"{dev}: overlaps {other} (one is a partition of or built on the other); "
+                    "name whole disks once"
+                )
+        named.append((str(dev), name))
+    return named
+
+
+def root_devices(root: str | None = None) -> set[str]:
+    """Kernel names of the devices that hold the root filesystem, down to whole disks."""
+    mount = dv.mount_of_target(root or ROOT)
+    if mount is None:
+        return set()
+    names = set(mount.devices)
+    if mount.fstype == "btrfs":
+        for name in list(names):
+            fs = dv.btrfs_of(name)
+            names.update(fs.devices if fs else ())
+    return {below for name in names for below in dv.underneath(name)}
+
+
+def in_use(name: str, root: set[str]) -> str | None:
+    """Why a device is in use (by itself, a partition, or a device built on it), or None."""
+    family = dv.family(name)
+    if root & set(family):
+        return "it holds the root filesystem; name another device"
+    for member in family:
+        reason = _member_in_use(name, member)
+        if reason:
+            return reason
+    facts = dv.facts(name)
+    if facts.read_only:
+        return "it is read-only; name a writable device"
+    if not facts.size_bytes:
+        return "it is empty (size 0); name a device with capacity"
+    return None
+
+
+def _who(name: str, member: str) -> str:
+    if member == name:
+        return "it"
+    if dv.is_partition(member) and dv.disk_of(member) == name:
+        return f"its partition {dv.dev_path(member)}"
+    return f"{dv.dev_path(member)} (built on it)"
+
+
+def _member_in_use(name: str, member: str) -> str | None:
+    who = _who(name, member)
+    for mount in dv.mounts():
+        if member in mount.devices:
+            return f"{who} is mounted at {mount.target}; unmount it or name another device"
+    if member in dv.swap_devices():
+        return f"{who} is used as swap; swapoff it or name another device"
+    fs = dv.btrfs_of(member)
+    if fs is not None:
+        return (
+            f"{who} is a member of the mounted btrfs filesystem {fs.uuid}; "
+            "unmount it or name another device"
+        )
+    for holder in dv.holders(member):
+        return _held(who, holder)
+    return None
+
+
+def _held(who: str, holder: str) -> str:
+    path = dv.dev_path(holder)
+    layer = dv.kind(holder)
+    if layer == "md":
+        return (
+            f"{who} is a member of the active RAID {path}; stop it (mdadm --stop {path}) "
+            "or name another device"
+        )
+    if layer == "loop":
+        return (
+            f"{who} backs the loop device {path}; detach it (losetup -d {path}) "
+            "or name another device"
+        )
+    if layer == "dm":
+        facts = dv.dm_facts(holder)
+        label = facts.get("dm_name") or holder
+        if str(facts.get("dm_uuid") or "").startswith("LVM-"):
+            return (
+                f"{who} is a physical volume of the active LVM volume {label}; deactivate "
+                "its volume group (vgchange -an) or name another device"
+            )
+        return (
+            f"{who} is in use by device-mapper device {label}; remove it (dmsetup remove) "
+            "or name another device"
+        )
+    return f"{who} is held by {path}; release it or name another device"
+
+
+def signature_text(name: str) -> str:
+    """The signatures on a device and its partitions, as words; empty when there are none."""
+    found: list[str] = []
+    for member in (name, *dv.partitions(name)):
+        for sig in dv.signatures(member):
+            what = f"a {sig.type} partition table" if sig.type in PARTITION_TABLES else sig.type
+            where = "" if member == name else f" on {dv.dev_path(member)}"
+            found.append(f"{what}{where}")
+    unique = list(dict.fromkeys(found))
+    if not unique:
+        return ""
+    return "signatures: " + ", ".join(unique) + " (wipefs -n)"

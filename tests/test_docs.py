@@ -1,0 +1,56 @@
+"""The README tells the truth: its commands exist, its plan parses, its presets are the presets."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from iolab import plan
+from iolab.cli import main
+
+ROOT = Path(__file__).parent.parent
+README = (ROOT / "README.md").read_text()
+
+
+def test_every_command_is_documented_and_has_help() -> None:
+    for name, command in main.commands.items():
+        assert f"iolab {name}" in README, name
+        assert command.help, name
+        result = CliRunner().invoke(main, [name, "--help"])
+        assert result.exit_code == 0 and "Usage:" in result.output
+
+
+def test_every_documented_command_exists() -> None:
+    used = set(re.findall(r"^iolab (\w+)", README, flags=re.MULTILINE))
+    assert used <= set(main.commands), used - set(main.commands)
+
+
+def test_the_readme_plan_is_valid() -> None:
+    block = re.search(r"```toml\n(.*?)```", README, flags=re.DOTALL)
+    assert block is not None
+    the_plan = plan.parse_plan(block.group(1), "README.md")
+    assert [s.name for s in the_plan.setups] == ["ssd", "raid0"]
+    assert len(the_plan.workloads) == 6 and the_plan.repeat == 3 and the_plan.baseline == "ssd"
+
+
+def test_the_preset_table_lists_every_preset() -> None:
+    listed = re.findall(r"^\| `([\w-]+)` \|", README, flags=re.MULTILINE)
+    assert listed == plan.preset_names() or sorted(listed) == plan.preset_names()
+
+
+def test_the_two_commands_are_the_scripts_ci_runs() -> None:
+    assert "scripts/setup && .venv/bin/iolab run" in README
+    assert "exec scripts/test" in (ROOT / ".ci" / "run").read_text()
+    assert "\nscripts/test\n" in README
+    assert (ROOT / "scripts" / "setup").stat().st_mode & 0o111
+
+
+def test_iolab_keys_in_readme_are_the_checked_keys() -> None:
+    from iolab.plan import _CHECKS
+
+    documented = re.search(r"Workload keys iolab checks itself: `([^`]*)`", README)
+    assert documented is not None
+    keys = set(documented.group(1).split()) - {"name"}
+    assert keys <= set(_CHECKS)
