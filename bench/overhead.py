@@ -36,13 +36,21 @@ runtime = {runtime}
 """
 
 
+ROW = "{:>4}  {:>12}  {:>12}  {:>7}  {:>14}"
+
+
+ROW = "{:>4}  {:>12}  {:>12}  {:>7}  {:>14}"
+
+
 def iolab_iops(workdir: Path) -> tuple[float, float]:
     db = workdir / "bench.db"
     started = time.monotonic()
     subprocess.run(
         [sys.executable, "-m", "iolab", "run", "plan.toml", "--db", str(db), "--new"],
-        cwd=workdir, check=True, capture_output=True,
-    )  # fmt: skip
+        cwd=workdir,
+        check=True,
+        capture_output=True,
+    )
     wall = time.monotonic() - started
     with sqlite3.connect(db) as con:
         (iops,) = con.execute(
@@ -76,18 +84,17 @@ def main() -> None:
         )
         shown = subprocess.run(
             [sys.executable, "-m", "iolab", "show", "plan.toml", "--fio"],
-            cwd=workdir, check=True, capture_output=True, text=True,
-        ).stdout  # fmt: skip
+            cwd=workdir,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         job = workdir / "plain.fio"
         job.write_text(
             shown.replace(str(workdir / "iolab.testfile"), str(workdir / "plain.testfile"))
         )
-        print(
-            f"job: 4k randread QD32, {args.runtime} s, {args.size}, {args.pairs} pairs, in {workdir}"
-        )
-        print(
-            f"{'pair':>4}  {'iolab IOPS':>12}  {'fio IOPS':>12}  {'ratio':>7}  {'wall iolab/fio':>14}"
-        )
+        print(f"job: 4k randread QD32, {args.runtime} s, {args.size}, {args.pairs} pairs")
+        print(ROW.format("pair", "iolab IOPS", "fio IOPS", "ratio", "wall iolab/fio"))
         ratios, walls = [], []
         for pair in range(1, args.pairs + 1):
             if pair % 2:  # A B, then B A: neither always runs first
@@ -98,13 +105,14 @@ def main() -> None:
                 ours, our_wall = iolab_iops(workdir)
             ratios.append(ours / plain)
             walls.append(our_wall / plain_wall)
-            print(
-                f"{pair:>4}  {ours:>12,.0f}  {plain:>12,.0f}  {ratios[-1]:>7.4f}  {walls[-1]:>14.3f}"
-            )
+            cells = (f"{ours:,.0f}", f"{plain:,.0f}", f"{ratios[-1]:.4f}", f"{walls[-1]:.3f}")
+            print(ROW.format(pair, *cells))
         median = statistics.median(ratios)
         verdict = "within" if abs(median - 1) <= 0.01 else "OUTSIDE"
-        print(f"median IOPS ratio iolab/fio: {median:.4f} ({verdict} the 1% target); "
-              f"min {min(ratios):.4f} max {max(ratios):.4f}")  # fmt: skip
+        print(
+            f"median IOPS ratio iolab/fio: {median:.4f} ({verdict} the 1% target); "
+            f"min {min(ratios):.4f} max {max(ratios):.4f}"
+        )
         print(f"median whole-process wall time ratio iolab/fio: {statistics.median(walls):.3f}")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
