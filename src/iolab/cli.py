@@ -120,6 +120,7 @@ class ProgressListener:
             TextColumn("{task.fields[live]}"),
             console=console,
             transient=True,
+            refresh_per_second=2,
         )
         self.task = self.progress.add_task("starting", total=1, eta="?", live="")
         self.eta_s, self.t0, self.label = 0.0, time.monotonic(), ""
