@@ -48,9 +48,9 @@ def test_the_two_commands_are_the_scripts_ci_runs() -> None:
 
 
 def test_iolab_keys_in_readme_are_the_checked_keys() -> None:
-    from iolab.plan import _CHECKS
+    from iolab.plan import CHECKS
 
     documented = re.search(r"Workload keys iolab checks itself: `([^`]*)`", README)
     assert documented is not None
     keys = set(documented.group(1).split()) - {"name"}
-    assert keys <= set(_CHECKS)
+    assert keys <= set(CHECKS)

@@ -83,10 +83,11 @@ def in_use(name: str, root: set[str]) -> str | None:
     family = dv.family(name)
     if root & set(family):
         return "it holds the root filesystem; name another device"
-    for member in family:
-        reason = _member_in_use(name, member)
-        if reason:
-            return reason
+    for rule in (_mounted, _swap, _btrfs_member, _holder):
+        for member in family:
+            reason = rule(_who(name, member), member)
+            if reason:
+                return reason
     facts = dv.facts(name)
     if facts.read_only:
         return "it is read-only; name a writable device"
@@ -103,22 +104,32 @@ def _who(name: str, member: str) -> str:
     return f"{dv.dev_path(member)} (built on it)"
 
 
-def _member_in_use(name: str, member: str) -> str | None:
-    who = _who(name, member)
+def _mounted(who: str, member: str) -> str | None:
     for mount in dv.mounts():
         if member in mount.devices:
             return f"{who} is mounted at {mount.target}; unmount it or name another device"
+    return None
+
+
+def _swap(who: str, member: str) -> str | None:
     if member in dv.swap_devices():
         return f"{who} is used as swap; swapoff it or name another device"
-    fs = dv.btrfs_of(member)
-    if fs is not None:
-        return (
-            f"{who} is a member of the mounted btrfs filesystem {fs.uuid}; "
-            "unmount it or name another device"
-        )
-    for holder in dv.holders(member):
-        return _held(who, holder)
     return None
+
+
+def _btrfs_member(who: str, member: str) -> str | None:
+    fs = dv.btrfs_of(member)
+    if fs is None:
+        return None
+    return (
+        f"{who} is a member of the mounted btrfs filesystem {fs.uuid}; "
+        "unmount it or name another device"
+    )
+
+
+def _holder(who: str, member: str) -> str | None:
+    holders = dv.holders(member)
+    return _held(who, holders[0]) if holders else None
 
 
 def _held(who: str, holder: str) -> str:
