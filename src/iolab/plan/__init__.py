@@ -1,0 +1,21 @@
+"""Plans: TOML loading, validation with file:line errors, presets, matrix expansion.
+
+Nothing here runs fio or touches a target; `fio.jobfile.check` backs up pass-through options.
+"""
+
+from iolab.plan.checks import CHECKS, RW_NAMES
+from iolab.plan.common import Overrides
+from iolab.plan.load import load_file, load_preset, parse_plan, preset_names, preset_text
+from iolab.plan.workloads import BUILTIN_DEFAULTS
+
+__all__ = [
+    "BUILTIN_DEFAULTS",
+    "CHECKS",
+    "RW_NAMES",
+    "Overrides",
+    "load_file",
+    "load_preset",
+    "parse_plan",
+    "preset_names",
+    "preset_text",
+]

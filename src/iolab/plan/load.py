@@ -1,0 +1,101 @@
+"""Loading a plan: TOML, top-level keys, presets, and the report table."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import replace
+from importlib import resources
+from pathlib import Path
+
+from iolab.errors import PlanError
+from iolab.model import Plan
+from iolab.plan.checks import check_value
+from iolab.plan.common import Overrides, Where, known_keys, table_value, text_value
+from iolab.plan.setups import setups as parse_setups
+from iolab.plan.workloads import workloads as parse_workloads
+
+METRICS = ("auto", "iops", "bw")
+TOP_KEYS = ("name", "description", "origin", "repeat", "defaults", "setup", "workload", "report")
+REPORT_KEYS = ("baseline", "metric")
+
+
+# ---------------------------------------------------------------- presets
+
+
+def preset_names() -> list[str]:
+    files = resources.files("iolab.presets").iterdir()
+    return sorted(p.name.removesuffix(".toml") for p in files if p.name.endswith(".toml"))
+
+
+def preset_text(name: str) -> str:
+    if name not in preset_names():
+        raise PlanError(
+            f"no preset named {name!r}: choose one of {', '.join(preset_names())} "
+            "(iolab presets lists them)"
+        )
+    return resources.files("iolab.presets").joinpath(f"{name}.toml").read_text()
+
+
+# ---------------------------------------------------------------- loading
+
+
+def load_file(path: str | Path, overrides: Overrides | None = None) -> Plan:
+    file = Path(path)
+    try:
+        text = file.read_text()
+    except FileNotFoundError:
+        raise PlanError(f"{file}: no such plan file; give a path to a TOML plan") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise PlanError(f"{file}: cannot read the plan ({error})") from None
+    return parse_plan(text, str(file), overrides)
+
+
+def load_preset(name: str, overrides: Overrides | None = None) -> Plan:
+    return parse_plan(preset_text(name), f"preset:{name}", overrides)
+
+
+def parse_plan(text: str, source: str, overrides: Overrides | None = None) -> Plan:
+    """Validate a whole plan text and expand its workloads; raises PlanError on the first fault."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise PlanError(f"{source}: not valid TOML: {error}") from None
+    top = Where(source, text)
+    known_keys(data, TOP_KEYS, top, "the plan")
+    over = overrides or Overrides()
+    for key, value in (("size", over.size), ("runtime", over.runtime)):
+        if value is not None:
+            check_value(key, value, Where(f"--{key}", ""))
+    setups = parse_setups(data.get("setup", []), top, over)
+    defaults = table_value(data.get("defaults", {}), top, "defaults")
+    defaults_where = replace(top, table="defaults")
+    workloads = parse_workloads(data.get("workload", []), defaults, top, defaults_where, over)
+    report = table_value(data.get("report", {}), top, "report")
+    known_keys(report, REPORT_KEYS, replace(top, table="report"), "[report]")
+    repeat = over.repeat if over.repeat is not None else data.get("repeat", 1)
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise top.fail("repeat", f"repeat = {repeat!r} must be a whole number of at least 1")
+    plan = Plan(
+        name=text_value(data, "name", top, Path(source).stem.removeprefix("preset:")),
+        description=text_value(data, "description", top, ""),
+        origin=text_value(data, "origin", top, ""),
+        source=source,
+        text=text,
+        setups=setups,
+        workloads=workloads,
+        repeat=repeat,
+        baseline=report.get("baseline"),
+        metric=report.get("metric", "auto"),
+    )
+    _check_report(plan, replace(top, table="report"))
+    return plan
+
+
+def _check_report(plan: Plan, where: Where) -> None:
+    names = [s.name for s in plan.setups]
+    if plan.baseline is not None and plan.baseline not in names:
+        raise where.fail(
+            "baseline", f"baseline {plan.baseline!r} is not a set-up; set-ups: {', '.join(names)}"
+        )
+    if plan.metric not in METRICS:
+        raise where.fail("metric", f"metric {plan.metric!r} must be one of {', '.join(METRICS)}")

@@ -1,0 +1,110 @@
+"""Workloads: defaults merged, values checked, sweeps expanded into named points."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from iolab.model import FioValue, Workload
+from iolab.plan.checks import check_value
+from iolab.plan.common import Overrides, Where
+from iolab.units import format_size, parse_seconds, parse_size
+
+MIXED_RW = ("rw", "readwrite", "randrw")
+SYNC_ENGINES = ("sync", "psync", "vsync", "pvsync", "pvsync2", "mmap")
+
+# Defaults suited to SSD testing; a plan's [defaults] and each workload override them.
+BUILTIN_DEFAULTS: dict[str, FioValue] = {
+    "rw": "randread",
+    "bs": "4k",
+    "iodepth": 1,
+    "numjobs": 1,
+    "size": "auto",
+    "runtime": 10,
+    "time_based": 1,
+    "direct": 1,
+    "ioengine": "auto",
+    "group_reporting": 1,
+}
+
+
+def workloads(
+    raw: object,
+    defaults: Mapping[str, Any],
+    top: Where,
+    defaults_where: Where,
+    over: Overrides,
+) -> tuple[Workload, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise top.fail(
+            None, 'the plan has no [[workload]]; add one, e.g. [[workload]] rw = "randread"'
+        )
+    points: list[Workload] = []
+    for index, entry in enumerate(raw):
+        where = replace(top, table="workload", index=index)
+        if not isinstance(entry, dict):
+            raise where.fail(None, "each [[workload]] must be a table")
+        for key, value in defaults.items():
+            check_value(key, value, defaults_where)
+        merged = {**BUILTIN_DEFAULTS, **defaults, **entry}
+        if over.size is not None:
+            merged["size"] = over.size
+        if over.runtime is not None:
+            merged["runtime"] = over.runtime
+        for key, value in entry.items():
+            check_value(key, value, where)
+        for point in _expand(merged, where):
+            if point.name in (p.name for p in points):
+                raise where.fail("name", f"workload {point.name!r} appears twice; give it a name")
+            points.append(point)
+    return tuple(points)
+
+
+def _expand(merged: dict[str, Any], where: Where) -> list[Workload]:
+    base = merged.pop("name", None)
+    axes = [key for key, value in merged.items() if isinstance(value, list)]
+    for key in axes:
+        if not merged[key]:
+            raise where.fail(key, f"{key} = [] is an empty sweep; give at least one value")
+    values = [merged[key] if key in axes else [merged[key]] for key in merged]
+    points = []
+    for combo in itertools.product(*values):
+        options = _normalise(dict(zip(merged, combo, strict=True)), where)
+        named = isinstance(base, str)
+        name = base if named else f"{options['bs']} {options['rw']}"
+        shown = [key for key in axes if named or key not in ("bs", "rw")]
+        suffix = " ".join(f"{key}={options[key]}" for key in shown)
+        points.append(Workload(f"{name} {suffix}" if suffix else name, options, tuple(axes)))
+    return points
+
+
+def _normalise(options: dict[str, Any], where: Where) -> dict[str, FioValue]:
+    """One point's options in fio's terms, with combinations that cannot work refused."""
+    out: dict[str, FioValue] = {
+        key: int(value) if isinstance(value, bool) else value for key, value in options.items()
+    }
+    if isinstance(out["bs"], int):
+        out["bs"] = format_size(out["bs"])
+    rw, bs = str(out["rw"]), parse_size(out["bs"])
+    for mix in ("rwmixread", "rwmixwrite"):
+        if mix in out and rw not in MIXED_RW:
+            raise where.fail(
+                mix, f"{mix} only applies to mixed rw ({', '.join(MIXED_RW)}), not rw = {rw!r}"
+            )
+    if out["direct"] == 1 and bs % 512:
+        raise where.fail(
+            "bs", f"bs = {out['bs']!r} with direct = 1: O_DIRECT needs a multiple of 512 bytes"
+        )
+    if out["ioengine"] in SYNC_ENGINES and parse_size(out["iodepth"]) > 1:
+        raise where.fail(
+            "iodepth",
+            f"iodepth = {out['iodepth']} has no effect with ioengine = {out['ioengine']!r}; "
+            'use ioengine = "libaio" or "io_uring", or raise numjobs instead',
+        )
+    if out["time_based"] == 1 and parse_seconds(out["runtime"]) < 1:
+        raise where.fail("runtime", "time_based = 1 needs runtime of at least 1 s")
+    if out["size"] != "auto" and parse_size(out["size"]) < bs:
+        raise where.fail("size", f"size = {out['size']!r} is smaller than bs = {out['bs']!r}")
+    return out
