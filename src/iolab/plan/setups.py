@@ -2,35 +2,164 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import Any, get_args
 
-from iolab.model import Setup
+from iolab.model import FsKind, Layout, RaidKind, Setup
 from iolab.plan.common import Overrides, Where, known_keys
 
-SETUP_KEYS = ("name", "path")
+PATH_KEYS = ("name", "path")
+DEVICE_KEYS = (
+    "name", "devices", "device_count", "raid", "level", "metadata", "chunk", "md_layout",
+    "filesystem", "mkfs_options", "mount_options", "queue", "discard", "setup_hook",
+    "teardown_hook",
+)  # fmt: skip
+QUEUE_KEYS = ("scheduler", "read_ahead_kb", "nr_requests", "rq_affinity")
+LEVELS: dict[str, dict[str, int]] = {  # level -> fewest devices
+    "btrfs": {"single": 1, "raid0": 2, "raid1": 2, "raid10": 4, "raid5": 3, "raid6": 4},
+    "mdadm": {"0": 2, "1": 2, "4": 3, "5": 3, "6": 4, "10": 4},
+    "lvm": {"0": 2, "1": 2, "5": 3, "6": 4, "10": 4},
+}
 
 
 def setups(raw: object, top: Where, over: Overrides) -> tuple[Setup, ...]:
+    """Every [[setup]], checked; a device_count list expands one set-up into several."""
     if over.target is not None:
         return (Setup(name=Path(over.target).name or over.target, path=over.target),)
     if not isinstance(raw, list) or not raw:
         raise top.fail(
             None, 'the plan has no [[setup]]; add one with a path, e.g. [[setup]] path = "."'
         )
-    setups: list[Setup] = []
+    found: list[Setup] = []
     for index, entry in enumerate(raw):
         where = replace(top, table="setup", index=index)
         if not isinstance(entry, dict):
             raise where.fail(None, "each [[setup]] must be a table")
-        known_keys(entry, SETUP_KEYS, where, f"[[setup]] {index + 1}")
+        for setup in _one(entry, where, index):
+            if setup.name in (s.name for s in found):
+                raise where.fail("name", f"set-up name {setup.name!r} is used twice")
+            found.append(setup)
+    return tuple(found)
+
+
+def _one(entry: Mapping[str, Any], where: Where, index: int) -> list[Setup]:
+    if "devices" not in entry:
+        known_keys(entry, PATH_KEYS, where, f"[[setup]] {index + 1}")
         path = entry.get("path")
         if not isinstance(path, str) or not path:
-            raise where.fail("path", 'a [[setup]] needs path = "DIRECTORY or FILE"')
-        name = entry.get("name", path)
-        if not isinstance(name, str) or not name:
-            raise where.fail("name", f"set-up name must be a non-empty string, not {name!r}")
-        if name in (s.name for s in setups):
-            raise where.fail("name", f"set-up name {name!r} is used twice; names must be unique")
-        setups.append(Setup(name=name, path=path))
-    return tuple(setups)
+            raise where.fail(
+                "path", 'a [[setup]] needs path = "DIRECTORY or FILE", or devices = ["/dev/..."]'
+            )
+        return [Setup(name=_name(entry, where, path), path=path)]
+    if "path" in entry:
+        raise where.fail("path", "a [[setup]] takes path or devices, not both")
+    known_keys(entry, DEVICE_KEYS, where, f"[[setup]] {index + 1}")
+    devices = _devices(entry.get("devices"), where)
+    name = _name(entry, where, " + ".join(Path(d).name for d in devices))
+    counts = entry.get("device_count")
+    if counts is None:
+        return [Setup(name=name, layout=_layout(entry, devices, where))]
+    if not isinstance(counts, list):
+        counts = [counts]
+    out = []
+    for count in counts:
+        if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= len(devices):
+            raise where.fail(
+                "device_count", f"device_count {count!r} must be between 1 and {len(devices)}"
+            )
+        out.append(Setup(f"{name} x{count}", layout=_layout(entry, devices[:count], where)))
+    return out
+
+
+def _name(entry: Mapping[str, Any], where: Where, default: str) -> str:
+    name = entry.get("name", default)
+    if not isinstance(name, str) or not name:
+        raise where.fail("name", f"set-up name must be a non-empty string, not {name!r}")
+    return name
+
+
+def _devices(value: object, where: Where) -> tuple[str, ...]:
+    items = value if isinstance(value, list) else [value]
+    if not items or not all(isinstance(d, str) and d.startswith("/dev/") for d in items):
+        raise where.fail("devices", 'devices must list block devices, e.g. ["/dev/nvme0n1"]')
+    if len(set(items)) != len(items):
+        raise where.fail("devices", "devices lists a device twice")
+    return tuple(items)
+
+
+def _choice(entry: Mapping[str, Any], key: str, choices: tuple[str, ...], where: Where) -> str:
+    value = entry.get(key, choices[0])
+    if value not in choices:
+        raise where.fail(
+            key, f"{key} = {value!r} is not allowed; choose one of {', '.join(choices)}"
+        )
+    return str(value)
+
+
+def _text(entry: Mapping[str, Any], key: str, where: Where) -> str | None:
+    value = entry.get(key)
+    if value is not None and not isinstance(value, str | int):
+        raise where.fail(key, f"{key} must be a string, not {value!r}")
+    return None if value is None else str(value)
+
+
+def _layout(entry: Mapping[str, Any], devices: tuple[str, ...], where: Where) -> Layout:
+    raid: RaidKind = _choice(entry, "raid", get_args(RaidKind), where)  # type: ignore[assignment]
+    default_fs = "btrfs" if raid == "btrfs" else "none"
+    fs_choices = (default_fs, *(f for f in get_args(FsKind) if f != default_fs))
+    filesystem: FsKind = _choice(entry, "filesystem", fs_choices, where)  # type: ignore[assignment]
+    if raid == "btrfs" and filesystem != "btrfs":
+        raise where.fail("filesystem", 'raid = "btrfs" builds a btrfs filesystem; drop filesystem')
+    level = _level(entry, raid, len(devices), where)
+    if raid == "none" and len(devices) > 1:
+        raise where.fail("raid", f"{len(devices)} devices need raid = btrfs, mdadm or lvm")
+    queue = entry.get("queue", {})
+    if not isinstance(queue, dict):
+        raise where.fail("queue", 'queue must be a table, e.g. queue = { scheduler = "none" }')
+    known_keys(queue, QUEUE_KEYS, where, "queue")
+    discard = entry.get("discard", False)
+    if not isinstance(discard, bool):
+        raise where.fail("discard", "discard must be true or false")
+    return Layout(
+        devices=devices,
+        raid=raid if level is not None or raid == "none" else "none",
+        level=level,
+        metadata=_text(entry, "metadata", where),
+        chunk=_text(entry, "chunk", where),
+        md_layout=_text(entry, "md_layout", where),
+        filesystem=filesystem,
+        mkfs_options=_text(entry, "mkfs_options", where) or "",
+        mount_options=_text(entry, "mount_options", where) or "",
+        queue={key: str(value) for key, value in queue.items()},
+        discard=discard,
+        setup_hook=_text(entry, "setup_hook", where),
+        teardown_hook=_text(entry, "teardown_hook", where),
+    )
+
+
+def _level(entry: Mapping[str, Any], raid: str, count: int, where: Where) -> str | None:
+    """The RAID level in the tool's own spelling; None when one device needs no RAID."""
+    if raid == "none":
+        if "level" in entry:
+            raise where.fail("level", 'level needs raid = "btrfs", "mdadm" or "lvm"')
+        return None
+    raw = str(entry.get("level", "raid0" if raid == "btrfs" else "0"))
+    level = (
+        raw.removeprefix("raid") if raid != "btrfs" else raw if not raw.isdigit() else f"raid{raw}"
+    )
+    levels = LEVELS[raid]
+    if level not in levels:
+        raise where.fail(
+            "level", f"level = {raw!r} is not a {raid} level; choose one of {', '.join(levels)}"
+        )
+    if count == 1 and raid == "btrfs":
+        return "single"
+    if count == 1:
+        return None  # one device of a device_count sweep: the plain device
+    if count < levels[level]:
+        raise where.fail(
+            "level", f"{raid} {raw} needs at least {levels[level]} devices, not {count}"
+        )
+    return level
