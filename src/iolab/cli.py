@@ -137,9 +137,11 @@ class ProgressListener:
         self.label = (
             f"case {index}/{total} {case.setup.name} · {case.workload.name} #{case.repetition}"
         )
+        o = case.workload.options
+        params = f"{o.get('rw')} bs={o.get('bs')} qd={o.get('iodepth')} jobs={o.get('numjobs')}"
         self.progress.update(
             self.task,
-            description=self.label,
+            description=f"{self.label} ({params})",
             total=total,
             completed=index - 1,
             eta=human_duration(eta_s),
