@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 import subprocess
 from collections.abc import Iterator
@@ -26,6 +27,7 @@ SWAPS = Path("/proc/swaps")
 SECTOR = 512
 MIB = 1024**2
 MAX_DEPTH = 8
+_OCTAL = re.compile(r"\\([0-7]{3})")
 
 JSONDict = dict[str, Any]
 
@@ -65,6 +67,8 @@ def name_of_majmin(majmin: str) -> str | None:
 
 def kernel_name(dev: str | Path) -> str:
     """The kernel name of a block device given as any path; TargetError if it is not one."""
+    if not os.path.exists(dev):
+        raise TargetError(f"{dev}: no such device; check the name (lsblk, ls /dev/disk/by-id)")
     majmin = majmin_of(dev)
     name = name_of_majmin(majmin) if majmin else None
     if name is None:
@@ -187,7 +191,8 @@ class Mount:
 
 
 def _unescape(text: str) -> str:
-    return text.encode().decode("unicode_escape") if "\\" in text else text
+    """mountinfo writes space, tab, newline and backslash as octal escapes (\\040)."""
+    return _OCTAL.sub(lambda m: chr(int(m.group(1), 8)), text)
 
 
 def mounts() -> list[Mount]:
@@ -429,9 +434,12 @@ def signatures(name: str) -> list[Signature]:
     if done.returncode != 0:
         reason = last_line(done.stderr) or f"exit status {done.returncode}"
         raise TargetError(f"{dev_path(name)}: cannot probe signatures (wipefs: {reason})")
-    if not done.stdout.strip():
-        return []
-    found = json.loads(done.stdout).get("signatures", [])
+    try:
+        found = json.loads(done.stdout or "{}").get("signatures", [])
+    except ValueError:
+        raise TargetError(
+            f"{dev_path(name)}: cannot probe signatures (wipefs printed no JSON)"
+        ) from None
     return [Signature(name, str(s.get("type")), str(s.get("offset"))) for s in found]
 
 

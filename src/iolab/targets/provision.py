@@ -72,7 +72,6 @@ class Step:
 
     argv: tuple[str, ...] = ()
     queue: tuple[str, str, str] | None = None  # (device path, key, value)
-    ok_codes: frozenset[int] = frozenset({0})
     hook: bool = False
 
     def shown(self) -> list[str]:
@@ -125,12 +124,16 @@ def queue_file(dev: str, key: str) -> str:
     return f"/sys/block/{disk}/queue/{key}"
 
 
-def _split_options(text: str, tool_prefix: str) -> list[str]:
+def _split_options(text: str, tool: str) -> list[str]:
+    """Free-text options as words; a leading tool name ("mkfs.xfs -f ...") is dropped."""
     try:
         words = shlex.split(text)
     except ValueError as error:
         raise TargetError(f"layout: cannot parse options {text!r}: {error}") from None
-    if words and words[0].startswith(tool_prefix):
+    family = tool.split(".", maxsplit=1)[0]
+    if words and (words[0] == family or words[0].startswith(family + ".")):
+        if words[0] not in (family, tool):
+            raise TargetError(f"layout: options start with {words[0]} but the tool is {tool}")
         words = words[1:]
     return words
 
@@ -235,7 +238,7 @@ def _discard_stage(layout: Layout) -> list[Stage]:
 
 def _btrfs_stage(layout: Layout) -> Stage:
     devs = layout.devices
-    argv = ["mkfs.btrfs", *_with_flag(_split_options(layout.mkfs_options, "mkfs"), "-f")]
+    argv = ["mkfs.btrfs", *_with_flag(_split_options(layout.mkfs_options, "mkfs.btrfs"), "-f")]
     data = _profile(layout.level, "data") if layout.raid == "btrfs" else None
     meta = _profile(layout.metadata, "metadata") if layout.raid == "btrfs" else None
     argv += ["-d", data] if data else []
@@ -294,7 +297,7 @@ def _mkfs_stage(layout: Layout, top: str) -> list[Stage]:
     if layout.filesystem == "none":
         return []
     tool = f"mkfs.{layout.filesystem}"
-    words = _split_options(layout.mkfs_options, "mkfs")
+    words = _split_options(layout.mkfs_options, tool)
     words = _with_flag(words, "-f" if layout.filesystem == "xfs" else "-F")
     return [Stage((Step((tool, *words, top)),), (Step(("wipefs", "-a", top)),))]
 
@@ -424,7 +427,7 @@ class _Runner:
             ) from None
         output = "\n".join(x for x in (done.stdout.strip(), done.stderr.strip()) if x)
         self.log.append((step.text(), done.returncode, output))
-        if done.returncode not in step.ok_codes:
+        if done.returncode != 0:
             reason = dv.last_line(done.stderr) or dv.last_line(done.stdout)
             reason = reason or f"exit status {done.returncode}"
             raise TargetError(f"{phase} step failed: {step.text()}: {reason}")
@@ -526,8 +529,9 @@ def build(
 
     Teardown undoes every started stage in reverse (queue values restored, unmount, RAID
     stopped, signatures iolab wrote wiped, teardown hook last), on success, failure or Ctrl-C.
-    A failing set-up step raises TargetError with the command's own last error line; a
-    failing teardown step raises one only when nothing else failed.
+    A failing set-up step raises TargetError with the command's own last error line. A
+    failing teardown step raises TargetError after a good run, is appended to a set-up
+    TargetError's message, and is added as a note to any other exception (Ctrl-C included).
     """
     validate(layout)
     safety.check(layout.devices, confirmed, wipe_signatures)
@@ -542,22 +546,33 @@ def build(
     }
     runner = _Runner(env)
     undo: list[tuple[Step, ...]] = []
-    failed = True
+    primary: BaseException | None = None
     try:
         for stage in plan:
             undo.append(_undo_now(stage, runner.queue_before))
             for step in stage.do:
                 runner.run(step, "set-up")
-        built = _built(layout, mountpoint, top_device(layout, md), runner)
-        yield built
-        failed = False
+        yield _built(layout, mountpoint, top_device(layout, md), runner)
+    except BaseException as error:
+        primary = error
+        raise
     finally:
         with _sigint_deferred() as caught:
             errors = _teardown(undo, runner)
-        if not failed and errors:
-            raise TargetError(f"{errors[0]}; check findmnt and losetup -a, and clean up by hand")
-        if not failed and caught:
-            raise KeyboardInterrupt
+        _after_teardown(primary, errors, bool(caught))
+
+
+def _after_teardown(primary: BaseException | None, errors: list[str], interrupted: bool) -> None:
+    """Report a failed teardown without hiding what failed first; re-raise a held Ctrl-C."""
+    if errors:
+        message = f"{errors[0]}; check findmnt and losetup -a and clean up by hand"
+        if primary is None:
+            raise TargetError(message)
+        if isinstance(primary, TargetError):
+            raise TargetError(f"{primary}; and {message}") from primary
+        primary.add_note(message)
+    if primary is None and interrupted:
+        raise KeyboardInterrupt
 
 
 def _built(layout: Layout, mountpoint: Path, top: str, runner: _Runner) -> Built:

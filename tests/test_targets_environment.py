@@ -1,0 +1,154 @@
+"""Host and target facts, checked against what the system itself reports."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from iolab.model import Layout
+from iolab.targets import devices as dv
+from iolab.targets import environment, provision
+from loopdevs import LoopDevs, loops_fixture, sh
+
+__all__ = ["loops_fixture"]
+
+MIB = 1024**2
+
+
+def test_host_keeps_its_keys_and_adds_topology() -> None:
+    host = environment.host("fio-3.33")
+    json.dumps(host)
+    for key in ("hostname", "cpu_model", "cpu_count", "memory_bytes", "kernel", "distro"):
+        assert host[key]
+    assert host["fio_version"] == "fio-3.33"
+    online = environment.parse_cpulist(Path("/sys/devices/system/cpu/online").read_text())
+    assert host["threads"] == len(online)
+    assert 1 <= host["sockets"] <= host["cores"] <= host["threads"]
+    assert "governor" in host
+    if Path("/sys/devices/system/node/node0").exists():
+        assert host["numa_nodes"] == len(host["numa"]) >= 1
+        assert sorted(c for node in host["numa"] for c in node["cpus"]) == online
+
+
+@pytest.mark.skipif(shutil.which("lscpu") is None, reason="lscpu (util-linux) is not installed")
+def test_host_topology_agrees_with_lscpu() -> None:
+    fields = {f["field"]: f["data"] for f in json.loads(sh("lscpu", "-J").stdout)["lscpu"]}
+    host = environment.host("")
+    sockets = int(fields["Socket(s):"])
+    per_socket = int(fields["Core(s) per socket:"])
+    per_core = int(fields["Thread(s) per core:"])
+    assert host["sockets"] == sockets
+    assert host["cores"] == sockets * per_socket
+    assert host["threads"] == sockets * per_socket * per_core
+
+
+def test_parse_cpulist() -> None:
+    assert environment.parse_cpulist("0-3,8,10-11\n") == [0, 1, 2, 3, 8, 10, 11]
+    assert environment.parse_cpulist("") == []
+
+
+def test_target_of_a_directory_matches_findmnt(workdir: Path) -> None:
+    facts = environment.target(workdir)
+    json.dumps(facts)
+    found = json.loads(sh("findmnt", "-J", "-T", str(workdir)).stdout)["filesystems"][0]
+    assert facts["path"] == str(workdir)
+    assert facts["filesystem"]["mountpoint"] == found["target"]
+    assert facts["filesystem"]["fstype"] == found["fstype"]
+    fs_layer = facts["stack"]["below"][0]
+    assert (fs_layer["layer"], fs_layer["mountpoint"]) == ("filesystem", found["target"])
+    if found["source"].startswith("/dev/"):
+        name = dv.kernel_name(found["source"])
+        assert facts["device"]["name"] == name
+        assert name in facts["devices"]
+        assert facts["disks"]
+
+
+def test_target_on_btrfs_raid_resolves_to_loops_and_their_files(
+    loops: LoopDevs, tmp_path: Path
+) -> None:
+    devs = (loops.make(256), loops.make(256))
+    layout = Layout(devices=devs, raid="btrfs", level="raid0", metadata="raid1")
+    with provision.build(layout, tmp_path / "mnt", confirmed=set(devs)) as built:
+        facts = environment.target(built.path.parent)
+    json.dumps(facts)
+    names = [Path(d).name for d in devs]
+    assert facts["raid"]["kind"] == "btrfs"
+    assert facts["raid"]["members"] == names
+    assert facts["raid"]["profiles"]["data"] == "RAID0"
+    assert facts["filesystem_params"]["profiles"]["metadata"] == "RAID1"
+    fs_layer = facts["stack"]["below"][0]
+    loops_below = {n["device"]: n for n in fs_layer["below"]}
+    assert sorted(loops_below) == sorted(names)
+    for dev in devs:
+        node = loops_below[Path(dev).name]
+        assert node["layer"] == "loop"
+        assert node["backing_file"] == str(loops.image(dev))
+        assert node["below"][0]["layer"] == "file"
+        assert node["below"][0]["path"] == str(loops.image(dev))
+        device = facts["devices"][Path(dev).name]
+        assert device["size_bytes"] == 256 * MIB
+        assert device["kind"] == "loop"
+        assert device["logical_block_size"] == int(
+            Path(f"/sys/block/{Path(dev).name}/queue/logical_block_size").read_text()
+        )
+
+
+def test_target_on_xfs_and_ext4_records_mkfs_parameters(loops: LoopDevs, tmp_path: Path) -> None:
+    xfs_dev, ext_dev = loops.make(320), loops.make(128)
+    xfs = Layout(
+        devices=(xfs_dev,),
+        filesystem="xfs",
+        mkfs_options="-b size=4096 -i size=512 -l size=64m",
+        mount_options="noatime,logbufs=8",
+    )
+    ext4 = Layout(devices=(ext_dev,), filesystem="ext4", mkfs_options="-q -I 512")
+    with provision.build(xfs, tmp_path / "x", confirmed={xfs_dev}):
+        x = environment.target(tmp_path / "x")
+    with provision.build(ext4, tmp_path / "e", confirmed={ext_dev}):
+        e = environment.target(tmp_path / "e")
+    assert x["filesystem"]["fstype"] == "xfs"
+    assert "logbufs=8" in x["filesystem"]["options"].split(",")
+    params = x["filesystem_params"]
+    assert (params["block_size"], params["inode_size"], params["log_bytes"]) == (
+        4096,
+        512,
+        64 * MIB,
+    )
+    assert x["raid"] is None
+    assert e["filesystem_params"]["tool"] == "tune2fs"
+    assert e["filesystem_params"]["inode_size"] == 512
+
+
+def test_partition_start_alignment_is_reported(loops: LoopDevs) -> None:
+    dev = loops.make(64, partitions=[(2048, 8192), (10241, 8192)])
+    aligned, skewed = dv.facts(Path(f"{dev}p1").name), dv.facts(Path(f"{dev}p2").name)
+    assert (aligned.start_bytes, aligned.aligned_1mib) == (MIB, True)
+    assert (skewed.start_bytes, skewed.aligned_1mib) == (10241 * 512, False)
+    assert aligned.disk == Path(dev).name
+    whole = dv.facts(Path(dev).name)
+    assert whole.partitions == (f"{Path(dev).name}p1", f"{Path(dev).name}p2")
+    assert whole.start_bytes is None
+    assert dv.stack(aligned.name)["below"][0]["device"] == Path(dev).name
+
+
+def test_optional_tools_are_used_when_present_and_never_required(
+    loops: LoopDevs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dev = loops.make(64)
+    name = Path(dev).name
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert environment.smart_facts(name) is None
+    assert environment.filesystem_params("xfs", dev, None) == {
+        "tool": "xfs_info",
+        "error": "xfs_info not installed",
+    }
+    stub = tmp_path / "smartctl"
+    stub.write_text(
+        f"#!/bin/sh\necho \"$@\" > {tmp_path}/args\necho 'Smartctl open failed' >&2\nexit 2\n"
+    )
+    stub.chmod(0o755)
+    assert environment.smart_facts(name) == {"error": "Smartctl open failed"}
+    assert (tmp_path / "args").read_text().split() == ["-i", "-H", "-j", dev]
