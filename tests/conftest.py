@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import signal
+import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -22,6 +25,27 @@ def run_iolab(*args: str, cwd: Path, check: bool = False) -> subprocess.Complete
     if check and done.returncode != 0:
         raise AssertionError(f"iolab {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
     return done
+
+
+def ctrl_c_when(args: list[str], cwd: Path, ready: Callable[[], bool]) -> tuple[int, str]:
+    """Start `iolab ARGS`, press Ctrl-C (SIGINT) once `ready()` holds; its exit code and stderr."""
+    child = subprocess.Popen([*IOLAB, *args], cwd=cwd, text=True,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and child.poll() is None and not ready():
+        time.sleep(0.1)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=60)
+    return child.returncode, err
+
+
+def stored_cases(db: Path) -> list[tuple[str, str, int, str]]:
+    """(setup, workload, repetition, status) of every stored case, in the order stored."""
+    if not db.exists():
+        return []
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT setup, workload, repetition, status FROM cases ORDER BY id")
+        return list(rows)
 
 
 @pytest.fixture

@@ -156,10 +156,9 @@ def test_report_formats_and_baseline(workdir: Path) -> None:
     csv_file = workdir / "out.csv"
     run_iolab("report", "1", "--format", "csv", "-o", str(csv_file), cwd=workdir, check=True)
     lines = csv_file.read_text().splitlines()
-    assert lines[0] == "workload,setup,value,unit"
-    assert (
-        len(lines) == 3 and lines[1].startswith("4k randread,here,") and lines[1].endswith(",IOPS")
-    )
+    assert lines[0] == "workload,metric,setup,value,unit,n,ci95_low,ci95_high,cov_pct,flags"
+    assert len(lines) == 3 and lines[1].startswith("4k randread,IOPS,here,")
+    assert lines[1].split(",")[4] == "IOPS" and float(lines[1].split(",")[3]) > 0
     one_line_error(run_iolab("report", "--baseline", "nope", cwd=workdir), "'nope' is not a set-up")
     one_line_error(run_iolab("report", "7", cwd=workdir), "has no run 7")
     runs = run_iolab("runs", cwd=workdir, check=True).stdout

@@ -27,12 +27,20 @@ def test_every_documented_command_exists() -> None:
     assert used <= set(main.commands), used - set(main.commands)
 
 
-def test_the_readme_plan_is_valid() -> None:
-    block = re.search(r"```toml\n(.*?)```", README, flags=re.DOTALL)
-    assert block is not None
-    the_plan = plan.parse_plan(block.group(1), "README.md")
+def test_the_readme_plans_are_valid() -> None:
+    blocks = re.findall(r"```toml\n(.*?)```", README, flags=re.DOTALL)
+    full = next(b for b in blocks if "[[workload]]" in b)
+    the_plan = plan.parse_plan(full, "README.md")
     assert [s.name for s in the_plan.setups] == ["ssd", "raid0"]
     assert len(the_plan.workloads) == 6 and the_plan.repeat == 3 and the_plan.baseline == "ssd"
+    devices = next(b for b in blocks if "devices = " in b)
+    built = plan.parse_plan(devices + '[[workload]]\nrw = "read"\n', "README.md").setups
+    assert [s.name for s in built] == [
+        "xfs on one SSD",
+        "md raid0 x1",
+        "md raid0 x2",
+        "md raid0 x4",
+    ]
 
 
 def test_the_preset_table_lists_every_preset() -> None:

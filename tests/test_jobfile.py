@@ -15,13 +15,13 @@ from iolab.fio import info, jobfile
 def test_every_option_of_every_preset_reaches_fio(name: str, workdir: Path) -> None:
     the_plan = plan.load_preset(name, plan.Overrides(target=str(workdir)))
     campaign = runner.build(the_plan, info.probe(), probe_write=False)
-    jobs = [step.job for step in campaign.steps]
+    jobs = [campaign.preview(step) for step in campaign.steps]
     seen = jobfile.read_back(jobfile.render(jobs))
     assert len(seen) == len(jobs)
     for job, fio_view in zip(jobs, seen, strict=True):
         expected = {key: jobfile.fio_value(value) for key, value in job.options.items()}
         assert fio_view == expected, job.name
-    zeros = [s.job for s in campaign.steps if s.job.options.get("direct") == 0]
+    zeros = [job for job in jobs if job.options.get("direct") == 0]
     if name == "dd-bonnie-2009":
         assert zeros, "direct=0 must be written, not dropped"
 
@@ -29,7 +29,8 @@ def test_every_option_of_every_preset_reaches_fio(name: str, workdir: Path) -> N
 def test_auto_values_are_resolved(workdir: Path) -> None:
     the_plan = plan.load_preset("quick", plan.Overrides(target=str(workdir)))
     fio = info.probe()
-    options = runner.build(the_plan, fio, probe_write=False).steps[0].job.options
+    campaign = runner.build(the_plan, fio, probe_write=False)
+    options = campaign.preview(campaign.steps[0]).options
     assert options["ioengine"] == fio.default_engine in ("io_uring", "libaio", "psync")
     assert options["filename"] == str(workdir.resolve() / "iolab.testfile")
     assert str(options["size"]).endswith("m") and options["size"] != "0m"

@@ -159,11 +159,12 @@ def test_sample_logs_add_jobs_and_average_latency(tmp_path: Path) -> None:
     (tmp_path / "samples_lat.1.log").write_text("1000, 2000, 1, 4096, 0\n")
     (tmp_path / "samples_lat.2.log").write_text("1000, 4000, 1, 4096, 0\n")
     (tmp_path / "samples_bw.1.log").write_text("1000, 4, 0, 4096, 0\n")
+    (tmp_path / "samples_bw.2.log").write_text("1000, 4, 0, 4096, 0\n3000, 2, 0, 4096, 0\n")
     got = {(s.metric, s.direction, s.time_ms): s.value
            for s in parse.samples(sorted(tmp_path.glob("*.log")), 1000)}  # fmt: skip
     assert got == {
         ("iops", "read", 1000): 150, ("iops", "read", 2000): 170,
-        ("lat", "write", 1000): 3000, ("bw", "read", 1000): 4096,
+        ("lat", "write", 1000): 3000, ("bw", "read", 1000): 8192,
     }  # fmt: skip
 
 

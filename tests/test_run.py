@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import signal
-import sqlite3
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import IOLAB, needs_root, run_iolab
+from conftest import ctrl_c_when, needs_root, run_iolab, stored_cases
 
 PLAN = """
 name = "e2e"
@@ -47,10 +44,7 @@ def e2e(workdir: Path) -> Path:
     return workdir
 
 
-def stored(db: Path) -> list[tuple[str, str, int, str]]:
-    with sqlite3.connect(db) as con:
-        rows = con.execute("SELECT setup, workload, repetition, status FROM cases ORDER BY id")
-        return list(rows)
+stored = stored_cases
 
 
 def fio_running() -> list[str]:
@@ -75,16 +69,10 @@ def test_full_run_stores_every_case_and_prints_the_table(e2e: Path) -> None:
 
 def test_ctrl_c_keeps_finished_cases_and_resume_completes_without_duplicates(e2e: Path) -> None:
     db = e2e / "iolab.db"
-    child = subprocess.Popen([*IOLAB, "run", "plan.toml"], cwd=e2e, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if db.exists() and len(stored(db)) >= 3 and fio_running():
-            break
-        time.sleep(0.1)
-    child.send_signal(signal.SIGINT)
-    _, err = child.communicate(timeout=30)
-    assert child.returncode == 130, err
+    code, err = ctrl_c_when(
+        ["run", "plan.toml"], e2e, lambda: len(stored(db)) >= 3 and bool(fio_running())
+    )
+    assert code == 130, err
     assert "resume with: iolab run --resume 1" in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     kept = stored(db)
@@ -102,13 +90,9 @@ def test_ctrl_c_keeps_finished_cases_and_resume_completes_without_duplicates(e2e
 
 
 def test_resume_by_run_id(e2e: Path) -> None:
-    child = subprocess.Popen([*IOLAB, "run", "plan.toml", "--runtime", "1"], cwd=e2e,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
     db = e2e / "iolab.db"
-    while not (db.exists() and stored(db)):
-        time.sleep(0.1)
-    child.send_signal(signal.SIGINT)
-    child.wait(timeout=30)
+    code, _ = ctrl_c_when(["run", "plan.toml", "--runtime", "1"], e2e, lambda: bool(stored(db)))
+    assert code == 130
     report = run_iolab("report", cwd=e2e, check=True).stdout
     assert "incomplete:" in report and "iolab run --resume 1" in report
     done = run_iolab("run", "--resume", "1", cwd=e2e, check=True)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -14,15 +16,18 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
 from iolab import __version__, plan, runner
-from iolab.errors import Interrupted, IolabError, PlanError
+from iolab.errors import Interrupted, IolabError, PlanError, TargetError
 from iolab.fio import info, jobfile
 from iolab.fio.parse import Status
 from iolab.model import Case, Plan, Result
 from iolab.report import csv as csv_format
-from iolab.report import markdown, terminal
+from iolab.report import data as report_data
+from iolab.report import document as report_document
+from iolab.report import env_text, markdown, terminal
 from iolab.report import model as report_model
+from iolab.report import output as report_output
 from iolab.store import RunRow, Store
-from iolab.targets import environment
+from iolab.targets import devices, environment, provision
 from iolab.units import human_bytes, human_duration
 
 DEFAULT_DB = "iolab.db"
@@ -33,6 +38,7 @@ FORMATS: dict[str, Callable[[report_model.Table], str]] = {
     "table": terminal.render,
     "markdown": markdown.render,
     "csv": csv_format.render,
+    "html": report_model.render_html,
 }
 
 err = Console(stderr=True, highlight=False)
@@ -175,6 +181,16 @@ class ProgressListener:
 @db_option
 @click.option("--resume", "resume_id", type=int, metavar="RUN", help="Finish stored run RUN.")
 @click.option("--new", "force_new", is_flag=True, help="Start a new run even if one can resume.")
+@click.option(
+    "--yes-destroy",
+    "destroy",
+    multiple=True,
+    metavar="DEVICE",
+    help="Allow writing to DEVICE (repeat per device); otherwise iolab asks.",
+)
+@click.option(
+    "--wipe-signatures", is_flag=True, help="Allow wiping filesystem/partition signatures."
+)
 def run(
     plan_file: str | None,
     preset: str | None,
@@ -185,6 +201,8 @@ def run(
     db: str,
     resume_id: int | None,
     force_new: bool,
+    destroy: tuple[str, ...],
+    wipe_signatures: bool,
 ) -> None:
     """Run a plan (default: the quick preset here) and print its table.
 
@@ -203,7 +221,8 @@ def run(
         overrides = _overrides(target, size, runtime, repeat)
         the_plan = _load(plan_file, preset, overrides)
     fio = info.probe()
-    campaign = runner.build(the_plan, fio)
+    consent = _consent(the_plan, destroy, wipe_signatures)
+    campaign = runner.build(the_plan, fio, consent)
     runner.check(campaign)
     with Store(db) as store:
         run_id = _pick_run(store, campaign, resume_id, force_new, overrides, out)
@@ -216,6 +235,26 @@ def run(
                 f"{len(failed)} of {len(results)} cases failed (fio's errors above)",
                 EXIT_CASES_FAILED,
             )
+
+
+def _consent(the_plan: Plan, named: tuple[str, ...], wipe: bool) -> runner.Consent:
+    """The devices the user agreed to destroy: by flag, or at a prompt showing each device."""
+    wanted = [d for s in the_plan.setups if s.layout for d in s.layout.devices]
+    for device in named:
+        if device not in wanted:
+            raise TargetError(
+                f"--yes-destroy {device}: the plan does not use it; name only the plan's devices"
+            )
+    confirmed = set(named)
+    for device in dict.fromkeys(wanted):
+        if device in confirmed or not sys.stdin.isatty():
+            continue
+        err.print(f"iolab will destroy all data on {devices.describe(device)}", markup=False)
+        answer = click.prompt(f"type {device} to go on", default="", show_default=False)
+        if answer != device:
+            raise TargetError(f"{device} was not confirmed; nothing was written")
+        confirmed.add(device)
+    return runner.Consent(frozenset(confirmed), wipe)
 
 
 def _existing(db: str) -> str:
@@ -290,6 +329,11 @@ def show(
 ) -> None:
     """Print a plan's expanded matrix, one line per case; runs nothing."""
     the_plan = _load(plan_file, preset, _overrides(target, size, runtime, repeat))
+    for setup in the_plan.setups:
+        if setup.layout is not None:
+            click.echo(f"# set-up {setup.name!r} is built and torn down with:")
+            for command in provision.commands(setup.layout, runner.mountpoint(setup)):
+                click.echo(f"#   {shlex.join(command)}")
     if not show_fio:
         for number, case in enumerate(the_plan.cases(), start=1):
             options = " ".join(f"{k}={v}" for k, v in case.workload.options.items())
@@ -297,8 +341,9 @@ def show(
             click.echo(f"{number:>4}  {where}  {options}")
         return
     campaign = runner.build(the_plan, info.probe(), probe_write=False)
+    click.echo("# one fio invocation per section; iolab runs them one at a time\n")
     for step in campaign.steps:
-        click.echo(jobfile.render([step.job]))
+        click.echo(jobfile.render([campaign.preview(step)]))
 
 
 @main.command()
@@ -331,7 +376,7 @@ def runs(db: str) -> None:
 
 
 @main.command()
-@click.argument("run_id", required=False, type=int, metavar="[RUN]")
+@click.argument("run_ids", nargs=-1, type=int, metavar="[RUN]...")
 @db_option
 @click.option(
     "--format", "fmt", type=click.Choice(list(FORMATS)), default="table", show_default=True
@@ -345,17 +390,170 @@ def runs(db: str) -> None:
     help="auto: IOPS up to 64 KiB blocks, MB/s above.",
 )
 @click.option("-o", "--output", default="-", metavar="FILE", help="Write here; '-' is stdout.")
+@click.option(
+    "--charts",
+    metavar="LIST",
+    default="auto",
+    show_default=True,
+    help=f"Charts to draw: auto, none, or a comma list of {','.join(report_model.CHART_KINDS)}.",
+)
+@click.option("--skip-charts", metavar="LIST", help="Chart kinds to leave out of auto's choice.")
+@click.option(
+    "--x",
+    "x_field",
+    metavar="FIELD",
+    help="Workload field on the x axis of scaling charts (default: the swept one).",
+)
+@click.option(
+    "--y",
+    "y_metric",
+    type=click.Choice(report_model.Y_METRICS),
+    default="auto",
+    show_default=True,
+    help="Metric on the y axis of scaling charts.",
+)
+@click.option(
+    "--lines",
+    type=click.Choice(["auto", "setup", "pattern"]),
+    default="auto",
+    show_default=True,
+    help="Scaling charts: one line per set-up, or per pattern (auto: per set-up if several).",
+)
+@click.option(
+    "--image-format",
+    type=click.Choice(["png", "svg"]),
+    default="png",
+    show_default=True,
+    help="Format of the images written beside a Markdown report.",
+)
+@click.option(
+    "--export",
+    "export_dir",
+    metavar="DIR",
+    help="Also write every chart as PNG and SVG, and every table as CSV, into DIR.",
+)
 def report(
-    run_id: int | None, db: str, fmt: str, baseline: str | None, metric: str, output: str
+    run_ids: tuple[int, ...],
+    db: str,
+    fmt: str,
+    baseline: str | None,
+    metric: str,
+    output: str,
+    charts: str,
+    skip_charts: str | None,
+    x_field: str | None,
+    y_metric: str,
+    lines: str,
+    image_format: str,
+    export_dir: str | None,
 ) -> None:
-    """Render a stored run (default: the latest) as a table, Markdown or CSV."""
+    """Render stored runs (default: the latest) as a table, Markdown, CSV or HTML.
+
+    Several runs are shown side by side. HTML is one self-contained page with interactive
+    charts; Markdown written to a file gets its charts as images beside it.
+    """
+
+    drawn = fmt in ("markdown", "html") or export_dir is not None
+    kinds = report_document.parse_kinds(charts, "--charts") if drawn else ()
+    skipped = report_document.parse_kinds(skip_charts, "--skip-charts") or ()
     with Store(_existing(db)) as store:
-        text = _table_text(store, run_id, baseline, metric, fmt)
+        data = report_data.load(store, list(run_ids), samples=drawn, histograms=drawn)
+    single = data.runs[0] if len(data.runs) == 1 else None
+    options = report_document.Options(
+        metric=metric if metric != "auto" or single is None else single.metric,
+        baseline=baseline or (single.baseline if single else None),
+        charts=kinds,
+        skip=skipped,
+        x=x_field,
+        y=y_metric,
+        lines=lines,
+    )
+    _emit(report_document.build(data, options), fmt, output, image_format, export_dir)
+
+
+# ---------------------------------------------------------------- compare
+
+
+@main.command()
+@click.argument("run_ids", nargs=-1, type=int, required=True, metavar="RUN_A RUN_B [RUN]...")
+@db_option
+@click.option(
+    "--format", "fmt", type=click.Choice(list(FORMATS)), default="table", show_default=True
+)
+@click.option(
+    "--metric",
+    type=click.Choice(["auto", "iops", "bw"]),
+    default="auto",
+    show_default=True,
+    help="auto: IOPS up to 64 KiB blocks, MB/s above.",
+)
+@click.option("-o", "--output", default="-", metavar="FILE", help="Write here; '-' is stdout.")
+@click.option(
+    "--image-format",
+    type=click.Choice(["png", "svg"]),
+    default="png",
+    show_default=True,
+    help="Format of the images written beside a Markdown report.",
+)
+@click.option(
+    "--export",
+    "export_dir",
+    metavar="DIR",
+    help="Also write every chart as PNG and SVG, and every table as CSV, into DIR.",
+)
+def compare(
+    run_ids: tuple[int, ...],
+    db: str,
+    fmt: str,
+    metric: str,
+    output: str,
+    image_format: str,
+    export_dir: str | None,
+) -> None:
+    """Compare runs against the first: each change with its 95% interval, marked "not
+    significant" where the interval includes 0; says what differs in their environments."""
+
+    with Store(_existing(db)) as store:
+        data = report_data.load(store, list(run_ids), samples=False, histograms=False)
+    _emit(report_document.compare(data, metric), fmt, output, image_format, export_dir)
+
+
+def _emit(
+    document: Any,
+    fmt: str,
+    output: str,
+    image_format: str,
+    export_dir: str | None,
+) -> None:
+    """Render, then write to stdout or a file (with its images beside it), and export."""
+
+    rendered = report_output.render(document, fmt, output, image_format)
+    if export_dir is not None:
+        files = report_output.exported(document)
+        report_output.write_files(Path(export_dir), files)
+        err.print(
+            f"wrote {len(files)} files (charts: PNG and SVG; tables: CSV) in {export_dir}",
+            soft_wrap=True,
+        )
     if output == "-":
-        click.echo(text, nl=False)
+        click.echo(rendered.text, nl=False)
         return
-    try:
-        Path(output).write_text(text)
-    except OSError as error:
-        raise IolabError(f"cannot write {output}: {error.strerror}") from None
-    err.print(f"wrote {output} ({human_bytes(len(text.encode()))})")
+    report_output.write(rendered, output)
+    size = human_bytes(len(rendered.text.encode()))
+    extra = f" and {len(rendered.files)} images in {report_output.images_folder(output)}/"
+    err.print(f"wrote {output} ({size}){extra if rendered.files else ''}", soft_wrap=True)
+
+
+@main.command()
+@click.argument("path", required=False, default=".", metavar="[PATH]")
+@click.option("--json", "as_json", is_flag=True, help="Print it as JSON, for scripts.")
+def env(path: str, as_json: bool) -> None:
+    """Print the host and what PATH lives on: filesystem, RAID, devices, their settings."""
+    target = Path(path)
+    if not target.exists():
+        raise TargetError(f"{path} does not exist; give a file, directory or device")
+    facts = {"host": environment.host(info.probe().version), "target": environment.target(target)}
+    if as_json:
+        click.echo(json.dumps(facts, indent=2, default=str))
+        return
+    click.echo(env_text.render(facts), nl=False)

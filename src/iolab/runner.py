@@ -6,24 +6,26 @@ import contextlib
 import shutil
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from iolab.errors import Interrupted
+from iolab.errors import Interrupted, TargetError
 from iolab.fio import jobfile, local, parse
 from iolab.fio.info import FioInfo
 from iolab.fio.parse import Status
-from iolab.model import Case, CaseMetrics, FioValue, Plan, Result, Warning
+from iolab.model import Case, CaseMetrics, FioValue, Plan, Result, Setup, Warning
 from iolab.store import Store
-from iolab.targets import environment
-from iolab.targets.path import Prepared, prepare
+from iolab.targets import environment, provision, safety
+from iolab.targets.environment import JSONDict
+from iolab.targets.path import TEST_FILE, Prepared, prepare
 from iolab.units import parse_seconds, parse_size
 
 ENDED_EARLY_SHARE = 0.95
 CPU_BOUND_PERCENT = 90.0
 TIMEOUT_MARGIN_S = 600
+MOUNT_ROOT = Path("/run/iolab")
 
 
 class Listener(Protocol):
@@ -36,50 +38,85 @@ class Listener(Protocol):
 
 @dataclass(frozen=True)
 class Step:
-    """One case ready to run: its fully resolved fio job."""
+    """One case in the matrix: its workload options, with "auto" values still to resolve."""
 
     case: Case
     position: int
-    job: jobfile.Job
 
     @property
     def planned_s(self) -> float:
-        options = self.job.options
+        options = self.case.workload.options
         if options.get("time_based") != 1:
             return 0.0
         return float(
             parse_seconds(options.get("runtime", 0)) + parse_seconds(options.get("ramp_time", 0))
         )
 
-
-@dataclass
-class Campaign:
-    """A plan checked against this host: targets prepared, jobs resolved."""
-
-    plan: Plan
-    fio: FioInfo
-    targets: dict[str, Prepared]
-    steps: list[Step] = field(default_factory=list)
-
-
-def build(plan: Plan, fio: FioInfo, probe_write: bool = True) -> Campaign:
-    """Check every target and resolve every job; raises before anything is written."""
-    targets = {setup.name: prepare(setup, probe_write) for setup in plan.setups}
-    campaign = Campaign(plan, fio, targets)
-    positions = {w.name: i for i, w in enumerate(plan.workloads)}
-    largest: dict[str, int] = {}
-    for case in plan.cases():
-        target = targets[case.setup.name]
-        options = resolve(case, target, fio)
-        largest[case.setup.name] = max(largest.get(case.setup.name, 0), parse_size(options["size"]))
+    def job(self, target: Prepared, fio: FioInfo) -> jobfile.Job:
+        """The fio job for this case on a target that is ready."""
+        case = self.case
         comment = (
             f"iolab case {case.key}: set-up {case.setup.name!r}, "
             f"workload {case.workload.name!r}, repetition {case.repetition}"
         )
-        job = jobfile.Job(case.workload.name, options, comment)
-        campaign.steps.append(Step(case, positions[case.workload.name], job))
-    for name, size in largest.items():
-        targets[name].check_room(size)
+        return jobfile.Job(case.workload.name, resolve(case, target, fio), comment)
+
+
+@dataclass(frozen=True)
+class Consent:
+    """What the user allowed for block devices: which may be destroyed, and signature wiping."""
+
+    devices: frozenset[str] = frozenset()
+    wipe_signatures: bool = False
+
+
+@dataclass
+class Campaign:
+    """A plan checked against this host: path targets prepared, device set-ups vetted."""
+
+    plan: Plan
+    fio: FioInfo
+    consent: Consent
+    paths: dict[str, Prepared]
+    steps: list[Step] = field(default_factory=list)
+
+    def preview(self, step: Step) -> jobfile.Job:
+        """The job as it will run; on a set-up still to build, its planned file and sizes."""
+        setup = step.case.setup
+        if setup.name in self.paths:
+            return step.job(self.paths[setup.name], self.fio)
+        planned = Prepared(setup, mountpoint(setup) / TEST_FILE, owned=True, free_bytes=0)
+        options = dict(step.case.workload.options)
+        options["filename"] = str(planned.filename)
+        if options.get("ioengine") == "auto":
+            options["ioengine"] = self.fio.default_engine
+        return jobfile.Job(step.case.workload.name, jobfile.with_logs(options, "samples"))
+
+
+def mountpoint(setup: Setup) -> Path:
+    """Where a set-up built on devices is mounted while its cases run."""
+    return MOUNT_ROOT / jobfile.section_name(setup.name)
+
+
+def build(
+    plan: Plan, fio: FioInfo, consent: Consent | None = None, probe_write: bool = True
+) -> Campaign:
+    """Check every target before anything is written: paths, room, and device safety."""
+    consent = consent or Consent()
+    paths = {s.name: prepare(s, probe_write) for s in plan.setups if s.layout is None}
+    for setup in plan.setups:
+        if setup.layout is not None:
+            provision.validate(setup.layout)
+            if probe_write:
+                safety.check(setup.layout.devices, consent.devices, consent.wipe_signatures)
+    campaign = Campaign(plan, fio, consent, paths)
+    positions = {w.name: i for i, w in enumerate(plan.workloads)}
+    campaign.steps = [Step(case, positions[case.workload.name]) for case in plan.cases()]
+    for name, target in paths.items():
+        sizes = [s.case.workload.options.get("size") for s in campaign.steps]
+        explicit = [parse_size(v) for v, s in zip(sizes, campaign.steps, strict=True)
+                    if v != "auto" and s.case.setup.name == name]  # fmt: skip
+        target.check_room(max(explicit, default=0))
     return campaign
 
 
@@ -88,7 +125,10 @@ def resolve(case: Case, target: Prepared, fio: FioInfo) -> dict[str, FioValue]:
     options: dict[str, FioValue] = {"filename": str(target.filename)}
     options.update(case.workload.options)
     if options.get("size") == "auto":
-        options["size"] = f"{target.auto_size() // 1024**2}m"
+        if target.raw:
+            del options["size"]  # the whole device, as fio does by default
+        else:
+            options["size"] = f"{target.auto_size() // 1024**2}m"
     if options.get("ioengine") == "auto":
         options["ioengine"] = fio.default_engine
     return jobfile.with_logs(options, "samples")
@@ -96,37 +136,98 @@ def resolve(case: Case, target: Prepared, fio: FioInfo) -> dict[str, FioValue]:
 
 def check(campaign: Campaign) -> None:
     """fio's own parse of every job, so a bad pass-through option stops the run before it starts."""
-    places = [f"{campaign.plan.source}: workload {s.case.workload.name!r}" for s in campaign.steps]
-    jobfile.check([s.job for s in campaign.steps], places, campaign.fio.path)
+    jobs, places = [], []
+    for step in campaign.steps:
+        job = campaign.preview(step)
+        if job.options.get("size") == "auto":
+            job = jobfile.Job(job.name, {**job.options, "size": "1m"})
+        jobs.append(job)
+        places.append(f"{campaign.plan.source}: workload {step.case.workload.name!r}")
+    jobfile.check(jobs, places, campaign.fio.path)
+
+
+@contextlib.contextmanager
+def placed(
+    setup: Setup, campaign: Campaign, record: Callable[[JSONDict], None]
+) -> Iterator[Prepared]:
+    """The set-up's target, ready for fio; removed or torn down afterwards, always."""
+    if setup.layout is None:
+        target = campaign.paths[setup.name]
+        record({"target": environment.target(target.filename)})
+        try:
+            yield target
+        finally:
+            target.cleanup()
+        return
+    consent = campaign.consent
+    built_log: list[provision.LogEntry] = []
+    facts: JSONDict = {}
+    try:
+        with provision.build(
+            setup.layout, mountpoint(setup), confirmed=consent.devices,
+            wipe_signatures=consent.wipe_signatures,
+        ) as built:  # fmt: skip
+            built_log, facts = built.log, built.facts
+            filename = Path(":".join(str(p) for p in built.paths)) if built.raw else built.path
+            free = shutil.disk_usage(built.mountpoint).free if built.mountpoint else 0
+            target = Prepared(setup, filename, owned=not built.raw, free_bytes=free, raw=built.raw)
+            record(
+                {"target": environment.target(built.path), "layout": facts, "log": _log(built_log)}
+            )
+            yield target
+    finally:
+        if built_log:
+            record({"layout": facts, "log": _log(built_log)})
+
+
+def _log(entries: Iterable[provision.LogEntry]) -> list[JSONDict]:
+    return [{"command": c, "returncode": rc, "output": out} for c, rc, out in entries]
 
 
 def execute(campaign: Campaign, store: Store, run_id: int, listener: Listener) -> list[Result]:
-    """Run every case not yet stored for this run; teardown always runs."""
+    """Run every case not yet stored for this run, set-up by set-up; teardown always runs."""
     done = store.done_keys(run_id)
     todo = [s for s in campaign.steps if s.case.key not in done]
     results: list[Result] = []
     overhead: list[float] = []
+    environments: dict[str, JSONDict] = {}
+
+    def record(name: str) -> Callable[[JSONDict], None]:
+        def save(facts: JSONDict) -> None:
+            environments.setdefault(name, {}).update(facts)
+            store.set_setup_environment(run_id, name, environments[name])
+
+        return save
+
     try:
         for setup in campaign.plan.setups:
             steps = [s for s in todo if s.case.setup.name == setup.name]
             if not steps:
                 continue
-            target = campaign.targets[setup.name]
-            store.set_setup_environment(run_id, setup.name, environment.target(target.filename))
+            ran: list[Step] = []
             try:
-                for step in steps:
-                    index = len(done) + len(results) + 1
-                    remaining = todo[todo.index(step) :]
-                    listener.case_started(
-                        index, len(campaign.steps), step.case, _eta(remaining, overhead)
-                    )
-                    result = run_step(step, campaign.fio, listener)
+                with placed(setup, campaign, record(setup.name)) as target:
+                    for step in steps:
+                        index = len(done) + len(results) + 1
+                        eta = _eta(todo[todo.index(step) :], overhead)
+                        listener.case_started(index, len(campaign.steps), step.case, eta)
+                        result = run_step(
+                            step, step.job(target, campaign.fio), campaign.fio.path, listener
+                        )
+                        store.save(run_id, result, step.position)
+                        results.append(result)
+                        ran.append(step)
+                        overhead.append(result.ended_at - result.started_at - step.planned_s)
+                        listener.case_finished(result)
+            except TargetError as error:
+                left = [s for s in steps if s not in ran]
+                if not left:
+                    raise
+                for step in left:
+                    result = _setup_failed(step, f"set-up {setup.name!r} failed: {error}")
                     store.save(run_id, result, step.position)
                     results.append(result)
-                    overhead.append(result.ended_at - result.started_at - step.planned_s)
                     listener.case_finished(result)
-            finally:
-                target.cleanup()
     except KeyboardInterrupt:
         store.finish_run(run_id, "interrupted")
         kept = len(done) + len(results)
@@ -139,42 +240,49 @@ def execute(campaign: Campaign, store: Store, run_id: int, listener: Listener) -
     return results
 
 
+def _setup_failed(step: Step, message: str) -> Result:
+    now = time.time()
+    return Result(case=step.case, status="failed", started_at=now, ended_at=now, error=message)
+
+
 def _eta(remaining: Iterable[Step], overhead: list[float]) -> float:
     steps = list(remaining)
     per_case = sum(overhead) / len(overhead) if overhead else 1.0
     return sum(s.planned_s for s in steps) + per_case * len(steps)
 
 
-def run_step(step: Step, fio: FioInfo, listener: Listener) -> Result:
+def run_step(step: Step, job: jobfile.Job, fio: str, listener: Listener) -> Result:
     """Run one case's fio job in a scratch directory and turn what fio left into a Result."""
     workdir = Path(tempfile.mkdtemp(prefix="iolab-case-"))
-    text = jobfile.render([step.job])
+    text = jobfile.render([job])
     job_path = workdir / "job.fio"
     job_path.write_text(text)
     started = time.time()
     timeout = step.planned_s + TIMEOUT_MARGIN_S if step.planned_s else None
     try:
-        outcome = local.run(fio.path, job_path, workdir, listener.status, timeout)
-        return _result(step, outcome, text, started)
+        outcome = local.run(fio, job_path, workdir, listener.status, timeout)
+        return _result(step, job, outcome, text, started)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def _result(step: Step, outcome: local.Outcome, text: str, started: float) -> Result:
+def _result(
+    step: Step, job: jobfile.Job, outcome: local.Outcome, text: str, started: float
+) -> Result:
     base = {"case": step.case, "started_at": started, "ended_at": time.time(), "job_file": text}
     problem = failure(outcome)
     raw = outcome.json_text or None
     if problem:
         return Result(status="failed", error=problem, raw_json=raw, **base)  # type: ignore[arg-type]
     metrics = parse.metrics(parse.load_json(outcome.json_text))
-    interval = step.job.options.get("log_avg_msec")
+    interval = job.options.get("log_avg_msec")
     samples = parse.samples(outcome.log_files, int(interval)) if isinstance(interval, int) else []
     return Result(
         status="ok",
         metrics=metrics,
         raw_json=raw,
         samples=tuple(samples),
-        warnings=tuple(_warnings(step, metrics)),
+        warnings=tuple(_warnings(job, metrics)),
         **base,  # type: ignore[arg-type]
     )
 
@@ -197,9 +305,9 @@ def failure(outcome: local.Outcome) -> str | None:
     return f"fio exited with code {outcome.returncode} (job error {error})"
 
 
-def _warnings(step: Step, metrics: CaseMetrics) -> list[Warning]:
+def _warnings(job: jobfile.Job, metrics: CaseMetrics) -> list[Warning]:
     found = []
-    options = step.job.options
+    options = job.options
     if options.get("time_based") == 1:
         runtime_ms = parse_seconds(options.get("runtime", 0)) * 1000
         if metrics.runtime_ms < runtime_ms * ENDED_EARLY_SHARE:

@@ -335,6 +335,28 @@ class Store:
         ):
             yield row[0], row[1]
 
+    # ------------------------------------------------------------ reading, for reports
+
+    def case_samples(self, run_id: int) -> list[tuple[str, str, int, str, str, int, float]]:
+        """Per-interval samples of a run's ok cases: (setup, workload, repetition, metric,
+        direction, time_ms, value), in case and time order."""
+        rows = self.db.execute(
+            "SELECT c.setup, c.workload, c.repetition, s.metric, s.direction, s.time_ms,"
+            " s.value FROM samples s JOIN cases c ON c.id = s.case_id"
+            " WHERE c.run_id = ? AND c.status = 'ok' ORDER BY c.id, s.time_ms",
+            (run_id,),
+        )
+        return [(r[0], r[1], int(r[2]), r[3], r[4], int(r[5]), float(r[6])) for r in rows]
+
+    def case_raw(self, run_id: int) -> Iterator[tuple[str, str, int, str | None]]:
+        """Each ok case's raw fio JSON (json+): (setup, workload, repetition, raw_json)."""
+        for row in self.db.execute(
+            "SELECT setup, workload, repetition, raw_json FROM cases"
+            " WHERE run_id = ? AND status = 'ok' ORDER BY id",
+            (run_id,),
+        ):
+            yield row[0], row[1], int(row[2]), row[3]
+
 
 def _run_row(row: sqlite3.Row) -> RunRow:
     return RunRow(

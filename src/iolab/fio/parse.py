@@ -160,8 +160,13 @@ def samples(files: Iterable[Path], interval_ms: int) -> list[Sample]:
                 continue
             slot = round(int(fields[0]) / interval_ms) * interval_ms
             sums[(found.group(1), DIRECTIONS[int(fields[2])], slot)].append(float(fields[1]))
+    jobs: dict[tuple[str, Direction], int] = defaultdict(int)
+    for (kind, direction, _), values in sums.items():
+        jobs[(kind, direction)] = max(jobs[(kind, direction)], len(values))
     out = []
     for (kind, direction, slot), values in sorted(sums.items()):
+        if len(values) < jobs[(kind, direction)]:
+            continue  # an interval that not every job logged (the very start or end) is partial
         value = sum(values) / len(values) if kind == "lat" else sum(values)
         if kind == "bw":
             value *= 1024  # fio logs bandwidth in KiB/s

@@ -126,7 +126,7 @@ def _layout(entry: Mapping[str, Any], devices: tuple[str, ...], where: Where) ->
         devices=devices,
         raid=raid if level is not None or raid == "none" else "none",
         level=level,
-        metadata=_text(entry, "metadata", where),
+        metadata=None if level == "single" else _text(entry, "metadata", where),
         chunk=_text(entry, "chunk", where),
         md_layout=_text(entry, "md_layout", where),
         filesystem=filesystem,

@@ -1,20 +1,46 @@
-"""The table as CSV: numbers unformatted, units in their own column, one line per value."""
+"""Tables as CSV: long ("tidy"), one line per value, numbers unformatted, units in their own
+column, with the statistics of repetitions (n, 95% interval of the mean, CoV) beside."""
 
 from __future__ import annotations
 
 import csv
 import io
 
-from iolab.report.model import Table
+from iolab.report.model import Cell, Table
+
+STATS_HEADER = ("n", "ci95_low", "ci95_high", "cov_pct", "flags")
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value:.6g}"
+
+
+def _stats(cell: Cell) -> list[str]:
+    """n, the 95% interval and CoV: of the repetitions (an interval of the mean), or for a
+    percentage of a reference, the percentage ± the half-width of the difference's interval."""
+    low = high = cov = None
+    n = 0 if cell.value is None else 1
+    diff, summary = cell.difference, cell.summary
+    if diff is not None and cell.unit == "%":
+        n, cov, hw = diff.other.n, diff.other.cov, diff.half_width_pct
+        if hw is not None and cell.value is not None:
+            low, high = cell.value - hw, cell.value + hw
+    elif summary is not None:
+        n, low, high, cov = summary.n, summary.low, summary.high, summary.cov
+    cov_pct = None if cov is None else cov * 100
+    return [str(n), _number(low), _number(high), _number(cov_pct), ";".join(cell.flags)]
 
 
 def render(table: Table) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([table.row_header, "setup", "value", "unit"])
-    setups = table.columns[1:]
+    writer.writerow(
+        [table.row_header, *table.stub_headers, table.column_header, "value", "unit", *STATS_HEADER]
+    )
     for row in table.rows:
-        for setup, cell in zip(setups, row.cells[1:], strict=True):
-            value = "" if cell.value is None else f"{cell.value:.6g}"
-            writer.writerow([row.label, setup, value, cell.unit or cell.text])
+        for key, cell in zip(table.keys, row.cells, strict=True):
+            value = _number(cell.value) if cell.value is not None else cell.text
+            if cell.value is None and cell.text in ("—", ""):
+                value = ""
+            writer.writerow([row.label, *row.stubs, key, value, cell.unit, *_stats(cell)])
     return buffer.getvalue()

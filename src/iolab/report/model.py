@@ -1,19 +1,51 @@
-"""The table model: rows, columns and cells with units, built from stored cases."""
+"""The table model: rows, columns and cells with units and statistics, built from stored cases.
+
+A cell with several repetitions carries their Summary (median, 95% interval, CoV) and reads
+"median ± half-width"; one whose CoV is over 10% is marked ⚠ (unstable). Against a baseline
+a cell carries the Difference and reads "percent ± half-width", marked n.s. (not significant)
+when the 95% interval of the difference includes 0. See iolab.analysis.stats for the method.
+"""
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any, Protocol
 
+from iolab.analysis.stats import Difference, Summary, summarize
 from iolab.errors import ReportError
-from iolab.store import CaseRow, RunRow
+from iolab.store import RunRow
 from iolab.units import parse_size
 
 IOPS_MAX_BS = 64 * 1024
 MB = 1_000_000
+UNSTABLE = "⚠"
+NOT_SIGNIFICANT = "n.s."
+UNITS = {"iops": "IOPS", "bw": "MB/s", "pct": "%"}
+CHART_KINDS = ("bars", "scaling", "timeseries", "latency", "ratio")
+Y_METRICS = ("auto", "iops", "bw", "lat", "p50", "p90", "p99", "p99.9", "p99.99")
+
+
+class CaseLike(Protocol):
+    """What a table needs of a stored case (store.CaseRow and report.data.Case both fit)."""
+
+    @property
+    def setup(self) -> str: ...
+    @property
+    def workload(self) -> str: ...
+    @property
+    def repetition(self) -> int: ...
+    @property
+    def options(self) -> Mapping[str, Any]: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def metrics(self) -> Mapping[str, Mapping[str, Any]]: ...
+    @property
+    def warnings(self) -> tuple[Mapping[str, str], ...]: ...
 
 
 @dataclass(frozen=True)
@@ -23,12 +55,17 @@ class Cell:
     value: float | None
     unit: str
     text: str
+    summary: Summary | None = None
+    difference: Difference | None = None
+    heat: float | None = None  # a percentage of a baseline, for colours diverging at 100
+    flags: tuple[str, ...] = ()  # "unstable", "not significant", "failed"
 
 
 @dataclass(frozen=True)
 class Row:
     label: str
     cells: tuple[Cell, ...]
+    stubs: tuple[str, ...] = ()  # descriptive columns between the label and the cells
 
 
 @dataclass(frozen=True)
@@ -38,6 +75,14 @@ class Table:
     columns: tuple[str, ...]
     rows: tuple[Row, ...]
     notes: tuple[str, ...] = ()
+    name: str = "results"  # file-safe, unique within a report
+    stub_headers: tuple[str, ...] = ()
+    column_header: str = "setup"  # what the columns are, as the CSV names them
+    column_keys: tuple[str, ...] = field(default=())  # the columns' plain names (CSV)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return self.column_keys or self.columns
 
 
 def metric_for(options: Mapping[str, Any], forced: str) -> str:
@@ -47,7 +92,7 @@ def metric_for(options: Mapping[str, Any], forced: str) -> str:
     return "iops" if parse_size(str(options.get("bs", "4k"))) <= IOPS_MAX_BS else "bw"
 
 
-def case_value(case: CaseRow, metric: str) -> float | None:
+def case_value(case: CaseLike, metric: str) -> float | None:
     """IOPS or MB/s of one case, read + write + trim added; None if it failed."""
     if case.status != "ok" or not case.metrics:
         return None
@@ -59,87 +104,164 @@ def case_value(case: CaseRow, metric: str) -> float | None:
 def format_value(value: float, metric: str) -> str:
     if metric == "iops":
         return f"{value:,.0f}"
-    return f"{value:,.1f}" if value < 1000 else f"{value:,.0f}"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:,.1f}" if abs(value) >= 10 else f"{value:,.2f}"
 
 
-UNITS = {"iops": "IOPS", "bw": "MB/s", "pct": "%"}
+def stat_cell(values: Sequence[float], unit: str, metric: str) -> Cell:
+    """A cell of repetitions: the median, ± the 95% half-width, ⚠ when unstable."""
+    summary = summarize(values)
+    text = format_value(summary.median, metric)
+    hw = summary.half_width
+    if hw is not None:
+        text += f" ± {format_value(hw, metric)}"
+    flags: tuple[str, ...] = ()
+    if summary.unstable:
+        text += f" {UNSTABLE}"
+        flags = ("unstable",)
+    return Cell(summary.median, unit, text, summary=summary, flags=flags)
 
 
-def build(
-    run: RunRow,
+def ratio_cell(base: Sequence[float], values: Sequence[float]) -> Cell:
+    """`values` as a percentage of `base`, ± the 95% interval of the difference, n.s. marked."""
+    diff = Difference(summarize(base), summarize(values))
+    pct = diff.ratio_pct
+    if pct is None:
+        return Cell(None, "%", "n/a", difference=diff)
+    text, flags = f"{pct:.1f}%", list[str]()
+    hw = diff.half_width_pct
+    if hw is not None:
+        text += f" ± {hw:.1f}%"
+    if diff.significant is False:
+        text += f" {NOT_SIGNIFICANT}"
+        flags.append("not significant")
+    if diff.other.unstable:
+        text += f" {UNSTABLE}"
+        flags.append("unstable")
+    return Cell(pct, "%", text, summary=diff.other, difference=diff, heat=pct, flags=tuple(flags))
+
+
+def cell_values(group: Sequence[CaseLike], metric: str) -> tuple[list[float], int]:
+    """The ok repetitions' values of one cell, and how many failed."""
+    values = [v for c in group if (v := case_value(c, metric)) is not None]
+    return values, sum(1 for c in group if c.status != "ok")
+
+
+def results_table(
+    title: str,
     setups: Sequence[str],
-    cases: Sequence[CaseRow],
+    cases: Sequence[CaseLike],
     metric: str = "auto",
     baseline: str | None = None,
 ) -> Table:
-    """Study A's layout: one row per workload, one column per set-up; medians over repetitions."""
-    if baseline is not None and baseline not in setups:
-        raise ReportError(
-            f"--baseline {baseline!r} is not a set-up of run {run.id}; set-ups: {', '.join(setups)}"
-        )
-    workloads: dict[str, list[CaseRow]] = {}
+    """Study A's layout: one row per workload, one column per set-up; medians of repetitions."""
+    workloads: dict[str, list[CaseLike]] = {}
     for case in cases:
         workloads.setdefault(case.workload, []).append(case)
     rows = []
     for name, group in workloads.items():
         chosen = metric_for(group[0].options, metric)
-        values = {s: _median([c for c in group if c.setup == s], chosen) for s in setups}
-        rows.append(
-            Row(name, (Cell(None, "", UNITS[chosen]), *_cells(values, setups, chosen, baseline)))
-        )
-    started = datetime.fromtimestamp(run.started_at).strftime("%Y-%m-%d %H:%M")
-    title = (
-        f"run {run.id}: {run.plan_name} ({started}, {run.environment.get('fio_version', 'fio')})"
+        found = {s: cell_values([c for c in group if c.setup == s], chosen) for s in setups}
+        rows.append(Row(name, _cells(found, setups, chosen, baseline), (UNITS[chosen],)))
+    columns = tuple(f"{s} (baseline)" if s == baseline else s for s in setups)
+    return Table(
+        title, "workload", columns, tuple(rows), stub_headers=("metric",), column_keys=tuple(setups)
     )
-    columns = ("metric", *(f"{s} (baseline)" if s == baseline else s for s in setups))
-    return Table(title, "workload", columns, tuple(rows), _notes(run, cases, baseline))
-
-
-def _median(group: list[CaseRow], metric: str) -> tuple[float | None, int, int]:
-    """(median, ok count, failed count) of one cell's repetitions."""
-    values = [v for c in group if (v := case_value(c, metric)) is not None]
-    failed = sum(1 for c in group if c.status != "ok")
-    return (statistics.median(values) if values else None, len(values), failed)
 
 
 def _cells(
-    values: Mapping[str, tuple[float | None, int, int]],
+    found: Mapping[str, tuple[list[float], int]],
     setups: Sequence[str],
     metric: str,
     baseline: str | None,
-) -> list[Cell]:
-    base = values[baseline][0] if baseline else None
+) -> tuple[Cell, ...]:
+    base = found[baseline][0] if baseline else []
     cells = []
     for setup in setups:
-        value, _, failed = values[setup]
-        if value is None:
+        values, failed = found[setup]
+        if not values:
             cells.append(Cell(None, UNITS[metric], "failed" if failed else "—"))
         elif baseline and setup != baseline:
-            pct = value / base * 100 if base else None
-            text = f"{pct:.1f}%" if pct is not None else "n/a"
-            cells.append(Cell(pct, "%", text))
+            cells.append(ratio_cell(base, values) if base else Cell(None, "%", "n/a"))
         else:
-            cells.append(Cell(value, UNITS[metric], format_value(value, metric)))
-    return cells
+            cells.append(stat_cell(values, UNITS[metric], metric))
+    return tuple(cells)
 
 
-def _notes(run: RunRow, cases: Sequence[CaseRow], baseline: str | None) -> tuple[str, ...]:
-    notes = []
-    if baseline:
-        notes.append(f"Other set-ups as a percentage of {baseline!r} (100% = the same).")
-    if any(c.repetition > 1 for c in cases):
-        notes.append("Each value is the median of its repetitions.")
-    for case in cases:
-        if case.status != "ok":
-            notes.append(f"failed: {case.setup} / {case.workload} #{case.repetition}: {case.error}")
-        for warning in case.warnings:
-            notes.append(
-                f"warning: {case.setup} / {case.workload} #{case.repetition}: "
-                f"{warning['message']} {warning['advice']}"
-            )
+def check_baseline(baseline: str | None, setups: Sequence[str], where: str) -> None:
+    if baseline is not None and baseline not in setups:
+        raise ReportError(
+            f"--baseline {baseline!r} is not a set-up of {where}; set-ups: {', '.join(setups)}"
+        )
+
+
+def utc(timestamp: float) -> str:
+    """A stored time as people read it, in UTC so that it reads the same everywhere."""
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def run_title(run: RunRow) -> str:
+    return (
+        f"run {run.id}: {run.plan_name} ({utc(run.started_at)}, "
+        f"{run.environment.get('fio_version', 'fio')})"
+    )
+
+
+def build(
+    run: RunRow,
+    setups: Sequence[str],
+    cases: Sequence[CaseLike],
+    metric: str = "auto",
+    baseline: str | None = None,
+) -> Table:
+    """One run's results table with its notes (what `iolab run` prints at the end)."""
+    check_baseline(baseline, setups, f"run {run.id}")
+    table = results_table(run_title(run), setups, cases, metric, baseline)
+    notes = legend(cases, baseline) + case_notes(cases)
     if run.done < run.case_count:
         notes.append(
             f"incomplete: {run.done} of {run.case_count} cases stored; "
             f"finish with: iolab run --resume {run.id}"
         )
-    return tuple(notes)
+    return replace(table, notes=tuple(notes))
+
+
+def legend(cases: Sequence[CaseLike], baseline: str | None) -> list[str]:
+    """What the table's marks mean, for the marks it can contain."""
+    notes = []
+    if baseline:
+        notes.append(f"Other set-ups as a percentage of {baseline!r} (100% = the same).")
+    if any(c.repetition > 1 for c in cases):
+        notes.append(
+            "Each value is the median of its repetitions ± the half-width of the 95% confidence "
+            f"interval (Student's t); {UNSTABLE} marks a coefficient of variation over 10% "
+            "(unstable)."
+        )
+        if baseline:
+            notes.append(
+                f"{NOT_SIGNIFICANT}: not significant, the 95% interval of the difference from "
+                "the baseline includes 0 (Welch's t)."
+            )
+    return notes
+
+
+def case_notes(cases: Sequence[CaseLike]) -> list[str]:
+    """Failures and warnings, one line each."""
+    notes = []
+    for case in cases:
+        where = f"{case.setup} / {case.workload} #{case.repetition}"
+        if case.status != "ok":
+            notes.append(f"failed: {where}: {case.error}")
+        notes += [
+            f"warning: {where}: {warning['message']} {warning['advice']}"
+            for warning in case.warnings
+        ]
+    return notes
+
+
+def render_html(table: Table) -> str:
+    """One table as a self-contained HTML page (html imports this module: a late import)."""
+    from iolab.report import html
+
+    return html.render(table)

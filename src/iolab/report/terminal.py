@@ -1,4 +1,4 @@
-"""The table for a terminal, drawn with rich."""
+"""Tables for a terminal, drawn with rich."""
 
 from __future__ import annotations
 
@@ -7,19 +7,56 @@ import io
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from iolab.report.document import Document, Notes
 from iolab.report.model import Table
 
 
-def render(table: Table, width: int | None = None, color: bool = False) -> str:
+def _grid(table: Table) -> RichTable:
     grid = RichTable(title=table.title, title_justify="left")
     grid.add_column(table.row_header, no_wrap=True)
+    for header in table.stub_headers:
+        grid.add_column(header)
     for column in table.columns:
         grid.add_column(column, justify="right")
     for row in table.rows:
-        grid.add_row(row.label, *(cell.text for cell in row.cells))
+        grid.add_row(row.label, *row.stubs, *(cell.text for cell in row.cells))
+    return grid
+
+
+def _console(buffer: io.StringIO, width: int | None, color: bool) -> Console:
+    return Console(file=buffer, width=width or 120, force_terminal=color, no_color=not color)
+
+
+def render(table: Table, width: int | None = None, color: bool = False) -> str:
     buffer = io.StringIO()
-    console = Console(file=buffer, width=width or 120, force_terminal=color, no_color=not color)
-    console.print(grid)
+    console = _console(buffer, width, color)
+    console.print(_grid(table))
     for note in table.notes:
-        console.print(note, highlight=False, soft_wrap=True)
+        console.print(note, highlight=False, soft_wrap=True, markup=False)
+    return buffer.getvalue()
+
+
+def render_document(document: Document, width: int | None = None, color: bool = False) -> str:
+    """The document's first table under the document's title, then its notes; charts are
+    counted, with where to see them."""
+    buffer = io.StringIO()
+    console = _console(buffer, width, color)
+    console.print(document.title, highlight=False, markup=False)
+    main = document.main_table()
+    console.print(_grid(main))
+    for note in main.notes:
+        console.print(note, highlight=False, soft_wrap=True, markup=False)
+    for section in document.sections:
+        for block in section.blocks:
+            if isinstance(block, Notes):
+                for item in block.items:
+                    console.print(item, highlight=False, soft_wrap=True, markup=False)
+    charts = len(document.charts())
+    if charts:
+        console.print(
+            f"{charts} chart{'s' if charts > 1 else ''} and {len(document.tables())} tables: "
+            "--format html or --format markdown -o FILE.md",
+            highlight=False,
+            markup=False,
+        )
     return buffer.getvalue()

@@ -12,7 +12,7 @@ import os
 import re
 import stat
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -152,8 +152,8 @@ def holders(name: str) -> tuple[str, ...]:
     return tuple(sorted({*_listdir(sys_dir(name) / "holders"), *loop_backed_by(name)}))
 
 
-def family(name: str) -> tuple[str, ...]:
-    """The device, its partitions, and everything stacked on them, transitively."""
+def _closure(name: str, step: Callable[[str], Iterable[str]]) -> tuple[str, ...]:
+    """`name` and every device reached from it by `step`, breadth first, at most 64."""
     seen: list[str] = []
     todo = [name]
     while todo:
@@ -161,9 +161,13 @@ def family(name: str) -> tuple[str, ...]:
         if current in seen or len(seen) > 64:
             continue
         seen.append(current)
-        todo.extend(partitions(current))
-        todo.extend(holders(current))
+        todo.extend(step(current))
     return tuple(seen)
+
+
+def family(name: str) -> tuple[str, ...]:
+    """The device, its partitions, and everything stacked on them, transitively."""
+    return _closure(name, lambda current: (*partitions(current), *holders(current)))
 
 
 def leaves(name: str) -> tuple[str, ...]:
@@ -453,21 +457,15 @@ def last_line(text: str) -> str:
 
 def underneath(name: str) -> tuple[str, ...]:
     """The device and all it is built on: a partition's disk, md/dm slaves, a loop's device."""
-    seen: list[str] = []
-    todo = [name]
-    while todo:
-        current = todo.pop(0)
-        if current in seen or len(seen) > 64:
-            continue
-        seen.append(current)
-        if is_partition(current):
-            todo.append(disk_of(current))
-        todo.extend(slaves(current))
-        backing = backing_file(current)
-        below = try_kernel_name(backing) if backing else None
-        if below:
-            todo.append(below)
-    return tuple(seen)
+    return _closure(name, _below)
+
+
+def _below(name: str) -> list[str]:
+    found = [disk_of(name)] if is_partition(name) else []
+    found += slaves(name)
+    backing = backing_file(name)
+    below = try_kernel_name(backing) if backing else None
+    return [*found, below] if below else found
 
 
 def mount_containing(path: str | Path) -> Mount | None:

@@ -28,6 +28,7 @@ class Prepared:
     filename: Path
     owned: bool
     free_bytes: int
+    raw: bool = False
 
     def auto_size(self) -> int:
         """Half the free space (counting a test file already there), at most 1 GiB, in MiB."""

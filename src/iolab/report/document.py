@@ -1,0 +1,347 @@
+"""The report as one document: sections of tables, charts and notes, built from a dataset.
+
+`iolab report` picks the charts from what the runs contain: several set-ups give bars, a
+numeric sweep (numjobs, iodepth, bs, rwmixread, ...) gives scaling lines, stored samples give
+time series, json+ histograms give latency exceedance curves, and a baseline gives the ratio
+heat table. Options select or suppress each kind.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from iolab.analysis.stats import Difference, summarize
+from iolab.errors import ReportError
+from iolab.report import figures, tables
+from iolab.report.charts import Chart
+from iolab.report.data import Case, Dataset
+from iolab.report.model import (
+    CHART_KINDS,
+    UNITS,
+    Cell,
+    Row,
+    Table,
+    case_notes,
+    cell_values,
+    check_baseline,
+    legend,
+    metric_for,
+    results_table,
+    run_title,
+    stat_cell,
+    utc,
+)
+
+AUTO_LATENCY_MAX_WORKLOADS = 12
+
+
+@dataclass(frozen=True)
+class Notes:
+    title: str
+    items: tuple[str, ...]
+    name: str = "notes"
+
+
+Block = Table | Chart | Notes
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    blocks: tuple[Block, ...]
+    intro: str = ""
+
+
+@dataclass(frozen=True)
+class Document:
+    title: str
+    subtitle: tuple[str, ...]
+    sections: tuple[Section, ...]
+    environments: tuple[tuple[str, str], ...] = ()  # (heading, JSON text), for the HTML page
+
+    def tables(self) -> list[Table]:
+        return [b for s in self.sections for b in s.blocks if isinstance(b, Table)]
+
+    def charts(self) -> list[Chart]:
+        return [b for s in self.sections for b in s.blocks if isinstance(b, Chart)]
+
+    def main_table(self) -> Table:
+        return self.tables()[0]
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user chose: charts None means pick automatically."""
+
+    metric: str = "auto"
+    baseline: str | None = None
+    charts: tuple[str, ...] | None = None
+    skip: tuple[str, ...] = ()
+    x: str | None = None
+    y: str = "auto"
+    lines: str = "auto"
+
+
+def parse_kinds(text: str | None, option: str) -> tuple[str, ...] | None:
+    """'bars,scaling' -> ('bars', 'scaling'); 'auto' or None -> None; 'none' -> ()."""
+    if text is None or text.strip() == "auto":
+        return None
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    if kinds == ("none",):
+        return ()
+    wrong = [k for k in kinds if k not in CHART_KINDS]
+    if wrong:
+        raise ReportError(
+            f"{option} {wrong[0]!r} is not a chart kind; choose from {', '.join(CHART_KINDS)}, "
+            "auto or none"
+        )
+    return kinds
+
+
+def _title(data: Dataset) -> str:
+    if len(data.runs) == 1:
+        return run_title(data.runs[0])
+    ids = ", ".join(str(r.id) for r in data.runs)
+    names = sorted({r.plan_name for r in data.runs})
+    return f"runs {ids}: {' / '.join(names)}"
+
+
+def _subtitle(data: Dataset) -> tuple[str, ...]:
+    lines = []
+    for run in data.runs:
+        host = run.environment.get("hostname", "?")
+        ended = f", ended {utc(run.ended_at)}" if run.ended_at else ""
+        lines.append(
+            f"run {run.id}: plan {run.plan_name!r} ({run.plan_source}), started "
+            f"{utc(run.started_at)}{ended}, {run.status}, {run.done} of {run.case_count} cases, "
+            f"host {host}, {run.environment.get('fio_version', 'fio')}"
+        )
+    return tuple(lines)
+
+
+def build(data: Dataset, options: Options) -> Document:
+    """The whole report: results (± intervals, ratios), charts, latency, environment, notes."""
+    where = f"run {data.runs[0].id}" if len(data.runs) == 1 else "these runs"
+    check_baseline(options.baseline, data.labels, where)
+    results = _results(data, options.metric, options.baseline)
+    kinds = _kinds(data, options)
+    sections = [Section("Results", (results, *_ratio(results, options, kinds)))]
+    sections += _chart_sections(data, options, kinds)
+    latency = tables.latency_table(data)
+    latency_blocks: list[Block] = [latency] if latency else []
+    if "latency" in kinds:
+        latency_blocks += figures.exceedance(data)
+    if latency_blocks:
+        sections.append(Section("Latency", tuple(latency_blocks)))
+    sections.append(Section("Environment", _environment_blocks(data)))
+    notes = _notes(data)
+    if notes:
+        sections.append(Section("Warnings and notes", (Notes("Warnings and notes", notes),)))
+    return Document(_title(data), _subtitle(data), tuple(sections), _environments(data))
+
+
+def _results(data: Dataset, metric: str, baseline: str | None) -> Table:
+    table = results_table("Results", data.labels, data.cases, metric, baseline)
+    return replace(table, notes=tuple(legend(data.cases, baseline)))
+
+
+def _kinds(data: Dataset, options: Options) -> tuple[str, ...]:
+    """The chart kinds to draw: the user's, or those the data calls for."""
+    if options.charts is not None:
+        _check_possible(data, options)
+        return tuple(k for k in options.charts if k not in options.skip)
+    auto = []
+    if len(data.labels) > 1:
+        auto.append("bars")
+    if options.x or figures.sweep_field(data):
+        auto.append("scaling")
+    if data.samples:
+        auto.append("timeseries")
+    if data.histograms and len(data.workloads()) <= AUTO_LATENCY_MAX_WORKLOADS:
+        auto.append("latency")
+    if options.baseline and len(data.labels) > 1:
+        auto.append("ratio")
+    return tuple(k for k in auto if k not in options.skip)
+
+
+def _check_possible(data: Dataset, options: Options) -> None:
+    asked = options.charts or ()
+    if "scaling" in asked and not (options.x or figures.sweep_field(data)):
+        raise ReportError(
+            "--charts scaling: the runs sweep no numeric workload field; "
+            "use a list in numjobs, iodepth, bs or rwmixread, or name one with --x"
+        )
+    if "timeseries" in asked and not data.samples:
+        raise ReportError(
+            "--charts timeseries: no samples are stored; add log_avg_msec = 1000 to the "
+            "workloads and run again"
+        )
+    if "latency" in asked and not data.histograms:
+        raise ReportError("--charts latency: no json+ latency histograms are stored")
+    if "ratio" in asked and not options.baseline:
+        raise ReportError("--charts ratio needs --baseline SETUP")
+
+
+def _ratio(results: Table, options: Options, kinds: Sequence[str]) -> tuple[Block, ...]:
+    if "ratio" not in kinds or not options.baseline:
+        return ()
+    chart = figures.heat(results, f"Set-ups as a percentage of {options.baseline}")
+    return (chart,) if chart else ()
+
+
+def _chart_sections(data: Dataset, options: Options, kinds: Sequence[str]) -> list[Section]:
+    sections = []
+    if "bars" in kinds:
+        sections.append(Section("Set-ups side by side", tuple(figures.bars(data, options.metric))))
+    if "scaling" in kinds:
+        charts = figures.scaling(data, options.x, options.y, options.lines)
+        if charts:
+            sections.append(Section("Scaling", tuple(charts)))
+    if "timeseries" in kinds:
+        charts = figures.time_series(data)
+        if charts:
+            sections.append(Section("Over time", tuple(charts)))
+    return sections
+
+
+def _environment_blocks(data: Dataset) -> tuple[Block, ...]:
+    blocks: list[Block] = [tables.environment_table(data)]
+    differences = tables.environment_differences(data)
+    if differences:
+        blocks.append(Notes("What differs between the runs", tuple(differences), "differences"))
+    return tuple(blocks)
+
+
+def _environments(data: Dataset) -> tuple[tuple[str, str], ...]:
+    out = [(f"run {r.id}: host", json.dumps(r.environment, indent=2)) for r in data.runs]
+    out += [
+        (f"set-up {s.label}", json.dumps({"definition": s.definition, **s.environment}, indent=2))
+        for s in data.setups
+    ]
+    return tuple(out)
+
+
+def _notes(data: Dataset) -> tuple[str, ...]:
+    notes = case_notes(data.cases)
+    for run in data.runs:
+        if run.done < run.case_count:
+            notes.append(
+                f"incomplete: run {run.id} has {run.done} of {run.case_count} cases stored; "
+                f"finish with: iolab run --resume {run.id}"
+            )
+    return tuple(notes)
+
+
+# ---------------------------------------------------------------- compare
+
+
+def compare(data: Dataset, metric: str = "auto") -> Document:
+    """Runs side by side, the first as the reference: each cell median ± 95% interval, each
+    later run's change with its 95% interval (Welch), marked "not significant" where the
+    interval includes 0."""
+    if len(data.runs) < 2:
+        raise ReportError("compare needs two runs or more, e.g. iolab compare 1 2")
+    table = _comparison(data, metric)
+    blocks: list[Block] = [table]
+    chart = figures.heat(table, f"Runs as a percentage of run {data.runs[0].id}")
+    if chart:
+        blocks.append(chart)
+    sections = [Section("Comparison", tuple(blocks))]
+    sections.append(Section("Set-ups side by side", tuple(figures.bars(data, metric))))
+    sections.append(Section("Environment", _environment_blocks(data)))
+    notes = _notes(data)
+    if notes:
+        sections.append(Section("Warnings and notes", (Notes("Warnings and notes", notes),)))
+    ids = " and ".join(str(r.id) for r in data.runs)
+    return Document(f"Comparison of runs {ids}", _subtitle(data), tuple(sections))
+
+
+def _comparison(data: Dataset, metric: str) -> Table:
+    runs = [r.id for r in data.runs]
+    name_of = {s.label: s.name for s in data.setups}
+    single = all(sum(1 for s in data.setups if s.run_id == r) == 1 for r in runs)
+    keys: list[tuple[str, str]] = []
+    for case in data.cases:
+        key = ("" if single else name_of[case.setup], case.workload)
+        if key not in keys:
+            keys.append(key)
+    columns = [f"run {runs[0]}"]
+    for run in runs[1:]:
+        columns += [f"run {run}", f"change {run} vs {runs[0]}", f"verdict {run} vs {runs[0]}"]
+    rows = []
+    for setup, workload in keys:
+        cases = {
+            run: [
+                c
+                for c in data.cases
+                if c.run_id == run
+                and c.workload == workload
+                and (single or name_of[c.setup] == setup)
+            ]
+            for run in runs
+        }
+        first = next(group[0] for group in cases.values() if group)
+        chosen = metric_for(first.options, metric)
+        setup_text = setup or " / ".join(
+            sorted({name_of[c.setup] for g in cases.values() for c in g})
+        )
+        cells = _compare_cells(cases, runs, chosen)
+        rows.append(Row(workload, tuple(cells), (setup_text, UNITS[chosen])))
+    notes = (
+        "Each value is the median of its repetitions ± the half-width of the 95% confidence "
+        "interval (Student's t).",
+        f"change: the difference of the means as a percentage of run {runs[0]}'s, ± its 95% "
+        "interval (Welch's t); not significant where that interval includes 0.",
+    )
+    return Table(
+        "Comparison",
+        "workload",
+        tuple(columns),
+        tuple(rows),
+        notes,
+        name="comparison",
+        stub_headers=("setup", "metric"),
+        column_header="column",
+    )
+
+
+def _compare_cells(cases: dict[int, list[Case]], runs: Sequence[int], metric: str) -> list[Cell]:
+    values = {run: cell_values(cases[run], metric)[0] for run in runs}
+    base = values[runs[0]]
+    cells = [_value_cell(base, metric)]
+    for run in runs[1:]:
+        cells.append(_value_cell(values[run], metric))
+        if not base or not values[run]:
+            cells += [Cell(None, "%", "n/a"), Cell(None, "", "n/a")]
+            continue
+        cells += _change_cells(Difference(summarize(base), summarize(values[run])))
+    return cells
+
+
+def _value_cell(values: list[float], metric: str) -> Cell:
+    return stat_cell(values, UNITS[metric], metric) if values else Cell(None, UNITS[metric], "—")
+
+
+def _change_cells(diff: Difference) -> list[Cell]:
+    change, hw = diff.change_pct, diff.half_width_pct
+    text = "n/a" if change is None else f"{change:+.1f}%"
+    if hw is not None:
+        text += f" ± {hw:.1f}%"
+    significant = diff.significant
+    if significant is None:
+        verdict = "no interval (one repetition)"
+    elif not significant:
+        verdict = "not significant"
+    else:
+        verdict = "higher" if diff.delta > 0 else "lower"
+    flags = ("not significant",) if significant is False else ()
+    return [
+        Cell(change, "%", text, difference=diff, heat=_heat(change), flags=flags),
+        Cell(None, "", verdict, flags=flags),
+    ]
+
+
+def _heat(change: float | None) -> float | None:
+    return None if change is None else 100.0 + change

@@ -1,0 +1,143 @@
+"""Charts as PNG or SVG files, drawn with matplotlib (Agg, no display, no global pyplot state)."""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import Literal
+
+import matplotlib as mpl
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from iolab.report.charts import Axis, Chart
+
+ImageFormat = Literal["png", "svg"]
+WIDTH_IN, HEIGHT_IN, DPI = 8.0, 4.5, 120
+
+mpl.rcParams["svg.hashsalt"] = "iolab"  # stable ids in SVG output
+mpl.rcParams["svg.fonttype"] = "none"  # text stays text: selectable, searchable, smaller
+
+
+def render(chart: Chart, fmt: ImageFormat = "png") -> bytes:
+    """The chart as image bytes."""
+    figure = Figure(figsize=_size(chart), dpi=DPI, layout="constrained")
+    ax = figure.add_subplot()
+    if chart.kind == "heat":
+        _heat(figure, ax, chart)
+    elif chart.kind == "bar":
+        _bars(ax, chart)
+    else:
+        _lines(ax, chart)
+    ax.set_title(chart.title, fontsize=11, loc="left")
+    buffer = io.BytesIO()
+    metadata = {"Date": None} if fmt == "svg" else {"Software": None}
+    figure.savefig(buffer, format=fmt, metadata=metadata)
+    return buffer.getvalue()
+
+
+def _size(chart: Chart) -> tuple[float, float]:
+    if chart.kind == "bar":
+        bars = sum(len(s.x) for s in chart.series)
+        return max(WIDTH_IN, min(20.0, 0.35 * bars + 2)), HEIGHT_IN + 0.5
+    if chart.kind == "heat":
+        rows = max((len(chart.series)), 1)
+        return WIDTH_IN, max(3.0, min(14.0, 0.4 * rows + 1.5))
+    return WIDTH_IN, HEIGHT_IN
+
+
+def _nan(values: tuple[float | None, ...]) -> list[float]:
+    return [math.nan if v is None else v for v in values]
+
+
+def _axis(ax: Axes, axis: Axis, which: Literal["x", "y"]) -> None:
+    is_x = which == "x"
+    (ax.set_xlabel if is_x else ax.set_ylabel)(axis.label)
+    if axis.log:
+        (ax.set_xscale if is_x else ax.set_yscale)("log", base=axis.base)
+    if axis.ticks:
+        values, labels = [v for v, _ in axis.ticks], [t for _, t in axis.ticks]
+        (ax.set_xticks if is_x else ax.set_yticks)(values, labels)
+        if axis.log:
+            (ax.xaxis if is_x else ax.yaxis).set_minor_locator(mpl.ticker.NullLocator())
+    if axis.start_at_zero and not axis.log:
+        if is_x:
+            ax.set_xlim(left=0)
+        else:
+            ax.set_ylim(bottom=0)
+
+
+def _bars(ax: Axes, chart: Chart) -> None:
+    categories = list(chart.series[0].x) if chart.series else []
+    count = max(len(chart.series), 1)
+    width = 0.8 / count
+    highest = 0.0
+    for index, series in enumerate(chart.series):
+        positions = [i + (index - (count - 1) / 2) * width for i in range(len(categories))]
+        errors = _nan(series.error) if any(e is not None for e in series.error) else None
+        ax.bar(positions, _nan(series.y), width, yerr=errors, capsize=3, label=series.name)
+        spread = series.error or tuple(None for _ in series.y)
+        tops = [(y or 0.0) + (e or 0.0) for y, e in zip(series.y, spread, strict=True)]
+        highest = max([highest, *tops])
+        for position, top, text in zip(positions, tops, series.labels, strict=False):
+            ax.annotate(
+                text,
+                (position, top),
+                xytext=(0, 3),
+                textcoords="offset points",
+                ha="center",
+                va="bottom",
+                fontsize=7,
+                rotation=90,
+            )
+    ax.set_xticks(range(len(categories)), [str(c) for c in categories], rotation=25, ha="right")
+    ax.set_xlabel(chart.x.label)
+    _axis(ax, chart.y, "y")
+    if highest > 0:
+        ax.set_ylim(0, highest * 1.3)  # room for the rotated labels
+    ax.grid(axis="y", alpha=0.3)
+    if len(chart.series) > 1:
+        ax.legend(title="set-up", fontsize=8)
+
+
+def _lines(ax: Axes, chart: Chart) -> None:
+    for region in chart.regions:
+        ax.axvspan(region.start, region.end, color="0.88", zorder=0, label=region.label)
+    for series in chart.series:
+        xs = [float(v) for v in series.x]
+        errors = _nan(series.error) if any(e is not None for e in series.error) else None
+        ax.errorbar(
+            xs, _nan(series.y), yerr=errors, marker="o", markersize=3, capsize=3, label=series.name
+        )
+    _axis(ax, chart.x, "x")
+    _axis(ax, chart.y, "y")
+    tops = [
+        (y or 0.0) + (e or 0.0)
+        for s in chart.series
+        for y, e in zip(s.y, s.error or tuple(None for _ in s.y), strict=True)
+    ]
+    if chart.y.start_at_zero and not chart.y.log and tops and max(tops) > 0:
+        ax.set_ylim(0, max(tops) * 1.1)
+    ax.grid(alpha=0.3, which="major")
+    if len(chart.series) > 1 or chart.regions:
+        ax.legend(fontsize=8)
+
+
+def _heat(figure: Figure, ax: Axes, chart: Chart) -> None:
+    columns = [str(c) for c in chart.series[0].x] if chart.series else []
+    matrix = [_nan(s.y) for s in chart.series]
+    low, high = chart.heat_range()
+    image = ax.imshow(matrix, cmap="RdBu", vmin=low, vmax=high, aspect="auto")
+    center = chart.center or 0.0
+    for row, series in enumerate(chart.series):
+        for col, (text, value) in enumerate(zip(series.labels, series.y, strict=False)):
+            dark = value is not None and abs(value - center) > 0.6 * (high - center)
+            color = "white" if dark else "black"
+            ax.text(col, row, text, ha="center", va="center", fontsize=8, color=color)
+    ax.set_xticks(range(len(columns)), columns)
+    ax.set_yticks(range(len(chart.series)), [s.name for s in chart.series])
+    ax.set_xlabel(chart.x.label)
+    ax.set_ylabel(chart.y.label)
+    bar = figure.colorbar(image, ax=ax)
+    if chart.scale is not None:
+        bar.set_label(chart.scale.label)

@@ -1,0 +1,74 @@
+"""Rendering a document in one format, and writing it with the files that go beside it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from iolab.errors import ReportError
+from iolab.report import csv as csv_format
+from iolab.report import html, markdown, mpl_render, terminal
+from iolab.report.document import Document
+from iolab.report.mpl_render import ImageFormat
+
+DOCUMENT_FORMATS = ("table", "markdown", "csv", "html")
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """The main text, and files (path relative to the main file's folder -> bytes)."""
+
+    text: str
+    files: Mapping[str, bytes] = field(default_factory=dict)
+
+
+def images_folder(output: str) -> str:
+    """Where a Markdown report's images go: report.md -> report_files/."""
+    return f"{Path(output).stem}_files"
+
+
+def render(document: Document, fmt: str, output: str = "-", image_format: str = "png") -> Rendered:
+    if fmt == "table":
+        return Rendered(terminal.render_document(document))
+    if fmt == "csv":
+        return Rendered(csv_format.render(document.main_table()))
+    if fmt == "html":
+        return Rendered(html.render_document(document))
+    if fmt == "markdown":
+        if output == "-":
+            return Rendered(markdown.render_document(document))
+        image: ImageFormat = "svg" if image_format == "svg" else "png"
+        folder = images_folder(output)
+        images = {c.name: f"{folder}/{c.name}.{image}" for c in document.charts()}
+        files = {images[c.name]: mpl_render.render(c, image) for c in document.charts()}
+        return Rendered(markdown.render_document(document, images), files)
+    raise ReportError(f"unknown format {fmt!r}; choose one of {', '.join(DOCUMENT_FORMATS)}")
+
+
+def exported(document: Document) -> dict[str, bytes]:
+    """Every chart as PNG and SVG, every table as CSV: file name -> bytes."""
+    files: dict[str, bytes] = {}
+    for chart in document.charts():
+        for fmt in ("png", "svg"):
+            files[f"{chart.name}.{fmt}"] = mpl_render.render(chart, fmt)
+    for table in document.tables():
+        files[f"{table.name}.csv"] = csv_format.render(table).encode()
+    return files
+
+
+def write_files(folder: Path, files: Mapping[str, bytes]) -> None:
+    for name, content in files.items():
+        path = folder / name
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+        except OSError as error:
+            raise ReportError(f"cannot write {path}: {error.strerror}") from None
+
+
+def write(rendered: Rendered, output: str) -> None:
+    """The main text to `output`, the other files beside it."""
+    path = Path(output)
+    write_files(path.parent, {path.name: rendered.text.encode()})
+    write_files(path.parent, rendered.files)

@@ -1,0 +1,187 @@
+"""The report's other tables: latency percentiles and the recorded environment."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from iolab.analysis import latency
+from iolab.analysis.environment import EnvDifference, differences
+from iolab.analysis.stats import summarize
+from iolab.report.data import Case, Dataset, SetupInfo
+from iolab.report.model import UNSTABLE, Cell, Row, Table
+from iolab.units import human_bytes
+
+LATENCY_COLUMNS = (
+    ("mean", "lat_mean_ns"),
+    ("p50", "50"),
+    ("p90", "90"),
+    ("p99", "99"),
+    ("p99.9", "99.9"),
+    ("p99.99", "99.99"),
+    ("max", "lat_max_ns"),
+)
+
+
+def _latency(case: Case, direction: str, key: str) -> float | None:
+    m = case.metrics.get(direction)
+    if case.status != "ok" or m is None:
+        return None
+    raw = m.get(key) if key.startswith("lat_") else m.get("percentiles_ns", {}).get(key)
+    return None if raw is None else float(raw)
+
+
+def _format(value: float) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}" if value >= 10 else f"{value:.2f}"
+
+
+def latency_table(data: Dataset) -> Table | None:
+    """Completion latency per workload, set-up and direction: mean, percentiles and max, each
+    the median of the repetitions (± its 95% interval); one unit for the whole table."""
+    entries = []
+    for workload in data.workloads():
+        for label in data.labels:
+            cases = data.cell(label, workload)
+            for direction in ("read", "write", "trim"):
+                values = {
+                    name: [v for c in cases if (v := _latency(c, direction, key)) is not None]
+                    for name, key in LATENCY_COLUMNS
+                }
+                if values["p50"] or values["mean"]:
+                    entries.append((workload, label, direction, values))
+    if not entries:
+        return None
+    unit = latency.unit_for([v for *_, values in entries for v in values["p50"]])
+    rows = []
+    for workload, label, direction, values in entries:
+        cells = tuple(_cell(values[name], unit) for name, _ in LATENCY_COLUMNS)
+        rows.append(Row(workload, cells, (label, direction)))
+    return Table(
+        f"Completion latency ({unit[0]})",
+        "workload",
+        tuple(f"{name} ({unit[0]})" for name, _ in LATENCY_COLUMNS),
+        tuple(rows),
+        name="latency",
+        stub_headers=("setup", "direction"),
+        column_header="statistic",
+        column_keys=tuple(name for name, _ in LATENCY_COLUMNS),
+    )
+
+
+def _cell(values: Sequence[float], unit: tuple[str, float]) -> Cell:
+    if not values:
+        return Cell(None, unit[0], "—")
+    summary = summarize([v / unit[1] for v in values])
+    text = _format(summary.median)
+    hw = summary.half_width
+    if hw is not None:
+        text += f" ± {_format(hw)}"
+    flags: tuple[str, ...] = ()
+    if summary.unstable:
+        text, flags = f"{text} {UNSTABLE}", ("unstable",)
+    return Cell(summary.median, unit[0], text, summary=summary, flags=flags)
+
+
+# ---------------------------------------------------------------- environment
+
+HOST_FACTS: tuple[tuple[str, str], ...] = (
+    ("host", "hostname"),
+    ("CPU", "cpu_model"),
+    ("CPU threads", "threads"),
+    ("memory", "memory_bytes"),
+    ("virtualised", "virtualized"),
+    ("kernel", "kernel"),
+    ("distribution", "distro"),
+    ("fio", "fio_version"),
+)
+SETUP_FACTS: tuple[tuple[str, str], ...] = (
+    ("target", "path"),
+    ("filesystem", "filesystem.fstype"),
+    ("mount options", "filesystem.options"),
+    ("device", "device.path"),
+    ("model", "device.model"),
+    ("firmware", "device.firmware"),
+    ("transport", "device.transport"),
+    ("rotational", "device.rotational"),
+    ("scheduler", "device.scheduler"),
+    ("write cache", "device.write_cache"),
+    ("RAID", "raid"),
+    ("layout", "definition"),
+)
+
+
+def _get(env: Mapping[str, Any], dotted: str) -> Any:
+    value: Any = env
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return value
+
+
+def _setup_fact(setup: SetupInfo, key: str) -> Any:
+    """A fact of a set-up's recorded target (at the top or under "target"), or its layout."""
+    if key == "definition":
+        layout = {k: v for k, v in setup.definition.items() if k not in ("name", "kind", "path")}
+        return layout or None
+    found = _get(setup.environment, key)
+    return found if found is not None else _get(setup.environment, f"target.{key}")
+
+
+def _text(key: str, value: Any) -> str:
+    if value is None or value == "":
+        return "—"
+    if key == "memory_bytes" and isinstance(value, int | float):
+        return human_bytes(value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k}={v}" for k, v in value.items() if v not in (None, "", [], {}))
+    return str(value)
+
+
+def environment_table(data: Dataset) -> Table:
+    """The host and target facts recorded with each set-up, set-ups as columns."""
+    runs = {run.id: run for run in data.runs}
+    rows = []
+    for name, key in HOST_FACTS:
+        texts = [_text(key, runs[s.run_id].environment.get(key)) for s in data.setups]
+        rows.append(Row(name, tuple(Cell(None, "", t) for t in texts)))
+    for name, key in SETUP_FACTS:
+        texts = [_text(key, _setup_fact(s, key)) for s in data.setups]
+        rows.append(Row(name, tuple(Cell(None, "", t) for t in texts)))
+    return Table(
+        "Environment",
+        "fact",
+        data.labels,
+        tuple(rows),
+        name="environment",
+        column_header="setup",
+    )
+
+
+def environment_differences(data: Dataset, limit: int = 20) -> list[str]:
+    """What differs between the runs' hosts, and between same-named set-ups across runs: one
+    line per fact, with each run's value."""
+    if len(data.runs) < 2:
+        return []
+    found = [
+        (d, [r.id for r in data.runs])
+        for d in differences("host", [r.environment for r in data.runs])
+    ]
+    for name in sorted({s.name for s in data.setups}):
+        same = [s for s in data.setups if s.name == name]
+        if len(same) > 1:
+            ids = [s.run_id for s in same]
+            found += [
+                (d, ids) for d in differences(f"set-up {name!r}", [s.environment for s in same])
+            ]
+    lines = [_describe(diff, ids) for diff, ids in found[:limit]]
+    if len(found) > limit:
+        lines.append(f"… and {len(found) - limit} more differences (see the environment table)")
+    return lines
+
+
+def _describe(diff: EnvDifference, run_ids: Sequence[int]) -> str:
+    values = "; ".join(
+        f"run {run}: {value}" for run, value in zip(run_ids, diff.values, strict=True)
+    )
+    return f"{diff.where}: {diff.key} differs ({values})"

@@ -1,0 +1,1 @@
+"""The golden store, its builder and the snapshots rendered from it."""

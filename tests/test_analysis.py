@@ -1,0 +1,103 @@
+"""Statistics, latency curves, warm-up and environment differences, on values worked by hand."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from iolab.analysis import environment, latency, timeseries
+from iolab.analysis.stats import Difference, compare, summarize, t975
+from iolab.report.model import ratio_cell, stat_cell
+
+
+@pytest.mark.parametrize(
+    ("df", "expected"),
+    [(1, 12.7062), (2, 4.3027), (4, 2.7764), (30, 2.0423), (35, 2.0301), (1e9, 1.96)],
+)
+def test_t_quantiles_match_published_tables(df: float, expected: float) -> None:
+    assert t975(df) == pytest.approx(expected, rel=2e-4)
+
+
+def test_t_quantiles_between_entries_err_on_the_wide_side() -> None:
+    # exact values from numerical integration of Student's t density
+    for df, exact in ((1.37, 6.8851), (2.7, 3.3921), (3.8, 2.8350), (7.3, 2.3451)):
+        assert exact <= t975(df) <= exact * 1.015
+    with pytest.raises(ValueError, match="at least 1"):
+        t975(0.5)
+
+
+def test_summary_of_three_repetitions() -> None:
+    s = summarize([10.0, 14.0, 12.0])
+    assert (s.n, s.median, s.mean, s.stdev) == (3, 12.0, 12.0, 2.0)
+    hw = 4.3027 * 2 / math.sqrt(3)
+    assert s.half_width == pytest.approx(hw, rel=1e-4)
+    assert s.low == pytest.approx(12 - hw, rel=1e-4) and s.high == pytest.approx(12 + hw, rel=1e-4)
+    assert s.cov == pytest.approx(1 / 6)
+    assert s.unstable  # CoV 16.7% > 10%
+    assert not summarize([100.0, 101.0, 99.0]).unstable
+
+
+def test_one_repetition_has_no_interval() -> None:
+    s = summarize([5.0])
+    assert s.half_width is None and s.cov is None and not s.unstable
+    assert compare([5.0], [6.0]).significant is None
+    with pytest.raises(ValueError, match="no values"):
+        summarize([])
+
+
+def test_welch_difference_by_hand() -> None:
+    diff = compare([10.0, 12.0, 14.0], [20.0, 22.0, 24.0])
+    # equal variances 4/3 each: se = sqrt(8/3), Welch df = 4, t = 2.7764
+    assert diff.delta == 10.0
+    assert diff.half_width == pytest.approx(2.7764 * math.sqrt(8 / 3), rel=1e-4)
+    assert diff.significant is True
+    assert diff.change_pct == pytest.approx(10 / 12 * 100)
+    assert diff.ratio_pct == pytest.approx(22 / 12 * 100)
+    close = compare([100.0, 110.0, 90.0], [102.0, 95.0, 108.0])
+    assert close.significant is False
+    assert abs(close.delta) < (close.half_width or 0)
+    same = Difference(summarize([7.0, 7.0]), summarize([7.0, 7.0]))
+    assert same.half_width == 0.0 and same.significant is False
+
+
+def test_cells_read_median_plus_minus_half_width_and_mark_instability() -> None:
+    cell = stat_cell([10.0, 14.0, 12.0], "MB/s", "bw")
+    assert cell.text == "12.0 ± 4.97 ⚠" and cell.flags == ("unstable",)
+    steady = stat_cell([1000.0, 1010.0, 990.0], "IOPS", "iops")
+    assert steady.text == "1,000 ± 25" and steady.flags == ()
+    assert stat_cell([1234.0], "IOPS", "iops").text == "1,234"
+    ns = ratio_cell([100.0, 110.0, 90.0], [102.0, 95.0, 108.0])
+    assert ns.text.endswith(" n.s.") and "not significant" in ns.flags and ns.heat == 102.0
+    sig = ratio_cell([10.0, 10.5, 9.5], [20.0, 20.5, 19.5])
+    assert sig.text == "200.0% ± 11.3%" and sig.flags == ()  # 2.7764 · √(2 · 0.25 / 3) = 1.13
+
+
+def test_exceedance_from_a_histogram() -> None:
+    assert latency.exceedance({100: 1, 200: 2, 300: 1}) == [(100.0, 0.75), (200.0, 0.25)]
+    merged = latency.merge([{"100": 1, "200": 1}, {100: 2}])
+    assert merged == {100: 3, 200: 1}
+    # the flat head (more than 99% of I/Os slower) is cut to its last point
+    head = latency.exceedance({1: 1, 2: 1, 3: 998, 4: 2})
+    assert head[0][0] == 2.0 and all(share < 1 for _, share in head)
+
+
+def test_latency_unit_is_chosen_from_the_data() -> None:
+    assert latency.unit_for([50_000, 80_000, 2_000_000]) == ("µs", 1e3)
+    assert latency.unit_for([1_500_000, 3_000_000]) == ("ms", 1e6)
+
+
+def test_warm_up_ends_where_the_series_settles() -> None:
+    assert timeseries.settled_from([100, 500, 1000, 1010, 990, 1000]) == 2
+    assert timeseries.settled_from([1000, 1000, 1000]) == 0
+    assert timeseries.settled_from([100, 1000, 100, 1000]) is None
+    assert timeseries.settled_from([5]) is None
+
+
+def test_environment_differences_name_the_facts() -> None:
+    a = {"fio_version": "fio-3.33", "kernel": "6.1", "devices": {"sda": {"model": "x"}}}
+    b = {"fio_version": "fio-3.36", "kernel": "6.1", "devices": {"sda": {"model": "y"}}}
+    found = environment.differences("host", [a, b])
+    assert [(d.key, d.values) for d in found] == [("fio_version", ("fio-3.33", "fio-3.36"))]
+    nested = environment.differences("set-up 'x'", [{"device": {"firmware": "1"}}, {}])
+    assert [(d.key, d.values) for d in nested] == [("device.firmware", ("1", "—"))]

@@ -1,0 +1,107 @@
+"""Golden tests: the committed store (real fio, two runs of one plan, 3 repetitions) renders
+to exactly the committed Markdown and CSV; its statistics read as they should."""
+
+from __future__ import annotations
+
+import csv
+import re
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from conftest import run_iolab
+from golden.make_store import SNAPSHOTS, STORE, render
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    out = tmp_path_factory.mktemp("golden")
+    return out, render(STORE, out)
+
+
+def test_store_is_small_and_real() -> None:
+    assert STORE.stat().st_size < 1024 * 1024
+    with sqlite3.connect(STORE) as db:
+        raw = db.execute("SELECT raw_json FROM cases LIMIT 1").fetchone()[0]
+        assert '"bins"' in raw and "fio-3" in raw  # fio's own json+ output
+        assert db.execute("SELECT count(*) FROM samples").fetchone()[0] > 0
+
+
+@pytest.mark.parametrize("name", sorted(SNAPSHOTS))
+def test_snapshot_matches_byte_for_byte(rendered: tuple[Path, dict[str, str]], name: str) -> None:
+    _, texts = rendered
+    assert texts[name] == (GOLDEN / name).read_text(), (
+        f"{name} changed; if on purpose: python tests/golden/make_store.py --render"
+    )
+
+
+def test_markdown_images_are_written_beside_it(rendered: tuple[Path, dict[str, str]]) -> None:
+    out, texts = rendered
+    links = re.findall(r"!\[[^\]]+\]\(([^)]+)\)", texts["report.md"])
+    kinds = {Path(link).stem.split("-")[0] for link in links}
+    assert kinds == {"ratio", "bars", "scaling", "timeseries", "latency"}
+    for link in links:
+        assert link.startswith("report_files/")
+        assert (out / link).read_bytes().startswith(b"\x89PNG\r\n\x1a\n"), link
+
+
+def _results_rows(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith(("| rand", "| seq"))][:3]
+
+
+def test_repeat_3_shows_intervals_in_every_format(
+    rendered: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    _, texts = rendered
+    for row in _results_rows(texts["report.md"]):
+        assert row.count("±") == 2, row
+    for line in list(csv.DictReader(texts["results.csv"].splitlines())):
+        assert line["n"] == "3"
+        assert float(line["ci95_low"]) < float(line["value"]) < float(line["ci95_high"])
+    table = run_iolab("report", "1", "--db", str(STORE), cwd=tmp_path, check=True).stdout
+    for label in ("rand numjobs=1", "rand numjobs=2", "seq"):
+        row = next(line for line in table.splitlines() if f" {label} " in line)
+        assert row.count("±") == 2, row
+    page = tmp_path / "report.html"
+    run_iolab("report", "1", "--db", str(STORE), "--format", "html", "-o", str(page),
+              cwd=tmp_path, check=True)  # fmt: skip
+    results = page.read_text().split('data-table="results"')[1].split("</table>")[0]
+    assert results.count("±") == 6
+    assert '"error_y":{"array":[' in page.read_text()  # error bars on the charts
+
+
+def test_comparison_marks_differences_within_their_interval_not_significant(
+    rendered: tuple[Path, dict[str, str]],
+) -> None:
+    _, texts = rendered
+    rows = list(csv.DictReader(texts["comparison.csv"].splitlines()))
+    changes = [r for r in rows if r["column"] == "change 2 vs 1"]
+    verdicts = [r["value"] for r in rows if r["column"] == "verdict 2 vs 1"]
+    assert len(changes) == len(verdicts) == 6
+    for change, verdict in zip(changes, verdicts, strict=True):
+        low, high = float(change["ci95_low"]), float(change["ci95_high"])
+        assert low < float(change["value"]) < high
+        expected = "not significant" if low <= 0 <= high else ("higher" if low > 0 else "lower")
+        assert verdict == expected
+    # two runs of the same plan on the same files: most differences are noise
+    assert verdicts.count("not significant") >= 4
+
+
+def test_compare_says_what_differs_between_environments(tmp_path: Path) -> None:
+    db = tmp_path / "store.db"
+    shutil.copy(STORE, db)
+    with sqlite3.connect(db) as con:
+        con.execute(
+            "UPDATE runs SET environment = json_set(environment, '$.fio_version', 'fio-3.36',"
+            " '$.kernel', '6.12.0') WHERE id = 2"
+        )
+    done = run_iolab("compare", "1", "2", "--db", str(db), "--format", "markdown",
+                     cwd=tmp_path, check=True)  # fmt: skip
+    assert "### What differs between the runs" in done.stdout
+    assert "- host: fio_version differs (run 1: fio-3.33; run 2: fio-3.36)" in done.stdout
+    assert "- host: kernel differs (run 1: " in done.stdout
+    assert "| rand numjobs=1 | one | IOPS |" in done.stdout  # still compared
