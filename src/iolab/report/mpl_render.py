@@ -1,26 +1,31 @@
-"""Charts as PNG or SVG files, drawn with matplotlib (Agg, no display, no global pyplot state)."""
+"""Charts as PNG or SVG files, drawn with matplotlib (Agg, no display, no global pyplot state).
+
+matplotlib is imported when a chart is drawn, not when iolab starts: most commands draw none.
+"""
 
 from __future__ import annotations
 
 import io
 import math
-from typing import Literal
-
-import matplotlib as mpl
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING, Literal
 
 from iolab.report.charts import Axis, Chart
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 ImageFormat = Literal["png", "svg"]
 WIDTH_IN, HEIGHT_IN, DPI = 8.0, 4.5, 120
 
-mpl.rcParams["svg.hashsalt"] = "iolab"  # stable ids in SVG output
-mpl.rcParams["svg.fonttype"] = "none"  # text stays text: selectable, searchable, smaller
-
 
 def render(chart: Chart, fmt: ImageFormat = "png") -> bytes:
     """The chart as image bytes."""
+    import matplotlib as mpl
+    from matplotlib.figure import Figure
+
+    mpl.rcParams["svg.hashsalt"] = "iolab"  # stable ids in SVG output
+    mpl.rcParams["svg.fonttype"] = "none"  # text stays text: selectable, searchable, smaller
     figure = Figure(figsize=_size(chart), dpi=DPI, layout="constrained")
     ax = figure.add_subplot()
     if chart.kind == "heat":
@@ -51,6 +56,8 @@ def _nan(values: tuple[float | None, ...]) -> list[float]:
 
 
 def _axis(ax: Axes, axis: Axis, which: Literal["x", "y"]) -> None:
+    from matplotlib.ticker import NullLocator
+
     is_x = which == "x"
     (ax.set_xlabel if is_x else ax.set_ylabel)(axis.label)
     if axis.log:
@@ -59,7 +66,7 @@ def _axis(ax: Axes, axis: Axis, which: Literal["x", "y"]) -> None:
         values, labels = [v for v, _ in axis.ticks], [t for _, t in axis.ticks]
         (ax.set_xticks if is_x else ax.set_yticks)(values, labels)
         if axis.log:
-            (ax.xaxis if is_x else ax.yaxis).set_minor_locator(mpl.ticker.NullLocator())
+            (ax.xaxis if is_x else ax.yaxis).set_minor_locator(NullLocator())
     if axis.start_at_zero and not axis.log:
         if is_x:
             ax.set_xlim(left=0)

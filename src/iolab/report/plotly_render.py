@@ -1,12 +1,11 @@
-"""Charts as interactive plotly figures, for the self-contained HTML report."""
+"""Charts as interactive plotly figures, for the self-contained HTML report.
+
+plotly is imported when a page is drawn, not when iolab starts: most commands draw none.
+"""
 
 from __future__ import annotations
 
 from typing import Any
-
-import plotly.graph_objects as go  # type: ignore[import-untyped]
-import plotly.io as pio  # type: ignore[import-untyped]
-import plotly.offline  # type: ignore[import-untyped]
 
 from iolab.report.charts import Axis, Chart
 
@@ -16,12 +15,16 @@ CONFIG = {"displaylogo": False, "responsive": True}
 
 def plotly_js() -> str:
     """plotly.js itself, to inline once per page (no CDN, works offline)."""
+    import plotly.offline  # type: ignore[import-untyped]
+
     return str(plotly.offline.get_plotlyjs())
 
 
 def div(chart: Chart) -> str:
     """The chart as an HTML fragment: a div and the script that draws it (plotly.js not
     included)."""
+    import plotly.io as pio  # type: ignore[import-untyped]
+
     config = {**CONFIG, "toImageButtonOptions": {"filename": chart.name}}
     return str(
         pio.to_html(
@@ -42,6 +45,8 @@ def _height(chart: Chart) -> int:
 
 
 def figure(chart: Chart) -> Any:
+    import plotly.graph_objects as go  # type: ignore[import-untyped]
+
     fig = go.Figure()
     if chart.kind == "heat":
         _heat(fig, chart)
@@ -116,6 +121,8 @@ def _axis(axis: Axis) -> dict[str, Any]:
 
 
 def _heat(fig: Any, chart: Chart) -> None:
+    import plotly.graph_objects as go
+
     low, high = chart.heat_range()
     fig.add_trace(
         go.Heatmap(
