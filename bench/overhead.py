@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Does iolab change what fio measures? One case (4k randread, QD32), iolab vs plain fio.
 
-Runs the same fio job through `iolab run` and through plain `fio`, alternating A B, B A so that
-drift of the machine hits both alike, and prints the IOPS ratio of each pair and their median.
-Target: the median ratio within 1% of 1.00. Also prints whole-process wall time of each.
+Runs the same fio job as plain `fio`, then through `iolab run`, then plain `fio` again, round
+after round, so that drift of the machine hits both alike. Per round it prints iolab's IOPS over
+the mean of the two fio runs around it, and fio's second run over its first: the noise floor of
+this machine. Target: iolab/fio within 1% of 1.00, judged on the 95% interval of the mean
+ratio. Also prints the whole-process wall time ratio.
 
-    python3 bench/overhead.py [--pairs 5] [--runtime 5] [--dir /var/tmp]
+    python3 bench/overhead.py [--rounds 8] [--runtime 5] [--size 512m] [--dir /var/tmp]
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from iolab.analysis.stats import Summary, summarize
 
 PLAN = """
 name = "overhead"
@@ -36,10 +40,10 @@ runtime = {runtime}
 """
 
 
-ROW = "{:>4}  {:>12}  {:>12}  {:>7}  {:>14}"
+ROW = "{:>5}  {:>10}  {:>10}  {:>10}  {:>9}  {:>7}"
 
 
-ROW = "{:>4}  {:>12}  {:>12}  {:>7}  {:>14}"
+ROW = "{:>5}  {:>10}  {:>10}  {:>10}  {:>9}  {:>7}"
 
 
 def iolab_iops(workdir: Path) -> tuple[float, float]:
@@ -70,9 +74,29 @@ def fio_iops(job: Path, workdir: Path) -> tuple[float, float]:
     return float(data["jobs"][0]["read"]["iops"]), wall
 
 
+def verdict(summary: Summary, noise: Summary) -> str:
+    """Within 1%, outside it, or too noisy to tell, from the 95% interval of the mean ratio."""
+    half = summary.half_width or 0.0
+    low, high = summary.mean - half, summary.mean + half
+    if low >= 0.99 and high <= 1.01:
+        return "within the 1% target (the whole 95% interval is)"
+    if high < 0.99 or low > 1.01:
+        return "OUTSIDE the 1% target (the whole 95% interval is)"
+    floor = noise.half_width or 0.0
+    return (
+        f"not outside the 1% target; this machine's run-to-run noise (fio vs fio: +-{floor:.2%}) "
+        "is too large to confirm it: run more --rounds, or on a quieter device"
+    )
+
+
+def show(label: str, summary: Summary) -> None:
+    half = summary.half_width or 0.0
+    print(f"{label}: median {summary.median:.4f}, mean {summary.mean:.4f} +- {half:.4f} (95% t)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--runtime", type=int, default=5)
     parser.add_argument("--size", default="512m")
     parser.add_argument("--dir", default="/var/tmp")
@@ -93,27 +117,22 @@ def main() -> None:
         job.write_text(
             shown.replace(str(workdir / "iolab.testfile"), str(workdir / "plain.testfile"))
         )
-        print(f"job: 4k randread QD32, {args.runtime} s, {args.size}, {args.pairs} pairs")
-        print(ROW.format("pair", "iolab IOPS", "fio IOPS", "ratio", "wall iolab/fio"))
-        ratios, walls = [], []
-        for pair in range(1, args.pairs + 1):
-            if pair % 2:  # A B, then B A: neither always runs first
-                ours, our_wall = iolab_iops(workdir)
-                plain, plain_wall = fio_iops(job, workdir)
-            else:
-                plain, plain_wall = fio_iops(job, workdir)
-                ours, our_wall = iolab_iops(workdir)
-            ratios.append(ours / plain)
-            walls.append(our_wall / plain_wall)
-            cells = (f"{ours:,.0f}", f"{plain:,.0f}", f"{ratios[-1]:.4f}", f"{walls[-1]:.3f}")
-            print(ROW.format(pair, *cells))
-        median = statistics.median(ratios)
-        verdict = "within" if abs(median - 1) <= 0.01 else "OUTSIDE"
-        print(
-            f"median IOPS ratio iolab/fio: {median:.4f} ({verdict} the 1% target); "
-            f"min {min(ratios):.4f} max {max(ratios):.4f}"
-        )
-        print(f"median whole-process wall time ratio iolab/fio: {statistics.median(walls):.3f}")
+        print(f"job: 4k randread QD32, {args.runtime} s, {args.size}; rounds of fio, iolab, fio")
+        print(ROW.format("round", "fio IOPS", "iolab IOPS", "fio IOPS", "iolab/fio", "fio/fio"))
+        ratios, noise, walls = [], [], []
+        for number in range(1, args.rounds + 1):
+            before, wall_before = fio_iops(job, workdir)
+            ours, our_wall = iolab_iops(workdir)
+            after, wall_after = fio_iops(job, workdir)
+            ratios.append(ours / statistics.fmean([before, after]))
+            noise.append(after / before)
+            walls.append(our_wall / statistics.fmean([wall_before, wall_after]))
+            cells = (f"{x:,.0f}" for x in (before, ours, after))
+            print(ROW.format(number, *cells, f"{ratios[-1]:.4f}", f"{noise[-1]:.4f}"))
+        show("IOPS iolab / fio (mean of the fio runs around it)", summarize(ratios))
+        show("IOPS fio / fio (the noise floor: the same job twice)", summarize(noise))
+        print(f"verdict: {verdict(summarize(ratios), summarize(noise))}")
+        print(f"whole-process wall time iolab / fio: median {statistics.median(walls):.3f}")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
