@@ -301,13 +301,14 @@ def _table_text(
     store: Store, run_id: int | None, baseline: str | None, metric: str, fmt: str
 ) -> str:
     stored = store.run(run_id)
-    setups = [name for name, _, _ in store.setups(stored.id)]
+    setups = store.setups(stored.id)
     table = report_model.build(
         stored,
-        setups,
+        [name for name, _, _ in setups],
         store.cases(stored.id),
         metric if metric != "auto" else stored.metric,
         baseline or stored.baseline,
+        [report_model.setup_line(*setup) for setup in setups],
     )
     return FORMATS[fmt](table)
 

@@ -30,6 +30,7 @@ from iolab.report.model import (
     metric_for,
     results_table,
     run_title,
+    setup_line,
     stat_cell,
     utc,
 )
@@ -144,7 +145,8 @@ def build(data: Dataset, options: Options) -> Document:
 
 def _results(data: Dataset, metric: str, baseline: str | None) -> Table:
     table = results_table("Results", data.labels, data.cases, metric, baseline)
-    return replace(table, notes=tuple(legend(data.cases, baseline)))
+    described = [setup_line(s.label, s.definition, s.environment) for s in data.setups]
+    return replace(table, notes=(*described, *legend(data.cases, baseline)))
 
 
 def _kinds(data: Dataset, options: Options) -> tuple[str, ...]:

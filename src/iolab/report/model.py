@@ -214,17 +214,46 @@ def build(
     cases: Sequence[CaseLike],
     metric: str = "auto",
     baseline: str | None = None,
+    described: Sequence[str] = (),
 ) -> Table:
-    """One run's results table with its notes (what `iolab run` prints at the end)."""
+    """One run's results table with its notes (what `iolab run` prints at the end).
+
+    `described` holds one line per set-up (see `setup_line`), shown under the table.
+    """
     check_baseline(baseline, setups, f"run {run.id}")
     table = results_table(run_title(run), setups, cases, metric, baseline)
-    notes = legend(cases, baseline) + case_notes(cases)
+    notes = [*described, *legend(cases, baseline), *case_notes(cases)]
     if run.done < run.case_count:
         notes.append(
             f"incomplete: {run.done} of {run.case_count} cases stored; "
             f"finish with: iolab run --resume {run.id}"
         )
     return replace(table, notes=tuple(notes))
+
+
+def setup_line(name: str, definition: Mapping[str, Any], environment: Mapping[str, Any]) -> str:
+    """What a set-up is, in one line: its layout over its devices, or its path's filesystem."""
+    if definition.get("kind") != "devices":
+        fs = environment.get("target", {}).get("filesystem", {})
+        where = f" ({fs.get('fstype')} on {fs.get('source')})" if fs else ""
+        return f"set-up {name}: path {definition.get('path')}{where}"
+    devices = ", ".join(str(d).removeprefix("/dev/") for d in definition.get("devices", []))
+    raid, level = definition.get("raid", "none"), definition.get("level")
+    parts = [f"{raid} {level}" if raid != "none" else "one device"]
+    if definition.get("metadata"):
+        parts.append(f"metadata {definition['metadata']}")
+    if definition.get("chunk"):
+        parts.append(f"chunk {definition['chunk']}")
+    fs = definition.get("filesystem", "none")
+    parts.append(f"{fs} filesystem" if fs != "none" else "raw device")
+    for key, label in (("mkfs_options", "mkfs"), ("mount_options", "mount")):
+        if definition.get(key):
+            parts.append(f"{label} {definition[key]}")
+    if definition.get("queue"):
+        parts.append(" ".join(f"{k}={v}" for k, v in definition["queue"].items()))
+    if definition.get("discard"):
+        parts.append("discarded first")
+    return f"set-up {name}: {', '.join(parts)}; over {devices}"
 
 
 def legend(cases: Sequence[CaseLike], baseline: str | None) -> list[str]:
