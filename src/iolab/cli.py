@@ -355,6 +355,41 @@ def presets() -> None:
         click.echo(f"{name:<24} {len(p.cases()):>3} cases  {p.origin}: {p.description}")
 
 
+def output_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """How a report or comparison is written: format, metric, file, images, export."""
+    decorators = [
+        click.option(
+            "--format", "fmt", type=click.Choice(list(FORMATS)), default="table", show_default=True
+        ),
+        click.option(
+            "--metric",
+            type=click.Choice(["auto", "iops", "bw"]),
+            default="auto",
+            show_default=True,
+            help="auto: IOPS up to 64 KiB blocks, MB/s above.",
+        ),
+        click.option(
+            "-o", "--output", default="-", metavar="FILE", help="Write here; '-' is stdout."
+        ),
+        click.option(
+            "--image-format",
+            type=click.Choice(["png", "svg"]),
+            default="png",
+            show_default=True,
+            help="Format of the images written beside a Markdown report.",
+        ),
+        click.option(
+            "--export",
+            "export_dir",
+            metavar="DIR",
+            help="Also write every chart as PNG and SVG, and every table as CSV, into DIR.",
+        ),
+    ]
+    for decorator in reversed(decorators):
+        func = decorator(func)
+    return func
+
+
 # ---------------------------------------------------------------- runs, report
 
 
@@ -379,18 +414,8 @@ def runs(db: str) -> None:
 @main.command()
 @click.argument("run_ids", nargs=-1, type=int, metavar="[RUN]...")
 @db_option
-@click.option(
-    "--format", "fmt", type=click.Choice(list(FORMATS)), default="table", show_default=True
-)
+@output_options
 @click.option("--baseline", metavar="SETUP", help="Show other set-ups as % of this one.")
-@click.option(
-    "--metric",
-    type=click.Choice(["auto", "iops", "bw"]),
-    default="auto",
-    show_default=True,
-    help="auto: IOPS up to 64 KiB blocks, MB/s above.",
-)
-@click.option("-o", "--output", default="-", metavar="FILE", help="Write here; '-' is stdout.")
 @click.option(
     "--charts",
     metavar="LIST",
@@ -419,19 +444,6 @@ def runs(db: str) -> None:
     default="auto",
     show_default=True,
     help="Scaling charts: one line per set-up, or per pattern (auto: per set-up if several).",
-)
-@click.option(
-    "--image-format",
-    type=click.Choice(["png", "svg"]),
-    default="png",
-    show_default=True,
-    help="Format of the images written beside a Markdown report.",
-)
-@click.option(
-    "--export",
-    "export_dir",
-    metavar="DIR",
-    help="Also write every chart as PNG and SVG, and every table as CSV, into DIR.",
 )
 def report(
     run_ids: tuple[int, ...],
@@ -478,30 +490,7 @@ def report(
 @main.command()
 @click.argument("run_ids", nargs=-1, type=int, required=True, metavar="RUN_A RUN_B [RUN]...")
 @db_option
-@click.option(
-    "--format", "fmt", type=click.Choice(list(FORMATS)), default="table", show_default=True
-)
-@click.option(
-    "--metric",
-    type=click.Choice(["auto", "iops", "bw"]),
-    default="auto",
-    show_default=True,
-    help="auto: IOPS up to 64 KiB blocks, MB/s above.",
-)
-@click.option("-o", "--output", default="-", metavar="FILE", help="Write here; '-' is stdout.")
-@click.option(
-    "--image-format",
-    type=click.Choice(["png", "svg"]),
-    default="png",
-    show_default=True,
-    help="Format of the images written beside a Markdown report.",
-)
-@click.option(
-    "--export",
-    "export_dir",
-    metavar="DIR",
-    help="Also write every chart as PNG and SVG, and every table as CSV, into DIR.",
-)
+@output_options
 def compare(
     run_ids: tuple[int, ...],
     db: str,

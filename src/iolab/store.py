@@ -329,12 +329,6 @@ class Store:
             for r in rows
         ]
 
-    def iter_raw(self, run_id: int) -> Iterator[tuple[str, str | None]]:
-        for row in self.db.execute(
-            "SELECT case_key, raw_json FROM cases WHERE run_id = ? ORDER BY id", (run_id,)
-        ):
-            yield row[0], row[1]
-
     # ------------------------------------------------------------ reading, for reports
 
     def case_samples(self, run_id: int) -> list[tuple[str, str, int, str, str, int, float]]:
