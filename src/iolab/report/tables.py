@@ -153,9 +153,20 @@ def environment_table(data: Dataset) -> Table:
         "fact",
         data.labels,
         tuple(rows),
+        notes=_differing(rows),
         name="environment",
         column_header="setup",
     )
+
+
+def _differing(rows: list[Row]) -> tuple[str, ...]:
+    """One note naming the facts whose values are not the same for every set-up."""
+    if not rows or len(rows[0].cells) < 2:
+        return ()
+    differ = [row.label for row in rows if len({cell.text for cell in row.cells}) > 1]
+    if not differ:
+        return ("Every fact shown is the same for all set-ups.",)
+    return (f"Differs between set-ups: {', '.join(differ)}.",)
 
 
 def environment_differences(data: Dataset, limit: int = 20) -> list[str]:
