@@ -60,7 +60,9 @@ def test_full_run_stores_every_case_and_prints_the_table(e2e: Path) -> None:
     table = done.stdout
     for label in ("4k randread", "4k randwrite", "128k read", "128k write"):
         assert label in table
-    assert "│ one" not in table and "one" in table.splitlines()[-7]
+    header = next(line for line in table.splitlines() if "workload" in line)
+    assert "one" in header and "two" in header, "set-ups are columns"
+    assert "set-up one: path" in table and "set-up two: path" in table
     assert not list(e2e.glob("*/iolab.testfile")), "test files must be removed"
     # the same plan again: a fresh run (the last one finished), not a resume
     again = run_iolab("run", "plan.toml", "--runtime", "1", cwd=e2e, check=True)
