@@ -28,19 +28,10 @@ class SetupInfo:
 
 
 @dataclass(frozen=True)
-class Case:
-    """A stored case, its set-up named by its column label."""
+class Case(CaseRow):
+    """A stored case of one of the runs, its set-up named by its column label."""
 
-    run_id: int
-    setup: str
-    workload: str
-    position: int
-    repetition: int
-    options: Mapping[str, Any]
-    status: str
-    error: str | None
-    metrics: Mapping[str, Mapping[str, Any]]
-    warnings: tuple[Mapping[str, str], ...]
+    run_id: int = 0
 
 
 @dataclass(frozen=True)
@@ -67,7 +58,7 @@ class Dataset:
         """Workload points in plan order (then first appearance across runs)."""
         seen: dict[str, tuple[int, int]] = {}
         for index, case in enumerate(self.cases):
-            seen.setdefault(case.workload, (case.position, index))
+            seen.setdefault(case.workload, (case.workload_position, index))
         return sorted(seen, key=lambda name: seen[name])
 
     def cell(self, setup: str, workload: str) -> list[Case]:
@@ -106,18 +97,7 @@ def _unique(runs: list[RunRow]) -> list[RunRow]:
 
 
 def _case(run_id: int, label: str, row: CaseRow) -> Case:
-    return Case(
-        run_id,
-        label,
-        row.workload,
-        row.workload_position,
-        row.repetition,
-        row.options,
-        row.status,
-        row.error,
-        row.metrics,
-        row.warnings,
-    )
+    return Case(**{**row.__dict__, "setup": label}, run_id=run_id)
 
 
 def _samples(
