@@ -163,3 +163,32 @@ def test_report_formats_and_baseline(workdir: Path) -> None:
     one_line_error(run_iolab("report", "7", cwd=workdir), "has no run 7")
     runs = run_iolab("runs", cwd=workdir, check=True).stdout
     assert "done" in runs and "2/2 cases" in runs
+
+
+def test_buffered_io_that_fits_in_memory_is_flagged(workdir: Path) -> None:
+    (workdir / "plan.toml").write_text(
+        GOOD.format(path=workdir).replace('bs = "4k"', 'bs = "4k"\ndirect = 0')
+    )
+    done = run_iolab("run", "plan.toml", cwd=workdir, check=True)
+    assert "direct=0 over 8.0 MiB" in done.stdout and "page cache" in done.stdout
+    with sqlite3.connect(workdir / "iolab.db") as con:
+        (warnings,) = con.execute("SELECT warnings FROM cases").fetchone()
+    assert "page-cache" in warnings
+
+
+def test_env_names_the_filesystem_and_device_of_a_path(workdir: Path) -> None:
+    import json
+
+    found = subprocess.run(
+        ["findmnt", "-n", "-o", "SOURCE,FSTYPE", "-T", str(workdir)],
+        capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    facts = json.loads(run_iolab("env", str(workdir), "--json", cwd=workdir, check=True).stdout)
+    assert facts["target"]["filesystem"]["fstype"] == found[1]
+    assert facts["host"]["fio_version"].startswith("fio-3")
+    text = run_iolab("env", str(workdir), cwd=workdir, check=True).stdout
+    assert f"{found[0]} {found[1]} on" in text
+    device = facts["target"]["device"]
+    if device.get("scheduler"):
+        assert f"scheduler={device['scheduler']}" in text
+    one_line_error(run_iolab("env", "/nonexistent", cwd=workdir), "/nonexistent does not exist")

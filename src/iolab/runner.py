@@ -6,7 +6,7 @@ import contextlib
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -20,7 +20,7 @@ from iolab.store import Store
 from iolab.targets import environment, provision, safety
 from iolab.targets.environment import JSONDict
 from iolab.targets.path import TEST_FILE, Prepared, prepare
-from iolab.units import parse_seconds, parse_size
+from iolab.units import human_bytes, parse_seconds, parse_size
 
 ENDED_EARLY_SHARE = 0.95
 CPU_BOUND_PERCENT = 90.0
@@ -306,27 +306,46 @@ def failure(outcome: local.Outcome) -> str | None:
 
 
 def _warnings(job: jobfile.Job, metrics: CaseMetrics) -> list[Warning]:
-    found = []
-    options = job.options
-    if options.get("time_based") == 1:
-        runtime_ms = parse_seconds(options.get("runtime", 0)) * 1000
-        if metrics.runtime_ms < runtime_ms * ENDED_EARLY_SHARE:
-            found.append(
-                Warning(
-                    "ended-early",
-                    f"fio ran {metrics.runtime_ms / 1000:.1f} s "
-                    f"of the {runtime_ms / 1000:.0f} s asked.",
-                    "Look for errors, a too-small size, or a target that stopped accepting I/O.",
-                )
-            )
+    """Methodology checks on one finished case; each says what to do next."""
+    checks = (_ended_early, _cpu_bound, _page_cache)
+    return [found for check in checks if (found := check(job.options, metrics)) is not None]
+
+
+def _ended_early(options: Mapping[str, FioValue], metrics: CaseMetrics) -> Warning | None:
+    if options.get("time_based") != 1:
+        return None
+    runtime_ms = parse_seconds(options.get("runtime", 0)) * 1000
+    if metrics.runtime_ms >= runtime_ms * ENDED_EARLY_SHARE:
+        return None
+    return Warning(
+        "ended-early",
+        f"fio ran {metrics.runtime_ms / 1000:.1f} s of the {runtime_ms / 1000:.0f} s asked.",
+        "Look for errors, a too-small size, or a target that stopped accepting I/O.",
+    )
+
+
+def _cpu_bound(options: Mapping[str, FioValue], metrics: CaseMetrics) -> Warning | None:
     cpu = metrics.usr_cpu + metrics.sys_cpu
-    if cpu >= CPU_BOUND_PERCENT:
-        found.append(
-            Warning(
-                "cpu-bound",
-                f"fio's jobs used {cpu:.0f}% CPU each: "
-                "the load generator may be the limit, not the device.",
-                "Use an asynchronous ioengine with a deeper iodepth, or fewer jobs per core.",
-            )
-        )
-    return found
+    if cpu < CPU_BOUND_PERCENT:
+        return None
+    return Warning(
+        "cpu-bound",
+        f"fio's jobs used {cpu:.0f}% CPU each: the load generator may be the limit, "
+        "not the device.",
+        "Use an asynchronous ioengine with a deeper iodepth, or fewer jobs per core.",
+    )
+
+
+def _page_cache(options: Mapping[str, FioValue], metrics: CaseMetrics) -> Warning | None:
+    """Buffered I/O over less data than the memory measures the page cache (study C's trap)."""
+    if options.get("direct") != 0 or "size" not in options:
+        return None
+    size, memory = parse_size(options["size"]), environment.memory_bytes()
+    if not memory or size >= 2 * memory:
+        return None
+    return Warning(
+        "page-cache",
+        f"direct=0 over {human_bytes(size)}, and this host has {human_bytes(memory)} of "
+        "memory: much of the I/O may hit the page cache, not the device.",
+        "Use direct=1, or a size of at least twice the memory.",
+    )

@@ -47,7 +47,7 @@ def _distro() -> str:
     return platform.system()
 
 
-def _memory_bytes() -> int:
+def memory_bytes() -> int:
     for line in (_read("/proc/meminfo") or "").splitlines():
         if line.startswith("MemTotal:"):
             return int(line.split()[1]) * 1024
@@ -125,7 +125,7 @@ def host(fio_version: str) -> JSONDict:
         **cpu_frequency(),
         "virtualized": "hypervisor" in flags,
         "smt": _read(SYS_CPU / "smt" / "active"),
-        "memory_bytes": _memory_bytes(),
+        "memory_bytes": memory_bytes(),
         "kernel": platform.release(),
         "distro": _distro(),
         "fio_version": fio_version,
