@@ -46,18 +46,20 @@ def test_sample_logs_are_requested_when_asked() -> None:
 def test_fio_refuses_an_unknown_pass_through_option() -> None:
     good = jobfile.Job("a", {"rw": "read", "filename": "/var/tmp/x", "size": "1m"})
     bad = jobfile.Job("b", {"rw": "read", "filename": "/var/tmp/x", "blocksze": "4k"})
-    jobfile.check([good], ["plan.toml: workload 'a'"])
-    with pytest.raises(PlanError) as caught:
-        jobfile.check([good, bad], ["plan.toml: workload 'a'", "plan.toml: workload 'b'"])
-    message = str(caught.value)
-    assert message.startswith("plan.toml: workload 'b': unknown key 'blocksze'")
-    assert "fio suggests" in message
+    jobfile.check([good])
+    with pytest.raises(jobfile.Rejected) as caught:
+        jobfile.check([good, bad])
+    assert (caught.value.index, caught.value.key) == (1, "blocksze")
+    assert caught.value.reason.startswith("unknown key 'blocksze': neither an iolab key nor")
+    assert "fio suggests" in caught.value.reason
+    assert isinstance(caught.value, PlanError)
 
 
 def test_fio_refuses_a_bad_pass_through_value() -> None:
     bad = jobfile.Job("a", {"rw": "read", "filename": "/var/tmp/x", "verify": "sha7"})
-    with pytest.raises(PlanError, match="fio rejects verify=sha7"):
-        jobfile.check([bad], ["plan.toml: workload 'a'"])
+    with pytest.raises(jobfile.Rejected, match="fio rejects verify=sha7") as caught:
+        jobfile.check([bad])
+    assert caught.value.key == "verify"
 
 
 def test_section_names_are_safe() -> None:

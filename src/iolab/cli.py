@@ -223,7 +223,7 @@ def run(
     fio = info.probe()
     consent = _consent(the_plan, destroy, wipe_signatures)
     campaign = runner.build(the_plan, fio, consent)
-    runner.check(campaign)
+    _check_with_fio(campaign)
     with Store(db) as store:
         run_id = _pick_run(store, campaign, resume_id, force_new, overrides, out)
         with ProgressListener(out) as listener:
@@ -235,6 +235,15 @@ def run(
                 f"{len(failed)} of {len(results)} cases failed (fio's errors above)",
                 EXIT_CASES_FAILED,
             )
+
+
+def _check_with_fio(campaign: runner.Campaign) -> None:
+    """fio's own parse of the jobs; a refusal is placed at its line in the plan."""
+    try:
+        runner.check(campaign)
+    except jobfile.Rejected as rejected:
+        workload = runner.rejected_workload(campaign, rejected)
+        raise plan.locate(campaign.plan, workload, rejected.key, rejected.reason) from None
 
 
 def _consent(the_plan: Plan, named: tuple[str, ...], wipe: bool) -> runner.Consent:

@@ -80,6 +80,7 @@ class Workload:
     name: str
     options: Mapping[str, FioValue]
     axes: tuple[str, ...] = ()
+    table: int = 0  # which [[workload]] of the plan it comes from
 
     def get(self, key: str, default: FioValue | None = None) -> FioValue | None:
         return self.options.get(key, default)

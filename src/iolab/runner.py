@@ -15,7 +15,7 @@ from iolab.errors import Interrupted, TargetError
 from iolab.fio import jobfile, local, parse
 from iolab.fio.info import FioInfo
 from iolab.fio.parse import Status
-from iolab.model import Case, CaseMetrics, FioValue, Plan, Result, Setup, Warning
+from iolab.model import Case, CaseMetrics, FioValue, Plan, Result, Setup, Warning, Workload
 from iolab.store import Store
 from iolab.targets import environment, provision, safety
 from iolab.targets.environment import JSONDict
@@ -135,15 +135,21 @@ def resolve(case: Case, target: Prepared, fio: FioInfo) -> dict[str, FioValue]:
 
 
 def check(campaign: Campaign) -> None:
-    """fio's own parse of every job, so a bad pass-through option stops the run before it starts."""
-    jobs, places = [], []
+    """fio's own parse of every job, so a bad pass-through option stops the run before it starts.
+
+    Raises jobfile.Rejected; `rejected_workload` says which workload it was about.
+    """
+    jobs = []
     for step in campaign.steps:
         job = campaign.preview(step)
         if job.options.get("size") == "auto":
             job = jobfile.Job(job.name, {**job.options, "size": "1m"})
         jobs.append(job)
-        places.append(f"{campaign.plan.source}: workload {step.case.workload.name!r}")
-    jobfile.check(jobs, places, campaign.fio.path)
+    jobfile.check(jobs, campaign.fio.path)
+
+
+def rejected_workload(campaign: Campaign, rejected: jobfile.Rejected) -> Workload:
+    return campaign.steps[rejected.index].case.workload
 
 
 @contextlib.contextmanager

@@ -73,8 +73,16 @@ def read_back(text: str, fio: str = "fio") -> list[dict[str, str]]:
     return jobs
 
 
-def check(jobs: Sequence[Job], where: Sequence[str], fio: str = "fio") -> None:
-    """Let fio parse all jobs at once (--parse-only); raise PlanError naming the job it refuses."""
+class Rejected(PlanError):
+    """fio refused a job: which one (its index), the option at fault if fio named it, why."""
+
+    def __init__(self, index: int, key: str | None, reason: str) -> None:
+        super().__init__(reason)
+        self.index, self.key, self.reason = index, key, reason
+
+
+def check(jobs: Sequence[Job], fio: str = "fio") -> None:
+    """Let fio parse all jobs at once (--parse-only); raise Rejected for the first it refuses."""
     numbered = [Job(f"j{i}", job.options) for i, job in enumerate(jobs)]
     with tempfile.NamedTemporaryFile("w", suffix=".fio") as handle:
         handle.write(render(numbered))
@@ -86,18 +94,20 @@ def check(jobs: Sequence[Job], where: Sequence[str], fio: str = "fio") -> None:
         return
     text = done.stdout + done.stderr
     dropped = re.search(r"job j(\d+) dropped", text)
-    place = where[int(dropped.group(1))] if dropped else where[0] if where else "plan"
-    raise PlanError(f"{place}: {_fio_complaint(text)}")
+    raise Rejected(int(dropped.group(1)) if dropped else 0, *_fio_complaint(text))
 
 
-def _fio_complaint(text: str) -> str:
+def _fio_complaint(text: str) -> tuple[str | None, str]:
+    """(the option fio names, if any; why it refuses) from fio's --parse-only output."""
     bad = re.search(r"Bad option <([^=>]+)=?([^>]*)>", text)
     if bad:
         hint = re.search(r"Did you mean (\S+)\?", text)
         also = f" (fio suggests {hint.group(1)!r})" if hint else ""
-        return f"unknown key {bad.group(1)!r}: neither an iolab key nor an fio option{also}"
-    failed = re.search(r"failed parsing (\S+)", text)
+        key = bad.group(1)
+        return key, f"unknown key {key!r}: neither an iolab key nor an fio option{also}"
+    failed = re.search(r"failed parsing (([^=\s]+)=\S*)", text)
     if failed:
-        return f"fio rejects {failed.group(1)}: fix the value (see 'fio --cmdhelp=OPTION')"
+        reason = f"fio rejects {failed.group(1)}: fix the value (see 'fio --cmdhelp=OPTION')"
+        return failed.group(2), reason
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return f"fio rejects the job: {lines[0] if lines else 'no reason given'}"
+    return None, f"fio rejects the job: {lines[0] if lines else 'no reason given'}"

@@ -5,7 +5,14 @@ Nothing here runs fio or touches a target; `fio.jobfile.check` backs up pass-thr
 
 from iolab.plan.checks import CHECKS, RW_NAMES
 from iolab.plan.common import Overrides
-from iolab.plan.load import load_file, load_preset, parse_plan, preset_names, preset_text
+from iolab.plan.load import (
+    load_file,
+    load_preset,
+    locate,
+    parse_plan,
+    preset_names,
+    preset_text,
+)
 from iolab.plan.workloads import BUILTIN_DEFAULTS
 
 __all__ = [
@@ -15,6 +22,7 @@ __all__ = [
     "Overrides",
     "load_file",
     "load_preset",
+    "locate",
     "parse_plan",
     "preset_names",
     "preset_text",

@@ -8,9 +8,9 @@ from importlib import resources
 from pathlib import Path
 
 from iolab.errors import PlanError
-from iolab.model import Plan
+from iolab.model import Plan, Workload
 from iolab.plan.checks import check_value
-from iolab.plan.common import Overrides, Where, known_keys, table_value, text_value
+from iolab.plan.common import Overrides, Where, known_keys, line_of, table_value, text_value
 from iolab.plan.setups import setups as parse_setups
 from iolab.plan.workloads import workloads as parse_workloads
 
@@ -99,3 +99,15 @@ def _check_report(plan: Plan, where: Where) -> None:
         )
     if plan.metric not in METRICS:
         raise where.fail("metric", f"metric {plan.metric!r} must be one of {', '.join(METRICS)}")
+
+
+def locate(plan: Plan, workload: Workload, key: str | None, reason: str) -> PlanError:
+    """A fault found later (by fio) in one workload, placed at its line in the plan text."""
+    message = f"workload {workload.name!r}: {reason}"
+    for where in (
+        Where(plan.source, plan.text, "workload", workload.table),
+        Where(plan.source, plan.text, "defaults"),
+    ):
+        if key and line_of(where.text, where.table, where.index, key):
+            return where.fail(key, message)
+    return PlanError(f"{plan.source}: {message}")

@@ -76,7 +76,8 @@ def _expand(merged: dict[str, Any], where: Where) -> list[Workload]:
         name = base if named else f"{options['bs']} {options['rw']}"
         shown = [key for key in axes if named or key not in ("bs", "rw")]
         suffix = " ".join(f"{key}={options[key]}" for key in shown)
-        points.append(Workload(f"{name} {suffix}" if suffix else name, options, tuple(axes)))
+        label = f"{name} {suffix}" if suffix else name
+        points.append(Workload(label, options, tuple(axes), where.index))
     return points
 
 
