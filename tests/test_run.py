@@ -143,3 +143,11 @@ rw = "read"
     rows = stored(workdir / "iolab.db")
     assert [r[3] for r in rows] == ["failed", "ok", "ok", "ok"]
     assert "failed" in done.stdout.split("┏")[-1]
+    # the cause removed, the same plan again retries just the failed case, in the same run
+    subprocess.run(["mount", "-o", "remount,size=64m", str(tiny_tmpfs)], check=True)
+    again = run_iolab("run", "plan.toml", cwd=workdir, check=True)
+    assert "resuming run 1: 3 of 4 cases already stored; 1 failed will run again" in again.stdout
+    assert "case 4/4 tiny · write past the end #1" in again.stdout
+    rows = stored(workdir / "iolab.db")
+    assert sorted(r[3] for r in rows) == ["ok"] * 4 and len(rows) == 4
+

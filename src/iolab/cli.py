@@ -288,8 +288,10 @@ def _pick_run(
     elif not force_new:
         found = store.resumable(the_plan.hash)
     if found is not None:
+        retried = f"; {found.failed} failed will run again" if found.failed else ""
         out.print(
-            f"resuming run {found.id}: {found.done} of {found.case_count} cases already stored"
+            f"resuming run {found.id}: {found.ok} of {found.case_count} cases already stored"
+            f"{retried}"
         )
         return found.id
     env = environment.host(campaign.fio.version)

@@ -105,6 +105,10 @@ class RunRow:
     metric: str
     environment: Mapping[str, Any]
 
+    @property
+    def ok(self) -> int:
+        return self.done - self.failed
+
 
 @dataclass(frozen=True)
 class CaseRow:
@@ -206,6 +210,10 @@ class Store:
         case, m = result.case, result.metrics
         self.db.execute("BEGIN")
         try:
+            self.db.execute(  # a retried case replaces its failed attempt
+                "DELETE FROM cases WHERE run_id = ? AND case_key = ? AND status = 'failed'",
+                (run_id, case.key),
+            )
             cursor = self.db.execute(
                 "INSERT INTO cases (run_id, case_key, setup, workload, workload_position,"
                 " repetition, options, status, error, started_at, ended_at, usr_cpu, sys_cpu,"
@@ -264,7 +272,10 @@ class Store:
     # ------------------------------------------------------------ reading
 
     def done_keys(self, run_id: int) -> set[str]:
-        rows = self.db.execute("SELECT case_key FROM cases WHERE run_id = ?", (run_id,))
+        """The cases of a run that need no running again: those that ran to the end."""
+        rows = self.db.execute(
+            "SELECT case_key FROM cases WHERE run_id = ? AND status = 'ok'", (run_id,)
+        )
         return {str(row[0]) for row in rows}
 
     def runs(self) -> list[RunRow]:
@@ -289,8 +300,8 @@ class Store:
         return found
 
     def resumable(self, plan_hash: str) -> RunRow | None:
-        """The latest unfinished run of the same plan, if any."""
-        runs = [r for r in self.runs() if r.plan_hash == plan_hash and r.done < r.case_count]
+        """The latest run of the same plan with cases missing or failed, if any."""
+        runs = [r for r in self.runs() if r.plan_hash == plan_hash and r.ok < r.case_count]
         return runs[-1] if runs else None
 
     def setups(self, run_id: int) -> list[tuple[str, Mapping[str, Any], Mapping[str, Any]]]:

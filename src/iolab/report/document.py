@@ -26,6 +26,7 @@ from iolab.report.model import (
     case_notes,
     cell_values,
     check_baseline,
+    incomplete,
     legend,
     metric_for,
     results_table,
@@ -228,11 +229,7 @@ def _environments(data: Dataset) -> tuple[tuple[str, str], ...]:
 def _notes(data: Dataset) -> tuple[str, ...]:
     notes = case_notes(data.cases)
     for run in data.runs:
-        if run.done < run.case_count:
-            notes.append(
-                f"incomplete: run {run.id} has {run.done} of {run.case_count} cases stored; "
-                f"finish with: iolab run --resume {run.id}"
-            )
+        notes += incomplete(run)
     return tuple(notes)
 
 

@@ -223,12 +223,18 @@ def build(
     check_baseline(baseline, setups, f"run {run.id}")
     table = results_table(run_title(run), setups, cases, metric, baseline)
     notes = [*described, *legend(cases, baseline), *case_notes(cases)]
-    if run.done < run.case_count:
-        notes.append(
-            f"incomplete: {run.done} of {run.case_count} cases stored; "
-            f"finish with: iolab run --resume {run.id}"
-        )
+    notes += incomplete(run)
     return replace(table, notes=tuple(notes))
+
+
+def incomplete(run: RunRow) -> list[str]:
+    """A note for a run with cases missing or failed, saying how to finish it."""
+    if run.ok >= run.case_count:
+        return []
+    return [
+        f"incomplete: run {run.id} has {run.ok} of {run.case_count} cases done; finish it "
+        f"(missing and failed cases run again) with: iolab run --resume {run.id}"
+    ]
 
 
 def setup_line(name: str, definition: Mapping[str, Any], environment: Mapping[str, Any]) -> str:
