@@ -150,4 +150,3 @@ rw = "read"
     assert "case 4/4 tiny · write past the end #1" in again.stdout
     rows = stored(workdir / "iolab.db")
     assert sorted(r[3] for r in rows) == ["ok"] * 4 and len(rows) == 4
-
