@@ -162,6 +162,9 @@ def test_report_formats_and_baseline(workdir: Path) -> None:
     assert lines[1].split(",")[4] == "IOPS" and float(lines[1].split(",")[3]) > 0
     one_line_error(run_iolab("report", "--baseline", "nope", cwd=workdir), "'nope' is not a set-up")
     one_line_error(run_iolab("report", "7", cwd=workdir), "has no run 7")
+    missing = workdir / "no-such-dir" / "x.md"
+    one_line_error(run_iolab("report", "-o", str(missing), cwd=workdir), "no directory")
+    assert not missing.parent.exists()
     runs = run_iolab("runs", cwd=workdir, check=True).stdout
     assert "done" in runs and "2/2 cases" in runs
 

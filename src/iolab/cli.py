@@ -520,14 +520,13 @@ def compare(
 
 
 def _emit(
-    document: Any,
+    document: report_document.Document,
     fmt: str,
     output: str,
     image_format: str,
     export_dir: str | None,
 ) -> None:
     """Render, then write to stdout or a file (with its images beside it), and export."""
-
     rendered = report_output.render(document, fmt, output, image_format)
     if export_dir is not None:
         files = report_output.exported(document)

@@ -68,7 +68,9 @@ def write_files(folder: Path, files: Mapping[str, bytes]) -> None:
 
 
 def write(rendered: Rendered, output: str) -> None:
-    """The main text to `output`, the other files beside it."""
+    """The main text to `output`, the other files beside it (their folder made if need be)."""
     path = Path(output)
+    if not path.parent.is_dir():
+        raise ReportError(f"cannot write {output}: no directory {path.parent}; create it first")
     write_files(path.parent, {path.name: rendered.text.encode()})
     write_files(path.parent, rendered.files)
