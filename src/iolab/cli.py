@@ -20,10 +20,9 @@ from iolab.errors import Interrupted, IolabError, PlanError, TargetError
 from iolab.fio import info, jobfile
 from iolab.fio.parse import Status
 from iolab.model import Case, Plan, Result
-from iolab.report import csv as csv_format
 from iolab.report import data as report_data
 from iolab.report import document as report_document
-from iolab.report import env_text, markdown, terminal
+from iolab.report import env_text, terminal
 from iolab.report import model as report_model
 from iolab.report import output as report_output
 from iolab.store import RunRow, Store
@@ -34,12 +33,6 @@ DEFAULT_DB = "iolab.db"
 EXIT_USER_ERROR = 1
 EXIT_CASES_FAILED = 3
 EXIT_INTERRUPTED = 130
-FORMATS: dict[str, Callable[[report_model.Table], str]] = {
-    "table": terminal.render,
-    "markdown": markdown.render,
-    "csv": csv_format.render,
-    "html": report_model.render_html,
-}
 
 err = Console(stderr=True, highlight=False)
 
@@ -228,7 +221,7 @@ def run(
         run_id = _pick_run(store, campaign, resume_id, force_new, overrides, out)
         with ProgressListener(out) as listener:
             results = runner.execute(campaign, store, run_id, listener)
-        _print_report(store, run_id, None, "auto", out)
+        out.file.write(_run_table(store, run_id))
         failed = [r for r in results if r.status != "ok"]
         if failed:
             fail(
@@ -302,26 +295,19 @@ def _pick_run(
     return run_id
 
 
-def _print_report(
-    store: Store, run_id: int | None, baseline: str | None, metric: str, out: Console
-) -> None:
-    out.file.write(_table_text(store, run_id, baseline, metric, "table"))
-
-
-def _table_text(
-    store: Store, run_id: int | None, baseline: str | None, metric: str, fmt: str
-) -> str:
+def _run_table(store: Store, run_id: int) -> str:
+    """The table `iolab run` ends with: set-ups side by side, each described under it."""
     stored = store.run(run_id)
     setups = store.setups(stored.id)
     table = report_model.build(
         stored,
         [name for name, _, _ in setups],
         store.cases(stored.id),
-        metric if metric != "auto" else stored.metric,
-        baseline or stored.baseline,
+        stored.metric,
+        stored.baseline,
         [report_model.setup_line(*setup) for setup in setups],
     )
-    return FORMATS[fmt](table)
+    return terminal.render(table)
 
 
 # ---------------------------------------------------------------- show, presets
@@ -370,7 +356,11 @@ def output_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """How a report or comparison is written: format, metric, file, images, export."""
     decorators = [
         click.option(
-            "--format", "fmt", type=click.Choice(list(FORMATS)), default="table", show_default=True
+            "--format",
+            "fmt",
+            type=click.Choice(report_output.DOCUMENT_FORMATS),
+            default="table",
+            show_default=True,
         ),
         click.option(
             "--metric",

@@ -52,14 +52,14 @@ class Step:
             parse_seconds(options.get("runtime", 0)) + parse_seconds(options.get("ramp_time", 0))
         )
 
-    def job(self, target: Prepared, fio: FioInfo) -> jobfile.Job:
-        """The fio job for this case on a target that is ready."""
+    def job(self, target: Prepared, fio: FioInfo, built: bool = True) -> jobfile.Job:
+        """The fio job for this case on a target (not yet `built`: size "auto" stays)."""
         case = self.case
         comment = (
             f"iolab case {case.key}: set-up {case.setup.name!r}, "
             f"workload {case.workload.name!r}, repetition {case.repetition}"
         )
-        return jobfile.Job(case.workload.name, resolve(case, target, fio), comment)
+        return jobfile.Job(case.workload.name, resolve(case, target, fio, built), comment)
 
 
 @dataclass(frozen=True)
@@ -86,11 +86,7 @@ class Campaign:
         if setup.name in self.paths:
             return step.job(self.paths[setup.name], self.fio)
         planned = Prepared(setup, mountpoint(setup) / TEST_FILE, owned=True, free_bytes=0)
-        options = dict(step.case.workload.options)
-        options["filename"] = str(planned.filename)
-        if options.get("ioengine") == "auto":
-            options["ioengine"] = self.fio.default_engine
-        return jobfile.Job(step.case.workload.name, jobfile.with_logs(options, "samples"))
+        return step.job(planned, self.fio, built=False)
 
 
 def mountpoint(setup: Setup) -> Path:
@@ -113,18 +109,21 @@ def build(
     positions = {w.name: i for i, w in enumerate(plan.workloads)}
     campaign.steps = [Step(case, positions[case.workload.name]) for case in plan.cases()]
     for name, target in paths.items():
-        sizes = [s.case.workload.options.get("size") for s in campaign.steps]
-        explicit = [parse_size(v) for v, s in zip(sizes, campaign.steps, strict=True)
-                    if v != "auto" and s.case.setup.name == name]  # fmt: skip
-        target.check_room(max(explicit, default=0))
+        sizes = [
+            s.case.workload.options.get("size") for s in campaign.steps if s.case.setup.name == name
+        ]
+        target.check_room(max((parse_size(v) for v in sizes if v != "auto"), default=0))
     return campaign
 
 
-def resolve(case: Case, target: Prepared, fio: FioInfo) -> dict[str, FioValue]:
-    """A case's fio options with nothing left to decide: file, size, engine, logs."""
+def resolve(case: Case, target: Prepared, fio: FioInfo, built: bool = True) -> dict[str, FioValue]:
+    """A case's fio options with nothing left to decide: file, size, engine, logs.
+
+    On a target not yet built, size "auto" stays: its free space is not known.
+    """
     options: dict[str, FioValue] = {"filename": str(target.filename)}
     options.update(case.workload.options)
-    if options.get("size") == "auto":
+    if options.get("size") == "auto" and built:
         if target.raw:
             del options["size"]  # the whole device, as fio does by default
         else:

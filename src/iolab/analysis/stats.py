@@ -150,4 +150,5 @@ class Difference:
 
 
 def compare(base: Sequence[float], other: Sequence[float]) -> Difference:
+    """Two cells' repetitions compared: `other` against `base`."""
     return Difference(summarize(base), summarize(other))

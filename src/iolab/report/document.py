@@ -12,7 +12,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from iolab.analysis.stats import Difference, summarize
+from iolab.analysis import stats
+from iolab.analysis.stats import Difference
 from iolab.errors import ReportError
 from iolab.report import figures, tables
 from iolab.report.charts import Chart
@@ -138,9 +139,7 @@ def build(data: Dataset, options: Options) -> Document:
     if latency_blocks:
         sections.append(Section("Latency", tuple(latency_blocks)))
     sections.append(Section("Environment", _environment_blocks(data)))
-    notes = _notes(data)
-    if notes:
-        sections.append(Section("Warnings and notes", (Notes("Warnings and notes", notes),)))
+    sections += _notes_section(data)
     return Document(_title(data), _subtitle(data), tuple(sections), _environments(data))
 
 
@@ -226,11 +225,14 @@ def _environments(data: Dataset) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def _notes(data: Dataset) -> tuple[str, ...]:
+def _notes_section(data: Dataset) -> list[Section]:
+    """Failures, warnings and unfinished runs, when there are any."""
     notes = case_notes(data.cases)
     for run in data.runs:
         notes += incomplete(run)
-    return tuple(notes)
+    if not notes:
+        return []
+    return [Section("Warnings and notes", (Notes("Warnings and notes", tuple(notes)),))]
 
 
 # ---------------------------------------------------------------- compare
@@ -250,9 +252,7 @@ def compare(data: Dataset, metric: str = "auto") -> Document:
     sections = [Section("Comparison", tuple(blocks))]
     sections.append(Section("Set-ups side by side", tuple(figures.bars(data, metric))))
     sections.append(Section("Environment", _environment_blocks(data)))
-    notes = _notes(data)
-    if notes:
-        sections.append(Section("Warnings and notes", (Notes("Warnings and notes", notes),)))
+    sections += _notes_section(data)
     ids = " and ".join(str(r.id) for r in data.runs)
     return Document(f"Comparison of runs {ids}", _subtitle(data), tuple(sections))
 
@@ -315,7 +315,7 @@ def _compare_cells(cases: dict[int, list[Case]], runs: Sequence[int], metric: st
         if not base or not values[run]:
             cells += [Cell(None, "%", "n/a"), Cell(None, "", "n/a")]
             continue
-        cells += _change_cells(Difference(summarize(base), summarize(values[run])))
+        cells += _change_cells(stats.compare(base, values[run]))
     return cells
 
 

@@ -74,7 +74,7 @@ def case_metric(case: Case, metric: str) -> float | None:
 
 
 def _points(
-    cases: Sequence[Case], metric: str, scale: float
+    cases: Sequence[Case], metric: str, scale: float = 1.0
 ) -> tuple[float | None, float | None, str]:
     """(median, half-width, label) of the repetitions in `cases`, divided by `scale`."""
     values = [v / scale for c in cases if (v := case_metric(c, metric)) is not None]
@@ -85,10 +85,25 @@ def _points(
     return summary.median, summary.half_width, format_value(summary.median, shown)
 
 
-def _scale(metric: str, data: Dataset, cases: Sequence[Case]) -> tuple[Axis, float]:
-    if metric == "iops":
-        return y_axis(metric), 1.0
-    if metric == "bw":
+def _series(
+    name: str,
+    xs: Sequence[Any],
+    points: Sequence[tuple[float | None, float | None, str]],
+    labelled: bool = True,
+) -> Series:
+    """A line or bar series from (median, half-width, label) points; labels shown on bars."""
+    return Series(
+        name,
+        tuple(xs),
+        tuple(p[0] for p in points),
+        tuple(p[1] for p in points),
+        tuple(p[2] for p in points) if labelled else (),
+    )
+
+
+def _scale(metric: str, cases: Sequence[Case]) -> tuple[Axis, float]:
+    """The y axis for a metric, and what to divide case_metric by (IOPS and MB/s: nothing)."""
+    if metric in ("iops", "bw"):
         return y_axis(metric), 1.0
     unit = latency.unit_for([v for c in cases if (v := case_metric(c, metric)) is not None])
     return y_axis(metric, unit), unit[1]
@@ -105,19 +120,10 @@ def bars(data: Dataset, metric: str = "auto") -> list[Chart]:
         by_metric.setdefault(metric_for(first.options, metric), []).append(workload)
     charts = []
     for chosen, workloads in by_metric.items():
-        scale = 1.0  # case_metric gives IOPS and MB/s already
-        series = []
-        for label in data.labels:
-            points = [_points(data.cell(label, w), chosen, scale) for w in workloads]
-            series.append(
-                Series(
-                    label,
-                    tuple(workloads),
-                    tuple(p[0] for p in points),
-                    tuple(p[1] for p in points),
-                    tuple(p[2] for p in points),
-                )
-            )
+        series = [
+            _series(label, workloads, [_points(data.cell(label, w), chosen) for w in workloads])
+            for label in data.labels
+        ]
         charts.append(
             Chart(
                 f"bars-{chosen}",
@@ -223,7 +229,7 @@ def scaling(
         if len({_number(field, c.options[field]) for c in cases}) > 1
     }
     per_pattern = lines == "pattern" or (lines == "auto" and len(data.labels) == 1)
-    axis, scale = _scale(metric, data, ok)
+    axis, scale = _scale(metric, ok)
     xs = sorted({v for c in ok if (v := _number(field, c.options[field])) is not None})
     charts, taken = [], set[str]()
     outer = data.labels if per_pattern else tuple(groups)
@@ -239,14 +245,7 @@ def scaling(
                 _points([c for c in cases if _number(field, c.options[field]) == v], metric, scale)
                 for v in xs
             ]
-            series.append(
-                Series(
-                    line,
-                    tuple(xs),
-                    tuple(p[0] for p in points),
-                    tuple(p[1] for p in points),
-                )
-            )
+            series.append(_series(line, xs, points, labelled=False))
         about = f"{chart_key}" if chart_key != "all" else "all workloads"
         charts.append(
             Chart(

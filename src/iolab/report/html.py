@@ -9,7 +9,7 @@ import html
 from iolab import __version__
 from iolab.report import plotly_render
 from iolab.report.charts import Chart
-from iolab.report.document import Document, Notes, Section
+from iolab.report.document import Document, Notes
 from iolab.report.figures import slug
 from iolab.report.model import Cell, Table
 
@@ -150,8 +150,3 @@ def _diverging(t: float) -> str:
     share = abs(t) * 0.75
     r, g, b = (round(w + (e - w) * share) for w, e in zip(WHITE, end, strict=True))
     return f"rgb({r},{g},{b})"
-
-
-def render(table: Table) -> str:
-    """One table alone as a page."""
-    return render_document(Document(table.title, (), (Section("Results", (table,)),)))

@@ -36,10 +36,6 @@ def _grid(table: Table) -> list[str]:
     return lines
 
 
-def render(table: Table) -> str:
-    return "\n".join([f"## {_escape(table.title)}", "", *_grid(table)]) + "\n"
-
-
 def render_document(document: Document, images: Mapping[str, str] | None = None) -> str:
     """The report; `images` maps a chart's name to the image path to link. Without it (output
     to stdout), charts are listed by title with how to get them."""

@@ -8,14 +8,14 @@ when the 95% interval of the difference includes 0. See iolab.analysis.stats for
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
-from iolab.analysis.stats import Difference, Summary, summarize
+from iolab.analysis.stats import Difference, Summary, compare, summarize
 from iolab.errors import ReportError
-from iolab.store import RunRow
+from iolab.store import CaseRow, RunRow
 from iolab.units import parse_size
 
 IOPS_MAX_BS = 64 * 1024
@@ -25,27 +25,6 @@ NOT_SIGNIFICANT = "n.s."
 UNITS = {"iops": "IOPS", "bw": "MB/s", "pct": "%"}
 CHART_KINDS = ("bars", "scaling", "timeseries", "latency", "ratio")
 Y_METRICS = ("auto", "iops", "bw", "lat", "p50", "p90", "p99", "p99.9", "p99.99")
-
-
-class CaseLike(Protocol):
-    """What a table needs of a stored case (store.CaseRow and report.data.Case both fit)."""
-
-    @property
-    def setup(self) -> str: ...
-    @property
-    def workload(self) -> str: ...
-    @property
-    def repetition(self) -> int: ...
-    @property
-    def options(self) -> Mapping[str, Any]: ...
-    @property
-    def status(self) -> str: ...
-    @property
-    def error(self) -> str | None: ...
-    @property
-    def metrics(self) -> Mapping[str, Mapping[str, Any]]: ...
-    @property
-    def warnings(self) -> tuple[Mapping[str, str], ...]: ...
 
 
 @dataclass(frozen=True)
@@ -92,7 +71,7 @@ def metric_for(options: Mapping[str, Any], forced: str) -> str:
     return "iops" if parse_size(str(options.get("bs", "4k"))) <= IOPS_MAX_BS else "bw"
 
 
-def case_value(case: CaseLike, metric: str) -> float | None:
+def case_value(case: CaseRow, metric: str) -> float | None:
     """IOPS or MB/s of one case, read + write + trim added; None if it failed."""
     if case.status != "ok" or not case.metrics:
         return None
@@ -109,13 +88,16 @@ def format_value(value: float, metric: str) -> str:
     return f"{value:,.1f}" if abs(value) >= 10 else f"{value:,.2f}"
 
 
-def stat_cell(values: Sequence[float], unit: str, metric: str) -> Cell:
+def stat_cell(
+    values: Sequence[float], unit: str, metric: str, formatter: Callable[[float], str] | None = None
+) -> Cell:
     """A cell of repetitions: the median, ± the 95% half-width, ⚠ when unstable."""
     summary = summarize(values)
-    text = format_value(summary.median, metric)
+    show = formatter or (lambda value: format_value(value, metric))
+    text = show(summary.median)
     hw = summary.half_width
     if hw is not None:
-        text += f" ± {format_value(hw, metric)}"
+        text += f" ± {show(hw)}"
     flags: tuple[str, ...] = ()
     if summary.unstable:
         text += f" {UNSTABLE}"
@@ -125,7 +107,7 @@ def stat_cell(values: Sequence[float], unit: str, metric: str) -> Cell:
 
 def ratio_cell(base: Sequence[float], values: Sequence[float]) -> Cell:
     """`values` as a percentage of `base`, ± the 95% interval of the difference, n.s. marked."""
-    diff = Difference(summarize(base), summarize(values))
+    diff = compare(base, values)
     pct = diff.ratio_pct
     if pct is None:
         return Cell(None, "%", "n/a", difference=diff)
@@ -142,7 +124,7 @@ def ratio_cell(base: Sequence[float], values: Sequence[float]) -> Cell:
     return Cell(pct, "%", text, summary=diff.other, difference=diff, heat=pct, flags=tuple(flags))
 
 
-def cell_values(group: Sequence[CaseLike], metric: str) -> tuple[list[float], int]:
+def cell_values(group: Sequence[CaseRow], metric: str) -> tuple[list[float], int]:
     """The ok repetitions' values of one cell, and how many failed."""
     values = [v for c in group if (v := case_value(c, metric)) is not None]
     return values, sum(1 for c in group if c.status != "ok")
@@ -151,12 +133,12 @@ def cell_values(group: Sequence[CaseLike], metric: str) -> tuple[list[float], in
 def results_table(
     title: str,
     setups: Sequence[str],
-    cases: Sequence[CaseLike],
+    cases: Sequence[CaseRow],
     metric: str = "auto",
     baseline: str | None = None,
 ) -> Table:
     """Study A's layout: one row per workload, one column per set-up; medians of repetitions."""
-    workloads: dict[str, list[CaseLike]] = {}
+    workloads: dict[str, list[CaseRow]] = {}
     for case in cases:
         workloads.setdefault(case.workload, []).append(case)
     rows = []
@@ -211,7 +193,7 @@ def run_title(run: RunRow) -> str:
 def build(
     run: RunRow,
     setups: Sequence[str],
-    cases: Sequence[CaseLike],
+    cases: Sequence[CaseRow],
     metric: str = "auto",
     baseline: str | None = None,
     described: Sequence[str] = (),
@@ -262,7 +244,7 @@ def setup_line(name: str, definition: Mapping[str, Any], environment: Mapping[st
     return f"set-up {name}: {', '.join(parts)}; over {devices}"
 
 
-def legend(cases: Sequence[CaseLike], baseline: str | None) -> list[str]:
+def legend(cases: Sequence[CaseRow], baseline: str | None) -> list[str]:
     """What the table's marks mean, for the marks it can contain."""
     notes = []
     if baseline:
@@ -281,7 +263,7 @@ def legend(cases: Sequence[CaseLike], baseline: str | None) -> list[str]:
     return notes
 
 
-def case_notes(cases: Sequence[CaseLike]) -> list[str]:
+def case_notes(cases: Sequence[CaseRow]) -> list[str]:
     """Failures and warnings, one line each."""
     notes = []
     for case in cases:
@@ -293,10 +275,3 @@ def case_notes(cases: Sequence[CaseLike]) -> list[str]:
             for warning in case.warnings
         ]
     return notes
-
-
-def render_html(table: Table) -> str:
-    """One table as a self-contained HTML page (html imports this module: a late import)."""
-    from iolab.report import html
-
-    return html.render(table)

@@ -7,9 +7,8 @@ from typing import Any
 
 from iolab.analysis import latency
 from iolab.analysis.environment import EnvDifference, differences
-from iolab.analysis.stats import summarize
 from iolab.report.data import Case, Dataset, SetupInfo
-from iolab.report.model import UNSTABLE, Cell, Row, Table
+from iolab.report.model import Cell, Row, Table, stat_cell
 from iolab.units import human_bytes
 
 LATENCY_COLUMNS = (
@@ -71,15 +70,7 @@ def latency_table(data: Dataset) -> Table | None:
 def _cell(values: Sequence[float], unit: tuple[str, float]) -> Cell:
     if not values:
         return Cell(None, unit[0], "—")
-    summary = summarize([v / unit[1] for v in values])
-    text = _format(summary.median)
-    hw = summary.half_width
-    if hw is not None:
-        text += f" ± {_format(hw)}"
-    flags: tuple[str, ...] = ()
-    if summary.unstable:
-        text, flags = f"{text} {UNSTABLE}", ("unstable",)
-    return Cell(summary.median, unit[0], text, summary=summary, flags=flags)
+    return stat_cell([v / unit[1] for v in values], unit[0], "lat", _format)
 
 
 # ---------------------------------------------------------------- environment

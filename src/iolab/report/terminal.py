@@ -27,12 +27,15 @@ def _console(buffer: io.StringIO, width: int | None, color: bool) -> Console:
     return Console(file=buffer, width=width or 120, force_terminal=color, no_color=not color)
 
 
-def render(table: Table, width: int | None = None, color: bool = False) -> str:
-    buffer = io.StringIO()
-    console = _console(buffer, width, color)
+def _print(console: Console, table: Table) -> None:
     console.print(_grid(table))
     for note in table.notes:
         console.print(note, highlight=False, soft_wrap=True, markup=False)
+
+
+def render(table: Table, width: int | None = None, color: bool = False) -> str:
+    buffer = io.StringIO()
+    _print(_console(buffer, width, color), table)
     return buffer.getvalue()
 
 
@@ -42,10 +45,7 @@ def render_document(document: Document, width: int | None = None, color: bool = 
     buffer = io.StringIO()
     console = _console(buffer, width, color)
     console.print(document.title, highlight=False, markup=False)
-    main = document.main_table()
-    console.print(_grid(main))
-    for note in main.notes:
-        console.print(note, highlight=False, soft_wrap=True, markup=False)
+    _print(console, document.main_table())
     for section in document.sections:
         for block in section.blocks:
             if isinstance(block, Notes):
