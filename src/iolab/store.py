@@ -130,6 +130,8 @@ class Store:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        if not self.path.parent.is_dir():
+            raise StoreError(f"{self.path}: no directory {self.path.parent}; create it first")
         try:
             self.db = sqlite3.connect(self.path, isolation_level=None)
             self.db.row_factory = sqlite3.Row

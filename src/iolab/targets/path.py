@@ -12,6 +12,7 @@ from pathlib import Path
 
 from iolab.errors import TargetError
 from iolab.model import Setup
+from iolab.units import human_bytes
 
 TEST_FILE = "iolab.testfile"
 AUTO_SIZE_MAX = 1024**3
@@ -50,8 +51,8 @@ class Prepared:
         room = int((self.free_bytes + existing) * FREE_SPACE_MARGIN)
         if size > room:
             raise TargetError(
-                f"set-up {self.setup.name!r}: size {size // 1024**2} MiB does not fit in "
-                f"{room // 1024**2} MiB usable at {self.filename.parent}; lower it with --size"
+                f"set-up {self.setup.name!r}: size {human_bytes(size)} does not fit in "
+                f"{human_bytes(room)} usable at {self.filename.parent}; lower it with --size"
             )
 
     def cleanup(self) -> None:
