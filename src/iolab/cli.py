@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import shlex
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -16,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
 from iolab import __version__, plan, runner
-from iolab.errors import Interrupted, IolabError, PlanError, TargetError
+from iolab.errors import Interrupted, IolabError, PlanError, StoreError, TargetError
 from iolab.fio import info, jobfile
 from iolab.fio.parse import Status
 from iolab.model import Case, Plan, Result
@@ -26,7 +27,7 @@ from iolab.report import env_text, terminal
 from iolab.report import model as report_model
 from iolab.report import output as report_output
 from iolab.store import RunRow, Store
-from iolab.targets import devices, environment, provision
+from iolab.targets import devices, environment, process, provision
 from iolab.units import human_bytes, human_duration
 
 DEFAULT_DB = "iolab.db"
@@ -44,6 +45,22 @@ def fail(message: str, code: int = EXIT_USER_ERROR) -> NoReturn:
 
 class Main(click.Group):
     """The one place errors become messages and exit codes."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """Usage errors (unknown option, bad value, missing argument) are bad input too:
+        one line and exit 1, like every other."""
+        kwargs["standalone_mode"] = False
+        try:
+            code = super().main(*args, **kwargs)
+        except click.UsageError as error:
+            where = error.ctx.command_path if error.ctx else "iolab"
+            words = " ".join(error.format_message().split())
+            fail(f"error: {words} (see '{where} --help')")
+        except click.ClickException as error:
+            fail(f"error: {' '.join(error.format_message().split())}")
+        except click.Abort:
+            fail("interrupted", EXIT_INTERRUPTED)
+        sys.exit(code if isinstance(code, int) else 0)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -86,6 +103,12 @@ def plan_options(func: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option("--runtime", metavar="SECONDS", help="Runtime of every workload, e.g. 2."),
         click.option("--repeat", type=click.IntRange(min=1), help="Repetitions of every case."),
+        click.option(
+            "--max-cases",
+            type=click.IntRange(min=1),
+            metavar="N",
+            help=f"Refuse plans of more cases than this (default {plan.MAX_CASES:,}).",
+        ),
     ]
     for decorator in reversed(decorators):
         func = decorator(func)
@@ -99,10 +122,16 @@ def db_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _overrides(
-    target: str | None, size: str | None, runtime: str | None, repeat: int | None
+    target: str | None,
+    size: str | None,
+    runtime: str | None,
+    repeat: int | None,
+    max_cases: int | None = None,
 ) -> plan.Overrides:
     seconds: str | int | None = int(runtime) if runtime and runtime.isdigit() else runtime
-    return plan.Overrides(target=target, size=size, runtime=seconds, repeat=repeat)
+    return plan.Overrides(
+        target=target, size=size, runtime=seconds, repeat=repeat, max_cases=max_cases
+    )
 
 
 # ---------------------------------------------------------------- run
@@ -179,10 +208,16 @@ class ProgressListener:
     "destroy",
     multiple=True,
     metavar="DEVICE",
-    help="Allow writing to DEVICE (repeat per device); otherwise iolab asks.",
+    help="Allow writing to DEVICE, or to an existing FILE a set-up names (repeat per path); "
+    "otherwise iolab asks for devices and refuses files.",
 )
 @click.option(
     "--wipe-signatures", is_flag=True, help="Allow wiping filesystem/partition signatures."
+)
+@click.option(
+    "--allow-hooks",
+    is_flag=True,
+    help="Run the plan's setup_hook/teardown_hook shell commands: the plan is then code.",
 )
 def run(
     plan_file: str | None,
@@ -191,11 +226,13 @@ def run(
     size: str | None,
     runtime: str | None,
     repeat: int | None,
+    max_cases: int | None,
     db: str,
     resume_id: int | None,
     force_new: bool,
     destroy: tuple[str, ...],
     wipe_signatures: bool,
+    allow_hooks: bool,
 ) -> None:
     """Run a plan (default: the quick preset here) and print its table.
 
@@ -206,18 +243,19 @@ def run(
     if resume_id is not None:
         if plan_file or preset or target or size or runtime or repeat:
             raise PlanError("--resume RUN takes no plan or overrides: it reuses the run's own")
-        with Store(_existing(db)) as store:
+        with _open(db) as store:
             stored = store.run(resume_id)
         overrides = plan.Overrides(**stored.overrides)
         the_plan = plan.parse_plan(stored.plan_text, stored.plan_source, overrides)
     else:
-        overrides = _overrides(target, size, runtime, repeat)
+        overrides = _overrides(target, size, runtime, repeat, max_cases)
         the_plan = _load(plan_file, preset, overrides)
+    Store.check_path(db)
     fio = info.probe()
-    consent = _consent(the_plan, destroy, wipe_signatures)
+    consent = _consent(the_plan, destroy, wipe_signatures, allow_hooks)
     campaign = runner.build(the_plan, fio, consent)
     _check_with_fio(campaign)
-    with Store(db) as store:
+    with runner.locked(campaign), _open(db, create=True) as store:
         run_id = _pick_run(store, campaign, resume_id, force_new, overrides, out)
         with ProgressListener(out) as listener:
             results = runner.execute(campaign, store, run_id, listener)
@@ -239,13 +277,15 @@ def _check_with_fio(campaign: runner.Campaign) -> None:
         raise plan.locate(campaign.plan, workload, rejected.key, rejected.reason) from None
 
 
-def _consent(the_plan: Plan, named: tuple[str, ...], wipe: bool) -> runner.Consent:
+def _consent(the_plan: Plan, named: tuple[str, ...], wipe: bool, hooks: bool) -> runner.Consent:
     """The devices the user agreed to destroy: by flag, or at a prompt showing each device."""
     wanted = [d for s in the_plan.setups if s.layout for d in s.layout.devices]
+    files = {str(Path(s.path).resolve()) for s in the_plan.setups if s.layout is None}
     for device in named:
-        if device not in wanted:
+        if device not in wanted and str(Path(device).resolve()) not in files:
             raise TargetError(
-                f"--yes-destroy {device}: the plan does not use it; name only the plan's devices"
+                f"--yes-destroy {device}: the plan does not use it; name only the plan's devices "
+                "or files"
             )
     confirmed = set(named)
     for device in dict.fromkeys(wanted):
@@ -256,13 +296,17 @@ def _consent(the_plan: Plan, named: tuple[str, ...], wipe: bool) -> runner.Conse
         if answer != device:
             raise TargetError(f"{device} was not confirmed; nothing was written")
         confirmed.add(device)
-    return runner.Consent(frozenset(confirmed), wipe)
+    return runner.Consent(frozenset(confirmed), wipe, hooks)
 
 
-def _existing(db: str) -> str:
-    if not Path(db).exists():
-        raise IolabError(f"{db} does not exist; run 'iolab run' first or give --db FILE")
-    return db
+@contextlib.contextmanager
+def _open(db: str, create: bool = False) -> Iterator[Store]:
+    """The database, after cleaning up any run on it whose iolab died (said in one line each)."""
+    with Store(db, create=create) as store:
+        with contextlib.suppress(StoreError):  # a read-only database: nothing to clean
+            for line in runner.recover(store):
+                err.print(f"iolab: {line}", markup=False, soft_wrap=True)
+        yield store
 
 
 def _pick_run(
@@ -288,7 +332,9 @@ def _pick_run(
         )
         return found.id
     env = environment.host(campaign.fio.version)
-    run_id = store.create_run(the_plan, env, __version__, dataclasses.asdict(overrides))
+    run_id = store.create_run(
+        the_plan, env, __version__, dataclasses.asdict(overrides), process.me()
+    )
     out.print(
         f"run {run_id}: {the_plan.name}, {len(campaign.steps)} cases, results in {store.path}"
     )
@@ -323,20 +369,23 @@ def show(
     size: str | None,
     runtime: str | None,
     repeat: int | None,
+    max_cases: int | None,
     show_fio: bool,
 ) -> None:
     """Print a plan's expanded matrix, one line per case; runs nothing."""
-    the_plan = _load(plan_file, preset, _overrides(target, size, runtime, repeat))
+    the_plan = _load(plan_file, preset, _overrides(target, size, runtime, repeat, max_cases))
     for setup in the_plan.setups:
         if setup.layout is not None:
             click.echo(f"# set-up {setup.name!r} is built and torn down with:")
             for command in provision.commands(setup.layout, runner.mountpoint(setup)):
                 click.echo(f"#   {shlex.join(command)}")
     if not show_fio:
+        lines = []
         for number, case in enumerate(the_plan.cases(), start=1):
             options = " ".join(f"{k}={v}" for k, v in case.workload.options.items())
             where = f"{case.setup.name}  {case.workload.name}  #{case.repetition}"
-            click.echo(f"{number:>4}  {where}  {options}")
+            lines.append(f"{number:>4}  {where}  {options}\n")
+        click.echo("".join(lines), nl=False)
         return
     campaign = runner.build(the_plan, info.probe(), probe_write=False)
     click.echo("# one fio invocation per section; iolab runs them one at a time\n")
@@ -398,7 +447,7 @@ def output_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @db_option
 def runs(db: str) -> None:
     """List the runs stored in the database."""
-    with Store(_existing(db)) as store:
+    with _open(db) as store:
         rows = store.runs()
     if not rows:
         click.echo(f"{db} holds no runs yet")
@@ -470,7 +519,8 @@ def report(
     drawn = fmt in ("markdown", "html") or export_dir is not None
     kinds = report_document.parse_kinds(charts, "--charts") if drawn else ()
     skipped = report_document.parse_kinds(skip_charts, "--skip-charts") or ()
-    with Store(_existing(db)) as store:
+    report_output.check(output, export_dir)
+    with _open(db) as store:
         data = report_data.load(store, list(run_ids), samples=drawn, histograms=drawn)
     single = data.runs[0] if len(data.runs) == 1 else None
     options = report_document.Options(
@@ -504,7 +554,8 @@ def compare(
     """Compare runs against the first: each change with its 95% interval, marked "not
     significant" where the interval includes 0; says what differs in their environments."""
 
-    with Store(_existing(db)) as store:
+    report_output.check(output, export_dir)
+    with _open(db) as store:
         data = report_data.load(store, list(run_ids), samples=False, histograms=False)
     _emit(report_document.compare(data, metric), fmt, output, image_format, export_dir)
 

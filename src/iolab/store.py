@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from iolab.errors import StoreError
+from iolab.files import check_file
 from iolab.model import Plan, Result
 
 MIGRATIONS: tuple[str, ...] = (
@@ -83,7 +86,18 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX samples_case ON samples(case_id);
     """,
+    # 2: which process runs a run (to recognise one that died), and what it leaves behind
+    """
+    ALTER TABLE runs ADD COLUMN owner TEXT NOT NULL DEFAULT '{}';
+    CREATE TABLE leftovers (
+        run_id INTEGER NOT NULL REFERENCES runs(id),
+        kind TEXT NOT NULL,
+        path TEXT NOT NULL,
+        UNIQUE (run_id, kind, path)
+    );
+    """,
 )
+BUSY_TIMEOUT_S = 30.0
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -126,19 +140,49 @@ class CaseRow:
 
 
 class Store:
-    """One SQLite file. Use as a context manager, or call close()."""
+    """One SQLite file. Use as a context manager, or call close().
 
-    def __init__(self, path: str | Path) -> None:
+    `create`: a missing file becomes a new database (else it is an error). `readonly`: opened
+    for reading only when its schema is current, so reports work on read-only copies.
+    The path must be a regular file: a device or a directory is refused before anything opens.
+    """
+
+    def __init__(self, path: str | Path, *, create: bool = True, readonly: bool = False) -> None:
         self.path = Path(path)
-        if not self.path.parent.is_dir():
-            raise StoreError(f"{self.path}: no directory {self.path.parent}; create it first")
+        self.check_path(path, create)
+        self.readonly = False
         try:
-            self.db = sqlite3.connect(self.path, isolation_level=None)
-            self.db.row_factory = sqlite3.Row
-            self.db.execute("PRAGMA foreign_keys = ON")
+            self.db = self._connect(readonly and self.path.exists())
+            if self.readonly and self._version() < SCHEMA_VERSION:
+                self.db.close()
+                self.db = self._connect(False)
             self._migrate()
         except sqlite3.DatabaseError as error:
             raise StoreError(f"{self.path}: not a usable iolab database ({error})") from None
+
+    @staticmethod
+    def check_path(path: str | Path, create: bool = True) -> None:
+        """A database is a regular file (or, to create, a new name in an existing folder)."""
+        check_file(
+            path,
+            f"--db {path}",
+            StoreError,
+            must_exist=not create,
+            fix="give the database file that 'iolab run' wrote (--db FILE)"
+            if not create
+            else "give a database file such as results.db",
+        )
+
+    def _connect(self, readonly: bool) -> sqlite3.Connection:
+        self.readonly = readonly
+        if readonly:
+            uri = f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro"
+            db = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_S)
+        else:
+            db = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
+        db.row_factory = sqlite3.Row
+        db.execute("PRAGMA foreign_keys = ON")
+        return db
 
     def __enter__(self) -> Store:
         return self
@@ -149,20 +193,48 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
+    def _version(self) -> int:
+        return int(self.db.execute("PRAGMA user_version").fetchone()[0])
+
     def _migrate(self) -> None:
-        version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
+        version = self._version()
         if version > SCHEMA_VERSION:
             raise StoreError(
                 f"{self.path} was written by a newer iolab (schema {version}, this one reads up "
                 f"to {SCHEMA_VERSION}); upgrade iolab or use another --db"
             )
-        for number in range(version, SCHEMA_VERSION):
-            self.db.execute("BEGIN")
-            for statement in MIGRATIONS[number].split(";"):
-                if statement.strip():
-                    self.db.execute(statement)
-            self.db.execute(f"PRAGMA user_version = {number + 1}")
+        if version == SCHEMA_VERSION:
+            return
+        with self._writing():
+            version = self._version()  # another process may have migrated meanwhile
+            for number in range(version, SCHEMA_VERSION):
+                for statement in MIGRATIONS[number].split(";"):
+                    if statement.strip():
+                        self.db.execute(statement)
+                self.db.execute(f"PRAGMA user_version = {number + 1}")
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """One write transaction; a database that cannot be written is one plain error."""
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            raise StoreError(
+                f"{self.path} cannot be written ({error}); make it writable or use another --db"
+            ) from None
+        try:
+            yield
+        except sqlite3.DatabaseError as error:
+            self.db.execute("ROLLBACK")
+            raise StoreError(f"{self.path}: the write failed ({error})") from None
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        try:
             self.db.execute("COMMIT")
+        except sqlite3.OperationalError as error:
+            self.db.execute("ROLLBACK")
+            raise StoreError(f"{self.path} cannot be written ({error})") from None
 
     # ------------------------------------------------------------ writing
 
@@ -172,12 +244,23 @@ class Store:
         environment: Mapping[str, Any],
         iolab_version: str,
         overrides: Mapping[str, Any],
+        owner: Mapping[str, Any],
     ) -> int:
-        self.db.execute("BEGIN")
+        with self._writing():
+            return self._insert_run(plan, environment, iolab_version, overrides, owner)
+
+    def _insert_run(
+        self,
+        plan: Plan,
+        environment: Mapping[str, Any],
+        iolab_version: str,
+        overrides: Mapping[str, Any],
+        owner: Mapping[str, Any],
+    ) -> int:
         cursor = self.db.execute(
             "INSERT INTO runs (plan_name, plan_source, plan_hash, plan_text, overrides,"
-            " iolab_version, environment, started_at, case_count, baseline, metric)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " iolab_version, environment, started_at, case_count, baseline, metric, owner)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 plan.name,
                 plan.source,
@@ -190,86 +273,122 @@ class Store:
                 len(plan.cases()),
                 plan.baseline,
                 plan.metric,
+                json.dumps(owner),
             ),
         )
         run_id = int(cursor.lastrowid or 0)
-        for position, setup in enumerate(plan.setups):
-            self.db.execute(
-                "INSERT INTO setups (run_id, name, position, definition) VALUES (?, ?, ?, ?)",
-                (run_id, setup.name, position, json.dumps(setup.definition())),
-            )
-        self.db.execute("COMMIT")
+        self.db.executemany(
+            "INSERT INTO setups (run_id, name, position, definition) VALUES (?, ?, ?, ?)",
+            [
+                (run_id, setup.name, position, json.dumps(setup.definition()))
+                for position, setup in enumerate(plan.setups)
+            ],
+        )
         return run_id
 
     def set_setup_environment(self, run_id: int, name: str, environment: Mapping[str, Any]) -> None:
-        self.db.execute(
-            "UPDATE setups SET environment = ? WHERE run_id = ? AND name = ?",
-            (json.dumps(environment), run_id, name),
+        with self._writing():
+            self.db.execute(
+                "UPDATE setups SET environment = ? WHERE run_id = ? AND name = ?",
+                (json.dumps(environment), run_id, name),
+            )
+
+    def claim(self, run_id: int, owner: Mapping[str, Any]) -> None:
+        """This process now runs `run_id` (a resumed run is running again)."""
+        with self._writing():
+            self.db.execute(
+                "UPDATE runs SET status = 'running', owner = ?, ended_at = NULL WHERE id = ?",
+                (json.dumps(owner), run_id),
+            )
+
+    def add_leftover(self, run_id: int, kind: str, path: str) -> None:
+        """Something a run makes and must remove: kind 'file', 'dir' or 'mount'."""
+        with self._writing():
+            self.db.execute(
+                "INSERT OR IGNORE INTO leftovers VALUES (?, ?, ?)", (run_id, kind, path)
+            )
+
+    def drop_leftover(self, run_id: int, kind: str, path: str) -> None:
+        with self._writing():
+            self.db.execute(
+                "DELETE FROM leftovers WHERE run_id = ? AND kind = ? AND path = ?",
+                (run_id, kind, path),
+            )
+
+    def leftovers(self, run_id: int) -> list[tuple[str, str]]:
+        rows = self.db.execute(
+            "SELECT kind, path FROM leftovers WHERE run_id = ? ORDER BY kind, path", (run_id,)
         )
+        return [(str(r[0]), str(r[1])) for r in rows]
+
+    def running(self) -> list[tuple[int, Mapping[str, Any]]]:
+        """Runs marked running, with the process that claimed them."""
+        rows = self.db.execute("SELECT id, owner FROM runs WHERE status = 'running' ORDER BY id")
+        return [(int(r[0]), json.loads(r[1])) for r in rows]
 
     def save(self, run_id: int, result: Result, workload_position: int) -> None:
         """Store one finished case, its metrics and samples, in one transaction."""
+        with self._writing():
+            self._insert_case(run_id, result, workload_position)
+
+    def _insert_case(self, run_id: int, result: Result, workload_position: int) -> None:
         case, m = result.case, result.metrics
-        self.db.execute("BEGIN")
-        try:
-            self.db.execute(  # a retried case replaces its failed attempt
-                "DELETE FROM cases WHERE run_id = ? AND case_key = ? AND status = 'failed'",
-                (run_id, case.key),
-            )
-            cursor = self.db.execute(
-                "INSERT INTO cases (run_id, case_key, setup, workload, workload_position,"
-                " repetition, options, status, error, started_at, ended_at, usr_cpu, sys_cpu,"
-                " job_runtime_ms, job_file, raw_json, warnings)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        self.db.execute(  # a retried case replaces its failed attempt
+            "DELETE FROM cases WHERE run_id = ? AND case_key = ? AND status = 'failed'",
+            (run_id, case.key),
+        )
+        cursor = self.db.execute(
+            "INSERT INTO cases (run_id, case_key, setup, workload, workload_position,"
+            " repetition, options, status, error, started_at, ended_at, usr_cpu, sys_cpu,"
+            " job_runtime_ms, job_file, raw_json, warnings)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                run_id,
+                case.key,
+                case.setup.name,
+                case.workload.name,
+                workload_position,
+                case.repetition,
+                json.dumps(dict(case.workload.options)),
+                result.status,
+                result.error,
+                result.started_at,
+                result.ended_at,
+                m.usr_cpu if m else None,
+                m.sys_cpu if m else None,
+                m.runtime_ms if m else None,
+                result.job_file,
+                result.raw_json,
+                json.dumps([w.__dict__ for w in result.warnings]),
+            ),
+        )
+        case_id = cursor.lastrowid
+        for d in m.directions if m else ():
+            self.db.execute(
+                "INSERT INTO metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    run_id,
-                    case.key,
-                    case.setup.name,
-                    case.workload.name,
-                    workload_position,
-                    case.repetition,
-                    json.dumps(dict(case.workload.options)),
-                    result.status,
-                    result.error,
-                    result.started_at,
-                    result.ended_at,
-                    m.usr_cpu if m else None,
-                    m.sys_cpu if m else None,
-                    m.runtime_ms if m else None,
-                    result.job_file,
-                    result.raw_json,
-                    json.dumps([w.__dict__ for w in result.warnings]),
+                    case_id,
+                    d.direction,
+                    d.iops,
+                    d.bw_bytes,
+                    d.io_bytes,
+                    d.runtime_ms,
+                    d.lat_mean_ns,
+                    d.lat_max_ns,
+                    json.dumps(dict(d.percentiles_ns)),
                 ),
             )
-            case_id = cursor.lastrowid
-            for d in m.directions if m else ():
-                self.db.execute(
-                    "INSERT INTO metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        case_id,
-                        d.direction,
-                        d.iops,
-                        d.bw_bytes,
-                        d.io_bytes,
-                        d.runtime_ms,
-                        d.lat_mean_ns,
-                        d.lat_max_ns,
-                        json.dumps(dict(d.percentiles_ns)),
-                    ),
-                )
-            self.db.executemany(
-                "INSERT INTO samples VALUES (?, ?, ?, ?, ?)",
-                [(case_id, s.metric, s.direction, s.time_ms, s.value) for s in result.samples],
-            )
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
+        self.db.executemany(
+            "INSERT INTO samples VALUES (?, ?, ?, ?, ?)",
+            [(case_id, s.metric, s.direction, s.time_ms, s.value) for s in result.samples],
+        )
 
     def finish_run(self, run_id: int, status: str) -> None:
-        self.db.execute(
-            "UPDATE runs SET status = ?, ended_at = ? WHERE id = ?", (status, time.time(), run_id)
-        )
+        with self._writing():
+            self.db.execute(
+                "UPDATE runs SET status = ?, ended_at = ? WHERE id = ?",
+                (status, time.time(), run_id),
+            )
 
     # ------------------------------------------------------------ reading
 

@@ -68,6 +68,8 @@ def human_duration(seconds: float) -> str:
     total = max(0, round(seconds))
     minutes, secs = divmod(total, 60)
     hours, minutes = divmod(minutes, 60)
+    if hours >= 48:
+        return f"{hours // 24}d{hours % 24:02d}h"
     if hours:
         return f"{hours}h{minutes:02d}m"
     return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"

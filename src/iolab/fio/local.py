@@ -5,9 +5,9 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,10 +29,12 @@ class Outcome:
     timed_out: bool = False
 
 
-def _die_with_parent() -> list[str]:
-    """A prefix that makes fio get SIGKILL if iolab itself dies (util-linux setpriv)."""
-    setpriv = shutil.which("setpriv")
-    return [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
+GUARD = Path(__file__).with_name("guard.py")
+
+
+def _guarded(command: list[str]) -> list[str]:
+    """fio under its keeper, which kills every fio process if iolab dies (see guard.py)."""
+    return [sys.executable, "-I", "-S", str(GUARD), *command]
 
 
 def run(
@@ -46,7 +48,6 @@ def run(
     output = workdir / "out.json"
     errors = workdir / "stderr.txt"
     command = [
-        *_die_with_parent(),
         fio,
         "--output-format=json+",
         f"--output={output}",
@@ -56,7 +57,8 @@ def run(
     ]
     with errors.open("wb") as stderr:
         child = subprocess.Popen(
-            command,
+            _guarded(command),
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr,
             cwd=workdir,
@@ -69,8 +71,9 @@ def run(
             stop(child)
             raise
         finally:
-            if child.stdout:
-                child.stdout.close()
+            for pipe in (child.stdin, child.stdout):
+                if pipe:
+                    pipe.close()
     return Outcome(
         returncode=child.returncode,
         json_text=output.read_text(errors="replace") if output.exists() else "",
@@ -106,14 +109,15 @@ def _follow(
 
 
 def stop(child: subprocess.Popen[bytes]) -> None:
-    """Ask fio to stop as Ctrl-C would, then kill it if it does not go; always reap it."""
+    """Ask fio to stop as Ctrl-C would (through its keeper), then have every fio process
+    killed if it does not go; always reap it."""
     if child.poll() is not None:
         return
     with contextlib.suppress(ProcessLookupError):
-        os.killpg(child.pid, signal.SIGINT)
+        child.send_signal(signal.SIGINT)
     try:
         child.wait(STOP_GRACE_S)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(child.pid, signal.SIGKILL)
+            child.send_signal(signal.SIGTERM)
         child.wait()

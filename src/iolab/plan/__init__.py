@@ -6,6 +6,7 @@ Nothing here runs fio or touches a target; `fio.jobfile.check` backs up pass-thr
 from iolab.plan.checks import CHECKS, RW_NAMES
 from iolab.plan.common import Overrides
 from iolab.plan.load import (
+    MAX_CASES,
     load_file,
     load_preset,
     locate,
@@ -18,6 +19,7 @@ from iolab.plan.workloads import BUILTIN_DEFAULTS
 __all__ = [
     "BUILTIN_DEFAULTS",
     "CHECKS",
+    "MAX_CASES",
     "RW_NAMES",
     "Overrides",
     "load_file",

@@ -18,6 +18,7 @@ class Overrides:
     size: str | None = None
     runtime: str | int | None = None
     repeat: int | None = None
+    max_cases: int | None = None
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,10 @@ class Where:
 
     def fail(self, key: str | None, message: str) -> PlanError:
         line = line_of(self.text, self.table, self.index, key)
+        if line is None and key is not None and self.table == "workload":
+            line = line_of(self.text, "defaults", 0, key)  # a value the workload inherits
+        if line is None and key is not None and self.table is not None:
+            line = line_of(self.text, self.table, self.index, None)  # the table's header
         place = f"{self.source}:{line}" if line else self.source
         return PlanError(f"{place}: {message}")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 import tomllib
 from dataclasses import replace
 from importlib import resources
@@ -9,14 +10,18 @@ from pathlib import Path
 
 from iolab.errors import PlanError
 from iolab.model import Plan, Workload
-from iolab.plan.checks import check_value
+from iolab.plan.checks import check_clean, check_value
 from iolab.plan.common import Overrides, Where, known_keys, line_of, table_value, text_value
 from iolab.plan.setups import setups as parse_setups
+from iolab.plan.workloads import count as count_points
 from iolab.plan.workloads import workloads as parse_workloads
+from iolab.units import human_duration
 
 METRICS = ("auto", "iops", "bw")
 TOP_KEYS = ("name", "description", "origin", "repeat", "defaults", "setup", "workload", "report")
 REPORT_KEYS = ("baseline", "metric")
+MAX_CASES = 100_000  # a plan beyond this is refused unless --max-cases raises the limit
+MAX_PLAN_BYTES = 1024**2
 
 
 # ---------------------------------------------------------------- presets
@@ -42,11 +47,20 @@ def preset_text(name: str) -> str:
 def load_file(path: str | Path, overrides: Overrides | None = None) -> Plan:
     file = Path(path)
     try:
-        text = file.read_text()
+        info = file.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise PlanError(f"{file} is not a regular file; a plan is a TOML file")
+        if info.st_size > MAX_PLAN_BYTES:
+            raise PlanError(
+                f"{file} is {info.st_size:,} bytes; a plan is a TOML file of at most 1 MiB"
+            )
+        text = file.read_bytes()[: MAX_PLAN_BYTES + 1].decode()
     except FileNotFoundError:
         raise PlanError(f"{file}: no such plan file; give a path to a TOML plan") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise PlanError(f"{file}: cannot read the plan ({error})") from None
+    except UnicodeDecodeError:
+        raise PlanError(f"{file} is not UTF-8 text; a plan is a TOML file") from None
+    except OSError as error:
+        raise PlanError(f"{file}: cannot read the plan ({error.strerror})") from None
     return parse_plan(text, str(file), overrides)
 
 
@@ -62,19 +76,21 @@ def parse_plan(text: str, source: str, overrides: Overrides | None = None) -> Pl
         raise PlanError(f"{source}: not valid TOML: {error}") from None
     top = Where(source, text)
     known_keys(data, TOP_KEYS, top, "the plan")
+    _check_clean(data, top)
     over = overrides or Overrides()
     for key, value in (("size", over.size), ("runtime", over.runtime)):
         if value is not None:
             check_value(key, value, Where(f"--{key}", ""))
     setups = parse_setups(data.get("setup", []), top, over)
     defaults = table_value(data.get("defaults", {}), top, "defaults")
+    repeat = over.repeat if over.repeat is not None else data.get("repeat", 1)
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise top.fail("repeat", f"repeat = {repeat!r} must be a whole number of at least 1")
+    _check_count(data.get("workload"), defaults, len(setups) * repeat, over, source)
     defaults_where = replace(top, table="defaults")
     workloads = parse_workloads(data.get("workload", []), defaults, top, defaults_where, over)
     report = table_value(data.get("report", {}), top, "report")
     known_keys(report, REPORT_KEYS, replace(top, table="report"), "[report]")
-    repeat = over.repeat if over.repeat is not None else data.get("repeat", 1)
-    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
-        raise top.fail("repeat", f"repeat = {repeat!r} must be a whole number of at least 1")
     plan = Plan(
         name=text_value(data, "name", top, Path(source).stem.removeprefix("preset:")),
         description=text_value(data, "description", top, ""),
@@ -89,6 +105,40 @@ def parse_plan(text: str, source: str, overrides: Overrides | None = None) -> Pl
     )
     _check_report(plan, replace(top, table="report"))
     return plan
+
+
+def _check_count(
+    raw: object, defaults: dict[str, object], per_point: int, over: Overrides, source: str
+) -> None:
+    """Refuse a matrix too big to run before expanding it."""
+    points, seconds = count_points(raw, defaults)
+    limit = over.max_cases if over.max_cases is not None else MAX_CASES
+    cases = points * per_point
+    if cases > limit:
+        raise PlanError(
+            f"{source}: the plan expands to {cases:,} cases (about "
+            f"{human_duration(seconds * per_point)} of fio time), over the limit of {limit:,}; "
+            "shrink its sweeps, or raise the limit with --max-cases N"
+        )
+
+
+def _check_clean(data: dict[str, object], top: Where) -> None:
+    """No control character anywhere: names and values end up in job files and commands."""
+    for key, value in data.items():
+        if isinstance(value, dict):
+            _check_table(value, replace(top, table=key))
+        elif key in ("setup", "workload") and isinstance(value, list):
+            for index, entry in enumerate(value):
+                if isinstance(entry, dict):
+                    _check_table(entry, replace(top, table=key, index=index))
+        else:
+            check_clean(key, value, top, allow_newlines=key == "description")
+
+
+def _check_table(table: dict[str, object], where: Where) -> None:
+    for key, value in table.items():
+        check_clean(key, key, where)
+        check_clean(key, value, where)
 
 
 def _check_report(plan: Plan, where: Where) -> None:

@@ -8,11 +8,15 @@ from dataclasses import replace
 from typing import Any
 
 from iolab.model import FioValue, Workload
-from iolab.plan.checks import check_value
+from iolab.plan.checks import check_key, check_value
 from iolab.plan.common import Overrides, Where
 from iolab.units import format_size, parse_seconds, parse_size
 
 MIXED_RW = ("rw", "readwrite", "randrw")
+IOLAB_KEYS = (
+    "name", "rw", "bs", "iodepth", "numjobs", "rwmixread", "size", "runtime", "ramp_time",
+    "direct", "ioengine", "time_based", "group_reporting", "log_avg_msec",
+)  # fmt: skip
 SYNC_ENGINES = ("sync", "psync", "vsync", "pvsync", "pvsync2", "mmap")
 
 # Defaults suited to SSD testing; a plan's [defaults] and each workload override them.
@@ -42,24 +46,55 @@ def workloads(
             None, 'the plan has no [[workload]]; add one, e.g. [[workload]] rw = "randread"'
         )
     points: list[Workload] = []
+    names: set[str] = set()
+    for key, value in defaults.items():
+        _check_item(key, value, defaults_where)
     for index, entry in enumerate(raw):
         where = replace(top, table="workload", index=index)
         if not isinstance(entry, dict):
             raise where.fail(None, "each [[workload]] must be a table")
-        for key, value in defaults.items():
-            check_value(key, value, defaults_where)
         merged = {**BUILTIN_DEFAULTS, **defaults, **entry}
         if over.size is not None:
             merged["size"] = over.size
         if over.runtime is not None:
             merged["runtime"] = over.runtime
         for key, value in entry.items():
-            check_value(key, value, where)
+            _check_item(key, value, where)
         for point in _expand(merged, where):
-            if point.name in (p.name for p in points):
+            if point.name in names:
                 raise where.fail("name", f"workload {point.name!r} appears twice; give it a name")
+            names.add(point.name)
             points.append(point)
     return tuple(points)
+
+
+def _check_item(key: str, value: object, where: Where) -> None:
+    if key not in IOLAB_KEYS:
+        check_key(key, where)
+    check_value(key, value, where)
+
+
+def count(raw: object, defaults: Mapping[str, Any]) -> tuple[int, float]:
+    """How many points the workloads expand to, and their nominal fio seconds, unexpanded."""
+    points, seconds = 0, 0.0
+    for entry in raw if isinstance(raw, list) else ():
+        if not isinstance(entry, dict):
+            continue
+        merged = {**BUILTIN_DEFAULTS, **defaults, **entry}
+        n = 1
+        for value in merged.values():
+            n *= max(1, len(value)) if isinstance(value, list) else 1
+        points += n
+        seconds += n * (_longest(merged.get("runtime")) + _longest(merged.get("ramp_time")))
+    return points, seconds
+
+
+def _longest(value: object) -> float:
+    values = value if isinstance(value, list) else [value]
+    try:
+        return float(max((parse_seconds(v) for v in values if v is not None), default=0))
+    except (ValueError, TypeError):
+        return 0.0
 
 
 def _expand(merged: dict[str, Any], where: Where) -> list[Workload]:

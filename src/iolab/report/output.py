@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from iolab.errors import ReportError
+from iolab.files import check_file, check_folder
 from iolab.report import csv as csv_format
 from iolab.report import html, markdown, mpl_render, terminal
 from iolab.report.document import Document
@@ -21,6 +22,14 @@ class Rendered:
 
     text: str
     files: Mapping[str, bytes] = field(default_factory=dict)
+
+
+def check(output: str, export_dir: str | None) -> None:
+    """Where a report goes is checked before any work: regular files and folders only."""
+    if output != "-":
+        check_file(output, f"-o {output}", ReportError, fix="give a file name such as report.md")
+    if export_dir is not None:
+        check_folder(export_dir, f"--export {export_dir}", ReportError)
 
 
 def images_folder(output: str) -> str:

@@ -7,11 +7,12 @@ import errno
 import os
 import shutil
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from iolab.errors import TargetError
-from iolab.model import Setup
+from iolab.model import FioValue, Setup
 from iolab.units import human_bytes
 
 TEST_FILE = "iolab.testfile"
@@ -19,6 +20,12 @@ AUTO_SIZE_MAX = 1024**3
 AUTO_SIZE_SHARE = 0.5
 MIN_SIZE = 16 * 1024**2
 FREE_SPACE_MARGIN = 0.9
+READ_ONLY_RW = ("read", "randread")
+
+
+def writes(options: Mapping[str, FioValue]) -> bool:
+    """Whether a workload writes (or trims) its target."""
+    return str(options.get("rw", "read")) not in READ_ONLY_RW or bool(options.get("verify"))
 
 
 @dataclass(frozen=True)
@@ -32,7 +39,10 @@ class Prepared:
     raw: bool = False
 
     def auto_size(self) -> int:
-        """Half the free space (counting a test file already there), at most 1 GiB, in MiB."""
+        """Half the free space (counting a test file already there), at most 1 GiB, in MiB;
+        a user's own file: its size."""
+        if not self.owned:
+            return self.filename.stat().st_size
         existing = self.filename.stat().st_size if self.owned and self.filename.exists() else 0
         size = min(AUTO_SIZE_MAX, int((self.free_bytes + existing) * AUTO_SIZE_SHARE))
         size -= size % (1024**2)
@@ -44,8 +54,15 @@ class Prepared:
         return size
 
     def check_room(self, size: int) -> None:
-        """Refuse a test file that would fill the filesystem."""
+        """Refuse a test file that would fill the filesystem, or grow a user's file."""
         if not self.owned:
+            have = self.filename.stat().st_size
+            if size > have:
+                raise TargetError(
+                    f"set-up {self.setup.name!r}: size {human_bytes(size)} would grow your file "
+                    f"{self.filename} ({human_bytes(have)}); give --size {have // 1024**2}m or "
+                    "less, or a directory"
+                )
             return
         existing = self.filename.stat().st_size if self.filename.exists() else 0
         room = int((self.free_bytes + existing) * FREE_SPACE_MARGIN)

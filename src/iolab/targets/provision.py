@@ -189,6 +189,31 @@ def validate(layout: Layout) -> None:
             raise TargetError(f"layout: queue setting {key!r} is not a sysfs queue file name")
 
 
+# Share of the devices' raw capacity a layout leaves usable: (data copies, parity devices).
+_REDUNDANCY: dict[str, tuple[int, int]] = {
+    "1": (0, 0), "raid1": (2, 0), "10": (2, 0), "raid10": (2, 0), "4": (1, 1), "5": (1, 1),
+    "raid5": (1, 1), "6": (1, 2), "raid6": (1, 2),
+}  # fmt: skip
+
+
+def capacity(layout: Layout) -> int | None:
+    """Roughly how many bytes a layout offers, from its devices' sizes; None if unknown."""
+    sizes = []
+    for dev in layout.devices:
+        name = dv.try_kernel_name(dev)
+        size = dv.facts(name).size_bytes if name else None
+        if size is None:
+            return None
+        sizes.append(size)
+    count, smallest = len(sizes), min(sizes)
+    copies, parity = _REDUNDANCY.get(layout.level or "", (1, 0))
+    if copies == 0:  # md / lvm raid1: a mirror of the smallest
+        return smallest
+    if parity:
+        return (count - parity) * smallest
+    return sum(sizes) // copies
+
+
 def md_device() -> str:
     """The first free /dev/mdN, from 127 down, as mdadm numbers arrays it names itself."""
     for number in range(127, -1, -1):

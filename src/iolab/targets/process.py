@@ -1,0 +1,54 @@
+"""Who runs a run: this process, named so a later process can tell whether it still lives."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
+
+
+def _start_ticks(pid: int) -> int | None:
+    """When a process started (clock ticks since boot), to tell a reused pid from the original."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[-1].split()
+    if len(fields) <= 19 or fields[0] in ("Z", "X"):
+        return None  # gone, or a zombie nobody reaped: dead all the same
+    return int(fields[19])
+
+
+def _boot_id() -> str:
+    try:
+        return BOOT_ID.read_text().strip()
+    except OSError:
+        return ""
+
+
+def me() -> dict[str, Any]:
+    """This process: host, boot, pid and start time."""
+    pid = os.getpid()
+    return {
+        "host": socket.gethostname(),
+        "boot_id": _boot_id(),
+        "pid": pid,
+        "start": _start_ticks(pid),
+    }
+
+
+def alive(owner: Mapping[str, Any]) -> bool | None:
+    """Whether the process that claimed a run still runs; None if it ran on another host."""
+    if owner.get("host") != socket.gethostname():
+        return None
+    if owner.get("boot_id") != _boot_id():
+        return False  # the machine rebooted since
+    pid = owner.get("pid")
+    if not isinstance(pid, int):
+        return False
+    start = owner.get("start")
+    return _start_ticks(pid) is not None and (start is None or _start_ticks(pid) == start)
