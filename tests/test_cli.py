@@ -124,7 +124,8 @@ def test_presets_lists_each_with_origin(workdir: Path) -> None:
 @pytest.mark.parametrize("name", plan.preset_names())
 def test_show_works_for_every_preset(workdir: Path, name: str) -> None:
     matrix = run_iolab("show", "--preset", name, cwd=workdir, check=True).stdout
-    assert len(matrix.splitlines()) == len(plan.load_preset(name).cases())
+    cases = [line for line in matrix.splitlines() if not line.startswith("#")]
+    assert len(cases) == len(plan.load_preset(name).cases())
     jobs = run_iolab("show", "--preset", name, "--fio", "--target", str(workdir), cwd=workdir,
                      check=True).stdout  # fmt: skip
     assert jobs.count("\n[") + jobs.startswith("[") >= 1

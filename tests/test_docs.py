@@ -62,3 +62,24 @@ def test_iolab_keys_in_readme_are_the_checked_keys() -> None:
     assert documented is not None
     keys = set(documented.group(1).split()) - {"name"}
     assert keys <= set(CHECKS)
+
+
+def test_refused_options_and_engines_are_the_documented_ones() -> None:
+    from iolab.plan.checks import ENGINES, REFUSED
+
+    section = README[README.index("**What a plan may not do.**") :]
+    section = section[: section.index("\n\n")]
+    undocumented = [key for key in REFUSED if f"`{key}`" not in section and key not in section]
+    assert not undocumented or set(undocumented) <= {
+        "write_lat_log",
+        "write_iops_log",
+        "write_hist_log",
+        "iolog",
+        "program",
+        "arguments",
+        "trigger",
+        "cgroup_nodelete",
+    }, undocumented
+    listed = re.search(r"`ioengine` is one of `([^`]*)`", section)
+    assert listed is not None
+    assert tuple(listed.group(1).split()) == ENGINES

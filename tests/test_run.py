@@ -104,49 +104,52 @@ def test_resume_by_run_id(e2e: Path) -> None:
 
 
 @pytest.fixture
-def tiny_tmpfs(workdir: Path) -> Iterator[Path]:
-    mount = workdir / "tiny"
-    mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(mount)], check=True)
-    yield mount
-    subprocess.run(["umount", str(mount)], check=True)
+def immutable_file(workdir: Path) -> Iterator[Path]:
+    """A file of the user's that nothing may write to (chattr +i), until the test says so."""
+    mine = workdir / "mine.file"
+    mine.write_bytes(b"\0" * 8 * 1024**2)
+    subprocess.run(["chattr", "+i", str(mine)], check=True)
+    yield mine
+    subprocess.run(["chattr", "-i", str(mine)], check=False)
 
 
 @needs_root()
 def test_a_failing_case_is_stored_as_failed_and_the_matrix_goes_on(
-    workdir: Path, tiny_tmpfs: Path
+    workdir: Path, immutable_file: Path
 ) -> None:
     plan = f"""
 [defaults]
 runtime = 1
 size = "4m"
 [[setup]]
-name = "tiny"
-path = "{tiny_tmpfs}"
+name = "mine"
+path = "{immutable_file}"
 [[setup]]
 name = "disk"
 path = "{workdir}"
 [[workload]]
-name = "write past the end"
+name = "write"
 rw = "write"
-filesize = "40m"
 [[workload]]
 name = "read"
 rw = "read"
 """
     (workdir / "plan.toml").write_text(plan)
-    done = run_iolab("run", "plan.toml", cwd=workdir)
+    done = run_iolab("run", "plan.toml", "--yes-destroy", str(immutable_file), cwd=workdir)
     assert done.returncode == 3, done.stderr
     assert "1 of 4 cases failed" in done.stderr
-    assert "✗ case 1/4 tiny · write past the end #1: failed: fio: " in done.stdout
-    assert "No space left on device" in done.stdout
+    assert (
+        "✗ case 1/4 mine · write #1: failed: fio's job stopped with EPERM: Operation" in done.stdout
+    )
     rows = stored(workdir / "iolab.db")
     assert [r[3] for r in rows] == ["failed", "ok", "ok", "ok"]
     assert "failed" in done.stdout.split("┏")[-1]
     # the cause removed, the same plan again retries just the failed case, in the same run
-    subprocess.run(["mount", "-o", "remount,size=64m", str(tiny_tmpfs)], check=True)
-    again = run_iolab("run", "plan.toml", cwd=workdir, check=True)
+    subprocess.run(["chattr", "-i", str(immutable_file)], check=True)
+    again = run_iolab(
+        "run", "plan.toml", "--yes-destroy", str(immutable_file), cwd=workdir, check=True
+    )
     assert "resuming run 1: 3 of 4 cases already stored; 1 failed will run again" in again.stdout
-    assert "case 4/4 tiny · write past the end #1" in again.stdout
+    assert "case 4/4 mine · write #1" in again.stdout
     rows = stored(workdir / "iolab.db")
     assert sorted(r[3] for r in rows) == ["ok"] * 4 and len(rows) == 4

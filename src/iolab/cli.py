@@ -380,17 +380,30 @@ def show(
             for command in provision.commands(setup.layout, runner.mountpoint(setup)):
                 click.echo(f"#   {shlex.join(command)}")
     if not show_fio:
-        lines = []
+        lines = _shared_options(the_plan)
         for number, case in enumerate(the_plan.cases(), start=1):
-            options = " ".join(f"{k}={v}" for k, v in case.workload.options.items())
-            where = f"{case.setup.name}  {case.workload.name}  #{case.repetition}"
-            lines.append(f"{number:>4}  {where}  {options}\n")
+            lines.append(
+                f"{number:>4}  {case.setup.name}  {case.workload.name}  #{case.repetition}\n"
+            )
         click.echo("".join(lines), nl=False)
         return
     campaign = runner.build(the_plan, info.probe(), probe_write=False)
     click.echo("# one fio invocation per section; iolab runs them one at a time\n")
     for step in campaign.steps:
         click.echo(jobfile.render([campaign.preview(step)]))
+
+
+def _shared_options(the_plan: Plan) -> list[str]:
+    """Per [[workload]], the options all its points share; each case's name holds the rest."""
+    lines = ["# options per [[workload]]; swept values are in each case's workload name\n"]
+    tables: dict[int, list[dict[str, object]]] = {}
+    for workload in the_plan.workloads:
+        tables.setdefault(workload.table, []).append(dict(workload.options))
+    for table, points in tables.items():
+        first = points[0]
+        shared = [k for k, v in first.items() if all(p.get(k) == v for p in points)]
+        lines.append(f"# {table + 1}: {' '.join(f'{k}={first[k]}' for k in shared)}\n")
+    return lines
 
 
 @main.command()

@@ -121,8 +121,20 @@ def build(
 
 
 def _largest(workloads: Iterable[Workload]) -> int:
-    sizes = (w.options.get("size") for w in workloads)
-    return max((parse_size(v) for v in sizes if v not in (None, "auto")), default=0)
+    """The most bytes any workload's file reaches: its size (or filesize), past its offset."""
+    return max((_footprint(w.options) for w in workloads), default=0)
+
+
+def _footprint(options: Mapping[str, FioValue]) -> int:
+    def bytes_of(key: str) -> int:
+        value = str(options.get(key, "0"))
+        top = re.split(r"[-:]", value)[-1]  # a range "1m-40m" reaches its top
+        try:
+            return parse_size(top)
+        except ValueError:
+            return 0  # "auto", percentages: sized by iolab or relative to the file
+
+    return max(bytes_of("size"), bytes_of("filesize")) + bytes_of("offset")
 
 
 def _check_hooks(setup: Setup, consent: Consent) -> None:
@@ -489,7 +501,11 @@ def failure(outcome: local.Outcome) -> str | None:
     number = re.search(r"\berr=(\d+)", line)
     code = int(number.group(1)) if number else error
     if code:
-        return f"{_errno_words(code)}: {line}" if line else f"fio failed: {_errno_words(code)}"
+        return (
+            f"{_errno_words(code)}: {line}"
+            if line
+            else f"fio's job stopped with {_errno_words(code)}"
+        )
     return line or f"fio exited with code {outcome.returncode}"
 
 

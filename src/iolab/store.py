@@ -218,23 +218,26 @@ class Store:
         """One write transaction; a database that cannot be written is one plain error."""
         try:
             self.db.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as error:
-            raise StoreError(
-                f"{self.path} cannot be written ({error}); make it writable or use another --db"
-            ) from None
+        except sqlite3.DatabaseError as error:
+            raise self._unwritable(error) from None
         try:
             yield
-        except sqlite3.DatabaseError as error:
-            self.db.execute("ROLLBACK")
-            raise StoreError(f"{self.path}: the write failed ({error})") from None
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        try:
             self.db.execute("COMMIT")
-        except sqlite3.OperationalError as error:
+        except sqlite3.DatabaseError as error:
+            self._rollback()
+            raise self._unwritable(error) from None
+        except BaseException:
+            self._rollback()
+            raise
+
+    def _rollback(self) -> None:
+        if self.db.in_transaction:
             self.db.execute("ROLLBACK")
-            raise StoreError(f"{self.path} cannot be written ({error})") from None
+
+    def _unwritable(self, error: sqlite3.DatabaseError) -> StoreError:
+        return StoreError(
+            f"{self.path} cannot be written ({error}); make it writable or use another --db"
+        )
 
     # ------------------------------------------------------------ writing
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmgtp]?)(i?)(b?)\s*$", re.IGNORECASE)
@@ -12,14 +13,19 @@ _TIME_MS = {"us": 0.001, "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
 
 def parse_size(value: object) -> int:
     """Bytes from an fio size: 512, "4k", "1M", "5GiB" (k = 1024, as fio's default kb_base)."""
+    if isinstance(value, str):
+        return _parse_size_text(value)
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a size")
     if isinstance(value, int):
         if value < 0:
             raise ValueError(f"{value} is negative")
         return value
-    if not isinstance(value, str):
-        raise ValueError(f"{value!r} is not a size")
+    raise ValueError(f"{value!r} is not a size")
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_size_text(value: str) -> int:
     match = _SIZE.match(value)
     if not match:
         raise ValueError(f"{value!r} is not a size (examples: 512, 4k, 1m, 5g)")

@@ -35,13 +35,30 @@ def fio_value(value: FioValue) -> str:
     return str(value)
 
 
+_KEY = re.compile(r"^[a-z][a-z0-9_-]*$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _line(key: str, value: FioValue) -> str:
+    """One `key=value` line; anything that could start another line or section is refused."""
+    text = fio_value(value)
+    if not _KEY.match(key) or _CONTROL.search(text):
+        raise PlanError(f"fio option {key!r} = {text!r} cannot go into a job file: plain text only")
+    return f"{key}={text}"
+
+
 def render(jobs: Sequence[Job]) -> str:
-    """The text of one job file holding these jobs, each in its own section."""
+    """The text of one job file holding these jobs, each in its own section.
+
+    Generated line by line from checked keys and values: a name or value can never add a
+    line, a section or an include of its own.
+    """
     parts = []
     for job in jobs:
-        lines = [f"# {job.comment}"] if job.comment else []
+        comment = _CONTROL.sub(" ", job.comment)
+        lines = [f"# {comment}"] if comment else []
         lines.append(f"[{section_name(job.name)}]")
-        lines += [f"{key}={fio_value(value)}" for key, value in job.options.items()]
+        lines += [_line(key, value) for key, value in job.options.items()]
         parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"
 

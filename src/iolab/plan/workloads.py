@@ -103,26 +103,44 @@ def _expand(merged: dict[str, Any], where: Where) -> list[Workload]:
     for key in axes:
         if not merged[key]:
             raise where.fail(key, f"{key} = [] is an empty sweep; give at least one value")
-    values = [merged[key] if key in axes else [merged[key]] for key in merged]
+    values = [
+        [_fio_terms(key, v) for v in (merged[key] if key in axes else [merged[key]])]
+        for key in merged
+    ]
+    named = isinstance(base, str)
+    shown = tuple(key for key in axes if named or key not in ("bs", "rw"))
     points = []
-    for combo in itertools.product(*values):
-        options = _normalise(dict(zip(merged, combo, strict=True)), where)
-        named = isinstance(base, str)
+    checked: set[tuple[object, ...]] = set()
+    for combo in itertools.product(*values):  # linear in the points: nothing is searched
+        options = dict(zip(merged, combo, strict=True))
+        decisive = tuple(options.get(key) for key in DECISIVE)
+        if decisive not in checked:  # the combination checks read only these keys
+            _check_combination(options, where)
+            checked.add(decisive)
         name = base if named else f"{options['bs']} {options['rw']}"
-        shown = [key for key in axes if named or key not in ("bs", "rw")]
-        suffix = " ".join(f"{key}={options[key]}" for key in shown)
+        suffix = " ".join([f"{key}={options[key]}" for key in shown])
         label = f"{name} {suffix}" if suffix else name
         points.append(Workload(label, options, tuple(axes), where.index))
     return points
 
 
-def _normalise(options: dict[str, Any], where: Where) -> dict[str, FioValue]:
-    """One point's options in fio's terms, with combinations that cannot work refused."""
-    out: dict[str, FioValue] = {
-        key: int(value) if isinstance(value, bool) else value for key, value in options.items()
-    }
-    if isinstance(out["bs"], int):
-        out["bs"] = format_size(out["bs"])
+def _fio_terms(key: str, value: Any) -> FioValue:
+    """A value in fio's terms: booleans as 0/1, a bs given in bytes as a size."""
+    if isinstance(value, bool):
+        return int(value)
+    if key == "bs" and isinstance(value, int):
+        return format_size(value)
+    return value  # type: ignore[no-any-return]
+
+
+DECISIVE = (
+    "rw", "bs", "rwmixread", "rwmixwrite", "direct", "ioengine", "iodepth", "time_based",
+    "runtime", "size",
+)  # fmt: skip
+
+
+def _check_combination(out: dict[str, FioValue], where: Where) -> None:
+    """Refuse one point's combinations that cannot work; reads only the DECISIVE keys."""
     rw, bs = str(out["rw"]), parse_size(out["bs"])
     for mix in ("rwmixread", "rwmixwrite"):
         if mix in out and rw not in MIXED_RW:
@@ -143,4 +161,3 @@ def _normalise(options: dict[str, Any], where: Where) -> dict[str, FioValue]:
         raise where.fail("runtime", "time_based = 1 needs runtime of at least 1 s")
     if out["size"] != "auto" and parse_size(out["size"]) < bs:
         raise where.fail("size", f"size = {out['size']!r} is smaller than bs = {out['bs']!r}")
-    return out

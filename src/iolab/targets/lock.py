@@ -54,7 +54,7 @@ def held(targets: Iterable[tuple[str, str]]) -> Iterator[None]:
     folder = _lock_dir()
     fds: list[int] = []
     try:
-        for target, what in dict.fromkeys(targets):
+        for target, what in dict(targets).items():  # one lock per target, however named
             fds.append(_take(folder, target, what))
         yield
     finally:
