@@ -12,6 +12,10 @@ FioValue = str | int | float | bool
 Direction = Literal["read", "write", "trim"]
 Metric = Literal["iops", "bw", "lat"]
 DIRECTIONS: tuple[Direction, ...] = ("read", "write", "trim")
+# A case's stretches: filling the target first, the ramp fio discards, the measured windows.
+Phase = Literal["precondition", "ramp", "measure"]
+PHASES: tuple[Phase, ...] = ("precondition", "ramp", "measure")
+HERE = ""  # the host of a result measured by this host's fio (or the aggregate over hosts)
 
 
 def stable_hash(value: object) -> str:
@@ -200,8 +204,31 @@ class Sample:
 
 
 @dataclass(frozen=True)
+class Window:
+    """One stretch of a case besides its main measurement: a preconditioning pass, a ramp, a
+    steady-state round, or one host's share of a case run on several hosts."""
+
+    metrics: CaseMetrics
+    phase: Phase = "measure"
+    round: int = 0
+    host: str = HERE
+    samples: tuple[Sample, ...] = ()
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a run's results come from: a plan iolab ran, or files it imported."""
+
+    kind: Literal["plan", "import"] = "plan"
+    files: tuple[str, ...] = ()
+    fio_version: str = ""
+    hostname: str = ""
+
+
+@dataclass(frozen=True)
 class Result:
-    """One case's outcome."""
+    """One case's outcome: its main measurement (phase measure, on this host or aggregated
+    over hosts), and any other windows it had."""
 
     case: Case
     status: Literal["ok", "failed"]
@@ -213,3 +240,9 @@ class Result:
     job_file: str = ""
     warnings: tuple[Warning, ...] = ()
     samples: tuple[Sample, ...] = ()
+    windows: tuple[Window, ...] = ()
+
+    def all_windows(self) -> tuple[Window, ...]:
+        """The main measurement as a window, then the others."""
+        main = () if self.metrics is None else (Window(self.metrics, samples=self.samples),)
+        return main + self.windows

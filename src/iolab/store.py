@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import sqlite3
 import time
@@ -14,7 +15,7 @@ from typing import Any
 
 from iolab.errors import StoreError
 from iolab.files import check_file
-from iolab.model import Plan, Result
+from iolab.model import Origin, Plan, Result
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: runs, set-ups, cases, per-direction metrics, samples
@@ -86,18 +87,46 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX samples_case ON samples(case_id);
     """,
-    # 2: which process runs a run (to recognise one that died), and what it leaves behind
+    # 2: which process runs a run (to recognise one that died) and what it leaves behind;
+    # a run's origin (a plan, or imported files); metrics and samples per phase, round, host
     """
     ALTER TABLE runs ADD COLUMN owner TEXT NOT NULL DEFAULT '{}';
+    ALTER TABLE runs ADD COLUMN origin TEXT NOT NULL DEFAULT '{"kind": "plan"}';
     CREATE TABLE leftovers (
         run_id INTEGER NOT NULL REFERENCES runs(id),
         kind TEXT NOT NULL,
         path TEXT NOT NULL,
         UNIQUE (run_id, kind, path)
     );
+    CREATE TABLE metrics2 (
+        case_id INTEGER NOT NULL REFERENCES cases(id),
+        phase TEXT NOT NULL DEFAULT 'measure',
+        round INTEGER NOT NULL DEFAULT 0,
+        host TEXT NOT NULL DEFAULT '',
+        direction TEXT NOT NULL,
+        iops REAL NOT NULL,
+        bw_bytes REAL NOT NULL,
+        io_bytes INTEGER NOT NULL,
+        runtime_ms INTEGER NOT NULL,
+        lat_mean_ns REAL,
+        lat_max_ns REAL,
+        percentiles_ns TEXT NOT NULL DEFAULT '{}',
+        PRIMARY KEY (case_id, phase, round, host, direction)
+    );
+    INSERT INTO metrics2 (case_id, direction, iops, bw_bytes, io_bytes, runtime_ms,
+        lat_mean_ns, lat_max_ns, percentiles_ns)
+        SELECT case_id, direction, iops, bw_bytes, io_bytes, runtime_ms, lat_mean_ns,
+        lat_max_ns, percentiles_ns FROM metrics;
+    DROP TABLE metrics;
+    ALTER TABLE metrics2 RENAME TO metrics;
+    ALTER TABLE samples ADD COLUMN phase TEXT NOT NULL DEFAULT 'measure';
+    ALTER TABLE samples ADD COLUMN round INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE samples ADD COLUMN host TEXT NOT NULL DEFAULT '';
     """,
 )
 BUSY_TIMEOUT_S = 30.0
+# What reports show of a case: its measured phase, first round, on this host or aggregated.
+MAIN_WINDOW = "{t}.phase = 'measure' AND {t}.round = 0 AND {t}.host = ''"
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -118,6 +147,7 @@ class RunRow:
     baseline: str | None
     metric: str
     environment: Mapping[str, Any]
+    origin: Origin = Origin()
 
     @property
     def ok(self) -> int:
@@ -248,9 +278,16 @@ class Store:
         iolab_version: str,
         overrides: Mapping[str, Any],
         owner: Mapping[str, Any],
+        origin: Origin = Origin(),
     ) -> int:
+        """A new run of `plan` (for an import: the plan its files describe), with its origin."""
         with self._writing():
-            return self._insert_run(plan, environment, iolab_version, overrides, owner)
+            run_id = self._insert_run(plan, environment, iolab_version, overrides, owner)
+            self.db.execute(
+                "UPDATE runs SET origin = ? WHERE id = ?",
+                (json.dumps(dataclasses.asdict(origin)), run_id),
+            )
+            return run_id
 
     def _insert_run(
         self,
@@ -366,25 +403,23 @@ class Store:
             ),
         )
         case_id = cursor.lastrowid
-        for d in m.directions if m else ():
-            self.db.execute(
-                "INSERT INTO metrics VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    case_id,
-                    d.direction,
-                    d.iops,
-                    d.bw_bytes,
-                    d.io_bytes,
-                    d.runtime_ms,
-                    d.lat_mean_ns,
-                    d.lat_max_ns,
-                    json.dumps(dict(d.percentiles_ns)),
-                ),
+        for window in result.all_windows():
+            where = (case_id, window.phase, window.round, window.host)
+            self.db.executemany(
+                "INSERT INTO metrics (case_id, phase, round, host, direction, iops, bw_bytes,"
+                " io_bytes, runtime_ms, lat_mean_ns, lat_max_ns, percentiles_ns)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (*where, d.direction, d.iops, d.bw_bytes, d.io_bytes, d.runtime_ms,
+                     d.lat_mean_ns, d.lat_max_ns, json.dumps(dict(d.percentiles_ns)))
+                    for d in window.metrics.directions
+                ],
+            )  # fmt: skip
+            self.db.executemany(
+                "INSERT INTO samples (case_id, phase, round, host, metric, direction, time_ms,"
+                " value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(*where, x.metric, x.direction, x.time_ms, x.value) for x in window.samples],
             )
-        self.db.executemany(
-            "INSERT INTO samples VALUES (?, ?, ?, ?, ?)",
-            [(case_id, s.metric, s.direction, s.time_ms, s.value) for s in result.samples],
-        )
 
     def finish_run(self, run_id: int, status: str) -> None:
         with self._writing():
@@ -440,7 +475,8 @@ class Store:
     def cases(self, run_id: int) -> list[CaseRow]:
         metrics: dict[int, dict[str, dict[str, Any]]] = {}
         for row in self.db.execute(
-            "SELECT m.* FROM metrics m JOIN cases c ON c.id = m.case_id WHERE c.run_id = ?",
+            "SELECT m.* FROM metrics m JOIN cases c ON c.id = m.case_id WHERE c.run_id = ?"
+            f" AND {MAIN_WINDOW.format(t='m')}",
             (run_id,),
         ):
             entry = dict(row)
@@ -472,6 +508,7 @@ class Store:
         rows = self.db.execute(
             "SELECT c.setup, c.workload, c.repetition, s.metric, s.direction, s.time_ms,"
             " s.value FROM samples s JOIN cases c ON c.id = s.case_id"
+            f" AND {MAIN_WINDOW.format(t='s')}"
             " WHERE c.run_id = ? AND c.status = 'ok' ORDER BY c.id, s.time_ms",
             (run_id,),
         )
@@ -485,6 +522,15 @@ class Store:
             (run_id,),
         ):
             yield row[0], row[1], int(row[2]), row[3]
+
+
+def _origin(data: Mapping[str, Any]) -> Origin:
+    return Origin(
+        kind="import" if data.get("kind") == "import" else "plan",
+        files=tuple(data.get("files", ())),
+        fio_version=str(data.get("fio_version", "")),
+        hostname=str(data.get("hostname", "")),
+    )
 
 
 def _run_row(row: sqlite3.Row) -> RunRow:
@@ -504,4 +550,5 @@ def _run_row(row: sqlite3.Row) -> RunRow:
         baseline=row["baseline"],
         metric=row["metric"],
         environment=json.loads(row["environment"]),
+        origin=_origin(json.loads(row["origin"])),
     )
