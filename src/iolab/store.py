@@ -125,6 +125,7 @@ MIGRATIONS: tuple[str, ...] = (
     """,
 )
 BUSY_TIMEOUT_S = 30.0
+PLAN_ORIGIN = Origin()
 # What reports show of a case: its measured phase, first round, on this host or aggregated.
 MAIN_WINDOW = "{t}.phase = 'measure' AND {t}.round = 0 AND {t}.host = ''"
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -147,7 +148,7 @@ class RunRow:
     baseline: str | None
     metric: str
     environment: Mapping[str, Any]
-    origin: Origin = Origin()
+    origin: Origin = PLAN_ORIGIN
 
     @property
     def ok(self) -> int:
@@ -278,7 +279,7 @@ class Store:
         iolab_version: str,
         overrides: Mapping[str, Any],
         owner: Mapping[str, Any],
-        origin: Origin = Origin(),
+        origin: Origin = PLAN_ORIGIN,
     ) -> int:
         """A new run of `plan` (for an import: the plan its files describe), with its origin."""
         with self._writing():

@@ -15,10 +15,14 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-STORE = HERE / "store.db"
+COMMITTED = HERE / "store.db"
+# What tests read: a copy, since opening a store of an older schema upgrades it in place.
+STORE = Path(tempfile.mkdtemp(prefix="iolab-golden-")) / "store.db"
+shutil.copy(COMMITTED, STORE)
 WORK = Path("/var/tmp/iolab-golden")
 PLAN = """
 name = "golden"
@@ -87,10 +91,10 @@ def build() -> None:
     for name in ("one", "two"):
         (WORK / name).mkdir(parents=True)
     (WORK / "plan.toml").write_text(PLAN.format(work=WORK))
-    STORE.unlink(missing_ok=True)
-    iolab("run", "plan.toml", "--db", str(STORE), cwd=WORK)
-    iolab("run", "plan.toml", "--db", str(STORE), "--new", cwd=WORK)
-    with sqlite3.connect(STORE) as db:
+    COMMITTED.unlink(missing_ok=True)
+    iolab("run", "plan.toml", "--db", str(COMMITTED), cwd=WORK)
+    iolab("run", "plan.toml", "--db", str(COMMITTED), "--new", cwd=WORK)
+    with sqlite3.connect(COMMITTED) as db:
         db.execute("VACUUM")
     shutil.rmtree(WORK, ignore_errors=True)
 
@@ -101,10 +105,12 @@ def main() -> None:
     out = WORK / "render"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
+    shutil.copy(COMMITTED, STORE)
     for name, text in render(STORE, out).items():
         (HERE / name).write_text(text)
     shutil.rmtree(WORK, ignore_errors=True)
-    print(f"{STORE} ({STORE.stat().st_size // 1024} KiB) and {len(SNAPSHOTS)} snapshots written")
+    size = COMMITTED.stat().st_size // 1024
+    print(f"{COMMITTED} ({size} KiB) and {len(SNAPSHOTS)} snapshots written")
 
 
 if __name__ == "__main__":
