@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from iolab import plan, runner
-from iolab.errors import PlanError
+from iolab.errors import FioError
 from iolab.fio import info, jobfile
 
 
@@ -52,7 +52,7 @@ def test_fio_refuses_an_unknown_pass_through_option() -> None:
     assert (caught.value.index, caught.value.key) == (1, "blocksze")
     assert caught.value.reason.startswith("unknown key 'blocksze': neither an iolab key nor")
     assert "fio suggests" in caught.value.reason
-    assert isinstance(caught.value, PlanError)
+    assert isinstance(caught.value, FioError), "the fio layer knows nothing of plans"
 
 
 def test_fio_refuses_a_bad_pass_through_value() -> None:

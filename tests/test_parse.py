@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from iolab.fio import local, parse
-from iolab.runner import failure
+from iolab.fio import parse
+from iolab.fio.outcome import Outcome, failure
 
 FIO = Path(__file__).parent / "fixtures" / "fio"
 
@@ -76,6 +76,19 @@ def test_two_jobs_without_grouping_are_added_and_histograms_merged() -> None:
     assert read.lat_max_ns == max(j["read"]["clat_ns"]["max"] for j in jobs)
 
 
+def test_histogram_bins_add_jobs_per_direction() -> None:
+    raw = doc("numjobs2-nogroup")
+    bins = parse.histogram_bins(raw)
+    assert list(bins) == ["read"]  # write and trim did no I/O
+    assert sum(bins["read"].values()) == sum(j["read"]["total_ios"] for j in raw["jobs"])
+    assert (
+        parse.histogram_percentiles(bins["read"]) == parse.metrics(raw).directions[0].percentiles_ns
+    )
+    mixed = parse.histogram_bins(doc("mixed-randrw"))
+    assert list(mixed) == ["read", "write"] and all(isinstance(k, int) for k in mixed["write"])
+    assert parse.histogram_bins(doc("randread-json")) == {}  # plain json has no bins
+
+
 def test_mixed_rw_has_both_directions() -> None:
     raw = doc("mixed-randrw")
     job = raw["jobs"][0]
@@ -101,7 +114,7 @@ def test_mixed_rw_has_both_directions() -> None:
 def test_failed_jobs_keep_errno_and_fio_words(name: str, errno: int, words: str) -> None:
     text = fixture(name)
     assert parse.metrics(parse.load_json(text)).error == errno
-    outcome = local.Outcome(
+    outcome = Outcome(
         returncode=int(fixture(name, ".rc")), json_text=text,
         stderr=fixture(name, ".stderr"), log_files=(),
     )  # fmt: skip

@@ -13,6 +13,10 @@ import pytest
 
 from conftest import run_iolab
 from golden.make_store import SNAPSHOTS, STORE, render
+from iolab.errors import StoreError
+from iolab.fio.parse import PERCENTILES
+from iolab.model import DirectionMetrics, Sample, Warning
+from iolab.store import Store
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -105,3 +109,25 @@ def test_compare_says_what_differs_between_environments(tmp_path: Path) -> None:
     assert "- host: fio_version differs (run 1: fio-3.33; run 2: fio-3.36)" in done.stdout
     assert "- host: kernel differs (run 1: " in done.stdout
     assert "| rand numjobs=1 | one | IOPS |" in done.stdout  # still compared
+
+
+def test_store_reads_typed_values(tmp_path: Path) -> None:
+    """Reports get model types from the store: metrics, warnings and samples, not dicts."""
+    db = tmp_path / "store.db"
+    shutil.copy(STORE, db)
+    warning = '[{"code": "cpu-bound", "message": "fio was busy.", "advice": "Add jobs."}]'
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE cases SET warnings = ? WHERE id = 1", (warning,))
+    with Store(db) as store:
+        first = store.cases(1)[0]
+        read = first.metrics["read"]
+        assert isinstance(read, DirectionMetrics) and read.direction == "read"
+        assert set(read.percentiles_ns) == set(PERCENTILES) and read.iops > 0
+        assert first.warnings == (Warning("cpu-bound", "fio was busy.", "Add jobs."),)
+        samples = store.case_samples(1)
+        assert {s.sample.metric for s in samples} == {"iops", "bw", "lat"}
+        assert all(isinstance(s.sample, Sample) for s in samples)
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE metrics SET direction = 'sideways'")
+    with Store(db) as store, pytest.raises(StoreError, match="unknown direction 'sideways'"):
+        store.cases(1)

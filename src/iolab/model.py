@@ -12,6 +12,7 @@ FioValue = str | int | float | bool
 Direction = Literal["read", "write", "trim"]
 Metric = Literal["iops", "bw", "lat"]
 DIRECTIONS: tuple[Direction, ...] = ("read", "write", "trim")
+METRICS: tuple[Metric, ...] = ("iops", "bw", "lat")
 # A case's stretches: filling the target first, the ramp fio discards, the measured windows.
 Phase = Literal["precondition", "ramp", "measure"]
 PHASES: tuple[Phase, ...] = ("precondition", "ramp", "measure")

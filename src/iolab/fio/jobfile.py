@@ -9,7 +9,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from iolab.errors import PlanError
+from iolab.errors import FioError
 from iolab.model import FioValue
 
 LOG_KINDS = ("bw", "iops", "lat")
@@ -43,7 +43,7 @@ def _line(key: str, value: FioValue) -> str:
     """One `key=value` line; anything that could start another line or section is refused."""
     text = fio_value(value)
     if not _KEY.match(key) or _CONTROL.search(text):
-        raise PlanError(f"fio option {key!r} = {text!r} cannot go into a job file: plain text only")
+        raise FioError(f"fio option {key!r} = {text!r} cannot go into a job file: plain text only")
     return f"{key}={text}"
 
 
@@ -90,8 +90,9 @@ def read_back(text: str, fio: str = "fio") -> list[dict[str, str]]:
     return jobs
 
 
-class Rejected(PlanError):
-    """fio refused a job: which one (its index), the option at fault if fio named it, why."""
+class Rejected(FioError):
+    """fio refused a job: which one (its index), the option at fault if fio named it, why.
+    The caller places it in whatever the job came from (a plan's line)."""
 
     def __init__(self, index: int, key: str | None, reason: str) -> None:
         super().__init__(reason)

@@ -10,23 +10,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
+from iolab.fio.outcome import Outcome
 from iolab.fio.parse import Status, status_line
 
 STOP_GRACE_S = 5.0
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What one fio invocation left behind."""
-
-    returncode: int
-    json_text: str
-    stderr: str
-    log_files: tuple[Path, ...]
-    timed_out: bool = False
 
 
 GUARD = Path(__file__).with_name("guard.py")

@@ -10,7 +10,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from iolab.model import DIRECTIONS, CaseMetrics, Direction, DirectionMetrics, Metric, Sample
+from iolab.model import (
+    DIRECTIONS,
+    METRICS,
+    CaseMetrics,
+    Direction,
+    DirectionMetrics,
+    Metric,
+    Sample,
+)
 
 PERCENTILES = ("50", "90", "99", "99.9", "99.99")
 
@@ -78,11 +86,29 @@ def _percentiles(clats: list[Mapping[str, Any]]) -> dict[str, float]:
     if len(clats) == 1:
         table = clats[0].get("percentile", {})
         return {p: float(table[key]) for p in PERCENTILES if (key := f"{float(p):.6f}") in table}
+    bins = _summed_bins(clats)
+    return histogram_percentiles(bins) if bins else {}
+
+
+def _summed_bins(clats: Iterable[Mapping[str, Any]]) -> dict[int, int]:
+    """json+ completion-latency bins of several job entries, added bucket by bucket."""
     bins: dict[int, int] = defaultdict(int)
     for clat in clats:
         for value, count in clat.get("bins", {}).items():
             bins[int(value)] += int(count)
-    return histogram_percentiles(bins) if bins else {}
+    return dict(bins)
+
+
+def histogram_bins(data: Mapping[str, Any]) -> dict[Direction, dict[int, int]]:
+    """json+ completion-latency histograms (bucket value in ns -> count) per direction, all
+    jobs of the document added; a direction without I/O or without bins is left out."""
+    out: dict[Direction, dict[int, int]] = {}
+    for name in DIRECTIONS:
+        parts = [job[name] for job in data.get("jobs", []) if name in job]
+        done = [part for part in parts if int(part.get("total_ios", 0)) > 0]
+        if bins := _summed_bins(part.get("clat_ns", {}) for part in done):
+            out[name] = bins
+    return out
 
 
 def histogram_percentiles(bins: Mapping[int, int]) -> dict[str, float]:
@@ -144,7 +170,7 @@ def _bandwidth(part: str) -> float:
 
 # ---------------------------------------------------------------- sample logs
 
-_LOG_METRIC: dict[str, Metric] = {"bw": "bw", "iops": "iops", "lat": "lat"}
+_LOG_METRIC: dict[str, Metric] = {metric: metric for metric in METRICS}
 
 
 def samples(files: Iterable[Path], interval_ms: int) -> list[Sample]:

@@ -75,8 +75,9 @@ def check_clean(key: str, value: object, where: Where, allow_newlines: bool = Fa
     text = value.replace("\n", "").replace("\t", "") if allow_newlines else value
     found = control_character(text)
     if found:
+        shown = repr(key) if control_character(key) else key
         raise where.fail(
-            key, f"{key} holds a control character ({found}); use plain printable text"
+            key, f"{shown} holds a control character ({found}); use plain printable text"
         )
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from iolab.errors import PlanError
 from iolab.model import Plan, Workload
-from iolab.plan.checks import check_clean, check_value
+from iolab.plan.checks import MAX_NAME, check_clean, check_value
 from iolab.plan.common import Overrides, Where, known_keys, line_of, table_value, text_value
 from iolab.plan.setups import setups as parse_setups
 from iolab.plan.workloads import count as count_points
@@ -139,6 +139,8 @@ def _check_table(table: dict[str, object], where: Where) -> None:
     for key, value in table.items():
         check_clean(key, key, where)
         check_clean(key, value, where)
+        if key == "name" and isinstance(value, str) and len(value) > MAX_NAME:
+            raise where.fail(key, f"name is {len(value):,} characters; keep it to {MAX_NAME}")
 
 
 def _check_report(plan: Plan, where: Where) -> None:

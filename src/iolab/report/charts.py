@@ -6,10 +6,16 @@ axis says so. One chart has one y axis: different units never share one.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
 ChartKind = Literal["bar", "line", "heat"]
+
+
+def slug(text: str) -> str:
+    """A file-safe, anchor-safe name made from a title."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "chart"
 
 
 @dataclass(frozen=True)

@@ -6,16 +6,18 @@ where several runs are shown and names would clash.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from iolab.analysis import latency
 from iolab.errors import ReportError
+from iolab.fio import parse
+from iolab.model import Direction, Sample
 from iolab.store import CaseRow, RunRow, Store
 
 SeriesKey = tuple[str, str, int]  # (set-up label, workload, repetition)
+HistogramKey = tuple[str, str, Direction]  # (set-up label, workload, direction)
 
 
 @dataclass(frozen=True)
@@ -35,20 +37,12 @@ class Case(CaseRow):
 
 
 @dataclass(frozen=True)
-class Sample:
-    metric: str
-    direction: str
-    time_ms: int
-    value: float
-
-
-@dataclass(frozen=True)
 class Dataset:
     runs: tuple[RunRow, ...]
     setups: tuple[SetupInfo, ...]
     cases: tuple[Case, ...]
     samples: Mapping[SeriesKey, tuple[Sample, ...]]
-    histograms: Mapping[tuple[str, str, str], Mapping[int, int]]  # (setup, workload, direction)
+    histograms: Mapping[HistogramKey, Mapping[int, int]]
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -105,37 +99,31 @@ def _samples(
 ) -> dict[SeriesKey, tuple[Sample, ...]]:
     out: dict[SeriesKey, list[Sample]] = {}
     for run in runs:
-        for setup, workload, rep, metric, direction, time_ms, value in store.case_samples(run.id):
-            key = (label[(run.id, setup)], workload, rep)
-            out.setdefault(key, []).append(Sample(metric, direction, time_ms, value))
+        for found in store.case_samples(run.id):
+            key = (label[(run.id, found.setup)], found.workload, found.repetition)
+            out.setdefault(key, []).append(found.sample)
     return {key: tuple(values) for key, values in out.items()}
 
 
 def _histograms(
     store: Store, runs: Sequence[RunRow], label: Mapping[tuple[int, str], str]
-) -> dict[tuple[str, str, str], dict[int, int]]:
+) -> dict[HistogramKey, dict[int, int]]:
     """json+ completion-latency bins per (set-up, workload, direction): jobs and repetitions
     merged into one distribution."""
-    parts: dict[tuple[str, str, str], list[Mapping[str, int]]] = {}
+    parts: dict[HistogramKey, list[Mapping[int, int]]] = {}
     for run in runs:
         for setup, workload, _, raw in store.case_raw(run.id):
-            for direction, bins in _bins(raw):
+            for direction, bins in _bins(raw).items():
                 key = (label[(run.id, setup)], workload, direction)
                 parts.setdefault(key, []).append(bins)
     return {key: latency.merge(found) for key, found in parts.items()}
 
 
-def _bins(raw: str | None) -> list[tuple[str, Mapping[str, int]]]:
+def _bins(raw: str | None) -> dict[Direction, dict[int, int]]:
+    """A stored case's json+ bins per direction; none when its raw JSON is missing or damaged."""
     if not raw:
-        return []
+        return {}
     try:
-        document = json.loads(raw[raw.find("{") :])
-    except ValueError:
-        return []
-    out = []
-    for job in document.get("jobs", []):
-        for direction in ("read", "write", "trim"):
-            bins = job.get(direction, {}).get("clat_ns", {}).get("bins")
-            if bins and int(job[direction].get("total_ios", 0)) > 0:
-                out.append((direction, bins))
-    return out
+        return parse.histogram_bins(parse.load_json(raw))
+    except parse.ParseError:
+        return {}

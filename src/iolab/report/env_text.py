@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from iolab.targets.facts import DeviceFacts, Layer, MountFacts, TargetFacts
 from iolab.units import human_bytes
 
 DEVICE_KEYS = (
@@ -22,7 +23,8 @@ def _value(key: str, value: Any) -> str:
     return str(value)
 
 
-def _pairs(facts: Mapping[str, Any], keys: tuple[str, ...]) -> str:
+def _pairs(device: DeviceFacts, keys: tuple[str, ...]) -> str:
+    facts = device.to_json()
     shown = [f"{k}={_value(k, facts[k])}" for k in keys if facts.get(k) not in (None, "", [])]
     return " ".join(shown)
 
@@ -37,42 +39,45 @@ def _host(host: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _layer(node: Mapping[str, Any]) -> str:
-    kind = node.get("layer", "?")
-    if kind == "filesystem":
-        return f"{node.get('fstype')} {node.get('source')} on {node.get('mountpoint')}"
-    name = node.get("device") or node.get("path") or node.get("name") or ""
-    return f"{kind} {name}".strip()
+def _layer(node: Layer) -> str:
+    if node.layer == "filesystem":
+        get = node.details.get
+        return f"{get('fstype')} {get('source')} on {get('mountpoint')}"
+    return f"{node.layer} {node.name}".strip()
 
 
-def _stack(node: Mapping[str, Any] | None) -> list[str]:
+def _stack(node: Layer) -> list[str]:
     """The resolution chain, one layer per line, indented by depth."""
     lines: list[str] = []
 
-    def walk(item: Mapping[str, Any], depth: int) -> None:
+    def walk(item: Layer, depth: int) -> None:
         lines.append("  " * depth + _layer(item))
-        for child in item.get("below", []):
+        for child in item.below:
             walk(child, depth + 1)
 
-    if node:
-        walk(node, 0)
+    walk(node, 0)
     return lines
 
 
+def _mount(fs: MountFacts | None) -> str:
+    source, fstype, mountpoint, options = (
+        (fs.source, fs.fstype, fs.mountpoint, fs.options) if fs else (None, None, None, None)
+    )
+    return f"mount     {source} {fstype} on {mountpoint} ({options})"
+
+
 def render(facts: Mapping[str, Any]) -> str:
-    target = facts.get("target", {})
+    """`facts` as `iolab env` gathers them: {"host": host facts, "target": target facts}."""
+    target = TargetFacts.from_json(facts.get("target") or {})
     lines = _host(facts.get("host", {}))
-    fs = target.get("filesystem", {})
-    lines.append(f"target    {target.get('path')}")
-    lines.append(f"mount     {fs.get('source')} {fs.get('fstype')} on {fs.get('mountpoint')} "
-                 f"({fs.get('options')})")  # fmt: skip
-    lines += [f"stack     {line}" for line in _stack(target.get("stack"))]
-    for name, device in (target.get("devices") or {}).items():
+    lines.append(f"target    {target.path}")
+    lines.append(_mount(target.filesystem))
+    lines += [f"stack     {line}" for line in _stack(target.stack)]
+    for name, device in target.devices.items():
         lines.append(f"device    {name}: {_pairs(device, DEVICE_KEYS)}")
-    if target.get("raid"):
-        lines.append(f"raid      {target['raid']}")
-    params = target.get("filesystem_params") or {}
-    if params:
-        shown = ", ".join(f"{k}={v}" for k, v in params.items() if k != "raw")
+    if target.raid:
+        lines.append(f"raid      {target.raid.to_json()}")
+    if target.filesystem_params:
+        shown = ", ".join(f"{k}={v}" for k, v in target.filesystem_params.items() if k != "raw")
         lines.append(f"fs params {shown}")
     return "\n".join(lines) + "\n"

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from iolab.analysis import latency, timeseries
 from iolab.analysis.stats import summarize
 from iolab.errors import ReportError
-from iolab.report.charts import Axis, Chart, Region, Series
-from iolab.report.data import Case, Dataset, Sample
+from iolab.model import DIRECTIONS, Sample
+from iolab.report.charts import Axis, Chart, Region, Series, slug
+from iolab.report.data import Case, Dataset
 from iolab.report.model import MB, UNITS, Table, case_value, format_value, metric_for
 from iolab.units import format_size, parse_size
 
@@ -28,10 +28,6 @@ IGNORED_FIELDS = frozenset({"name"})
 
 def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "chart"
 
 
 def _unique(name: str, taken: set[str]) -> str:
@@ -63,13 +59,11 @@ def case_metric(case: Case, metric: str) -> float | None:
         return None
     parts = list(case.metrics.values())
     if metric == "lat":
-        weights = [float(m.get("iops") or 0.0) for m in parts]
-        means = [m.get("lat_mean_ns") for m in parts]
-        pairs = [(w, float(v)) for w, v in zip(weights, means, strict=True) if v is not None]
+        pairs = [(m.iops, m.lat_mean_ns) for m in parts if m.lat_mean_ns is not None]
         total = sum(w for w, _ in pairs)
         return sum(w * v for w, v in pairs) / total if total else None
     key = PERCENTILE_KEYS[metric]
-    found = [float(m["percentiles_ns"][key]) for m in parts if key in m.get("percentiles_ns", {})]
+    found = [m.percentiles_ns[key] for m in parts if key in m.percentiles_ns]
     return max(found) if found else None
 
 
@@ -359,7 +353,7 @@ def exceedance(data: Dataset) -> list[Chart]:
     per workload and direction, one line per set-up (repetitions pooled)."""
     charts, taken = [], set[str]()
     for workload in data.workloads():
-        for direction in ("read", "write", "trim"):
+        for direction in DIRECTIONS:
             curves = {
                 label: latency.exceedance(bins)
                 for label in data.labels

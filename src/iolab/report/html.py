@@ -8,9 +8,8 @@ import html
 
 from iolab import __version__
 from iolab.report import plotly_render
-from iolab.report.charts import Chart
+from iolab.report.charts import Chart, slug
 from iolab.report.document import Document, Notes
-from iolab.report.figures import slug
 from iolab.report.model import Cell, Table
 
 CSS = """

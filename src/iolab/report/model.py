@@ -16,6 +16,7 @@ from typing import Any
 from iolab.analysis.stats import Difference, Summary, compare, summarize
 from iolab.errors import ReportError
 from iolab.store import CaseRow, RunRow
+from iolab.targets.facts import SetupFacts
 from iolab.units import parse_size
 
 IOPS_MAX_BS = 64 * 1024
@@ -75,8 +76,8 @@ def case_value(case: CaseRow, metric: str) -> float | None:
     """IOPS or MB/s of one case, read + write + trim added; None if it failed."""
     if case.status != "ok" or not case.metrics:
         return None
-    key = "iops" if metric == "iops" else "bw_bytes"
-    total = sum(float(m[key]) for m in case.metrics.values())
+    parts = case.metrics.values()
+    total = sum(m.iops for m in parts) if metric == "iops" else sum(m.bw_bytes for m in parts)
     return total if metric == "iops" else total / MB
 
 
@@ -222,8 +223,9 @@ def incomplete(run: RunRow) -> list[str]:
 def setup_line(name: str, definition: Mapping[str, Any], environment: Mapping[str, Any]) -> str:
     """What a set-up is, in one line: its layout over its devices, or its path's filesystem."""
     if definition.get("kind") != "devices":
-        fs = environment.get("target", {}).get("filesystem", {})
-        where = f" ({fs.get('fstype')} on {fs.get('source')})" if fs else ""
+        target = SetupFacts.from_json(environment).target
+        fs = target.filesystem if target else None
+        where = f" ({fs.fstype} on {fs.source})" if fs else ""
         return f"set-up {name}: path {definition.get('path')}{where}"
     devices = ", ".join(str(d).removeprefix("/dev/") for d in definition.get("devices", []))
     raid, level = definition.get("raid", "none"), definition.get("level")
@@ -270,8 +272,5 @@ def case_notes(cases: Sequence[CaseRow]) -> list[str]:
         where = f"{case.setup} / {case.workload} #{case.repetition}"
         if case.status != "ok":
             notes.append(f"failed: {where}: {case.error}")
-        notes += [
-            f"warning: {where}: {warning['message']} {warning['advice']}"
-            for warning in case.warnings
-        ]
+        notes += [f"warning: {where}: {warning}" for warning in case.warnings]
     return notes

@@ -12,6 +12,7 @@ from iolab.report import csv as csv_format
 from iolab.report import html, markdown, mpl_render, terminal
 from iolab.report.document import Document
 from iolab.report.mpl_render import ImageFormat
+from iolab.units import human_bytes
 
 DOCUMENT_FORMATS = ("table", "markdown", "csv", "html")
 
@@ -83,3 +84,24 @@ def write(rendered: Rendered, output: str) -> None:
         raise ReportError(f"cannot write {output}: no directory {path.parent}; create it first")
     write_files(path.parent, {path.name: rendered.text.encode()})
     write_files(path.parent, rendered.files)
+
+
+def emit(
+    document: Document, fmt: str, output: str, image_format: str, export_dir: str | None
+) -> tuple[str, list[str]]:
+    """Render `document`, write it to `output` (with its images) unless that is "-", and
+    export every chart and table into `export_dir` if given. Returns (what goes to stdout,
+    lines saying what was written)."""
+    rendered = render(document, fmt, output, image_format)
+    said = []
+    if export_dir is not None:
+        files = exported(document)
+        write_files(Path(export_dir), files)
+        said.append(f"wrote {len(files)} files (charts: PNG and SVG; tables: CSV) in {export_dir}")
+    if output == "-":
+        return rendered.text, said
+    write(rendered, output)
+    size = human_bytes(len(rendered.text.encode()))
+    extra = f" and {len(rendered.files)} images in {images_folder(output)}/"
+    said.append(f"wrote {output} ({size}){extra if rendered.files else ''}")
+    return "", said

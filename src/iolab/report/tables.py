@@ -2,32 +2,34 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from iolab.analysis import latency
 from iolab.analysis.environment import EnvDifference, differences
+from iolab.model import DIRECTIONS, Direction, DirectionMetrics
 from iolab.report.data import Case, Dataset, SetupInfo
 from iolab.report.model import Cell, Row, Table, stat_cell
+from iolab.targets.facts import SetupFacts, TargetFacts
 from iolab.units import human_bytes
 
-LATENCY_COLUMNS = (
-    ("mean", "lat_mean_ns"),
-    ("p50", "50"),
-    ("p90", "90"),
-    ("p99", "99"),
-    ("p99.9", "99.9"),
-    ("p99.99", "99.99"),
-    ("max", "lat_max_ns"),
+Statistic = Callable[[DirectionMetrics], float | None]
+LATENCY_COLUMNS: tuple[tuple[str, Statistic], ...] = (
+    ("mean", lambda m: m.lat_mean_ns),
+    ("p50", lambda m: m.percentiles_ns.get("50")),
+    ("p90", lambda m: m.percentiles_ns.get("90")),
+    ("p99", lambda m: m.percentiles_ns.get("99")),
+    ("p99.9", lambda m: m.percentiles_ns.get("99.9")),
+    ("p99.99", lambda m: m.percentiles_ns.get("99.99")),
+    ("max", lambda m: m.lat_max_ns),
 )
 
 
-def _latency(case: Case, direction: str, key: str) -> float | None:
+def _latency(case: Case, direction: Direction, statistic: Statistic) -> float | None:
     m = case.metrics.get(direction)
     if case.status != "ok" or m is None:
         return None
-    raw = m.get(key) if key.startswith("lat_") else m.get("percentiles_ns", {}).get(key)
-    return None if raw is None else float(raw)
+    return statistic(m)
 
 
 def _format(value: float) -> str:
@@ -41,10 +43,10 @@ def latency_table(data: Dataset) -> Table | None:
     for workload in data.workloads():
         for label in data.labels:
             cases = data.cell(label, workload)
-            for direction in ("read", "write", "trim"):
+            for direction in DIRECTIONS:
                 values = {
-                    name: [v for c in cases if (v := _latency(c, direction, key)) is not None]
-                    for name, key in LATENCY_COLUMNS
+                    name: [v for c in cases if (v := _latency(c, direction, stat)) is not None]
+                    for name, stat in LATENCY_COLUMNS
                 }
                 if values["p50"] or values["mean"]:
                     entries.append((workload, label, direction, values))
@@ -85,36 +87,30 @@ HOST_FACTS: tuple[tuple[str, str], ...] = (
     ("distribution", "distro"),
     ("fio", "fio_version"),
 )
-SETUP_FACTS: tuple[tuple[str, str], ...] = (
-    ("target", "path"),
-    ("filesystem", "filesystem.fstype"),
-    ("mount options", "filesystem.options"),
-    ("device", "device.path"),
-    ("model", "device.model"),
-    ("firmware", "device.firmware"),
-    ("transport", "device.transport"),
-    ("rotational", "device.rotational"),
-    ("scheduler", "device.scheduler"),
-    ("write cache", "device.write_cache"),
-    ("RAID", "raid"),
-    ("layout", "definition"),
+TargetFact = Callable[[TargetFacts], Any]
+SETUP_FACTS: tuple[tuple[str, TargetFact], ...] = (
+    ("target", lambda t: t.path),
+    ("filesystem", lambda t: t.filesystem and t.filesystem.fstype),
+    ("mount options", lambda t: t.filesystem and t.filesystem.options),
+    ("device", lambda t: t.device and t.device.path),
+    ("model", lambda t: t.device and t.device.model),
+    ("firmware", lambda t: t.device and t.device.firmware),
+    ("transport", lambda t: t.device and t.device.transport),
+    ("rotational", lambda t: t.device and t.device.rotational),
+    ("scheduler", lambda t: t.device and t.device.scheduler),
+    ("write cache", lambda t: t.device and t.device.write_cache),
+    ("RAID", lambda t: t.raid and t.raid.to_json()),
 )
 
 
-def _get(env: Mapping[str, Any], dotted: str) -> Any:
-    value: Any = env
-    for part in dotted.split("."):
-        value = value.get(part) if isinstance(value, Mapping) else None
-    return value
+def _setup_facts(setup: SetupInfo) -> SetupFacts:
+    return SetupFacts.from_json(setup.environment)
 
 
-def _setup_fact(setup: SetupInfo, key: str) -> Any:
-    """A fact of a set-up's recorded target (at the top or under "target"), or its layout."""
-    if key == "definition":
-        layout = {k: v for k, v in setup.definition.items() if k not in ("name", "kind", "path")}
-        return layout or None
-    found = _get(setup.environment, key)
-    return found if found is not None else _get(setup.environment, f"target.{key}")
+def _layout(setup: SetupInfo) -> Mapping[str, Any] | None:
+    """A set-up's definition less its name, kind and path: how its layout was asked for."""
+    layout = {k: v for k, v in setup.definition.items() if k not in ("name", "kind", "path")}
+    return layout or None
 
 
 def _text(key: str, value: Any) -> str:
@@ -136,9 +132,12 @@ def environment_table(data: Dataset) -> Table:
     for name, key in HOST_FACTS:
         texts = [_text(key, runs[s.run_id].environment.get(key)) for s in data.setups]
         rows.append(Row(name, tuple(Cell(None, "", t) for t in texts)))
-    for name, key in SETUP_FACTS:
-        texts = [_text(key, _setup_fact(s, key)) for s in data.setups]
+    targets = [_setup_facts(s).target for s in data.setups]
+    for name, fact in SETUP_FACTS:
+        texts = [_text(name, fact(t) if t else None) for t in targets]
         rows.append(Row(name, tuple(Cell(None, "", t) for t in texts)))
+    texts = [_text("layout", _layout(s)) for s in data.setups]
+    rows.append(Row("layout", tuple(Cell(None, "", t) for t in texts)))
     return Table(
         "Environment",
         "fact",
@@ -173,9 +172,8 @@ def environment_differences(data: Dataset, limit: int = 20) -> list[str]:
         same = [s for s in data.setups if s.name == name]
         if len(same) > 1:
             ids = [s.run_id for s in same]
-            found += [
-                (d, ids) for d in differences(f"set-up {name!r}", [s.environment for s in same])
-            ]
+            stored = [_setup_facts(s).to_json() for s in same]
+            found += [(d, ids) for d in differences(f"set-up {name!r}", stored)]
     lines = [_describe(diff, ids) for diff, ids in found[:limit]]
     if len(found) > limit:
         lines.append(f"… and {len(found) - limit} more differences (see the environment table)")

@@ -9,165 +9,19 @@ import sqlite3
 import time
 import urllib.parse
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from iolab.errors import StoreError
 from iolab.files import check_file
-from iolab.model import Origin, Plan, Result
+from iolab.model import Direction, DirectionMetrics, Origin, Plan, Result
+from iolab.store import rows as decode
+from iolab.store.rows import PLAN_ORIGIN, CaseRow, CaseSample, RunRow
+from iolab.store.schema import MAIN_WINDOW, MIGRATIONS, SCHEMA_VERSION
 
-MIGRATIONS: tuple[str, ...] = (
-    # 1: runs, set-ups, cases, per-direction metrics, samples
-    """
-    CREATE TABLE runs (
-        id INTEGER PRIMARY KEY,
-        plan_name TEXT NOT NULL,
-        plan_source TEXT NOT NULL,
-        plan_hash TEXT NOT NULL,
-        plan_text TEXT NOT NULL,
-        overrides TEXT NOT NULL DEFAULT '{}',
-        iolab_version TEXT NOT NULL,
-        environment TEXT NOT NULL,
-        started_at REAL NOT NULL,
-        ended_at REAL,
-        status TEXT NOT NULL DEFAULT 'running',
-        case_count INTEGER NOT NULL,
-        baseline TEXT,
-        metric TEXT NOT NULL DEFAULT 'auto'
-    );
-    CREATE TABLE setups (
-        id INTEGER PRIMARY KEY,
-        run_id INTEGER NOT NULL REFERENCES runs(id),
-        name TEXT NOT NULL,
-        position INTEGER NOT NULL,
-        definition TEXT NOT NULL,
-        environment TEXT NOT NULL DEFAULT '{}',
-        UNIQUE (run_id, name)
-    );
-    CREATE TABLE cases (
-        id INTEGER PRIMARY KEY,
-        run_id INTEGER NOT NULL REFERENCES runs(id),
-        case_key TEXT NOT NULL,
-        setup TEXT NOT NULL,
-        workload TEXT NOT NULL,
-        workload_position INTEGER NOT NULL,
-        repetition INTEGER NOT NULL,
-        options TEXT NOT NULL,
-        status TEXT NOT NULL,
-        error TEXT,
-        started_at REAL NOT NULL,
-        ended_at REAL NOT NULL,
-        usr_cpu REAL,
-        sys_cpu REAL,
-        job_runtime_ms INTEGER,
-        job_file TEXT NOT NULL,
-        raw_json TEXT,
-        warnings TEXT NOT NULL DEFAULT '[]',
-        UNIQUE (run_id, case_key)
-    );
-    CREATE TABLE metrics (
-        case_id INTEGER NOT NULL REFERENCES cases(id),
-        direction TEXT NOT NULL,
-        iops REAL NOT NULL,
-        bw_bytes REAL NOT NULL,
-        io_bytes INTEGER NOT NULL,
-        runtime_ms INTEGER NOT NULL,
-        lat_mean_ns REAL,
-        lat_max_ns REAL,
-        percentiles_ns TEXT NOT NULL DEFAULT '{}',
-        PRIMARY KEY (case_id, direction)
-    );
-    CREATE TABLE samples (
-        case_id INTEGER NOT NULL REFERENCES cases(id),
-        metric TEXT NOT NULL,
-        direction TEXT NOT NULL,
-        time_ms INTEGER NOT NULL,
-        value REAL NOT NULL
-    );
-    CREATE INDEX samples_case ON samples(case_id);
-    """,
-    # 2: which process runs a run (to recognise one that died) and what it leaves behind;
-    # a run's origin (a plan, or imported files); metrics and samples per phase, round, host
-    """
-    ALTER TABLE runs ADD COLUMN owner TEXT NOT NULL DEFAULT '{}';
-    ALTER TABLE runs ADD COLUMN origin TEXT NOT NULL DEFAULT '{"kind": "plan"}';
-    CREATE TABLE leftovers (
-        run_id INTEGER NOT NULL REFERENCES runs(id),
-        kind TEXT NOT NULL,
-        path TEXT NOT NULL,
-        UNIQUE (run_id, kind, path)
-    );
-    CREATE TABLE metrics2 (
-        case_id INTEGER NOT NULL REFERENCES cases(id),
-        phase TEXT NOT NULL DEFAULT 'measure',
-        round INTEGER NOT NULL DEFAULT 0,
-        host TEXT NOT NULL DEFAULT '',
-        direction TEXT NOT NULL,
-        iops REAL NOT NULL,
-        bw_bytes REAL NOT NULL,
-        io_bytes INTEGER NOT NULL,
-        runtime_ms INTEGER NOT NULL,
-        lat_mean_ns REAL,
-        lat_max_ns REAL,
-        percentiles_ns TEXT NOT NULL DEFAULT '{}',
-        PRIMARY KEY (case_id, phase, round, host, direction)
-    );
-    INSERT INTO metrics2 (case_id, direction, iops, bw_bytes, io_bytes, runtime_ms,
-        lat_mean_ns, lat_max_ns, percentiles_ns)
-        SELECT case_id, direction, iops, bw_bytes, io_bytes, runtime_ms, lat_mean_ns,
-        lat_max_ns, percentiles_ns FROM metrics;
-    DROP TABLE metrics;
-    ALTER TABLE metrics2 RENAME TO metrics;
-    ALTER TABLE samples ADD COLUMN phase TEXT NOT NULL DEFAULT 'measure';
-    ALTER TABLE samples ADD COLUMN round INTEGER NOT NULL DEFAULT 0;
-    ALTER TABLE samples ADD COLUMN host TEXT NOT NULL DEFAULT '';
-    """,
-)
+__all__ = ["SCHEMA_VERSION", "CaseRow", "CaseSample", "RunRow", "Store"]
+
 BUSY_TIMEOUT_S = 30.0
-PLAN_ORIGIN = Origin()
-# What reports show of a case: its measured phase, first round, on this host or aggregated.
-MAIN_WINDOW = "{t}.phase = 'measure' AND {t}.round = 0 AND {t}.host = ''"
-SCHEMA_VERSION = len(MIGRATIONS)
-
-
-@dataclass(frozen=True)
-class RunRow:
-    id: int
-    plan_name: str
-    plan_source: str
-    plan_hash: str
-    plan_text: str
-    overrides: Mapping[str, Any]
-    started_at: float
-    ended_at: float | None
-    status: str
-    case_count: int
-    done: int
-    failed: int
-    baseline: str | None
-    metric: str
-    environment: Mapping[str, Any]
-    origin: Origin = PLAN_ORIGIN
-
-    @property
-    def ok(self) -> int:
-        return self.done - self.failed
-
-
-@dataclass(frozen=True)
-class CaseRow:
-    """A stored case with its per-direction metrics, as reports read it."""
-
-    setup: str
-    workload: str
-    workload_position: int
-    repetition: int
-    options: Mapping[str, Any]
-    status: str
-    error: str | None
-    metrics: Mapping[str, Mapping[str, Any]]
-    warnings: tuple[Mapping[str, str], ...]
 
 
 class Store:
@@ -444,7 +298,7 @@ class Store:
             " (SELECT count(*) FROM cases c WHERE c.run_id = r.id AND c.status = 'failed')"
             " AS failed FROM runs r ORDER BY r.id"
         )
-        return [_run_row(row) for row in rows]
+        return [decode.run_row(row) for row in rows]
 
     def run(self, run_id: int | None = None) -> RunRow:
         """One run by id; the latest when id is None."""
@@ -474,15 +328,14 @@ class Store:
         ]
 
     def cases(self, run_id: int) -> list[CaseRow]:
-        metrics: dict[int, dict[str, dict[str, Any]]] = {}
+        metrics: dict[int, dict[Direction, DirectionMetrics]] = {}
         for row in self.db.execute(
             "SELECT m.* FROM metrics m JOIN cases c ON c.id = m.case_id WHERE c.run_id = ?"
             f" AND {MAIN_WINDOW.format(t='m')}",
             (run_id,),
         ):
-            entry = dict(row)
-            entry["percentiles_ns"] = json.loads(entry["percentiles_ns"])
-            metrics.setdefault(int(row["case_id"]), {})[row["direction"]] = entry
+            found = decode.direction_metrics(row, self.path)
+            metrics.setdefault(int(row["case_id"]), {})[found.direction] = found
         rows = self.db.execute(
             "SELECT * FROM cases WHERE run_id = ? ORDER BY workload_position, id", (run_id,)
         )
@@ -496,16 +349,15 @@ class Store:
                 status=r["status"],
                 error=r["error"],
                 metrics=metrics.get(int(r["id"]), {}),
-                warnings=tuple(json.loads(r["warnings"])),
+                warnings=tuple(decode.warning(w) for w in json.loads(r["warnings"])),
             )
             for r in rows
         ]
 
     # ------------------------------------------------------------ reading, for reports
 
-    def case_samples(self, run_id: int) -> list[tuple[str, str, int, str, str, int, float]]:
-        """Per-interval samples of a run's ok cases: (setup, workload, repetition, metric,
-        direction, time_ms, value), in case and time order."""
+    def case_samples(self, run_id: int) -> list[CaseSample]:
+        """Per-interval samples of a run's ok cases, in case and time order."""
         rows = self.db.execute(
             "SELECT c.setup, c.workload, c.repetition, s.metric, s.direction, s.time_ms,"
             " s.value FROM samples s JOIN cases c ON c.id = s.case_id"
@@ -513,7 +365,12 @@ class Store:
             " WHERE c.run_id = ? AND c.status = 'ok' ORDER BY c.id, s.time_ms",
             (run_id,),
         )
-        return [(r[0], r[1], int(r[2]), r[3], r[4], int(r[5]), float(r[6])) for r in rows]
+        return [
+            CaseSample(
+                r[0], r[1], int(r[2]), decode.sample(r[3], r[4], int(r[5]), float(r[6]), self.path)
+            )
+            for r in rows
+        ]
 
     def case_raw(self, run_id: int) -> Iterator[tuple[str, str, int, str | None]]:
         """Each ok case's raw fio JSON (json+): (setup, workload, repetition, raw_json)."""
@@ -523,33 +380,3 @@ class Store:
             (run_id,),
         ):
             yield row[0], row[1], int(row[2]), row[3]
-
-
-def _origin(data: Mapping[str, Any]) -> Origin:
-    return Origin(
-        kind="import" if data.get("kind") == "import" else "plan",
-        files=tuple(data.get("files", ())),
-        fio_version=str(data.get("fio_version", "")),
-        hostname=str(data.get("hostname", "")),
-    )
-
-
-def _run_row(row: sqlite3.Row) -> RunRow:
-    return RunRow(
-        id=row["id"],
-        plan_name=row["plan_name"],
-        plan_source=row["plan_source"],
-        plan_hash=row["plan_hash"],
-        plan_text=row["plan_text"],
-        overrides=json.loads(row["overrides"]),
-        started_at=row["started_at"],
-        ended_at=row["ended_at"],
-        status=row["status"],
-        case_count=row["case_count"],
-        done=row["done"],
-        failed=row["failed"],
-        baseline=row["baseline"],
-        metric=row["metric"],
-        environment=json.loads(row["environment"]),
-        origin=_origin(json.loads(row["origin"])),
-    )

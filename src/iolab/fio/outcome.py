@@ -1,0 +1,49 @@
+"""What one fio invocation left behind, wherever it ran, and fio's own words when it failed."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from iolab.fio import parse
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """fio's exit status, its JSON output, its stderr and the log files it wrote."""
+
+    returncode: int
+    json_text: str
+    stderr: str
+    log_files: tuple[Path, ...]
+    timed_out: bool = False
+
+
+def failure(outcome: Outcome) -> str | None:
+    """One line saying why fio failed, in fio's own words; None when it did not."""
+    if outcome.timed_out:
+        return "fio did not finish in time and was stopped"
+    error = 0
+    with contextlib.suppress(parse.ParseError):
+        error = parse.metrics(parse.load_json(outcome.json_text)).error
+        if outcome.returncode == 0 and error == 0:
+            return None
+    lines = [line.strip() for line in outcome.stderr.splitlines() if line.strip()]
+    told = [line for line in lines if "error" in line.lower() or line.startswith("fio:")]
+    line = told[0] if told else lines[0] if lines else ""
+    number = re.search(r"\berr=(\d+)", line)
+    code = int(number.group(1)) if number else error
+    if code and line:
+        return f"{errno_words(code)}: {line}"
+    if code:
+        return f"fio's job stopped with {errno_words(code)}"
+    return line or f"fio exited with code {outcome.returncode}"
+
+
+def errno_words(code: int) -> str:
+    """22 -> 'EINVAL: Invalid argument'."""
+    return f"{errno.errorcode.get(code, f'error {code}')}: {os.strerror(code)}"

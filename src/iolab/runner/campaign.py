@@ -1,0 +1,260 @@
+"""The campaign: a plan checked against where it runs, before anything is written.
+
+Every target is prepared and checked (room, consent, device safety, hooks), every job is
+parsed by fio itself and checked against the host's limits; what comes out is the ordered list
+of steps that `execute` runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from iolab.errors import PlanError, TargetError
+from iolab.fio import jobfile
+from iolab.fio.executor import Executor, HostLimits, Local
+from iolab.fio.info import FioInfo
+from iolab.model import Case, FioValue, Plan, Setup, Workload
+from iolab.targets import lock, provision, safety
+from iolab.targets.environment import parse_cpulist
+from iolab.targets.path import FREE_SPACE_MARGIN, TEST_FILE, Prepared, prepare, writes
+from iolab.units import human_bytes, parse_seconds, parse_size
+
+MOUNT_ROOT = Path("/run/iolab")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One case in the matrix: its workload options, with "auto" values still to resolve."""
+
+    case: Case
+    position: int
+
+    @property
+    def planned_s(self) -> float:
+        options = self.case.workload.options
+        if options.get("time_based") != 1:
+            return 0.0
+        return float(
+            parse_seconds(options.get("runtime", 0)) + parse_seconds(options.get("ramp_time", 0))
+        )
+
+    def job(self, target: Prepared, fio: FioInfo, built: bool = True) -> jobfile.Job:
+        """The fio job for this case on a target (not yet `built`: size "auto" stays)."""
+        case = self.case
+        comment = (
+            f"iolab case {case.key}: set-up {case.setup.name!r}, "
+            f"workload {case.workload.name!r}, repetition {case.repetition}"
+        )
+        return jobfile.Job(case.workload.name, resolve(case, target, fio, built), comment)
+
+
+@dataclass(frozen=True)
+class Consent:
+    """What the user allowed: devices (and files of their own) that may be overwritten,
+    signature wiping, and running a plan's hook commands."""
+
+    devices: frozenset[str] = frozenset()
+    wipe_signatures: bool = False
+    hooks: bool = False
+
+
+@dataclass
+class Campaign:
+    """A plan checked against where it runs: path targets prepared, device set-ups vetted."""
+
+    plan: Plan
+    fio: FioInfo
+    executor: Executor
+    consent: Consent
+    paths: dict[str, Prepared]
+    steps: list[Step] = field(default_factory=list)
+
+    def preview(self, step: Step) -> jobfile.Job:
+        """The job as it will run; on a set-up still to build, its planned file and sizes."""
+        setup = step.case.setup
+        if setup.name in self.paths:
+            return step.job(self.paths[setup.name], self.fio)
+        planned = Prepared(setup, mountpoint(setup) / TEST_FILE, owned=True, free_bytes=0)
+        return step.job(planned, self.fio, built=False)
+
+
+def mountpoint(setup: Setup) -> Path:
+    """Where a set-up built on devices is mounted while its cases run."""
+    return MOUNT_ROOT / jobfile.section_name(setup.name)
+
+
+def build(
+    plan: Plan,
+    fio: FioInfo,
+    consent: Consent | None = None,
+    probe_write: bool = True,
+    executor: Executor | None = None,
+) -> Campaign:
+    """Check every target before anything is written: paths, room, consent and device safety.
+
+    `executor` runs the cases (default: fio as a child process of this host).
+    """
+    consent = consent or Consent()
+    paths = {s.name: prepare(s, probe_write) for s in plan.setups if s.layout is None}
+    for setup in plan.setups:
+        if setup.layout is not None:
+            provision.validate(setup.layout)
+            _check_hooks(setup, consent)
+            if probe_write:
+                safety.check(setup.layout.devices, consent.devices, consent.wipe_signatures)
+    campaign = Campaign(plan, fio, executor or Local(fio.path), consent, paths)
+    positions = {w.name: i for i, w in enumerate(plan.workloads)}
+    campaign.steps = [Step(case, positions[case.workload.name]) for case in plan.cases()]
+    for setup in plan.setups:
+        _check_room(setup, plan.workloads, paths.get(setup.name), consent, probe_write)
+    return campaign
+
+
+def largest(workloads: Iterable[Workload]) -> int:
+    """The most bytes any workload's file reaches: its size (or filesize), past its offset."""
+    return max((_footprint(w.options) for w in workloads), default=0)
+
+
+def _footprint(options: Mapping[str, FioValue]) -> int:
+    def bytes_of(key: str) -> int:
+        value = str(options.get(key, "0"))
+        top = re.split(r"[-:]", value)[-1]  # a range "1m-40m" reaches its top
+        try:
+            return parse_size(top)
+        except ValueError:
+            return 0  # "auto", percentages: sized by iolab or relative to the file
+
+    return max(bytes_of("size"), bytes_of("filesize")) + bytes_of("offset")
+
+
+def _check_hooks(setup: Setup, consent: Consent) -> None:
+    layout = setup.layout
+    if layout is None or consent.hooks or not (layout.setup_hook or layout.teardown_hook):
+        return
+    raise PlanError(
+        f"set-up {setup.name!r} has hooks, which run shell commands as this user: a plan with "
+        "hooks is code; read it, then pass --allow-hooks to run it"
+    )
+
+
+def _check_room(
+    setup: Setup,
+    workloads: tuple[Workload, ...],
+    target: Prepared | None,
+    consent: Consent,
+    probe_write: bool,
+) -> None:
+    """The test area fits where it goes, and a user's own file is neither grown nor written
+    without consent; the same rule for every kind of target."""
+    size = largest(workloads)
+    if target is None:
+        if setup.layout is not None and probe_write:
+            capacity = provision.capacity(setup.layout)
+            if capacity is not None and size > capacity * FREE_SPACE_MARGIN:
+                raise TargetError(
+                    f"set-up {setup.name!r}: size {human_bytes(size)} does not fit in the about "
+                    f"{human_bytes(int(capacity * FREE_SPACE_MARGIN))} usable on "
+                    f"{', '.join(setup.layout.devices)}; lower it with --size"
+                )
+        return
+    target.check_room(size)
+    if target.owned:
+        return
+    writer = next((w for w in workloads if writes(w.options)), None)
+    confirmed = {os.path.realpath(d) for d in consent.devices}
+    if writer is not None and str(target.filename) not in confirmed:
+        raise TargetError(
+            f"set-up {setup.name!r}: workload {writer.name!r} writes to your file "
+            f"{target.filename}; confirm with --yes-destroy {target.filename}, or give a "
+            "directory (iolab then makes and removes its own test file)"
+        )
+
+
+def resolve(case: Case, target: Prepared, fio: FioInfo, built: bool = True) -> dict[str, FioValue]:
+    """A case's fio options with nothing left to decide: file, size, engine, logs.
+
+    On a target not yet built, size "auto" stays: its free space is not known.
+    """
+    options: dict[str, FioValue] = {"filename": str(target.filename)}
+    options.update(case.workload.options)
+    if options.get("size") == "auto" and built:
+        if target.raw:
+            del options["size"]  # the whole device, as fio does by default
+        else:
+            options["size"] = f"{target.auto_size() // 1024**2}m"
+    if options.get("ioengine") == "auto":
+        options["ioengine"] = fio.default_engine
+    return jobfile.with_logs(options, "samples")
+
+
+def check(campaign: Campaign) -> None:
+    """fio's own parse of every job, so a bad pass-through option stops the run before it starts,
+    and the limits fio only meets at run time (this host's CPUs, engines, AIO contexts).
+
+    Raises jobfile.Rejected; `rejected_workload` says which workload it was about.
+    """
+    limits = campaign.executor.limits()
+    for workload in campaign.plan.workloads:
+        problem = host_problem(workload.options, campaign.fio, limits)
+        if problem:
+            key, reason = problem
+            first = next(i for i, s in enumerate(campaign.steps) if s.case.workload == workload)
+            raise jobfile.Rejected(first, key, reason)
+    jobs = []
+    for step in campaign.steps:
+        job = campaign.preview(step)
+        if job.options.get("size") == "auto":
+            job = jobfile.Job(job.name, {**job.options, "size": "1m"})
+        jobs.append(job)
+    jobfile.check(jobs, campaign.fio.path)
+
+
+def host_problem(
+    options: Mapping[str, FioValue], fio: FioInfo, limits: HostLimits
+) -> tuple[str, str] | None:
+    """(key, reason) for a value the host cannot run, which fio's parse-only lets through."""
+    engine = options.get("ioengine")
+    if engine not in (None, "auto") and engine not in fio.engines:
+        return "ioengine", f"ioengine {engine!r} is not built into {fio.version} on this host"
+    count = limits.cpus
+    for key in ("cpus_allowed", "verify_async_cpus", "log_compression_cpus"):
+        wanted = parse_cpulist(str(options.get(key, "")))
+        if wanted and max(wanted) >= count:
+            return key, f"{key} names CPU {max(wanted)}, and this host has CPUs 0-{count - 1}"
+    if (engine == "libaio" or (engine == "auto" and fio.default_engine == "libaio")) and (
+        depth := int(options.get("iodepth", 1)) * int(options.get("numjobs", 1))
+    ) > (room := limits.aio_room):
+        return "iodepth", (
+            f"iodepth x numjobs = {depth:,} AIO contexts, and this host allows {room:,} "
+            "(/proc/sys/fs/aio-max-nr); lower them or use ioengine io_uring"
+        )
+    return None
+
+
+def rejected_workload(campaign: Campaign, rejected: jobfile.Rejected) -> Workload:
+    return campaign.steps[rejected.index].case.workload
+
+
+def targets(campaign: Campaign) -> list[tuple[str, str]]:
+    """What a campaign writes to, as (real path, description) for locking."""
+    out = []
+    for setup in campaign.plan.setups:
+        if setup.layout is None:
+            file = campaign.paths[setup.name].filename
+            out.append((str(file), f"set-up {setup.name!r}: target {file}"))
+        else:
+            out += [
+                (os.path.realpath(d), f"set-up {setup.name!r}: device {d}")
+                for d in setup.layout.devices
+            ]
+    return out
+
+
+def locked(campaign: Campaign) -> contextlib.AbstractContextManager[None]:
+    """Hold every target of the campaign for this process; refuse if another iolab has one."""
+    return lock.held(targets(campaign))

@@ -1,0 +1,245 @@
+"""Running a campaign: set-up by set-up, case by case, saving after each; clean-up always.
+
+What a run makes (test files, scratch folders, mounts) is kept in the store as it goes, so
+that a later iolab can clean up after one whose process died (`recover`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Protocol
+
+from iolab.analysis import checks
+from iolab.errors import Interrupted, TargetError
+from iolab.fio import jobfile, parse
+from iolab.fio.executor import Executor
+from iolab.fio.outcome import Outcome, failure
+from iolab.fio.parse import Status
+from iolab.model import Case, Result, Setup
+from iolab.runner.campaign import Campaign, Step, largest, mountpoint
+from iolab.store import Store
+from iolab.targets import devices, environment, process, provision
+from iolab.targets.environment import JSONDict
+from iolab.targets.path import TEST_FILE, Prepared
+
+TIMEOUT_MARGIN_S = 600
+
+
+class Listener(Protocol):
+    """What the runner tells whoever shows progress."""
+
+    def case_started(self, index: int, total: int, case: Case, eta_s: float) -> None: ...
+    def status(self, status: Status) -> None: ...
+    def case_finished(self, result: Result) -> None: ...
+
+
+class Ledger:
+    """What a run has made and must remove (test files, scratch folders, mounts), kept in the
+    store as it goes, so that a later iolab can clean up after a run whose process died."""
+
+    def __init__(self, store: Store, run_id: int) -> None:
+        self.store, self.run_id = store, run_id
+
+    @contextlib.contextmanager
+    def holding(self, kind: str, path: Path | str) -> Iterator[None]:
+        self.store.add_leftover(self.run_id, kind, str(path))
+        try:
+            yield
+        finally:
+            self.store.drop_leftover(self.run_id, kind, str(path))
+
+
+@contextlib.contextmanager
+def placed(
+    setup: Setup, campaign: Campaign, record: Callable[[JSONDict], None], ledger: Ledger
+) -> Iterator[Prepared]:
+    """The set-up's target, ready for fio; removed or torn down afterwards, always."""
+    if setup.layout is None:
+        target = campaign.paths[setup.name]
+        record({"target": environment.target(target.filename)})
+        kind = "file" if target.owned else "user-file"
+        with ledger.holding(kind, target.filename):
+            try:
+                yield target
+            finally:
+                target.cleanup()
+        return
+    consent = campaign.consent
+    built_log: list[provision.LogEntry] = []
+    facts: JSONDict = {}
+    try:
+        with ledger.holding("mount", mountpoint(setup)), provision.build(
+            setup.layout, mountpoint(setup), confirmed=consent.devices,
+            wipe_signatures=consent.wipe_signatures,
+        ) as built:  # fmt: skip
+            built_log, facts = built.log, built.facts
+            filename = Path(":".join(str(p) for p in built.paths)) if built.raw else built.path
+            free = shutil.disk_usage(built.mountpoint).free if built.mountpoint else 0
+            target = Prepared(setup, filename, owned=not built.raw, free_bytes=free, raw=built.raw)
+            record(
+                {"target": environment.target(built.path), "layout": facts, "log": _log(built_log)}
+            )
+            if not built.raw:
+                target.check_room(largest(campaign.plan.workloads))
+            yield target
+    finally:
+        if built_log:
+            record({"layout": facts, "log": _log(built_log)})
+
+
+def _log(entries: Iterable[provision.LogEntry]) -> list[JSONDict]:
+    return [{"command": c, "returncode": rc, "output": out} for c, rc, out in entries]
+
+
+def start(store: Store, run_id: int) -> None:
+    """This process now runs the run: recorded so a later iolab can tell if it died."""
+    store.claim(run_id, process.me())
+
+
+def execute(campaign: Campaign, store: Store, run_id: int, listener: Listener) -> list[Result]:
+    """Run every case not yet stored for this run, set-up by set-up; teardown always runs."""
+    done = store.done_keys(run_id)
+    todo = [s for s in campaign.steps if s.case.key not in done]
+    order = {id(s): n for n, s in enumerate(todo)}
+    results: list[Result] = []
+    overhead: list[float] = []
+    environments: dict[str, JSONDict] = {}
+    ledger = Ledger(store, run_id)
+    start(store, run_id)
+
+    def record(name: str) -> Callable[[JSONDict], None]:
+        def save(facts: JSONDict) -> None:
+            environments.setdefault(name, {}).update(facts)
+            store.set_setup_environment(run_id, name, environments[name])
+
+        return save
+
+    scratch = Path(tempfile.mkdtemp(prefix=f"iolab-run{run_id}-"))
+    try:
+        with ledger.holding("dir", scratch):
+            for setup in campaign.plan.setups:
+                steps = [s for s in todo if s.case.setup.name == setup.name]
+                if not steps:
+                    continue
+                ran = 0
+                try:
+                    with placed(setup, campaign, record(setup.name), ledger) as target:
+                        for step in steps:
+                            index = len(done) + len(results) + 1
+                            eta = _eta(todo[order[id(step)] :], overhead)
+                            listener.case_started(index, len(campaign.steps), step.case, eta)
+                            job = step.job(target, campaign.fio)
+                            result = run_step(step, job, campaign.executor, listener, scratch)
+                            store.save(run_id, result, step.position)
+                            results.append(result)
+                            ran += 1
+                            overhead.append(result.ended_at - result.started_at - step.planned_s)
+                            listener.case_finished(result)
+                except TargetError as error:
+                    if ran == len(steps):
+                        raise
+                    for step in steps[ran:]:
+                        result = _setup_failed(step, f"set-up {setup.name!r} failed: {error}")
+                        store.save(run_id, result, step.position)
+                        results.append(result)
+                        listener.case_finished(result)
+    except KeyboardInterrupt:
+        store.finish_run(run_id, "interrupted")
+        kept = len(done) + len(results)
+        raise Interrupted(
+            f"interrupted: {kept} of {len(campaign.steps)} cases are stored in {store.path}; "
+            f"resume with: iolab run --resume {run_id} --db {store.path}",
+            run_id,
+        ) from None
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    store.finish_run(run_id, "done")
+    return results
+
+
+def recover(store: Store) -> list[str]:
+    """Runs left 'running' by an iolab on this host that died: marked interrupted, their test
+    files, scratch folders and mounts removed. One line per run, saying so."""
+    said = []
+    for run_id, owner in store.running():
+        if process.alive(owner) is not False:
+            continue
+        left = store.leftovers(run_id)
+        removed = [where for kind, where in left if _remove(kind, where)]
+        for kind, where in left:
+            store.drop_leftover(run_id, kind, where)
+        store.finish_run(run_id, "interrupted")
+        what = f"; removed {', '.join(removed)}" if removed else ""
+        said.append(
+            f"run {run_id} was left running by process {owner.get('pid')}, which is gone: "
+            f"marked interrupted{what}; resume with: iolab run --resume {run_id} --db {store.path}"
+        )
+    return said
+
+
+def _remove(kind: str, path: str) -> bool:
+    """Remove one thing a dead run left, if it is still there and is what iolab made."""
+    target = Path(path)
+    if kind == "file" and target.name == TEST_FILE and target.is_file():
+        target.unlink()
+        return True
+    if kind == "dir" and target.name.startswith("iolab-run") and target.is_dir():
+        shutil.rmtree(target, ignore_errors=True)
+        return True
+    if kind == "mount" and devices.mount_of_target(str(target)) is not None:
+        done = subprocess.run(["umount", str(target)], capture_output=True, check=False)
+        return done.returncode == 0
+    return False
+
+
+def _setup_failed(step: Step, message: str) -> Result:
+    now = time.time()
+    return Result(case=step.case, status="failed", started_at=now, ended_at=now, error=message)
+
+
+def _eta(remaining: Iterable[Step], overhead: list[float]) -> float:
+    steps = list(remaining)
+    per_case = sum(overhead) / len(overhead) if overhead else 1.0
+    return sum(s.planned_s for s in steps) + per_case * len(steps)
+
+
+def run_step(
+    step: Step, job: jobfile.Job, executor: Executor, listener: Listener, scratch: Path | None
+) -> Result:
+    """Run one case's fio job in a scratch directory and turn what fio left into a Result."""
+    workdir = Path(tempfile.mkdtemp(prefix="iolab-case-", dir=scratch))
+    text = jobfile.render([job])
+    started = time.time()
+    timeout = step.planned_s + TIMEOUT_MARGIN_S if step.planned_s else None
+    try:
+        outcome = executor.run(text, workdir, listener.status, timeout)
+        return _result(step, job, outcome, text, started, executor.limits().memory_bytes)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _result(
+    step: Step, job: jobfile.Job, outcome: Outcome, text: str, started: float, memory: int
+) -> Result:
+    base = {"case": step.case, "started_at": started, "ended_at": time.time(), "job_file": text}
+    problem = failure(outcome)
+    raw = outcome.json_text or None
+    if problem:
+        return Result(status="failed", error=problem, raw_json=raw, **base)  # type: ignore[arg-type]
+    metrics = parse.metrics(parse.load_json(outcome.json_text))
+    interval = job.options.get("log_avg_msec")
+    samples = parse.samples(outcome.log_files, int(interval)) if isinstance(interval, int) else []
+    return Result(
+        status="ok",
+        metrics=metrics,
+        raw_json=raw,
+        samples=tuple(samples),
+        warnings=tuple(checks.case_warnings(job.options, metrics, memory)),
+        **base,  # type: ignore[arg-type]
+    )

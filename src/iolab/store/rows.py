@@ -1,0 +1,142 @@
+"""Rows as the store hands them out: typed values decoded from SQLite rows and JSON."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from iolab.errors import StoreError
+from iolab.model import (
+    DIRECTIONS,
+    METRICS,
+    Direction,
+    DirectionMetrics,
+    Origin,
+    Sample,
+    Warning,
+)
+
+PLAN_ORIGIN = Origin()
+Word = TypeVar("Word", bound=str)  # a stored word that takes one of a few values
+
+
+@dataclass(frozen=True)
+class RunRow:
+    id: int
+    plan_name: str
+    plan_source: str
+    plan_hash: str
+    plan_text: str
+    overrides: Mapping[str, Any]
+    started_at: float
+    ended_at: float | None
+    status: str
+    case_count: int
+    done: int
+    failed: int
+    baseline: str | None
+    metric: str
+    environment: Mapping[str, Any]
+    origin: Origin = PLAN_ORIGIN
+
+    @property
+    def ok(self) -> int:
+        return self.done - self.failed
+
+
+@dataclass(frozen=True)
+class CaseRow:
+    """A stored case with its per-direction metrics, as reports read it."""
+
+    setup: str
+    workload: str
+    workload_position: int
+    repetition: int
+    options: Mapping[str, Any]
+    status: str
+    error: str | None
+    metrics: Mapping[Direction, DirectionMetrics]
+    warnings: tuple[Warning, ...]
+
+
+@dataclass(frozen=True)
+class CaseSample:
+    """One per-interval sample of a stored case, with the case it belongs to."""
+
+    setup: str
+    workload: str
+    repetition: int
+    sample: Sample
+
+
+def warning(data: Mapping[str, Any]) -> Warning:
+    return Warning(
+        code=str(data.get("code", "")),
+        message=str(data.get("message", "")),
+        advice=str(data.get("advice", "")),
+    )
+
+
+def origin(data: Mapping[str, Any]) -> Origin:
+    return Origin(
+        kind="import" if data.get("kind") == "import" else "plan",
+        files=tuple(data.get("files", ())),
+        fio_version=str(data.get("fio_version", "")),
+        hostname=str(data.get("hostname", "")),
+    )
+
+
+def run_row(row: sqlite3.Row) -> RunRow:
+    return RunRow(
+        id=row["id"],
+        plan_name=row["plan_name"],
+        plan_source=row["plan_source"],
+        plan_hash=row["plan_hash"],
+        plan_text=row["plan_text"],
+        overrides=json.loads(row["overrides"]),
+        started_at=row["started_at"],
+        ended_at=row["ended_at"],
+        status=row["status"],
+        case_count=row["case_count"],
+        done=row["done"],
+        failed=row["failed"],
+        baseline=row["baseline"],
+        metric=row["metric"],
+        environment=json.loads(row["environment"]),
+        origin=origin(json.loads(row["origin"])),
+    )
+
+
+def direction_metrics(row: sqlite3.Row, where: object) -> DirectionMetrics:
+    """One stored direction's metrics; `where` names the database in an error."""
+    lat_mean, lat_max = row["lat_mean_ns"], row["lat_max_ns"]
+    return DirectionMetrics(
+        direction=known(DIRECTIONS, row["direction"], "direction", where),
+        iops=float(row["iops"]),
+        bw_bytes=float(row["bw_bytes"]),
+        io_bytes=int(row["io_bytes"]),
+        runtime_ms=int(row["runtime_ms"]),
+        lat_mean_ns=None if lat_mean is None else float(lat_mean),
+        lat_max_ns=None if lat_max is None else float(lat_max),
+        percentiles_ns={str(p): float(v) for p, v in json.loads(row["percentiles_ns"]).items()},
+    )
+
+
+def known(values: tuple[Word, ...], text: str, what: str, where: object) -> Word:
+    """A stored word as one of the values it can take; anything else is a damaged store."""
+    for value in values:
+        if value == text:
+            return value
+    raise StoreError(f"{where}: not a usable iolab database (unknown {what} {text!r})")
+
+
+def sample(metric: str, direction: str, time_ms: int, value: float, where: object) -> Sample:
+    return Sample(
+        known(METRICS, metric, "metric", where),
+        known(DIRECTIONS, direction, "direction", where),
+        time_ms,
+        value,
+    )

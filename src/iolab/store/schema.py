@@ -1,0 +1,114 @@
+"""The database's schema: numbered migrations, applied in order; user_version counts them."""
+
+from __future__ import annotations
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: runs, set-ups, cases, per-direction metrics, samples
+    """
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        plan_name TEXT NOT NULL,
+        plan_source TEXT NOT NULL,
+        plan_hash TEXT NOT NULL,
+        plan_text TEXT NOT NULL,
+        overrides TEXT NOT NULL DEFAULT '{}',
+        iolab_version TEXT NOT NULL,
+        environment TEXT NOT NULL,
+        started_at REAL NOT NULL,
+        ended_at REAL,
+        status TEXT NOT NULL DEFAULT 'running',
+        case_count INTEGER NOT NULL,
+        baseline TEXT,
+        metric TEXT NOT NULL DEFAULT 'auto'
+    );
+    CREATE TABLE setups (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id),
+        name TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        definition TEXT NOT NULL,
+        environment TEXT NOT NULL DEFAULT '{}',
+        UNIQUE (run_id, name)
+    );
+    CREATE TABLE cases (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs(id),
+        case_key TEXT NOT NULL,
+        setup TEXT NOT NULL,
+        workload TEXT NOT NULL,
+        workload_position INTEGER NOT NULL,
+        repetition INTEGER NOT NULL,
+        options TEXT NOT NULL,
+        status TEXT NOT NULL,
+        error TEXT,
+        started_at REAL NOT NULL,
+        ended_at REAL NOT NULL,
+        usr_cpu REAL,
+        sys_cpu REAL,
+        job_runtime_ms INTEGER,
+        job_file TEXT NOT NULL,
+        raw_json TEXT,
+        warnings TEXT NOT NULL DEFAULT '[]',
+        UNIQUE (run_id, case_key)
+    );
+    CREATE TABLE metrics (
+        case_id INTEGER NOT NULL REFERENCES cases(id),
+        direction TEXT NOT NULL,
+        iops REAL NOT NULL,
+        bw_bytes REAL NOT NULL,
+        io_bytes INTEGER NOT NULL,
+        runtime_ms INTEGER NOT NULL,
+        lat_mean_ns REAL,
+        lat_max_ns REAL,
+        percentiles_ns TEXT NOT NULL DEFAULT '{}',
+        PRIMARY KEY (case_id, direction)
+    );
+    CREATE TABLE samples (
+        case_id INTEGER NOT NULL REFERENCES cases(id),
+        metric TEXT NOT NULL,
+        direction TEXT NOT NULL,
+        time_ms INTEGER NOT NULL,
+        value REAL NOT NULL
+    );
+    CREATE INDEX samples_case ON samples(case_id);
+    """,
+    # 2: which process runs a run (to recognise one that died) and what it leaves behind;
+    # a run's origin (a plan, or imported files); metrics and samples per phase, round, host
+    """
+    ALTER TABLE runs ADD COLUMN owner TEXT NOT NULL DEFAULT '{}';
+    ALTER TABLE runs ADD COLUMN origin TEXT NOT NULL DEFAULT '{"kind": "plan"}';
+    CREATE TABLE leftovers (
+        run_id INTEGER NOT NULL REFERENCES runs(id),
+        kind TEXT NOT NULL,
+        path TEXT NOT NULL,
+        UNIQUE (run_id, kind, path)
+    );
+    CREATE TABLE metrics2 (
+        case_id INTEGER NOT NULL REFERENCES cases(id),
+        phase TEXT NOT NULL DEFAULT 'measure',
+        round INTEGER NOT NULL DEFAULT 0,
+        host TEXT NOT NULL DEFAULT '',
+        direction TEXT NOT NULL,
+        iops REAL NOT NULL,
+        bw_bytes REAL NOT NULL,
+        io_bytes INTEGER NOT NULL,
+        runtime_ms INTEGER NOT NULL,
+        lat_mean_ns REAL,
+        lat_max_ns REAL,
+        percentiles_ns TEXT NOT NULL DEFAULT '{}',
+        PRIMARY KEY (case_id, phase, round, host, direction)
+    );
+    INSERT INTO metrics2 (case_id, direction, iops, bw_bytes, io_bytes, runtime_ms,
+        lat_mean_ns, lat_max_ns, percentiles_ns)
+        SELECT case_id, direction, iops, bw_bytes, io_bytes, runtime_ms, lat_mean_ns,
+        lat_max_ns, percentiles_ns FROM metrics;
+    DROP TABLE metrics;
+    ALTER TABLE metrics2 RENAME TO metrics;
+    ALTER TABLE samples ADD COLUMN phase TEXT NOT NULL DEFAULT 'measure';
+    ALTER TABLE samples ADD COLUMN round INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE samples ADD COLUMN host TEXT NOT NULL DEFAULT '';
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+# What reports show of a case: its measured phase, first round, on this host or aggregated.
+MAIN_WINDOW = "{t}.phase = 'measure' AND {t}.round = 0 AND {t}.host = ''"

@@ -1,0 +1,69 @@
+"""Imports run one way: cli → app → (plan, runner, report) → (fio, targets, store, analysis)
+→ the plain bottom (model, errors, units, files, layouts). No room imports one above it, and
+the rooms' import graph has no cycle."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).parent.parent / "src" / "iolab"
+LAYERS = {
+    **dict.fromkeys(("model", "errors", "units", "files", "layouts", "presets"), 0),
+    **dict.fromkeys(("fio", "targets", "store", "analysis"), 1),
+    **dict.fromkeys(("plan", "runner", "report"), 2),
+    **dict.fromkeys(("app", "terminal_ui"), 3),
+    **dict.fromkeys(("cli", "__main__", "__init__"), 4),
+}
+
+
+def room(module: str) -> str:
+    return module.split(".")[1] if module.count(".") else "__init__"
+
+
+def imports() -> dict[str, set[str]]:
+    """room -> the rooms it imports."""
+    graph: dict[str, set[str]] = {}
+    for path in SRC.rglob("*.py"):
+        dotted = "iolab." + ".".join(path.relative_to(SRC).with_suffix("").parts)
+        mine = room(dotted.removesuffix(".__init__")) if path.name != "__init__.py" or \
+            path.parent != SRC else "__init__"  # fmt: skip
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("iolab"):
+                names = [node.module] if "." in node.module else [
+                    f"iolab.{alias.name}" for alias in node.names
+                ]  # fmt: skip
+                graph.setdefault(mine, set()).update(room(n) for n in names)
+    return graph
+
+
+def test_every_room_has_a_layer() -> None:
+    assert set(imports()) <= set(LAYERS), set(imports()) - set(LAYERS)
+
+
+def test_no_room_imports_one_above_it() -> None:
+    upward = [
+        (mine, other)
+        for mine, others in imports().items()
+        for other in others
+        if other != mine and LAYERS.get(other, 0) > LAYERS[mine]
+    ]
+    assert not upward, upward
+
+
+def test_rooms_import_each_other_without_cycles() -> None:
+    graph = {k: v - {k} for k, v in imports().items()}
+    state: dict[str, int] = {}
+
+    def visit(node: str, trail: list[str]) -> None:
+        if state.get(node) == 1:
+            raise AssertionError(f"import cycle: {' -> '.join([*trail, node])}")
+        if state.get(node) == 2:
+            return
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            visit(nxt, [*trail, node])
+        state[node] = 2
+
+    for node in sorted(graph):
+        visit(node, [])

@@ -1,0 +1,177 @@
+"""The runner's logic through the fake executor: no root, no fio, milliseconds per test.
+
+Saving after each case, a failing case, Ctrl-C, resume, retry of failed cases, the clean-up of
+a run whose process died, and the checks that read the executor's host limits.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fakes import FakeExecutor
+from iolab import plan, runner
+from iolab.errors import Interrupted
+from iolab.fio.executor import HostLimits
+from iolab.fio.info import FioInfo
+from iolab.fio.parse import Status
+from iolab.model import Case, Result
+from iolab.store import Store
+from iolab.targets import process
+
+FIO = FioInfo(path="fio", version="fio-3.33", engines=("libaio", "io_uring", "psync"))
+PLAN = """
+[defaults]
+runtime = 1
+size = "8m"
+{extra}
+
+[[setup]]
+name = "here"
+path = "{path}"
+
+[[workload]]
+rw = ["randread", "randwrite"]
+bs = ["4k", "64k"]
+"""
+CASES = 4
+
+
+class Seen:
+    """A listener that remembers what it was told."""
+
+    def __init__(self) -> None:
+        self.started: list[int] = []
+        self.finished: list[Result] = []
+
+    def case_started(self, index: int, total: int, case: Case, eta_s: float) -> None:
+        self.started.append(index)
+
+    def status(self, status: Status) -> None:
+        pass
+
+    def case_finished(self, result: Result) -> None:
+        self.finished.append(result)
+
+
+def campaign(target: Path, fake: FakeExecutor, extra: str = "") -> runner.Campaign:
+    the_plan = plan.parse_plan(PLAN.format(path=target, extra=extra), "plan.toml")
+    return runner.build(the_plan, FIO, executor=fake)
+
+
+def new_run(store: Store, built: runner.Campaign) -> int:
+    return store.create_run(built.plan, {}, "test", {}, process.me())
+
+
+def statuses(store: Store, run_id: int) -> list[str]:
+    return [c.status for c in store.cases(run_id)]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    return Store(tmp_path / "results.db")
+
+
+def test_every_case_is_saved_once_and_the_test_file_removed(tmp_path: Path, store: Store) -> None:
+    fake = FakeExecutor()
+    built = campaign(tmp_path, fake)
+    run_id = new_run(store, built)
+    seen = Seen()
+    results = runner.execute(built, store, run_id, seen)
+    assert [r.status for r in results] == ["ok"] * CASES
+    assert seen.started == [1, 2, 3, 4] and len(fake.jobs) == CASES
+    assert statuses(store, run_id) == ["ok"] * CASES
+    assert store.run(run_id).status == "done"
+    assert store.leftovers(run_id) == []
+    assert "filename=" + str(tmp_path / "iolab.testfile") in fake.jobs[0]
+
+
+def test_a_failing_case_is_stored_with_fios_words_and_the_matrix_goes_on(
+    tmp_path: Path, store: Store
+) -> None:
+    built = campaign(tmp_path, FakeExecutor(["ok", "enospc"]))
+    run_id = new_run(store, built)
+    results = runner.execute(built, store, run_id, Seen())
+    assert [r.status for r in results] == ["ok", "failed", "ok", "ok"]
+    error = results[1].error or ""
+    assert error.startswith("ENOSPC: No space left on device: fio: io_u error"), error
+
+
+def test_ctrl_c_keeps_finished_cases_and_resume_runs_only_the_rest(
+    tmp_path: Path, store: Store
+) -> None:
+    built = campaign(tmp_path, FakeExecutor(["ok", "ok", "interrupt"]))
+    run_id = new_run(store, built)
+    with pytest.raises(Interrupted, match=f"2 of 4 cases are stored.*--resume {run_id}"):
+        runner.execute(built, store, run_id, Seen())
+    assert store.run(run_id).status == "interrupted"
+    assert statuses(store, run_id) == ["ok", "ok"]
+    assert not (tmp_path / "iolab.testfile").exists() and store.leftovers(run_id) == []
+    fake = FakeExecutor()
+    again = runner.execute(campaign(tmp_path, fake), store, run_id, Seen())
+    assert len(again) == 2 and len(fake.jobs) == 2, "only the two missing cases run"
+    keys = [c.workload for c in store.cases(run_id)]
+    assert len(keys) == CASES and len(set(keys)) == CASES, "every case exactly once"
+
+
+def test_a_failed_case_is_retried_and_replaced(tmp_path: Path, store: Store) -> None:
+    built = campaign(tmp_path, FakeExecutor(["enospc"]))
+    run_id = new_run(store, built)
+    runner.execute(built, store, run_id, Seen())
+    assert statuses(store, run_id).count("failed") == 1
+    fake = FakeExecutor()
+    runner.execute(campaign(tmp_path, fake), store, run_id, Seen())
+    assert len(fake.jobs) == 1, "only the failed case runs again"
+    assert statuses(store, run_id) == ["ok"] * CASES
+
+
+def test_a_run_whose_process_died_is_cleaned_up_by_the_next(tmp_path: Path, store: Store) -> None:
+    built = campaign(tmp_path, FakeExecutor())
+    run_id = new_run(store, built)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    store.claim(run_id, {**process.me(), "pid": int(dead.stdout), "start": 1})
+    testfile, scratch = tmp_path / "iolab.testfile", tmp_path / "iolab-run9-x"
+    testfile.write_bytes(b"x")
+    scratch.mkdir()
+    mine = tmp_path / "keep.me"
+    mine.write_bytes(b"y")
+    for kind, path in (("file", testfile), ("dir", scratch), ("file", mine)):
+        store.add_leftover(run_id, kind, str(path))
+    said = runner.recover(store)
+    assert len(said) == 1 and f"run {run_id} was left running by process" in said[0]
+    assert not testfile.exists() and not scratch.exists()
+    assert mine.exists(), "only what iolab makes is removed"
+    assert store.run(run_id).status == "interrupted" and store.leftovers(run_id) == []
+    assert runner.recover(store) == [], "said once"
+
+
+def test_a_live_run_is_left_alone(tmp_path: Path, store: Store) -> None:
+    built = campaign(tmp_path, FakeExecutor())
+    run_id = new_run(store, built)
+    store.claim(run_id, process.me())
+    assert runner.recover(store) == []
+    assert store.run(run_id).status == "running"
+
+
+@pytest.mark.parametrize(("memory", "warned"), [(8 * 1024**3, True), (2 * 1024**2, False)])
+def test_page_cache_check_reads_the_executors_host(
+    tmp_path: Path, store: Store, memory: int, warned: bool
+) -> None:
+    fake = FakeExecutor(limits_=HostLimits(cpus=4, memory_bytes=memory, aio_room=65536))
+    built = campaign(tmp_path, fake, extra="direct = 0")
+    results = runner.execute(built, store, new_run(store, built), Seen())
+    codes = {w.code for r in results for w in r.warnings}
+    assert ("page-cache" in codes) is warned
+
+
+def test_host_limits_come_from_the_executor(tmp_path: Path) -> None:
+    small = FakeExecutor(limits_=HostLimits(cpus=2, memory_bytes=1024**3, aio_room=16))
+    built = campaign(tmp_path, small, extra='ioengine = "libaio"\niodepth = 32')
+    problem = runner.campaign.host_problem(built.plan.workloads[0].options, FIO, small.limits())
+    assert problem is not None and problem[0] == "iodepth" and "allows 16" in problem[1]
+    cpus = runner.campaign.host_problem({"cpus_allowed": "0-3"}, FIO, small.limits())
+    assert cpus is not None and "CPUs 0-1" in cpus[1]
