@@ -804,9 +804,10 @@ def restore_zeros(dev: str) -> None:
     if sh("findmnt", "--source", dev, check=False).returncode == 0:
         return
     with open(dev, "r+b", buffering=0) as handle:
-        zeros = bytes(4 * MIB)
-        while handle.write(zeros) == len(zeros):
-            pass
+        left = handle.seek(0, os.SEEK_END)
+        handle.seek(0)
+        while left > 0:
+            left -= handle.write(bytes(min(left, 4 * MIB)))
     sh("blockdev", "--flushbufs", dev)
 
 

@@ -39,6 +39,7 @@ class Main(click.Group):
         """Usage errors (unknown option, bad value, missing argument) are bad input too:
         one line and exit 1, like every other."""
         kwargs["standalone_mode"] = False
+        kwargs["prog_name"] = "iolab"  # also under python -m iolab, and in tests
         try:
             code = super().main(*args, **kwargs)
         except click.UsageError as error:
