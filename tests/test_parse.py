@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -169,8 +170,10 @@ def test_status_units() -> None:
 def test_sample_logs_add_jobs_and_average_latency(tmp_path: Path) -> None:
     (tmp_path / "samples_iops.1.log").write_text("1000, 100, 0, 4096, 0\n2001, 110, 0, 4096, 0\n")
     (tmp_path / "samples_iops.2.log").write_text("999, 50, 0, 4096, 0\n2000, 60, 0, 4096, 0\n")
-    (tmp_path / "samples_lat.1.log").write_text("1000, 2000, 1, 4096, 0\n")
-    (tmp_path / "samples_lat.2.log").write_text("1000, 4000, 1, 4096, 0\n")
+    (tmp_path / "samples_clat.1.log").write_text("1000, 2000, 1, 4096, 0\n")
+    (tmp_path / "samples_clat.2.log").write_text("1000, 4000, 1, 4096, 0\n")
+    (tmp_path / "samples_lat.1.log").write_text("1000, 9999, 1, 4096, 0\n")  # total: not read
+    (tmp_path / "samples_slat.1.log").write_text("1000, 9999, 1, 4096, 0\n")
     (tmp_path / "samples_bw.1.log").write_text("1000, 4, 0, 4096, 0\n")
     (tmp_path / "samples_bw.2.log").write_text("1000, 4, 0, 4096, 0\n3000, 2, 0, 4096, 0\n")
     got = {(s.metric, s.direction, s.time_ms): s.value
@@ -190,3 +193,22 @@ def test_fixture_readme_lists_every_fixture() -> None:
         if folder.name != "terse":
             text = fixture(folder.name)
             assert json.loads(text[text.find("{") :])["fio version"] == "fio-3.33"
+
+
+def test_latency_samples_are_completion_latency_from_real_fio_logs(tmp_path: Path) -> None:
+    """fio writes _lat (total), _clat and _slat logs; the samples are the _clat values."""
+    job = tmp_path / "job.fio"
+    job.write_text(
+        "[j]\nfilename=data\nsize=8m\nrw=randread\nioengine=libaio\niodepth=8\ndirect=0\n"
+        "runtime=1\ntime_based=1\nlog_avg_msec=250\nwrite_lat_log=samples\n"
+    )
+    subprocess.run(["fio", "--output-format=json", str(job)], cwd=tmp_path,
+                   capture_output=True, check=True)  # fmt: skip
+    logs = sorted(tmp_path.glob("samples_*.log"))
+    assert {f.name.split(".")[0] for f in logs} >= {"samples_lat", "samples_clat", "samples_slat"}
+    got = {s.time_ms: s.value for s in parse.samples(logs, 250) if s.metric == "lat"}
+    clat: dict[int, list[float]] = {}
+    for line in (tmp_path / "samples_clat.1.log").read_text().splitlines():
+        fields = [f.strip() for f in line.split(",")]
+        clat.setdefault(round(int(fields[0]) / 250) * 250, []).append(float(fields[1]))
+    assert got and all(got[slot] == sum(v) / len(v) for slot, v in clat.items() if slot in got)

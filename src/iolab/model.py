@@ -13,9 +13,10 @@ Direction = Literal["read", "write", "trim"]
 Metric = Literal["iops", "bw", "lat"]
 DIRECTIONS: tuple[Direction, ...] = ("read", "write", "trim")
 METRICS: tuple[Metric, ...] = ("iops", "bw", "lat")
-# A case's stretches: filling the target first, the ramp fio discards, the measured windows.
-Phase = Literal["precondition", "ramp", "measure"]
-PHASES: tuple[Phase, ...] = ("precondition", "ramp", "measure")
+# A case's stretches: filling the target first, the ramp fio discards, the measured window
+# (with fio's steady-state detection: the steady window), and the whole fio job around it.
+Phase = Literal["precondition", "ramp", "measure", "job"]
+PHASES: tuple[Phase, ...] = ("precondition", "ramp", "measure", "job")
 HERE = ""  # the host of a result measured by this host's fio (or the aggregate over hosts)
 
 

@@ -1,31 +1,74 @@
-"""Methodology checks on one finished case: typed warnings that say what to do next."""
+"""Methodology checks on one finished case: typed warnings that say what to do next.
+
+Each check reads a `Context`: the case's fio options, what fio measured, the limits of the
+host that ran it and what iolab knew of the target before the case. A check returns a
+Warning (code, what was seen, what to do) or None. Every code is listed in CODES.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
+from iolab.fio.parse import SteadyState
 from iolab.model import CaseMetrics, FioValue, Warning
 from iolab.units import human_bytes, parse_seconds, parse_size
 
 ENDED_EARLY_SHARE = 0.95
-CPU_BOUND_PERCENT = 90.0
+CPU_BOUND_SHARE = 0.9  # of the cores the jobs may use
+TOO_SHORT_MS = 1000
+TOO_FEW_IOS = 1000
+WRITTEN_ENOUGH = 0.99
+READS = ("read", "randread", "rw", "readwrite", "randrw")
+WRITES = ("write", "randwrite", "rw", "readwrite", "randrw", "trimwrite", "randtrimwrite")
+RANDOM = ("randread", "randwrite", "randrw", "randtrim", "randtrimwrite")
 
 Options = Mapping[str, FioValue]
 
 
-def case_warnings(options: Options, metrics: CaseMetrics, memory_bytes: int) -> list[Warning]:
-    """Every check's warning for a case run with `options` on a host of `memory_bytes`."""
-    checks: tuple[Callable[[Options, CaseMetrics, int], Warning | None], ...] = (
-        ended_early,
-        cpu_bound,
-        page_cache,
-    )
-    return [found for check in checks if (found := check(options, metrics, memory_bytes))]
+@dataclass(frozen=True)
+class Context:
+    """What the checks know of one case."""
+
+    options: Options
+    metrics: CaseMetrics
+    cpus: int = 1  # cores of the host that ran fio
+    memory_bytes: int = 0
+    repeat: int = 1  # repetitions of this case in the plan
+    written_share: float | None = None  # of the test area, before the case (None: unknown)
+    loop_cache: str = ""  # the loop device over a host-cached file the target sits on, if any
+    steady: SteadyState | None = None  # fio's steady-state result, when the case asked for it
 
 
-def ended_early(options: Options, metrics: CaseMetrics, memory_bytes: int) -> Warning | None:
-    if options.get("time_based") != 1:
-        return None
+def case_warnings(context: Context) -> list[Warning]:
+    """Every check's warning for one case, in CODES order."""
+    return [found for check in CHECKS.values() if (found := check(context))]
+
+
+def _rw(context: Context) -> str:
+    return str(context.options.get("rw", "read"))
+
+
+def _numjobs(context: Context) -> int:
+    value = context.options.get("numjobs", 1)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 1
+
+
+def _cores(context: Context) -> int:
+    """The cores fio's jobs may run on: the host's, or those cpus_allowed names."""
+    allowed = str(context.options.get("cpus_allowed", ""))
+    named: set[int] = set()
+    for part in allowed.split(","):
+        low, _, high = part.strip().partition("-")
+        if low.isdigit() and (not high or high.isdigit()):
+            named.update(range(int(low), int(high or low) + 1))
+    return min(len(named), context.cpus) if named else context.cpus
+
+
+def ended_early(context: Context) -> Warning | None:
+    options, metrics = context.options, context.metrics
+    if options.get("time_based") != 1 or (context.steady and context.steady.attained):
+        return None  # fio stops a job that reached steady state: that is no early end
     runtime_ms = parse_seconds(options.get("runtime", 0)) * 1000
     if metrics.runtime_ms >= runtime_ms * ENDED_EARLY_SHARE:
         return None
@@ -36,28 +79,151 @@ def ended_early(options: Options, metrics: CaseMetrics, memory_bytes: int) -> Wa
     )
 
 
-def cpu_bound(options: Options, metrics: CaseMetrics, memory_bytes: int) -> Warning | None:
-    cpu = metrics.usr_cpu + metrics.sys_cpu
-    if cpu < CPU_BOUND_PERCENT:
+def too_short(context: Context) -> Warning | None:
+    """A case that measured too little time or too few I/Os to mean much, time_based or not."""
+    metrics = context.metrics
+    ios = sum(d.io_bytes for d in metrics.directions) / max(
+        1, parse_size(str(context.options.get("bs", "4k")).split(",")[0])
+    )
+    if metrics.runtime_ms >= TOO_SHORT_MS and ios >= TOO_FEW_IOS:
+        return None
+    return Warning(
+        "too-short",
+        f"the case measured {metrics.runtime_ms / 1000:.2f} s and about {ios:,.0f} I/Os: "
+        "too little for a stable figure.",
+        "Use time_based = 1 with a runtime of several seconds, or a larger size.",
+    )
+
+
+def cpu_bound(context: Context) -> Warning | None:
+    """The jobs together used nearly all the cores they may run on (study D's question)."""
+    per_job = context.metrics.usr_cpu + context.metrics.sys_cpu
+    used = per_job / 100 * _numjobs(context)
+    cores = _cores(context)
+    if used < CPU_BOUND_SHARE * cores:
         return None
     return Warning(
         "cpu-bound",
-        f"fio's jobs used {cpu:.0f}% CPU each: the load generator may be the limit, "
-        "not the device.",
-        "Use an asynchronous ioengine with a deeper iodepth, or fewer jobs per core.",
+        f"fio's {_numjobs(context)} jobs kept {used:.1f} of the {cores} cores they may use busy: "
+        "the load generator may be the limit, not the device.",
+        "Use an asynchronous ioengine with a deeper iodepth, fewer jobs, or more cores.",
     )
 
 
-def page_cache(options: Options, metrics: CaseMetrics, memory_bytes: int) -> Warning | None:
+def page_cache(context: Context) -> Warning | None:
     """Buffered I/O over less data than the memory measures the page cache (study C's trap)."""
+    options, memory = context.options, context.memory_bytes
     if options.get("direct") != 0 or "size" not in options:
         return None
     size = parse_size(options["size"])
-    if not memory_bytes or size >= 2 * memory_bytes:
+    if not memory or size >= 2 * memory:
         return None
     return Warning(
         "page-cache",
-        f"direct=0 over {human_bytes(size)}, and this host has {human_bytes(memory_bytes)} of "
+        f"direct=0 over {human_bytes(size)}, and this host has {human_bytes(memory)} of "
         "memory: much of the I/O may hit the page cache, not the device.",
         "Use direct=1, or a size of at least twice the memory.",
     )
+
+
+def loop_cache(context: Context) -> Warning | None:
+    if not context.loop_cache:
+        return None
+    return Warning(
+        "loop-cache",
+        f"the target is on {context.loop_cache}: the host's page cache sits under it, so "
+        "this measures memory as much as the disk.",
+        "Test the disk itself, or set the loop device to direct I/O (losetup --direct-io=on).",
+    )
+
+
+def unwritten_read(context: Context) -> Warning | None:
+    share = context.written_share
+    if _rw(context) not in READS or share is None or share >= WRITTEN_ENOUGH:
+        return None
+    return Warning(
+        "unwritten-read",
+        f"only {share:.0%} of the area read had ever been written (holes, fallocated or fresh "
+        "blocks): the device returns zeros without reading, so reads look far too fast.",
+        'Precondition the target (precondition = "sequential") or write the file first.',
+    )
+
+
+def compressible(context: Context) -> Warning | None:
+    options = context.options
+    if _rw(context) not in WRITES:
+        return None
+    said = [
+        f"{key}={options[key]}"
+        for key in ("zero_buffers", "buffer_compress_percentage", "dedupe_percentage")
+        if options.get(key) not in (None, 0, "0")
+    ]
+    if options.get("scramble_buffers") == 0 and options.get("refill_buffers") != 1:
+        said.append("scramble_buffers=0")
+    if not said:
+        return None
+    return Warning(
+        "compressible",
+        f"writes with {', '.join(said)}: a device or filesystem that compresses or "
+        "deduplicates stores far less than fio writes.",
+        "Drop these options (fio's default buffers are random) unless that is the point.",
+    )
+
+
+def randrepeat(context: Context) -> Warning | None:
+    options = context.options
+    if context.repeat < 2 or _rw(context) not in RANDOM:
+        return None
+    if options.get("randrepeat") in (0, "0") or "randseed" in options:
+        return None
+    return Warning(
+        "randrepeat",
+        f"{context.repeat} repetitions of a random workload with fio's default randrepeat=1 "
+        "visit the same offsets in the same order: caches remember them.",
+        "Set randrepeat = 0 so every repetition draws new offsets.",
+    )
+
+
+def misaligned(context: Context) -> Warning | None:
+    options = context.options
+    raw = str(options.get("offset", "0"))
+    try:
+        offset = parse_size(raw)
+    except ValueError:
+        return None  # a percentage: fio aligns it to the block size
+    block = parse_size(str(options.get("bs", "4k")).split(",")[0])
+    if not offset or offset % 4096 == 0 or (block < 4096 and offset % block == 0):
+        return None
+    return Warning(
+        "misaligned",
+        f"offset={raw} is not a multiple of 4 KiB: every I/O straddles physical blocks "
+        "(and RAID chunks), which costs read-modify-write cycles.",
+        "Use an offset that is a multiple of the device's physical block and the RAID chunk.",
+    )
+
+
+def steady_state(context: Context) -> Warning | None:
+    steady = context.steady
+    if steady is None or steady.attained:
+        return None
+    return Warning(
+        "steady-state",
+        f"fio did not see steady state ({steady.criterion} over {steady.window_s} s) within "
+        "the runtime: the figure is the whole run's, still settling.",
+        "Run longer, precondition the device, or loosen the steady-state criterion.",
+    )
+
+
+CHECKS: dict[str, Callable[[Context], Warning | None]] = {
+    "ended-early": ended_early,
+    "too-short": too_short,
+    "cpu-bound": cpu_bound,
+    "page-cache": page_cache,
+    "loop-cache": loop_cache,
+    "unwritten-read": unwritten_read,
+    "compressible": compressible,
+    "randrepeat": randrepeat,
+    "misaligned": misaligned,
+    "steady-state": steady_state,
+}
+CODES = tuple(CHECKS)

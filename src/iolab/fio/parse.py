@@ -135,6 +135,33 @@ _BINARY = {"": 1, "k": 1024, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4
 
 
 @dataclass(frozen=True)
+class SteadyState:
+    """fio's steady-state detection for a job (its `steadystate` option): the criterion, whether
+    it was attained, and the IOPS and bandwidth over the last window it judged."""
+
+    criterion: str
+    attained: bool
+    window_s: int
+    iops_mean: float
+    bw_mean: float  # bytes/s
+
+
+def steady_state(data: Mapping[str, Any]) -> SteadyState | None:
+    """The steady-state result of a case (all its jobs: attained only if every job attained,
+    means added up); None when the case did not ask for it."""
+    found = [job["steadystate"] for job in data.get("jobs", []) if "steadystate" in job]
+    if not found:
+        return None
+    return SteadyState(
+        criterion=str(found[0].get("ss", "")),
+        attained=all(int(ss.get("attained", 0)) for ss in found),
+        window_s=int(found[0].get("duration", 0)),
+        iops_mean=sum(float(ss.get("data", {}).get("iops_mean", 0)) for ss in found),
+        bw_mean=sum(float(ss.get("data", {}).get("bw_mean", 0)) for ss in found),
+    )
+
+
+@dataclass(frozen=True)
 class Status:
     """fio's latest live figures for the running job, all directions added up."""
 
@@ -174,10 +201,14 @@ _LOG_METRIC: dict[str, Metric] = {metric: metric for metric in METRICS}
 
 
 def samples(files: Iterable[Path], interval_ms: int) -> list[Sample]:
-    """Per-interval samples from fio's *_bw/_iops/_lat logs, jobs added (latency averaged)."""
+    """Per-interval samples from fio's *_bw/_iops/_clat logs, jobs added (latency averaged).
+
+    Latency is completion latency (the _clat log), as in the tables; fio's _lat log (total
+    latency, submission included) and _slat log are not read.
+    """
     sums: dict[tuple[str, Direction, int], list[float]] = defaultdict(list)
     for file in files:
-        found = re.search(r"_(bw|iops|lat)\.(?:\d+\.)?log$", file.name)
+        found = re.search(r"_(bw|iops|clat)\.(?:\d+\.)?log$", file.name)
         if not found:
             continue
         for line in file.read_text().splitlines():
@@ -185,7 +216,8 @@ def samples(files: Iterable[Path], interval_ms: int) -> list[Sample]:
             if len(fields) < 3 or not fields[2].isdigit() or int(fields[2]) > 2:
                 continue
             slot = round(int(fields[0]) / interval_ms) * interval_ms
-            sums[(found.group(1), DIRECTIONS[int(fields[2])], slot)].append(float(fields[1]))
+            kind = "lat" if found.group(1) == "clat" else found.group(1)
+            sums[(kind, DIRECTIONS[int(fields[2])], slot)].append(float(fields[1]))
     jobs: dict[tuple[str, Direction], int] = defaultdict(int)
     for (kind, direction, _), values in sums.items():
         jobs[(kind, direction)] = max(jobs[(kind, direction)], len(values))

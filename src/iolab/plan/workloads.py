@@ -31,6 +31,7 @@ BUILTIN_DEFAULTS: dict[str, FioValue] = {
     "direct": 1,
     "ioengine": "auto",
     "group_reporting": 1,
+    "log_avg_msec": 1000,  # per-second samples of every case
 }
 
 

@@ -12,21 +12,23 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
 from iolab.analysis import checks
 from iolab.errors import Interrupted, TargetError
 from iolab.fio import jobfile, parse
-from iolab.fio.executor import Executor
+from iolab.fio.executor import Executor, HostLimits
 from iolab.fio.outcome import Outcome, failure
 from iolab.fio.parse import Status
-from iolab.model import Case, Result, Setup
+from iolab.model import Case, CaseMetrics, Result, Setup, Window
 from iolab.runner.campaign import Campaign, Step, largest, mountpoint
 from iolab.store import Store
-from iolab.targets import devices, environment, process, provision
+from iolab.targets import caches, devices, environment, process, provision
 from iolab.targets.environment import JSONDict
 from iolab.targets.path import TEST_FILE, Prepared
+from iolab.units import parse_size
 
 TIMEOUT_MARGIN_S = 600
 
@@ -62,6 +64,7 @@ def placed(
     """The set-up's target, ready for fio; removed or torn down afterwards, always."""
     if setup.layout is None:
         target = campaign.paths[setup.name]
+        target = replace(target, loop_cache=caches.loop_cache(target.filename.parent))
         record({"target": environment.target(target.filename)})
         kind = "file" if target.owned else "user-file"
         with ledger.holding(kind, target.filename):
@@ -81,7 +84,8 @@ def placed(
             built_log, facts = built.log, built.facts
             filename = Path(":".join(str(p) for p in built.paths)) if built.raw else built.path
             free = shutil.disk_usage(built.mountpoint).free if built.mountpoint else 0
-            target = Prepared(setup, filename, owned=not built.raw, free_bytes=free, raw=built.raw)
+            loop = next(filter(None, map(caches.loop_cache, (built.path, *built.paths))), "")
+            target = Prepared(setup, filename, not built.raw, free, built.raw, loop)
             record(
                 {"target": environment.target(built.path), "layout": facts, "log": _log(built_log)}
             )
@@ -102,56 +106,75 @@ def start(store: Store, run_id: int) -> None:
     store.claim(run_id, process.me())
 
 
-def execute(campaign: Campaign, store: Store, run_id: int, listener: Listener) -> list[Result]:
-    """Run every case not yet stored for this run, set-up by set-up; teardown always runs."""
-    done = store.done_keys(run_id)
-    todo = [s for s in campaign.steps if s.case.key not in done]
-    order = {id(s): n for n, s in enumerate(todo)}
-    results: list[Result] = []
-    overhead: list[float] = []
-    environments: dict[str, JSONDict] = {}
-    ledger = Ledger(store, run_id)
-    start(store, run_id)
+class _Run:
+    """One execution of a campaign's remaining cases into a run of the store."""
 
-    def record(name: str) -> Callable[[JSONDict], None]:
+    def __init__(
+        self, campaign: Campaign, store: Store, run_id: int, listener: Listener, scratch: Path
+    ) -> None:
+        self.campaign, self.store, self.run_id = campaign, store, run_id
+        self.listener, self.scratch = listener, scratch
+        self.done = store.done_keys(run_id)
+        self.todo = [s for s in campaign.steps if s.case.key not in self.done]
+        self.order = {id(s): n for n, s in enumerate(self.todo)}
+        self.results: list[Result] = []
+        self.overhead: list[float] = []
+        self.environments: dict[str, JSONDict] = {}
+        self.ledger = Ledger(store, run_id)
+
+    def record(self, name: str) -> Callable[[JSONDict], None]:
         def save(facts: JSONDict) -> None:
-            environments.setdefault(name, {}).update(facts)
-            store.set_setup_environment(run_id, name, environments[name])
+            self.environments.setdefault(name, {}).update(facts)
+            self.store.set_setup_environment(self.run_id, name, self.environments[name])
 
         return save
 
+    def setup(self, setup: Setup) -> None:
+        """Build the set-up, run its cases, tear it down; if it fails, its cases fail."""
+        steps = [s for s in self.todo if s.case.setup.name == setup.name]
+        if not steps:
+            return
+        ran = 0
+        try:
+            with placed(setup, self.campaign, self.record(setup.name), self.ledger) as target:
+                for step in steps:
+                    self.case(step, target)
+                    ran += 1
+        except TargetError as error:
+            if ran == len(steps):
+                raise
+            for step in steps[ran:]:
+                self.keep(_setup_failed(step, f"set-up {setup.name!r} failed: {error}"), step)
+
+    def case(self, step: Step, target: Prepared) -> None:
+        campaign = self.campaign
+        index = len(self.done) + len(self.results) + 1
+        eta = _eta(self.todo[self.order[id(step)] :], self.overhead)
+        self.listener.case_started(index, len(campaign.steps), step.case, eta)
+        job = step.job(target, campaign.fio)
+        known = _known(campaign, job, target)
+        result = run_step(step, job, campaign.executor, self.listener, self.scratch, known)
+        self.overhead.append(result.ended_at - result.started_at - step.planned_s)
+        self.keep(result, step)
+
+    def keep(self, result: Result, step: Step) -> None:
+        self.store.save(self.run_id, result, step.position)
+        self.results.append(result)
+        self.listener.case_finished(result)
+
+
+def execute(campaign: Campaign, store: Store, run_id: int, listener: Listener) -> list[Result]:
+    """Run every case not yet stored for this run, set-up by set-up; teardown always runs."""
+    start(store, run_id)
     scratch = Path(tempfile.mkdtemp(prefix=f"iolab-run{run_id}-"))
+    run = _Run(campaign, store, run_id, listener, scratch)
     try:
-        with ledger.holding("dir", scratch):
+        with run.ledger.holding("dir", scratch):
             for setup in campaign.plan.setups:
-                steps = [s for s in todo if s.case.setup.name == setup.name]
-                if not steps:
-                    continue
-                ran = 0
-                try:
-                    with placed(setup, campaign, record(setup.name), ledger) as target:
-                        for step in steps:
-                            index = len(done) + len(results) + 1
-                            eta = _eta(todo[order[id(step)] :], overhead)
-                            listener.case_started(index, len(campaign.steps), step.case, eta)
-                            job = step.job(target, campaign.fio)
-                            result = run_step(step, job, campaign.executor, listener, scratch)
-                            store.save(run_id, result, step.position)
-                            results.append(result)
-                            ran += 1
-                            overhead.append(result.ended_at - result.started_at - step.planned_s)
-                            listener.case_finished(result)
-                except TargetError as error:
-                    if ran == len(steps):
-                        raise
-                    for step in steps[ran:]:
-                        result = _setup_failed(step, f"set-up {setup.name!r} failed: {error}")
-                        store.save(run_id, result, step.position)
-                        results.append(result)
-                        listener.case_finished(result)
+                run.setup(setup)
     except KeyboardInterrupt:
         store.finish_run(run_id, "interrupted")
-        kept = len(done) + len(results)
+        kept = len(run.done) + len(run.results)
         raise Interrupted(
             f"interrupted: {kept} of {len(campaign.steps)} cases are stored in {store.path}; "
             f"resume with: iolab run --resume {run_id} --db {store.path}",
@@ -160,7 +183,7 @@ def execute(campaign: Campaign, store: Store, run_id: int, listener: Listener) -
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     store.finish_run(run_id, "done")
-    return results
+    return run.results
 
 
 def recover(store: Store) -> list[str]:
@@ -209,8 +232,30 @@ def _eta(remaining: Iterable[Step], overhead: list[float]) -> float:
     return sum(s.planned_s for s in steps) + per_case * len(steps)
 
 
+@dataclass(frozen=True)
+class Known:
+    """What iolab knew of a case's target before it ran, for the methodology checks."""
+
+    repeat: int = 1
+    written_share: float | None = None
+    loop_cache: str = ""
+
+
+def _known(campaign: Campaign, job: jobfile.Job, target: Prepared) -> Known:
+    size = job.options.get("size")
+    written = None
+    if not target.raw and size is not None and target.filename.exists():
+        written = caches.written_share(target.filename, parse_size(size))
+    return Known(campaign.plan.repeat, written, target.loop_cache)
+
+
 def run_step(
-    step: Step, job: jobfile.Job, executor: Executor, listener: Listener, scratch: Path | None
+    step: Step,
+    job: jobfile.Job,
+    executor: Executor,
+    listener: Listener,
+    scratch: Path | None,
+    known: Known = Known(),
 ) -> Result:
     """Run one case's fio job in a scratch directory and turn what fio left into a Result."""
     workdir = Path(tempfile.mkdtemp(prefix="iolab-case-", dir=scratch))
@@ -219,27 +264,55 @@ def run_step(
     timeout = step.planned_s + TIMEOUT_MARGIN_S if step.planned_s else None
     try:
         outcome = executor.run(text, workdir, listener.status, timeout)
-        return _result(step, job, outcome, text, started, executor.limits().memory_bytes)
+        return _result(step, job, outcome, text, started, executor.limits(), known)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _result(
-    step: Step, job: jobfile.Job, outcome: Outcome, text: str, started: float, memory: int
+    step: Step,
+    job: jobfile.Job,
+    outcome: Outcome,
+    text: str,
+    started: float,
+    limits: HostLimits,
+    known: Known,
 ) -> Result:
     base = {"case": step.case, "started_at": started, "ended_at": time.time(), "job_file": text}
     problem = failure(outcome)
     raw = outcome.json_text or None
     if problem:
         return Result(status="failed", error=problem, raw_json=raw, **base)  # type: ignore[arg-type]
-    metrics = parse.metrics(parse.load_json(outcome.json_text))
+    document = parse.load_json(outcome.json_text)
+    whole = parse.metrics(document)
+    steady = parse.steady_state(document)
+    metrics = steady_window(whole, steady) if steady and steady.attained else whole
+    windows = (Window(whole, phase="job"),) if metrics is not whole else ()
     interval = job.options.get("log_avg_msec")
     samples = parse.samples(outcome.log_files, int(interval)) if isinstance(interval, int) else []
+    context = checks.Context(
+        job.options, whole, limits.cpus, limits.memory_bytes, known.repeat,
+        known.written_share, known.loop_cache, steady,
+    )  # fmt: skip
     return Result(
         status="ok",
         metrics=metrics,
         raw_json=raw,
         samples=tuple(samples),
-        warnings=tuple(checks.case_warnings(job.options, metrics, memory)),
+        warnings=tuple(checks.case_warnings(context)),
+        windows=windows,
         **base,  # type: ignore[arg-type]
     )
+
+
+def steady_window(whole: CaseMetrics, steady: parse.SteadyState) -> CaseMetrics:
+    """The case's metrics over fio's steady window: its mean IOPS and bandwidth, shared out
+    over the directions as over the whole job; latency is the whole job's (fio keeps no
+    latency per window)."""
+    total_iops, total_bw = whole.total_iops or 1.0, whole.total_bw_bytes or 1.0
+    directions = tuple(
+        replace(d, iops=steady.iops_mean * d.iops / total_iops,
+                bw_bytes=steady.bw_mean * d.bw_bytes / total_bw)
+        for d in whole.directions
+    )  # fmt: skip
+    return replace(whole, directions=directions)

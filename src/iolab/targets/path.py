@@ -37,6 +37,7 @@ class Prepared:
     owned: bool
     free_bytes: int
     raw: bool = False
+    loop_cache: str = ""  # a buffered loop device under the target (see targets.caches)
 
     def auto_size(self) -> int:
         """Half the free space (counting a test file already there), at most 1 GiB, in MiB;

@@ -1,0 +1,207 @@
+"""Every methodology check, provoked for real with fio, and silent on a clean run.
+
+One plan per scene keeps fio's time short: each workload of it provokes one check (1 s runs,
+small files); a clean plan beside it must raise none of them.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import needs_root, run_iolab
+from iolab.analysis.checks import CODES
+
+PROVOKED = """
+name = "provoked"
+repeat = 2
+
+[defaults]
+runtime = 1
+size = "16m"
+
+[[setup]]
+name = "here"
+path = "{path}"
+
+[[workload]]
+name = "buffered"
+rw = "read"
+direct = 0
+
+[[workload]]
+name = "one core"
+rw = "randread"
+ioengine = "null"
+numjobs = 2
+cpus_allowed = "0"
+
+[[workload]]
+name = "short"
+rw = "read"
+bs = "1m"
+time_based = 0
+
+[[workload]]
+name = "zeros"
+rw = "write"
+zero_buffers = 1
+
+[[workload]]
+name = "same offsets"
+rw = "randread"
+
+[[workload]]
+name = "odd offset"
+rw = "randread"
+offset = "512"
+size = "8m"
+"""
+
+CLEAN = """
+name = "clean"
+repeat = 2
+
+[defaults]
+runtime = 1
+size = "16m"
+randrepeat = 0
+
+[[setup]]
+name = "here"
+path = "{path}"
+
+[[workload]]
+rw = ["randread", "read", "randwrite"]
+"""
+
+EXPECTED = {
+    "buffered": "page-cache",
+    "one core": "cpu-bound",
+    "short": "too-short",
+    "zeros": "compressible",
+    "same offsets": "randrepeat",
+    "odd offset": "misaligned",
+}
+
+
+def warnings_of(db: Path) -> dict[str, set[str]]:
+    """workload -> the warning codes stored on its cases."""
+    found: dict[str, set[str]] = {}
+    with sqlite3.connect(db) as con:
+        for workload, stored in con.execute("SELECT workload, warnings FROM cases"):
+            codes = {w["code"] for w in json.loads(stored)}
+            found.setdefault(workload, set()).update(codes)
+    return found
+
+
+def test_each_check_fires_on_the_case_that_provokes_it(workdir: Path) -> None:
+    (workdir / "plan.toml").write_text(PROVOKED.format(path=workdir))
+    done = run_iolab("run", "plan.toml", cwd=workdir, check=True)
+    found = warnings_of(workdir / "iolab.db")
+    for workload, code in EXPECTED.items():
+        assert code in found[workload], (workload, found[workload])
+    assert "page-cache" not in found["one core"], "a check speaks only about its own trap"
+    assert "  ! " in done.stdout, "warnings are shown as the run goes"
+    report = run_iolab("report", "--format", "markdown", cwd=workdir, check=True).stdout
+    assert "randrepeat" in report or "offsets" in report
+
+
+def test_a_clean_run_raises_none(workdir: Path) -> None:
+    (workdir / "plan.toml").write_text(CLEAN.format(path=workdir))
+    run_iolab("run", "plan.toml", cwd=workdir, check=True)
+    found = warnings_of(workdir / "iolab.db")
+    assert set().union(*found.values()) == set(), found
+
+
+def test_every_code_is_documented() -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    for code in CODES:
+        assert f"`{code}`" in readme, code
+
+
+def _read_plan(path: Path) -> str:
+    return (
+        f'[defaults]\nruntime = 1\nsize = "16m"\n[[setup]]\nname = "it"\npath = "{path}"\n'
+        '[[workload]]\nrw = "randread"\n'
+    )
+
+
+def test_reads_over_a_fallocated_file_are_flagged(workdir: Path) -> None:
+    mine = workdir / "mine.img"
+    subprocess.run(["fallocate", "-l", "16M", str(mine)], check=True)
+    (workdir / "plan.toml").write_text(_read_plan(mine))
+    run_iolab("run", "plan.toml", cwd=workdir, check=True)
+    assert "unwritten-read" in warnings_of(workdir / "iolab.db")["4k randread"]
+    written = workdir / "written.img"
+    written.write_bytes(bytes(range(256)) * 65536)
+    (workdir / "plan.toml").write_text(_read_plan(written))
+    run_iolab("run", "plan.toml", "--db", "written.db", cwd=workdir, check=True)
+    assert "unwritten-read" not in warnings_of(workdir / "written.db")["4k randread"]
+
+
+@pytest.fixture
+def loop_mount(workdir: Path) -> Iterator[Path]:
+    image, mount = workdir / "disk.img", workdir / "mnt"
+    subprocess.run(["truncate", "-s", "96M", str(image)], check=True)
+    dev = subprocess.run(["losetup", "-f", "--show", str(image)], capture_output=True,
+                         text=True, check=True).stdout.strip()  # fmt: skip
+    subprocess.run(["mkfs.ext4", "-q", dev], check=True)
+    mount.mkdir()
+    subprocess.run(["mount", dev, str(mount)], check=True)
+    yield mount
+    subprocess.run(["umount", str(mount)], check=False)
+    subprocess.run(["losetup", "-d", dev], check=False)
+
+
+@needs_root()
+def test_a_target_on_a_buffered_loop_device_is_flagged(workdir: Path, loop_mount: Path) -> None:
+    (workdir / "plan.toml").write_text(_read_plan(loop_mount))
+    run_iolab("run", "plan.toml", cwd=workdir, check=True)
+    assert "loop-cache" in warnings_of(workdir / "iolab.db")["4k randread"]
+
+
+STEADY = """
+[defaults]
+size = "16m"
+steadystate_duration = 2
+time_based = 1
+
+[[setup]]
+name = "here"
+path = "{path}"
+
+[[workload]]
+name = "settles"
+rw = "randread"
+runtime = 6
+steadystate = "iops_slope:30%"
+
+[[workload]]
+name = "never"
+rw = "randread"
+runtime = 3
+steadystate = "iops:0.0001%"
+"""
+
+
+def test_steady_state_uses_the_window_or_says_it_was_not_reached(workdir: Path) -> None:
+    (workdir / "plan.toml").write_text(STEADY.format(path=workdir))
+    run_iolab("run", "plan.toml", cwd=workdir, check=True)
+    found = warnings_of(workdir / "iolab.db")
+    assert "steady-state" not in found["settles"] and "ended-early" not in found["settles"]
+    assert "steady-state" in found["never"]
+    with sqlite3.connect(workdir / "iolab.db") as con:
+        rows = con.execute(
+            "SELECT c.workload, m.phase, m.iops, c.raw_json FROM metrics m"
+            " JOIN cases c ON c.id = m.case_id WHERE c.workload = 'settles'"
+        ).fetchall()
+    phases = {phase: iops for _, phase, iops, _ in rows}
+    assert set(phases) == {"measure", "job"}, "the steady window, and the whole job beside it"
+    window = json.loads(rows[0][3])["jobs"][0]["steadystate"]["data"]["iops_mean"]
+    assert phases["measure"] == pytest.approx(window), "reports show the steady window's mean"
