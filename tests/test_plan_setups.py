@@ -63,6 +63,43 @@ filesystem = "xfs"
     ]  # fmt: skip
 
 
+def test_levels_in_either_spelling_and_a_sweep_down_to_one_device() -> None:
+    found = plan.parse_plan(
+        """
+[[setup]]
+name = "btrfs"
+devices = ["/dev/loop0", "/dev/loop1", "/dev/loop2"]
+raid = "btrfs"
+level = "RAID1C3"
+metadata = 1
+
+[[setup]]
+name = "md"
+devices = ["/dev/loop0", "/dev/loop1", "/dev/loop2", "/dev/loop3"]
+device_count = [1, 4]
+raid = "mdadm"
+level = "raid10"
+md_layout = "f2"
+chunk = "64k"
+
+[[setup]]
+name = "lvm"
+devices = ["/dev/loop0", "/dev/loop1"]
+raid = "lvm"
+level = "linear"
+"""
+        + WORK.replace("randread", "read"),
+        "plan.toml",
+    ).setups
+    shown = [(s.name, x.raid, x.level, x.metadata, x.md_layout) for s in found if (x := s.layout)]
+    assert shown == [
+        ("btrfs", "btrfs", "raid1c3", "raid1", None),
+        ("md x1", "none", None, None, None),
+        ("md x4", "mdadm", "10", None, "f2"),
+        ("lvm", "lvm", "linear", None, None),
+    ]
+
+
 @pytest.mark.parametrize(
     ("body", "words"),
     [
@@ -77,6 +114,13 @@ filesystem = "xfs"
          "level = '7' is not a mdadm level; choose one of 0, 1, 4, 5, 6, 10"),
         ('devices = ["/dev/loop0", "/dev/loop1"]\nraid = "btrfs"\nfilesystem = "xfs"',
          "builds a btrfs filesystem"),
+        ('devices = ["/dev/loop0", "/dev/loop1"]\nraid = "lvm"\nlevel = 6',
+         "lvm 6 needs at least 4 devices, not 2"),
+        ('devices = ["/dev/loop0", "/dev/loop1"]\nraid = "btrfs"\nmetadata = "raid7"',
+         "metadata = 'raid7' is not a btrfs profile"),
+        ('devices = ["/dev/loop0"]\nfilesystem = "xfs"\nmkfs_options = "mkfs.ext4 -q"',
+         "mkfs_options start with mkfs.ext4 but the tool is mkfs.xfs"),
+        ('devices = ["/dev/loop0"]\nmount_options = "noatime"', "mount_options need a filesystem"),
         ('devices = ["/dev/loop0"]\nqueue = { elevator = "none" }', "unknown key 'elevator'"),
         ('devices = ["/dev/loop0"]\ndevice_count = [1, 2]', "device_count 2 must be between 1"),
         ('devices = ["/dev/loop0"]\ncolour = 1', "unknown key 'colour' in [[setup]] 1"),

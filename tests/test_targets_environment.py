@@ -10,7 +10,8 @@ import pytest
 
 from iolab.model import Layout
 from iolab.targets import devices as dv
-from iolab.targets import environment, provision
+from iolab.targets import environment, provision, stack
+from iolab.targets.facts import SetupFacts, TargetFacts
 from loopdevs import LoopDevs, loops_fixture, sh
 
 __all__ = ["loops_fixture"]
@@ -51,19 +52,23 @@ def test_parse_cpulist() -> None:
 
 
 def test_target_of_a_directory_matches_findmnt(workdir: Path) -> None:
-    facts = environment.target(workdir)
-    json.dumps(facts)
+    facts = environment.target_facts(workdir)
+    stored = environment.target(workdir)
+    assert json.loads(json.dumps(stored)) == stored == facts.to_json()
+    assert TargetFacts.from_json(stored) == facts
     found = json.loads(sh("findmnt", "-J", "-T", str(workdir)).stdout)["filesystems"][0]
-    assert facts["path"] == str(workdir)
-    assert facts["filesystem"]["mountpoint"] == found["target"]
-    assert facts["filesystem"]["fstype"] == found["fstype"]
-    fs_layer = facts["stack"]["below"][0]
-    assert (fs_layer["layer"], fs_layer["mountpoint"]) == ("filesystem", found["target"])
+    assert facts.path == str(workdir)
+    assert facts.filesystem is not None
+    assert facts.filesystem.mountpoint == found["target"]
+    assert facts.filesystem.fstype == found["fstype"]
+    fs_layer = facts.stack.below[0]
+    assert (fs_layer.layer, fs_layer.details["mountpoint"]) == ("filesystem", found["target"])
     if found["source"].startswith("/dev/"):
         name = dv.kernel_name(found["source"])
-        assert facts["device"]["name"] == name
-        assert name in facts["devices"]
-        assert facts["disks"]
+        assert facts.device is not None
+        assert facts.device.name == name
+        assert name in facts.devices
+        assert facts.disks
 
 
 def test_target_on_btrfs_raid_resolves_to_loops_and_their_files(
@@ -72,26 +77,27 @@ def test_target_on_btrfs_raid_resolves_to_loops_and_their_files(
     devs = (loops.make(256), loops.make(256))
     layout = Layout(devices=devs, raid="btrfs", level="raid0", metadata="raid1")
     with provision.build(layout, tmp_path / "mnt", confirmed=set(devs)) as built:
-        facts = environment.target(built.path.parent)
-    json.dumps(facts)
-    names = [Path(d).name for d in devs]
-    assert facts["raid"]["kind"] == "btrfs"
-    assert facts["raid"]["members"] == names
-    assert facts["raid"]["profiles"]["data"] == "RAID0"
-    assert facts["filesystem_params"]["profiles"]["metadata"] == "RAID1"
-    fs_layer = facts["stack"]["below"][0]
-    loops_below = {n["device"]: n for n in fs_layer["below"]}
+        facts = environment.target_facts(built.path.parent)
+        stored = {"target": facts.to_json(), "layout": built.facts, "log": []}
+    assert SetupFacts.from_json(json.loads(json.dumps(stored))).to_json() == stored
+    names = tuple(Path(d).name for d in devs)
+    assert facts.raid is not None
+    assert (facts.raid.kind, facts.raid.members) == ("btrfs", names)
+    assert facts.raid.details["profiles"]["data"] == "RAID0"
+    assert facts.raid == built.layout.raid
+    assert facts.filesystem_params["profiles"]["metadata"] == "RAID1"
+    fs_layer = facts.stack.below[0]
+    loops_below = {str(n.device): n for n in fs_layer.below}
     assert sorted(loops_below) == sorted(names)
     for dev in devs:
         node = loops_below[Path(dev).name]
-        assert node["layer"] == "loop"
-        assert node["backing_file"] == str(loops.image(dev))
-        assert node["below"][0]["layer"] == "file"
-        assert node["below"][0]["path"] == str(loops.image(dev))
-        device = facts["devices"][Path(dev).name]
-        assert device["size_bytes"] == 256 * MIB
-        assert device["kind"] == "loop"
-        assert device["logical_block_size"] == int(
+        assert node.layer == "loop"
+        assert node.details["backing_file"] == str(loops.image(dev))
+        assert (node.below[0].layer, node.below[0].path) == ("file", str(loops.image(dev)))
+        device = facts.devices[Path(dev).name]
+        assert device.size_bytes == 256 * MIB
+        assert device.kind == "loop"
+        assert device.logical_block_size == int(
             Path(f"/sys/block/{Path(dev).name}/queue/logical_block_size").read_text()
         )
 
@@ -111,6 +117,7 @@ def test_target_on_xfs_and_ext4_records_mkfs_parameters(loops: LoopDevs, tmp_pat
         e = environment.target(tmp_path / "e")
     assert x["filesystem"]["fstype"] == "xfs"
     assert "logbufs=8" in x["filesystem"]["options"].split(",")
+    assert TargetFacts.from_json(x).to_json() == x
     params = x["filesystem_params"]
     assert (params["block_size"], params["inode_size"], params["log_bytes"]) == (
         4096,
@@ -131,7 +138,7 @@ def test_partition_start_alignment_is_reported(loops: LoopDevs) -> None:
     whole = dv.facts(Path(dev).name)
     assert whole.partitions == (f"{Path(dev).name}p1", f"{Path(dev).name}p2")
     assert whole.start_bytes is None
-    assert dv.stack(aligned.name)["below"][0]["device"] == Path(dev).name
+    assert stack.stack(aligned.name).below[0].device == Path(dev).name
 
 
 def test_optional_tools_are_used_when_present_and_never_required(

@@ -142,11 +142,25 @@ def test_dry_run_of_btrfs_mdadm_and_lvm_layouts() -> None:
     ("layout", "match"),
     [
         (Layout(devices=()), "no devices"),
-        (Layout(devices=("/dev/a", "/dev/b"), filesystem="xfs"), "needs a raid"),
+        (Layout(devices=("/dev/a", "/dev/b"), filesystem="xfs"), "2 devices need raid = btrfs"),
         (Layout(devices=("/dev/a",), raid="btrfs", filesystem="xfs"), "drop filesystem"),
-        (Layout(devices=("/dev/a", "/dev/b"), raid="btrfs", level="raid7"), "not one of"),
-        (Layout(devices=("/dev/a", "/dev/b"), raid="mdadm", level="3"), "not one of"),
-        (Layout(devices=("/dev/a",), md_layout="f2"), "mdadm only"),
+        (
+            Layout(devices=("/dev/a", "/dev/b"), raid="btrfs", level="raid7"),
+            "level = 'raid7' is not a btrfs level; choose one of single, dup, raid0",
+        ),
+        (Layout(devices=("/dev/a", "/dev/b"), raid="mdadm", level="3"), "not a mdadm level"),
+        (Layout(devices=("/dev/a", "/dev/b"), raid="mdadm"), "raid = mdadm needs a level"),
+        (
+            Layout(devices=("/dev/a", "/dev/b"), raid="mdadm", level="raid5"),
+            "mdadm 5 needs at least 3 devices, not 2",
+        ),
+        (
+            Layout(devices=("/dev/a", "/dev/b"), raid="btrfs", metadata="raid1c3"),
+            "btrfs raid1c3 needs at least 3 devices",
+        ),
+        (Layout(devices=("/dev/a",), md_layout="f2"), "md_layout applies to raid = mdadm only"),
+        (Layout(devices=("/dev/a",), metadata="dup"), "applies to raid = btrfs only"),
+        (Layout(devices=("/dev/a",), mount_options="noatime"), "mount_options need a filesystem"),
         (Layout(devices=("/dev/a",), queue={"../../x": "1"}), "not a sysfs queue"),
         (
             Layout(devices=("/dev/a",), filesystem="xfs", mkfs_options="mkfs.ext4 -b 4096"),
@@ -182,12 +196,16 @@ def test_xfs_with_study_a_options(loops: LoopDevs, tmp_path: Path) -> None:
         info = sh("xfs_info", str(mnt)).stdout
         assert "bsize=4096" in info
         assert "isize=512" in info
-        fs = built.facts["filesystem"]
+        fs = built.layout.filesystem
+        assert fs is not None
         assert (fs["block_size"], fs["inode_size"], fs["log_bytes"]) == (4096, 512, 64 * 1024**2)
         assert fs["params"]["log"] == "internal log"
-        assert built.facts["mount"]["options"] == found["options"]
+        assert built.layout.mount is not None
+        assert built.layout.mount.options == found["options"]
         assert queue(dev, "scheduler").find("[mq-deadline]") >= 0
         assert queue(dev, "read_ahead_kb") == "256"
+        assert built.layout.queue is not None
+        assert built.layout.queue[dev]["nr_requests"].after == queue(dev, "nr_requests")
         assert built.facts["queue"][dev]["nr_requests"]["after"] == queue(dev, "nr_requests")
         assert built.path == mnt / "iolab.testfile"
         assert not built.raw
@@ -206,7 +224,8 @@ def test_ext4_records_tune2fs_figures(loops: LoopDevs, tmp_path: Path) -> None:
     )
     with provision.build(layout, tmp_path / "mnt", confirmed={dev}) as built:
         assert "noatime" in findmnt(tmp_path / "mnt")["options"].split(",")
-        fs = built.facts["filesystem"]
+        fs = built.layout.filesystem
+        assert fs is not None
         assert fs["tool"] == "tune2fs"
         assert (fs["block_size"], fs["inode_size"]) == (4096, 256)
         assert "has_journal" in fs["features"]
@@ -229,10 +248,11 @@ def test_btrfs_raid(loops: LoopDevs, tmp_path: Path, level: str, count: int) -> 
         df = sh("btrfs", "filesystem", "df", str(mnt)).stdout
         assert f"Data, {level.upper()}:" in df
         assert "Metadata, RAID1:" in df
-        raid = built.facts["raid"]
-        assert raid["kind"] == "btrfs"
-        assert raid["profiles"]["data"] == level.upper()
-        assert sorted(d["path"] for d in raid["devices"]) == sorted(devs)
+        raid = built.layout.raid
+        assert raid.kind == "btrfs"
+        assert raid.members == tuple(Path(d).name for d in devs)
+        assert raid.details["profiles"]["data"] == level.upper()
+        assert sorted(d["path"] for d in raid.details["devices"]) == sorted(devs)
         built.path.write_bytes(os.urandom(1024 * 1024))
     assert not is_mounted(mnt)
     assert [signature(d) for d in devs] == [""] * count
@@ -433,9 +453,11 @@ def test_mdadm_raid0_with_xfs(loops: LoopDevs, tmp_path: Path) -> None:
     devs = (loops.make(XFS_MIB), loops.make(XFS_MIB))
     layout = Layout(devices=devs, raid="mdadm", level="0", chunk="64K", filesystem="xfs")
     with provision.build(layout, tmp_path / "mnt", confirmed=set(devs)) as built:
-        raid = built.facts["raid"]
-        assert (raid["kind"], raid["level"], raid["chunk_bytes"]) == ("mdadm", "raid0", 65536)
-        assert sorted(raid["members"]) == sorted(Path(d).name for d in devs)
+        raid = built.layout.raid
+        assert (raid.kind, raid.details["level"], raid.details["chunk_bytes"]) == (
+            "mdadm", "raid0", 65536,
+        )  # fmt: skip
+        assert sorted(raid.members) == sorted(Path(d).name for d in devs)
         array = findmnt(tmp_path / "mnt")["source"]
         assert Path(array).name in Path("/proc/mdstat").read_text()
     assert not Path(f"/sys/block/{Path(array).name}/md").exists()
@@ -447,9 +469,9 @@ def test_lvm_striped_with_ext4(loops: LoopDevs, tmp_path: Path) -> None:
     devs = (loops.make(128), loops.make(128))
     layout = Layout(devices=devs, raid="lvm", level="0", chunk="64k", filesystem="ext4")
     with provision.build(layout, tmp_path / "mnt", confirmed=set(devs)) as built:
-        raid = built.facts["raid"]
-        assert raid["kind"] == "lvm"
-        assert str(raid["dm_uuid"]).startswith("LVM-")
-        assert raid.get("segtype") == "striped"
+        raid = built.layout.raid
+        assert raid.kind == "lvm"
+        assert str(raid.details["dm_uuid"]).startswith("LVM-")
+        assert raid.details.get("segtype") == "striped"
     assert not is_mounted(tmp_path / "mnt")
     assert [signature(d) for d in devs] == ["", ""]

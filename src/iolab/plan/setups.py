@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
+from iolab import layouts
 from iolab.model import FsKind, Layout, RaidKind, Setup
 from iolab.plan.common import Overrides, Where, known_keys
 
@@ -16,12 +17,6 @@ DEVICE_KEYS = (
     "filesystem", "mkfs_options", "mount_options", "queue", "discard", "setup_hook",
     "teardown_hook",
 )  # fmt: skip
-QUEUE_KEYS = ("scheduler", "read_ahead_kb", "nr_requests", "rq_affinity")
-LEVELS: dict[str, dict[str, int]] = {  # level -> fewest devices
-    "btrfs": {"single": 1, "raid0": 2, "raid1": 2, "raid10": 4, "raid5": 3, "raid6": 4},
-    "mdadm": {"0": 2, "1": 2, "4": 3, "5": 3, "6": 4, "10": 4},
-    "lvm": {"0": 2, "1": 2, "5": 3, "6": 4, "10": 4},
-}
 
 
 def setups(raw: object, top: Where, over: Overrides) -> tuple[Setup, ...]:
@@ -106,27 +101,25 @@ def _text(entry: Mapping[str, Any], key: str, where: Where) -> str | None:
 
 
 def _layout(entry: Mapping[str, Any], devices: tuple[str, ...], where: Where) -> Layout:
-    raid: RaidKind = _choice(entry, "raid", get_args(RaidKind), where)  # type: ignore[assignment]
+    """The layout a [[setup]] asks for, over these devices, checked by `layouts.settle`."""
+    raid: RaidKind = _choice(entry, "raid", layouts.RAID_KINDS, where)  # type: ignore[assignment]
     default_fs = "btrfs" if raid == "btrfs" else "none"
-    fs_choices = (default_fs, *(f for f in get_args(FsKind) if f != default_fs))
+    fs_choices = (default_fs, *(f for f in layouts.FILESYSTEMS if f != default_fs))
     filesystem: FsKind = _choice(entry, "filesystem", fs_choices, where)  # type: ignore[assignment]
-    if raid == "btrfs" and filesystem != "btrfs":
-        raise where.fail("filesystem", 'raid = "btrfs" builds a btrfs filesystem; drop filesystem')
-    level = _level(entry, raid, len(devices), where)
-    if raid == "none" and len(devices) > 1:
-        raise where.fail("raid", f"{len(devices)} devices need raid = btrfs, mdadm or lvm")
     queue = entry.get("queue", {})
     if not isinstance(queue, dict):
         raise where.fail("queue", 'queue must be a table, e.g. queue = { scheduler = "none" }')
-    known_keys(queue, QUEUE_KEYS, where, "queue")
+    known_keys(queue, layouts.QUEUE_KEYS, where, "queue")
     discard = entry.get("discard", False)
     if not isinstance(discard, bool):
         raise where.fail("discard", "discard must be true or false")
-    return Layout(
+    raid_kind = layouts.RAIDS.get(raid)
+    level = entry.get("level", raid_kind.default if raid_kind else None)
+    asked = Layout(
         devices=devices,
-        raid=raid if level is not None or raid == "none" else "none",
-        level=level,
-        metadata=None if level == "single" else _text(entry, "metadata", where),
+        raid=raid,
+        level=None if level is None else str(level),
+        metadata=_text(entry, "metadata", where),
         chunk=_text(entry, "chunk", where),
         md_layout=_text(entry, "md_layout", where),
         filesystem=filesystem,
@@ -137,29 +130,7 @@ def _layout(entry: Mapping[str, Any], devices: tuple[str, ...], where: Where) ->
         setup_hook=_text(entry, "setup_hook", where),
         teardown_hook=_text(entry, "teardown_hook", where),
     )
-
-
-def _level(entry: Mapping[str, Any], raid: str, count: int, where: Where) -> str | None:
-    """The RAID level in the tool's own spelling; None when one device needs no RAID."""
-    if raid == "none":
-        if "level" in entry:
-            raise where.fail("level", 'level needs raid = "btrfs", "mdadm" or "lvm"')
-        return None
-    raw = str(entry.get("level", "raid0" if raid == "btrfs" else "0"))
-    level = (
-        raw.removeprefix("raid") if raid != "btrfs" else raw if not raw.isdigit() else f"raid{raw}"
-    )
-    levels = LEVELS[raid]
-    if level not in levels:
-        raise where.fail(
-            "level", f"level = {raw!r} is not a {raid} level; choose one of {', '.join(levels)}"
-        )
-    if count == 1 and raid == "btrfs":
-        return "single"
-    if count == 1:
-        return None  # one device of a device_count sweep: the plain device
-    if count < levels[level]:
-        raise where.fail(
-            "level", f"{raid} {raw} needs at least {levels[level]} devices, not {count}"
-        )
-    return level
+    try:
+        return layouts.settle(asked, side_by_side=False)
+    except layouts.LayoutError as error:
+        raise where.fail(error.key, str(error)) from None

@@ -1,8 +1,9 @@
-"""Facts about block devices, read from sysfs and util-linux, and how they stack.
+"""Block devices: their names, what they are built on and hold, mounts, and their facts.
 
 Devices are named by their kernel name (``loop0``, ``sda1``, ``md0``, ``dm-3``); any path the
 user gives (``/dev/loop0``, a ``/dev/disk/by-id`` link) is resolved through its major:minor
-number, so two spellings of one device compare equal.
+number, so two spellings of one device compare equal. How a path stacks down to its disks, as
+a tree, is `stack.resolve`.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ import os
 import re
 import stat
 import subprocess
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from iolab.errors import TargetError
+from iolab.targets.facts import DeviceFacts
+from iolab.units import human_bytes
 
 SYS_BLOCK = Path("/sys/class/block")
 SYS_DEV_BLOCK = Path("/sys/dev/block")
@@ -26,10 +28,7 @@ MOUNTINFO = Path("/proc/self/mountinfo")
 SWAPS = Path("/proc/swaps")
 SECTOR = 512
 MIB = 1024**2
-MAX_DEPTH = 8
 _OCTAL = re.compile(r"\\([0-7]{3})")
-
-JSONDict = dict[str, Any]
 
 
 def read(path: str | Path) -> str | None:
@@ -180,6 +179,19 @@ def leaves(name: str) -> tuple[str, ...]:
     return (name,)
 
 
+def underneath(name: str) -> tuple[str, ...]:
+    """The device and all it is built on: a partition's disk, md/dm slaves, a loop's device."""
+    return _closure(name, _below)
+
+
+def _below(name: str) -> list[str]:
+    found = [disk_of(name)] if is_partition(name) else []
+    found += slaves(name)
+    backing = backing_file(name)
+    below = try_kernel_name(backing) if backing else None
+    return [*found, below] if below else found
+
+
 # -- mounts, swap, btrfs --------------------------------------------------------------------
 
 
@@ -250,47 +262,6 @@ def btrfs_of(name: str) -> BtrfsFs | None:
 
 
 # -- facts ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class DeviceFacts:
-    """What one block device is and how its queue is set; JSON-able through as_dict()."""
-
-    name: str
-    path: str
-    kind: str
-    disk: str
-    majmin: str | None
-    size_bytes: int | None
-    model: str | None
-    vendor: str | None
-    firmware: str | None
-    serial: str | None
-    wwn: str | None
-    transport: str | None
-    rotational: bool | None
-    logical_block_size: int | None
-    physical_block_size: int | None
-    scheduler: str | None
-    read_ahead_kb: int | None
-    nr_requests: int | None
-    rq_affinity: int | None
-    write_cache: str | None
-    discard_granularity: int | None
-    start_bytes: int | None
-    alignment_offset: int | None
-    aligned_1mib: bool | None
-    read_only: bool
-    partitions: tuple[str, ...]
-    holders: tuple[str, ...]
-    slaves: tuple[str, ...]
-    backing_file: str | None
-
-    def as_dict(self) -> JSONDict:
-        out = asdict(self)
-        for key in ("partitions", "holders", "slaves"):
-            out[key] = list(out[key])
-        return out
 
 
 def active_scheduler(text: str | None) -> str | None:
@@ -389,17 +360,6 @@ def facts(name: str) -> DeviceFacts:
     )
 
 
-def human_size(size: int | None) -> str:
-    if size is None:
-        return "size unknown"
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"
-
-
 def describe(dev: str | Path) -> str:
     """One line for a confirmation prompt: path, model, size and serial (or what it is)."""
     name = kernel_name(dev)
@@ -409,7 +369,8 @@ def describe(dev: str | Path) -> str:
         what = f"loop device over {f.backing_file}"
     ident = f"serial {f.serial}" if f.serial else f"wwn {f.wwn}" if f.wwn else "no serial"
     shown = str(dev) if str(dev) == f.path else f"{dev} ({f.path})"
-    return f"{shown}: {what}, {human_size(f.size_bytes)}, {ident}"
+    size = "size unknown" if f.size_bytes is None else human_bytes(f.size_bytes)
+    return f"{shown}: {what}, {size}, {ident}"
 
 
 # -- signatures -----------------------------------------------------------------------------
@@ -450,127 +411,3 @@ def signatures(name: str) -> list[Signature]:
 def last_line(text: str) -> str:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1] if lines else ""
-
-
-# -- stacks ---------------------------------------------------------------------------------
-
-
-def underneath(name: str) -> tuple[str, ...]:
-    """The device and all it is built on: a partition's disk, md/dm slaves, a loop's device."""
-    return _closure(name, _below)
-
-
-def _below(name: str) -> list[str]:
-    found = [disk_of(name)] if is_partition(name) else []
-    found += slaves(name)
-    backing = backing_file(name)
-    below = try_kernel_name(backing) if backing else None
-    return [*found, below] if below else found
-
-
-def mount_containing(path: str | Path) -> Mount | None:
-    """The mount a path lives on: the longest mount point that prefixes its real path."""
-    real = os.path.realpath(path)
-    best: tuple[int, int, Mount] | None = None
-    for index, mount in enumerate(mounts()):
-        target = mount.target.rstrip("/") or "/"
-        if real == target or real.startswith(target if target == "/" else target + "/"):
-            key = (len(target), index, mount)
-            if best is None or key[:2] > best[:2]:
-                best = key
-    return best[2] if best else None
-
-
-def md_facts(name: str) -> JSONDict:
-    """Level, chunk, layout and state of an md array, from /sys/block/mdN/md."""
-    md = sys_dir(name) / "md"
-    return {
-        "level": read(md / "level"),
-        "chunk_bytes": read_int(md / "chunk_size"),
-        "layout": read_int(md / "layout"),
-        "raid_disks": read_int(md / "raid_disks"),
-        "array_state": read(md / "array_state"),
-        "sync_action": read(md / "sync_action"),
-        "members": list(slaves(name)),
-    }
-
-
-def dm_facts(name: str) -> JSONDict:
-    """Name and uuid of a device-mapper device (an LVM volume's uuid starts with LVM-)."""
-    dm = sys_dir(name) / "dm"
-    return {
-        "dm_name": read(dm / "name"),
-        "dm_uuid": read(dm / "uuid"),
-        "members": list(slaves(name)),
-    }
-
-
-def stack(name: str, depth: int = 0) -> JSONDict:
-    """A device and what it is built on, as a tree of layers down to whole disks or files."""
-    layer = kind(name)
-    node: JSONDict = {"layer": layer, "device": name}
-    if depth >= MAX_DEPTH:
-        return node
-    below: list[JSONDict] = []
-    if layer == "part":
-        below.append(stack(disk_of(name), depth + 1))
-    elif layer == "md":
-        node.update(md_facts(name))
-    elif layer == "dm":
-        node.update(dm_facts(name))
-    elif layer == "loop":
-        backing = backing_file(name)
-        node["backing_file"] = backing
-        under = try_kernel_name(backing) if backing else None
-        if under:
-            below.append(stack(under, depth + 1))
-        elif backing:
-            below.append(resolve(backing, depth + 1))
-    below.extend(stack(s, depth + 1) for s in slaves(name))
-    if below:
-        node["below"] = below
-    return node
-
-
-def resolve(path: str | Path, depth: int = 0) -> JSONDict:
-    """file -> filesystem -> btrfs/md/dm/loop -> member disks, as a tree of layers."""
-    real = os.path.realpath(path)
-    node: JSONDict = {"layer": "file", "path": real}
-    mount = mount_containing(real)
-    if mount is None or depth >= MAX_DEPTH:
-        return node
-    fs: JSONDict = {
-        "layer": "filesystem",
-        "fstype": mount.fstype,
-        "source": mount.source,
-        "mountpoint": mount.target,
-        "options": mount.options,
-    }
-    members = list(mount.devices)
-    btrfs = btrfs_of(members[0]) if mount.fstype == "btrfs" and members else None
-    if btrfs:
-        fs["btrfs_uuid"] = btrfs.uuid
-        members = list(btrfs.devices)
-    if members:
-        fs["below"] = [stack(m, depth + 1) for m in members]
-    node["below"] = [fs]
-    return node
-
-
-def layers(tree: JSONDict) -> Iterator[JSONDict]:
-    """Every node of a resolve()/stack() tree, top down."""
-    yield tree
-    for child in tree.get("below", []):
-        yield from layers(child)
-
-
-def tree_devices(tree: JSONDict) -> list[str]:
-    """Kernel names of every block device in a tree, top down, each once."""
-    names = [n["device"] for n in layers(tree) if "device" in n]
-    return list(dict.fromkeys(names))
-
-
-def tree_disks(tree: JSONDict) -> list[str]:
-    """The whole disks at the bottom of a tree (the devices the I/O finally reaches)."""
-    names = [n["device"] for n in layers(tree) if n.get("layer") == "disk"]
-    return list(dict.fromkeys(names))

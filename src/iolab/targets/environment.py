@@ -14,11 +14,21 @@ import shutil
 import socket
 import subprocess
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from iolab.model import Layout
+from iolab.model import Layout, RaidKind
 from iolab.targets import devices as dv
+from iolab.targets import stack as stk
+from iolab.targets.facts import (
+    DeviceFacts,
+    Layer,
+    LayoutFacts,
+    MountFacts,
+    RaidFacts,
+    TargetFacts,
+)
 
 JSONDict = dict[str, Any]
 SYS_CPU = Path("/sys/devices/system/cpu")
@@ -312,48 +322,59 @@ def lvm_facts(dm_name: str | None) -> JSONDict:
     return next((r for r in rows if str(r.get("lv_dm_path", "")).endswith("/" + dm_name)), {})
 
 
-def raid_of(tree: JSONDict) -> JSONDict | None:
-    """The first RAID layer of a resolve() tree: btrfs, md or LVM/dm, with its members."""
-    for node in dv.layers(tree):
-        if node.get("layer") == "filesystem" and node.get("fstype") == "btrfs":
-            members = [child["device"] for child in node.get("below", [])]
+_LAYER_RAIDS: dict[str, RaidKind] = {"md": "mdadm", "dm": "lvm"}
+
+
+def raid_facts(
+    kind: str, members: Sequence[str], top: str | None, mountpoint: str | Path | None
+) -> RaidFacts:
+    """What a RAID of this kind is, from its own tools: btrfs (mounted), md sysfs, dm and lvs.
+
+    The one place that asks per kind; members are the kernel names of the devices under it
+    (md and dm read theirs from sysfs, under `top`, the array or volume).
+    """
+    if kind == "btrfs" and mountpoint is not None:
+        return RaidFacts("btrfs", tuple(members), btrfs_params(mountpoint))
+    if kind in ("mdadm", "lvm") and top:
+        details = stk.md_facts(top) if kind == "mdadm" else stk.dm_facts(top)
+        below = tuple(details.pop("members"))
+        if kind == "lvm":
+            details.update(lvm_facts(details.get("dm_name")))
+        return RaidFacts(kind, below, details)
+    return RaidFacts("none", tuple(members))
+
+
+def raid_of(tree: Layer) -> RaidFacts | None:
+    """The first RAID layer of a resolved target: btrfs, md or LVM/dm, with its members."""
+    for node in tree.walk():
+        if node.layer == "filesystem" and node.details.get("fstype") == "btrfs":
+            members = [child.device for child in node.below if child.device]
             if len(members) > 1:
-                return {"kind": "btrfs", "members": members, **btrfs_params(node["mountpoint"])}
-        if node.get("layer") == "md":
-            return {"kind": "mdadm", **dv.md_facts(node["device"])}
-        if node.get("layer") == "dm" and len(dv.slaves(node["device"])) > 0:
-            facts = dv.dm_facts(node["device"])
-            return {"kind": "lvm", **facts, **lvm_facts(facts.get("dm_name"))}
+                return raid_facts("btrfs", members, None, node.details["mountpoint"])
+        kind = _LAYER_RAIDS.get(node.layer)
+        if kind and node.device and (kind == "mdadm" or dv.slaves(node.device)):
+            return raid_facts(kind, (), node.device, None)
     return None
 
 
-def layout_facts(layout: Layout, top: str, mountpoint: Path | None) -> JSONDict:
+def layout_facts(layout: Layout, top: str, mountpoint: Path | None) -> LayoutFacts:
     """What a freshly built layout is: members, RAID, filesystem parameters, mount options."""
     names = [dv.try_kernel_name(d) for d in layout.devices]
     members = [n for n in names if n]
-    out: JSONDict = {"devices": {n: dv.facts(n).as_dict() for n in members}}
     top_name = dv.try_kernel_name(top)
-    if layout.raid == "btrfs" and mountpoint is not None:
-        out["raid"] = {"kind": "btrfs", "members": members, **btrfs_params(mountpoint)}
-    elif layout.raid == "mdadm" and top_name:
-        out["raid"] = {"kind": "mdadm", **dv.md_facts(top_name)}
-    elif layout.raid == "lvm" and top_name:
-        dm = dv.dm_facts(top_name)
-        out["raid"] = {"kind": "lvm", **dm, **lvm_facts(dm.get("dm_name"))}
-    else:
-        out["raid"] = {"kind": "none", "members": members}
-    if top_name and top_name not in members:
-        out["top"] = dv.facts(top_name).as_dict()
-    if mountpoint is not None:
-        mount = dv.mount_of_target(str(mountpoint))
-        fstype = mount.fstype if mount else layout.filesystem
-        out["mount"] = {
-            "source": mount.source if mount else None,
-            "fstype": fstype,
-            "options": mount.options if mount else None,
-        }
-        out["filesystem"] = filesystem_params(fstype, top, mountpoint)
-    return out
+    facts = LayoutFacts(
+        devices={n: dv.facts(n) for n in members},
+        raid=raid_facts(layout.raid, members, top_name, mountpoint),
+        top=dv.facts(top_name) if top_name and top_name not in members else None,
+    )
+    if mountpoint is None:
+        return facts
+    mount = dv.mount_of_target(str(mountpoint))
+    fstype = mount.fstype if mount else layout.filesystem
+    found = (
+        MountFacts(mount.source, fstype, mount.options) if mount else MountFacts(None, fstype, None)
+    )
+    return replace(facts, mount=found, filesystem=filesystem_params(fstype, top, mountpoint))
 
 
 # -- optional device tools ------------------------------------------------------------------
@@ -396,64 +417,57 @@ def nvme_facts(name: str) -> JSONDict | None:
     return {key: str(data[key]).strip() for key in keys if key in data}
 
 
-def device_facts(name: str) -> JSONDict:
+def device_facts(name: str) -> DeviceFacts:
     """sysfs facts of one device, with smartctl and nvme-cli facts for whole disks."""
-    out = dv.facts(name).as_dict()
-    if out["kind"] == "disk":
-        smart, nvme = smart_facts(name), nvme_facts(name)
-        if smart is not None:
-            out["smart"] = smart
-        if nvme is not None:
-            out["nvme"] = nvme
-    return out
+    facts = dv.facts(name)
+    if facts.kind != "disk":
+        return facts
+    return replace(facts, smart=smart_facts(name), nvme=nvme_facts(name))
 
 
 # -- targets --------------------------------------------------------------------------------
 
 
-def mount_of(path: Path) -> JSONDict:
+def mount_of(path: Path) -> MountFacts | None:
     """The filesystem holding `path`: source, type, mount point and options."""
-    mount = dv.mount_containing(path)
+    mount = stk.mount_containing(path)
     if mount is None:
-        return {}
-    return {
-        "source": mount.source,
-        "fstype": mount.fstype,
-        "mountpoint": mount.target,
-        "options": mount.options,
-    }
+        return None
+    return MountFacts(mount.source, mount.fstype, mount.options, mount.target)
 
 
-def block_device(source: str | None) -> JSONDict:
-    """Facts of the block device behind a mount source ({} when it is not a block device)."""
+def block_device(source: str | None) -> DeviceFacts | None:
+    """Facts of the block device behind a mount source (None when it is not a block device)."""
     if not source or not source.startswith("/dev/"):
-        return {}
+        return None
     name = dv.try_kernel_name(source.split("[")[0])
-    return dv.facts(name).as_dict() if name else {"name": Path(source).name}
+    return dv.facts(name) if name else DeviceFacts.from_json({"name": Path(source).name})
+
+
+def target_facts(path: Path) -> TargetFacts:
+    """The filesystem and devices a target path lives on, down to the member disks: its
+    mount, the mount source's facts, the stack (file -> filesystem -> btrfs/md/dm/loop ->
+    disks), every block device in it, the disks at the bottom, the RAID, and the mkfs
+    parameters (xfs_info / tune2fs -l / btrfs)."""
+    mount = mount_of(path)
+    stack = stk.resolve(path)
+    source = mount.source if mount else None
+    return TargetFacts(
+        path=str(path),
+        filesystem=mount,
+        device=block_device(source),
+        stack=stack,
+        devices={name: device_facts(name) for name in stk.tree_devices(stack)},
+        disks=tuple(stk.tree_disks(stack)),
+        raid=raid_of(stack),
+        filesystem_params=filesystem_params(
+            (mount.fstype if mount else None) or "",
+            (source or "").split("[")[0] or None,
+            mount.mountpoint if mount else None,
+        ),
+    )
 
 
 def target(path: Path) -> JSONDict:
-    """The filesystem and devices a target path lives on, down to the member disks.
-
-    Keys: path, filesystem (source/fstype/mountpoint/options), device (the mount source's
-    facts), stack (file -> filesystem -> btrfs/md/dm/loop -> disks, as a tree), devices
-    (facts of every block device in the stack), disks (the bottom ones), raid, and
-    filesystem_params (xfs_info / tune2fs -l / btrfs figures).
-    """
-    mount = mount_of(path)
-    stack = dv.resolve(path)
-    names = dv.tree_devices(stack)
-    return {
-        "path": str(path),
-        "filesystem": mount,
-        "device": block_device(mount.get("source")),
-        "stack": stack,
-        "devices": {name: device_facts(name) for name in names},
-        "disks": dv.tree_disks(stack),
-        "raid": raid_of(stack),
-        "filesystem_params": filesystem_params(
-            str(mount.get("fstype", "")),
-            str(mount.get("source", "")).split("[")[0] or None,
-            mount.get("mountpoint"),
-        ),
-    }
+    """`target_facts` as the JSON the store keeps."""
+    return target_facts(path).to_json()

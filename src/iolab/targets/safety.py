@@ -10,6 +10,7 @@ from collections.abc import Collection, Sequence
 
 from iolab.errors import TargetError
 from iolab.targets import devices as dv
+from iolab.targets import stack
 
 ROOT = "/"
 PARTITION_TABLES = {"dos", "gpt", "PMBR", "atari", "bsd", "sun", "sgi", "mac"}
@@ -146,7 +147,7 @@ def _held(who: str, holder: str) -> str:
             "or name another device"
         )
     if layer == "dm":
-        facts = dv.dm_facts(holder)
+        facts = stack.dm_facts(holder)
         label = facts.get("dm_name") or holder
         if str(facts.get("dm_uuid") or "").startswith("LVM-"):
             return (
