@@ -24,6 +24,7 @@ name = "jobs sweep"
 [defaults]
 runtime = 1
 size = "8m"
+log_avg_msec = 0
 [[setup]]
 name = "1 device"
 path = "{root}/a"

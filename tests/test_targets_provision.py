@@ -443,35 +443,3 @@ def test_ctrl_c_leaves_no_mount_or_raid_behind(loops: LoopDevs, tmp_path: Path, 
     assert not is_mounted(mnt)
     assert not mnt.exists()
     assert [signature(d) for d in devs] == ["", ""]
-
-
-# -- mdadm and LVM, where the kernel has them -----------------------------------------------
-
-
-@pytest.mark.skipif(md_supported() is not None, reason=str(md_supported()))
-def test_mdadm_raid0_with_xfs(loops: LoopDevs, tmp_path: Path) -> None:
-    devs = (loops.make(XFS_MIB), loops.make(XFS_MIB))
-    layout = Layout(devices=devs, raid="mdadm", level="0", chunk="64K", filesystem="xfs")
-    with provision.build(layout, tmp_path / "mnt", confirmed=set(devs)) as built:
-        raid = built.layout.raid
-        assert (raid.kind, raid.details["level"], raid.details["chunk_bytes"]) == (
-            "mdadm", "raid0", 65536,
-        )  # fmt: skip
-        assert sorted(raid.members) == sorted(Path(d).name for d in devs)
-        array = findmnt(tmp_path / "mnt")["source"]
-        assert Path(array).name in Path("/proc/mdstat").read_text()
-    assert not Path(f"/sys/block/{Path(array).name}/md").exists()
-    assert [signature(d) for d in devs] == ["", ""]
-
-
-@pytest.mark.skipif(dm_supported() is not None, reason=str(dm_supported()))
-def test_lvm_striped_with_ext4(loops: LoopDevs, tmp_path: Path) -> None:
-    devs = (loops.make(128), loops.make(128))
-    layout = Layout(devices=devs, raid="lvm", level="0", chunk="64k", filesystem="ext4")
-    with provision.build(layout, tmp_path / "mnt", confirmed=set(devs)) as built:
-        raid = built.layout.raid
-        assert raid.kind == "lvm"
-        assert str(raid.details["dm_uuid"]).startswith("LVM-")
-        assert raid.details.get("segtype") == "striped"
-    assert not is_mounted(tmp_path / "mnt")
-    assert [signature(d) for d in devs] == ["", ""]

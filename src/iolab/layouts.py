@@ -16,6 +16,7 @@ from typing import get_args
 
 from iolab.errors import IolabError
 from iolab.model import FsKind, Layout, RaidKind
+from iolab.units import parse_size
 
 RAID_KINDS: tuple[RaidKind, ...] = get_args(RaidKind)
 FILESYSTEMS: tuple[FsKind, ...] = get_args(FsKind)
@@ -208,7 +209,24 @@ def _needs_raid(layout: Layout) -> None:
         raise LayoutError("md_layout", "md_layout applies to raid = mdadm only")
 
 
+def _chunk(layout: Layout) -> None:
+    """A chunk is a power of two of at least 4 KiB, on a RAID that stripes."""
+    if layout.chunk is None or layout.raid == "none":
+        return  # one device of a device_count sweep: the plain device, nothing to stripe
+    if layout.raid == "btrfs":
+        raise LayoutError("chunk", "chunk applies to raid = mdadm or lvm; btrfs sets its own")
+    try:
+        size = parse_size(layout.chunk)
+    except ValueError:
+        size = 0
+    if size < 4096 or size & (size - 1):
+        raise LayoutError(
+            "chunk", f"chunk = {layout.chunk!r} must be a power of two of at least 4k (e.g. 256k)"
+        )
+
+
 def _options(layout: Layout) -> None:
+    _chunk(layout)
     for key in layout.queue:
         if not _QUEUE_NAME.match(key):
             raise LayoutError("queue", f"queue setting {key!r} is not a sysfs queue file name")

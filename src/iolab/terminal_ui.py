@@ -34,6 +34,7 @@ class ProgressListener:
         )
         self.task = self.progress.add_task("starting", total=1, eta="?", live="")
         self.eta_s, self.t0, self.label = 0.0, time.monotonic(), ""
+        self.current: Case | None = None
 
     def __enter__(self) -> ProgressListener:
         self.progress.start()
@@ -44,6 +45,7 @@ class ProgressListener:
 
     def case_started(self, index: int, total: int, case: Case, eta_s: float) -> None:
         self.eta_s, self.t0 = eta_s, time.monotonic()
+        self.current = case
         self.label = (
             f"case {index}/{total} {case.setup.name} · {case.workload.name} #{case.repetition}"
         )
@@ -65,14 +67,20 @@ class ProgressListener:
 
     def case_finished(self, result: Result) -> None:
         m = result.metrics
+        case = result.case
+        label = (  # a case of a set-up that failed to build never started
+            self.label
+            if self.current is case
+            else f"{case.setup.name} · {case.workload.name} #{case.repetition}"
+        )
         if result.status != "ok" or m is None:
             self.progress.console.print(
-                f"✗ {self.label}: failed: {result.error}", markup=False, soft_wrap=True
+                f"✗ {label}: failed: {result.error}", markup=False, soft_wrap=True
             )
             return
         p99 = max((d.percentiles_ns.get("99", 0.0) for d in m.directions), default=0.0)
         line = (
-            f"✓ {self.label}: {m.total_iops:,.0f} IOPS, {m.total_bw_bytes / 1e6:,.1f} MB/s, "
+            f"✓ {label}: {m.total_iops:,.0f} IOPS, {m.total_bw_bytes / 1e6:,.1f} MB/s, "
             f"p99 {p99 / 1000:,.0f} µs"
         )
         self.progress.console.print(line, markup=False, soft_wrap=True)

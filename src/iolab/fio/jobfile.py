@@ -64,9 +64,12 @@ def render(jobs: Sequence[Job]) -> str:
 
 
 def with_logs(options: Mapping[str, FioValue], prefix: str) -> dict[str, FioValue]:
-    """Add fio's bw/iops/lat logs under `prefix` when the workload asks for samples."""
+    """Add fio's bw/iops/lat logs under `prefix` when the workload asks for samples;
+    `log_avg_msec = 0` asks for none (fio would log every single I/O)."""
     out = dict(options)
-    if "log_avg_msec" in out:
+    if out.get("log_avg_msec") == 0:
+        del out["log_avg_msec"]
+    elif "log_avg_msec" in out:
         for kind in LOG_KINDS:
             out.setdefault(f"write_{kind}_log", prefix)
     return out

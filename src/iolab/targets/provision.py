@@ -257,9 +257,7 @@ def build(
     primary: BaseException | None = None
     try:
         for stage in plan:
-            undo.append(_undo_now(stage, runner.queue_before))
-            for step in stage.do:
-                runner.run(step, "set-up")
+            _run_stage(stage, _undo_now(stage, runner.queue_before), undo, runner)
         yield _built(layout, mountpoint, top_device(layout, md), runner)
     except BaseException as error:
         primary = error
@@ -268,6 +266,37 @@ def build(
         with _sigint_deferred() as caught:
             errors = _teardown(undo, runner)
         _after_teardown(primary, errors, bool(caught))
+
+
+def _run_stage(
+    stage: Stage, pending: tuple[Step, ...], undo: list[tuple[Step, ...]], runner: _Runner
+) -> None:
+    """Run a stage's steps; its undo steps join `undo` once something may have been made.
+
+    A first command that fails cleanly (mdadm --create refused) made nothing, so nothing is
+    undone for it; a hook, or any step cut short (Ctrl-C), may have made something.
+    """
+    registered = False
+
+    def register() -> None:
+        nonlocal registered
+        if not registered:
+            undo.append(pending)
+            registered = True
+
+    if not stage.do:
+        register()  # a stage that only undoes (the teardown hook)
+    for step in stage.do:
+        try:
+            runner.run(step, "set-up")
+        except TargetError:
+            if registered or step.hook:
+                register()
+            raise
+        except BaseException:
+            register()
+            raise
+        register()
 
 
 def _after_teardown(primary: BaseException | None, errors: list[str], interrupted: bool) -> None:

@@ -16,6 +16,7 @@ from iolab.errors import TargetError
 from iolab.layouts import LayoutError
 from iolab.model import Layout, stable_hash
 from iolab.targets import devices as dv
+from iolab.units import parse_size
 
 LV_NAME = "bench"
 
@@ -136,11 +137,17 @@ def _with_flag(words: list[str], flag: str) -> list[str]:
     return words if flag in words or "--force" in words else [flag, *words]
 
 
+def chunk_kib(chunk: str) -> int:
+    """A chunk size as mdadm takes it: a number of KiB ("256k" and "1m" are not accepted by
+    every mdadm version)."""
+    return parse_size(chunk) // 1024
+
+
 def _md_stage(layout: Layout, md: str) -> Stage:
     level = layout.level
     argv = ["mdadm", "--create", md, "--run", "--metadata=1.2", f"--level={level}"]
     argv.append(f"--raid-devices={len(layout.devices)}")
-    argv += [f"--chunk={layout.chunk}"] if layout.chunk else []
+    argv += [f"--chunk={chunk_kib(layout.chunk)}"] if layout.chunk else []
     argv += [f"--layout={layout.md_layout}"] if layout.md_layout else []
     argv += ["--assume-clean"] if level != "0" else []
     return Stage(
