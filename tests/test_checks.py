@@ -16,6 +16,7 @@ import pytest
 
 from conftest import needs_root, run_iolab
 from iolab.analysis.checks import CODES
+from loopdevs import LoopDevs, loops_fixture
 
 PROVOKED = """
 name = "provoked"
@@ -79,6 +80,8 @@ path = "{path}"
 [[workload]]
 rw = ["randread", "read", "randwrite"]
 """
+
+__all__ = ["loops_fixture"]
 
 EXPECTED = {
     "buffered": "page-cache",
@@ -205,3 +208,46 @@ def test_steady_state_uses_the_window_or_says_it_was_not_reached(workdir: Path) 
     assert set(phases) == {"measure", "job"}, "the steady window, and the whole job beside it"
     window = json.loads(rows[0][3])["jobs"][0]["steadystate"]["data"]["iops_mean"]
     assert phases["measure"] == pytest.approx(window), "reports show the steady window's mean"
+
+
+DEVICE = """
+[defaults]
+runtime = 1
+size = "16m"
+[[setup]]
+name = "disk"
+devices = ["{dev}"]
+filesystem = "none"
+{extra}
+[[workload]]
+rw = "randwrite"
+[[workload]]
+rw = "randread"
+"""
+
+
+@needs_root()
+def test_a_fresh_device_is_flagged_until_it_is_preconditioned(
+    workdir: Path, loops: LoopDevs
+) -> None:
+    dev = loops.make(64)
+    (workdir / "plan.toml").write_text(DEVICE.format(dev=dev, extra=""))
+    run_iolab("run", "plan.toml", "--yes-destroy", dev, cwd=workdir, check=True)
+    found = warnings_of(workdir / "iolab.db")
+    assert "fresh-device" in found["4k randwrite"]
+    with sqlite3.connect(workdir / "iolab.db") as con:
+        states = [r[0] for r in con.execute("SELECT target_state FROM cases ORDER BY id")]
+    assert states == ["fresh", "written"], "the state before each case"
+    (workdir / "plan.toml").write_text(DEVICE.format(dev=dev, extra='precondition = "sequential"'))
+    run_iolab("run", "plan.toml", "--yes-destroy", dev, "--db", "filled.db", cwd=workdir,
+              check=True)  # fmt: skip
+    found = warnings_of(workdir / "filled.db")
+    assert "fresh-device" not in found["4k randwrite"]
+    assert "unwritten-read" not in found["4k randread"]
+    with sqlite3.connect(workdir / "filled.db") as con:
+        env = json.loads(con.execute("SELECT environment FROM setups").fetchone()[0])
+        states = {r[0] for r in con.execute("SELECT target_state FROM cases")}
+    assert states == {"sequential"}
+    filled = env["precondition"][0]
+    assert filled["job"] == "precondition-sequential"
+    assert filled["written_bytes"] == 2 * 16 * 1024**2, "the test area, twice"

@@ -46,12 +46,16 @@ class Seen:
     def __init__(self) -> None:
         self.started: list[int] = []
         self.finished: list[Result] = []
+        self.notes: list[str] = []
 
     def case_started(self, index: int, total: int, case: Case, eta_s: float) -> None:
         self.started.append(index)
 
     def status(self, status: Status) -> None:
         pass
+
+    def note(self, line: str) -> None:
+        self.notes.append(line)
 
     def case_finished(self, result: Result) -> None:
         self.finished.append(result)
@@ -175,3 +179,25 @@ def test_host_limits_come_from_the_executor(tmp_path: Path) -> None:
     assert problem is not None and problem[0] == "iodepth" and "allows 16" in problem[1]
     cpus = runner.campaign.host_problem({"cpus_allowed": "0-3"}, FIO, small.limits())
     assert cpus is not None and "CPUs 0-1" in cpus[1]
+
+
+def test_preconditioning_runs_before_the_cases_and_the_state_travels(
+    tmp_path: Path, store: Store
+) -> None:
+    fake = FakeExecutor()
+    text = PLAN.format(path=tmp_path, extra="").replace(
+        'path = "', 'precondition = "both"\npath = "'
+    )
+    built = runner.build(plan.parse_plan(text, "plan.toml"), FIO, executor=fake)
+    run_id = new_run(store, built)
+    seen = Seen()
+    results = runner.execute(built, store, run_id, seen)
+    assert [job.split("\n")[1] for job in fake.jobs[:2]] == [
+        "[precondition-sequential]",
+        "[precondition-random]",
+    ]
+    assert "rw=write\nbs=128k\nloops=2" in fake.jobs[0]
+    assert "io_size=16777216" in fake.jobs[1], "twice the 8 MiB area"
+    assert len(seen.notes) == 2 and "sequential fill" in seen.notes[0]
+    assert {r.target_state for r in results} == {"sequential+random"}
+    assert {c.target_state for c in store.cases(run_id)} == {"sequential+random"}

@@ -68,15 +68,17 @@ class Setup:
     name: str
     path: str = ""
     layout: Layout | None = None
+    precondition: str = "none"  # none, sequential, random or both: filled before its cases
 
     @property
     def kind(self) -> str:
         return "path" if self.layout is None else "devices"
 
     def definition(self) -> dict[str, object]:
+        extra = {"precondition": self.precondition} if self.precondition != "none" else {}
         if self.layout is None:
-            return {"name": self.name, "kind": "path", "path": self.path}
-        return {"name": self.name, "kind": "devices", **self.layout.definition()}
+            return {"name": self.name, "kind": "path", "path": self.path, **extra}
+        return {"name": self.name, "kind": "devices", **self.layout.definition(), **extra}
 
 
 @dataclass(frozen=True)
@@ -243,6 +245,7 @@ class Result:
     warnings: tuple[Warning, ...] = ()
     samples: tuple[Sample, ...] = ()
     windows: tuple[Window, ...] = ()
+    target_state: str = ""  # what the target had seen before the case (see runner.state)
 
     def all_windows(self) -> tuple[Window, ...]:
         """The main measurement as a window, then the others."""

@@ -60,6 +60,9 @@ class ProgressListener:
             live="",
         )
 
+    def note(self, line: str) -> None:
+        self.progress.update(self.task, description=line, live="")
+
     def status(self, status: Status) -> None:
         left = human_duration(self.eta_s - (time.monotonic() - self.t0))
         live = f"{status.iops:,.0f} IOPS {status.bw_bytes / 1e6:,.1f} MB/s"

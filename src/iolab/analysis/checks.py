@@ -38,6 +38,7 @@ class Context:
     written_share: float | None = None  # of the test area, before the case (None: unknown)
     loop_cache: str = ""  # the loop device over a host-cached file the target sits on, if any
     steady: SteadyState | None = None  # fio's steady-state result, when the case asked for it
+    target_state: str = ""  # fresh, trimmed, sequential, random, ... (runner.precondition)
 
 
 def case_warnings(context: Context) -> list[Warning]:
@@ -214,6 +215,17 @@ def steady_state(context: Context) -> Warning | None:
     )
 
 
+def fresh_device(context: Context) -> Warning | None:
+    if _rw(context) not in WRITES or context.target_state not in ("fresh", "trimmed"):
+        return None
+    return Warning(
+        "fresh-device",
+        f"writes to a {context.target_state} device: flash that was never written (or was "
+        "just trimmed) writes far faster than it will once in use.",
+        'Precondition the set-up (precondition = "sequential", or "both" for random writes).',
+    )
+
+
 CHECKS: dict[str, Callable[[Context], Warning | None]] = {
     "ended-early": ended_early,
     "too-short": too_short,
@@ -225,5 +237,6 @@ CHECKS: dict[str, Callable[[Context], Warning | None]] = {
     "randrepeat": randrepeat,
     "misaligned": misaligned,
     "steady-state": steady_state,
+    "fresh-device": fresh_device,
 }
 CODES = tuple(CHECKS)

@@ -11,11 +11,12 @@ from iolab import layouts
 from iolab.model import FsKind, Layout, RaidKind, Setup
 from iolab.plan.common import Overrides, Where, known_keys
 
-PATH_KEYS = ("name", "path")
+PATH_KEYS = ("name", "path", "precondition")
+PRECONDITIONS = ("none", "sequential", "random", "both")
 DEVICE_KEYS = (
     "name", "devices", "device_count", "raid", "level", "metadata", "chunk", "md_layout",
     "filesystem", "mkfs_options", "mount_options", "queue", "discard", "setup_hook",
-    "teardown_hook",
+    "teardown_hook", "precondition",
 )  # fmt: skip
 
 
@@ -32,11 +33,23 @@ def setups(raw: object, top: Where, over: Overrides) -> tuple[Setup, ...]:
         where = replace(top, table="setup", index=index)
         if not isinstance(entry, dict):
             raise where.fail(None, "each [[setup]] must be a table")
-        for setup in _one(entry, where, index):
+        conditioned = _precondition(entry, where)
+        for plain in _one(entry, where, index):
+            setup = replace(plain, precondition=conditioned)
             if setup.name in (s.name for s in found):
                 raise where.fail("name", f"set-up name {setup.name!r} is used twice")
             found.append(setup)
     return tuple(found)
+
+
+def _precondition(entry: Mapping[str, Any], where: Where) -> str:
+    value = entry.get("precondition", "none")
+    if value not in PRECONDITIONS:
+        raise where.fail(
+            "precondition",
+            f"precondition = {value!r} is not allowed; choose one of {', '.join(PRECONDITIONS)}",
+        )
+    return str(value)
 
 
 def _one(entry: Mapping[str, Any], where: Where, index: int) -> list[Setup]:

@@ -23,6 +23,7 @@ from iolab.fio.executor import Executor, HostLimits
 from iolab.fio.outcome import Outcome, failure
 from iolab.fio.parse import Status
 from iolab.model import Case, CaseMetrics, Result, Setup, Window
+from iolab.runner import precondition
 from iolab.runner.campaign import Campaign, Step, largest, mountpoint
 from iolab.store import Store
 from iolab.targets import caches, devices, environment, process, provision
@@ -35,6 +36,8 @@ TIMEOUT_MARGIN_S = 600
 
 class Listener(Protocol):
     """What the runner tells whoever shows progress."""
+
+    def note(self, line: str) -> None: ...
 
     def case_started(self, index: int, total: int, case: Case, eta_s: float) -> None: ...
     def status(self, status: Status) -> None: ...
@@ -135,10 +138,13 @@ class _Run:
         if not steps:
             return
         ran = 0
+        record = self.record(setup.name)
         try:
-            with placed(setup, self.campaign, self.record(setup.name), self.ledger) as target:
+            with placed(setup, self.campaign, record, self.ledger) as target:
+                state = self.precondition(setup, steps[0], target, record)
                 for step in steps:
-                    self.case(step, target)
+                    self.case(step, target, state)
+                    state = precondition.after(state, step.case.workload.options)
                     ran += 1
         except TargetError as error:
             if ran == len(steps):
@@ -146,13 +152,42 @@ class _Run:
             for step in steps[ran:]:
                 self.keep(_setup_failed(step, f"set-up {setup.name!r} failed: {error}"), step)
 
-    def case(self, step: Step, target: Prepared) -> None:
+    def precondition(
+        self, setup: Setup, first: Step, target: Prepared, record: Callable[[JSONDict], None]
+    ) -> str:
+        """Fill the target as the set-up asks; the state it leaves the target in."""
+        state = precondition.initial_state(setup)
+        jobs = precondition.fill_jobs(setup, first.job(target, self.campaign.fio), target)
+        done: list[JSONDict] = []
+        for job in jobs:
+            self.listener.note(f"preconditioning {setup.name}: {job.comment.split(': ')[-1]}")
+            workdir = Path(tempfile.mkdtemp(prefix="iolab-fill-", dir=self.scratch))
+            try:
+                outcome = self.campaign.executor.run(
+                    jobfile.render([job]), workdir, self.listener.status, None
+                )
+            finally:
+                shutil.rmtree(workdir, ignore_errors=True)
+            problem = failure(outcome)
+            if problem:
+                raise TargetError(f"preconditioning ({job.name}) failed: {problem}")
+            metrics = parse.metrics(parse.load_json(outcome.json_text))
+            written = sum(d.io_bytes for d in metrics.directions)
+            done.append({"job": job.name, "written_bytes": written,
+                         "seconds": metrics.runtime_ms / 1000,
+                         "bw_bytes": metrics.total_bw_bytes})  # fmt: skip
+        if done:
+            record({"precondition": done})
+        kinds = precondition.FILLS[setup.precondition]
+        return precondition.filled(state, kinds)
+
+    def case(self, step: Step, target: Prepared, state: str = "") -> None:
         campaign = self.campaign
         index = len(self.done) + len(self.results) + 1
         eta = _eta(self.todo[self.order[id(step)] :], self.overhead)
         self.listener.case_started(index, len(campaign.steps), step.case, eta)
         job = step.job(target, campaign.fio)
-        known = _known(campaign, job, target)
+        known = replace(_known(campaign, job, target, state), target_state=state)
         result = run_step(step, job, campaign.executor, self.listener, self.scratch, known)
         self.overhead.append(result.ended_at - result.started_at - step.planned_s)
         self.keep(result, step)
@@ -239,13 +274,16 @@ class Known:
     repeat: int = 1
     written_share: float | None = None
     loop_cache: str = ""
+    target_state: str = ""
 
 
-def _known(campaign: Campaign, job: jobfile.Job, target: Prepared) -> Known:
+def _known(campaign: Campaign, job: jobfile.Job, target: Prepared, state: str) -> Known:
     size = job.options.get("size")
     written = None
     if not target.raw and size is not None and target.filename.exists():
         written = caches.written_share(target.filename, parse_size(size))
+    if target.raw and state in ("fresh", "trimmed"):
+        written = 0.0  # a device nothing was written to since it was built
     return Known(campaign.plan.repeat, written, target.loop_cache)
 
 
@@ -292,7 +330,7 @@ def _result(
     samples = parse.samples(outcome.log_files, int(interval)) if isinstance(interval, int) else []
     context = checks.Context(
         job.options, whole, limits.cpus, limits.memory_bytes, known.repeat,
-        known.written_share, known.loop_cache, steady,
+        known.written_share, known.loop_cache, steady, known.target_state,
     )  # fmt: skip
     return Result(
         status="ok",
@@ -301,6 +339,7 @@ def _result(
         samples=tuple(samples),
         warnings=tuple(checks.case_warnings(context)),
         windows=windows,
+        target_state=known.target_state,
         **base,  # type: ignore[arg-type]
     )
 

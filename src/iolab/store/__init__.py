@@ -235,8 +235,8 @@ class Store:
         cursor = self.db.execute(
             "INSERT INTO cases (run_id, case_key, setup, workload, workload_position,"
             " repetition, options, status, error, started_at, ended_at, usr_cpu, sys_cpu,"
-            " job_runtime_ms, job_file, raw_json, warnings)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " job_runtime_ms, job_file, raw_json, warnings, target_state)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 run_id,
                 case.key,
@@ -255,6 +255,7 @@ class Store:
                 result.job_file,
                 result.raw_json,
                 json.dumps([w.__dict__ for w in result.warnings]),
+                result.target_state,
             ),
         )
         case_id = cursor.lastrowid
@@ -350,6 +351,7 @@ class Store:
                 error=r["error"],
                 metrics=metrics.get(int(r["id"]), {}),
                 warnings=tuple(decode.warning(w) for w in json.loads(r["warnings"])),
+                target_state=r["target_state"],
             )
             for r in rows
         ]

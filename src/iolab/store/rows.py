@@ -60,6 +60,7 @@ class CaseRow:
     error: str | None
     metrics: Mapping[Direction, DirectionMetrics]
     warnings: tuple[Warning, ...]
+    target_state: str = ""
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,7 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE runs ADD COLUMN owner TEXT NOT NULL DEFAULT '{}';
     ALTER TABLE runs ADD COLUMN origin TEXT NOT NULL DEFAULT '{"kind": "plan"}';
+    ALTER TABLE cases ADD COLUMN target_state TEXT NOT NULL DEFAULT '';
     CREATE TABLE leftovers (
         run_id INTEGER NOT NULL REFERENCES runs(id),
         kind TEXT NOT NULL,
