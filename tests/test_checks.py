@@ -246,8 +246,8 @@ def test_a_fresh_device_is_flagged_until_it_is_preconditioned(
     assert "unwritten-read" not in found["4k randread"]
     with sqlite3.connect(workdir / "filled.db") as con:
         env = json.loads(con.execute("SELECT environment FROM setups").fetchone()[0])
-        states = {r[0] for r in con.execute("SELECT target_state FROM cases")}
-    assert states == {"sequential"}
+        filled_states = {r[0] for r in con.execute("SELECT target_state FROM cases")}
+    assert filled_states == {"sequential"}
     filled = env["precondition"][0]
     assert filled["job"] == "precondition-sequential"
     assert filled["written_bytes"] == 2 * 16 * 1024**2, "the test area, twice"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from fakes import FakeExecutor
+from fakes import Behaviour, FakeExecutor
 from iolab import plan, runner
 from iolab.errors import Interrupted
 from iolab.fio.executor import HostLimits
@@ -201,3 +201,38 @@ def test_preconditioning_runs_before_the_cases_and_the_state_travels(
     assert len(seen.notes) == 2 and "sequential fill" in seen.notes[0]
     assert {r.target_state for r in results} == {"sequential+random"}
     assert {c.target_state for c in store.cases(run_id)} == {"sequential+random"}
+
+
+def test_repeat_auto_adds_repetitions_until_the_interval_is_narrow(
+    tmp_path: Path, store: Store
+) -> None:
+    text = PLAN.format(path=tmp_path, extra="").replace(
+        "[defaults]", 'repeat = "auto"\nrepeat_target = "1%"\nrepeat_max = 5\n[defaults]'
+    )
+    the_plan = plan.parse_plan(text, "plan.toml")
+    assert the_plan.repeat == 3 and the_plan.auto_repeat is not None
+    fake = FakeExecutor()  # the same recorded output every time: a perfectly stable target
+    built = runner.build(the_plan, FIO, executor=fake)
+    run_id = new_run(store, built)
+    seen = Seen()
+    runner.execute(built, store, run_id, seen)
+    assert len(fake.jobs) == CASES * 3, "stable: no repetition past the first three"
+    assert all("within the ±1.0% asked" in note for note in seen.notes)
+
+
+def test_repeat_auto_stops_at_the_most_and_says_so(tmp_path: Path, store: Store) -> None:
+    text = PLAN.format(path=tmp_path, extra="").replace(
+        "[defaults]", 'repeat = "auto"\nrepeat_target = "1%"\nrepeat_max = 4\n[defaults]'
+    )
+    fails: list[Behaviour] = ["enospc"] * 40
+    script: list[Behaviour] = ["ok", *fails]  # all but the first repetition fail
+    fake = FakeExecutor(script)
+    built = runner.build(plan.parse_plan(text, "plan.toml"), FIO, executor=fake)
+    run_id = new_run(store, built)
+    seen = Seen()
+    runner.execute(built, store, run_id, seen)
+    per_point = {c.workload: 0 for c in store.cases(run_id)}
+    for c in store.cases(run_id):
+        per_point[c.workload] += 1
+    assert max(per_point.values()) == 4, "up to repeat_max and no further, failures counted"
+    assert any("NOT within" in note for note in seen.notes)

@@ -115,6 +115,15 @@ class Case:
 
 
 @dataclass(frozen=True)
+class AutoRepeat:
+    """`repeat = "auto"`: repeat each case past the plan's first repetitions until the 95%
+    interval's half-width is within `target` of the mean, or `most` repetitions ran."""
+
+    target: float = 0.02
+    most: int = 10
+
+
+@dataclass(frozen=True)
 class Plan:
     """A validated plan: what to run, where, how often, and how to report it."""
 
@@ -127,6 +136,7 @@ class Plan:
     workloads: tuple[Workload, ...]
     repeat: int = 1
     baseline: str | None = None
+    auto_repeat: AutoRepeat | None = None
     metric: Literal["auto", "iops", "bw"] = "auto"
 
     @property
@@ -136,6 +146,7 @@ class Plan:
                 "setups": [s.definition() for s in self.setups],
                 "workloads": [[w.name, dict(w.options)] for w in self.workloads],
                 "repeat": self.repeat,
+                **({"auto": vars(self.auto_repeat)} if self.auto_repeat else {}),
             }
         )
 

@@ -22,8 +22,12 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from iolab.model import CaseMetrics
+from iolab.units import parse_size
 
 CONFIDENCE = 0.95
 UNSTABLE_COV = 0.10
@@ -152,3 +156,25 @@ class Difference:
 def compare(base: Sequence[float], other: Sequence[float]) -> Difference:
     """Two cells' repetitions compared: `other` against `base`."""
     return Difference(summarize(base), summarize(other))
+
+
+IOPS_MAX_BS = 64 * 1024
+
+
+def metric_for(options: Mapping[str, Any], forced: str = "auto") -> str:
+    """IOPS for blocks up to 64 KiB, MB/s above, unless the user forces one."""
+    if forced in ("iops", "bw"):
+        return forced
+    return "iops" if parse_size(str(options.get("bs", "4k"))) <= IOPS_MAX_BS else "bw"
+
+
+def primary(options: Mapping[str, Any], metrics: CaseMetrics) -> float:
+    """The figure a case is judged by: its IOPS, or its bytes/s for large blocks."""
+    return metrics.total_iops if metric_for(options) == "iops" else metrics.total_bw_bytes
+
+
+def relative_half_width(values: Sequence[float]) -> float | None:
+    """The 95% interval's half-width as a share of the mean; None below two values."""
+    summary = summarize(values)
+    hw = summary.half_width
+    return None if hw is None or summary.mean == 0 else hw / abs(summary.mean)

@@ -9,7 +9,7 @@ from importlib import resources
 from pathlib import Path
 
 from iolab.errors import PlanError
-from iolab.model import Plan, Workload
+from iolab.model import AutoRepeat, Plan, Workload
 from iolab.plan.checks import MAX_NAME, check_clean, check_value
 from iolab.plan.common import Overrides, Where, known_keys, line_of, table_value, text_value
 from iolab.plan.setups import setups as parse_setups
@@ -18,7 +18,11 @@ from iolab.plan.workloads import workloads as parse_workloads
 from iolab.units import human_duration
 
 METRICS = ("auto", "iops", "bw")
-TOP_KEYS = ("name", "description", "origin", "repeat", "defaults", "setup", "workload", "report")
+TOP_KEYS = (
+    "name", "description", "origin", "repeat", "repeat_target", "repeat_max", "defaults",
+    "setup", "workload", "report",
+)  # fmt: skip
+AUTO_FIRST = 3  # repetitions every case gets under repeat = "auto", before the interval decides
 REPORT_KEYS = ("baseline", "metric")
 MAX_CASES = 100_000  # a plan beyond this is refused unless --max-cases raises the limit
 MAX_PLAN_BYTES = 1024**2
@@ -84,9 +88,14 @@ def parse_plan(text: str, source: str, overrides: Overrides | None = None) -> Pl
     setups = parse_setups(data.get("setup", []), top, over)
     defaults = table_value(data.get("defaults", {}), top, "defaults")
     repeat = over.repeat if over.repeat is not None else data.get("repeat", 1)
+    auto = _auto_repeat(data, top) if repeat == "auto" else None
+    repeat = AUTO_FIRST if auto else repeat
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
-        raise top.fail("repeat", f"repeat = {repeat!r} must be a whole number of at least 1")
-    _check_count(data.get("workload"), defaults, len(setups) * repeat, over, source)
+        raise top.fail(
+            "repeat", f'repeat = {repeat!r} must be a whole number of at least 1, or "auto"'
+        )
+    most = auto.most if auto else repeat
+    _check_count(data.get("workload"), defaults, len(setups) * most, over, source)
     defaults_where = replace(top, table="defaults")
     workloads = parse_workloads(data.get("workload", []), defaults, top, defaults_where, over)
     report = table_value(data.get("report", {}), top, "report")
@@ -100,11 +109,32 @@ def parse_plan(text: str, source: str, overrides: Overrides | None = None) -> Pl
         setups=setups,
         workloads=workloads,
         repeat=repeat,
+        auto_repeat=auto,
         baseline=report.get("baseline"),
         metric=report.get("metric", "auto"),
     )
     _check_report(plan, replace(top, table="report"))
     return plan
+
+
+def _auto_repeat(data: dict[str, object], top: Where) -> AutoRepeat:
+    """repeat = "auto" with repeat_target (e.g. "2%") and repeat_max (e.g. 10)."""
+    raw_target = data.get("repeat_target", "2%")
+    text = str(raw_target).strip()
+    try:
+        target = float(text.removesuffix("%")) / (100 if text.endswith("%") else 1)
+    except ValueError:
+        target = 0.0
+    if not 0 < target < 1:
+        raise top.fail(
+            "repeat_target", f"repeat_target = {raw_target!r} must be a share such as \"2%\""
+        )
+    most = data.get("repeat_max", 10)
+    if isinstance(most, bool) or not isinstance(most, int) or not AUTO_FIRST <= most <= 100:
+        raise top.fail(
+            "repeat_max", f"repeat_max = {most!r} must be a whole number from {AUTO_FIRST} to 100"
+        )
+    return AutoRepeat(target, most)
 
 
 def _check_count(

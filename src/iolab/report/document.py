@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from iolab.analysis import stats
-from iolab.analysis.stats import Difference
+from iolab.analysis.stats import Difference, metric_for
 from iolab.errors import ReportError
 from iolab.report import figures, tables
 from iolab.report.charts import Chart
@@ -29,7 +29,6 @@ from iolab.report.model import (
     check_baseline,
     incomplete,
     legend,
-    metric_for,
     results_table,
     run_title,
     setup_line,

@@ -6,12 +6,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from iolab.analysis import latency, timeseries
-from iolab.analysis.stats import summarize
+from iolab.analysis.stats import metric_for, summarize
 from iolab.errors import ReportError
 from iolab.model import DIRECTIONS, Sample
 from iolab.report.charts import Axis, Chart, Region, Series, slug
 from iolab.report.data import Case, Dataset
-from iolab.report.model import MB, UNITS, Table, case_value, format_value, metric_for
+from iolab.report.model import MB, UNITS, Table, case_value, format_value
 from iolab.units import format_size, parse_size
 
 PERCENTILE_KEYS = {"p50": "50", "p90": "90", "p99": "99", "p99.9": "99.9", "p99.99": "99.99"}

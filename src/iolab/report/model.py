@@ -13,13 +13,11 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from iolab.analysis.stats import Difference, Summary, compare, summarize
+from iolab.analysis.stats import Difference, Summary, compare, metric_for, summarize
 from iolab.errors import ReportError
 from iolab.store import CaseRow, RunRow
 from iolab.targets.facts import SetupFacts
-from iolab.units import parse_size
 
-IOPS_MAX_BS = 64 * 1024
 MB = 1_000_000
 UNSTABLE = "⚠"
 NOT_SIGNIFICANT = "n.s."
@@ -63,13 +61,6 @@ class Table:
     @property
     def keys(self) -> tuple[str, ...]:
         return self.column_keys or self.columns
-
-
-def metric_for(options: Mapping[str, Any], forced: str) -> str:
-    """IOPS for blocks up to 64 KiB, MB/s above, unless the user forces one."""
-    if forced in ("iops", "bw"):
-        return forced
-    return "iops" if parse_size(str(options.get("bs", "4k"))) <= IOPS_MAX_BS else "bw"
 
 
 def case_value(case: CaseRow, metric: str) -> float | None:

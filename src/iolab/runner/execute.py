@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from iolab.analysis import checks
+from iolab.analysis import checks, stats
 from iolab.errors import Interrupted, TargetError
 from iolab.fio import jobfile, parse
 from iolab.fio.executor import Executor, HostLimits
@@ -120,6 +120,7 @@ class _Run:
         self.done = store.done_keys(run_id)
         self.todo = [s for s in campaign.steps if s.case.key not in self.done]
         self.order = {id(s): n for n, s in enumerate(self.todo)}
+        self.cursor = 0
         self.results: list[Result] = []
         self.overhead: list[float] = []
         self.environments: dict[str, JSONDict] = {}
@@ -146,6 +147,7 @@ class _Run:
                     self.case(step, target, state)
                     state = precondition.after(state, step.case.workload.options)
                     ran += 1
+                    state = self.repeat_more(step, target, state)
         except TargetError as error:
             if ran == len(steps):
                 raise
@@ -184,13 +186,58 @@ class _Run:
     def case(self, step: Step, target: Prepared, state: str = "") -> None:
         campaign = self.campaign
         index = len(self.done) + len(self.results) + 1
-        eta = _eta(self.todo[self.order[id(step)] :], self.overhead)
+        start = self.order.get(id(step))  # None: an extra repetition of repeat = "auto"
+        self.cursor = start if start is not None else self.cursor
+        rest = self.todo[self.cursor + (start is None) :]
+        eta = _eta([step, *rest] if start is None else rest, self.overhead)
         self.listener.case_started(index, len(campaign.steps), step.case, eta)
         job = step.job(target, campaign.fio)
         known = replace(_known(campaign, job, target, state), target_state=state)
         result = run_step(step, job, campaign.executor, self.listener, self.scratch, known)
         self.overhead.append(result.ended_at - result.started_at - step.planned_s)
         self.keep(result, step)
+
+    def repeat_more(self, step: Step, target: Prepared, state: str) -> str:
+        """repeat = "auto": after a point's planned repetitions, more until its interval is
+        within the target (or the most repetitions ran); says how close it came."""
+        auto, case = self.campaign.plan.auto_repeat, step.case
+        if auto is None or case.repetition != self.campaign.plan.repeat:
+            return state
+        values = self.values(case)
+        while (number := self.next_repetition(case)) <= auto.most and _too_wide(
+            values, auto.target
+        ):  # failed repetitions count too: this ends
+            extra = Step(replace(case, repetition=number), step.position)
+            self.case(extra, target, state)
+            state = precondition.after(state, case.workload.options)
+            values = self.values(case)
+        width = stats.relative_half_width(values) if len(values) > 1 else None
+        reached = "n/a" if width is None else f"±{width:.1%}"
+        verdict = "within" if width is not None and width <= auto.target else "NOT within"
+        self.listener.note(
+            f"{case.setup.name} · {case.workload.name}: {len(values)} repetitions, 95% interval "
+            f"{reached}, {verdict} the ±{auto.target:.1%} asked"
+        )
+        return state
+
+    def values(self, case: Case) -> list[float]:
+        """The primary figure of every ok repetition of a case's point stored in this run
+        (also those stored before a resume)."""
+        metric = stats.metric_for(case.workload.options)
+        return [
+            sum(m.iops if metric == "iops" else m.bw_bytes for m in row.metrics.values())
+            for row in self.store.cases(self.run_id)
+            if row.status == "ok" and row.setup == case.setup.name
+            and row.workload == case.workload.name
+        ]  # fmt: skip
+
+    def next_repetition(self, case: Case) -> int:
+        stored = [
+            row.repetition
+            for row in self.store.cases(self.run_id)
+            if row.setup == case.setup.name and row.workload == case.workload.name
+        ]
+        return max(stored, default=0) + 1
 
     def keep(self, result: Result, step: Step) -> None:
         self.store.save(self.run_id, result, step.position)
@@ -254,6 +301,11 @@ def _remove(kind: str, path: str) -> bool:
         done = subprocess.run(["umount", str(target)], capture_output=True, check=False)
         return done.returncode == 0
     return False
+
+
+def _too_wide(values: list[float], target: float) -> bool:
+    width = stats.relative_half_width(values) if len(values) > 1 else None
+    return width is None or width > target
 
 
 def _setup_failed(step: Step, message: str) -> Result:
