@@ -251,3 +251,30 @@ def test_a_fresh_device_is_flagged_until_it_is_preconditioned(
     filled = env["precondition"][0]
     assert filled["job"] == "precondition-sequential"
     assert filled["written_bytes"] == 2 * 16 * 1024**2, "the test area, twice"
+
+
+CACHED = """
+[defaults]
+runtime = 1
+size = "16m"
+[[setup]]
+name = "behind a big cache"
+path = "{path}"
+cache = "8m"
+[[setup]]
+name = "behind a small cache"
+path = "{path}"
+cache = "4m"
+[[workload]]
+rw = "randread"
+"""
+
+
+def test_a_working_set_that_fits_a_declared_cache_is_flagged(workdir: Path) -> None:
+    (workdir / "plan.toml").write_text(CACHED.format(path=workdir))
+    run_iolab("run", "plan.toml", cwd=workdir, check=True)
+    with sqlite3.connect(workdir / "iolab.db") as con:
+        found = {s: {w["code"] for w in json.loads(ws)}
+                 for s, ws in con.execute("SELECT setup, warnings FROM cases")}  # fmt: skip
+    assert "cache-size" in found["behind a big cache"]
+    assert "cache-size" not in found["behind a small cache"], "16 MiB is 4x a 4 MiB cache"

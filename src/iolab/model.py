@@ -69,13 +69,18 @@ class Setup:
     path: str = ""
     layout: Layout | None = None
     precondition: str = "none"  # none, sequential, random or both: filled before its cases
+    cache_bytes: int = 0  # a cache in front of the target the plan declares (a RAID card's)
 
     @property
     def kind(self) -> str:
         return "path" if self.layout is None else "devices"
 
     def definition(self) -> dict[str, object]:
-        extra = {"precondition": self.precondition} if self.precondition != "none" else {}
+        extra: dict[str, object] = (
+            {"precondition": self.precondition} if self.precondition != "none" else {}
+        )
+        if self.cache_bytes:
+            extra["cache_bytes"] = self.cache_bytes
         if self.layout is None:
             return {"name": self.name, "kind": "path", "path": self.path, **extra}
         return {"name": self.name, "kind": "devices", **self.layout.definition(), **extra}

@@ -39,6 +39,7 @@ class Context:
     loop_cache: str = ""  # the loop device over a host-cached file the target sits on, if any
     steady: SteadyState | None = None  # fio's steady-state result, when the case asked for it
     target_state: str = ""  # fresh, trimmed, sequential, random, ... (runner.precondition)
+    cache_bytes: int = 0  # a cache in front of the target that the plan declares
 
 
 def case_warnings(context: Context) -> list[Warning]:
@@ -215,6 +216,26 @@ def steady_state(context: Context) -> Warning | None:
     )
 
 
+CACHE_SHARE = 4  # a working set under 4x a declared cache is largely served from it
+
+
+def cache_size(context: Context) -> Warning | None:
+    """The working set fits (mostly) in a cache the plan declares: study C's 2 GB test."""
+    size = context.options.get("size")
+    if not context.cache_bytes or size is None:
+        return None
+    area = parse_size(size)
+    if area >= CACHE_SHARE * context.cache_bytes:
+        return None
+    return Warning(
+        "cache-size",
+        f"the test area ({human_bytes(area)}) is under {CACHE_SHARE}x the "
+        f"{human_bytes(context.cache_bytes)} cache the set-up declares: much of the I/O is "
+        "served by the cache, not the disks.",
+        f"Use a size of at least {human_bytes(CACHE_SHARE * context.cache_bytes)}.",
+    )
+
+
 def fresh_device(context: Context) -> Warning | None:
     if _rw(context) not in WRITES or context.target_state not in ("fresh", "trimmed"):
         return None
@@ -238,5 +259,6 @@ CHECKS: dict[str, Callable[[Context], Warning | None]] = {
     "misaligned": misaligned,
     "steady-state": steady_state,
     "fresh-device": fresh_device,
+    "cache-size": cache_size,
 }
 CODES = tuple(CHECKS)

@@ -10,13 +10,14 @@ from typing import Any
 from iolab import layouts
 from iolab.model import FsKind, Layout, RaidKind, Setup
 from iolab.plan.common import Overrides, Where, known_keys
+from iolab.units import parse_size
 
-PATH_KEYS = ("name", "path", "precondition")
+PATH_KEYS = ("name", "path", "precondition", "cache")
 PRECONDITIONS = ("none", "sequential", "random", "both")
 DEVICE_KEYS = (
     "name", "devices", "device_count", "raid", "level", "metadata", "chunk", "md_layout",
     "filesystem", "mkfs_options", "mount_options", "queue", "discard", "setup_hook",
-    "teardown_hook", "precondition",
+    "teardown_hook", "precondition", "cache",
 )  # fmt: skip
 
 
@@ -33,13 +34,27 @@ def setups(raw: object, top: Where, over: Overrides) -> tuple[Setup, ...]:
         where = replace(top, table="setup", index=index)
         if not isinstance(entry, dict):
             raise where.fail(None, "each [[setup]] must be a table")
-        conditioned = _precondition(entry, where)
+        conditioned, cache = _precondition(entry, where), _cache(entry, where)
         for plain in _one(entry, where, index):
-            setup = replace(plain, precondition=conditioned)
+            setup = replace(plain, precondition=conditioned, cache_bytes=cache)
             if setup.name in (s.name for s in found):
                 raise where.fail("name", f"set-up name {setup.name!r} is used twice")
             found.append(setup)
     return tuple(found)
+
+
+def _cache(entry: Mapping[str, Any], where: Where) -> int:
+    """A cache the target sits behind (a RAID card's, say), as the plan declares it."""
+    value = entry.get("cache")
+    if value is None:
+        return 0
+    try:
+        size = parse_size(value)
+    except ValueError:
+        size = 0
+    if size <= 0:
+        raise where.fail("cache", f'cache = {value!r} is not a size (e.g. cache = "1g")')
+    return size
 
 
 def _precondition(entry: Mapping[str, Any], where: Where) -> str:

@@ -383,6 +383,7 @@ def _result(
     context = checks.Context(
         job.options, whole, limits.cpus, limits.memory_bytes, known.repeat,
         known.written_share, known.loop_cache, steady, known.target_state,
+        step.case.setup.cache_bytes,
     )  # fmt: skip
     return Result(
         status="ok",
