@@ -127,7 +127,7 @@ def _auto_repeat(data: dict[str, object], top: Where) -> AutoRepeat:
         target = 0.0
     if not 0 < target < 1:
         raise top.fail(
-            "repeat_target", f"repeat_target = {raw_target!r} must be a share such as \"2%\""
+            "repeat_target", f'repeat_target = {raw_target!r} must be a share such as "2%"'
         )
     most = data.get("repeat_max", 10)
     if isinstance(most, bool) or not isinstance(most, int) or not AUTO_FIRST <= most <= 100:
