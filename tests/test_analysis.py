@@ -101,3 +101,32 @@ def test_environment_differences_name_the_facts() -> None:
     assert [(d.key, d.values) for d in found] == [("fio_version", ("fio-3.33", "fio-3.36"))]
     nested = environment.differences("set-up 'x'", [{"device": {"firmware": "1"}}, {}])
     assert [(d.key, d.values) for d in nested] == [("device.firmware", ("1", "—"))]
+
+
+def test_mixed_versions_names_what_differs() -> None:
+    from iolab.analysis import comparison
+
+    same = [(1, {"fio_version": "fio-3.33", "kernel": "6.1"}), (2, {"fio_version": "fio-3.33",
+            "kernel": "6.1"})]  # fmt: skip
+    assert comparison.mixed_versions(same) is None
+    other = [*same[:1], (2, {"fio_version": "fio-3.36", "kernel": "6.1"})]
+    found = comparison.mixed_versions(other)
+    assert found is not None and found.code == "mixed-versions"
+    assert "fio run 1: fio-3.33, run 2: fio-3.36" in found.message
+
+
+def test_few_repeats_flags_a_significant_change_within_the_noise_floor() -> None:
+    from iolab.analysis import comparison
+    from iolab.analysis.stats import compare, summarize
+
+    noisy = [100.0, 112.0, 90.0]  # this machine's cells vary by about 11%
+    diff = compare([100.0, 100.5, 99.5], [95.0, 95.5, 94.5])  # -5%, tight: "significant"
+    assert diff.significant
+    found = comparison.few_repeats([summarize(noisy)], [diff])
+    assert found is not None and found.code == "few-repeats" and "3 repetitions" in found.message
+    big = compare([100.0, 101.0, 99.0], [50.0, 51.0, 49.0])
+    assert comparison.few_repeats([summarize([100.0, 101.0, 99.0])], [big]) is None, (
+        "a 50% drop on a quiet machine is resolvable"
+    )
+    resolvable = comparison.smallest_resolvable([summarize(noisy)])
+    assert resolvable is not None and resolvable[1] == 3 and 0.1 < resolvable[0] < 0.5

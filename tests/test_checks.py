@@ -278,3 +278,51 @@ def test_a_working_set_that_fits_a_declared_cache_is_flagged(workdir: Path) -> N
                  for s, ws in con.execute("SELECT setup, warnings FROM cases")}  # fmt: skip
     assert "cache-size" in found["behind a big cache"]
     assert "cache-size" not in found["behind a small cache"], "16 MiB is 4x a 4 MiB cache"
+
+
+ROUNDS = """
+name = "pts rounds"
+[defaults]
+runtime = 1
+size = "32m"
+direct = 0
+ioengine = "psync"
+[[setup]]
+name = "ram"
+path = "{path}"
+[[workload]]
+rw = "randread"
+bs = "4k"
+[[workload]]
+rw = "read"
+bs = "128k"
+[steady]
+window = 3
+rounds = 10
+data_excursion = "50%"   # a busy 2-core test machine: wide limits, still a real judgement
+slope_excursion = "40%"
+"""
+
+
+@pytest.fixture
+def ram(workdir: Path) -> Iterator[Path]:
+    mount = workdir / "ram"
+    mount.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mount)], check=True)
+    yield mount
+    subprocess.run(["umount", str(mount)], check=False)
+
+
+@needs_root()
+def test_steady_rounds_converge_on_a_ram_target_with_table_and_chart(
+    workdir: Path, ram: Path
+) -> None:
+    (workdir / "plan.toml").write_text(ROUNDS.format(path=ram))
+    done = run_iolab("run", "plan.toml", cwd=workdir, check=True)
+    assert "· ram: steady state reached after" in done.stdout, done.stdout
+    report = run_iolab("report", "--format", "markdown", cwd=workdir, check=True).stdout
+    assert "Steady state by rounds: ram, tracking 4k randread" in report
+    assert "steady state reached; measurement window rounds" in report
+    page = workdir / "report.html"
+    run_iolab("report", "--format", "html", "-o", str(page), cwd=workdir, check=True)
+    assert "Convergence to steady state: ram" in page.read_text()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,9 +48,26 @@ def e2e(workdir: Path) -> Path:
 stored = stored_cases
 
 
-def fio_running() -> list[str]:
-    done = subprocess.run(["pgrep", "-x", "fio"], capture_output=True, text=True, check=False)
-    return done.stdout.split()
+def fio_running(where: Path) -> list[str]:
+    """fio processes (not zombies) working on files under `where`: this test's, not another's
+    (by the files they hold open, or the job file they were given)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            held = [os.readlink(fd) for fd in (entry / "fd").iterdir()]
+        except (OSError, IndexError):
+            continue
+        if state == "Z" or not words[0].endswith(b"/fio"):
+            continue
+        job = Path(words[-2].decode()) if len(words) > 1 else None
+        mine = any(str(where) in target for target in held) or (
+            job is not None and job.is_file() and str(where) in job.read_text(errors="replace")
+        )
+        if mine:
+            found.append(entry.name)
+    return found
 
 
 def test_full_run_stores_every_case_and_prints_the_table(e2e: Path) -> None:
@@ -72,14 +90,14 @@ def test_full_run_stores_every_case_and_prints_the_table(e2e: Path) -> None:
 def test_ctrl_c_keeps_finished_cases_and_resume_completes_without_duplicates(e2e: Path) -> None:
     db = e2e / "iolab.db"
     code, err = ctrl_c_when(
-        ["run", "plan.toml"], e2e, lambda: len(stored(db)) >= 3 and bool(fio_running())
+        ["run", "plan.toml"], e2e, lambda: len(stored(db)) >= 3 and bool(fio_running(e2e))
     )
     assert code == 130, err
     assert "resume with: iolab run --resume 1" in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     kept = stored(db)
     assert 3 <= len(kept) < 8
-    assert not fio_running(), "no fio may outlive iolab"
+    assert not fio_running(e2e), "no fio may outlive iolab"
     assert not list(e2e.glob("*/iolab.testfile")), "test files must be removed on Ctrl-C"
 
     resumed = run_iolab("run", "plan.toml", cwd=e2e, check=True)

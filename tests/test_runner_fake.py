@@ -236,3 +236,34 @@ def test_repeat_auto_stops_at_the_most_and_says_so(tmp_path: Path, store: Store)
         per_point[c.workload] += 1
     assert max(per_point.values()) == 4, "up to repeat_max and no further, failures counted"
     assert any("NOT within" in note for note in seen.notes)
+
+
+def test_steady_rounds_stop_at_the_first_full_steady_window(tmp_path: Path, store: Store) -> None:
+    text = PLAN.format(path=tmp_path, extra="") + '\n[steady]\ntrack = "4k randwrite"\n'
+    the_plan = plan.parse_plan(text, "plan.toml")
+    assert the_plan.rounds is not None and the_plan.repeat == 5
+    cases = the_plan.cases()
+    assert [c.repetition for c in cases[:CASES]] == [1] * CASES, "round by round"
+    fake = FakeExecutor()  # the same output every round: steady at once
+    built = runner.build(the_plan, FIO, executor=fake)
+    run_id = new_run(store, built)
+    seen = Seen()
+    runner.execute(built, store, run_id, seen)
+    assert len(fake.jobs) == CASES * 5
+    assert any("steady state reached after 5 rounds" in note for note in seen.notes)
+    recorded = store.setups(run_id)[0][2]["steady_rounds"]
+    assert recorded["steady"] and recorded["window_rounds"] == [1, 5]
+
+
+def test_steady_rounds_go_on_to_the_most_and_say_it_was_not_reached(
+    tmp_path: Path, store: Store
+) -> None:
+    text = PLAN.format(path=tmp_path, extra="") + "\n[steady]\nwindow = 2\nrounds = 3\n"
+    fails: list[Behaviour] = ["enospc"] * 40  # nothing to judge: never steady
+    fake = FakeExecutor(fails)
+    built = runner.build(plan.parse_plan(text, "plan.toml"), FIO, executor=fake)
+    run_id = new_run(store, built)
+    seen = Seen()
+    runner.execute(built, store, run_id, seen)
+    assert len(fake.jobs) == CASES * 3, "three rounds of every workload, then it stops"
+    assert any("NOT reached after 3 rounds" in note for note in seen.notes)

@@ -117,7 +117,7 @@ def test_dry_run_of_btrfs_mdadm_and_lvm_layouts() -> None:
     assert array.startswith("/dev/md")
     assert cmds == [
         ["mdadm", "--create", array, "--run", "--metadata=1.2", "--level=5", "--raid-devices=3",
-         "--chunk=64K", "--layout=left-symmetric", "--assume-clean", *devs],
+         "--chunk=64", "--layout=left-symmetric", "--assume-clean", *devs],
         ["mdadm", "--stop", array],
         ["mdadm", "--zero-superblock", *devs],
     ]  # fmt: skip

@@ -14,15 +14,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from iolab import __version__, plan, runner
-from iolab.errors import PlanError, StoreError, TargetError
+from iolab import __version__, exchange, layouts, plan, runner
+from iolab.analysis import raid_model
+from iolab.errors import PlanError, ReportError, StoreError, TargetError
 from iolab.fio import info, jobfile
 from iolab.fio.executor import Executor
 from iolab.model import Plan, Result
+from iolab.plan import methods
+from iolab.report import advice as report_advice
 from iolab.report import data as report_data
 from iolab.report import document as report_document
+from iolab.report import output as report_output
+from iolab.report import raid_view
 from iolab.store import RunRow, Store
-from iolab.targets import devices, environment, process, provision
+from iolab.targets import devices, environment, process, provision, rehearsal
 
 DEFAULT_DB = "iolab.db"
 
@@ -103,13 +108,20 @@ def run(request: RunRequest, ui: Ui, executor: Executor | None = None) -> RunOut
     """Check everything, then run the plan's cases into the database (resuming where it can)
     and build the run's report document, the same one `iolab report` prints."""
     the_plan, overrides = _requested_plan(request, ui)
+    return run_plan(the_plan, overrides, request, ui, executor)
+
+
+def run_plan(
+    the_plan: Plan, over: plan.Overrides, request: RunRequest, ui: Ui, executor: Executor | None
+) -> RunOutcome:
+    """`run` once the plan is known (a file's, a preset's, or one a command made)."""
     Store.check_path(request.db)
     fio = info.probe()
     consent = _consent(the_plan, request, ui)
     campaign = runner.build(the_plan, fio, consent, executor=executor)
     _check_with_fio(campaign)
     with runner.locked(campaign), open_store(request.db, ui, create=True) as store:
-        run_id = _pick_run(store, campaign, request, overrides, ui)
+        run_id = _pick_run(store, campaign, request, over, ui)
         with ui.progress() as listener:
             results = runner.execute(campaign, store, run_id, listener)
         document = run_document(store, run_id)
@@ -143,7 +155,8 @@ def _consent(the_plan: Plan, request: RunRequest, ui: Ui) -> runner.Consent:
                 "or files"
             )
     confirmed = set(request.destroy)
-    for device in dict.fromkeys(wanted):
+    written = {d for s in the_plan.setups if s.layout for d in layouts.present(s.layout)}
+    for device in (d for d in dict.fromkeys(wanted) if d in written):
         if device in confirmed:
             continue
         answer = ui.confirm(device, devices.describe(device))
@@ -232,3 +245,183 @@ def environment_of(path: str) -> dict[str, Any]:
     if not target.exists():
         raise TargetError(f"{path} does not exist; give a file, directory or device")
     return {"host": environment.host(info.probe().version), "target": environment.target(target)}
+
+
+ADVISE_HELP = """Rank RAID levels 0, 1, 5, 6 and 10 over --devices N by the RAID model's
+predicted performance for your workloads, with capacity and failures survived.
+
+One device's figures come from a stored run (default: the latest; its set-up on one plain
+device, or --setup NAME), or from --read-iops, --write-iops, --read-mbps, --write-mbps with
+--workload RW:BS[:QD[:READ%]] (repeat; default: 4k random at QD32, 1m sequential at QD8)."""
+# `iolab advise`'s options beside [RUN] and --db, as plain keyword arguments for click: kept
+# here so that the command stays wiring.
+ADVISE_OPTIONS: dict[str, dict[str, Any]] = {
+    "devices": {"type": int, "default": 4, "show_default": True, "help": "Devices in the array."},
+    "setup": {"metavar": "NAME", "help": "The run's set-up that stands for one device."},
+    "workload": {
+        "multiple": True,
+        "metavar": "RW:BS[:QD[:READ%]]",
+        "help": "A workload that matters, with figures given: e.g. randwrite:4k:1, "
+        "randrw:4k:32:70 (QD default 1, READ% default 50).",
+    },
+    **{
+        f"{direction}-{unit}": {
+            "type": float,
+            "metavar": "N",
+            "help": f"One device's {direction} {'IOPS' if unit == 'iops' else 'MB/s'}.",
+        }
+        for direction in ("read", "write")
+        for unit in ("iops", "mbps")
+    },
+}
+
+
+def advise(db: str, run_id: int | None, given: dict[str, Any], ui: Ui) -> report_document.Document:
+    """RAID levels ranked for one device's figures: a stored run's, or those given."""
+    devices = int(given.get("devices") or 4)
+    if not 2 <= devices <= 64:
+        raise ReportError(f"--devices {devices}: give 2 to 64 devices")
+    keys = report_advice.DEFAULT_WORKLOADS
+    figures = {key: given.get(key.replace("-", "_")) for key in keys}
+    try:
+        workloads = [raid_model.parse_workload(text) for text in given.get("workload") or ()]
+    except raid_model.ModelError as error:
+        raise ReportError(f"--workload: {error}") from None
+    if any(value is not None for value in figures.values()):
+        if run_id is not None or given.get("setup"):
+            raise ReportError("give a RUN or one device's figures (--read-iops ...), not both")
+        found = report_advice.from_figures(figures, workloads)
+        source = "the figures given"
+    else:
+        if workloads:
+            raise ReportError(
+                "--workload goes with one device's figures (--read-iops ...); a run's own "
+                "workloads are used"
+            )
+        with open_store(db, ui) as store:
+            data = report_data.load(store, [run_id] if run_id else [], False, False)
+        single = raid_view.single_setup(data, given.get("setup"))
+        found = raid_view.single_figures(data, single.label)
+        source = f"set-up {single.label!r} of run {single.run_id}"
+    if not found:
+        raise ReportError(f"no workload to advise on: {source} has no finished case")
+    ranked = raid_model.rank(devices, [(f.workload, f.single) for f in found])
+    return report_advice.document(ranked, found, devices, source)
+
+
+REHEARSE_HELP = """Build, run for 1 s and tear down each set-up of a plan on sparse images in a
+user-mode Linux kernel, before touching the real devices; says what failed and why."""
+
+
+def rehearse(plan_file: str, ui: Ui) -> bool:
+    """`iolab rehearse`: every set-up of the plan built, run briefly and torn down on sparse
+    images in the lab kernel (`targets.rehearsal`), one line each; True when all of them were."""
+    the_plan = load_plan(plan_file, None, plan.Overrides())
+    return all(v.ok for v in rehearsal.rehearse(the_plan, ui.say, _stored_cases))
+
+
+def _stored_cases(db: Path) -> list[tuple[str, str | None]]:
+    """(status, error) of each case of the latest run in a database; none if it has no run."""
+    with Store(db, create=False) as store, contextlib.suppress(StoreError):
+        return [(c.status, c.error) for c in store.cases(store.run().id)]
+    return []
+
+
+IMPORT_HELP = """Import fio output made elsewhere as a run: fio JSON or json+ (old fio's too),
+terse v3-v5, --status-interval streams, client/server JSON (per host), fio's _bw/_iops/_lat/
+_clat logs, and iolab exports. Folders are searched for .json, .log, .txt, .out and .terse.
+
+Set-ups are named after each file's folder (or --setup), workloads after fio's jobs; a file
+already imported (same content) is skipped. A file that cannot be read is one line; the rest
+still import, and the exit code is 3."""
+EXPORT_HELP = """Export a stored run (default: the latest) for other tools: JSON (schema
+"iolab-export" version 1, which 'iolab import' reads back) or CSV, with the workload's
+parameters as columns; CSV to FILE.csv also writes FILE.percentiles.csv and FILE.samples.csv."""
+# The options of `iolab import` and `iolab export` beside --db, as click's arguments.
+IMPORT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
+    (("--setup",), {"metavar": "NAME", "help": "Set-up of every result (default: its folder)."}),
+)
+EXPORT_FORMATS = ("json", "csv")
+EXPORT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
+    (("--format", "fmt"), {"default": "json", "show_default": True, "metavar": "json|csv"}),
+    (("-o", "--output"), {"default": "-", "metavar": "FILE", "help": "Write here; '-' is stdout."}),
+)
+
+
+def import_files(paths: Sequence[str], setup: str | None, db: str, ui: Ui) -> exchange.Imported:
+    """fio's output (and iolab exports) into the database; nothing is created when nothing
+    could be read."""
+    Store.check_path(db)
+    known: dict[str, int] = {}
+    if Path(db).exists():
+        with open_store(db, ui) as store:
+            known = store.imported()
+    batch = exchange.read(paths, setup, known)
+    if batch.empty:
+        return exchange.Imported((), tuple(batch.problems), tuple(batch.skipped))
+    with open_store(db, ui, create=True) as store:
+        return exchange.save(batch, store, __version__)
+
+
+def export_run(db: str, run_id: int | None, fmt: str, output: str, ui: Ui) -> tuple[str, list[str]]:
+    """The export's text for stdout ('' when written to files), and a line per file written."""
+    if fmt not in EXPORT_FORMATS:
+        raise ReportError(f"--format {fmt}: choose one of {', '.join(EXPORT_FORMATS)}")
+    report_output.check(output, None)
+    with open_store(db, ui) as store:
+        tables = store.dump(store.run(run_id).id)
+    if fmt == "json":
+        texts = {output: exchange.json_text(tables, __version__)}
+    else:
+        texts = exchange.csv_texts(tables, __version__, output)
+    if output == "-":
+        return texts[output], []
+    for path, text in texts.items():
+        Path(path).write_text(text)
+    return "", [f"wrote {path}" for path in texts]
+
+
+def plan_toml(plan_file: str | None, preset: str | None) -> str:
+    """The plan's own text to copy: a preset's TOML, or the plan file's."""
+    if plan_file and not preset:
+        return load_plan(plan_file, None, plan.Overrides()).text
+    return plan.preset_text(preset or "quick")
+
+
+PEAK_HELP = """Find one target's peak: search numjobs x iodepth for the most IOPS (MB/s for
+blocks over 64 KiB), stepping on while a step gains more than the noise margin, then measure
+the winner three times for its 95% interval. With --curve, also run at 10% to 100% of its
+IOPS for latency against load, and find the knee. Stored as a run like any other."""
+# `iolab peak`'s options beside --db, as plain keyword arguments for click.
+PEAK_OPTIONS: dict[str, dict[str, Any]] = {
+    "target": {"default": ".", "metavar": "PATH", "help": "A directory or a file [default: .]."},
+    "rw": {"default": "randread", "show_default": True, "help": "fio's rw."},
+    "bs": {"default": "4k", "show_default": True, "help": "Block size."},
+    "curve": {"is_flag": True, "help": "Also run the latency-versus-load curve from the peak."},
+    "numjobs": {"default": "1-64", "show_default": True, "metavar": "LOW-HIGH"},
+    "iodepth": {"default": "1-256", "show_default": True, "metavar": "LOW-HIGH"},
+    "runtime": {"metavar": "SECONDS", "help": "Runtime of every point [default: 10]."},
+    "size": {"metavar": "SIZE", "help": "Test area [default: auto]."},
+    "yes-destroy": {"multiple": True, "metavar": "PATH", "help": "Allow writing to this file."},
+}
+
+
+def peak(db: str, given: dict[str, Any], ui: Ui, executor: Executor | None = None) -> RunOutcome:
+    """`iolab peak`: a plan made for one target and one workload, run like `run`'s."""
+    text = methods.command_plan(
+        given.get("rw") or "randread", given.get("bs") or "4k", bool(given.get("curve")),
+        given.get("numjobs") or "1-64", given.get("iodepth") or "1-256",
+    )  # fmt: skip
+    runtime = given.get("runtime")
+    overrides = plan.Overrides(
+        target=str(Path(given.get("target") or ".").resolve()), size=given.get("size"),
+        runtime=int(runtime) if runtime and str(runtime).isdigit() else runtime,
+    )  # fmt: skip
+    the_plan = plan.parse_plan(text, "iolab peak", overrides)
+    request = RunRequest(db=db, overrides=overrides, destroy=tuple(given.get("yes_destroy") or ()))
+    outcome = run_plan(the_plan, overrides, request, ui, executor)
+    sections = outcome.document.sections  # the search's table first: the terminal shows it
+    first = [s for s in sections if s.title == "Peak and load curve"]
+    rest = [s for s in sections if s.title != "Peak and load curve"]
+    document = dataclasses.replace(outcome.document, sections=(*first, *rest))
+    return dataclasses.replace(outcome, document=document) if first else outcome

@@ -99,9 +99,8 @@ plan_options = options(
     click.option("--max-cases", type=click.IntRange(min=1), metavar="N",
                  help=f"Refuse plans of more cases than this (default {plan.MAX_CASES:,})."),
 )  # fmt: skip
-db_option = click.option(
-    "--db", default=app.DEFAULT_DB, show_default=True, metavar="FILE", help="Results database."
-)
+db_option = click.option("--db", default=app.DEFAULT_DB, show_default=True, metavar="FILE",
+                         help="Results database.")  # fmt: skip
 
 
 OVERRIDES = ("target", "size", "runtime", "repeat", "max_cases")
@@ -117,22 +116,13 @@ def _overrides(runtime: str | None, **given: Any) -> plan.Overrides:
 @db_option
 @click.option("--resume", "resume_id", type=int, metavar="RUN", help="Finish stored run RUN.")
 @click.option("--new", "force_new", is_flag=True, help="Start a new run even if one can resume.")
-@click.option(
-    "--yes-destroy",
-    "destroy",
-    multiple=True,
-    metavar="PATH",
-    help="Allow writing to DEVICE, or to an existing FILE a set-up names (repeat per "
-    "path); otherwise iolab asks for devices and refuses files.",
-)
-@click.option(
-    "--wipe-signatures", is_flag=True, help="Allow wiping filesystem/partition signatures."
-)
-@click.option(
-    "--allow-hooks",
-    is_flag=True,
-    help="Run the plan's setup_hook/teardown_hook shell commands: the plan is then code.",
-)
+@click.option("--yes-destroy", "destroy", multiple=True, metavar="PATH",
+              help="Allow writing to DEVICE, or to an existing FILE a set-up names (repeat per "
+              "path); otherwise iolab asks for devices and refuses files.")  # fmt: skip
+@click.option("--wipe-signatures", is_flag=True,
+              help="Allow wiping filesystem/partition signatures.")  # fmt: skip
+@click.option("--allow-hooks", is_flag=True, help="Run the plan's setup_hook/teardown_hook "
+              "shell commands: the plan is then code.")  # fmt: skip
 def run(plan_file: str | None, preset: str | None, db: str, **flags: Any) -> None:
     """Run a plan (default: the quick preset here) and print its table.
 
@@ -141,21 +131,32 @@ def run(plan_file: str | None, preset: str | None, db: str, **flags: Any) -> Non
     """
     overrides = _overrides(**{k: flags.pop(k) for k in OVERRIDES})
     request = app.RunRequest(plan_file, preset, overrides, db, **flags)
-    the_ui = ui()
-    outcome = app.run(request, the_ui)
+    _ran(app.run(request, the_ui := ui()), the_ui)
+
+
+def _ran(outcome: app.RunOutcome, the_ui: TerminalUi) -> None:
+    """Print a finished run's table; exit 3 if some of its cases failed."""
     the_ui.out.file.write(report_output.render(outcome.document, "table").text)
     if outcome.failed:
-        fail(
-            f"{outcome.failed} of {len(outcome.results)} cases failed (fio's errors above)",
-            EXIT_CASES_FAILED,
-        )
+        fail(f"{outcome.failed} of {len(outcome.results)} cases failed (fio's errors above)",
+             EXIT_CASES_FAILED)  # fmt: skip
+
+
+@main.command(help=app.PEAK_HELP)
+@options(db_option, *(click.option(f"--{n}", **kw) for n, kw in app.PEAK_OPTIONS.items()))
+def peak(db: str, **given: Any) -> None:
+    _ran(app.peak(db, given, the_ui := ui()), the_ui)
 
 
 @main.command()
 @plan_options
 @click.option("--fio", "show_fio", is_flag=True, help="Print the exact fio job files.")
+@click.option("--toml", "as_toml", is_flag=True, help="Print the plan's TOML (a preset's) to copy.")
 def show(plan_file: str | None, preset: str | None, show_fio: bool, **flags: Any) -> None:
     """Print a plan's expanded matrix, one line per case; runs nothing."""
+    if flags.pop("as_toml"):
+        click.echo(app.plan_toml(plan_file, preset), nl=False)
+        return
     the_plan = app.load_plan(plan_file, preset, _overrides(**flags))
     for name, commands in app.provision_commands(the_plan):
         click.echo(f"# set-up {name!r} is built and torn down with:")
@@ -200,10 +201,8 @@ def runs(db: str) -> None:
         started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.started_at))
         failed = f", {r.failed} failed" if r.failed else ""
         host = r.environment.get("hostname", "?")
-        click.echo(
-            f"{r.id:>4}  {started}  {r.plan_name:<22} {r.status:<11} "
-            f"{r.done}/{r.case_count} cases{failed}  {host}"
-        )
+        click.echo(f"{r.id:>4}  {started}  {r.plan_name:<22} {r.status:<11} "
+                   f"{r.done}/{r.case_count} cases{failed}  {host}")  # fmt: skip
 
 
 @main.command()
@@ -211,32 +210,17 @@ def runs(db: str) -> None:
 @db_option
 @output_options
 @click.option("--baseline", metavar="SETUP", help="Show other set-ups as % of this one.")
-@click.option(
-    "--charts",
-    metavar="LIST",
-    default="auto",
-    show_default=True,
-    help=f"Charts to draw: auto, none, or a comma list of {','.join(report_model.CHART_KINDS)}.",
-)
+@click.option("--charts", metavar="LIST", default="auto", show_default=True,
+              help="Charts to draw: auto, none, or a comma list of "
+              f"{','.join(report_model.CHART_KINDS)}.")  # fmt: skip
 @click.option("--skip-charts", metavar="LIST", help="Chart kinds to leave out of auto's choice.")
-@click.option(
-    "--x",
-    "x_field",
-    metavar="FIELD",
-    help="Workload field on the x axis of scaling charts (default: the swept one).",
-)
-@click.option(
-    "--y",
-    "y_metric",
-    type=click.Choice(report_model.Y_METRICS),
-    default="auto",
-    show_default=True,
-    help="Metric on the y axis of scaling charts.",
-)
+@click.option("--x", "x_field", metavar="FIELD", help="Workload field on the x axis of "
+              "scaling charts (default: the swept one).")  # fmt: skip
+@click.option("--y", "y_metric", type=click.Choice(report_model.Y_METRICS), default="auto",
+              show_default=True, help="Metric on the y axis of scaling charts.")  # fmt: skip
 @click.option("--lines", type=click.Choice(["auto", "setup", "pattern"]), default="auto",
-              show_default=True,
-              help="Scaling charts: one line per set-up, or per pattern (auto: per set-up if "
-              "several).")  # fmt: skip
+              show_default=True, help="Scaling charts: one line per set-up, or per pattern "
+              "(auto: per set-up if several).")  # fmt: skip
 def report(run_ids: tuple[int, ...], db: str, fmt: str, **flags: Any) -> None:
     """Render stored runs (default: the latest) as a table, Markdown, CSV or HTML.
 
@@ -247,14 +231,9 @@ def report(run_ids: tuple[int, ...], db: str, fmt: str, **flags: Any) -> None:
     drawn = fmt in ("markdown", "html") or written["export_dir"] is not None
     charts = report_document.parse_kinds(flags["charts"], "--charts") if drawn else ()
     options = report_document.Options(
-        metric=flags["metric"],
-        baseline=flags["baseline"],
-        charts=charts,
+        metric=flags["metric"], baseline=flags["baseline"], charts=charts,
         skip=report_document.parse_kinds(flags["skip_charts"], "--skip-charts") or (),
-        x=flags["x_field"],
-        y=flags["y_metric"],
-        lines=flags["lines"],
-    )
+        x=flags["x_field"], y=flags["y_metric"], lines=flags["lines"])  # fmt: skip
     report_output.check(written["output"], written["export_dir"])
     _emit(app.report(db, run_ids, options, drawn, ui()), fmt, **written)
 
@@ -284,7 +263,38 @@ def _emit(document: report_document.Document, fmt: str, **written: Any) -> None:
 def env(path: str, as_json: bool) -> None:
     """Print the host and what PATH lives on: filesystem, RAID, devices, their settings."""
     facts = app.environment_of(path)
-    if as_json:
-        click.echo(json.dumps(facts, indent=2, default=str))
-        return
-    click.echo(env_text.render(facts), nl=False)
+    text = json.dumps(facts, indent=2, default=str) + "\n" if as_json else env_text.render(facts)
+    click.echo(text, nl=False)
+
+
+@main.command(help=app.REHEARSE_HELP)
+@click.argument("plan_file", metavar="PLAN.toml")
+def rehearse(plan_file: str) -> None:
+    sys.exit(0 if app.rehearse(plan_file, ui()) else EXIT_CASES_FAILED)
+
+
+@main.command(help=app.ADVISE_HELP)
+@options(click.argument("run_id", type=int, required=False, metavar="[RUN]"), db_option,
+         *(click.option(f"--{name}", **kw) for name, kw in app.ADVISE_OPTIONS.items()))  # fmt: skip
+def advise(run_id: int | None, db: str, **given: Any) -> None:
+    click.echo(report_output.render(app.advise(db, run_id, given, ui()), "table").text, nl=False)
+
+
+@main.command("import", help=app.IMPORT_HELP)
+@options(click.argument("paths", nargs=-1, required=True, metavar="PATH..."), db_option,
+         *(click.option(*names, **kw) for names, kw in app.IMPORT_OPTIONS))  # fmt: skip
+def import_(paths: tuple[str, ...], db: str, setup: str | None) -> None:
+    done = app.import_files(paths, setup, db, ui())
+    click.echo("".join(f"{line}\n" for _, line in done.runs), nl=False)
+    click.echo("".join(f"iolab: {line}\n" for line in done.notes), nl=False, err=True)
+    if done.problems:
+        fail(f"{len(done.problems)} of the files could not be imported", EXIT_CASES_FAILED)
+
+
+@main.command(help=app.EXPORT_HELP)
+@options(click.argument("run_id", type=int, required=False, metavar="[RUN]"), db_option,
+         *(click.option(*names, **kw) for names, kw in app.EXPORT_OPTIONS))  # fmt: skip
+def export(run_id: int | None, db: str, fmt: str, output: str) -> None:
+    text, said = app.export_run(db, run_id, fmt, output, ui())
+    click.echo(text, nl=False)
+    click.echo("".join(f"{line}\n" for line in said), nl=False, err=True)

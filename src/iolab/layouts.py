@@ -41,6 +41,19 @@ class Level:
     parity: int = 0  # devices' worth of parity
     mirror: bool = False  # every device holds all the data (md and LVM raid1)
 
+    def tolerates(self, count: int, copies: int | None = None) -> int:
+        """How many of `count` devices may be gone, the last ones, with the data still whole.
+
+        Mirrors keep one; parity levels lose their parity; copies spread over the devices
+        (md raid10, `copies` from its md_layout) lose one fewer than their copies, since the
+        last devices may hold every copy of some chunk.
+        """
+        if self.mirror:
+            return count - 1
+        if self.parity:
+            return self.parity
+        return max(0, (copies or self.copies) - 1)
+
     def usable(self, sizes: Sequence[int]) -> int:
         """Roughly how many bytes devices of these sizes offer at this level."""
         if self.mirror:
@@ -161,6 +174,11 @@ def _known(raid: Raid, key: str, raw: str) -> str:
     return level
 
 
+def present(layout: Layout) -> tuple[str, ...]:
+    """The devices a layout is built on: all but the last `degraded`, which it leaves out."""
+    return layout.devices[: len(layout.devices) - layout.degraded]
+
+
 def one_device(layout: Layout) -> Layout:
     """One device of a RAID sweep is the plain device: btrfs with the single profile (metadata
     left to mkfs), or the device itself for mdadm and LVM."""
@@ -168,7 +186,7 @@ def one_device(layout: Layout) -> Layout:
         return layout
     if layout.raid == "btrfs":
         return replace(layout, level="single", metadata=None)
-    return replace(layout, raid="none", level=None, md_layout=None)
+    return replace(layout, raid="none", level=None, md_layout=None, degraded=0)
 
 
 def check(layout: Layout, *, side_by_side: bool = True) -> Layout:
@@ -197,7 +215,27 @@ def check(layout: Layout, *, side_by_side: bool = True) -> Layout:
                 key, f"{layout.raid} {level} needs at least {fewest} devices, not {count}"
             )
     _options(layout)
+    _degraded(layout)
     return layout
+
+
+def _degraded(layout: Layout) -> None:
+    """A degraded md array leaves out no more of its last devices than its level tolerates."""
+    if not layout.degraded:
+        return
+    if layout.degraded < 0:
+        raise LayoutError("degraded", f"degraded = {layout.degraded} must be 0 or more")
+    if layout.raid != "mdadm":
+        raise LayoutError("degraded", "degraded applies to raid = mdadm only")
+    count, level = len(layout.devices), layout.level or ""
+    copies = re.fullmatch(r"[nfo]([0-9]+)", layout.md_layout or "")
+    most = RAIDS["mdadm"].levels[level].tolerates(count, int(copies[1]) if copies else None)
+    if layout.degraded > most:
+        raise LayoutError(
+            "degraded",
+            f"degraded = {layout.degraded}: mdadm {level} over {count} devices can run with at "
+            f"most {most} of them missing",
+        )
 
 
 def _needs_raid(layout: Layout) -> None:

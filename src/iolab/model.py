@@ -38,6 +38,8 @@ class Layout:
     (raid0/raid1/raid10/raid5/raid6/single) and `metadata` as its metadata profile.
     raid "mdadm" and "lvm" build one block device (level 0/1/4/5/6/10, `chunk`, `md_layout`)
     that `filesystem` then formats, or that fio uses raw when filesystem is "none".
+    `degraded` (mdadm only): the last that many devices are left out, "missing", so the array
+    starts degraded; they are neither checked nor written (see `layouts.present`).
     """
 
     devices: tuple[str, ...]
@@ -53,6 +55,7 @@ class Layout:
     discard: bool = False
     setup_hook: str | None = None
     teardown_hook: str | None = None
+    degraded: int = 0
 
     def definition(self) -> dict[str, object]:
         out = {k: v for k, v in self.__dict__.items() if v not in (None, "", False, {})}
@@ -129,6 +132,18 @@ class AutoRepeat:
 
 
 @dataclass(frozen=True)
+class SteadyRounds:
+    """A plan's `[steady]` table: its workloads run in rounds until the tracked one is steady
+    over the last `window` rounds (SNIA PTS; see analysis.steady), at most `most` rounds."""
+
+    track: str  # the workload point judged
+    window: int = 5
+    data_excursion: float = 0.20
+    slope_excursion: float = 0.10
+    most: int = 25
+
+
+@dataclass(frozen=True)
 class Plan:
     """A validated plan: what to run, where, how often, and how to report it."""
 
@@ -142,6 +157,7 @@ class Plan:
     repeat: int = 1
     baseline: str | None = None
     auto_repeat: AutoRepeat | None = None
+    rounds: SteadyRounds | None = None
     metric: Literal["auto", "iops", "bw"] = "auto"
 
     @property
@@ -152,17 +168,17 @@ class Plan:
                 "workloads": [[w.name, dict(w.options)] for w in self.workloads],
                 "repeat": self.repeat,
                 **({"auto": vars(self.auto_repeat)} if self.auto_repeat else {}),
+                **({"rounds": vars(self.rounds)} if self.rounds else {}),
             }
         )
 
     def cases(self) -> list[Case]:
-        """The matrix, set-up by set-up, so each set-up is provisioned once."""
-        return [
-            Case(setup, workload, rep)
-            for setup in self.setups
-            for workload in self.workloads
-            for rep in range(1, self.repeat + 1)
-        ]
+        """The matrix, set-up by set-up, so each set-up is provisioned once; in rounds mode
+        round by round (every workload once per round)."""
+        reps = range(1, self.repeat + 1)
+        if self.rounds:
+            return [Case(s, w, r) for s in self.setups for r in reps for w in self.workloads]
+        return [Case(s, w, r) for s in self.setups for w in self.workloads for r in reps]
 
 
 @dataclass(frozen=True)
@@ -243,6 +259,7 @@ class Origin:
     files: tuple[str, ...] = ()
     fio_version: str = ""
     hostname: str = ""
+    digests: tuple[str, ...] = ()  # sha256 of each file imported, so none is imported twice
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,8 @@ class ProgressListener:
         )
 
     def note(self, line: str) -> None:
-        self.progress.update(self.task, description=line, live="")
+        """A line about the run itself (preconditioning, repetitions, steady state)."""
+        self.progress.console.print(f"· {line}", markup=False, soft_wrap=True)
 
     def status(self, status: Status) -> None:
         left = human_duration(self.eta_s - (time.monotonic() - self.t0))

@@ -247,6 +247,37 @@ def fresh_device(context: Context) -> Warning | None:
     )
 
 
+RATE_DELIVERED_SHARE = 0.95
+
+
+def _asked_iops(context: Context) -> float | None:
+    """The IOPS fio was held to: rate_iops per job ("reads,writes" or one value for both)
+    over the directions the workload does, times numjobs; None without a plain rate."""
+    parts = str(context.options.get("rate_iops", "")).split(",")
+    try:
+        reads, writes = float(parts[0]), float(parts[1] if len(parts) > 1 else parts[0])
+    except ValueError:
+        return None
+    rw = _rw(context)
+    asked = (reads if rw in READS else 0.0) + (writes if rw in WRITES else 0.0)
+    return asked * _numjobs(context) or None
+
+
+def rate_not_delivered(context: Context) -> Warning | None:
+    """fio was asked for a fixed rate (rate_iops) and the target did not keep up with it."""
+    asked = _asked_iops(context)
+    delivered = context.metrics.total_iops
+    if asked is None or delivered >= asked * RATE_DELIVERED_SHARE:
+        return None
+    return Warning(
+        "rate-not-delivered",
+        f"fio was asked for {asked:,.0f} IOPS (rate_iops) and delivered {delivered:,.0f} "
+        f"({delivered / asked:.0%}): the target could not sustain that rate.",
+        "Read this point as saturated, not as its asked load; lower the rate to measure "
+        "latency below saturation.",
+    )
+
+
 CHECKS: dict[str, Callable[[Context], Warning | None]] = {
     "ended-early": ended_early,
     "too-short": too_short,
@@ -260,5 +291,6 @@ CHECKS: dict[str, Callable[[Context], Warning | None]] = {
     "steady-state": steady_state,
     "fresh-device": fresh_device,
     "cache-size": cache_size,
+    "rate-not-delivered": rate_not_delivered,
 }
 CODES = tuple(CHECKS)

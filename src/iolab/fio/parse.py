@@ -69,13 +69,15 @@ def _direction(name: Direction, parts: list[Mapping[str, Any]]) -> DirectionMetr
     counts = [int(c.get("N", 0)) for c in clats]
     weight = sum(counts)
     mean = sum(float(c.get("mean", 0.0)) * n for c, n in zip(clats, counts, strict=True))
+    if len(parts) == 1:  # fio's own mean, to the last digit (x * n / n may round)
+        mean = float(clats[0].get("mean", 0.0))
     return DirectionMetrics(
         direction=name,
         iops=sum(float(part.get("iops", 0.0)) for part in parts),
         bw_bytes=sum(float(part.get("bw_bytes", 0.0)) for part in parts),
         io_bytes=moved,
         runtime_ms=max(int(part.get("runtime", 0)) for part in parts),
-        lat_mean_ns=mean / weight if weight else None,
+        lat_mean_ns=(mean if len(parts) == 1 else mean / weight) if weight else None,
         lat_max_ns=max((float(c["max"]) for c in clats if "max" in c), default=None),
         percentiles_ns=_percentiles(clats),
     )
@@ -200,15 +202,15 @@ def _bandwidth(part: str) -> float:
 _LOG_METRIC: dict[str, Metric] = {metric: metric for metric in METRICS}
 
 
-def samples(files: Iterable[Path], interval_ms: int) -> list[Sample]:
+def samples(files: Iterable[Path], interval_ms: int, latency: str = "clat") -> list[Sample]:
     """Per-interval samples from fio's *_bw/_iops/_clat logs, jobs added (latency averaged).
 
     Latency is completion latency (the _clat log), as in the tables; fio's _lat log (total
-    latency, submission included) and _slat log are not read.
+    latency, submission included) and _slat log are not read, unless `latency` is "lat".
     """
     sums: dict[tuple[str, Direction, int], list[float]] = defaultdict(list)
     for file in files:
-        found = re.search(r"_(bw|iops|clat)\.(?:\d+\.)?log$", file.name)
+        found = re.search(rf"_(bw|iops|{latency})\.(?:\d+\.)?log$", file.name)
         if not found:
             continue
         for line in file.read_text().splitlines():
@@ -216,7 +218,7 @@ def samples(files: Iterable[Path], interval_ms: int) -> list[Sample]:
             if len(fields) < 3 or not fields[2].isdigit() or int(fields[2]) > 2:
                 continue
             slot = round(int(fields[0]) / interval_ms) * interval_ms
-            kind = "lat" if found.group(1) == "clat" else found.group(1)
+            kind = "lat" if found.group(1) == latency else found.group(1)
             sums[(kind, DIRECTIONS[int(fields[2])], slot)].append(float(fields[1]))
     jobs: dict[tuple[str, Direction], int] = defaultdict(int)
     for (kind, direction, _), values in sums.items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
+from iolab.analysis import peak
 from iolab.plan.common import Where
 from iolab.units import parse_seconds, parse_size
 
@@ -193,4 +194,6 @@ CHECKS: dict[str, Callable[[object], str | None]] = {
     "group_reporting": _flag,
     "ioengine": _engine,
     **dict.fromkeys(_FILE_VALUED, _no_file),
+    "method": _one_of(peak.METHODS),
+    "peak_margin": lambda v: None if peak.share(v) else 'must be a share such as "3%"',
 }

@@ -7,9 +7,11 @@ import tomllib
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from iolab.errors import PlanError
-from iolab.model import AutoRepeat, Plan, Workload
+from iolab.model import AutoRepeat, Plan, SteadyRounds, Workload
+from iolab.plan import jobfile_plan, methods
 from iolab.plan.checks import MAX_NAME, check_clean, check_value
 from iolab.plan.common import Overrides, Where, known_keys, line_of, table_value, text_value
 from iolab.plan.setups import setups as parse_setups
@@ -20,8 +22,9 @@ from iolab.units import human_duration
 METRICS = ("auto", "iops", "bw")
 TOP_KEYS = (
     "name", "description", "origin", "repeat", "repeat_target", "repeat_max", "defaults",
-    "setup", "workload", "report",
+    "setup", "workload", "report", "steady",
 )  # fmt: skip
+STEADY_KEYS = ("track", "rounds", "window", "data_excursion", "slope_excursion")
 AUTO_FIRST = 3  # repetitions every case gets under repeat = "auto", before the interval decides
 REPORT_KEYS = ("baseline", "metric")
 MAX_CASES = 100_000  # a plan beyond this is refused unless --max-cases raises the limit
@@ -74,6 +77,8 @@ def load_preset(name: str, overrides: Overrides | None = None) -> Plan:
 
 def parse_plan(text: str, source: str, overrides: Overrides | None = None) -> Plan:
     """Validate a whole plan text and expand its workloads; raises PlanError on the first fault."""
+    if jobfile_plan.is_job_file(source, text):  # an fio job file runs as it is
+        return jobfile_plan.parse(text, source, overrides)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -100,6 +105,10 @@ def parse_plan(text: str, source: str, overrides: Overrides | None = None) -> Pl
     workloads = parse_workloads(data.get("workload", []), defaults, top, defaults_where, over)
     report = table_value(data.get("report", {}), top, "report")
     known_keys(report, REPORT_KEYS, replace(top, table="report"), "[report]")
+    rounds = _rounds(data, top, workloads, auto is not None)
+    methods.check_plan(workloads, auto is not None, rounds is not None, top)
+    if rounds:
+        repeat = rounds.window
     plan = Plan(
         name=text_value(data, "name", top, Path(source).stem.removeprefix("preset:")),
         description=text_value(data, "description", top, ""),
@@ -110,11 +119,53 @@ def parse_plan(text: str, source: str, overrides: Overrides | None = None) -> Pl
         workloads=workloads,
         repeat=repeat,
         auto_repeat=auto,
+        rounds=rounds,
         baseline=report.get("baseline"),
         metric=report.get("metric", "auto"),
     )
     _check_report(plan, replace(top, table="report"))
     return plan
+
+
+def _share(value: object, where: Where, key: str, default: str) -> float:
+    text = str(default if value is None else value).strip()
+    try:
+        share = float(text.removesuffix("%")) / (100 if text.endswith("%") else 1)
+    except ValueError:
+        share = 0.0
+    if not 0 < share < 1:
+        raise where.fail(key, f'{key} = {value!r} must be a share such as "{default}"')
+    return share
+
+
+def _rounds(
+    data: dict[str, Any], top: Where, workloads: tuple[Workload, ...], auto: bool
+) -> SteadyRounds | None:
+    """The [steady] table: SNIA PTS rounds until the tracked workload is steady."""
+    raw = data.get("steady")
+    if raw is None:
+        return None
+    where = replace(top, table="steady")
+    table = table_value(raw, top, "steady")
+    known_keys(table, STEADY_KEYS, where, "[steady]")
+    if auto or "repeat" in data:
+        raise where.fail(
+            None, "[steady] rounds replace repeat (a round is a repetition): drop repeat"
+        )
+    names = [w.name for w in workloads]
+    track = table.get("track", names[0])
+    if track not in names:
+        raise where.fail(
+            "track", f"track = {track!r} is not a workload; workloads: {', '.join(names)}"
+        )
+    window, most = table.get("window", 5), table.get("rounds", 25)
+    for key, value, low in (("window", window, 2), ("rounds", most, window)):
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 100:
+            raise where.fail(key, f"{key} = {value!r} must be a whole number from {low} to 100")
+    return SteadyRounds(
+        str(track), window, _share(table.get("data_excursion"), where, "data_excursion", "20%"),
+        _share(table.get("slope_excursion"), where, "slope_excursion", "10%"), most,
+    )  # fmt: skip
 
 
 def _auto_repeat(data: dict[str, object], top: Where) -> AutoRepeat:
@@ -185,6 +236,8 @@ def _check_report(plan: Plan, where: Where) -> None:
 
 def locate(plan: Plan, workload: Workload, key: str | None, reason: str) -> PlanError:
     """A fault found later (by fio) in one workload, placed at its line in the plan text."""
+    if jobfile_plan.is_job_file(plan.source, plan.text):
+        return jobfile_plan.locate(plan, workload, key, reason)
     message = f"workload {workload.name!r}: {reason}"
     for where in (
         Where(plan.source, plan.text, "workload", workload.table),

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from iolab.model import Plan
+from iolab.model import Plan, Workload
 
 
 def matrix_lines(plan: Plan) -> list[str]:
     """Lines (ending in newlines) that `iolab show` prints; linear in the number of cases."""
     lines = ["# options per [[workload]]; swept values are in each case's workload name\n"]
-    tables: dict[int, list[dict[str, object]]] = {}
+    firsts: dict[int, Workload] = {}
     for workload in plan.workloads:
-        tables.setdefault(workload.table, []).append(dict(workload.options))
-    for table, points in tables.items():
-        first = points[0]
-        shared = [k for k, v in first.items() if all(p.get(k) == v for p in points)]
-        lines.append(f"# {table + 1}: {' '.join(f'{k}={first[k]}' for k in shared)}\n")
+        firsts.setdefault(workload.table, workload)
+    for table, first in firsts.items():  # every point of a table shares what is not swept
+        shared = " ".join(f"{k}={v}" for k, v in first.options.items() if k not in first.axes)
+        lines.append(f"# {table + 1}: {shared}\n")
     for number, case in enumerate(plan.cases(), start=1):
         lines.append(f"{number:>4}  {case.setup.name}  {case.workload.name}  #{case.repetition}\n")
     return lines

@@ -17,7 +17,7 @@ PRECONDITIONS = ("none", "sequential", "random", "both")
 DEVICE_KEYS = (
     "name", "devices", "device_count", "raid", "level", "metadata", "chunk", "md_layout",
     "filesystem", "mkfs_options", "mount_options", "queue", "discard", "setup_hook",
-    "teardown_hook", "precondition", "cache",
+    "teardown_hook", "precondition", "cache", "degraded",
 )  # fmt: skip
 
 
@@ -141,6 +141,11 @@ def _layout(entry: Mapping[str, Any], devices: tuple[str, ...], where: Where) ->
     discard = entry.get("discard", False)
     if not isinstance(discard, bool):
         raise where.fail("discard", "discard must be true or false")
+    degraded = entry.get("degraded", 0)
+    if not isinstance(degraded, int) or isinstance(degraded, bool) or degraded < 0:
+        raise where.fail(
+            "degraded", f"degraded = {degraded!r} must be a count of devices: 0, 1, ..."
+        )
     raid_kind = layouts.RAIDS.get(raid)
     level = entry.get("level", raid_kind.default if raid_kind else None)
     asked = Layout(
@@ -157,6 +162,7 @@ def _layout(entry: Mapping[str, Any], devices: tuple[str, ...], where: Where) ->
         discard=discard,
         setup_hook=_text(entry, "setup_hook", where),
         teardown_hook=_text(entry, "teardown_hook", where),
+        degraded=degraded,
     )
     try:
         return layouts.settle(asked, side_by_side=False)

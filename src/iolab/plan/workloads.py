@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from iolab.model import FioValue, Workload
+from iolab.plan import methods
 from iolab.plan.checks import check_key, check_value
 from iolab.plan.common import Overrides, Where
 from iolab.units import format_size, parse_seconds, parse_size
@@ -15,7 +16,8 @@ from iolab.units import format_size, parse_seconds, parse_size
 MIXED_RW = ("rw", "readwrite", "randrw")
 IOLAB_KEYS = (
     "name", "rw", "bs", "iodepth", "numjobs", "rwmixread", "size", "runtime", "ramp_time",
-    "direct", "ioengine", "time_based", "group_reporting", "log_avg_msec",
+    "direct", "ioengine", "time_based", "group_reporting", "log_avg_msec", "method",
+    "peak_margin",
 )  # fmt: skip
 SYNC_ENGINES = ("sync", "psync", "vsync", "pvsync", "pvsync2", "mmap")
 
@@ -61,7 +63,8 @@ def workloads(
             merged["runtime"] = over.runtime
         for key, value in entry.items():
             _check_item(key, value, where)
-        for point in _expand(merged, where):
+        merged = methods.bounds(merged, where)  # method = "peak": numjobs, iodepth are bounds
+        for point in methods.points(_expand(merged, where)):
             if point.name in names:
                 raise where.fail("name", f"workload {point.name!r} appears twice; give it a name")
             names.add(point.name)
@@ -109,19 +112,22 @@ def _expand(merged: dict[str, Any], where: Where) -> list[Workload]:
         for key in merged
     ]
     named = isinstance(base, str)
-    shown = tuple(key for key in axes if named or key not in ("bs", "rw"))
+    keys = list(merged)
+    shown = [keys.index(key) for key in axes if named or key not in ("bs", "rw")]
+    decisive = [keys.index(key) for key in DECISIVE if key in merged]
+    axes_t = tuple(axes)
     points = []
     checked: set[tuple[object, ...]] = set()
     for combo in itertools.product(*values):  # linear in the points: nothing is searched
-        options = dict(zip(merged, combo, strict=True))
-        decisive = tuple(options.get(key) for key in DECISIVE)
-        if decisive not in checked:  # the combination checks read only these keys
+        options = dict(zip(keys, combo, strict=True))
+        seen = tuple([combo[i] for i in decisive])
+        if seen not in checked:  # the combination checks read only the decisive keys
             _check_combination(options, where)
-            checked.add(decisive)
+            checked.add(seen)
         name = base if named else f"{options['bs']} {options['rw']}"
-        suffix = " ".join([f"{key}={options[key]}" for key in shown])
+        suffix = " ".join([f"{keys[i]}={combo[i]}" for i in shown])
         label = f"{name} {suffix}" if suffix else name
-        points.append(Workload(label, options, tuple(axes), where.index))
+        points.append(Workload(label, options, axes_t, where.index))
     return points
 
 

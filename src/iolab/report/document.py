@@ -12,10 +12,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from iolab.analysis import stats
+from iolab.analysis import comparison, stats
 from iolab.analysis.stats import Difference, metric_for
 from iolab.errors import ReportError
-from iolab.report import figures, tables
+from iolab.report import curve_view, figures, raid_view, rounds_view, tables
 from iolab.report.charts import Chart
 from iolab.report.data import Case, Dataset
 from iolab.report.model import (
@@ -130,6 +130,10 @@ def build(data: Dataset, options: Options) -> Document:
     results = _results(data, options.metric, options.baseline)
     kinds = _kinds(data, options)
     sections = [Section("Results", (results, *_ratio(results, options, kinds)))]
+    sections += [Section("RAID model", (t,)) for t in [raid_view.table(data, options.metric)] if t]
+    steady_blocks: list[Block] = [*rounds_view.tables(data), *rounds_view.charts(data)]
+    sections += [Section("Steady state", tuple(steady_blocks))] if steady_blocks else []
+    sections += [Section("Peak and load curve", tuple(b)) for b in [curve_view.blocks(data)] if b]
     sections += _chart_sections(data, options, kinds)
     latency = tables.latency_table(data)
     latency_blocks: list[Block] = [latency] if latency else []
@@ -224,9 +228,21 @@ def _environments(data: Dataset) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def _notes_section(data: Dataset) -> list[Section]:
+def _comparison_warnings(data: Dataset, table: Table) -> list[str]:
+    """mixed-versions and few-repeats, as notes (see analysis.comparison)."""
+    cells = [cell for row in table.rows for cell in row.cells]
+    found = (
+        comparison.mixed_versions([(r.id, r.environment) for r in data.runs]),
+        comparison.few_repeats(
+            [c.summary for c in cells if c.summary], [c.difference for c in cells if c.difference]
+        ),
+    )
+    return [f"{w.code}: {w}" for w in found if w is not None]
+
+
+def _notes_section(data: Dataset, extra: Sequence[str] = ()) -> list[Section]:
     """Failures, warnings and unfinished runs, when there are any."""
-    notes = case_notes(data.cases)
+    notes = [*extra, *case_notes(data.cases)]
     for run in data.runs:
         notes += incomplete(run)
     if not notes:
@@ -251,7 +267,7 @@ def compare(data: Dataset, metric: str = "auto") -> Document:
     sections = [Section("Comparison", tuple(blocks))]
     sections.append(Section("Set-ups side by side", tuple(figures.bars(data, metric))))
     sections.append(Section("Environment", _environment_blocks(data)))
-    sections += _notes_section(data)
+    sections += _notes_section(data, _comparison_warnings(data, table))
     ids = " and ".join(str(r.id) for r in data.runs)
     return Document(f"Comparison of runs {ids}", _subtitle(data), tuple(sections))
 

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from iolab import layouts
+from iolab.analysis import peak
 from iolab.errors import PlanError, TargetError
 from iolab.fio import jobfile
 from iolab.fio.executor import Executor, HostLimits, Local
@@ -106,7 +108,8 @@ def build(
             provision.validate(setup.layout)
             _check_hooks(setup, consent)
             if probe_write:
-                safety.check(setup.layout.devices, consent.devices, consent.wipe_signatures)
+                present = layouts.present(setup.layout)  # a degraded one's missing: untouched
+                safety.check(present, consent.devices, consent.wipe_signatures)
     campaign = Campaign(plan, fio, executor or Local(fio.path), consent, paths)
     positions = {w.name: i for i, w in enumerate(plan.workloads)}
     campaign.steps = [Step(case, positions[case.workload.name]) for case in plan.cases()]
@@ -181,7 +184,7 @@ def resolve(case: Case, target: Prepared, fio: FioInfo, built: bool = True) -> d
     On a target not yet built, size "auto" stays: its free space is not known.
     """
     options: dict[str, FioValue] = {"filename": str(target.filename)}
-    options.update(case.workload.options)
+    options.update((k, v) for k, v in case.workload.options.items() if k not in peak.IOLAB_ONLY)
     if options.get("size") == "auto" and built:
         if target.raw:
             del options["size"]  # the whole device, as fio does by default

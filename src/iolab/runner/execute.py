@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from iolab.analysis import checks, stats
+from iolab.analysis import checks
 from iolab.errors import Interrupted, TargetError
 from iolab.fio import jobfile, parse
 from iolab.fio.executor import Executor, HostLimits
@@ -25,6 +25,8 @@ from iolab.fio.parse import Status
 from iolab.model import Case, CaseMetrics, Result, Setup, Window
 from iolab.runner import precondition
 from iolab.runner.campaign import Campaign, Step, largest, mountpoint
+from iolab.runner.repeats import Repeats
+from iolab.runner.search import Search
 from iolab.store import Store
 from iolab.targets import caches, devices, environment, process, provision
 from iolab.targets.environment import JSONDict
@@ -94,7 +96,10 @@ def placed(
             )
             if not built.raw:
                 target.check_room(largest(campaign.plan.workloads))
-            yield target
+            try:
+                yield target
+            finally:
+                facts = built.at_end()  # a member that failed meanwhile: the array degraded
     finally:
         if built_log:
             record({"layout": facts, "log": _log(built_log)})
@@ -109,7 +114,7 @@ def start(store: Store, run_id: int) -> None:
     store.claim(run_id, process.me())
 
 
-class _Run:
+class _Run(Repeats, Search):
     """One execution of a campaign's remaining cases into a run of the store."""
 
     def __init__(
@@ -148,6 +153,8 @@ class _Run:
                     state = precondition.after(state, step.case.workload.options)
                     ran += 1
                     state = self.repeat_more(step, target, state)
+                    state = self.rounds_more(step, target, state, record)
+                    state = self.search_more(step, target, state, record)
         except TargetError as error:
             if ran == len(steps):
                 raise
@@ -196,48 +203,6 @@ class _Run:
         result = run_step(step, job, campaign.executor, self.listener, self.scratch, known)
         self.overhead.append(result.ended_at - result.started_at - step.planned_s)
         self.keep(result, step)
-
-    def repeat_more(self, step: Step, target: Prepared, state: str) -> str:
-        """repeat = "auto": after a point's planned repetitions, more until its interval is
-        within the target (or the most repetitions ran); says how close it came."""
-        auto, case = self.campaign.plan.auto_repeat, step.case
-        if auto is None or case.repetition != self.campaign.plan.repeat:
-            return state
-        values = self.values(case)
-        while (number := self.next_repetition(case)) <= auto.most and _too_wide(
-            values, auto.target
-        ):  # failed repetitions count too: this ends
-            extra = Step(replace(case, repetition=number), step.position)
-            self.case(extra, target, state)
-            state = precondition.after(state, case.workload.options)
-            values = self.values(case)
-        width = stats.relative_half_width(values) if len(values) > 1 else None
-        reached = "n/a" if width is None else f"±{width:.1%}"
-        verdict = "within" if width is not None and width <= auto.target else "NOT within"
-        self.listener.note(
-            f"{case.setup.name} · {case.workload.name}: {len(values)} repetitions, 95% interval "
-            f"{reached}, {verdict} the ±{auto.target:.1%} asked"
-        )
-        return state
-
-    def values(self, case: Case) -> list[float]:
-        """The primary figure of every ok repetition of a case's point stored in this run
-        (also those stored before a resume)."""
-        metric = stats.metric_for(case.workload.options)
-        return [
-            sum(m.iops if metric == "iops" else m.bw_bytes for m in row.metrics.values())
-            for row in self.store.cases(self.run_id)
-            if row.status == "ok" and row.setup == case.setup.name
-            and row.workload == case.workload.name
-        ]  # fmt: skip
-
-    def next_repetition(self, case: Case) -> int:
-        stored = [
-            row.repetition
-            for row in self.store.cases(self.run_id)
-            if row.setup == case.setup.name and row.workload == case.workload.name
-        ]
-        return max(stored, default=0) + 1
 
     def keep(self, result: Result, step: Step) -> None:
         self.store.save(self.run_id, result, step.position)
@@ -301,11 +266,6 @@ def _remove(kind: str, path: str) -> bool:
         done = subprocess.run(["umount", str(target)], capture_output=True, check=False)
         return done.returncode == 0
     return False
-
-
-def _too_wide(values: list[float], target: float) -> bool:
-    width = stats.relative_half_width(values) if len(values) > 1 else None
-    return width is None or width > target
 
 
 def _setup_failed(step: Step, message: str) -> Result:

@@ -8,7 +8,7 @@ import json
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -137,12 +137,7 @@ class Store:
     ) -> int:
         """A new run of `plan` (for an import: the plan its files describe), with its origin."""
         with self._writing():
-            run_id = self._insert_run(plan, environment, iolab_version, overrides, owner)
-            self.db.execute(
-                "UPDATE runs SET origin = ? WHERE id = ?",
-                (json.dumps(dataclasses.asdict(origin)), run_id),
-            )
-            return run_id
+            return self._insert_run(plan, environment, iolab_version, overrides, owner, origin)
 
     def _insert_run(
         self,
@@ -151,11 +146,12 @@ class Store:
         iolab_version: str,
         overrides: Mapping[str, Any],
         owner: Mapping[str, Any],
+        origin: Origin,
     ) -> int:
         cursor = self.db.execute(
             "INSERT INTO runs (plan_name, plan_source, plan_hash, plan_text, overrides,"
-            " iolab_version, environment, started_at, case_count, baseline, metric, owner)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " iolab_version, environment, started_at, case_count, baseline, metric, owner,"
+            " origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 plan.name,
                 plan.source,
@@ -169,6 +165,7 @@ class Store:
                 plan.baseline,
                 plan.metric,
                 json.dumps(owner),
+                json.dumps(dataclasses.asdict(origin)),
             ),
         )
         run_id = int(cursor.lastrowid or 0)
@@ -382,3 +379,113 @@ class Store:
             (run_id,),
         ):
             yield row[0], row[1], int(row[2]), row[3]
+
+    # ------------------------------------------------------------ import and export
+
+    def imported(self) -> dict[str, int]:
+        """The sha256 of every file imported into this database, and the run it went into."""
+        found: dict[str, int] = {}
+        for row in self.db.execute("SELECT id, origin FROM runs ORDER BY id"):
+            for digest in decode.origin(json.loads(row[1])).digests:
+                found.setdefault(digest, int(row[0]))
+        return found
+
+    def save_import(
+        self,
+        plan: Plan,
+        environment: Mapping[str, Any],
+        iolab_version: str,
+        origin: Origin,
+        results: Sequence[tuple[Result, int]],
+        span: tuple[float, float],
+    ) -> int:
+        """A finished run of imported results (each with its workload's position), its start
+        and end (`span`) taken from the files, all in one transaction."""
+        with self._writing():
+            run_id = self._insert_run(plan, environment, iolab_version, {}, {}, origin)
+            for result, position in results:
+                self._insert_case(run_id, result, position)
+            self.db.execute(
+                "UPDATE runs SET origin = ?, status = 'done', started_at = ?, ended_at = ?,"
+                " case_count = ? WHERE id = ?",
+                (json.dumps(dataclasses.asdict(origin)), *span, len(results), run_id),
+            )
+            return run_id
+
+    def dump(self, run_id: int) -> dict[str, list[dict[str, Any]]]:
+        """Every stored row of one run (its JSON columns decoded): runs, setups, cases,
+        metrics and samples of every window, in stored order."""
+        self.run(run_id)  # a missing run is one plain error
+        where = "case_id IN (SELECT id FROM cases WHERE run_id = ?)"
+        queries = {
+            "runs": "SELECT * FROM runs WHERE id = ?",
+            "setups": "SELECT * FROM setups WHERE run_id = ? ORDER BY position",
+            "cases": "SELECT * FROM cases WHERE run_id = ? ORDER BY id",
+            "metrics": f"SELECT * FROM metrics WHERE {where} ORDER BY rowid",
+            "samples": f"SELECT * FROM samples WHERE {where} ORDER BY rowid",
+        }
+        return {
+            table: [_decoded(dict(row)) for row in self.db.execute(query, (run_id,))]
+            for table, query in queries.items()
+        }
+
+    def restore(self, tables: Mapping[str, Sequence[Mapping[str, Any]]], origin: Origin) -> int:
+        """One run as `dump` gave it (from an export), under a new id and with `origin`; case
+        ids are the `id`s of its cases, which its metrics and samples name."""
+        with self._writing():
+            run_id = self._insert("runs", tables["runs"][0], {})
+            self.db.execute(
+                "UPDATE runs SET origin = ? WHERE id = ?",
+                (json.dumps(dataclasses.asdict(origin)), run_id),
+            )
+            for setup in tables["setups"]:
+                self._insert("setups", setup, {"run_id": run_id})
+            ids = {case["id"]: self._insert("cases", case, {"run_id": run_id})
+                   for case in tables["cases"]}  # fmt: skip
+            for table in ("metrics", "samples"):
+                for row in tables[table]:
+                    self._insert(table, row, {"case_id": ids[row["case_id"]]})
+            return run_id
+
+    def _insert(self, table: str, row: Mapping[str, Any], owner: Mapping[str, int]) -> int:
+        """One row of `table`: the RESTORED columns from `row`, and the run or case it is of."""
+        columns = (*owner, *RESTORED[table])
+        values = (*owner.values(), *(_encoded(c, row.get(c)) for c in RESTORED[table]))
+        marks = ", ".join("?" for _ in columns)
+        cursor = self.db.execute(
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", values
+        )
+        return int(cursor.lastrowid or 0)
+
+
+# The columns `restore` writes, per table (ids and the run/case they belong to are its own).
+RESTORED: dict[str, tuple[str, ...]] = {
+    "runs": (
+        "plan_name", "plan_source", "plan_hash", "plan_text", "overrides", "iolab_version",
+        "environment", "started_at", "ended_at", "status", "case_count", "baseline", "metric",
+        "owner",
+    ),
+    "setups": ("name", "position", "definition", "environment"),
+    "cases": (
+        "case_key", "setup", "workload", "workload_position", "repetition", "options", "status",
+        "error", "started_at", "ended_at", "usr_cpu", "sys_cpu", "job_runtime_ms", "job_file",
+        "raw_json", "warnings", "target_state",
+    ),
+    "metrics": (
+        "phase", "round", "host", "direction", "iops", "bw_bytes", "io_bytes", "runtime_ms",
+        "lat_mean_ns", "lat_max_ns", "percentiles_ns",
+    ),
+    "samples": ("phase", "round", "host", "metric", "direction", "time_ms", "value"),
+}  # fmt: skip
+JSON_COLUMNS = (
+    "overrides", "environment", "owner", "origin", "definition", "options", "warnings",
+    "percentiles_ns",
+)  # fmt: skip
+
+
+def _decoded(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: json.loads(v) if k in JSON_COLUMNS and v is not None else v for k, v in row.items()}
+
+
+def _encoded(column: str, value: Any) -> Any:
+    return json.dumps(value) if column in JSON_COLUMNS else value

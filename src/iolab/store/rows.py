@@ -87,6 +87,7 @@ def origin(data: Mapping[str, Any]) -> Origin:
         files=tuple(data.get("files", ())),
         fio_version=str(data.get("fio_version", "")),
         hostname=str(data.get("hostname", "")),
+        digests=tuple(str(d) for d in data.get("digests", ())),
     )
 
 

@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from iolab import layouts
 from iolab.model import Layout, RaidKind
 from iolab.targets import devices as dv
 from iolab.targets import stack as stk
@@ -359,7 +360,7 @@ def raid_of(tree: Layer) -> RaidFacts | None:
 
 def layout_facts(layout: Layout, top: str, mountpoint: Path | None) -> LayoutFacts:
     """What a freshly built layout is: members, RAID, filesystem parameters, mount options."""
-    names = [dv.try_kernel_name(d) for d in layout.devices]
+    names = [dv.try_kernel_name(d) for d in layouts.present(layout)]
     members = [n for n in names if n]
     top_name = dv.try_kernel_name(top)
     facts = LayoutFacts(

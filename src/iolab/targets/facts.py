@@ -239,6 +239,7 @@ class LayoutFacts:
     mount: MountFacts | None = None
     filesystem: Mapping[str, Any] | None = None  # xfs_info / tune2fs -l / btrfs figures
     queue: Mapping[str, Mapping[str, QueueChange]] | None = None  # device -> setting -> change
+    raid_at_end: RaidFacts | None = None  # re-read after the set-up's cases: degraded by then?
 
     def to_json(self) -> JSONDict:
         out: JSONDict = {
@@ -256,6 +257,8 @@ class LayoutFacts:
                 dev: {key: asdict(change) for key, change in keys.items()}
                 for dev, keys in self.queue.items()
             }
+        if self.raid_at_end is not None:
+            out["raid_at_end"] = self.raid_at_end.to_json()
         return out
 
     @classmethod
@@ -267,6 +270,7 @@ class LayoutFacts:
             MountFacts.from_json(_mapping(data.get("mount"))),
             _mapping(data["filesystem"]) if "filesystem" in data else None,
             _queue(data["queue"]) if "queue" in data else None,
+            RaidFacts.from_json(_mapping(data.get("raid_at_end"))),
         )
 
 

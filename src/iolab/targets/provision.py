@@ -82,17 +82,29 @@ class Built:
         """The layout facts as the JSON the store keeps."""
         return self.layout.to_json()
 
+    def at_end(self) -> JSONDict:
+        """The layout facts with the RAID read again now, after the set-up's cases, as
+        `raid_at_end`: a member that failed while they ran shows there (md: `degraded`,
+        `member_states`), beside `raid` as it was built."""
+        raid, top = self.layout.raid, self.layout.top
+        if raid.kind == "none":
+            return self.facts
+        top_name = top.name if top else None
+        now = environment.raid_facts(raid.kind, raid.members, top_name, self.mountpoint)
+        return replace(self.layout, raid_at_end=now).to_json()
+
 
 def capacity(layout: Layout) -> int | None:
-    """Roughly how many bytes a layout offers, from its devices' sizes; None if unknown."""
+    """Roughly how many bytes a layout offers, from its devices' sizes; None if unknown. A
+    device a degraded layout leaves out counts as large as the smallest present one."""
     sizes = []
-    for dev in layout.devices:
+    for dev in layouts.present(layout):
         name = dv.try_kernel_name(dev)
         size = dv.facts(name).size_bytes if name else None
         if size is None:
             return None
         sizes.append(size)
-    return layouts.capacity(layout, sizes) if sizes else None
+    return layouts.capacity(layout, sizes + [min(sizes)] * layout.degraded) if sizes else None
 
 
 # -- running --------------------------------------------------------------------------------
@@ -216,7 +228,7 @@ def _check_mountpoint(layout: Layout, mountpoint: Path) -> None:
 
 
 def _check_queue_keys(layout: Layout) -> None:
-    for dev in layout.devices:
+    for dev in layouts.present(layout):
         for key in layout.queue:
             if not Path(queue_file(dev, key)).exists():
                 raise TargetError(
@@ -242,14 +254,14 @@ def build(
     TargetError's message, and is added as a note to any other exception (Ctrl-C included).
     """
     layout = validate(layout)
-    safety.check(layout.devices, confirmed, wipe_signatures)
+    safety.check(layouts.present(layout), confirmed, wipe_signatures)
     md = md_device() if layout.raid == "mdadm" else ""
     plan = recipe(layout, mountpoint, md, wipe_signatures)
     _check_mountpoint(layout, mountpoint)
     _check_queue_keys(layout)
     env = {
         **os.environ,
-        "IOLAB_DEVICES": " ".join(layout.devices),
+        "IOLAB_DEVICES": " ".join(layouts.present(layout)),
         "IOLAB_MOUNTPOINT": str(mountpoint),
     }
     runner = _Runner(env)

@@ -107,7 +107,7 @@ def _hook_stage(layout: Layout) -> list[Stage]:
 
 def _wipe_stage(layout: Layout) -> list[Stage]:
     steps = []
-    for dev in layout.devices:
+    for dev in layouts.present(layout):
         name = dv.try_kernel_name(dev)
         for part in dv.partitions(name) if name else ():
             steps.append(Step(("wipefs", "-a", dv.dev_path(part))))
@@ -116,7 +116,7 @@ def _wipe_stage(layout: Layout) -> list[Stage]:
 
 
 def _discard_stage(layout: Layout) -> list[Stage]:
-    return [Stage(tuple(Step(("blkdiscard", "-f", dev)) for dev in layout.devices))]
+    return [Stage(tuple(Step(("blkdiscard", "-f", dev)) for dev in layouts.present(layout)))]
 
 
 def _btrfs_stage(layout: Layout) -> Stage:
@@ -144,15 +144,16 @@ def chunk_kib(chunk: str) -> int:
 
 
 def _md_stage(layout: Layout, md: str) -> Stage:
-    level = layout.level
+    """mdadm --create; a degraded layout names "missing" in place of its last devices."""
+    level, members = layout.level, layouts.present(layout)
     argv = ["mdadm", "--create", md, "--run", "--metadata=1.2", f"--level={level}"]
     argv.append(f"--raid-devices={len(layout.devices)}")
     argv += [f"--chunk={chunk_kib(layout.chunk)}"] if layout.chunk else []
     argv += [f"--layout={layout.md_layout}"] if layout.md_layout else []
     argv += ["--assume-clean"] if level != "0" else []
     return Stage(
-        (Step((*argv, *layout.devices)),),
-        (Step(("mdadm", "--stop", md)), Step(("mdadm", "--zero-superblock", *layout.devices))),
+        (Step((*argv, *members, *["missing"] * layout.degraded)),),
+        (Step(("mdadm", "--stop", md)), Step(("mdadm", "--zero-superblock", *members))),
     )
 
 
@@ -230,7 +231,7 @@ def _queue_stages(layout: Layout, top: str) -> list[Stage]:
     settings = _queue_order(dict(layout.queue))
     if not settings:
         return []
-    targets = list(dict.fromkeys(layout.devices))
+    targets = list(dict.fromkeys(layouts.present(layout)))
     stages = [_queue_stage(dev, settings) for dev in targets]
     ahead = dict(settings).get("read_ahead_kb")
     if top not in targets and ahead is not None:

@@ -29,8 +29,11 @@ def mount_containing(path: str | Path) -> dv.Mount | None:
 
 
 def md_facts(name: str) -> JSONDict:
-    """Level, chunk, layout and state of an md array, from /sys/block/mdN/md."""
+    """Level, chunk, layout and state of an md array, from /sys/block/mdN/md: `degraded` is
+    how many members it lacks (None for raid0, which has no spare copy to run without), and
+    `member_states` each member's state as md sees it ("in_sync", "faulty,write_error", ...)."""
     md = dv.sys_dir(name) / "md"
+    members = list(dv.slaves(name))
     return {
         "level": dv.read(md / "level"),
         "chunk_bytes": dv.read_int(md / "chunk_size"),
@@ -38,7 +41,9 @@ def md_facts(name: str) -> JSONDict:
         "raid_disks": dv.read_int(md / "raid_disks"),
         "array_state": dv.read(md / "array_state"),
         "sync_action": dv.read(md / "sync_action"),
-        "members": list(dv.slaves(name)),
+        "degraded": dv.read_int(md / "degraded"),
+        "member_states": {m: dv.read(md / f"dev-{m}" / "state") for m in members},
+        "members": members,
     }
 
 

@@ -1,0 +1,72 @@
+"""Checks on comparing runs: what differs in their making, and what they can resolve.
+
+- `mixed-versions`: the runs' fio or kernel versions differ, so a difference may be theirs.
+- `few-repeats`: the machine's own noise floor (the median coefficient of variation of the
+  cells' repetitions) and the number of repetitions set the smallest difference a comparison
+  can tell from noise: t(0.975, 2n-2) x CoV x sqrt(2/n). A difference called significant
+  below twice that is flagged: the intervals see only the noise within a run, not the drift
+  between runs, so with few repetitions such calls are fragile.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from iolab.analysis.stats import Difference, Summary, t975
+from iolab.model import Warning
+
+VERSION_KEYS = (("fio_version", "fio"), ("kernel", "kernel"))
+FRAGILE_FACTOR = 2.0
+
+
+def mixed_versions(hosts: Sequence[tuple[int, Mapping[str, Any]]]) -> Warning | None:
+    """(run id, its host facts) of the runs compared."""
+    said = []
+    for key, name in VERSION_KEYS:
+        values = {run: str(env.get(key, "?")) for run, env in hosts}
+        if len(set(values.values())) > 1:
+            said.append(f"{name} " + ", ".join(f"run {r}: {v}" for r, v in values.items()))
+    if not said:
+        return None
+    return Warning(
+        "mixed-versions",
+        f"the runs were made with different software ({'; '.join(said)}): a difference may "
+        "come from it, not from the storage.",
+        "Compare runs made with the same fio and kernel, or re-run the reference.",
+    )
+
+
+def smallest_resolvable(summaries: Sequence[Summary]) -> tuple[float, int] | None:
+    """(the smallest difference, as a share of the mean, that n repetitions can tell from
+    this machine's noise floor; n), from the cells' summaries; None without repetitions."""
+    covs = [s.cov for s in summaries if s.cov is not None]
+    counts = [s.n for s in summaries if s.n > 1]
+    if not covs or not counts:
+        return None
+    n = min(counts)
+    floor = statistics.median(covs)
+    return t975(2 * n - 2) * floor * math.sqrt(2 / n), n
+
+
+def few_repeats(summaries: Sequence[Summary], differences: Sequence[Difference]) -> Warning | None:
+    resolvable = smallest_resolvable(summaries)
+    if resolvable is None:
+        return None
+    share, n = resolvable
+    fragile = [
+        d for d in differences
+        if d.significant and d.change_pct is not None
+        and abs(d.change_pct) / 100 < FRAGILE_FACTOR * share
+    ]  # fmt: skip
+    if not fragile:
+        return None
+    return Warning(
+        "few-repeats",
+        f"with {n} repetitions and this machine's noise floor, differences under about "
+        f"{share:.1%} cannot be told from noise; {len(fragile)} change(s) called significant "
+        f"are under {FRAGILE_FACTOR * share:.1%} and may not hold.",
+        'Repeat more (repeat = "auto"), and run the compared plans interleaved.',
+    )

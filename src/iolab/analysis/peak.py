@@ -1,0 +1,258 @@
+"""Finding a target's limits: the peak search over numjobs x iodepth, and the knee of the
+latency-versus-load curve. Pure functions of measured values; the runner measures.
+
+Peak search. A workload with `method = "peak"` gives numjobs and iodepth as bounds
+(`numjobs = [1, 64]`); the search walks their ladders (the low bound doubled up to the high
+one, which is a rung too) instead of sweeping every pair:
+
+1. iodepth, at the lowest numjobs, from the lowest iodepth: two rungs a step (x4) while the
+   primary figure (IOPS, or bytes/s for blocks over 64 KiB) beats the best so far by more
+   than the margin; a step that does not gets one more step beyond it, and the climb stops
+   at the second miss in a row (noise can hide one gain: the patience of one step finds it
+   again) or at the top; then the rungs the steps jumped over, beside the best;
+2. numjobs, at that iodepth, the same way;
+3. if more jobs won: the same I/Os in flight as step 1's best, spread over those jobs (a
+   shallower iodepth), which often does better than the deeper queue.
+
+"Beats" means more than `margin` (default 3%) above the best so far. The winner is the
+highest figure measured; the runner then measures it until it has three values, for a 95%
+interval, and compares the noise it saw (2 x CoV) with the margin. Each decision reads only
+the first measurement of a point, so replaying the search over stored values takes the same
+path (a resumed search runs only what is missing).
+
+Knee. Points at fixed rates (10% to 100% of the peak's IOPS, then the peak unthrottled) give
+p99 completion latency against delivered IOPS. The knee is the last point before p99 first
+exceeds twice its value at the lowest load: the most load the target carries while its tail
+latency stays within 2x of unloaded. None when it never does (latency stays flat up to the
+peak).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+Point = tuple[int, int]  # (numjobs, iodepth)
+Measure = Callable[[Point], float | None]  # a point's first figure; None: failed or refused
+
+METHODS = ("peak", "curve")
+DEFAULT_MARGIN = 0.03
+CONFIRM = 3  # measurements of the winner, for its 95% interval
+STRIDE = 2  # rungs a step climbs (x4), then the rungs skipped beside the best
+PATIENCE = 1  # steps that fail to beat the best before a climb stops
+LOADS = tuple(range(10, 101, 10))  # percent of the peak's IOPS
+DELIVERED_SHARE = 0.95  # a rate delivered under 95% of the asked one is flagged
+KNEE_FACTOR = 2.0
+# Workload keys iolab keeps for itself and never passes to fio: the method and its margin
+# (given in plans), and those iolab writes (the bounds, the closing point, a curve's load).
+SET_BY_IOLAB = ("peak_numjobs", "peak_iodepth", "peak_again", "curve_load")
+IOLAB_ONLY = ("method", "peak_margin", *SET_BY_IOLAB)
+
+
+@dataclass(frozen=True)
+class Bounds:
+    numjobs: tuple[int, int]
+    iodepth: tuple[int, int]
+
+    @property
+    def start(self) -> Point:
+        return self.numjobs[0], self.iodepth[0]
+
+
+def ladder(low: int, high: int) -> tuple[int, ...]:
+    """The rungs of one axis: low, doubled while under high, then high."""
+    rungs = [low]
+    while rungs[-1] * 2 < high:
+        rungs.append(rungs[-1] * 2)
+    if high > low:
+        rungs.append(high)
+    return tuple(rungs)
+
+
+def span(text: str) -> tuple[int, int]:
+    """ "1-64" -> (1, 64); "8" -> (8, 8)."""
+    low, _, high = str(text).partition("-")
+    return int(low), int(high or low)
+
+
+def beats(new: float | None, old: float | None, margin: float) -> bool:
+    """`new` is better than `old` by more than the margin (anything beats a failure)."""
+    if new is None:
+        return False
+    return old is None or new > old * (1 + margin)
+
+
+@dataclass(frozen=True)
+class Climb:
+    """What the search did: the points in the order tried, the winner, and why it stopped."""
+
+    tried: tuple[Point, ...]
+    winner: Point | None
+    steps: tuple[str, ...]
+
+
+class _Walk:
+    def __init__(self, measure: Measure, margin: float) -> None:
+        self.measure, self.margin = measure, margin
+        self.values: dict[Point, float | None] = {}
+        self.steps: list[str] = []
+
+    def value(self, point: Point) -> float | None:
+        if point not in self.values:
+            self.values[point] = self.measure(point)
+        return self.values[point]
+
+    def beats(self, point: Point, best: Point) -> bool:
+        old = self.value(best)
+        return beats(self.value(point), old, self.margin)
+
+    def axis(self, rungs: Sequence[int], at: Callable[[int], Point]) -> int:
+        """Climb one axis from its first rung; the best rung's index."""
+        best, rung, misses = 0, 0, 0
+        while rung < len(rungs) - 1 and misses <= PATIENCE:
+            rung = min(rung + STRIDE, len(rungs) - 1)
+            if self.beats(at(rung), at(best)):
+                best, misses = rung, 0
+            else:
+                misses += 1
+        for near in (best + 1, best - 1):  # the rungs the strides jumped over, beside the best
+            untried = 0 <= near < len(rungs) and at(near) not in self.values
+            if untried and self.beats(at(near), at(best)):
+                return near
+        return best
+
+
+def climb(bounds: Bounds, measure: Measure, margin: float = DEFAULT_MARGIN) -> Climb:
+    """The peak search (see the module's text); `measure` runs or recalls one point."""
+    walk = _Walk(measure, margin)
+    jobs, depths = ladder(*bounds.numjobs), ladder(*bounds.iodepth)
+    walk.value(bounds.start)  # a fixed point (one rung on each axis) is measured too
+    depth = walk.axis(depths, lambda i: (jobs[0], depths[i]))
+    walk.steps.append(f"iodepth climbed to {depths[depth]} at numjobs {jobs[0]}")
+    job = walk.axis(jobs, lambda i: (jobs[i], depths[depth]))
+    walk.steps.append(f"numjobs climbed to {jobs[job]} at iodepth {depths[depth]}")
+    if job > 0:  # the same I/Os in flight as the depth's best, over the jobs that won
+        flight = jobs[0] * depths[depth]
+        spread = min(depths, key=lambda d: abs(d * jobs[job] - flight))
+        if (jobs[job], spread) not in walk.values and walk.beats(
+            (jobs[job], spread), (jobs[job], depths[depth])
+        ):
+            walk.steps.append(f"iodepth {spread} did better at numjobs {jobs[job]}")
+    measured = {p: v for p, v in walk.values.items() if v is not None}
+    winner = max(measured, key=lambda p: measured[p]) if measured else None
+    return Climb(tuple(walk.values), winner, tuple(walk.steps))
+
+
+@dataclass(frozen=True)
+class LoadPoint:
+    """One point of the curve: the load asked (percent of the peak; None: unthrottled)."""
+
+    load_pct: int | None
+    asked_iops: float | None
+    delivered_iops: float
+    p50_ns: float | None
+    p99_ns: float | None
+    p999_ns: float | None
+
+    @property
+    def delivered(self) -> bool:
+        asked = self.asked_iops
+        return asked is None or self.delivered_iops >= asked * DELIVERED_SHARE
+
+
+def knee(points: Sequence[LoadPoint], factor: float = KNEE_FACTOR) -> int | None:
+    """The index of the knee in `points` (ordered by load): the last point before p99 first
+    exceeds `factor` times its value at the lowest load; None when it never does."""
+    with_p99 = [(i, p.p99_ns) for i, p in enumerate(points) if p.p99_ns is not None]
+    if len(with_p99) < 2:
+        return None
+    low = with_p99[0][1]
+    for (before, _), (_, p99) in itertools.pairwise(with_p99):
+        if p99 > factor * low:
+            return before
+    return None
+
+
+def rates(total: float, numjobs: int, read_share: float | None) -> tuple[str, float]:
+    """fio's rate_iops for a total rate spread over the jobs (fio's rate is per job), as
+    "reads,writes" for a mixed workload; with the total it really asks for (at least 1 IOPS
+    per job and direction: 0 would mean no limit)."""
+    if read_share is None:
+        per_job = max(1, round(total / numjobs))
+        return str(per_job), float(per_job * numjobs)
+    reads = max(1, round(total * read_share / numjobs))
+    writes = max(1, round(total * (1 - read_share) / numjobs))
+    return f"{reads},{writes}", float((reads + writes) * numjobs)
+
+
+def point_name(base: str, point: Point) -> str:
+    """A search point's workload name: the workload's, with its numjobs and iodepth."""
+    return f"{base} numjobs={point[0]} iodepth={point[1]}"
+
+
+def load_name(base: str, point: Point, load_pct: int) -> str:
+    """A curve point's workload name: the peak's, with the load asked."""
+    return f"{point_name(base, point)} load={load_pct}%"
+
+
+def share(value: object) -> float | None:
+    """A margin given as "3%" or 0.03; None unless strictly between 0 and 1."""
+    text = str(value).strip()
+    try:
+        found = float(text.removesuffix("%")) / (100 if text.endswith("%") else 1)
+    except ValueError:
+        return None
+    return found if 0 < found < 1 else None
+
+
+def said(setup: str, base: str, found: Mapping[str, Any]) -> list[str]:
+    """What a search found, in a line or three."""
+    unit = "IOPS" if found["metric"] == "iops" else "MB/s"
+    scale = 1.0 if unit == "IOPS" else 1e6
+    winner = found["winner"]
+    head = f"{setup} · {base}: {found['method']} search"
+    if winner is None:
+        return [f"{head}: no point ran to the end ({len(found['points'])} tried)"]
+    low, high = winner["low"], winner["high"]
+    interval = f" ± {(high - low) / 2 / scale:,.0f}" if low is not None else ""
+    lines = [
+        f"{head}: peak {winner['median'] / scale:,.0f}{interval} {unit} (95%, "
+        f"{len(winner['values'])} runs) at numjobs={winner['numjobs']} "
+        f"iodepth={winner['iodepth']}; {len(found['points'])} of {found['grid']} points tried"
+    ]
+    if winner["noise"] > found["margin"]:
+        lines.append(
+            f"{head}: the noise (2 x CoV = {winner['noise']:.1%}) is wider than the "
+            f"{found['margin']:.0%} margin the search stepped by; tied with the winner: "
+            f"{', '.join(winner['tied']) or 'none'}; a wider peak_margin suits this target"
+        )
+    curve = found.get("curve")
+    if curve:
+        missed = [p for p in curve["points"] if p["ok"] and not p["delivered"]]
+        knee = curve["knee"]
+        if knee is None:
+            where = "no knee: p99 stays within 2x its low-load value up to the peak"
+        else:
+            at = curve["points"][knee]
+            where = f"knee at {at['delivered_iops']:,.0f} IOPS" + (
+                f" ({at['load_pct']}% of the peak)" if at["load_pct"] else " (the peak)"
+            )
+        lines.append(
+            f"{head}: curve of {len(curve['points'])} points; {where}; "
+            f"{len(missed)} rates not delivered"
+        )
+    return lines
+
+
+def drift_line(setup: str, base: str, drift: Mapping[str, Any], margin: float) -> str:
+    verdict = (
+        "the target drifted during the search: precondition it, or run longer"
+        if abs(drift["change"]) > margin
+        else "no drift beyond the margin"
+    )
+    return (
+        f"{setup} · {base}: the start point again after the search: {drift['change']:+.1%} "
+        f"against its first run; {verdict}"
+    )

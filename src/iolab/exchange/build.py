@@ -1,0 +1,141 @@
+"""Found jobs become one run: set-ups from folders (or --setup), workloads from job names and
+options, repetitions from the same job found again, and a Result per job as a live run would
+store it (fio's own parse, the steady window, per-host windows, the methodology checks)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from iolab.analysis import checks
+from iolab.exchange.found import Job
+from iolab.exchange.logs import LOGS_ONLY
+from iolab.fio import parse
+from iolab.fio.outcome import errno_words
+from iolab.model import Case, FioValue, Plan, Result, Setup, Warning, Window, Workload
+from iolab.runner.execute import steady_window
+from iolab.units import parse_size
+
+UNKNOWN_CORES = 1 << 20  # the importing host's cores say nothing of the host that ran fio
+
+
+@dataclass(frozen=True)
+class Built:
+    plan: Plan
+    results: tuple[tuple[Result, int], ...]  # each with its workload's position
+    span: tuple[float, float]  # the first job's start and the last one's end
+
+
+def setup_name(job: Job, given: str | None) -> str:
+    return given or job.file.resolve().parent.name or "import"
+
+
+def build(jobs: Sequence[Job], given_setup: str | None, files: Sequence[str]) -> Built:
+    setups: dict[str, Setup] = {}
+    workloads: dict[tuple[str, Any], Workload] = {}
+    counts: dict[tuple[str, str], int] = {}
+    placed: list[tuple[Job, Case]] = []
+    for job in jobs:
+        name = setup_name(job, given_setup)
+        folder = "" if given_setup else str(job.file.resolve().parent)
+        setup = setups.setdefault(name, Setup(name, folder))
+        workload = workloads.get(job.identity())
+        if workload is None and not job.options:  # terse and logs say nothing but the name
+            workload = next((w for w in workloads.values() if w.name == job.name), None)
+        if workload is None:
+            taken = {w.name for w in workloads.values()}
+            workload = Workload(_unique(job, taken), _sized(job.options), (), len(workloads))
+            workloads[job.identity()] = workload
+        repetition = counts[(name, workload.name)] = counts.get((name, workload.name), 0) + 1
+        placed.append((job, Case(setup, workload, repetition)))
+    results = tuple(
+        (result(job, case, counts[(case.setup.name, case.workload.name)]), case.workload.table)
+        for job, case in placed
+    )
+    stamps = [t for r, _ in results for t in (r.started_at, r.ended_at)]
+    plan = Plan(
+        name=f"import {next(iter(setups))}" if len(setups) == 1 else "import",
+        description=f"{len(results)} results imported from {len(files)} files",
+        origin="import",
+        source="import",
+        text="".join(f"{line}\n" for line in files),
+        setups=tuple(setups.values()),
+        workloads=tuple(workloads.values()),
+        repeat=max(counts.values(), default=1),
+    )
+    return Built(plan, results, (min(stamps), max(stamps)))
+
+
+def _sized(options: Mapping[str, FioValue]) -> dict[str, FioValue]:
+    """fio's options as iolab reads them: a bs per direction ("4k,64k") is read's block size
+    for iolab's metric (IOPS or MB/s), and the whole text is kept as bs_per_direction."""
+    out = dict(options)
+    bs = out.get("bs")
+    if isinstance(bs, str) and "," in bs:
+        out["bs"], out["bs_per_direction"] = bs.split(",")[0] or "4k", bs
+    try:
+        parse_size(out.get("bs", "4k"))
+    except ValueError:
+        out["bs_given"] = out.pop("bs")  # not a size iolab reads: kept, out of its way
+    return out
+
+
+def _unique(job: Job, taken: set[str]) -> str:
+    """The job's name; another job of that name with other options gets its file's name too."""
+    name, number = job.name, 1
+    while name in taken:
+        number += 1
+        name = f"{job.name} ({job.file.stem})" if number == 2 else f"{job.name} ({number})"
+    return name
+
+
+def result(job: Job, case: Case, repeat: int = 1) -> Result:
+    """One job's Result, as a live run would have stored the same fio output."""
+    ended = job.timestamp or job.file.stat().st_mtime
+    base: dict[str, Any] = {"case": case, "ended_at": ended, "samples": tuple(job.samples)}
+    if job.metrics is not None:  # known from its logs alone
+        start = ended - job.metrics.runtime_ms / 1000
+        return Result(status="ok", started_at=start, metrics=job.metrics, warnings=(LOGS_ONLY,),
+                      **base)  # fmt: skip
+    document = {**job.header, "jobs": job.entries}
+    raw = job.raw if job.raw is not None else json.dumps(document, indent=2)
+    whole = parse.metrics(document)
+    start = ended - whole.runtime_ms / 1000
+    if whole.error:
+        error = f"{errno_words(whole.error)} (fio's job {job.name!r} in {job.file})"
+        return Result(status="failed", started_at=start, error=error, raw_json=raw, **base)
+    steady = parse.steady_state(document)
+    metrics = steady_window(whole, steady) if steady and steady.attained else whole
+    windows = (Window(whole, phase="job"),) if metrics is not whole else ()
+    context = checks.Context(case.workload.options, whole, UNKNOWN_CORES, 0, repeat, steady=steady)
+    return Result(
+        status="ok", started_at=start, metrics=metrics, raw_json=raw,
+        warnings=_warnings(context), windows=windows + _hosts(job), **base,
+    )  # fmt: skip
+
+
+def _warnings(context: checks.Context) -> tuple[Warning, ...]:
+    """The methodology checks; none when the file's options are beyond what they read (a
+    runtime of "1m30s", say)."""
+    try:
+        return tuple(checks.case_warnings(context))
+    except (ValueError, TypeError):
+        return ()
+
+
+def _hosts(job: Job) -> tuple[Window, ...]:
+    """Client/server: each host's share of the job, as a window of its own."""
+    if not job.hosts:
+        return ()
+    by_host: dict[str, list[dict[str, Any]]] = {}
+    addresses = {str(e.get("hostname", "")) for e in job.entries}
+    for entry in job.entries:
+        host = str(entry.get("hostname", "?"))
+        if len(addresses) < len({(e.get("hostname"), e.get("port")) for e in job.entries}):
+            host = f"{host}:{entry.get('port')}"  # several servers on one address
+        by_host.setdefault(host, []).append(entry)
+    return tuple(
+        Window(parse.metrics({"jobs": entries}), host=host) for host, entries in by_host.items()
+    )

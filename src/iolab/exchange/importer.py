@@ -1,0 +1,196 @@
+"""`iolab import`: files (and folders of them) read, recognised, checked against what the
+database already holds, and stored: fio's output as one new run, each iolab export as the run
+it holds. A file that cannot be read is one line naming it and why; the rest still import."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from iolab.exchange import fio_json, logs, restore, terse
+from iolab.exchange.build import build
+from iolab.exchange.found import Job, Unreadable
+from iolab.fio import parse
+from iolab.model import Origin
+from iolab.store import Store
+
+# Walking a folder reads the files that may be fio's output, and leaves job files and the like.
+OUTPUT_SUFFIXES = (".json", ".log", ".txt", ".out", ".terse")
+MAX_BYTES = 1024**3
+KNOWN = (
+    "fio JSON or json+, terse v3-v5, a --status-interval stream, client/server JSON, fio's "
+    "_bw/_iops/_lat/_clat logs, or an iolab export"
+)
+
+
+@dataclass
+class Source:
+    path: Path
+    text: str
+    digest: str
+
+
+@dataclass
+class Batch:
+    """What was read: fio's jobs, iolab exports, and a line for each file left out."""
+
+    setup: str | None
+    jobs: list[Job] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)  # the files the jobs come from
+    exports: list[tuple[Source, dict[str, list[dict[str, Any]]]]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not self.jobs and not self.exports
+
+
+@dataclass(frozen=True)
+class Imported:
+    runs: tuple[tuple[int, str], ...]  # (run id, a line saying what it holds)
+    problems: tuple[str, ...]  # one line per file that could not be imported
+    skipped: tuple[str, ...]  # one line per file already imported
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """A line for each file left out: skipped, or (an error) unreadable."""
+        return (*self.skipped, *(f"error: {line}" for line in self.problems))
+
+
+def files(paths: Sequence[str], problems: list[str]) -> list[Path]:
+    """The files named, and those under the folders named (sorted), each once."""
+    found: list[Path] = []
+    for name in paths:
+        path = Path(name)
+        if path.is_dir():
+            found += sorted(
+                p for p in path.rglob("*")
+                if p.is_file() and p.suffix.lower() in OUTPUT_SUFFIXES
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )  # fmt: skip
+        elif path.is_file():
+            found.append(path)
+        else:
+            why = "no such file or folder" if not path.exists() else "not a regular file"
+            problems.append(f"{name}: {why}")
+    return list(dict.fromkeys(found))
+
+
+def read(paths: Sequence[str], setup: str | None, imported: Mapping[str, int]) -> Batch:
+    """Every file read and recognised; those already in the database (by their content's
+    sha256), or given twice, are skipped with a line saying so."""
+    batch = Batch(setup)
+    seen: dict[str, Path] = {}
+    groups: dict[tuple[Path, str], list[Path]] = {}
+    for path in files(paths, batch.problems):
+        try:
+            source = _source(path)
+        except Unreadable as error:
+            batch.problems.append(f"{path}: {error}")
+            continue
+        if source.digest in imported:
+            batch.skipped.append(f"{path}: already imported (run {imported[source.digest]})")
+            continue
+        if source.digest in seen:
+            batch.skipped.append(f"{path}: the same content as {seen[source.digest]}")
+            continue
+        seen[source.digest] = path
+        try:
+            _recognise(batch, source, groups)
+        except Unreadable as error:
+            batch.problems.append(f"{path}: {error}")
+    _attach(batch, groups)
+    return batch
+
+
+def _source(path: Path) -> Source:
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            raise Unreadable("larger than 1 GiB; fio's output is smaller")
+        data = path.read_bytes()
+        return Source(path, data.decode(), hashlib.sha256(data).hexdigest())
+    except UnicodeDecodeError:
+        raise Unreadable(f"not text ({KNOWN} is)") from None
+    except OSError as error:
+        raise Unreadable(f"cannot be read ({error.strerror})") from None
+
+
+def _recognise(batch: Batch, source: Source, groups: dict[tuple[Path, str], list[Path]]) -> None:
+    path, text = source.path, source.text
+    if logs.is_log(path, text):
+        match = logs.NAME.match(path.name)
+        assert match is not None
+        groups.setdefault((path.parent, match.group("prefix")), []).append(path)
+        batch.sources.append(source)
+        return
+    if terse.is_terse(text):
+        batch.jobs += terse.read(path, text)
+    elif text.lstrip().startswith("{") or '"fio version"' in text:
+        docs = fio_json.documents(text)
+        if restore.is_export(docs[0][0]):
+            batch.exports.append((source, restore.tables(docs[0][0])))
+            return
+        batch.jobs += _usable(fio_json.read(path, text))
+    else:
+        raise Unreadable(f"not fio output iolab knows ({KNOWN})")
+    batch.sources.append(source)
+
+
+def _usable(jobs: list[Job]) -> list[Job]:
+    """Jobs whose entries fio's parser reads (a value of the wrong type is the file's fault)."""
+    for job in jobs:
+        try:
+            parse.metrics({"jobs": job.entries})
+        except (ValueError, TypeError, KeyError, AttributeError) as error:
+            raise Unreadable(f"job {job.name!r}: a value fio would not write ({error})") from None
+    return jobs
+
+
+def _attach(batch: Batch, groups: dict[tuple[Path, str], list[Path]]) -> None:
+    for key, paths in groups.items():
+        try:
+            batch.jobs = logs.attach(batch.jobs, {key: paths})
+        except Unreadable as error:
+            batch.problems.append(f"{', '.join(str(p) for p in paths)}: {error}")
+            batch.sources = [s for s in batch.sources if s.path not in paths]
+
+
+def save(batch: Batch, store: Store, iolab_version: str) -> Imported:
+    """fio's jobs as one run; each export as its own run."""
+    runs = [_save_jobs(batch, store, iolab_version)] if batch.jobs else []
+    for source, tables in batch.exports:
+        run = tables["runs"][0]
+        environment = run["environment"]
+        origin = Origin(
+            "import", (str(source.path),), str(environment.get("fio_version", "")),
+            str(environment.get("hostname", "")), (source.digest,),
+        )  # fmt: skip
+        run_id = store.restore(tables, origin)
+        cases = len(tables["cases"])
+        runs.append((run_id, f"run {run_id}: {run['plan_name']}, {cases} cases from the export"))
+    return Imported(tuple(runs), tuple(batch.problems), tuple(batch.skipped))
+
+
+def _save_jobs(batch: Batch, store: Store, iolab_version: str) -> tuple[int, str]:
+    names = [str(s.path) for s in batch.sources]
+    built = build(batch.jobs, batch.setup, names)
+    version = ", ".join(sorted({j.fio_version for j in batch.jobs if j.fio_version}))
+    hosts = ", ".join(sorted({str(e["hostname"]) for j in batch.jobs for e in j.entries
+                              if e.get("hostname")}))  # fmt: skip
+    origin = Origin("import", tuple(names), version, hosts, tuple(s.digest for s in batch.sources))
+    environment = {"hostname": hosts, "fio_version": version}
+    run_id = store.save_import(
+        built.plan, environment, iolab_version, origin, built.results, built.span
+    )
+    failed = sum(1 for r, _ in built.results if r.status != "ok")
+    failures = f" ({failed} failed)" if failed else ""
+    where = ", ".join(s.name for s in built.plan.setups)
+    said = (
+        f"run {run_id}: {len(built.results)} cases{failures} from {len(names)} files, "
+        f"set-ups {where}{f' ({version})' if version else ''}"
+    )
+    return run_id, said

@@ -1,0 +1,149 @@
+"""fio job files as plans: `iolab run job.fio` runs the file as fio would, on a set-up "here"
+(the current directory, or --target): every section a workload, [global] options applying to
+the sections after them, and fio's own defaults for what the file leaves out. The safety rules
+of plans apply line by line (no `filename` or `directory`, no command, only local engines,
+plain text), each fault one line naming the file and its line."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from iolab.errors import PlanError
+from iolab.model import FioValue, Plan, Workload
+from iolab.plan.checks import MAX_NAME, check_clean, check_key, check_value
+from iolab.plan.common import Overrides, Where
+from iolab.plan.setups import setups as parse_setups
+from iolab.plan.workloads import workloads as parse_workloads
+
+SUFFIXES = (".fio", ".job")
+# What fio does when a job file does not say: a job file runs as it would under fio itself.
+# size "auto" is iolab's test file; log_avg_msec records per-second samples (it changes no I/O).
+FIO_DEFAULTS: dict[str, FioValue] = {
+    "rw": "read", "bs": "4k", "iodepth": 1, "numjobs": 1, "size": "auto", "runtime": 0,
+    "time_based": 0, "direct": 0, "ioengine": "psync", "group_reporting": 0,
+    "log_avg_msec": 1000,
+}  # fmt: skip
+_SECTION = re.compile(r"^\[([^\[\]]+)\]\s*$")
+_PLAN_TABLES = ("defaults", "report", "steady", "setup", "workload")
+Lines = Mapping[tuple[str | None, int, str | None], int]
+
+
+def is_job_file(source: str, text: str) -> bool:
+    """By its name (.fio, .job), or, unless it is .toml, by its first line: a [section] that
+    is not one of a plan's tables."""
+    suffix = Path(source).suffix.lower()
+    if suffix in SUFFIXES or suffix == ".toml":
+        return suffix in SUFFIXES
+    first = next((s for line in text.splitlines() if (s := line.strip()) and s[0] not in "#;"), "")
+    found = _SECTION.match(first)
+    return found is not None and found.group(1).strip() not in _PLAN_TABLES and "[[" not in text
+
+
+@dataclass(frozen=True)
+class JobWhere(Where):
+    """Where a value sits in the job file: (table, index, key) -> its line."""
+
+    lines: Lines = field(default_factory=dict)
+
+    def fail(self, key: str | None, message: str) -> PlanError:
+        line = self.lines.get((self.table, self.index, key)) or self.lines.get(
+            (self.table, self.index, None)
+        )
+        return PlanError(
+            f"{self.source}:{line}: {message}" if line else f"{self.source}: {message}"
+        )
+
+
+def _at(source: str, line: int) -> JobWhere:
+    return JobWhere(source, "", lines={(None, 0, None): line})
+
+
+def sections(
+    text: str, source: str
+) -> tuple[list[dict[str, FioValue]], dict[tuple[str | None, int, str | None], int]]:
+    """Each job section's options ([global] ones before it included, its name as `name`),
+    checked line by line, and where each option sits."""
+    jobs: list[dict[str, FioValue]] = []
+    lines: dict[tuple[str | None, int, str | None], int] = {}
+    common: dict[str, FioValue] = {}
+    common_lines: dict[str, int] = {}
+    current: dict[str, FioValue] | None = None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        where = _at(source, number)
+        header = _SECTION.match(line)
+        if header:
+            name = header.group(1).strip()
+            check_clean("section", name, where)
+            if len(name) > MAX_NAME:
+                raise where.fail(
+                    None, f"section name is {len(name):,} characters; keep it to {MAX_NAME}"
+                )
+            if name == "global":
+                current = common
+                continue
+            current = {**common, "name": name}
+            jobs.append(current)
+            index = len(jobs) - 1
+            lines[("workload", index, None)] = number
+            lines.update({("workload", index, k): n for k, n in common_lines.items()})
+            continue
+        key, value = _option(line, where)
+        if current is None:
+            raise where.fail(
+                None, f"{key} comes before any section; start with [global] or [JOBNAME]"
+            )
+        current[key] = value
+        if current is common:
+            common_lines[key] = number
+        else:
+            lines[("workload", len(jobs) - 1, key)] = number
+    if not jobs:
+        raise PlanError(f"{source}: no job section; add one, e.g. [randread] with rw=randread")
+    return jobs, lines
+
+
+def _option(line: str, where: JobWhere) -> tuple[str, FioValue]:
+    """`key=value` (or a bare `key`, which fio reads as set), checked as a plan's value is."""
+    key, equals, text = (part.strip() for part in line.partition("="))
+    if key.startswith("include") and not equals:
+        raise where.fail(None, "include names another file; put its options in this file")
+    check_clean(key, key, where)
+    check_key(key, where)
+    value: FioValue = (int(text) if text.isdigit() and len(text) < 19 else text) if equals else 1
+    check_value(key, value, where)
+    return key, value
+
+
+def parse(text: str, source: str, overrides: Overrides | None = None) -> Plan:
+    """The job file as a plan on set-up "here" ("." or --target)."""
+    over = overrides or Overrides()
+    for key, value in (("size", over.size), ("runtime", over.runtime)):
+        if value is not None:
+            check_value(key, value, Where(f"--{key}", ""))
+    jobs, lines = sections(text, source)
+    top = JobWhere(source, text, lines=lines)
+    here = parse_setups([{"name": "here", "path": "."}], top, over)
+    workloads = parse_workloads(jobs, FIO_DEFAULTS, top, replace(top, table="defaults"), over)
+    return Plan(
+        name=Path(source).stem,
+        description=f"the fio job file {Path(source).name}, run as it is",
+        origin="fio job file",
+        source=source,
+        text=text,
+        setups=here,
+        workloads=workloads,
+        repeat=over.repeat or 1,
+    )
+
+
+def locate(plan: Plan, workload: Workload, key: str | None, reason: str) -> PlanError:
+    """A fault fio found later in one section, placed at its line in the job file."""
+    _, lines = sections(plan.text, plan.source)
+    where = JobWhere(plan.source, plan.text, "workload", workload.table, lines)
+    return where.fail(key, f"workload {workload.name!r}: {reason}")

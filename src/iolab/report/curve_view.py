@@ -1,0 +1,203 @@
+"""Peak searches and latency-versus-load curves (workloads with `method = "peak"` or
+`"curve"`): per set-up and workload, the points the search tried with the winner and its 95%
+interval, the curve's points with what was asked and delivered, and a chart of latency
+(p50, p99, p99.9) against delivered IOPS, from what the run recorded with each set-up."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from iolab.analysis import latency, peak
+from iolab.report.charts import Axis, Chart, Region, Series, slug
+from iolab.report.data import Dataset
+from iolab.report.model import Cell, Row, Table, format_value
+
+PERCENTILES = (("p50", "p50_ns"), ("p99", "p99_ns"), ("p99.9", "p999_ns"))
+Found = Mapping[str, Any]
+
+
+def _searches(data: Dataset) -> list[tuple[str, str, Found]]:
+    """(set-up label, workload, what its search recorded), in set-up then plan order."""
+    out = []
+    for setup in data.setups:
+        recorded = setup.environment.get("peak_search")
+        if isinstance(recorded, Mapping):
+            out += [(setup.label, base, found) for base, found in recorded.items()]
+    return out
+
+
+def blocks(data: Dataset) -> list[Table | Chart]:
+    """Every search's table, every curve's table, then one chart per curved workload."""
+    found = _searches(data)
+    out: list[Table | Chart] = []
+    for label, base, search in found:
+        out.append(search_table(label, base, search))
+        if search.get("curve"):
+            out.append(curve_table(label, base, search))
+    bases = list(dict.fromkeys(base for _, base, search in found if search.get("curve")))
+    for base in bases:
+        out += curve_charts(base, [(label, s) for label, b, s in found if b == base])
+    return out
+
+
+def search_table(label: str, base: str, search: Found) -> Table:
+    metric = search["metric"]
+    unit, scale = ("IOPS", 1.0) if metric == "iops" else ("MB/s", 1e6)
+    winner = search.get("winner") or {}
+    at = (winner.get("numjobs"), winner.get("iodepth"))
+    rows = []
+    for number, point in enumerate(search["points"], start=1):
+        value = point["value"]
+        shown = value / scale if value is not None else None
+        cell = Cell(shown, unit, "failed" if shown is None else format_value(shown, metric))
+        mark = "winner" if (point["numjobs"], point["iodepth"]) == at else ""
+        rows.append(Row(str(number), (cell,), (str(point["numjobs"]), str(point["iodepth"]), mark)))
+    return Table(
+        title=f"Peak search: {label}, {base}",
+        row_header="step",
+        columns=(unit,),
+        rows=tuple(rows),
+        notes=(*peak.said(label, base, search), *_more_notes(label, base, search)),
+        name=f"peak-{slug(label)}-{slug(base)}",
+        stub_headers=("numjobs", "iodepth", "winner"),
+        column_header="metric",
+        column_keys=(metric,),
+    )
+
+
+def _more_notes(label: str, base: str, search: Found) -> list[str]:
+    notes = [
+        f"Bounds numjobs {'-'.join(map(str, search['bounds']['numjobs']))}, iodepth "
+        f"{'-'.join(map(str, search['bounds']['iodepth']))}; a step counts when it beats the "
+        f"best so far by more than {search['margin']:.0%}; the winner is the highest figure "
+        "measured, then measured again for its 95% interval (Student's t)."
+    ]
+    if search.get("drift"):
+        notes.append(peak.drift_line(label, base, search["drift"], search["margin"]))
+    return notes
+
+
+def _load(point: Found) -> str:
+    return "peak" if point["load_pct"] is None else f"{point['load_pct']}%"
+
+
+def curve_table(label: str, base: str, search: Found) -> Table:
+    curve = search["curve"]
+    points = list(curve["points"])
+    values = [p[key] for p in points for _, key in PERCENTILES if p[key] is not None]
+    unit, per = latency.unit_for(values)
+    rows = []
+    for index, point in enumerate(points):
+        asked = point["asked_iops"]
+        cells = [
+            Cell(asked, "IOPS", "unthrottled" if asked is None else f"{asked:,.0f}"),
+            Cell(point["delivered_iops"] if point["ok"] else None, "IOPS",
+                 f"{point['delivered_iops']:,.0f}" if point["ok"] else "failed"),
+            *(_latency_cell(point[key], unit, per) for _, key in PERCENTILES),
+        ]  # fmt: skip
+        flags = [] if point["delivered"] else ["not delivered"]
+        if index == curve["knee"]:
+            flags.append("knee")
+        rows.append(Row(_load(point), tuple(cells), (", ".join(flags),)))
+    knee = curve["knee"]
+    said = (
+        f"Knee: {_load(points[knee])} ({points[knee]['delivered_iops']:,.0f} IOPS), the last "
+        f"load before p99 first exceeds {curve['knee_factor']:g}x its value at the lowest load."
+        if knee is not None
+        else f"No knee: p99 stays within {curve['knee_factor']:g}x its lowest-load value up to "
+        "the peak."
+    )
+    return Table(
+        title=f"Latency against load: {label}, {base}",
+        row_header="load",
+        columns=("asked (IOPS)", "delivered (IOPS)",
+                 *(f"{name} ({unit})" for name, _ in PERCENTILES)),
+        rows=tuple(rows),
+        notes=(
+            f"Loads are shares of the peak's {curve['peak_iops']:,.0f} IOPS, held by fio's "
+            "rate_iops (per job); latency is completion latency, the slower direction's.",
+            f"not delivered: under {curve['delivered_share']:.0%} of the rate asked.",
+            said,
+        ),
+        name=f"curve-{slug(label)}-{slug(base)}",
+        stub_headers=("flags",),
+        column_header="statistic",
+        column_keys=("asked", "delivered", *(name for name, _ in PERCENTILES)),
+    )  # fmt: skip
+
+
+def _latency_cell(value: float | None, unit: str, per: float) -> Cell:
+    if value is None:
+        return Cell(None, unit, "—")
+    shown = value / per
+    text = f"{shown:,.0f}" if shown >= 100 else f"{shown:,.1f}" if shown >= 10 else f"{shown:.2f}"
+    return Cell(shown, unit, text)
+
+
+def curve_charts(base: str, curves: Sequence[tuple[str, Found]]) -> list[Chart]:
+    """Latency against delivered IOPS: one set-up's p50, p99 and p99.9 on one chart; with
+    several set-ups, one chart per percentile and one line per set-up."""
+    values = [
+        p[key] for _, s in curves for p in s["curve"]["points"] for _, key in PERCENTILES
+        if p["ok"] and p[key] is not None
+    ]  # fmt: skip
+    unit, per = latency.unit_for(values)
+
+    def line(name: str, search: Found, key: str) -> Series:
+        ok = sorted((p for p in search["curve"]["points"] if p["ok"]), key=_delivered)
+        return Series(name, tuple(_delivered(p) for p in ok),
+                      tuple(None if p[key] is None else p[key] / per for p in ok))  # fmt: skip
+
+    x = Axis("delivered I/O rate", "IOPS", start_at_zero=True)
+    if len(curves) == 1:
+        label, search = curves[0]
+        return [
+            Chart(
+                name=f"curve-{slug(label)}-{slug(base)}",
+                kind="line",
+                title=f"Latency against load: {base}, {label}",
+                x=x,
+                y=Axis("completion latency", unit, start_at_zero=True),
+                series=tuple(line(name, search, key) for name, key in PERCENTILES),
+                regions=_past_knee(search),
+                caption=_caption(label, search),
+            )
+        ]
+    return [
+        Chart(
+            name=f"curve-{slug(base)}-{slug(name)}",
+            kind="line",
+            title=f"{name} latency against load: {base}",
+            x=x,
+            y=Axis(f"{name} completion latency", unit, start_at_zero=True),
+            series=tuple(line(label, search, key) for label, search in curves),
+            caption=" ".join(_caption(label, search) for label, search in curves),
+        )
+        for name, key in PERCENTILES
+    ]
+
+
+def _delivered(point: Found) -> float:
+    return float(point["delivered_iops"])
+
+
+def _past_knee(search: Found) -> tuple[Region, ...]:
+    curve = search["curve"]
+    if curve["knee"] is None:
+        return ()
+    ok = [_delivered(p) for p in curve["points"] if p["ok"]]
+    start = _delivered(curve["points"][curve["knee"]])
+    return (Region(start, max(ok), "past the knee"),) if max(ok) > start else ()
+
+
+def _caption(label: str, search: Found) -> str:
+    curve = search["curve"]
+    knee = curve["knee"]
+    if knee is None:
+        return f"{label}: no knee up to the peak ({curve['peak_iops']:,.0f} IOPS)."
+    point = curve["points"][knee]
+    return (
+        f"{label}: knee at {_delivered(point):,.0f} IOPS ({_load(point)}), peak "
+        f"{curve['peak_iops']:,.0f} IOPS."
+    )

@@ -1,0 +1,192 @@
+"""The RAID model beside the measurements: when a run has a set-up on one plain device and
+set-ups built as RAID (mdadm, LVM, btrfs), a table of each RAID set-up's predicted figures
+(iolab.analysis.raid_model, from the single device's) next to what it measured.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from iolab.analysis import raid_model
+from iolab.analysis.raid_model import Geometry, Single, Workload
+from iolab.analysis.stats import metric_for
+from iolab.errors import ReportError
+from iolab.report.data import Case, Dataset, SetupInfo
+from iolab.report.model import (
+    MB,
+    UNITS,
+    Cell,
+    Row,
+    Table,
+    cell_values,
+    format_value,
+    stat_cell,
+)
+
+TITLE = "RAID model: predicted vs measured"
+
+
+@dataclass(frozen=True)
+class Figures:
+    """One device's figures for one workload, as the model reads them."""
+
+    name: str
+    workload: Workload
+    single: Single
+
+    def metric(self, forced: str = "auto") -> str:
+        return metric_for({"bs": self.workload.bs}, forced)
+
+    def value(self, metric: str, factor: float = 1.0) -> float:
+        """IOPS, or MB/s, times a factor."""
+        single = self.single.iops if metric == "iops" else self.single.bw_bytes / MB
+        return single * factor
+
+
+def is_single(definition: Mapping[str, Any]) -> bool:
+    """A set-up on one plain device: no RAID, or btrfs's single profile."""
+    if definition.get("kind") != "devices" or len(definition.get("devices", ())) != 1:
+        return False
+    raid = definition.get("raid", "none")
+    return raid == "none" or (raid == "btrfs" and definition.get("level") in (None, "single"))
+
+
+def array_of(definition: Mapping[str, Any]) -> Geometry | None:
+    """A set-up's RAID as the model sees it; None for a path, one device, a degraded array,
+    or a level the model does not cover."""
+    if definition.get("kind") != "devices" or definition.get("raid", "none") == "none":
+        return None
+    if definition.get("degraded"):
+        return None
+    return raid_model.geometry(
+        str(definition["raid"]),
+        str(definition.get("level", "")),
+        len(definition.get("devices", ())),
+        definition.get("chunk"),
+        definition.get("md_layout"),
+    )
+
+
+def single_setup(data: Dataset, name: str | None = None) -> SetupInfo:
+    """The set-up that stands for one device: the one named, the first on one plain device,
+    or a run's only set-up."""
+    if name is not None:
+        found = next((s for s in data.setups if name in (s.label, s.name)), None)
+        if found is None:
+            raise ReportError(f"--setup {name!r} is not a set-up; set-ups: {_names(data)}")
+        return found
+    single = next((s for s in data.setups if is_single(s.definition)), None)
+    if single is not None:
+        return single
+    if len(data.setups) == 1:
+        return data.setups[0]
+    raise ReportError(
+        f"no set-up on one plain device; name the one to start from with --setup NAME "
+        f"(set-ups: {_names(data)})"
+    )
+
+
+def _names(data: Dataset) -> str:
+    return ", ".join(repr(s.label) for s in data.setups) or "none"
+
+
+def single_figures(data: Dataset, setup: str) -> list[Figures]:
+    """The set-up's median IOPS and bandwidth per workload (ok cases only), with rho, its read
+    time over its write time, for QD1 writes that have a read of the same block size beside."""
+    found: dict[str, tuple[Workload, float, float]] = {}
+    for name in data.workloads():
+        cases = [c for c in data.cell(setup, name) if c.status == "ok" and c.metrics]
+        model = raid_model.workload(cases[0].options) if cases else None
+        if model is not None:
+            found[name] = (model, _median(cases, "iops"), _median(cases, "bw_bytes"))
+    reads = {(w.bs, w.in_flight): iops for w, iops, _ in found.values() if w.read_share == 1}
+    out = []
+    for name, (w, iops, bw) in found.items():
+        read = reads.get((w.bs, 1)) if w.read_share == 0 and w.in_flight == 1 else None
+        rho = iops / read if read else 1.0
+        out.append(Figures(name, w, Single(iops, bw, rho)))
+    return out
+
+
+def _median(cases: Sequence[Case], field: str) -> float:
+    return statistics.median(
+        float(sum(getattr(m, field) for m in c.metrics.values())) for c in cases
+    )
+
+
+def table(data: Dataset, metric: str = "auto") -> Table | None:
+    """Predicted beside measured for every RAID set-up of a run that also has a set-up on one
+    plain device; None when there is no such pair."""
+    rows: list[Row] = []
+    used: dict[str, str] = {}
+    for setup in data.setups:
+        array = array_of(setup.definition)
+        single = _single_of(data, setup.run_id)
+        if array is None or single is None:
+            continue
+        used[setup.label] = single.label
+        for figures in single_figures(data, single.label):
+            row = _row(data, setup.label, array, figures, metric)
+            if row is not None:
+                rows.append(row)
+    if not rows:
+        return None
+    return Table(
+        TITLE,
+        "workload",
+        ("predicted", "measured", "measured / predicted"),
+        tuple(rows),
+        _notes(used),
+        name="raid-model",
+        stub_headers=("setup", "metric", "rule"),
+        column_header="figure",
+        column_keys=("predicted", "measured", "measured_pct_of_predicted"),
+    )
+
+
+def _single_of(data: Dataset, run_id: int) -> SetupInfo | None:
+    return next((s for s in data.setups if s.run_id == run_id and is_single(s.definition)), None)
+
+
+def _row(data: Dataset, setup: str, array: Geometry, figures: Figures, metric: str) -> Row | None:
+    group = data.cell(setup, figures.name)
+    if not group:
+        return None
+    chosen = figures.metric(metric)
+    unit = UNITS[chosen]
+    prediction = raid_model.predict(array, figures.workload, figures.single)
+    predicted = figures.value(chosen, prediction.factor)
+    values, failed = cell_values(group, chosen)
+    measured = (
+        stat_cell(values, unit, chosen) if values else Cell(None, unit, "failed" if failed else "—")
+    )
+    cells = (
+        Cell(predicted, unit, format_value(predicted, chosen)),
+        measured,
+        _ratio(measured.value, predicted),
+    )
+    return Row(
+        figures.name, cells, (setup, unit, f"{array.name} of {array.devices}, {prediction.rule}")
+    )
+
+
+def _ratio(measured: float | None, predicted: float) -> Cell:
+    if measured is None or predicted <= 0:
+        return Cell(None, "%", "n/a")
+    pct = 100 * measured / predicted
+    return Cell(pct, "%", f"{pct:.0f}%", heat=pct)
+
+
+def _notes(used: Mapping[str, str]) -> tuple[str, ...]:
+    singles = sorted(set(used.values()))
+    return (
+        f"Predicted from {', '.join(repr(s) for s in singles)} (one plain device): the same "
+        "workload's median IOPS and bandwidth times the factor of the rule shown; "
+        "iolab.analysis.raid_model documents every rule and where the model misses.",
+        "QD1 rules are for one I/O in flight (a chain of dependent member I/Os); ceiling rules "
+        "assume every member as busy as the single device was, so under 100% is expected "
+        "below saturation, and far over 100% points at a cache.",
+    )

@@ -1,0 +1,150 @@
+"""More repetitions than the plan lists: `repeat = "auto"` (until the 95% interval is narrow)
+and `[steady]` rounds (SNIA PTS: until the tracked workload is steady). A mixin of the run:
+it runs extra cases through the run's own `case`, and reads what is stored."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from iolab.analysis import stats, steady
+from iolab.model import Case, Setup, SteadyRounds
+from iolab.runner import precondition
+from iolab.runner.campaign import Campaign, Step
+from iolab.store import Store
+from iolab.targets.facts import JSONDict
+from iolab.targets.path import Prepared
+
+if TYPE_CHECKING:
+    from iolab.runner.execute import Listener
+
+
+class Repeats:
+    """What a run needs to add repetitions and rounds."""
+
+    campaign: Campaign
+    store: Store
+    run_id: int
+    listener: Listener
+
+    def case(self, step: Step, target: Prepared, state: str = "") -> None:
+        raise NotImplementedError
+
+    def repeat_more(self, step: Step, target: Prepared, state: str) -> str:
+        """repeat = "auto": after a point's planned repetitions, more until its interval is
+        within the target (or the most repetitions ran); says how close it came."""
+        auto, case = self.campaign.plan.auto_repeat, step.case
+        if auto is None or case.repetition != self.campaign.plan.repeat:
+            return state
+        values = self.values(case)
+        while (number := self.next_repetition(case)) <= auto.most and _too_wide(
+            values, auto.target
+        ):  # failed repetitions count too: this ends
+            extra = Step(replace(case, repetition=number), step.position)
+            self.case(extra, target, state)
+            state = precondition.after(state, case.workload.options)
+            values = self.values(case)
+        width = stats.relative_half_width(values) if len(values) > 1 else None
+        reached = "n/a" if width is None else f"±{width:.1%}"
+        verdict = "within" if width is not None and width <= auto.target else "NOT within"
+        self.listener.note(
+            f"{case.setup.name} · {case.workload.name}: {len(values)} repetitions, 95% interval "
+            f"{reached}, {verdict} the ±{auto.target:.1%} asked"
+        )
+        return state
+
+    def rounds_more(
+        self, step: Step, target: Prepared, state: str, record: Callable[[JSONDict], None]
+    ) -> str:
+        """[steady] rounds: after the first `window` rounds, a round more (every workload)
+        until the tracked workload is steady or the most rounds ran; the determination is
+        recorded with the set-up, and said."""
+        plan, case = self.campaign.plan, step.case
+        rounds = plan.rounds
+        if rounds is None or case.repetition != plan.repeat or case.workload != plan.workloads[-1]:
+            return state
+        positions = {w.name: n for n, w in enumerate(plan.workloads)}
+        verdict = self.judge(case.setup, rounds)
+        number = case.repetition
+        while (verdict is None or not verdict.steady) and number < rounds.most:
+            number += 1
+            for workload in plan.workloads:
+                extra = Step(Case(case.setup, workload, number), positions[workload.name])
+                self.case(extra, target, state)
+                state = precondition.after(state, workload.options)
+            verdict = self.judge(case.setup, rounds)
+        if verdict is None:
+            self.listener.note(
+                f"{case.setup.name}: steady state NOT reached after {number} rounds: too few "
+                f"rounds of {rounds.track} ran to the end to judge"
+            )
+            return state
+        found = _determination(verdict, rounds, self.tracked(case.setup, rounds))
+        tracked = next(w for w in plan.workloads if w.name == rounds.track)
+        record({"steady_rounds": {**found, "metric": stats.metric_for(tracked.options)}})
+        said = "reached" if verdict.steady else "NOT reached"
+        self.listener.note(
+            f"{case.setup.name}: steady state {said} after {verdict.rounds} rounds "
+            f"(excursion {verdict.data_excursion:.1%}, slope {verdict.slope_excursion:.1%})"
+        )
+        return state
+
+    def tracked(self, setup: Setup, rounds: SteadyRounds) -> list[float]:
+        """The tracked workload's primary figure, round by round."""
+        workload = next(w for w in self.campaign.plan.workloads if w.name == rounds.track)
+        metric = stats.metric_for(workload.options)
+        rows = sorted(
+            (row for row in self.store.cases(self.run_id)
+             if row.setup == setup.name and row.workload == rounds.track and row.status == "ok"),
+            key=lambda row: row.repetition,
+        )  # fmt: skip
+        return [
+            sum(m.iops if metric == "iops" else m.bw_bytes for m in row.metrics.values())
+            for row in rows
+        ]
+
+    def judge(self, setup: Setup, rounds: SteadyRounds) -> steady.Determination | None:
+        return steady.determine(self.tracked(setup, rounds), rounds)
+
+    def values(self, case: Case) -> list[float]:
+        """The primary figure of every ok repetition of a case's point stored in this run
+        (also those stored before a resume)."""
+        metric = stats.metric_for(case.workload.options)
+        return [
+            sum(m.iops if metric == "iops" else m.bw_bytes for m in row.metrics.values())
+            for row in self.store.cases(self.run_id)
+            if row.status == "ok" and row.setup == case.setup.name
+            and row.workload == case.workload.name
+        ]  # fmt: skip
+
+    def next_repetition(self, case: Case) -> int:
+        stored = [
+            row.repetition
+            for row in self.store.cases(self.run_id)
+            if row.setup == case.setup.name and row.workload == case.workload.name
+        ]
+        return max(stored, default=0) + 1
+
+
+def _determination(
+    verdict: steady.Determination, rounds: SteadyRounds, values: list[float]
+) -> JSONDict:
+    """The determination table a report shows: every round's tracked value and the verdict."""
+    return {
+        "track": rounds.track,
+        "values": values,
+        "window_rounds": [verdict.first_round, verdict.rounds],
+        "window_mean": verdict.mean,
+        "data_excursion": verdict.data_excursion,
+        "data_limit": rounds.data_excursion,
+        "slope_excursion": verdict.slope_excursion,
+        "slope_limit": rounds.slope_excursion,
+        "steady": verdict.steady,
+        "most_rounds": rounds.most,
+    }
+
+
+def _too_wide(values: list[float], target: float) -> bool:
+    width = stats.relative_half_width(values) if len(values) > 1 else None
+    return width is None or width > target

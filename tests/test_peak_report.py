@@ -1,0 +1,81 @@
+"""The report's peak section: the search's table, the curve's table and the latency-versus-load
+chart, from runs on the fake device, in every format; absent where no search ran."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fake_device import FakeDevice
+from iolab.report import data as report_data
+from iolab.report import document as report_document
+from iolab.report import html, markdown, output, terminal
+from iolab.report.charts import Chart
+from iolab.report.model import Table
+from iolab.store import Store
+from test_peak import run
+
+CURVE = 'method = "curve"\nnumjobs = [1, 4]\niodepth = [1, 64]'
+CHARTED = report_document.Options(charts=None)
+
+
+def section(document: report_document.Document) -> report_document.Section:
+    return next(s for s in document.sections if s.title == "Peak and load curve")
+
+
+def load(store: Store, run_ids: list[int]) -> report_data.Dataset:
+    return report_data.load(store, list(run_ids))
+
+
+def test_the_section_holds_the_search_the_curve_and_the_chart(tmp_path: Path) -> None:
+    store, run_id, _ = run(tmp_path, FakeDevice(), CURVE)
+    document = report_document.build(load(store, [run_id]), CHARTED)
+    blocks = section(document).blocks
+    search, curve, chart = blocks
+    assert isinstance(search, Table) and search.title == "Peak search: here, 4k randread"
+    assert search.stub_headers == ("numjobs", "iodepth", "winner")
+    assert [r.stubs[2] for r in search.rows].count("winner") == 1
+    assert any("peak" in note and "(95%, 3 runs)" in note for note in search.notes)
+    assert isinstance(curve, Table) and [r.label for r in curve.rows][-1] == "peak"
+    assert [r.label for r in curve.rows][:2] == ["10%", "20%"]
+    assert curve.columns[2:] == ("p50 (µs)", "p99 (µs)", "p99.9 (µs)")
+    flags = {r.label: r.stubs[0] for r in curve.rows}
+    assert flags["100%"] == "not delivered" and flags["50%"] == "knee"
+    assert isinstance(chart, Chart) and chart.x.unit == "IOPS"
+    assert [s.name for s in chart.series] == ["p50", "p99", "p99.9"]
+    assert chart.regions and chart.regions[0].label == "past the knee"
+    delivered = chart.series[1].x
+    assert list(delivered) == sorted(delivered), "drawn in order of delivered IOPS"
+
+
+def test_two_set_ups_draw_one_chart_per_percentile_one_line_each(tmp_path: Path) -> None:
+    store, first, _ = run(tmp_path, FakeDevice(), CURVE)
+    _, second, _ = run(tmp_path, FakeDevice(shape=lambda j, d: 50_000.0 * min(j * d, 8)), CURVE)
+    document = report_document.build(load(store, [first, second]), CHARTED)
+    charts = [b for b in section(document).blocks if isinstance(b, Chart)]
+    assert [c.title for c in charts] == [
+        f"{p} latency against load: 4k randread" for p in ("p50", "p99", "p99.9")
+    ]
+    assert [s.name for s in charts[1].series] == ["run 1: here", "run 2: here"]
+
+
+def test_every_format_carries_it(tmp_path: Path) -> None:
+    store, run_id, _ = run(tmp_path, FakeDevice(), CURVE)
+    document = report_document.build(load(store, [run_id]), CHARTED)
+    text = markdown.render_document(
+        document, {c.name: f"x/{c.name}.png" for c in document.charts()}
+    )
+    assert "## Peak and load curve" in text and "### Latency against load: here" in text
+    assert "| 100% | not delivered |" in text and "x/curve-here-4k-randread.png" in text
+    page = html.render_document(document)
+    assert "Peak search: here, 4k randread" in page and "Latency against load" in page
+    files = output.exported(document)
+    assert "peak-here-4k-randread.csv" in files and "curve-here-4k-randread.svg" in files
+    assert "numjobs,iodepth,winner" in files["peak-here-4k-randread.csv"].decode()
+    shown = terminal.render_document(document, width=200)
+    assert "load=100%" in shown, "the main table lists every point, as any workload"
+
+
+def test_no_search_no_section(tmp_path: Path) -> None:
+    store, run_id, _ = run(tmp_path, FakeDevice(), "")
+    document = report_document.build(load(store, [run_id]), CHARTED)
+    assert all(s.title != "Peak and load curve" for s in document.sections)

@@ -1,0 +1,70 @@
+"""`iolab peak` end to end with real fio: 1 s points on a test file, the search, the curve,
+the report; and its one-line refusals."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from conftest import run_iolab
+
+
+def recorded(db: Path) -> dict[str, object]:
+    with sqlite3.connect(db) as con:
+        (environment,) = con.execute("SELECT environment FROM setups").fetchone()
+    found: dict[str, object] = json.loads(environment)["peak_search"]
+    return found
+
+
+def test_peak_with_its_curve_on_a_real_file(workdir: Path) -> None:
+    db = workdir / "peak.db"
+    done = run_iolab("peak", "--target", str(workdir), "--runtime", "1", "--size", "16m",
+                     "--numjobs", "1", "--iodepth", "1-4", "--curve", "--db", str(db),
+                     cwd=workdir, check=True)  # fmt: skip
+    assert "Peak search:" in done.stdout and "│ winner │" in done.stdout, done.stdout
+    assert "curve search: peak" in done.stdout and "curve of 11 points" in done.stdout
+    assert "the start point again after the search" in done.stdout
+    found = recorded(db)["4k randread"]
+    assert isinstance(found, dict)
+    winner, curve = found["winner"], found["curve"]
+    assert winner["numjobs"] == 1 and winner["iodepth"] in (1, 2, 4)
+    assert len(winner["values"]) == 3 and winner["low"] < winner["median"] < winner["high"]
+    loads = [p["load_pct"] for p in curve["points"]]
+    assert loads == [*range(10, 101, 10), None]
+    low = curve["points"][0]
+    assert low["ok"] and low["delivered"], "10% of the peak is easy to deliver"
+    assert low["p99_ns"] > 0 and low["delivered_iops"] == pytest.approx(low["asked_iops"], rel=0.1)
+    with sqlite3.connect(db) as con:
+        jobs = [row[0] for row in con.execute("SELECT job_file FROM cases ORDER BY id")]
+    assert len(jobs) == len(found["points"]) + 2 + 10 + 1
+    keys = {line.split("=")[0] for job in jobs for line in job.splitlines() if "=" in line}
+    assert not keys & {"method", "peak_margin", "peak_numjobs", "peak_iodepth", "peak_again"}
+    assert sum("rate_iops=" in job for job in jobs) == 10
+    assert not (workdir / "iolab.testfile").exists()
+    report = run_iolab("report", "--db", str(db), "--format", "markdown", "-o", "r.md",
+                       cwd=workdir, check=True)  # fmt: skip
+    text = (workdir / "r.md").read_text()
+    assert "## Peak and load curve" in text and "### Latency against load" in text, report.stderr
+    assert [f.name for f in (workdir / "r_files").glob("curve-*-4k-randread.png")], report.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--rw", "randred"], "--rw 'randred' is not allowed; choose one of read"),
+        (["--bs", "4q"], "--bs '4q' is not a size"),
+        (["--numjobs", "8-1"], "--numjobs '8-1' must be LOW-HIGH (or one value), from 1 to"),
+        (["--iodepth", "x"], "--iodepth 'x' must be LOW-HIGH"),
+        (["--runtime", "0.1"], "runtime"),
+        (["--target", "/nonexistent/here"], "does not exist"),
+    ],
+)
+def test_bad_flags_are_one_line_and_run_nothing(workdir: Path, args: list[str], said: str) -> None:
+    done = run_iolab("peak", "--db", str(workdir / "x.db"), *args, cwd=workdir)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and said in lines[0], done.stderr
+    assert not (workdir / "x.db").exists()

@@ -1,0 +1,133 @@
+"""`iolab rehearse PLAN`: each set-up built, run briefly and torn down on sparse images in the
+lab kernel (user-mode Linux), under the plan's own device names, none of which exist here."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import needs_root, run_iolab
+from iolab import plan
+from iolab.cli import main
+from iolab.targets import lab, rehearsal
+
+PLAN = """
+name = "two arrays"
+[[setup]]
+name = "md raid5"
+devices = ["/dev/nvme0n1", "/dev/nvme1n1", "/dev/nvme2n1"]
+raid = "mdadm"
+level = 5
+chunk = "256k"
+filesystem = "xfs"
+setup_hook = "echo hello"
+[[setup]]
+name = "bad layout"
+devices = ["/dev/nvme0n1", "/dev/nvme1n1", "/dev/nvme2n1"]
+raid = "mdadm"
+level = 5
+md_layout = "no-such-layout"
+[[workload]]
+rw = ["randwrite", "randread"]
+bs = "4k"
+runtime = 30
+ramp_time = 5
+"""
+
+
+@needs_root()
+@pytest.mark.skipif(
+    lab.missing() is not None and not os.environ.get("CI"), reason="no user-mode-linux here"
+)
+def test_rehearse_builds_runs_and_tears_down_each_set_up_and_names_a_failing_command(
+    workdir: Path,
+) -> None:
+    (workdir / "plan.toml").write_text(PLAN)
+    before = set(Path("/var/tmp").glob("iolab-rehearse-*"))
+    done = run_iolab("rehearse", "plan.toml", cwd=workdir)
+    lines = done.stdout.splitlines()
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "/dev/nvme0n1 -> /dev/ubda" in lines[0], lines
+    assert "md raid5: built, ran and torn down (its hooks were not run)" in lines, lines
+    bad = next(line for line in lines if line.startswith("bad layout: "))
+    assert bad.startswith("bad layout: did not build: mdadm --create "), bad
+    assert "--layout=no-such-layout" in bad and "not understood" in bad, bad
+    assert set(Path("/var/tmp").glob("iolab-rehearse-*")) == before, "images left behind"
+    assert sorted(p.name for p in workdir.iterdir()) == ["plan.toml"], "nothing written here"
+
+
+def test_without_user_mode_linux_one_line_says_how_to_get_it(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lab, "kernel", lambda: "/nonexistent/linux.uml")
+    (workdir / "plan.toml").write_text(PLAN)
+    result = CliRunner().invoke(main, ["rehearse", str(workdir / "plan.toml")])
+    assert result.exit_code == 1, result.output
+    [line] = result.output.strip().splitlines()
+    assert "apt-get install user-mode-linux" in line and "/nonexistent/linux.uml" in line, line
+
+
+def test_a_plan_that_builds_nothing_has_nothing_to_rehearse(workdir: Path) -> None:
+    (workdir / "plan.toml").write_text('[[setup]]\npath = "."\n[[workload]]\nrw = "read"\n')
+    result = CliRunner().invoke(main, ["rehearse", str(workdir / "plan.toml")])
+    assert result.exit_code == 1 and "nothing to rehearse" in result.output, result.output
+
+
+def test_a_set_ups_rehearsal_plan_is_the_set_up_without_hooks_and_one_short_run() -> None:
+    the_plan = plan.parse_plan(PLAN, "plan.toml")
+    text = rehearsal.plan_text(the_plan, the_plan.setups[0])
+    data = tomllib.loads(text)
+    [setup] = data["setup"]
+    assert setup["devices"] == ["/dev/nvme0n1", "/dev/nvme1n1", "/dev/nvme2n1"]
+    assert (setup["level"], setup["chunk"], setup["filesystem"]) == ("5", "256k", "xfs")
+    assert "setup_hook" not in setup
+    [workload] = data["workload"]
+    assert (workload["rw"], workload["runtime"], workload["ramp_time"]) == ("randwrite", 1, 0)
+    assert workload["size"] == "64m"
+    layout = the_plan.setups[0].layout
+    assert layout is not None
+    again = plan.parse_plan(text, "rehearsal.toml")
+    assert again.setups[0].layout == replace(layout, setup_hook=None)
+
+
+def test_disks_follow_the_plan_and_are_sized_after_real_devices() -> None:
+    text = PLAN.replace("/dev/nvme2n1", "/dev/loop-nope").replace(
+        'md_layout = "no-such-layout"', 'md_layout = "left-symmetric"'
+    )
+    text += '[[setup]]\nname = "one"\ndevices = ["/dev/null-disk"]\n'
+    found = rehearsal.disks(plan.parse_plan(text, "plan.toml"))
+    assert [(d.device, d.disk) for d in found] == [
+        ("/dev/nvme0n1", "/dev/ubda"),
+        ("/dev/nvme1n1", "/dev/ubdb"),
+        ("/dev/loop-nope", "/dev/ubdc"),
+        ("/dev/null-disk", "/dev/ubdd"),
+    ]
+    assert {d.size for d in found} == {rehearsal.DEFAULT_IMAGE}
+    assert 'KERNEL=="ubdc", SYMLINK+="loop-nope"' in rehearsal.udev_rules(found)
+
+
+@pytest.mark.parametrize(
+    ("code", "output", "cases", "said"),
+    [
+        (0, "", [("ok", None)], "built, ran and torn down"),
+        (3, "", [("failed", "set-up 's' failed: set-up step failed: mdadm --create x: bad; "
+                  "and teardown step failed: umount y: busy")],
+         "did not build: mdadm --create x: bad; and its teardown failed: umount y: busy"),
+        (3, "", [("failed", "EIO: Input/output error: fio: io_u error")],
+         "built; fio failed: EIO: Input/output error: fio: io_u error; torn down"),
+        (1, "iolab: error: teardown step failed: mdadm --stop /dev/md127: busy\n",
+         [("ok", None)], "built and ran; teardown failed: mdadm --stop /dev/md127: busy"),
+        (1, "iolab: error: /dev/nvme0n1: refused, it is mounted\n", [],
+         "did not run: /dev/nvme0n1: refused, it is mounted"),
+    ],
+)  # fmt: skip
+def test_what_a_rehearsal_says_of_each_outcome(
+    code: int, output: str, cases: list[tuple[str, str | None]], said: str
+) -> None:
+    found = rehearsal.verdict("s", code, output, cases)
+    assert (found.ok, found.text) == (code == 0, said)
