@@ -130,3 +130,14 @@ def test_few_repeats_flags_a_significant_change_within_the_noise_floor() -> None
     )
     resolvable = comparison.smallest_resolvable([summarize(noisy)])
     assert resolvable is not None and resolvable[1] == 3 and 0.1 < resolvable[0] < 0.5
+
+
+def test_above_ceiling_catches_study_cs_raid0_beating_four_drives() -> None:
+    from iolab.analysis import comparison
+
+    single = {"seq write": 170.0}  # one X25-E, rated 170 MB/s (study C)
+    found = comparison.above_ceiling(single, [("RAID0 of 4", 4, "seq write", 821.0)])
+    assert len(found) == 1 and found[0].code == "above-ceiling"
+    assert "4.8x one device" in found[0].message
+    honest = comparison.above_ceiling(single, [("RAID0 of 4", 4, "seq write", 640.0)])
+    assert honest == [], "under 4x: possible"

@@ -70,3 +70,30 @@ def few_repeats(summaries: Sequence[Summary], differences: Sequence[Difference])
         f"are under {FRAGILE_FACTOR * share:.1%} and may not hold.",
         'Repeat more (repeat = "auto"), and run the compared plans interleaved.',
     )
+
+
+CEILING_MARGIN = 1.05  # measurement noise allowed above the physical bound
+
+
+def above_ceiling(
+    single: Mapping[str, float], others: Sequence[tuple[str, int, str, float]]
+) -> list[Warning]:
+    """Results above what their devices can do together: an N-device set-up measuring more
+    than N times the single device on the same workload (study C's 4-drive RAID0 writing
+    821 MB/s over drives rated 170 MB/s). `single`: workload -> the one device's value;
+    `others`: (set-up, its device count, workload, value)."""
+    found = []
+    for setup, count, workload, value in others:
+        alone = single.get(workload)
+        if not alone or count < 1 or value <= CEILING_MARGIN * count * alone:
+            continue
+        found.append(
+            Warning(
+                "above-ceiling",
+                f"{setup} measured {value / alone:.1f}x one device on {workload}, above the "
+                f"{count}x its {count} devices can deliver: a cache, not the devices, answered.",
+                "Make the test area larger than every cache (card, drive, page cache), or use "
+                "direct=1.",
+            )
+        )
+    return found

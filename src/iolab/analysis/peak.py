@@ -8,9 +8,10 @@ one, which is a rung too) instead of sweeping every pair:
 1. iodepth, at the lowest numjobs, from the lowest iodepth: two rungs a step (x4) while the
    primary figure (IOPS, or bytes/s for blocks over 64 KiB) beats the best so far by more
    than the margin; a step that does not gets one more step beyond it, and the climb stops
-   at the second miss in a row (noise can hide one gain: the patience of one step finds it
-   again) or at the top; then the rungs the steps jumped over, beside the best;
-2. numjobs, at that iodepth, the same way;
+   at the second miss in a row or at the top (iodepth's gains flatten slowly, and one noisy
+   run can hide one); then the rung the steps jumped over just above the best;
+2. numjobs, at that iodepth, the same way but stopping at the first miss (more jobs than
+   the cores, or than the device's queues, cost at once);
 3. if more jobs won: the same I/Os in flight as step 1's best, spread over those jobs (a
    shallower iodepth), which often does better than the deeper queue.
 
@@ -40,8 +41,8 @@ Measure = Callable[[Point], float | None]  # a point's first figure; None: faile
 METHODS = ("peak", "curve")
 DEFAULT_MARGIN = 0.03
 CONFIRM = 3  # measurements of the winner, for its 95% interval
-STRIDE = 2  # rungs a step climbs (x4), then the rungs skipped beside the best
-PATIENCE = 1  # steps that fail to beat the best before a climb stops
+STRIDE = 2  # rungs a step climbs (x4), then the rung skipped just above the best
+PATIENCE = 1  # steps of iodepth that may miss before its climb stops (numjobs: none)
 LOADS = tuple(range(10, 101, 10))  # percent of the peak's IOPS
 DELIVERED_SHARE = 0.95  # a rate delivered under 95% of the asked one is flagged
 KNEE_FACTOR = 2.0
@@ -108,19 +109,18 @@ class _Walk:
         old = self.value(best)
         return beats(self.value(point), old, self.margin)
 
-    def axis(self, rungs: Sequence[int], at: Callable[[int], Point]) -> int:
+    def axis(self, rungs: Sequence[int], at: Callable[[int], Point], patience: int) -> int:
         """Climb one axis from its first rung; the best rung's index."""
         best, rung, misses = 0, 0, 0
-        while rung < len(rungs) - 1 and misses <= PATIENCE:
+        while rung < len(rungs) - 1 and misses <= patience:
             rung = min(rung + STRIDE, len(rungs) - 1)
             if self.beats(at(rung), at(best)):
                 best, misses = rung, 0
             else:
                 misses += 1
-        for near in (best + 1, best - 1):  # the rungs the strides jumped over, beside the best
-            untried = 0 <= near < len(rungs) and at(near) not in self.values
-            if untried and self.beats(at(near), at(best)):
-                return near
+        near = best + 1  # the rung a step jumped over, just above the best
+        if near < len(rungs) and at(near) not in self.values and self.beats(at(near), at(best)):
+            return near
         return best
 
 
@@ -129,9 +129,9 @@ def climb(bounds: Bounds, measure: Measure, margin: float = DEFAULT_MARGIN) -> C
     walk = _Walk(measure, margin)
     jobs, depths = ladder(*bounds.numjobs), ladder(*bounds.iodepth)
     walk.value(bounds.start)  # a fixed point (one rung on each axis) is measured too
-    depth = walk.axis(depths, lambda i: (jobs[0], depths[i]))
+    depth = walk.axis(depths, lambda i: (jobs[0], depths[i]), PATIENCE)
     walk.steps.append(f"iodepth climbed to {depths[depth]} at numjobs {jobs[0]}")
-    job = walk.axis(jobs, lambda i: (jobs[i], depths[depth]))
+    job = walk.axis(jobs, lambda i: (jobs[i], depths[depth]), 0)
     walk.steps.append(f"numjobs climbed to {jobs[job]} at iodepth {depths[depth]}")
     if job > 0:  # the same I/Os in flight as the depth's best, over the jobs that won
         flight = jobs[0] * depths[depth]

@@ -9,6 +9,7 @@ heat table. Options select or suppress each kind.
 from __future__ import annotations
 
 import json
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -142,7 +143,7 @@ def build(data: Dataset, options: Options) -> Document:
     if latency_blocks:
         sections.append(Section("Latency", tuple(latency_blocks)))
     sections.append(Section("Environment", _environment_blocks(data)))
-    sections += _notes_section(data)
+    sections += _notes_section(data, _ceiling_warnings(data, options.metric))
     return Document(_title(data), _subtitle(data), tuple(sections), _environments(data))
 
 
@@ -226,6 +227,26 @@ def _environments(data: Dataset) -> tuple[tuple[str, str], ...]:
         for s in data.setups
     ]
     return tuple(out)
+
+
+def _ceiling_warnings(data: Dataset, metric: str) -> list[str]:
+    """above-ceiling: set-ups over several devices beyond N x the one-device set-up."""
+    counts = {s.label: len(s.definition.get("devices") or []) for s in data.setups}
+    singles = [label for label, n in counts.items() if n == 1]
+    if not singles:
+        return []
+    medians: dict[tuple[str, str], float] = {}
+    for workload in data.workloads():
+        for label in counts:
+            cell = data.cell(label, workload)
+            values, _ = cell_values(cell, metric_for(cell[0].options, metric)) if cell else ([], 0)
+            if values:
+                medians[(label, workload)] = statistics.median(values)
+    single = {w: v for (label, w), v in medians.items() if label == singles[0]}
+    others = [
+        (label, counts[label], w, v) for (label, w), v in medians.items() if counts[label] > 1
+    ]
+    return [f"{w.code}: {w}" for w in comparison.above_ceiling(single, others)]
 
 
 def _comparison_warnings(data: Dataset, table: Table) -> list[str]:

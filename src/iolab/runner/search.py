@@ -126,11 +126,11 @@ class _Points:
         """The point's stored case, running it first if need be (None: refused by the host)."""
         key = (workload.name, repetition)
         if key not in self.rows:
-            if not self.live:
-                raise _Missing(workload.name)
             campaign = self.run.campaign
             if host_problem(workload.options, campaign.fio, campaign.executor.limits()):
                 return None
+            if not self.live:
+                raise _Missing(workload.name)
             step = Step(Case(self.case.setup, workload, repetition), self.position)
             self.run.run_point(step, self.target, self.state)
             self.state = precondition.after(self.state, workload.options)
