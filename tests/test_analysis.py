@@ -136,8 +136,11 @@ def test_above_ceiling_catches_study_cs_raid0_beating_four_drives() -> None:
     from iolab.analysis import comparison
 
     single = {"seq write": 170.0}  # one X25-E, rated 170 MB/s (study C)
-    found = comparison.above_ceiling(single, [("RAID0 of 4", 4, "seq write", 821.0)])
+    why = "its 4 devices can deliver"
+    found = comparison.above_ceiling(single, [("RAID0 of 4", 4.0, "seq write", 821.0, why)])
     assert len(found) == 1 and found[0].code == "above-ceiling"
     assert "4.8x one device" in found[0].message
-    honest = comparison.above_ceiling(single, [("RAID0 of 4", 4, "seq write", 640.0)])
+    honest = comparison.above_ceiling(single, [("RAID0 of 4", 4.0, "seq write", 640.0, why)])
     assert honest == [], "under 4x: possible"
+    mirror = comparison.above_ceiling(single, [("RAID1 of 2", 1.0, "seq write", 227.0, why)])
+    assert len(mirror) == 1, "a mirror writes no faster than one device (study C's Adaptec)"

@@ -76,22 +76,24 @@ CEILING_MARGIN = 1.05  # measurement noise allowed above the physical bound
 
 
 def above_ceiling(
-    single: Mapping[str, float], others: Sequence[tuple[str, int, str, float]]
+    single: Mapping[str, float], others: Sequence[tuple[str, float, str, float, str]]
 ) -> list[Warning]:
-    """Results above what their devices can do together: an N-device set-up measuring more
-    than N times the single device on the same workload (study C's 4-drive RAID0 writing
-    821 MB/s over drives rated 170 MB/s). `single`: workload -> the one device's value;
-    `others`: (set-up, its device count, workload, value)."""
+    """Results above what their devices can do together: a set-up measuring more than the
+    most its members can deliver, as a multiple of the one device on the same workload (N
+    devices for reads; for writes the members' worth of data, 1 for a mirror: see
+    raid_model.Geometry.data). Study C's 4-drive RAID0 wrote 821 MB/s over drives rated
+    170 MB/s. `single`: workload -> the one device's value; `others`: (set-up, its ceiling
+    as a multiple of one device, workload, value, what the ceiling is)."""
     found = []
-    for setup, count, workload, value in others:
+    for setup, most, workload, value, why in others:
         alone = single.get(workload)
-        if not alone or count < 1 or value <= CEILING_MARGIN * count * alone:
+        if not alone or most <= 0 or value <= CEILING_MARGIN * most * alone:
             continue
         found.append(
             Warning(
                 "above-ceiling",
                 f"{setup} measured {value / alone:.1f}x one device on {workload}, above the "
-                f"{count}x its {count} devices can deliver: a cache, not the devices, answered.",
+                f"{most:g}x {why}: a cache, not the devices, answered.",
                 "Make the test area larger than every cache (card, drive, page cache), or use "
                 "direct=1.",
             )

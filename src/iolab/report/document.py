@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
-from iolab.analysis import comparison, stats
+from iolab.analysis import comparison, raid_model, stats
 from iolab.analysis.stats import Difference, metric_for
 from iolab.errors import ReportError
 from iolab.report import curve_view, figures, raid_view, rounds_view, tables
@@ -229,23 +230,41 @@ def _environments(data: Dataset) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def _ceiling(definition: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[float, str]:
+    """The most a set-up's members can deliver, as a multiple of one device, and why."""
+    devices = len(definition.get("devices") or [])
+    writes = str(options.get("rw", "read")) not in ("read", "randread")
+    array = raid_model.geometry(
+        str(definition.get("raid", "none")), str(definition.get("level", "")), devices,
+        definition.get("chunk"), definition.get("md_layout"),
+    )  # fmt: skip
+    if array is not None and writes:
+        return array.data, f"the {array.name} of {devices} can write (its members' data worth)"
+    return float(devices), f"its {devices} devices can deliver"
+
+
 def _ceiling_warnings(data: Dataset, metric: str) -> list[str]:
-    """above-ceiling: set-ups over several devices beyond N x the one-device set-up."""
-    counts = {s.label: len(s.definition.get("devices") or []) for s in data.setups}
+    """above-ceiling: set-ups over several devices beyond what their members can do."""
+    setups = {s.label: s for s in data.setups}
+    counts = {label: len(s.definition.get("devices") or []) for label, s in setups.items()}
     singles = [label for label, n in counts.items() if n == 1]
     if not singles:
         return []
-    medians: dict[tuple[str, str], float] = {}
+    single: dict[str, float] = {}
+    others: list[tuple[str, float, str, float, str]] = []
     for workload in data.workloads():
-        for label in counts:
+        for label, count in counts.items():
             cell = data.cell(label, workload)
-            values, _ = cell_values(cell, metric_for(cell[0].options, metric)) if cell else ([], 0)
-            if values:
-                medians[(label, workload)] = statistics.median(values)
-    single = {w: v for (label, w), v in medians.items() if label == singles[0]}
-    others = [
-        (label, counts[label], w, v) for (label, w), v in medians.items() if counts[label] > 1
-    ]
+            chosen = metric_for(cell[0].options, metric) if cell else metric
+            values, _ = cell_values(cell, chosen)
+            if not values:
+                continue
+            value = statistics.median(values)
+            if label == singles[0]:
+                single[workload] = value
+            elif count > 1:
+                most, why = _ceiling(setups[label].definition, cell[0].options)
+                others.append((label, most, workload, value, why))
     return [f"{w.code}: {w}" for w in comparison.above_ceiling(single, others)]
 
 
