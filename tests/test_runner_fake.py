@@ -267,3 +267,15 @@ def test_steady_rounds_go_on_to_the_most_and_say_it_was_not_reached(
     runner.execute(built, store, run_id, seen)
     assert len(fake.jobs) == CASES * 3, "three rounds of every workload, then it stops"
     assert any("NOT reached after 3 rounds" in note for note in seen.notes)
+
+
+def test_a_case_that_ran_short_of_its_runtime_is_flagged(tmp_path: Path, store: Store) -> None:
+    """fio's recorded output ran about a second; a 60 s case that got only that ended early."""
+    text = PLAN.format(path=tmp_path, extra="").replace("runtime = 1", "runtime = 60")
+    built = runner.build(plan.parse_plan(text, "plan.toml"), FIO, executor=FakeExecutor())
+    results = runner.execute(built, store, new_run(store, built), Seen())
+    assert all("ended-early" in {w.code for w in r.warnings} for r in results)
+    short = PLAN.format(path=tmp_path, extra="")
+    built = runner.build(plan.parse_plan(short, "plan.toml"), FIO, executor=FakeExecutor())
+    results = runner.execute(built, store, new_run(store, built), Seen())
+    assert not any("ended-early" in {w.code for w in r.warnings} for r in results)
