@@ -127,6 +127,8 @@ def test_a_method_workload_is_planned_as_its_start_and_the_start_again(tmp_path:
     options = the_plan.workloads[0].options
     assert options["numjobs"] == 1 and options["peak_numjobs"] == "1-8"
     assert options["peak_iodepth"] == "1-128" and options["method"] == "peak"
+    assert any("a search (method) adds the points it tries" in line
+               for line in plan.matrix_lines(the_plan))  # fmt: skip
     step = runner.build(the_plan, FIO, executor=FakeDevice()).steps[0]
     job = runner.resolve(step.case, runner.build(the_plan, FIO).paths["here"], FIO)
     assert not set(job) & set(peak.IOLAB_ONLY), "iolab's own keys never reach fio"

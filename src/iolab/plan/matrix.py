@@ -14,6 +14,11 @@ def matrix_lines(plan: Plan) -> list[str]:
     for table, first in firsts.items():  # every point of a table shares what is not swept
         shared = " ".join(f"{k}={v}" for k, v in first.options.items() if k not in first.axes)
         lines.append(f"# {table + 1}: {shared}\n")
+    if any("method" in w.options for w in plan.workloads):
+        lines.append(
+            "# a search (method) adds the points it tries, and a curve its loads, between a "
+            "start and its start again\n"
+        )
     for number, case in enumerate(plan.cases(), start=1):
         lines.append(f"{number:>4}  {case.setup.name}  {case.workload.name}  #{case.repetition}\n")
     return lines
