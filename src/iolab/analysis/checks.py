@@ -16,7 +16,7 @@ from iolab.units import human_bytes, parse_seconds, parse_size
 
 ENDED_EARLY_SHARE = 0.95
 CPU_BOUND_SHARE = 0.9  # of the cores the jobs may use
-TOO_SHORT_MS = 1000
+TOO_SHORT_MS = 900  # a 1 s case that ran 0.99 s measured what it was asked to
 TOO_FEW_IOS = 1000
 WRITTEN_ENOUGH = 0.99
 READS = ("read", "randread", "rw", "readwrite", "randrw")
