@@ -8,7 +8,7 @@ import pytest
 
 from iolab.analysis import environment, latency, timeseries
 from iolab.analysis.stats import Difference, compare, summarize, t975
-from iolab.report.model import ratio_cell, stat_cell
+from iolab.report.model import change_cell, stat_cell
 
 
 @pytest.mark.parametrize(
@@ -67,10 +67,12 @@ def test_cells_read_median_plus_minus_half_width_and_mark_instability() -> None:
     steady = stat_cell([1000.0, 1010.0, 990.0], "IOPS", "iops")
     assert steady.text == "1,000 ± 25" and steady.flags == ()
     assert stat_cell([1234.0], "IOPS", "iops").text == "1,234"
-    ns = ratio_cell([100.0, 110.0, 90.0], [102.0, 95.0, 108.0])
-    assert ns.text.endswith(" n.s.") and "not significant" in ns.flags and ns.heat == 102.0
-    sig = ratio_cell([10.0, 10.5, 9.5], [20.0, 20.5, 19.5])
-    assert sig.text == "200.0% ± 11.3%" and sig.flags == ()  # 2.7764 · √(2 · 0.25 / 3) = 1.13
+    ns = change_cell([100.0, 110.0, 90.0], [102.0, 95.0, 108.0])
+    assert ns.text.startswith("+1.7% ± ") and ns.text.endswith(" n.s.")
+    assert "not significant" in ns.flags and ns.heat == pytest.approx(101.6667, abs=1e-4)
+    sig = change_cell([10.0, 10.5, 9.5], [20.0, 20.5, 19.5])
+    assert sig.text == "+100.0% ± 11.3%" and sig.flags == ()  # 2.7764 · √(2 · 0.25 / 3) = 1.13
+    assert change_cell([], [1.0]).text == "n/a"
 
 
 def test_exceedance_from_a_histogram() -> None:

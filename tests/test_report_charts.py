@@ -120,7 +120,7 @@ def test_one_command_gives_study_d_figure(sweep: Path) -> None:
     links = re.findall(r"!\[([^\]]+)\]\(([^)]+)\)", text)
     assert len(links) == 1, links
     title, link = links[0]
-    assert title == "I/O rate vs numjobs: all workloads (one line per set-up)"
+    assert title == "I/O rate vs numjobs: 4k randread (one line per set-up)"  # not "all workloads"
     svg = (sweep / link).read_text()
     for words in ("numjobs (jobs)", "I/O rate (IOPS)", "1 device", "RAID0 of 2", "RAID0 of 4"):
         assert words in svg, words
@@ -199,7 +199,7 @@ def test_repeat_3_intervals_in_every_format_and_compare(repeated: Path) -> None:
     md = run_iolab("report", "1", "--format", "markdown", "--baseline", "left", cwd=repeated,
                    check=True).stdout  # fmt: skip
     row = next(line for line in md.splitlines() if line.startswith("| 4k randread"))
-    assert row.count("±") == 2 and "% ± " in row
+    assert row.count("±") == 3 and "% ± " in row  # both absolute values, and the change
     lines = list(csv.DictReader(run_iolab("report", "1", "--format", "csv", cwd=repeated,
                                           check=True).stdout.splitlines()))  # fmt: skip
     assert [line["n"] for line in lines] == ["3", "3"]

@@ -188,3 +188,112 @@ def test_html_report_renders_offline_without_errors(
     browser.screenshot(OUTPUT / f"{shot}.png", full=True)
     browser.screenshot(OUTPUT / f"{shot}-top.png", full=False)
     assert (OUTPUT / f"{shot}.png").read_bytes().startswith(b"\x89PNG")
+
+
+HEAT_JS = """
+(() => {
+  const plot = document.querySelector('[data-chart="ratio-heat"] .js-plotly-plot');
+  const layout = plot._fullLayout;
+  return {traces: plot.data.length, bar: plot.data[0].colorbar.title.text,
+          x: layout.xaxis.title.text, y: layout.yaxis.title.text,
+          title: layout.title.text, grey: plot.data.length > 1 ? plot.data[1].colorscale : null};
+})()
+"""
+SHAPES_JS = """
+[...document.querySelectorAll('figure.chart')].filter(f => f.dataset.chart.startsWith('timeseries'))
+  .map(f => { const p = f.querySelector('.js-plotly-plot');
+              return {name: f.dataset.chart, x0: (p.layout.shapes || []).map(s => s.x0),
+                      range: p._fullLayout.xaxis.range,
+                      colors: p.data.map(t => t.line && t.line.color)}; })
+"""
+
+
+def _open(browser: Browser, tmp_path: Path, store: Path, *command: str) -> str:
+    page = tmp_path / f"{'-'.join(command)}.html"
+    run_iolab(*command, "--db", str(store), "--format", "html", "-o", str(page),
+              cwd=tmp_path, check=True)  # fmt: skip
+    browser.load(page.as_uri())
+    deadline = time.monotonic() + 20
+    while not all(c["svgs"] > 0 for c in browser.evaluate(CHARTS_JS)):
+        assert time.monotonic() < deadline, "charts were not drawn"
+        time.sleep(0.2)
+    assert browser.errors() == []
+    return page.read_text()
+
+
+def _shot(browser: Browser, selector: str, path: Path) -> None:
+    """A screenshot of one element of the page (the full page laid out, then clipped)."""
+    height = browser.evaluate("document.documentElement.scrollHeight")
+    browser.call("Emulation.setDeviceMetricsOverride", width=1280, height=min(int(height), 16000),
+                 deviceScaleFactor=1, mobile=False)  # fmt: skip
+    box = browser.evaluate(
+        f"(() => {{ const r = document.querySelector({json.dumps(selector)})"
+        ".getBoundingClientRect(); return [r.x, r.y + window.scrollY, r.width, r.height]; })()"
+    )
+    clip = dict(zip(("x", "y", "width", "height"), box, strict=True), scale=1)
+    shot = browser.call("Page.captureScreenshot", format="png", clip=clip)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(base64.b64decode(shot["data"]))
+
+
+def test_pages_read_like_the_studies(browser: Browser, tmp_path: Path) -> None:
+    """Issue 13 in the browser: the change heat map titled and greyed where not significant;
+    the time series coloured by set-up with the ramp_time shaded; what differs in a few lines
+    with the volatile rest folded away; CrystalDiskMark's grid and bars."""
+    from golden.make_store import CDM, DEVICES
+
+    _open(browser, tmp_path, STORE, "compare", "1", "2")
+    heat = browser.evaluate(HEAT_JS)
+    assert heat["title"] == "Change vs run 1, per workload and set-up"
+    assert (heat["bar"], heat["x"], heat["y"]) == ("change vs run 1 (%)", "run", "workload · setup")
+    assert heat["traces"] == 2 and heat["grey"] == [[0, "#d9d9d9"], [1, "#d9d9d9"]]
+    _shot(browser, '[data-chart="ratio-heat"]', OUTPUT / "compare-heat.png")
+
+    _open(browser, tmp_path, STORE, "report", "1")
+    _shot(browser, 'table[data-table="results"]', OUTPUT / "report-results.png")
+    _shot(browser, '[data-chart="ratio-heat"]', OUTPUT / "report-heat.png")
+    _shot(browser, '[data-chart="latency-rand-numjobs-1-read"]', OUTPUT / "report-exceedance.png")
+
+    text = _open(browser, tmp_path, DEVICES, "report", "1")
+    series = browser.evaluate(SHAPES_JS)
+    assert series and all(s["x0"][0] == -1 and s["range"][0] == -1 for s in series), series
+    mixed = next(s for s in series if s["name"] == "timeseries-mixed-iops")
+    assert set(mixed["colors"]) == {"#1f77b4", "#ff7f0e"}  # two set-ups, two colours
+    assert "xfs: stack file /run/iolab/xfs/iolab.testfile" in text
+    _shot(browser, '[data-chart="timeseries-mixed-iops"]', OUTPUT / "timeseries-ramp.png")
+    _shot(browser, "#environment", OUTPUT / "devices-environment.png")
+
+    text = _open(browser, tmp_path, DEVICES, "compare", "1", "2")
+    assert browser.evaluate(
+        "document.querySelector('details[data-notes=\"volatile\"]').open"
+    ) is False  # fmt: skip
+    assert "6 more recorded facts differ" in text
+    _shot(browser, "#environment", OUTPUT / "devices-compare-environment.png")
+
+    _open(browser, tmp_path, CDM, "report", "1")
+    names = [c["name"] for c in browser.evaluate(CHARTS_JS)]
+    assert names[0] == "crystaldiskmark" and not any(n.startswith("scaling") for n in names)
+    _shot(browser, 'table[data-table="crystaldiskmark"]', OUTPUT / "cdm-table.png")
+    _shot(browser, '[data-chart="crystaldiskmark"]', OUTPUT / "cdm-bars.png")
+    browser.screenshot(OUTPUT / "cdm-html.png", full=True)
+
+
+def test_a_big_run_reads_as_a_summary(browser: Browser, tmp_path: Path) -> None:
+    """2 set-ups x 300 workload points: the table shows its ends with a gap row and says what
+    it left out; the charts are few and drawn."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    import report_size
+
+    db = tmp_path / "big.db"
+    report_size.build(db, 2, 300)
+    text = _open(browser, tmp_path, db, "report")
+    results = text.split('data-table="results"')[1].split("</table>")[0]
+    assert results.count('<tr class="gap">') == 1 and results.count("<tr>") == 201
+    assert "200 of 300 workloads shown" in text
+    charts = browser.evaluate(CHARTS_JS)
+    assert 10 <= len(charts) <= 20 and all(c["traces"] > 0 for c in charts)
+    browser.screenshot(OUTPUT / "big-html-top.png", full=False)
+    _shot(browser, '[data-chart="scaling-iodepth-geometric-mean"]', OUTPUT / "big-scaling.png")
+    _shot(browser, '[data-chart="bars-iops"]', OUTPUT / "big-bars.png")

@@ -2,7 +2,9 @@
 
 tests/fixtures/store/v1.db was written by the version-1 iolab (commit 81a04dc) running a small
 plan (two set-ups, two workloads, two repetitions, samples); the v1-report.* files are what
-that iolab's `report` printed from it. The upgraded database must print them byte for byte.
+that iolab's `report` printed from it, re-rendered where the report's format changed on
+purpose since (issue 13: absolute values beside the change, one latency unit per column,
+set-up details). The upgraded database must print them byte for byte.
 """
 
 from __future__ import annotations

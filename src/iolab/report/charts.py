@@ -1,7 +1,9 @@
 """The neutral chart model that both renderers draw: plotly for HTML, matplotlib for PNG/SVG.
 
 Every axis has a title and a unit (categorical axes name what their categories are); a log
-axis says so. One chart has one y axis: different units never share one.
+axis says so, and carries its own ticks written as plain numbers. One chart has one y axis:
+different units never share one. A series' `color` is a palette index: the report gives
+each set-up one index, so a set-up has the same colour on every chart.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 ChartKind = Literal["bar", "line", "heat"]
+HEAT_FLOOR = 10.0  # the least half-range of a heat map's colours (percentage points)
+DENSE = 40  # lines of more points than this are drawn without markers
 
 
 def slug(text: str) -> str:
@@ -26,6 +30,7 @@ class Axis:
     base: int = 10
     ticks: tuple[tuple[float, str], ...] = ()  # fixed ticks: value and its label
     start_at_zero: bool = False
+    span: tuple[float, float] | None = None  # a fixed range, when data alone would not show it
 
     @property
     def label(self) -> str:
@@ -42,6 +47,9 @@ class Series:
     y: tuple[float | None, ...]
     error: tuple[float | None, ...] = ()  # half-widths of 95% intervals, one per point
     labels: tuple[str, ...] = ()  # text written on each point or bar
+    color: int | None = None  # a palette index, so that a set-up has one colour everywhere
+    faint: bool = False  # drawn thin and light, out of the legend (one repetition of many)
+    muted: tuple[bool, ...] = ()  # heat cells shown grey: not significant
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,7 @@ class Region:
     start: float
     end: float
     label: str
+    tone: float = 0.15  # how dark the shade is, 0 to 1
 
 
 @dataclass(frozen=True)
@@ -68,10 +77,18 @@ class Chart:
     caption: str = ""
     scale: Axis | None = None
     center: float | None = None
+    legend: str = "set-up"  # the legend's title on bar charts ("" for none)
 
     def heat_range(self) -> tuple[float, float]:
-        """Colour limits symmetric about `center`, so that equal distances look alike."""
+        """Colour limits symmetric about `center`, so that equal distances look alike; muted
+        cells (drawn grey) do not stretch them."""
         center = self.center or 0.0
-        values = [v for s in self.series for v in s.y if v is not None]
+        values = [
+            v
+            for s in self.series
+            for v, muted in zip(s.y, s.muted or (False,) * len(s.y), strict=True)
+            if v is not None and not muted
+        ]
         spread = max((abs(v - center) for v in values), default=1.0) or 1.0
+        spread = max(spread, HEAT_FLOOR)  # a small change never gets the darkest colour
         return center - spread, center + spread

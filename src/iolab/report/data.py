@@ -1,19 +1,23 @@
 """What a report reads from the store, for one run or several, as plain values.
 
 Each (run, set-up) pair becomes one column, labelled by the set-up's name, or "run N: name"
-where several runs are shown and names would clash.
+where several runs are shown and names would clash. Samples and json+ histograms are read for
+the workloads that get time series and exceedance curves only: all of them up to a dozen,
+else the few at the ends of the ranking (see report.summary), so big stores load fast.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from iolab.analysis import latency
 from iolab.errors import ReportError
 from iolab.fio import parse
 from iolab.model import Direction, Sample
+from iolab.report import summary
 from iolab.store import CaseRow, RunRow, Store
 
 SeriesKey = tuple[str, str, int]  # (set-up label, workload, repetition)
@@ -43,6 +47,7 @@ class Dataset:
     cases: tuple[Case, ...]
     samples: Mapping[SeriesKey, tuple[Sample, ...]]
     histograms: Mapping[HistogramKey, Mapping[int, int]]
+    charted: tuple[str, ...] | None = None  # the workloads samples and bins were read for
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -50,13 +55,35 @@ class Dataset:
 
     def workloads(self) -> list[str]:
         """Workload points in plan order (then first appearance across runs)."""
+        return list(self._workloads)
+
+    @cached_property
+    def _workloads(self) -> tuple[str, ...]:
         seen: dict[str, tuple[int, int]] = {}
         for index, case in enumerate(self.cases):
             seen.setdefault(case.workload, (case.workload_position, index))
-        return sorted(seen, key=lambda name: seen[name])
+        return tuple(sorted(seen, key=lambda name: seen[name]))
 
     def cell(self, setup: str, workload: str) -> list[Case]:
-        return [c for c in self.cases if c.setup == setup and c.workload == workload]
+        return list(self._cells.get((setup, workload), ()))
+
+    @cached_property
+    def _cells(self) -> dict[tuple[str, str], list[Case]]:
+        out: dict[tuple[str, str], list[Case]] = {}
+        for case in self.cases:
+            out.setdefault((case.setup, case.workload), []).append(case)
+        return out
+
+    def first(self, workload: str) -> Case:
+        """The first stored case of a workload (its options)."""
+        return self._first[workload]
+
+    @cached_property
+    def _first(self) -> dict[str, Case]:
+        out: dict[str, Case] = {}
+        for case in self.cases:
+            out.setdefault(case.workload, case)
+        return out
 
 
 def load(
@@ -77,9 +104,12 @@ def load(
         for row in store.cases(run.id)
         if (run.id, row.setup) in label
     )
-    found_samples = _samples(store, runs, label) if samples else {}
-    found_bins = _histograms(store, runs, label) if histograms else {}
-    return Dataset(tuple(runs), setups, cases, found_samples, found_bins)
+    labels = [s.label for s in setups]
+    ref = summary.reference(labels, runs[0].baseline if len(runs) == 1 else None)
+    charted = summary.charted(cases, labels, ref) if samples or histograms else None
+    found_samples = _samples(store, runs, label, charted) if samples else {}
+    found_bins = _histograms(store, runs, label, charted) if histograms else {}
+    return Dataset(tuple(runs), setups, cases, found_samples, found_bins, charted)
 
 
 def _unique(runs: list[RunRow]) -> list[RunRow]:
@@ -95,24 +125,30 @@ def _case(run_id: int, label: str, row: CaseRow) -> Case:
 
 
 def _samples(
-    store: Store, runs: Sequence[RunRow], label: Mapping[tuple[int, str], str]
+    store: Store,
+    runs: Sequence[RunRow],
+    label: Mapping[tuple[int, str], str],
+    workloads: Collection[str] | None,
 ) -> dict[SeriesKey, tuple[Sample, ...]]:
     out: dict[SeriesKey, list[Sample]] = {}
     for run in runs:
-        for found in store.case_samples(run.id):
+        for found in store.case_samples(run.id, workloads):
             key = (label[(run.id, found.setup)], found.workload, found.repetition)
             out.setdefault(key, []).append(found.sample)
     return {key: tuple(values) for key, values in out.items()}
 
 
 def _histograms(
-    store: Store, runs: Sequence[RunRow], label: Mapping[tuple[int, str], str]
+    store: Store,
+    runs: Sequence[RunRow],
+    label: Mapping[tuple[int, str], str],
+    workloads: Collection[str] | None,
 ) -> dict[HistogramKey, dict[int, int]]:
     """json+ completion-latency bins per (set-up, workload, direction): jobs and repetitions
     merged into one distribution."""
     parts: dict[HistogramKey, list[Mapping[int, int]]] = {}
     for run in runs:
-        for setup, workload, _, raw in store.case_raw(run.id):
+        for setup, workload, _, raw in store.case_raw(run.id, workloads):
             for direction, bins in _bins(raw).items():
                 key = (label[(run.id, setup)], workload, direction)
                 parts.setdefault(key, []).append(bins)

@@ -2,8 +2,9 @@
 
 `iolab report` picks the charts from what the runs contain: several set-ups give bars, a
 numeric sweep (numjobs, iodepth, bs, rwmixread, ...) gives scaling lines, stored samples give
-time series, json+ histograms give latency exceedance curves, and a baseline gives the ratio
-heat table. Options select or suppress each kind.
+time series, json+ histograms give latency exceedance curves, and a baseline gives the change
+heat map. Options select or suppress each kind. CrystalDiskMark's tests get its own grid and
+bars (report.cdm_view); big runs show the ends of a ranking (report.summary).
 """
 
 from __future__ import annotations
@@ -14,10 +15,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from iolab.analysis import comparison, raid_model, stats
-from iolab.analysis.stats import Difference, metric_for
+from iolab.analysis import comparison, raid_model
+from iolab.analysis.stats import metric_for
 from iolab.errors import ReportError
-from iolab.report import curve_view, figures, raid_view, rounds_view, tables
+from iolab.report import (
+    cdm_view,
+    curve_view,
+    env_view,
+    figures,
+    raid_view,
+    rounds_view,
+    summary,
+    tables,
+)
 from iolab.report.charts import Chart
 from iolab.report.data import Case, Dataset
 from iolab.report.model import (
@@ -28,6 +38,8 @@ from iolab.report.model import (
     Table,
     case_notes,
     cell_values,
+    change_cell,
+    change_legend,
     check_baseline,
     incomplete,
     legend,
@@ -131,13 +143,16 @@ def build(data: Dataset, options: Options) -> Document:
     check_baseline(options.baseline, data.labels, where)
     results = _results(data, options.metric, options.baseline)
     kinds = _kinds(data, options)
-    sections = [Section("Results", (results, *_ratio(results, options, kinds)))]
+    head: tuple[Block, ...] = (results, *_ratio(results, options, kinds))
+    if (crystal := cdm_view.table(data)) is not None:
+        head = (crystal, *(head if options.baseline else ()))
+    sections = [Section("Results", head)]
     sections += [Section("RAID model", (t,)) for t in [raid_view.table(data, options.metric)] if t]
     steady_blocks: list[Block] = [*rounds_view.tables(data), *rounds_view.charts(data)]
     sections += [Section("Steady state", tuple(steady_blocks))] if steady_blocks else []
     sections += [Section("Peak and load curve", tuple(b)) for b in [curve_view.blocks(data)] if b]
     sections += _chart_sections(data, options, kinds)
-    latency = tables.latency_table(data)
+    latency = tables.latency_table(data, options.baseline)
     latency_blocks: list[Block] = [latency] if latency else []
     if "latency" in kinds:
         latency_blocks += figures.exceedance(data)
@@ -151,7 +166,24 @@ def build(data: Dataset, options: Options) -> Document:
 def _results(data: Dataset, metric: str, baseline: str | None) -> Table:
     table = results_table("Results", data.labels, data.cases, metric, baseline)
     described = [setup_line(s.label, s.definition, s.environment) for s in data.setups]
-    return replace(table, notes=(*described, *legend(data.cases, baseline)))
+    return _summarised(
+        replace(table, notes=(*described, *legend(data.cases, baseline))), data, baseline
+    )
+
+
+def _summarised(table: Table, data: Dataset, baseline: str | None) -> Table:
+    """Past summary.TABLE_ROWS rows, people see the ends of the ranking; CSV keeps them all."""
+    if len(table.rows) <= summary.TABLE_ROWS:
+        return table
+    ref = summary.reference(data.labels, baseline)
+    top, bottom = summary.ends(summary.ranked(data.cases, data.labels, ref), summary.TABLE_ENDS)
+    told = summary.about(len(top), len(bottom), len(table.rows), data.labels, ref)
+    names = [row.label for row in table.rows]
+    return replace(
+        table,
+        shown=summary.positions(names, top, bottom),
+        left_out=f"{told}; every row is in the CSV (--format csv).",
+    )
 
 
 def _kinds(data: Dataset, options: Options) -> tuple[str, ...]:
@@ -160,13 +192,14 @@ def _kinds(data: Dataset, options: Options) -> tuple[str, ...]:
         _check_possible(data, options)
         return tuple(k for k in options.charts if k not in options.skip)
     auto = []
-    if len(data.labels) > 1:
+    crystal = cdm_view.tests(data) is not None
+    if len(data.labels) > 1 or crystal:
         auto.append("bars")
-    if options.x or figures.sweep_field(data):
+    if options.x or (figures.sweep_field(data) and not crystal):
         auto.append("scaling")
     if data.samples:
         auto.append("timeseries")
-    if data.histograms and len(data.workloads()) <= AUTO_LATENCY_MAX_WORKLOADS:
+    if len(data.workloads()) <= AUTO_LATENCY_MAX_WORKLOADS and data.histograms:
         auto.append("latency")
     if options.baseline and len(data.labels) > 1:
         auto.append("ratio")
@@ -194,14 +227,16 @@ def _check_possible(data: Dataset, options: Options) -> None:
 def _ratio(results: Table, options: Options, kinds: Sequence[str]) -> tuple[Block, ...]:
     if "ratio" not in kinds or not options.baseline:
         return ()
-    chart = figures.heat(results, f"Set-ups as a percentage of {options.baseline}")
+    title = f"Change vs {options.baseline}, per workload and set-up"
+    chart = figures.heat(results, title, "set-up", options.baseline)
     return (chart,) if chart else ()
 
 
 def _chart_sections(data: Dataset, options: Options, kinds: Sequence[str]) -> list[Section]:
     sections = []
     if "bars" in kinds:
-        sections.append(Section("Set-ups side by side", tuple(figures.bars(data, options.metric))))
+        charts = cdm_view.bars(data) or figures.bars(data, options.metric, options.baseline)
+        sections.append(Section("Set-ups side by side", tuple(charts)))
     if "scaling" in kinds:
         charts = figures.scaling(data, options.x, options.y, options.lines)
         if charts:
@@ -214,10 +249,19 @@ def _chart_sections(data: Dataset, options: Options, kinds: Sequence[str]) -> li
 
 
 def _environment_blocks(data: Dataset) -> tuple[Block, ...]:
+    """The facts table; what differs between runs (what matters, in a few lines; the
+    volatile rest for the HTML page's details); each set-up's stack, filesystem and commands."""
     blocks: list[Block] = [tables.environment_table(data)]
-    differences = tables.environment_differences(data)
+    volatile = env_view.volatile_differences(data)
+    differences = env_view.differences_that_matter(data)
+    if summary_line := env_view.volatile_summary(volatile):
+        differences.append(summary_line)
     if differences:
         blocks.append(Notes("What differs between the runs", tuple(differences), "differences"))
+    if volatile:
+        blocks.append(Notes("Volatile facts that differ", tuple(volatile), "volatile"))
+    if details := env_view.setup_details(data):
+        blocks.append(Notes("Set-up details", tuple(details), "setup-details"))
     return tuple(blocks)
 
 
@@ -301,7 +345,10 @@ def compare(data: Dataset, metric: str = "auto") -> Document:
         raise ReportError("compare needs two runs or more, e.g. iolab compare 1 2")
     table = _comparison(data, metric)
     blocks: list[Block] = [table]
-    chart = figures.heat(table, f"Runs as a percentage of run {data.runs[0].id}")
+    chart = figures.heat(
+        table, f"Change vs run {data.runs[0].id}, per workload and set-up", "run",
+        f"run {data.runs[0].id}",
+    )  # fmt: skip
     if chart:
         blocks.append(chart)
     sections = [Section("Comparison", tuple(blocks))]
@@ -346,8 +393,7 @@ def _comparison(data: Dataset, metric: str) -> Table:
     notes = (
         "Each value is the median of its repetitions ± the half-width of the 95% confidence "
         "interval (Student's t).",
-        f"change: the difference of the means as a percentage of run {runs[0]}'s, ± its 95% "
-        "interval (Welch's t); not significant where that interval includes 0.",
+        change_legend(f"run {runs[0]}", any(c.repetition > 1 for c in data.cases)),
     )
     return Table(
         "Comparison",
@@ -370,7 +416,7 @@ def _compare_cells(cases: dict[int, list[Case]], runs: Sequence[int], metric: st
         if not base or not values[run]:
             cells += [Cell(None, "%", "n/a"), Cell(None, "", "n/a")]
             continue
-        cells += _change_cells(stats.compare(base, values[run]))
+        cells += _change_cells(base, values[run])
     return cells
 
 
@@ -378,24 +424,15 @@ def _value_cell(values: list[float], metric: str) -> Cell:
     return stat_cell(values, UNITS[metric], metric) if values else Cell(None, UNITS[metric], "—")
 
 
-def _change_cells(diff: Difference) -> list[Cell]:
-    change, hw = diff.change_pct, diff.half_width_pct
-    text = "n/a" if change is None else f"{change:+.1f}%"
-    if hw is not None:
-        text += f" ± {hw:.1f}%"
-    significant = diff.significant
-    if significant is None:
+def _change_cells(base: Sequence[float], values: Sequence[float]) -> list[Cell]:
+    """The change (as `report --baseline` shows it) and its verdict in words."""
+    change = change_cell(base, values)
+    diff = change.difference
+    significant = diff.significant if diff else None
+    if diff is None or significant is None:
         verdict = "no interval (one repetition)"
     elif not significant:
         verdict = "not significant"
     else:
         verdict = "higher" if diff.delta > 0 else "lower"
-    flags = ("not significant",) if significant is False else ()
-    return [
-        Cell(change, "%", text, difference=diff, heat=_heat(change), flags=flags),
-        Cell(None, "", verdict, flags=flags),
-    ]
-
-
-def _heat(change: float | None) -> float | None:
-    return None if change is None else 100.0 + change
+    return [change, Cell(None, "", verdict, flags=change.flags)]

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import math
+import re
+import statistics
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from iolab.analysis import latency, timeseries
 from iolab.analysis.stats import metric_for, summarize
 from iolab.errors import ReportError
 from iolab.model import DIRECTIONS, Sample
+from iolab.report import summary
 from iolab.report.charts import Axis, Chart, Region, Series, slug
 from iolab.report.data import Case, Dataset
 from iolab.report.model import MB, UNITS, Table, case_value, format_value
-from iolab.units import format_size, parse_size
+from iolab.units import format_size, parse_seconds, parse_size
 
 PERCENTILE_KEYS = {"p50": "50", "p90": "90", "p99": "99", "p99.9": "99.9", "p99.99": "99.99"}
 SCALING_FIELDS = ("numjobs", "iodepth", "bs", "rwmixread")
@@ -74,9 +79,9 @@ def _points(
     values = [v / scale for c in cases if (v := case_metric(c, metric)) is not None]
     if not values:
         return None, None, "failed" if cases else ""
-    summary = summarize(values)
+    found = summarize(values)
     shown = "iops" if metric == "iops" else "bw"
-    return summary.median, summary.half_width, format_value(summary.median, shown)
+    return found.median, found.half_width, format_value(found.median, shown)
 
 
 def _series(
@@ -84,6 +89,7 @@ def _series(
     xs: Sequence[Any],
     points: Sequence[tuple[float | None, float | None, str]],
     labelled: bool = True,
+    color: int | None = None,
 ) -> Series:
     """A line or bar series from (median, half-width, label) points; labels shown on bars."""
     return Series(
@@ -92,7 +98,13 @@ def _series(
         tuple(p[0] for p in points),
         tuple(p[1] for p in points),
         tuple(p[2] for p in points) if labelled else (),
+        color=color,
     )
+
+
+def _colors(data: Dataset) -> dict[str, int]:
+    """One palette index per set-up, in report order: a set-up's colour on every chart."""
+    return {label: index for index, label in enumerate(data.labels)}
 
 
 def _scale(metric: str, cases: Sequence[Case]) -> tuple[Axis, float]:
@@ -106,30 +118,62 @@ def _scale(metric: str, cases: Sequence[Case]) -> tuple[Axis, float]:
 # ---------------------------------------------------------------- bars (study A)
 
 
-def bars(data: Dataset, metric: str = "auto") -> list[Chart]:
-    """Per workload, set-ups side by side, values on the bars; one chart per unit."""
+def bars(data: Dataset, metric: str = "auto", baseline: str | None = None) -> list[Chart]:
+    """Per workload, set-ups side by side, values on the bars; one chart per unit. Past
+    summary.BAR_WORKLOADS workloads, the ends of the ranking only (see report.summary)."""
+    names = data.workloads()
+    caption = _repetition_caption(data)
+    about = ""
+    if len(names) > summary.BAR_WORKLOADS:
+        ref = summary.reference(data.labels, baseline)
+        top, bottom = summary.ends(summary.ranked(data.cases, data.labels, ref), summary.BAR_ENDS)
+        names = top + bottom
+        about = f" ({len(names)} of {len(data.workloads()):,})"
+        told = summary.about(len(top), len(bottom), len(data.workloads()), data.labels, ref)
+        caption = (
+            f"{told[0].upper()}{told[1:]}; the others are in the results table's CSV. {caption}"
+        )
     by_metric: dict[str, list[str]] = {}
-    for workload in data.workloads():
-        first = next(c for c in data.cases if c.workload == workload)
-        by_metric.setdefault(metric_for(first.options, metric), []).append(workload)
+    for workload in names:
+        by_metric.setdefault(metric_for(data.first(workload).options, metric), []).append(workload)
+    colors = _colors(data)
     charts = []
     for chosen, workloads in by_metric.items():
+        names, shared = shortened(workloads)
         series = [
-            _series(label, workloads, [_points(data.cell(label, w), chosen) for w in workloads])
+            _series(
+                label,
+                names,
+                [_points(data.cell(label, w), chosen) for w in workloads],
+                color=colors[label],
+            )
             for label in data.labels
         ]
         charts.append(
             Chart(
                 f"bars-{chosen}",
                 "bar",
-                f"{UNITS[chosen]} per workload",
-                Axis("workload"),
+                f"{UNITS[chosen]} per workload{about}",
+                Axis(f"workload (all: {shared})" if shared else "workload"),
                 y_axis(chosen),
                 tuple(series),
-                caption=_repetition_caption(data),
+                caption=caption.strip(),
             )
         )
     return charts
+
+
+def shortened(names: Sequence[str]) -> tuple[list[str], str]:
+    """Long workload names less the words every one of them has ("mix bs=4k iodepth=1" ->
+    "iodepth=1"), and those words; names short enough, or that would clash, stay whole."""
+    words = [name.split() for name in names]
+    if len(names) < 2 or max(len(name) for name in names) <= 24:
+        return list(names), ""
+    common = [w for w in words[0] if all(w in other for other in words[1:])]
+    short = [" ".join(w for w in split if w not in common) for split in words]
+    if not common or len(set(short)) < len(short) or not all(short):
+        return list(names), ""
+    return short, " ".join(common)
 
 
 def _repetition_caption(data: Dataset) -> str:
@@ -198,7 +242,9 @@ def scaling(
     field = x or sweep_field(data)
     if field is None:
         return []
-    ok = [c for c in data.cases if field in c.options and _number(field, c.options[field])]
+    ok = [
+        c for c in data.cases if field in c.options and _number(field, c.options[field]) is not None
+    ]
     if not ok:
         raise ReportError(
             f"--x {field}: no stored case has a numeric {field!r}; "
@@ -224,9 +270,12 @@ def scaling(
     }
     per_pattern = lines == "pattern" or (lines == "auto" and len(data.labels) == 1)
     axis, scale = _scale(metric, ok)
+    if len(groups) > summary.SCALING_CHARTS and not (per_pattern and len(data.labels) > 1):
+        return _per_field(data, ok, metric, (axis, scale), len(groups))
     xs = sorted({v for c in ok if (v := _number(field, c.options[field])) is not None})
     charts, taken = [], set[str]()
     outer = data.labels if per_pattern else tuple(groups)
+    colors = _colors(data)
     for chart_key in outer:
         series = []
         inner = tuple(groups) if per_pattern else data.labels
@@ -239,8 +288,10 @@ def scaling(
                 _points([c for c in cases if _number(field, c.options[field]) == v], metric, scale)
                 for v in xs
             ]
-            series.append(_series(line, xs, points, labelled=False))
-        about = f"{chart_key}" if chart_key != "all" else "all workloads"
+            color = None if per_pattern else colors[line]
+            name = _group_name(groups[line], field, line) if per_pattern else line
+            series.append(_series(name, xs, points, labelled=False, color=color))
+        about = chart_key if per_pattern else _group_name(groups[chart_key], field, chart_key)
         charts.append(
             Chart(
                 _unique(f"scaling-{slug(field)}-{slug(about)}", taken),
@@ -256,84 +307,268 @@ def scaling(
     return charts
 
 
-# ---------------------------------------------------------------- time series (study B)
+def _group_name(cases: Sequence[Case], field: str, rest: str) -> str:
+    """What a group of a sweep is called: its workload's name without the swept field (one
+    name for the group), else the other fields' values; never "all workloads" over one."""
+    names = {re.sub(rf"\s*\b{re.escape(field)}=\S+", "", c.workload).strip() for c in cases}
+    name = names.pop() if len(names) == 1 else ""
+    if rest == "all":
+        return name or "every workload"
+    return f"{name} ({rest})" if name and name not in rest.split() else rest
 
-SERIES_METRICS = (("iops", "iops"), ("bw", "bw"), ("lat", "lat"))
 
-
-def time_series(data: Dataset) -> list[Chart]:
-    """Per-interval IOPS, MB/s and mean latency over each case's run, the warm-up shaded."""
-    charts, taken = [], set[str]()
-    for workload in data.workloads():
-        keys = [k for k in data.samples if k[1] == workload]
-        if not keys:
-            continue
-        options = next(c.options for c in data.cases if c.workload == workload)
-        for kind, metric in SERIES_METRICS:
-            lines = {_series_name(data, k): _merge(data.samples[k], kind) for k in keys}
-            lines = {name: points for name, points in lines.items() if points}
-            if not lines:
-                continue
-            charts.append(_time_chart(workload, metric, lines, options, taken))
+def _per_field(
+    data: Dataset, ok: Sequence[Case], metric: str, scaled: tuple[Axis, float], groups: int
+) -> list[Chart]:
+    """Too many combinations for a chart each: one chart per swept numeric field, each point
+    the geometric mean, per set-up, of the medians of every workload point with that value."""
+    axis, scale = scaled
+    varying = _varying(ok)
+    fields = [f for f in (*SCALING_FIELDS, *sorted(varying)) if f in varying]
+    fields = list(
+        dict.fromkeys(f for f in fields if all(_number(f, v) is not None for v in varying[f]))
+    )
+    medians: dict[tuple[str, str], float] = {}
+    cells: dict[tuple[str, str], list[float]] = {}
+    for case in ok:
+        value = case_metric(case, metric)
+        if value is not None and value > 0:
+            cells.setdefault((case.setup, case.workload), []).append(value / scale)
+    medians = {key: statistics.median(values) for key, values in cells.items()}
+    options = {c.workload: c.options for c in ok}
+    colors = _colors(data)
+    charts = []
+    for field in fields:
+        xs = sorted({n for v in varying[field] if (n := _number(field, v)) is not None})
+        series = []
+        for label in data.labels:
+            points: list[tuple[float | None, float | None, str]] = []
+            for x in xs:
+                found = [
+                    math.log(v)
+                    for (setup, workload), v in medians.items()
+                    if setup == label and _number(field, options[workload].get(field)) == x
+                ]
+                points.append((math.exp(statistics.fmean(found)) if found else None, None, ""))
+            series.append(_series(label, xs, points, labelled=False, color=colors[label]))
+        others = [f for f in varying if f != field]
+        charts.append(
+            Chart(
+                f"scaling-{slug(field)}-geometric-mean",
+                "line",
+                f"{_capital(axis.title)} vs {field}: geometric mean over {', '.join(others)} "
+                "(one line per set-up)",
+                _x_axis(field, xs),
+                axis,
+                tuple(series),
+                caption=(
+                    f"{len(options):,} workload points sweep {', '.join(varying)}: too many "
+                    f"combinations for a chart each ({groups:,}). Each point is the geometric "
+                    f"mean of the medians of every workload point with that {field}, per set-up."
+                ),
+            )
+        )
     return charts
 
 
-def _series_name(data: Dataset, key: tuple[str, str, int]) -> str:
-    repeated = any(k[2] > 1 for k in data.samples if k[1] == key[1])
-    return f"{key[0]} #{key[2]}" if repeated else key[0]
+# ---------------------------------------------------------------- time series (study B)
+
+SERIES_METRICS = (("iops", "iops"), ("bw", "bw"), ("lat", "lat"))
+Points = list[tuple[float, float]]
 
 
-def _merge(samples: Sequence[Sample], kind: str) -> list[tuple[float, float]]:
-    """One value per interval: IOPS and bandwidth added over directions, latency averaged."""
-    slots: dict[int, list[float]] = {}
+def time_series(data: Dataset) -> list[Chart]:
+    """Per-interval IOPS, MB/s and mean latency over each case's run: one colour per set-up,
+    its repetitions as thin light lines under their median; the warm-up shaded (fio's
+    ramp_time before 0, then the settling the series show)."""
+    charts, taken = [], set[str]()
+    by_workload: dict[str, list[tuple[str, str, int]]] = {}
+    for key in data.samples:
+        by_workload.setdefault(key[1], []).append(key)
+    order = {label: i for i, label in enumerate(data.labels)}
+    note = summary.charted_note(data.charted, len(data.workloads()), "Time series")
+    for workload in data.workloads():
+        keys = sorted(by_workload.get(workload, []), key=lambda k: (order.get(k[0], 0), k[2]))
+        if not keys:
+            continue
+        aligned = {key: _aligned(data.samples[key]) for key in keys}
+        options = data.first(workload).options
+        for kind, metric in SERIES_METRICS:
+            runs: dict[str, list[Points]] = {}
+            for key in keys:
+                if aligned[key][0].get(kind):
+                    runs.setdefault(key[0], []).append(aligned[key][0][kind])
+            if not any(len(points) > 1 for rs in runs.values() for points in rs):
+                continue  # one interval or none: no line to draw
+            dropped = sum(1 for key in keys if kind in aligned[key][1])
+            about = _TimeNotes(options, note, dropped)
+            charts.append(_time_chart(workload, metric, runs, about, _colors(data), taken))
+    return charts
+
+
+@dataclass(frozen=True)
+class _TimeNotes:
+    """What a time chart's caption says besides its data."""
+
+    options: Mapping[str, Any]
+    note: str
+    dropped: int
+
+
+def _aligned(samples: Sequence[Sample]) -> tuple[dict[str, Points], set[str]]:
+    """One case's IOPS, MB/s and latency at the interval ends all three have (fio may log one
+    more or one fewer interval of some), and the metrics left out because their times do not
+    match the others' (fio's latency log under ramp_time)."""
+    merged = {kind: _merge(samples, kind) for kind, _ in SERIES_METRICS}
+    present = {kind: points for kind, points in merged.items() if points}
+    if not present:
+        return {}, set()
+    times = {kind: {t for t, _ in points} for kind, points in present.items()}
+    rates = [k for k in ("iops", "bw") if k in times]
+    base = set.intersection(*(times[k] for k in rates)) if rates else times["lat"]
+    dropped: set[str] = set()
+    if "lat" in times and rates:
+        both = base & times["lat"]
+        if len(both) >= max(2, len(base) // 2):
+            base = both
+        else:
+            dropped.add("lat")
+    kept = {
+        kind: [(t, v) for t, v in points if t in base]
+        for kind, points in present.items()
+        if kind not in dropped
+    }
+    return kept, dropped
+
+
+def _merge(samples: Sequence[Sample], kind: str) -> Points:
+    """One value per interval: IOPS and bandwidth added over directions; latency averaged over
+    them, weighted by each direction's IOPS in that interval where it is known."""
+    slots: dict[int, list[tuple[str, float]]] = {}
+    weights: dict[tuple[int, str], float] = {}
     for sample in samples:
         if sample.metric == kind:
-            slots.setdefault(sample.time_ms, []).append(sample.value)
+            slots.setdefault(sample.time_ms, []).append((sample.direction, sample.value))
+        elif kind == "lat" and sample.metric == "iops":
+            weights[(sample.time_ms, sample.direction)] = sample.value
     out = []
     for time_ms, values in sorted(slots.items()):
-        value = sum(values) / len(values) if kind == "lat" else sum(values)
+        if kind != "lat":
+            value = sum(v for _, v in values)
+        else:
+            w = [weights.get((time_ms, d)) for d, _ in values]
+            total = sum(x for x in w if x)
+            if all(x is not None for x in w) and total > 0:
+                value = sum((x or 0.0) * v for x, (_, v) in zip(w, values, strict=True)) / total
+            else:
+                value = sum(v for _, v in values) / len(values)
         out.append((time_ms / 1000, value))
     return out
+
+
+def _median_line(runs: Sequence[Points]) -> Points:
+    """The median of the repetitions at each interval end they all have."""
+    common = set.intersection(*({t for t, _ in r} for r in runs))
+    values: dict[float, list[float]] = {}
+    for run in runs:
+        for t, v in run:
+            if t in common:
+                values.setdefault(t, []).append(v)
+    return [(t, statistics.median(vs)) for t, vs in sorted(values.items())]
+
+
+def _ramp_seconds(options: Mapping[str, Any]) -> float:
+    try:
+        return float(parse_seconds(options.get("ramp_time", 0)))
+    except ValueError:
+        return 0.0
 
 
 def _time_chart(
     workload: str,
     metric: str,
-    lines: Mapping[str, list[tuple[float, float]]],
-    options: Mapping[str, Any],
+    runs: Mapping[str, list[Points]],
+    about: _TimeNotes,
+    colors: Mapping[str, int],
     taken: set[str],
 ) -> Chart:
     scale = {"iops": 1.0, "bw": float(MB)}.get(metric)
     if scale is None:
-        unit = latency.unit_for([v for points in lines.values() for _, v in points])
+        unit = latency.unit_for([v for rs in runs.values() for r in rs for _, v in r])
         axis, scale = y_axis("lat", unit), unit[1]
     else:
         axis = y_axis(metric)
-    series = tuple(
-        Series(name, tuple(t for t, _ in pts), tuple(v / scale for _, v in pts))
-        for name, pts in lines.items()
-    )
-    ends = {name: _warmup_end(pts) for name, pts in lines.items()}
-    found = [e for e in ends.values() if e is not None and e > 0]
-    regions = (Region(0.0, max(found), "warm-up"),) if found else ()
-    caption = (
-        f"fio's averages over {options.get('log_avg_msec', '?')} ms intervals. The shaded "
-        "warm-up lasts until every series stays within ±10% of its later median."
-    )
-    unsettled = [name for name, end in ends.items() if end is None]
+    repeated = any(len(rs) > 1 for rs in runs.values())
+    series: list[Series] = []
+    mains: dict[str, Points] = {}
+    for label, rs in runs.items():
+        main = _median_line(rs) if len(rs) > 1 else rs[0]
+        mains[label] = main
+        if len(rs) > 1:
+            series += [
+                Series(
+                    f"{label} #{number}",
+                    tuple(t for t, _ in r),
+                    tuple(v / scale for _, v in r),
+                    color=colors.get(label),
+                    faint=True,
+                )
+                for number, r in enumerate(rs, 1)
+            ]
+        name = f"{label} (median of {len(rs)})" if len(rs) > 1 else label
+        series.append(
+            Series(
+                name,
+                tuple(t for t, _ in main),
+                tuple(v / scale for _, v in main),
+                color=colors.get(label),
+            )
+        )
+    options = about.options
+    ramp = _ramp_seconds(options)
+    ends = {label: _warmup_end(pts) for label, pts in mains.items()}
+    settled = [e for e in ends.values() if e is not None and e > 0]
+    regions: list[Region] = []
+    words = [f"fio's averages over {options.get('log_avg_msec', '?')} ms intervals."]
+    if repeated:
+        words.append("Thin light lines: each repetition; the bold line is their median.")
+    if ramp > 0:
+        regions.append(Region(-ramp, 0.0, "ramp_time (not measured)", tone=0.25))
+        words.append(
+            f"Shaded before 0: fio's ramp_time, {ramp:g} s run before measuring (no samples)."
+        )
+    if settled:
+        regions.append(Region(0.0, max(settled), "settling"))
+        words.append(
+            f"Shaded from 0 to {max(settled):g} s: settling, until every line stays within ±10% "
+            "of its later median."
+        )
+    unsettled = [label for label, end in ends.items() if end is None]
     if unsettled:
-        caption += f" Never settled within ±10%: {', '.join(unsettled)}."
-    if options.get("ramp_time"):
-        caption += f" fio ran {options['ramp_time']} s of ramp_time before the first interval."
+        words.append(f"Never settled within ±10%: {', '.join(unsettled)}.")
+    if about.dropped:
+        words.append(
+            f"fio logged the latency of {about.dropped} case(s) at other times than their "
+            "IOPS (it does under ramp_time); left out."
+        )
+    if about.note:
+        words.append(about.note)
+    last = max((t for rs in runs.values() for r in rs for t, _ in r), default=1.0)
+    x = Axis(
+        "time since the start of measurement",
+        "s",
+        start_at_zero=ramp == 0,
+        span=(-ramp, last * 1.02) if ramp > 0 else None,
+    )
     return Chart(
         _unique(f"timeseries-{slug(workload)}-{metric}", taken),
         "line",
         f"{_capital(axis.title)} over time: {workload}",
-        Axis("time since the start of measurement", "s", start_at_zero=True),
+        x,
         axis,
-        series,
-        regions,
-        caption,
+        tuple(series),
+        tuple(regions),
+        " ".join(words),
     )
 
 
@@ -349,9 +584,11 @@ def _warmup_end(points: Sequence[tuple[float, float]]) -> float | None:
 
 
 def exceedance(data: Dataset) -> list[Chart]:
-    """1 - CDF of completion latency from the json+ histograms, log on both axes; one chart
-    per workload and direction, one line per set-up (repetitions pooled)."""
+    """1 - CDF of completion latency from the json+ histograms, log on both axes with plain
+    ticks; one chart per workload and direction, one line per set-up (repetitions pooled)."""
     charts, taken = [], set[str]()
+    colors = _colors(data)
+    note = summary.charted_note(data.charted, len(data.workloads()), "Exceedance curves")
     for workload in data.workloads():
         for direction in DIRECTIONS:
             curves = {
@@ -364,52 +601,120 @@ def exceedance(data: Dataset) -> list[Chart]:
                 continue
             unit = latency.unit_for([v for pts in curves.values() for v, _ in pts])
             series = tuple(
-                Series(label, tuple(v / unit[1] for v, _ in pts), tuple(p for _, p in pts))
+                Series(
+                    label,
+                    tuple(v / unit[1] for v, _ in pts),
+                    tuple(p * 100 for _, p in pts),
+                    color=colors[label],
+                )
                 for label, pts in curves.items()
             )
+            xs = [v for s in series for v in s.x if isinstance(v, float) and v > 0]
+            ys = [v for s in series for v in s.y if v is not None and v > 0]
             charts.append(
                 Chart(
                     _unique(f"latency-{slug(workload)}-{direction}", taken),
                     "line",
                     f"Latency exceedance: {workload}, {direction}s",
-                    Axis("completion latency", unit[0], log=True),
-                    Axis("share of I/Os slower, 1 − CDF", "fraction", log=True),
+                    Axis("completion latency", unit[0], log=True, ticks=log_ticks(xs)),
+                    Axis("I/Os slower than this", "%", log=True, ticks=_share_ticks(ys)),
                     series,
-                    caption="From fio's json+ latency histograms, repetitions pooled.",
+                    caption=(
+                        "From fio's json+ latency histograms, repetitions pooled. Read a "
+                        "percentile where a line crosses its share: 1% slower is p99. "
+                        f"{note}"
+                    ).strip(),
                 )
             )
     return charts
 
 
+def _plain(value: float) -> str:
+    """A tick as people write it: 20, 1,000, 0.5 (never 2e1)."""
+    if value >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:g}"
+
+
+def log_ticks(values: Sequence[float]) -> tuple[tuple[float, str], ...]:
+    """Ticks for a log axis over `values`: powers of ten, with 2 and 5 times them when the
+    range spans under three decades; labelled as plain numbers."""
+    positive = [v for v in values if v > 0]
+    if not positive:
+        return ()
+    low, high = min(positive), max(positive)
+    steps = (1.0,) if high / low >= 1000 else (1.0, 2.0, 5.0)
+    out = []
+    for power in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1):
+        for step in steps:
+            tick = step * 10.0**power
+            if low / 1.0001 <= tick <= high * 1.0001:
+                out.append((tick, _plain(round(tick, 12))))
+    if len(out) < 2:
+        out = [(low, _plain(float(f"{low:.2g}"))), (high, _plain(float(f"{high:.2g}")))]
+    return tuple(out)
+
+
+PERCENT_TICKS = ((100.0, "100%"), (50.0, "50%"), (10.0, "10% (p90)"), (1.0, "1% (p99)"),
+                 (0.1, "0.1% (p99.9)"), (0.01, "0.01% (p99.99)"), (0.001, "0.001%"),
+                 (0.0001, "0.0001%"))  # fmt: skip
+
+
+def _share_ticks(values: Sequence[float]) -> tuple[tuple[float, str], ...]:
+    """Ticks for the share of I/Os slower, in percent, named by the percentile they read."""
+    if not values:
+        return ()
+    low = min(values)
+    return tuple((v, text) for v, text in PERCENT_TICKS if v >= low / 1.5)
+
+
 # ---------------------------------------------------------------- ratio heat (study E)
 
 
-def heat(table: Table, title: str) -> Chart | None:
-    """The percentages in a table (cells with a heat value) as a heat table diverging at 100%."""
+def heat(table: Table, title: str, x_title: str, reference: str) -> Chart | None:
+    """The change columns of a table (cells with a heat value, 100 + the change) as a heat
+    map of the change in percent, diverging at 0; not significant cells grey. Columns are
+    named after their key ("change two vs one" -> "two"), rows after the row and its set-up.
+    A table shown as a summary gives the summary's ends, at most summary.HEAT_ROWS rows."""
     columns = [
         i for i in range(len(table.columns)) if any(r.cells[i].heat is not None for r in table.rows)
     ]
-    rows = [r for r in table.rows if any(r.cells[i].heat is not None for i in columns)]
+    rows = [r for r in table.shown_rows() if r.label != "…"]
+    if len(rows) > summary.HEAT_ROWS:
+        half = summary.HEAT_ENDS
+        rows = rows[:half] + rows[-half:]
+    rows = [r for r in rows if any(r.cells[i].heat is not None for i in columns)]
     if not rows or not columns:
         return None
-    x = tuple(table.keys[i] for i in columns)
+    x = tuple(_change_name(table.keys[i]) for i in columns)
     series = tuple(
         Series(
             " · ".join((row.label, *row.stubs[:-1])) if len(row.stubs) > 1 else row.label,
             x,
-            tuple(row.cells[i].heat for i in columns),
+            tuple(None if (h := row.cells[i].heat) is None else h - 100.0 for i in columns),
             labels=tuple(row.cells[i].text for i in columns),
+            muted=tuple("not significant" in row.cells[i].flags for i in columns),
         )
         for row in rows
     )
+    rows_title = " · ".join((table.row_header, *table.stub_headers[:-1]))
     return Chart(
         "ratio-heat",
         "heat",
         title,
-        Axis(table.column_header),
-        Axis(table.row_header),
+        Axis(x_title),
+        Axis(rows_title),
         series,
-        caption="Blue: above the reference; red: below; white: the same (100%).",
-        scale=Axis("share of the reference", "%"),
-        center=100.0,
+        caption=(
+            f"Blue: higher than {reference}; red: lower; white: the same (0%). Grey: not "
+            "significant (the 95% interval of the change includes 0)."
+        ),
+        scale=Axis(f"change vs {reference}", "%"),
+        center=0.0,
     )
+
+
+def _change_name(key: str) -> str:
+    """ "change two vs one" -> "two"; "change 2 vs 1" -> "run 2"."""
+    name = key.removeprefix("change ").rsplit(" vs ", 1)[0]
+    return f"run {name}" if name.isdigit() else name

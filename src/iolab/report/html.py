@@ -25,7 +25,8 @@ table.data th, table.data td { border: 1px solid #dde; padding: 4px 10px; }
 table.data th { background: #f4f6f8; text-align: left; }
 table.data td.num { text-align: right; white-space: nowrap; }
 td.unstable { outline: 2px solid #e0a800; outline-offset: -2px; }
-td.ns { color: #555; font-style: italic; }
+td.ns { color: #555; font-style: italic; background: #ececec; }
+tr.gap th, tr.gap td { text-align: center; color: #777; background: #fafafa; }
 .table-scroll { overflow-x: auto; }
 figure.chart { margin: 18px 0 28px; } figcaption { color: #555; font-size: 0.9em; }
 ul.notes li { margin: 2px 0; } ul.warnings li { color: #7a4b00; }
@@ -80,9 +81,14 @@ def render_document(document: Document) -> str:
 
 def _notes(notes: Notes, section_title: str) -> str:
     kind = "warnings" if notes.name == "notes" else "notes"
-    heading = f"<h3>{_e(notes.title)}</h3>" if notes.title != section_title else ""
     items = "".join(f"<li>{_e(item)}</li>" for item in notes.items)
-    return f'{heading}<ul class="notes {kind}">{items}</ul>'
+    if notes.name == "volatile":  # folded away: UUIDs, times, logs
+        return (
+            f'<details data-notes="volatile"><summary>{_e(notes.title)} ({len(notes.items)})'
+            f'</summary><ul class="notes">{items}</ul></details>'
+        )
+    heading = f"<h3>{_e(notes.title)}</h3>" if notes.title != section_title else ""
+    return f'{heading}<ul class="notes {kind}" data-notes="{_e(notes.name)}">{items}</ul>'
 
 
 def _chart(chart: Chart) -> str:
@@ -94,16 +100,26 @@ def _chart(chart: Chart) -> str:
 
 
 def _table(table: Table, heading: bool = True) -> str:
+    shown = table.shown_rows()
     spread = max(
-        (abs(c.heat - 100) for r in table.rows for c in r.cells if c.heat is not None), default=0
+        (
+            abs(c.heat - 100)
+            for r in shown
+            for c in r.cells
+            if c.heat is not None and "not significant" not in c.flags
+        ),
+        default=0,
     )
     head = [table.row_header, *table.stub_headers, *table.columns]
     rows = ["<tr>" + "".join(f"<th>{_e(h)}</th>" for h in head) + "</tr>"]
-    for row in table.rows:
+    for row in shown:
+        if row.label == "…" and table.shown is not None:
+            rows.append(f'<tr class="gap"><td colspan="{len(head)}">…</td></tr>')
+            continue
         cells = [f"<th>{_e(row.label)}</th>", *(f"<td>{_e(s)}</td>" for s in row.stubs)]
         cells += [_cell(cell, spread) for cell in row.cells]
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    notes = "".join(f"<li>{_e(n)}</li>" for n in table.notes)
+    notes = "".join(f"<li>{_e(n)}</li>" for n in table.shown_notes())
     return (
         (f"<h3>{_e(table.title)}</h3>" if heading else "") + '<div class="table-scroll">'
         f'<table class="data" data-table="{_e(table.name)}">{"".join(rows)}</table></div>'
@@ -118,7 +134,7 @@ def _cell(cell: Cell, spread: float) -> str:
     if "not significant" in cell.flags:
         classes.append("ns")
     style = ""
-    if cell.heat is not None and spread > 0:
+    if cell.heat is not None and spread > 0 and "not significant" not in cell.flags:
         style = f' style="background:{_diverging((cell.heat - 100) / spread)}"'
     title = _tooltip(cell)
     attrs = f' class="{" ".join(classes)}"' if classes else ""
@@ -138,7 +154,9 @@ def _tooltip(cell: Cell) -> str:
     if "unstable" in cell.flags:
         parts.append("unstable: CoV over 10%")
     if "not significant" in cell.flags:
-        parts.append("not significant: the 95% interval of the difference includes 0")
+        parts.append("not significant: the 95% interval of the change includes 0")
+    if "clamped" in cell.flags:
+        parts.append("fio's percentile was above the maximum: shown as the maximum")
     return "; ".join(parts)
 
 

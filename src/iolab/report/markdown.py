@@ -8,6 +8,8 @@ from iolab.report.charts import Chart
 from iolab.report.document import Document, Notes, Section
 from iolab.report.model import Table
 
+HTML_ONLY = ("volatile",)  # Notes left to the HTML page's details
+
 
 def _escape(text: str) -> str:
     return text.replace("|", "\\|")
@@ -23,16 +25,16 @@ def _grid(table: Table) -> list[str]:
         "| " + " | ".join(_escape(h) for h in header) + " |",
         "| " + " | ".join(align) + " |",
     ]
-    for row in table.rows:
+    for row in table.shown_rows():
         cells = [
             _escape(row.label),
             *map(_escape, row.stubs),
             *(_escape(c.text) for c in row.cells),
         ]
         lines.append("| " + " | ".join(cells) + " |")
-    if table.notes:
+    if table.shown_notes():
         lines.append("")
-        lines += [f"- {_escape(note)}" for note in table.notes]
+        lines += [f"- {_escape(note)}" for note in table.shown_notes()]
     return lines
 
 
@@ -54,7 +56,7 @@ def render_document(document: Document, images: Mapping[str, str] | None = None)
                     lines += ["", f"### {_escape(block.title)}"]
                 lines += ["", *_grid(block)]
             elif isinstance(block, Notes):
-                lines += _notes(block, section)
+                lines += _notes(block, section) if block.name not in HTML_ONLY else []
             elif images is not None:
                 lines += _chart(block, images[block.name])
     if missing:

@@ -1,9 +1,12 @@
 """The table model: rows, columns and cells with units and statistics, built from stored cases.
 
 A cell with several repetitions carries their Summary (median, 95% interval, CoV) and reads
-"median ± half-width"; one whose CoV is over 10% is marked ⚠ (unstable). Against a baseline
-a cell carries the Difference and reads "percent ± half-width", marked n.s. (not significant)
-when the 95% interval of the difference includes 0. See iolab.analysis.stats for the method.
+"median ± half-width"; one whose CoV is over 10% is marked ⚠ (unstable). Against a reference
+(a baseline set-up, or the first run of a comparison) a "change" cell carries the Difference
+and reads "+6.2% ± 4.1%": the difference of the means as a percentage of the reference's
+mean (0% = the same), ± the half-width of its 95% interval, marked n.s. (not significant) when
+that interval includes 0. `report` and `compare` say it the same way. See
+iolab.analysis.stats for the method.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from iolab.targets.facts import SetupFacts
 
 MB = 1_000_000
 UNSTABLE = "⚠"
+WHERE_SHOWN = 6  # a warning names at most this many workloads that had it
 NOT_SIGNIFICANT = "n.s."
 UNITS = {"iops": "IOPS", "bw": "MB/s", "pct": "%"}
 CHART_KINDS = ("bars", "scaling", "timeseries", "latency", "ratio")
@@ -57,10 +61,26 @@ class Table:
     stub_headers: tuple[str, ...] = ()
     column_header: str = "setup"  # what the columns are, as the CSV names them
     column_keys: tuple[str, ...] = field(default=())  # the columns' plain names (CSV)
+    # A big table's summary: the rows people see (-1: a gap), and what was left out; CSV
+    # writes every row.
+    shown: tuple[int, ...] | None = None
+    left_out: str = ""
 
     @property
     def keys(self) -> tuple[str, ...]:
         return self.column_keys or self.columns
+
+    def shown_rows(self) -> list[Row]:
+        """The rows to show people: all, or the summary's, with a "…" row for each gap."""
+        if self.shown is None:
+            return list(self.rows)
+        gap = Row(
+            "…", tuple(Cell(None, "", "…") for _ in self.columns), ("…",) * len(self.stub_headers)
+        )
+        return [self.rows[i] if i >= 0 else gap for i in self.shown]
+
+    def shown_notes(self) -> tuple[str, ...]:
+        return (self.left_out, *self.notes) if self.left_out else self.notes
 
 
 def case_value(case: CaseRow, metric: str) -> float | None:
@@ -97,23 +117,25 @@ def stat_cell(
     return Cell(summary.median, unit, text, summary=summary, flags=flags)
 
 
-def ratio_cell(base: Sequence[float], values: Sequence[float]) -> Cell:
-    """`values` as a percentage of `base`, ± the 95% interval of the difference, n.s. marked."""
+def change_cell(base: Sequence[float], values: Sequence[float]) -> Cell:
+    """`values` against the reference `base`: the change of the means in percent of the
+    reference's mean, ± the half-width of the 95% interval of the difference (Welch's t),
+    n.s. when that interval includes 0. `heat` is 100 + the change (100 = the same)."""
+    if not base or not values:
+        return Cell(None, "%", "n/a")
     diff = compare(base, values)
-    pct = diff.ratio_pct
-    if pct is None:
+    change = diff.change_pct
+    if change is None:
         return Cell(None, "%", "n/a", difference=diff)
-    text, flags = f"{pct:.1f}%", list[str]()
+    text = f"{change:+.1f}%"
     hw = diff.half_width_pct
     if hw is not None:
         text += f" ± {hw:.1f}%"
+    flags: tuple[str, ...] = ()
     if diff.significant is False:
         text += f" {NOT_SIGNIFICANT}"
-        flags.append("not significant")
-    if diff.other.unstable:
-        text += f" {UNSTABLE}"
-        flags.append("unstable")
-    return Cell(pct, "%", text, summary=diff.other, difference=diff, heat=pct, flags=tuple(flags))
+        flags = ("not significant",)
+    return Cell(change, "%", text, difference=diff, heat=100.0 + change, flags=flags)
 
 
 def cell_values(group: Sequence[CaseRow], metric: str) -> tuple[list[float], int]:
@@ -136,12 +158,23 @@ def results_table(
     rows = []
     for name, group in workloads.items():
         chosen = metric_for(group[0].options, metric)
-        found = {s: cell_values([c for c in group if c.setup == s], chosen) for s in setups}
+        by_setup: dict[str, list[CaseRow]] = {}
+        for case in group:
+            by_setup.setdefault(case.setup, []).append(case)
+        found = {s: cell_values(by_setup.get(s, []), chosen) for s in setups}
         rows.append(Row(name, _cells(found, setups, chosen, baseline), (UNITS[chosen],)))
-    columns = tuple(f"{s} (baseline)" if s == baseline else s for s in setups)
+    columns: list[str] = []
+    keys: list[str] = []
+    for setup in setups:
+        columns.append(f"{setup} (baseline)" if setup == baseline else setup)
+        keys.append(setup)
+        if baseline and setup != baseline:
+            columns.append(f"change vs {baseline}")
+            keys.append(f"change {setup} vs {baseline}")
     return Table(
-        title, "workload", columns, tuple(rows), stub_headers=("metric",), column_keys=tuple(setups)
-    )
+        title, "workload", tuple(columns), tuple(rows), stub_headers=("metric",),
+        column_keys=tuple(keys),
+    )  # fmt: skip
 
 
 def _cells(
@@ -150,16 +183,17 @@ def _cells(
     metric: str,
     baseline: str | None,
 ) -> tuple[Cell, ...]:
+    """Each set-up's value; with a baseline, each other set-up's change beside its value."""
     base = found[baseline][0] if baseline else []
     cells = []
     for setup in setups:
         values, failed = found[setup]
         if not values:
             cells.append(Cell(None, UNITS[metric], "failed" if failed else "—"))
-        elif baseline and setup != baseline:
-            cells.append(ratio_cell(base, values) if base else Cell(None, "%", "n/a"))
         else:
             cells.append(stat_cell(values, UNITS[metric], metric))
+        if baseline and setup != baseline:
+            cells.append(change_cell(base, values))
     return tuple(cells)
 
 
@@ -241,27 +275,50 @@ def legend(cases: Sequence[CaseRow], baseline: str | None) -> list[str]:
     """What the table's marks mean, for the marks it can contain."""
     notes = []
     if baseline:
-        notes.append(f"Other set-ups as a percentage of {baseline!r} (100% = the same).")
+        notes.append(change_legend(baseline, any(c.repetition > 1 for c in cases)))
     if any(c.repetition > 1 for c in cases):
         notes.append(
             "Each value is the median of its repetitions ± the half-width of the 95% confidence "
             f"interval (Student's t); {UNSTABLE} marks a coefficient of variation over 10% "
             "(unstable)."
         )
-        if baseline:
-            notes.append(
-                f"{NOT_SIGNIFICANT}: not significant, the 95% interval of the difference from "
-                "the baseline includes 0 (Welch's t)."
-            )
     return notes
 
 
+def change_legend(reference: str, repeated: bool = True) -> str:
+    """What a change column means, the same words in `report` and `compare`."""
+    text = (
+        f"change vs {reference}: the difference of the means as a percentage of {reference}'s "
+        "mean (+ higher, - lower, 0% the same)"
+    )
+    if not repeated:
+        return text + "; with one repetition there is no interval."
+    return text + (
+        ", ± the half-width of its 95% interval (Welch's t); "
+        f"{NOT_SIGNIFICANT}: not significant, the interval includes 0."
+    )
+
+
 def case_notes(cases: Sequence[CaseRow]) -> list[str]:
-    """Failures and warnings, one line each."""
+    """Failures, one line each; then each warning once, with the cases that had it (a
+    warning every repetition of a workload has would otherwise bury the table)."""
     notes = []
+    said: dict[str, dict[tuple[str, str], list[int]]] = {}
     for case in cases:
         where = f"{case.setup} / {case.workload} #{case.repetition}"
         if case.status != "ok":
             notes.append(f"failed: {where}: {case.error}")
-        notes += [f"warning: {where}: {warning}" for warning in case.warnings]
+        for warning in case.warnings:
+            cells = said.setdefault(str(warning), {})
+            cells.setdefault((case.setup, case.workload), []).append(case.repetition)
+    for text, cells in said.items():
+        wheres = [f"{setup} / {workload} #{','.join(map(str, reps))}"
+                  for (setup, workload), reps in cells.items()]  # fmt: skip
+        count = sum(len(reps) for reps in cells.values())
+        if count == 1:
+            notes.append(f"warning: {wheres[0]}: {text}")
+        else:
+            shown = "; ".join(wheres[:WHERE_SHOWN])
+            more = f"; and {len(wheres) - WHERE_SHOWN:,} more" if len(wheres) > WHERE_SHOWN else ""
+            notes.append(f"warning ({count:,} cases: {shown}{more}): {text}")
     return notes

@@ -9,7 +9,7 @@ import io
 import math
 from typing import TYPE_CHECKING, Literal
 
-from iolab.report.charts import Axis, Chart
+from iolab.report.charts import DENSE, Axis, Chart
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -44,7 +44,7 @@ def render(chart: Chart, fmt: ImageFormat = "png") -> bytes:
 def _size(chart: Chart) -> tuple[float, float]:
     if chart.kind == "bar":
         bars = sum(len(s.x) for s in chart.series)
-        return max(WIDTH_IN, min(20.0, 0.35 * bars + 2)), HEIGHT_IN + 0.5
+        return max(WIDTH_IN, min(16.0, 0.3 * bars + 2)), HEIGHT_IN + 0.5
     if chart.kind == "heat":
         rows = max((len(chart.series)), 1)
         return WIDTH_IN, max(3.0, min(14.0, 0.4 * rows + 1.5))
@@ -72,6 +72,8 @@ def _axis(ax: Axes, axis: Axis, which: Literal["x", "y"]) -> None:
             ax.set_xlim(left=0)
         else:
             ax.set_ylim(bottom=0)
+    if axis.span is not None:
+        (ax.set_xlim if is_x else ax.set_ylim)(*axis.span)
 
 
 def _bars(ax: Axes, chart: Chart) -> None:
@@ -82,7 +84,10 @@ def _bars(ax: Axes, chart: Chart) -> None:
     for index, series in enumerate(chart.series):
         positions = [i + (index - (count - 1) / 2) * width for i in range(len(categories))]
         errors = _nan(series.error) if any(e is not None for e in series.error) else None
-        ax.bar(positions, _nan(series.y), width, yerr=errors, capsize=3, label=series.name)
+        ax.bar(
+            positions, _nan(series.y), width, yerr=errors, capsize=3, label=series.name,
+            color=_color(series.color),
+        )  # fmt: skip
         spread = series.error or tuple(None for _ in series.y)
         tops = [(y or 0.0) + (e or 0.0) for y, e in zip(series.y, spread, strict=True)]
         highest = max([highest, *tops])
@@ -104,18 +109,28 @@ def _bars(ax: Axes, chart: Chart) -> None:
         ax.set_ylim(0, highest * 1.3)  # room for the rotated labels
     ax.grid(axis="y", alpha=0.3)
     if len(chart.series) > 1:
-        ax.legend(title="set-up", fontsize=8)
+        ax.legend(title=chart.legend or None, fontsize=8)
+
+
+def _color(index: int | None) -> str | None:
+    return None if index is None else f"C{index % 10}"
 
 
 def _lines(ax: Axes, chart: Chart) -> None:
     for region in chart.regions:
-        ax.axvspan(region.start, region.end, color="0.88", zorder=0, label=region.label)
+        grey = f"{1 - region.tone * 0.8:.2f}"
+        ax.axvspan(region.start, region.end, color=grey, zorder=0, label=region.label)
     for series in chart.series:
         xs = [float(v) for v in series.x]
+        if series.faint:
+            ax.plot(xs, _nan(series.y), color=_color(series.color), lw=0.8, alpha=0.35,
+                    label="_nolegend_")  # fmt: skip
+            continue
         errors = _nan(series.error) if any(e is not None for e in series.error) else None
         ax.errorbar(
-            xs, _nan(series.y), yerr=errors, marker="o", markersize=3, capsize=3, label=series.name
-        )
+            xs, _nan(series.y), yerr=errors, marker="o" if len(xs) <= DENSE else None,
+            markersize=3, capsize=3, label=series.name, color=_color(series.color), lw=1.8,
+        )  # fmt: skip
     _axis(ax, chart.x, "x")
     _axis(ax, chart.y, "y")
     tops = [
@@ -126,20 +141,27 @@ def _lines(ax: Axes, chart: Chart) -> None:
     if chart.y.start_at_zero and not chart.y.log and tops and max(tops) > 0:
         ax.set_ylim(0, max(tops) * 1.1)
     ax.grid(alpha=0.3, which="major")
-    if len(chart.series) > 1 or chart.regions:
+    if len([s for s in chart.series if not s.faint]) > 1 or chart.regions:
         ax.legend(fontsize=8)
 
 
 def _heat(figure: Figure, ax: Axes, chart: Chart) -> None:
+    import matplotlib as mpl
+
     columns = [str(c) for c in chart.series[0].x] if chart.series else []
-    matrix = [_nan(s.y) for s in chart.series]
+    muted = [s.muted or (False,) * len(s.y) for s in chart.series]
+    matrix = [
+        [math.nan if m else v for v, m in zip(_nan(s.y), row, strict=True)]
+        for s, row in zip(chart.series, muted, strict=True)
+    ]
     low, high = chart.heat_range()
-    image = ax.imshow(matrix, cmap="RdBu", vmin=low, vmax=high, aspect="auto")
+    cmap = mpl.colormaps["RdBu"].with_extremes(bad="0.85")  # muted cells: grey
+    image = ax.imshow(matrix, cmap=cmap, vmin=low, vmax=high, aspect="auto")
     center = chart.center or 0.0
     for row, series in enumerate(chart.series):
         for col, (text, value) in enumerate(zip(series.labels, series.y, strict=False)):
             dark = value is not None and abs(value - center) > 0.6 * (high - center)
-            color = "white" if dark else "black"
+            color = "0.3" if muted[row][col] else "white" if dark else "black"
             ax.text(col, row, text, ha="center", va="center", fontsize=8, color=color)
     ax.set_xticks(range(len(columns)), columns)
     ax.set_yticks(range(len(chart.series)), [s.name for s in chart.series])

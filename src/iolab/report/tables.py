@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from iolab.analysis import latency
-from iolab.analysis.environment import EnvDifference, differences
 from iolab.model import DIRECTIONS, Direction, DirectionMetrics
+from iolab.report import summary
 from iolab.report.data import Case, Dataset, SetupInfo
+from iolab.report.env_view import options_text, plain, raid_text
 from iolab.report.model import Cell, Row, Table, stat_cell
 from iolab.targets.facts import SetupFacts, TargetFacts
 from iolab.units import human_bytes
@@ -25,54 +27,97 @@ LATENCY_COLUMNS: tuple[tuple[str, Statistic], ...] = (
 )
 
 
-def _latency(case: Case, direction: Direction, statistic: Statistic) -> float | None:
+PERCENTILE_COLUMNS = frozenset({"p50", "p90", "p99", "p99.9", "p99.99"})
+AT_MOST = "≤"
+
+
+def _latency(case: Case, direction: Direction, name: str, statistic: Statistic) -> Latency:
+    """One statistic of one case and direction, in ns; a percentile above the case's maximum
+    (fio's percentiles are the upper edges of its histogram bins) is clamped to the maximum,
+    and says so."""
     m = case.metrics.get(direction)
     if case.status != "ok" or m is None:
-        return None
-    return statistic(m)
+        return None, False
+    value = statistic(m)
+    if value is not None and name in PERCENTILE_COLUMNS and m.lat_max_ns and value > m.lat_max_ns:
+        return m.lat_max_ns, True
+    return value, False
+
+
+Latency = tuple[float | None, bool]
 
 
 def _format(value: float) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}" if value >= 10 else f"{value:.2f}"
 
 
-def latency_table(data: Dataset) -> Table | None:
+def latency_table(data: Dataset, baseline: str | None = None) -> Table | None:
     """Completion latency per workload, set-up and direction: mean, percentiles and max, each
-    the median of the repetitions (± its 95% interval); one unit for the whole table."""
+    the median of the repetitions (± its 95% interval); each column in one unit, µs or ms.
+    Past summary.LATENCY_WORKLOADS workloads, the ends of the ranking only."""
+    names, left_out = data.workloads(), ""
+    if len(names) > summary.LATENCY_WORKLOADS:
+        ref = summary.reference(data.labels, baseline or data.runs[0].baseline)
+        top, bottom = summary.ends(
+            summary.ranked(data.cases, data.labels, ref), summary.LATENCY_ENDS
+        )
+        names = top + bottom
+        told = summary.about(len(top), len(bottom), len(data.workloads()), data.labels, ref)
+        left_out = f"{told}; every case's percentiles are in `iolab export`."
     entries = []
-    for workload in data.workloads():
+    for workload in names:
         for label in data.labels:
             cases = data.cell(label, workload)
             for direction in DIRECTIONS:
-                values = {
-                    name: [v for c in cases if (v := _latency(c, direction, stat)) is not None]
+                found = {
+                    name: [_latency(c, direction, name, stat) for c in cases]
                     for name, stat in LATENCY_COLUMNS
                 }
+                values = {k: [v for v, _ in pairs if v is not None] for k, pairs in found.items()}
+                clamped = {k for k, pairs in found.items() if any(c for _, c in pairs)}
                 if values["p50"] or values["mean"]:
-                    entries.append((workload, label, direction, values))
+                    entries.append((workload, label, direction, values, clamped))
     if not entries:
         return None
-    unit = latency.unit_for([v for *_, values in entries for v in values["p50"]])
+    units = {
+        name: latency.unit_for([v for *_, values, _ in entries for v in values[name]])
+        for name, _ in LATENCY_COLUMNS
+    }
     rows = []
-    for workload, label, direction, values in entries:
-        cells = tuple(_cell(values[name], unit) for name, _ in LATENCY_COLUMNS)
+    for workload, label, direction, values, clamped in entries:
+        cells = tuple(
+            _cell(values[name], units[name], name in clamped) for name, _ in LATENCY_COLUMNS
+        )
         rows.append(Row(workload, cells, (label, direction)))
+    shown = {u[0] for u in units.values()}
+    notes = []
+    if any(clamped for *_, clamped in entries):
+        notes.append(
+            f"{AT_MOST}: fio put this percentile above the largest latency it measured (its "
+            "percentiles are the upper edges of histogram bins, up to about 3% wide) in at "
+            "least one repetition; shown as that maximum."
+        )
     return Table(
-        f"Completion latency ({unit[0]})",
+        f"Completion latency ({' and '.join(sorted(shown, reverse=True))})",
         "workload",
-        tuple(f"{name} ({unit[0]})" for name, _ in LATENCY_COLUMNS),
+        tuple(f"{name} ({units[name][0]})" for name, _ in LATENCY_COLUMNS),
         tuple(rows),
+        tuple(notes),
         name="latency",
         stub_headers=("setup", "direction"),
         column_header="statistic",
         column_keys=tuple(name for name, _ in LATENCY_COLUMNS),
+        left_out=left_out,
     )
 
 
-def _cell(values: Sequence[float], unit: tuple[str, float]) -> Cell:
+def _cell(values: Sequence[float], unit: tuple[str, float], clamped: bool = False) -> Cell:
     if not values:
         return Cell(None, unit[0], "—")
-    return stat_cell([v / unit[1] for v in values], unit[0], "lat", _format)
+    cell = stat_cell([v / unit[1] for v in values], unit[0], "lat", _format)
+    if clamped:
+        return replace(cell, text=f"{AT_MOST} {cell.text}", flags=(*cell.flags, "clamped"))
+    return cell
 
 
 # ---------------------------------------------------------------- environment
@@ -99,7 +144,7 @@ SETUP_FACTS: tuple[tuple[str, TargetFact], ...] = (
     ("rotational", lambda t: t.device and t.device.rotational),
     ("scheduler", lambda t: t.device and t.device.scheduler),
     ("write cache", lambda t: t.device and t.device.write_cache),
-    ("RAID", lambda t: t.raid and t.raid.to_json()),
+    ("RAID", lambda t: raid_text(t.raid)),
 )
 
 
@@ -107,22 +152,17 @@ def _setup_facts(setup: SetupInfo) -> SetupFacts:
     return SetupFacts.from_json(setup.environment)
 
 
-def _layout(setup: SetupInfo) -> Mapping[str, Any] | None:
-    """A set-up's definition less its name, kind and path: how its layout was asked for."""
-    layout = {k: v for k, v in setup.definition.items() if k not in ("name", "kind", "path")}
-    return layout or None
+def _layout(setup: SetupInfo) -> str:
+    """How a set-up's layout was asked for: its options, over its devices."""
+    devices = setup.definition.get("devices") or []
+    over = f" over {', '.join(str(d) for d in devices)}" if devices else ""
+    return f"{options_text(setup.definition)}{over}".strip() or "—"
 
 
 def _text(key: str, value: Any) -> str:
-    if value is None or value == "":
-        return "—"
     if key == "memory_bytes" and isinstance(value, int | float):
         return human_bytes(value)
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, Mapping):
-        return ", ".join(f"{k}={v}" for k, v in value.items() if v not in (None, "", [], {}))
-    return str(value)
+    return plain(value)
 
 
 def environment_table(data: Dataset) -> Table:
@@ -136,7 +176,7 @@ def environment_table(data: Dataset) -> Table:
     for name, fact in SETUP_FACTS:
         texts = [_text(name, fact(t) if t else None) for t in targets]
         rows.append(Row(name, tuple(Cell(None, "", t) for t in texts)))
-    texts = [_text("layout", _layout(s)) for s in data.setups]
+    texts = [_layout(s) for s in data.setups]
     rows.append(Row("layout", tuple(Cell(None, "", t) for t in texts)))
     return Table(
         "Environment",
@@ -157,31 +197,3 @@ def _differing(rows: list[Row]) -> tuple[str, ...]:
     if not differ:
         return ("Every fact shown is the same for all set-ups.",)
     return (f"Differs between set-ups: {', '.join(differ)}.",)
-
-
-def environment_differences(data: Dataset, limit: int = 20) -> list[str]:
-    """What differs between the runs' hosts, and between same-named set-ups across runs: one
-    line per fact, with each run's value."""
-    if len(data.runs) < 2:
-        return []
-    found = [
-        (d, [r.id for r in data.runs])
-        for d in differences("host", [r.environment for r in data.runs])
-    ]
-    for name in sorted({s.name for s in data.setups}):
-        same = [s for s in data.setups if s.name == name]
-        if len(same) > 1:
-            ids = [s.run_id for s in same]
-            stored = [_setup_facts(s).to_json() for s in same]
-            found += [(d, ids) for d in differences(f"set-up {name!r}", stored)]
-    lines = [_describe(diff, ids) for diff, ids in found[:limit]]
-    if len(found) > limit:
-        lines.append(f"… and {len(found) - limit} more differences (see the environment table)")
-    return lines
-
-
-def _describe(diff: EnvDifference, run_ids: Sequence[int]) -> str:
-    values = "; ".join(
-        f"run {run}: {value}" for run, value in zip(run_ids, diff.values, strict=True)
-    )
-    return f"{diff.where}: {diff.key} differs ({values})"

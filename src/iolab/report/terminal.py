@@ -10,15 +10,18 @@ from rich.table import Table as RichTable
 from iolab.report.document import Document, Notes
 from iolab.report.model import Table
 
+# Notes blocks a terminal leaves to Markdown and HTML: set-up details and volatile facts.
+HIDDEN_NOTES = ("volatile", "setup-details")
+
 
 def _grid(table: Table) -> RichTable:
-    grid = RichTable(title=table.title, title_justify="left")
+    grid = RichTable()
     grid.add_column(table.row_header, no_wrap=True)
     for header in table.stub_headers:
         grid.add_column(header)
     for column in table.columns:
         grid.add_column(column, justify="right")
-    for row in table.rows:
+    for row in table.shown_rows():
         grid.add_row(row.label, *row.stubs, *(cell.text for cell in row.cells))
     return grid
 
@@ -28,8 +31,11 @@ def _console(buffer: io.StringIO, width: int | None, color: bool) -> Console:
 
 
 def _print(console: Console, table: Table) -> None:
+    """The title on a line of its own (never wrapped to the table's width), the grid, the
+    notes."""
+    console.print(table.title, highlight=False, soft_wrap=True, markup=False)
     console.print(_grid(table))
-    for note in table.notes:
+    for note in table.shown_notes():
         console.print(note, highlight=False, soft_wrap=True, markup=False)
 
 
@@ -44,11 +50,11 @@ def render_document(document: Document, width: int | None = None, color: bool = 
     counted, with where to see them."""
     buffer = io.StringIO()
     console = _console(buffer, width, color)
-    console.print(document.title, highlight=False, markup=False)
+    console.print(document.title, highlight=False, soft_wrap=True, markup=False)
     _print(console, document.main_table())
     for section in document.sections:
         for block in section.blocks:
-            if isinstance(block, Notes):
+            if isinstance(block, Notes) and block.name not in HIDDEN_NOTES:
                 for item in block.items:
                     console.print(item, highlight=False, soft_wrap=True, markup=False)
     charts = len(document.charts())

@@ -8,7 +8,7 @@ import json
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -334,8 +334,10 @@ class Store:
         ):
             found = decode.direction_metrics(row, self.path)
             metrics.setdefault(int(row["case_id"]), {})[found.direction] = found
-        rows = self.db.execute(
-            "SELECT * FROM cases WHERE run_id = ? ORDER BY workload_position, id", (run_id,)
+        rows = self.db.execute(  # not raw_json nor job_file: reports of big runs read fast
+            "SELECT id, setup, workload, workload_position, repetition, options, status, error,"
+            " warnings, target_state FROM cases WHERE run_id = ? ORDER BY workload_position, id",
+            (run_id,),
         )
         return [
             CaseRow(
@@ -355,14 +357,18 @@ class Store:
 
     # ------------------------------------------------------------ reading, for reports
 
-    def case_samples(self, run_id: int) -> list[CaseSample]:
-        """Per-interval samples of a run's ok cases, in case and time order."""
+    def case_samples(
+        self, run_id: int, workloads: Collection[str] | None = None
+    ) -> list[CaseSample]:
+        """Per-interval samples of a run's ok cases (of `workloads` only, if given), in case
+        and time order."""
+        chosen, names = _among("c.workload", workloads)
         rows = self.db.execute(
             "SELECT c.setup, c.workload, c.repetition, s.metric, s.direction, s.time_ms,"
             " s.value FROM samples s JOIN cases c ON c.id = s.case_id"
             f" AND {MAIN_WINDOW.format(t='s')}"
-            " WHERE c.run_id = ? AND c.status = 'ok' ORDER BY c.id, s.time_ms",
-            (run_id,),
+            f" WHERE c.run_id = ? AND c.status = 'ok'{chosen} ORDER BY c.id, s.time_ms",
+            (run_id, *names),
         )
         return [
             CaseSample(
@@ -371,12 +377,16 @@ class Store:
             for r in rows
         ]
 
-    def case_raw(self, run_id: int) -> Iterator[tuple[str, str, int, str | None]]:
-        """Each ok case's raw fio JSON (json+): (setup, workload, repetition, raw_json)."""
+    def case_raw(
+        self, run_id: int, workloads: Collection[str] | None = None
+    ) -> Iterator[tuple[str, str, int, str | None]]:
+        """Each ok case's raw fio JSON (json+): (setup, workload, repetition, raw_json); of
+        `workloads` only, if given."""
+        chosen, names = _among("workload", workloads)
         for row in self.db.execute(
             "SELECT setup, workload, repetition, raw_json FROM cases"
-            " WHERE run_id = ? AND status = 'ok' ORDER BY id",
-            (run_id,),
+            f" WHERE run_id = ? AND status = 'ok'{chosen} ORDER BY id",
+            (run_id, *names),
         ):
             yield row[0], row[1], int(row[2]), row[3]
 
@@ -481,6 +491,14 @@ JSON_COLUMNS = (
     "overrides", "environment", "owner", "origin", "definition", "options", "warnings",
     "percentiles_ns",
 )  # fmt: skip
+
+
+def _among(column: str, names: Collection[str] | None) -> tuple[str, tuple[str, ...]]:
+    """A SQL condition keeping rows whose `column` is one of `names` (none: every row)."""
+    if names is None:
+        return "", ()
+    chosen = tuple(names)
+    return f" AND {column} IN ({', '.join('?' * len(chosen)) or 'NULL'})", chosen
 
 
 def _decoded(row: dict[str, Any]) -> dict[str, Any]:

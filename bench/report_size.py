@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""How fast reports are on a big store: 10,000 results (4 set-ups x 2,500 workload points of
+a six-field sweep: ioengine, rw, rwmixread, bs, iodepth, numjobs; each case with fio's json+
+output and ten 1 s samples of IOPS, MB/s and latency), built directly with iolab's Store and
+model types (a few seconds), then `iolab report` as HTML, Markdown (written to a file, with its
+images) and CSV by the real command. Targets: HTML at most 5 s, Markdown at most 10 s, memory under
+300 MB (max RSS of the whole process).
+
+Whole-process wall time (Python's start included), median of --rounds runs; max RSS from
+/usr/bin/time when it is there (else from the children's rusage).
+
+    python3 bench/report_size.py [--setups 4] [--workloads 2500] [--rounds 1] [--db FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+
+from iolab.model import (
+    Case,
+    CaseMetrics,
+    DirectionMetrics,
+    Origin,
+    Plan,
+    Result,
+    Sample,
+    Setup,
+    Workload,
+)
+from iolab.store import Store
+
+TARGETS = {"html": (5.0, "report.html"), "markdown": (10.0, "report.md"), "csv": (None, "r.csv")}
+MEMORY_MB = 300.0
+FIXTURE = (
+    Path(__file__).parent.parent / "tests/fixtures/fio/randread-jsonplus/randread-jsonplus.json"
+)
+AXES: dict[str, list[Any]] = {
+    "ioengine": ["libaio", "io_uring"],
+    "rw": ["randrw", "rw"],
+    "rwmixread": [0, 30, 50, 70, 100],
+    "bs": ["4k", "16k", "64k", "256k", "1m"],
+    "iodepth": [1, 4, 16, 64, 256],
+    "numjobs": [1, 2, 4, 8, 16],
+}
+PERCENTILES = ("1", "5", "10", "50", "90", "95", "99", "99.5", "99.9", "99.99")
+
+
+def workloads(count: int) -> list[Workload]:
+    points = itertools.islice(itertools.product(*AXES.values()), count)
+    out = []
+    for number, values in enumerate(points):
+        options = dict(zip(AXES, values, strict=True))
+        name = "mix " + " ".join(f"{k}={v}" for k, v in options.items())
+        out.append(
+            Workload(name, {**options, "runtime": 10, "log_avg_msec": 1000}, tuple(AXES), number)
+        )
+    return out
+
+
+def directions(options: dict[str, object], rate: float) -> tuple[DirectionMetrics, ...]:
+    share = int(str(options["rwmixread"])) / 100
+    size = {"4k": 4096, "16k": 16384, "64k": 65536, "256k": 262144, "1m": 1 << 20}
+    block = size[str(options["bs"])]
+    out = []
+    for direction, part in (("read", share), ("write", 1 - share)):
+        if part <= 0:
+            continue
+        iops = rate * part
+        lat = 1e9 / max(rate, 1.0) * int(str(options["iodepth"]))
+        pct = {p: lat * (0.5 + float(p) / 60) for p in PERCENTILES}
+        out.append(
+            DirectionMetrics(
+                direction,  # type: ignore[arg-type]
+                iops,
+                iops * block,
+                int(iops * block * 10),
+                10_000,
+                lat,
+                lat * 3,
+                pct,
+            )
+        )
+    return tuple(out)
+
+
+def build(db: Path, setups: int, count: int) -> None:
+    rng = random.Random(13)
+    raw = FIXTURE.read_text()
+    the_setups = tuple(Setup(f"setup-{n}", path=f"/mnt/s{n}") for n in range(setups))
+    points = workloads(count)
+    plan = Plan("size", "a big sweep", "bench", "bench.toml", "", the_setups, tuple(points))
+    results = []
+    start = 1_700_000_000.0
+    for setup in the_setups:
+        speed = rng.uniform(0.5, 2.0)
+        for workload in points:
+            rate = 20_000 * speed * rng.uniform(0.7, 1.3)
+            dirs = directions(dict(workload.options), rate)
+            samples = tuple(
+                Sample(metric, d.direction, second * 1000, value * rng.uniform(0.9, 1.1))  # type: ignore[arg-type]
+                for d in dirs
+                for second in range(1, 11)
+                for metric, value in (
+                    ("iops", d.iops),
+                    ("bw", d.bw_bytes),
+                    ("lat", d.lat_mean_ns or 0.0),
+                )
+            )
+            metrics = CaseMetrics(dirs, 5.0, 10.0, 10_000, 0)
+            result = Result(
+                Case(setup, workload, 1), "ok", start, start + 10, metrics,
+                raw_json=raw, samples=samples,
+            )  # fmt: skip
+            results.append((result, workload.table))
+    environment = {"hostname": "bench", "fio_version": "fio-3.33", "kernel": "6.1.0"}
+    with Store(db) as store:
+        store.save_import(
+            plan, environment, "bench", Origin("import"), results, (start, start + 100_000)
+        )
+
+
+def timed(args: list[str], cwd: Path) -> tuple[float, float | None]:
+    """Wall seconds and max RSS in MB of one whole process."""
+    timer = shutil.which("time") and Path("/usr/bin/time")
+    report = cwd / "time.txt"
+    prefix = [str(timer), "-f", "%M", "-o", str(report)] if timer else []
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    began = time.perf_counter()
+    done = subprocess.run(
+        [*prefix, sys.executable, "-m", "iolab", *args],
+        cwd=cwd, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    took = time.perf_counter() - began
+    if done.returncode != 0:
+        sys.exit(f"iolab {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    if timer:
+        return took, float(report.read_text().split()[-1]) / 1024
+    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return took, after / 1024 if after > before else None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--setups", type=int, default=4)
+    parser.add_argument("--workloads", type=int, default=2500)
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--db", help="keep the store here (built if missing)")
+    parser.add_argument("--formats", default="html,markdown,csv")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="iolab-report-size-") as folder:
+        cwd = Path(folder)
+        db = Path(args.db).resolve() if args.db else cwd / "size.db"
+        if not db.exists():
+            began = time.perf_counter()
+            build(db, args.setups, args.workloads)
+            size = db.stat().st_size / 1e6
+            print(f"store: {args.setups * args.workloads:,} results, {size:,.0f} MB, built in "
+                  f"{time.perf_counter() - began:.1f} s")  # fmt: skip
+        results = args.setups * args.workloads
+        for fmt in args.formats.split(","):
+            target, name = TARGETS[fmt]
+            runs = [
+                timed(["report", "--db", str(db), "--format", fmt, "-o", name], cwd)
+                for _ in range(args.rounds)
+            ]
+            took = statistics.median(t for t, _ in runs)
+            rss = max((m for _, m in runs if m is not None), default=None)
+            out = cwd / name
+            size = out.stat().st_size / 1e6
+            line = f"{fmt:<9} {took:6.2f} s"
+            if target:
+                line += f" ({took / target:.2f} of {target:.0f} s)"
+            if rss is not None:
+                line += f", max RSS {rss:,.0f} MB ({rss / MEMORY_MB:.2f} of {MEMORY_MB:.0f} MB)"
+            images = cwd / "report_files"
+            extra = f", {len(list(images.iterdir()))} images" if fmt == "markdown" else ""
+            print(f"{line}; {size:,.1f} MB written{extra}  [{results:,} results]")
+            if fmt == "markdown":
+                shutil.rmtree(images, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,300 @@
+"""The recorded environment for people to read.
+
+When runs are compared, what can change a result is said in a few lines: fio, the kernel, the
+host's CPU and memory, each set-up's options, its devices' model, firmware and queue settings,
+its filesystem and mount options, its RAID profile. Every other recorded fact that differs is
+volatile (new filesystem UUIDs, times, whole mkfs logs, loop device numbers): it is counted in
+those lines and listed only in the HTML page's details.
+
+Each set-up also gets a compact account of what it was built on, for Markdown and HTML: the
+filesystem's parameters (xfs_info, tune2fs, btrfs), the device stack and the command log.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from iolab.analysis.environment import differences
+from iolab.report.data import Dataset, SetupInfo
+from iolab.targets.facts import DeviceFacts, Layer, LogLine, RaidFacts, SetupFacts, TargetFacts
+from iolab.units import human_bytes
+
+HOST: tuple[tuple[str, str], ...] = (
+    ("host", "hostname"),
+    ("CPU", "cpu_model"),
+    ("CPU threads", "threads"),
+    ("memory", "memory_bytes"),
+    ("virtualised", "virtualized"),
+    ("CPU governor", "governor"),
+    ("kernel", "kernel"),
+    ("distribution", "distro"),
+    ("fio", "fio_version"),
+)
+DEVICE: tuple[tuple[str, str], ...] = (
+    ("model", "model"),
+    ("vendor", "vendor"),
+    ("firmware", "firmware"),
+    ("transport", "transport"),
+    ("rotational", "rotational"),
+    ("size", "size_bytes"),
+    ("logical block size", "logical_block_size"),
+    ("physical block size", "physical_block_size"),
+    ("scheduler", "scheduler"),
+    ("read-ahead (KiB)", "read_ahead_kb"),
+    ("nr_requests", "nr_requests"),
+    ("write cache", "write_cache"),
+)
+# Filesystem figures that are the same for the same mkfs: identity and usage left out.
+FS_SKIPPED = frozenset({"tool", "uuid", "devices", "params", "raw", "label"})
+VALUE_CHARS = 80
+COVERED = frozenset(
+    {key for _, key in HOST}
+    | {key for _, key in DEVICE}
+    | {"fstype", "options", "profiles", "level", "chunk_bytes", "layout", "raid_disks"}
+)
+
+
+def plain(value: Any) -> str:
+    """A recorded value as words: never a Python dict or list."""
+    if value is None or value == "":
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k} {plain(v)}" for k, v in value.items() if v not in (None, "", [], {}))
+    if isinstance(value, list | tuple):
+        return ", ".join(plain(v) for v in value)
+    return str(value)
+
+
+def _short(text: str, chars: int = VALUE_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= chars else text[: chars - 1] + "…"
+
+
+# ---------------------------------------------------------------- facts that matter
+
+
+def host_facts(environment: Mapping[str, Any]) -> dict[str, str]:
+    out = {}
+    for name, key in HOST:
+        value = environment.get(key)
+        if key == "memory_bytes" and isinstance(value, int | float):
+            out[name] = human_bytes(value)
+        else:
+            out[name] = plain(value)
+    return out
+
+
+def _devices(facts: SetupFacts) -> list[DeviceFacts]:
+    """The set-up's own devices: the layout's members (in order), else the target's device."""
+    if facts.layout is not None and facts.layout.devices:
+        return list(facts.layout.devices.values())
+    target = facts.target
+    return [target.device] if target is not None and target.device is not None else []
+
+
+def options_text(definition: Mapping[str, Any]) -> str:
+    """A set-up's definition as asked for, less its name and where it is (paths, devices)."""
+    shown = {k: v for k, v in definition.items() if k not in ("name", "kind", "path", "devices")}
+    return " ".join(f"{k}={plain(v)}" for k, v in shown.items() if v not in (None, "", {}, []))
+
+
+def raid_text(raid: RaidFacts | None) -> str:
+    """'btrfs: data RAID1, metadata RAID1, system RAID1; over loop2, loop3'."""
+    if raid is None or raid.kind == "none":
+        return "—"
+    details = raid.details
+    parts = []
+    profiles = details.get("profiles")
+    if isinstance(profiles, Mapping):
+        parts += [f"{k} {v}" for k, v in profiles.items() if k != "globalreserve"]
+    for key in ("level", "raid_disks", "degraded", "array_state", "lv_layout", "stripes"):
+        if details.get(key) not in (None, ""):
+            parts.append(f"{key.replace('_', ' ')} {plain(details[key])}")
+    if details.get("chunk_bytes"):
+        parts.append(f"chunk {human_bytes(int(details['chunk_bytes']))}")
+    members = f"; over {', '.join(raid.members)}" if raid.members else ""
+    return f"{raid.kind}: {', '.join(parts) or 'no details'}{members}"
+
+
+def fs_text(params: Mapping[str, Any] | None) -> str:
+    """A filesystem's parameters in one line (xfs_info, tune2fs -l, btrfs), identity left out."""
+    if not params:
+        return "—"
+    shown = []
+    for key, value in params.items():
+        if key in FS_SKIPPED or value in (None, "", [], {}):
+            continue
+        if key.endswith("bytes") and isinstance(value, int):
+            shown.append(f"{key.removesuffix('_bytes')} {human_bytes(value)}")
+        else:
+            shown.append(f"{key.replace('_', ' ')} {plain(value)}")
+    tool = params.get("tool")
+    return f"{tool}: {', '.join(shown)}" if tool else ", ".join(shown)
+
+
+def setup_facts(setup: SetupInfo) -> dict[str, str]:
+    """What can change a set-up's results, by readable name."""
+    facts = SetupFacts.from_json(setup.environment)
+    target = facts.target
+    fs = target.filesystem if target else None
+    out = {"options": options_text(setup.definition) or "—"}
+    out["filesystem"] = plain(fs.fstype) if fs else "—"
+    out["mount options"] = plain(fs.options) if fs else "—"
+    params = (facts.layout.filesystem if facts.layout else None) or (
+        target.filesystem_params if target else None
+    )
+    out["filesystem parameters"] = fs_text(params)
+    out["RAID"] = raid_text(target.raid if target and target.raid else None)
+    devices = _devices(facts)
+    out["devices"] = str(len(devices))
+    for number, device in enumerate(devices, 1):
+        data = device.to_json()
+        for name, key in DEVICE:
+            value = data.get(key)
+            text = human_bytes(value) if key == "size_bytes" and value else plain(value)
+            out[f"device {number} {name}" if len(devices) > 1 else f"device {name}"] = text
+    queue = facts.layout.queue if facts.layout else None
+    if queue:
+        out["queue settings"] = "; ".join(
+            f"{dev} {name} {change.after}" for dev, changes in queue.items()
+            for name, change in changes.items()
+        )  # fmt: skip
+    return out
+
+
+def _changed(where: str, facts: Sequence[Mapping[str, str]], ids: Sequence[int]) -> list[str]:
+    lines = []
+    for name in dict.fromkeys(k for f in facts for k in f):
+        values = [f.get(name, "—") for f in facts]
+        if len(set(values)) > 1:
+            said = "; ".join(
+                f"run {run}: {_short(value)}" for run, value in zip(ids, values, strict=True)
+            )
+            lines.append(f"{where}: {name} differs ({said})")
+    return lines
+
+
+def _pairs(data: Dataset) -> list[tuple[str, list[SetupInfo]]]:
+    """Same-named set-ups of several runs, to compare with each other."""
+    out = []
+    for name in dict.fromkeys(s.name for s in data.setups):
+        same = [s for s in data.setups if s.name == name]
+        if len(same) > 1:
+            out.append((name, same))
+    return out
+
+
+def differences_that_matter(data: Dataset) -> list[str]:
+    """One line per fact that can change results and is not the same in every run."""
+    if len(data.runs) < 2:
+        return []
+    ids = [r.id for r in data.runs]
+    lines = _changed("host", [host_facts(r.environment) for r in data.runs], ids)
+    for name, same in _pairs(data):
+        found = [setup_facts(s) for s in same]
+        lines += _changed(f"set-up {name!r}", found, [s.run_id for s in same])
+    return lines
+
+
+# ---------------------------------------------------------------- volatile facts
+
+
+def volatile_differences(data: Dataset) -> list[str]:
+    """Every other recorded fact that differs between the runs (UUIDs, times, logs, device
+    names), one line each, values cut short: for the HTML page's details."""
+    if len(data.runs) < 2:
+        return []
+    ids = [r.id for r in data.runs]
+    found = [(d, ids) for d in differences("host", [r.environment for r in data.runs])]
+    for name, same in _pairs(data):
+        stored = [SetupFacts.from_json(s.environment).to_json() for s in same]
+        found += [(d, [s.run_id for s in same]) for d in differences(f"set-up {name!r}", stored)]
+    lines = []
+    for diff, runs in found:
+        if diff.key.rsplit(".", 1)[-1] in COVERED:
+            continue
+        said = "; ".join(
+            f"run {run}: {_short(value, 160)}" for run, value in zip(runs, diff.values, strict=True)
+        )
+        lines.append(f"{diff.where}: {diff.key} differs ({said})")
+    return lines
+
+
+def volatile_summary(lines: Sequence[str]) -> str:
+    """'6 more recorded facts differ that do not change results (uuid 5, log 1): ...'."""
+    if not lines:
+        return ""
+    kinds = Counter(line.split(": ", 1)[1].split(" differs", 1)[0].rsplit(".", 1)[-1]
+                    for line in lines)  # fmt: skip
+    named = ", ".join(f"{kind} {count}" for kind, count in kinds.most_common(6))
+    more = "" if len(kinds) <= 6 else ", …"
+    return (
+        f"{len(lines)} more recorded facts differ, volatile ones that do not change results "
+        f"({named}{more}): listed in the HTML report's details."
+    )
+
+
+# ---------------------------------------------------------------- set-up details
+
+
+def _layer(node: Layer) -> str:
+    get = node.details.get
+    if node.layer == "filesystem":
+        return f"{get('fstype')} on {get('source')}"
+    if node.layer == "file":
+        return f"file {node.path}"
+    return f"{node.layer} {node.name}".strip()
+
+
+def stack_text(node: Layer) -> str:
+    """The resolution chain on one line: 'file … → xfs on /dev/loop2 → loop loop2 → …'; a
+    layer over several (a RAID) lists them in brackets, joined by '|'."""
+    text = _layer(node)
+    if len(node.below) == 1:
+        return f"{text} → {stack_text(node.below[0])}"
+    if node.below:
+        return f"{text} → [{' | '.join(stack_text(child) for child in node.below)}]"
+    return text
+
+
+def log_text(log: Iterable[LogLine]) -> str:
+    """The set-up and teardown commands, each with ✓ or its exit status and last line."""
+    parts = []
+    for line in log:
+        if line.returncode == 0:
+            parts.append(f"`{line.command}` ✓")
+        else:
+            last = next((x for x in reversed(line.output.splitlines()) if x.strip()), "")
+            parts.append(f"`{line.command}` ✗ exit {line.returncode}: {_short(last, 100)}")
+    return "; ".join(parts)
+
+
+def setup_details(data: Dataset) -> list[str]:
+    """Per set-up, a compact filesystem, stack and command-log line (what `iolab env` and the
+    HTML page's JSON hold in full)."""
+    lines = []
+    seen: dict[tuple[str, tuple[str, ...]], str] = {}
+    for setup in data.setups:
+        facts = SetupFacts.from_json(setup.environment)
+        target: TargetFacts | None = facts.target
+        params = (facts.layout.filesystem if facts.layout else None) or (
+            target.filesystem_params if target else None
+        )
+        own = []
+        if params and "error" not in params:
+            own.append(f"filesystem {fs_text(params)}")
+        if target is not None:
+            own.append(f"stack {stack_text(target.stack)}")
+        if facts.log:
+            own.append(f"commands {log_text(facts.log)}")
+        key = (setup.name, tuple(own))
+        if own and key in seen:  # a later run's set-up built the same way
+            lines.append(f"{setup.label}: the same filesystem, stack and commands as {seen[key]}")
+            continue
+        seen.setdefault(key, setup.label)
+        lines += [f"{setup.label}: {line}" for line in own]
+    return lines
