@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_iolab
-from iolab.report import data, document, figures, mpl_render
+from iolab.report import data, document, figures, mpl_render, time_figures
 from iolab.store import Store
 
 OUTPUT = Path(__file__).resolve().parents[1] / "test-output"
@@ -178,7 +178,7 @@ def test_time_series_per_second_with_warm_up(scratch: Path) -> None:
     root.mkdir()
     _store(root, SERIES)
     with Store(root / "iolab.db") as store:
-        charts = figures.time_series(data.load(store, [None]))
+        charts = time_figures.time_series(data.load(store, [None]))
     assert [c.y.unit for c in charts] == ["IOPS", "MB/s = 10⁶ bytes/s", "µs"]
     for chart in charts:
         assert chart.x.label == "time since the start of measurement (s)"

@@ -23,10 +23,12 @@ from iolab.report import (
     curve_view,
     env_view,
     figures,
+    heat_figure,
     raid_view,
     rounds_view,
     summary,
     tables,
+    time_figures,
 )
 from iolab.report.charts import Chart
 from iolab.report.data import Case, Dataset
@@ -228,7 +230,7 @@ def _ratio(results: Table, options: Options, kinds: Sequence[str]) -> tuple[Bloc
     if "ratio" not in kinds or not options.baseline:
         return ()
     title = f"Change vs {options.baseline}, per workload and set-up"
-    chart = figures.heat(results, title, "set-up", options.baseline)
+    chart = heat_figure.heat(results, title, "set-up", options.baseline)
     return (chart,) if chart else ()
 
 
@@ -242,7 +244,7 @@ def _chart_sections(data: Dataset, options: Options, kinds: Sequence[str]) -> li
         if charts:
             sections.append(Section("Scaling", tuple(charts)))
     if "timeseries" in kinds:
-        charts = figures.time_series(data)
+        charts = time_figures.time_series(data)
         if charts:
             sections.append(Section("Over time", tuple(charts)))
     return sections
@@ -345,7 +347,7 @@ def compare(data: Dataset, metric: str = "auto") -> Document:
         raise ReportError("compare needs two runs or more, e.g. iolab compare 1 2")
     table = _comparison(data, metric)
     blocks: list[Block] = [table]
-    chart = figures.heat(
+    chart = heat_figure.heat(
         table, f"Change vs run {data.runs[0].id}, per workload and set-up", "run",
         f"run {data.runs[0].id}",
     )  # fmt: skip

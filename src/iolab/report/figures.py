@@ -5,19 +5,18 @@ from __future__ import annotations
 import math
 import re
 import statistics
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
-from iolab.analysis import latency, timeseries
+from iolab.analysis import latency
 from iolab.analysis.stats import metric_for, summarize
 from iolab.errors import ReportError
-from iolab.model import DIRECTIONS, Sample
+from iolab.model import DIRECTIONS
 from iolab.report import summary
-from iolab.report.charts import Axis, Chart, Region, Series, slug
+from iolab.report.charts import Axis, Chart, Series, slug
 from iolab.report.data import Case, Dataset
-from iolab.report.model import MB, UNITS, Table, case_value, format_value
-from iolab.units import format_size, parse_seconds, parse_size
+from iolab.report.model import UNITS, case_value, format_value
+from iolab.units import format_size, parse_size
 
 PERCENTILE_KEYS = {"p50": "50", "p90": "90", "p99": "99", "p99.9": "99.9", "p99.99": "99.99"}
 SCALING_FIELDS = ("numjobs", "iodepth", "bs", "rwmixread")
@@ -328,28 +327,28 @@ def _per_field(
     fields = list(
         dict.fromkeys(f for f in fields if all(_number(f, v) is not None for v in varying[f]))
     )
-    medians: dict[tuple[str, str], float] = {}
     cells: dict[tuple[str, str], list[float]] = {}
     for case in ok:
         value = case_metric(case, metric)
         if value is not None and value > 0:
             cells.setdefault((case.setup, case.workload), []).append(value / scale)
-    medians = {key: statistics.median(values) for key, values in cells.items()}
+    logs = {key: math.log(statistics.median(values)) for key, values in cells.items()}
     options = {c.workload: c.options for c in ok}
     colors = _colors(data)
     charts = []
     for field in fields:
         xs = sorted({n for v in varying[field] if (n := _number(field, v)) is not None})
+        at = {w: _number(field, o.get(field)) for w, o in options.items()}
+        found: dict[tuple[str, float | None], list[float]] = {}
+        for (setup, workload), log in logs.items():
+            found.setdefault((setup, at[workload]), []).append(log)
         series = []
         for label in data.labels:
-            points: list[tuple[float | None, float | None, str]] = []
-            for x in xs:
-                found = [
-                    math.log(v)
-                    for (setup, workload), v in medians.items()
-                    if setup == label and _number(field, options[workload].get(field)) == x
-                ]
-                points.append((math.exp(statistics.fmean(found)) if found else None, None, ""))
+            points: list[tuple[float | None, float | None, str]] = [
+                (math.exp(statistics.fmean(v)), None, "") if (v := found.get((label, x))) else
+                (None, None, "")
+                for x in xs
+            ]  # fmt: skip
             series.append(_series(label, xs, points, labelled=False, color=colors[label]))
         others = [f for f in varying if f != field]
         charts.append(
@@ -369,215 +368,6 @@ def _per_field(
             )
         )
     return charts
-
-
-# ---------------------------------------------------------------- time series (study B)
-
-SERIES_METRICS = (("iops", "iops"), ("bw", "bw"), ("lat", "lat"))
-Points = list[tuple[float, float]]
-
-
-def time_series(data: Dataset) -> list[Chart]:
-    """Per-interval IOPS, MB/s and mean latency over each case's run: one colour per set-up,
-    its repetitions as thin light lines under their median; the warm-up shaded (fio's
-    ramp_time before 0, then the settling the series show)."""
-    charts, taken = [], set[str]()
-    by_workload: dict[str, list[tuple[str, str, int]]] = {}
-    for key in data.samples:
-        by_workload.setdefault(key[1], []).append(key)
-    order = {label: i for i, label in enumerate(data.labels)}
-    note = summary.charted_note(data.charted, len(data.workloads()), "Time series")
-    for workload in data.workloads():
-        keys = sorted(by_workload.get(workload, []), key=lambda k: (order.get(k[0], 0), k[2]))
-        if not keys:
-            continue
-        aligned = {key: _aligned(data.samples[key]) for key in keys}
-        options = data.first(workload).options
-        for kind, metric in SERIES_METRICS:
-            runs: dict[str, list[Points]] = {}
-            for key in keys:
-                if aligned[key][0].get(kind):
-                    runs.setdefault(key[0], []).append(aligned[key][0][kind])
-            if not any(len(points) > 1 for rs in runs.values() for points in rs):
-                continue  # one interval or none: no line to draw
-            dropped = sum(1 for key in keys if kind in aligned[key][1])
-            about = _TimeNotes(options, note, dropped)
-            charts.append(_time_chart(workload, metric, runs, about, _colors(data), taken))
-    return charts
-
-
-@dataclass(frozen=True)
-class _TimeNotes:
-    """What a time chart's caption says besides its data."""
-
-    options: Mapping[str, Any]
-    note: str
-    dropped: int
-
-
-def _aligned(samples: Sequence[Sample]) -> tuple[dict[str, Points], set[str]]:
-    """One case's IOPS, MB/s and latency at the interval ends all three have (fio may log one
-    more or one fewer interval of some), and the metrics left out because their times do not
-    match the others' (fio's latency log under ramp_time)."""
-    merged = {kind: _merge(samples, kind) for kind, _ in SERIES_METRICS}
-    present = {kind: points for kind, points in merged.items() if points}
-    if not present:
-        return {}, set()
-    times = {kind: {t for t, _ in points} for kind, points in present.items()}
-    rates = [k for k in ("iops", "bw") if k in times]
-    base = set.intersection(*(times[k] for k in rates)) if rates else times["lat"]
-    dropped: set[str] = set()
-    if "lat" in times and rates:
-        both = base & times["lat"]
-        if len(both) >= max(2, len(base) // 2):
-            base = both
-        else:
-            dropped.add("lat")
-    kept = {
-        kind: [(t, v) for t, v in points if t in base]
-        for kind, points in present.items()
-        if kind not in dropped
-    }
-    return kept, dropped
-
-
-def _merge(samples: Sequence[Sample], kind: str) -> Points:
-    """One value per interval: IOPS and bandwidth added over directions; latency averaged over
-    them, weighted by each direction's IOPS in that interval where it is known."""
-    slots: dict[int, list[tuple[str, float]]] = {}
-    weights: dict[tuple[int, str], float] = {}
-    for sample in samples:
-        if sample.metric == kind:
-            slots.setdefault(sample.time_ms, []).append((sample.direction, sample.value))
-        elif kind == "lat" and sample.metric == "iops":
-            weights[(sample.time_ms, sample.direction)] = sample.value
-    out = []
-    for time_ms, values in sorted(slots.items()):
-        if kind != "lat":
-            value = sum(v for _, v in values)
-        else:
-            w = [weights.get((time_ms, d)) for d, _ in values]
-            total = sum(x for x in w if x)
-            if all(x is not None for x in w) and total > 0:
-                value = sum((x or 0.0) * v for x, (_, v) in zip(w, values, strict=True)) / total
-            else:
-                value = sum(v for _, v in values) / len(values)
-        out.append((time_ms / 1000, value))
-    return out
-
-
-def _median_line(runs: Sequence[Points]) -> Points:
-    """The median of the repetitions at each interval end they all have."""
-    common = set.intersection(*({t for t, _ in r} for r in runs))
-    values: dict[float, list[float]] = {}
-    for run in runs:
-        for t, v in run:
-            if t in common:
-                values.setdefault(t, []).append(v)
-    return [(t, statistics.median(vs)) for t, vs in sorted(values.items())]
-
-
-def _ramp_seconds(options: Mapping[str, Any]) -> float:
-    try:
-        return float(parse_seconds(options.get("ramp_time", 0)))
-    except ValueError:
-        return 0.0
-
-
-def _time_chart(
-    workload: str,
-    metric: str,
-    runs: Mapping[str, list[Points]],
-    about: _TimeNotes,
-    colors: Mapping[str, int],
-    taken: set[str],
-) -> Chart:
-    scale = {"iops": 1.0, "bw": float(MB)}.get(metric)
-    if scale is None:
-        unit = latency.unit_for([v for rs in runs.values() for r in rs for _, v in r])
-        axis, scale = y_axis("lat", unit), unit[1]
-    else:
-        axis = y_axis(metric)
-    repeated = any(len(rs) > 1 for rs in runs.values())
-    series: list[Series] = []
-    mains: dict[str, Points] = {}
-    for label, rs in runs.items():
-        main = _median_line(rs) if len(rs) > 1 else rs[0]
-        mains[label] = main
-        if len(rs) > 1:
-            series += [
-                Series(
-                    f"{label} #{number}",
-                    tuple(t for t, _ in r),
-                    tuple(v / scale for _, v in r),
-                    color=colors.get(label),
-                    faint=True,
-                )
-                for number, r in enumerate(rs, 1)
-            ]
-        name = f"{label} (median of {len(rs)})" if len(rs) > 1 else label
-        series.append(
-            Series(
-                name,
-                tuple(t for t, _ in main),
-                tuple(v / scale for _, v in main),
-                color=colors.get(label),
-            )
-        )
-    options = about.options
-    ramp = _ramp_seconds(options)
-    ends = {label: _warmup_end(pts) for label, pts in mains.items()}
-    settled = [e for e in ends.values() if e is not None and e > 0]
-    regions: list[Region] = []
-    words = [f"fio's averages over {options.get('log_avg_msec', '?')} ms intervals."]
-    if repeated:
-        words.append("Thin light lines: each repetition; the bold line is their median.")
-    if ramp > 0:
-        regions.append(Region(-ramp, 0.0, "ramp_time (not measured)", tone=0.25))
-        words.append(
-            f"Shaded before 0: fio's ramp_time, {ramp:g} s run before measuring (no samples)."
-        )
-    if settled:
-        regions.append(Region(0.0, max(settled), "settling"))
-        words.append(
-            f"Shaded from 0 to {max(settled):g} s: settling, until every line stays within ±10% "
-            "of its later median."
-        )
-    unsettled = [label for label, end in ends.items() if end is None]
-    if unsettled:
-        words.append(f"Never settled within ±10%: {', '.join(unsettled)}.")
-    if about.dropped:
-        words.append(
-            f"fio logged the latency of {about.dropped} case(s) at other times than their "
-            "IOPS (it does under ramp_time); left out."
-        )
-    if about.note:
-        words.append(about.note)
-    last = max((t for rs in runs.values() for r in rs for t, _ in r), default=1.0)
-    x = Axis(
-        "time since the start of measurement",
-        "s",
-        start_at_zero=ramp == 0,
-        span=(-ramp, last * 1.02) if ramp > 0 else None,
-    )
-    return Chart(
-        _unique(f"timeseries-{slug(workload)}-{metric}", taken),
-        "line",
-        f"{_capital(axis.title)} over time: {workload}",
-        x,
-        axis,
-        tuple(series),
-        tuple(regions),
-        " ".join(words),
-    )
-
-
-def _warmup_end(points: Sequence[tuple[float, float]]) -> float | None:
-    """When the series settles (0.0: from its first sample); None if it never does."""
-    start = timeseries.settled_from([v for _, v in points])
-    if start is None:
-        return None
-    return points[start][0] if start > 0 else 0.0
 
 
 # ---------------------------------------------------------------- latency exceedance
@@ -669,52 +459,3 @@ def _share_ticks(values: Sequence[float]) -> tuple[tuple[float, str], ...]:
 
 
 # ---------------------------------------------------------------- ratio heat (study E)
-
-
-def heat(table: Table, title: str, x_title: str, reference: str) -> Chart | None:
-    """The change columns of a table (cells with a heat value, 100 + the change) as a heat
-    map of the change in percent, diverging at 0; not significant cells grey. Columns are
-    named after their key ("change two vs one" -> "two"), rows after the row and its set-up.
-    A table shown as a summary gives the summary's ends, at most summary.HEAT_ROWS rows."""
-    columns = [
-        i for i in range(len(table.columns)) if any(r.cells[i].heat is not None for r in table.rows)
-    ]
-    rows = [r for r in table.shown_rows() if r.label != "…"]
-    if len(rows) > summary.HEAT_ROWS:
-        half = summary.HEAT_ENDS
-        rows = rows[:half] + rows[-half:]
-    rows = [r for r in rows if any(r.cells[i].heat is not None for i in columns)]
-    if not rows or not columns:
-        return None
-    x = tuple(_change_name(table.keys[i]) for i in columns)
-    series = tuple(
-        Series(
-            " · ".join((row.label, *row.stubs[:-1])) if len(row.stubs) > 1 else row.label,
-            x,
-            tuple(None if (h := row.cells[i].heat) is None else h - 100.0 for i in columns),
-            labels=tuple(row.cells[i].text for i in columns),
-            muted=tuple("not significant" in row.cells[i].flags for i in columns),
-        )
-        for row in rows
-    )
-    rows_title = " · ".join((table.row_header, *table.stub_headers[:-1]))
-    return Chart(
-        "ratio-heat",
-        "heat",
-        title,
-        Axis(x_title),
-        Axis(rows_title),
-        series,
-        caption=(
-            f"Blue: higher than {reference}; red: lower; white: the same (0%). Grey: not "
-            "significant (the 95% interval of the change includes 0)."
-        ),
-        scale=Axis(f"change vs {reference}", "%"),
-        center=0.0,
-    )
-
-
-def _change_name(key: str) -> str:
-    """ "change two vs one" -> "two"; "change 2 vs 1" -> "run 2"."""
-    name = key.removeprefix("change ").rsplit(" vs ", 1)[0]
-    return f"run {name}" if name.isdigit() else name

@@ -24,7 +24,7 @@ TABLE_ROWS, TABLE_ENDS = 200, 100  # a results table past 200 rows shows 100 + 1
 BAR_WORKLOADS, BAR_ENDS = 40, 15  # bars: 15 + 15 workloads past 40
 HEAT_ROWS, HEAT_ENDS = 40, 20  # the change heat map: 20 + 20 rows past 40
 LATENCY_WORKLOADS, LATENCY_ENDS = 40, 20  # the latency table: 20 + 20 workloads past 40
-CHARTED, CHARTED_ENDS = 12, 2  # time series and exceedance curves: 2 + 2 workloads past 12
+CHARTED, CHARTED_ENDS = 12, 1  # time series and exceedance curves: 1 + 1 workloads past 12
 SCALING_CHARTS = 8  # more scaling charts than this become one chart per swept field
 
 
@@ -134,7 +134,6 @@ def charted_note(charted: Sequence[str] | None, total: int, what: str) -> str:
     if charted is None:
         return ""
     return (
-        f"{what} drawn for {len(charted)} of {total:,} workloads: the two at each end of the "
+        f"{what} drawn for {len(charted)} of {total:,} workloads: the first and the last of the "
         "ranking of the results table."
     )
-

@@ -16,6 +16,7 @@ from iolab.errors import StoreError
 from iolab.files import check_file
 from iolab.model import Direction, DirectionMetrics, Origin, Plan, Result
 from iolab.store import rows as decode
+from iolab.store.dumps import Dumps
 from iolab.store.rows import PLAN_ORIGIN, CaseRow, CaseSample, RunRow
 from iolab.store.schema import MAIN_WINDOW, MIGRATIONS, SCHEMA_VERSION
 
@@ -24,7 +25,7 @@ __all__ = ["SCHEMA_VERSION", "CaseRow", "CaseSample", "RunRow", "Store"]
 BUSY_TIMEOUT_S = 30.0
 
 
-class Store:
+class Store(Dumps):
     """One SQLite file. Use as a context manager, or call close().
 
     `create`: a missing file becomes a new database (else it is an error). `readonly`: opened
@@ -422,76 +423,6 @@ class Store:
             )
             return run_id
 
-    def dump(self, run_id: int) -> dict[str, list[dict[str, Any]]]:
-        """Every stored row of one run (its JSON columns decoded): runs, setups, cases,
-        metrics and samples of every window, in stored order."""
-        self.run(run_id)  # a missing run is one plain error
-        where = "case_id IN (SELECT id FROM cases WHERE run_id = ?)"
-        queries = {
-            "runs": "SELECT * FROM runs WHERE id = ?",
-            "setups": "SELECT * FROM setups WHERE run_id = ? ORDER BY position",
-            "cases": "SELECT * FROM cases WHERE run_id = ? ORDER BY id",
-            "metrics": f"SELECT * FROM metrics WHERE {where} ORDER BY rowid",
-            "samples": f"SELECT * FROM samples WHERE {where} ORDER BY rowid",
-        }
-        return {
-            table: [_decoded(dict(row)) for row in self.db.execute(query, (run_id,))]
-            for table, query in queries.items()
-        }
-
-    def restore(self, tables: Mapping[str, Sequence[Mapping[str, Any]]], origin: Origin) -> int:
-        """One run as `dump` gave it (from an export), under a new id and with `origin`; case
-        ids are the `id`s of its cases, which its metrics and samples name."""
-        with self._writing():
-            run_id = self._insert("runs", tables["runs"][0], {})
-            self.db.execute(
-                "UPDATE runs SET origin = ? WHERE id = ?",
-                (json.dumps(dataclasses.asdict(origin)), run_id),
-            )
-            for setup in tables["setups"]:
-                self._insert("setups", setup, {"run_id": run_id})
-            ids = {case["id"]: self._insert("cases", case, {"run_id": run_id})
-                   for case in tables["cases"]}  # fmt: skip
-            for table in ("metrics", "samples"):
-                for row in tables[table]:
-                    self._insert(table, row, {"case_id": ids[row["case_id"]]})
-            return run_id
-
-    def _insert(self, table: str, row: Mapping[str, Any], owner: Mapping[str, int]) -> int:
-        """One row of `table`: the RESTORED columns from `row`, and the run or case it is of."""
-        columns = (*owner, *RESTORED[table])
-        values = (*owner.values(), *(_encoded(c, row.get(c)) for c in RESTORED[table]))
-        marks = ", ".join("?" for _ in columns)
-        cursor = self.db.execute(
-            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", values
-        )
-        return int(cursor.lastrowid or 0)
-
-
-# The columns `restore` writes, per table (ids and the run/case they belong to are its own).
-RESTORED: dict[str, tuple[str, ...]] = {
-    "runs": (
-        "plan_name", "plan_source", "plan_hash", "plan_text", "overrides", "iolab_version",
-        "environment", "started_at", "ended_at", "status", "case_count", "baseline", "metric",
-        "owner",
-    ),
-    "setups": ("name", "position", "definition", "environment"),
-    "cases": (
-        "case_key", "setup", "workload", "workload_position", "repetition", "options", "status",
-        "error", "started_at", "ended_at", "usr_cpu", "sys_cpu", "job_runtime_ms", "job_file",
-        "raw_json", "warnings", "target_state",
-    ),
-    "metrics": (
-        "phase", "round", "host", "direction", "iops", "bw_bytes", "io_bytes", "runtime_ms",
-        "lat_mean_ns", "lat_max_ns", "percentiles_ns",
-    ),
-    "samples": ("phase", "round", "host", "metric", "direction", "time_ms", "value"),
-}  # fmt: skip
-JSON_COLUMNS = (
-    "overrides", "environment", "owner", "origin", "definition", "options", "warnings",
-    "percentiles_ns",
-)  # fmt: skip
-
 
 def _among(column: str, names: Collection[str] | None) -> tuple[str, tuple[str, ...]]:
     """A SQL condition keeping rows whose `column` is one of `names` (none: every row)."""
@@ -499,11 +430,3 @@ def _among(column: str, names: Collection[str] | None) -> tuple[str, tuple[str, 
         return "", ()
     chosen = tuple(names)
     return f" AND {column} IN ({', '.join('?' * len(chosen)) or 'NULL'})", chosen
-
-
-def _decoded(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: json.loads(v) if k in JSON_COLUMNS and v is not None else v for k, v in row.items()}
-
-
-def _encoded(column: str, value: Any) -> Any:
-    return json.dumps(value) if column in JSON_COLUMNS else value
