@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from iolab.fio.parse import SteadyState
 from iolab.model import CaseMetrics, FioValue, Warning
+from iolab.targets.environment import parse_cpulist
 from iolab.units import human_bytes, parse_seconds, parse_size
 
 ENDED_EARLY_SHARE = 0.95
@@ -58,12 +59,7 @@ def _numjobs(context: Context) -> int:
 
 def _cores(context: Context) -> int:
     """The cores fio's jobs may run on: the host's, or those cpus_allowed names."""
-    allowed = str(context.options.get("cpus_allowed", ""))
-    named: set[int] = set()
-    for part in allowed.split(","):
-        low, _, high = part.strip().partition("-")
-        if low.isdigit() and (not high or high.isdigit()):
-            named.update(range(int(low), int(high or low) + 1))
+    named = set(parse_cpulist(str(context.options.get("cpus_allowed", ""))))
     return min(len(named), context.cpus) if named else context.cpus
 
 
