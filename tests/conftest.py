@@ -48,6 +48,16 @@ def stored_cases(db: Path) -> list[tuple[str, str, int, str]]:
         return list(rows)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Clear what a killed earlier suite left attached and mounted, before anything runs."""
+    if os.geteuid() == 0:
+        from loopdevs import reap_stale
+
+        reaped = reap_stale()
+        if reaped:
+            print(f"cleared loop devices left by a killed earlier suite: {', '.join(reaped)}")
+
+
 @pytest.fixture
 def workdir(tmp_path: Path) -> Iterator[Path]:
     """A scratch directory on a real filesystem (not tmpfs, which has no O_DIRECT)."""

@@ -10,7 +10,9 @@ if anything could not be cleaned.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import re
 import struct
 import subprocess
 import time
@@ -154,6 +156,34 @@ def _release(dev: str, problems: list[str]) -> None:
     for member in family & set(dv.swap_devices()):
         sh("swapoff", dv.dev_path(member), check=False)
     sh("btrfs", "device", "scan", "--forget", dev, check=False)
+
+
+def reap_stale() -> list[str]:
+    """Tear down loop devices (and their mounts) left by test processes that are gone.
+
+    A suite killed mid-test (a timeout, a closed session) cannot run its finalizers; its loop
+    devices stay attached and mounted, and the next suite's set-up would find the mount point
+    taken. Only images this module names, of processes no longer alive, are touched.
+    """
+    listed = sh("losetup", "--list", "--json", "-O", "NAME,BACK-FILE", check=False).stdout
+    stale = LoopDevs("stale")
+    for entry in json.loads(listed or '{"loopdevices": []}')["loopdevices"]:
+        image = Path((entry.get("back-file") or "").removesuffix(" (deleted)"))
+        found = re.fullmatch(r"iolab-loop-.*-(\d+)-\d+\.img", image.name)
+        if image.parent == IMAGE_DIR and found and not _alive(int(found.group(1))):
+            stale.loops.append((entry["name"], image))
+    stale.cleanup()
+    return [dev for dev, _ in stale.loops]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @pytest.fixture(name="loops")
