@@ -120,8 +120,11 @@ def run_plan(
     consent = _consent(the_plan, request, ui)
     campaign = runner.build(the_plan, fio, consent, executor=executor)
     _check_with_fio(campaign)
+    hosts, differ = runner.ask_hosts(campaign)
+    if differ:
+        ui.say(f"warning: {differ}")
     with runner.locked(campaign), open_store(request.db, ui, create=True) as store:
-        run_id = _pick_run(store, campaign, request, over, ui)
+        run_id = _pick_run(store, campaign, request, over, ui, hosts)
         with ui.progress() as listener:
             results = runner.execute(campaign, store, run_id, listener)
         document = run_document(store, run_id)
@@ -173,6 +176,7 @@ def _pick_run(
     request: RunRequest,
     overrides: plan.Overrides,
     ui: Ui,
+    hosts: list[dict[str, str]],
 ) -> int:
     """The run to fill: the one asked for, an unfinished one of the same plan, or a new one."""
     the_plan = campaign.plan
@@ -189,6 +193,8 @@ def _pick_run(
         )
         return found.id
     env = environment.host(campaign.fio.version)
+    if hosts:  # fio's servers say this much of themselves; iolab's full view is this host's
+        env["hosts"] = hosts
     run_id = store.create_run(
         the_plan, env, __version__, dataclasses.asdict(overrides), process.me()
     )
@@ -335,17 +341,21 @@ Set-ups are named after each file's folder (or --setup), workloads after fio's j
 already imported (same content) is skipped. A file that cannot be read is one line; the rest
 still import, and the exit code is 3."""
 EXPORT_HELP = """Export a stored run (default: the latest) for other tools: JSON (schema
-"iolab-export" version 1, which 'iolab import' reads back) or CSV, with the workload's
-parameters as columns; CSV to FILE.csv also writes FILE.percentiles.csv and FILE.samples.csv."""
+"iolab-export" version 1, which 'iolab import' reads back), CSV or Parquet, with the workload's
+parameters as columns; CSV to FILE.csv also writes FILE.percentiles.csv and FILE.samples.csv
+(Parquet alike; needs pip install 'iolab[data]'). fio-plot -o DIR writes fio's JSON and logs
+in the folders bench-fio makes (DIR/SETUP/BS/MODE-IODEPTH-NUMJOBS.json) for fio-plot."""
 # The options of `iolab import` and `iolab export` beside --db, as click's arguments.
 IMPORT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("--setup",), {"metavar": "NAME", "help": "Set-up of every result (default: its folder)."}),
 )
-EXPORT_FORMATS = ("json", "csv")
+EXPORT_FORMATS = ("json", "csv", "parquet", "fio-plot")
 EXPORT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
-    (("--format", "fmt"), {"default": "json", "show_default": True, "metavar": "json|csv"}),
-    (("-o", "--output"), {"default": "-", "metavar": "FILE", "help": "Write here; '-' is stdout."}),
-)
+    (("--format", "fmt"), {"default": "json", "show_default": True,
+                           "metavar": "|".join(EXPORT_FORMATS)}),
+    (("-o", "--output"), {"default": "-", "metavar": "FILE|DIR",
+                          "help": "Write here; '-' is stdout (json, csv). fio-plot: a folder."}),
+)  # fmt: skip
 
 
 def import_files(paths: Sequence[str], setup: str | None, db: str, ui: Ui) -> exchange.Imported:
@@ -365,11 +375,25 @@ def import_files(paths: Sequence[str], setup: str | None, db: str, ui: Ui) -> ex
 
 def export_run(db: str, run_id: int | None, fmt: str, output: str, ui: Ui) -> tuple[str, list[str]]:
     """The export's text for stdout ('' when written to files), and a line per file written."""
+    from iolab.exchange import fioplot, parquet  # pyarrow only when asked for
+
     if fmt not in EXPORT_FORMATS:
         raise ReportError(f"--format {fmt}: choose one of {', '.join(EXPORT_FORMATS)}")
-    report_output.check(output, None)
+    if output == "-" and fmt in ("parquet", "fio-plot"):
+        where = "a folder: -o DIR" if fmt == "fio-plot" else "files: -o FILE.parquet"
+        raise ReportError(f"--format {fmt} writes {where}")
+    if fmt == "fio-plot":
+        fioplot.check(output)
+    else:
+        report_output.check(output, None)
+    if fmt == "parquet":
+        parquet.module("pyarrow", "--format parquet")  # before any work
     with open_store(db, ui) as store:
         tables = store.dump(store.run(run_id).id)
+    if fmt == "fio-plot":
+        return "", fioplot.write(tables, output)
+    if fmt == "parquet":
+        return "", [f"wrote {path}" for path in parquet.write(tables, __version__, output)]
     if fmt == "json":
         texts = {output: exchange.json_text(tables, __version__)}
     else:

@@ -73,6 +73,7 @@ class Setup:
     layout: Layout | None = None
     precondition: str = "none"  # none, sequential, random or both: filled before its cases
     cache_bytes: int = 0  # a cache in front of the target the plan declares (a RAID card's)
+    host_paths: tuple[tuple[str, str], ...] = ()  # on hosts: (host, its path) where it differs
 
     @property
     def kind(self) -> str:
@@ -84,6 +85,8 @@ class Setup:
         )
         if self.cache_bytes:
             extra["cache_bytes"] = self.cache_bytes
+        if self.host_paths:
+            extra["hosts"] = dict(self.host_paths)
         if self.layout is None:
             return {"name": self.name, "kind": "path", "path": self.path, **extra}
         return {"name": self.name, "kind": "devices", **self.layout.definition(), **extra}
@@ -144,6 +147,15 @@ class SteadyRounds:
 
 
 @dataclass(frozen=True)
+class Hosts:
+    """The fio servers (fio --server) a plan's cases run on, every case on all at once."""
+
+    addresses: tuple[str, ...]  # "host:port", as iolab shows and stores them
+    lost_after_s: float = 30.0  # how long a host may stay silent after the others reported
+    on_lost: Literal["continue", "stop"] = "continue"
+
+
+@dataclass(frozen=True)
 class Plan:
     """A validated plan: what to run, where, how often, and how to report it."""
 
@@ -159,6 +171,7 @@ class Plan:
     auto_repeat: AutoRepeat | None = None
     rounds: SteadyRounds | None = None
     metric: Literal["auto", "iops", "bw"] = "auto"
+    hosts: Hosts | None = None
 
     @property
     def hash(self) -> str:
@@ -169,6 +182,7 @@ class Plan:
                 "repeat": self.repeat,
                 **({"auto": vars(self.auto_repeat)} if self.auto_repeat else {}),
                 **({"rounds": vars(self.rounds)} if self.rounds else {}),
+                **({"hosts": list(self.hosts.addresses)} if self.hosts else {}),
             }
         )
 

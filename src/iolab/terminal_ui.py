@@ -67,6 +67,8 @@ class ProgressListener:
     def status(self, status: Status) -> None:
         left = human_duration(self.eta_s - (time.monotonic() - self.t0))
         live = f"{status.iops:,.0f} IOPS {status.bw_bytes / 1e6:,.1f} MB/s"
+        if status.hosts:  # fio's client tells no live rates: each host's state instead
+            live = " · ".join(f"{host} {state}" for host, state in status.hosts)
         self.progress.update(self.task, eta=left, live=live)
 
     def case_finished(self, result: Result) -> None:
@@ -88,6 +90,10 @@ class ProgressListener:
             f"p99 {p99 / 1000:,.0f} µs"
         )
         self.progress.console.print(line, markup=False, soft_wrap=True)
+        hosts = [w for w in result.windows if w.host]
+        if hosts:
+            shares = " · ".join(f"{w.host} {w.metrics.total_iops:,.0f}" for w in hosts)
+            self.progress.console.print(f"  IOPS by host: {shares}", markup=False)
         for warning in result.warnings:
             self.progress.console.print(f"  ! {warning}", markup=False)
 

@@ -98,7 +98,7 @@ def cpu_bound(context: Context) -> Warning | None:
     per_job = context.metrics.usr_cpu + context.metrics.sys_cpu
     used = per_job / 100 * _numjobs(context)
     cores = _cores(context)
-    if used < CPU_BOUND_SHARE * cores:
+    if not cores or used < CPU_BOUND_SHARE * cores:  # no cores known: fio ran elsewhere
         return None
     return Warning(
         "cpu-bound",

@@ -18,7 +18,9 @@ JSON (schema "iolab-export", version 1) holds everything the store keeps of the 
 
 CSV: the main table (one row per case and direction of its main window, the parameter
 columns, the metrics and p50..p99.99), and beside a file NAME.csv, NAME.percentiles.csv and
-NAME.samples.csv (every window).
+NAME.samples.csv (every window). The same three tables (`flat_tables`) are the Parquet
+export's files, with typed columns (`parquet.py`), and `iolab.load`'s DataFrames
+(`frame.py`). `fioplot.py` writes fio's own JSON of each case in bench-fio's folders instead.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import csv
 import io
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +55,7 @@ METRIC_COLUMNS = (
 PERCENTILE_COLUMNS = (*WINDOW, "direction", "percentile", "value_ns")
 SAMPLE_COLUMNS = (*WINDOW, "metric", "direction", "time_ms", "value")
 MAIN_PERCENTILES = ("50", "90", "99", "99.9", "99.99")
+MAIN_WINDOW = ("measure", 0, "")  # phase, round, host of the window reports show
 Tables = Mapping[str, Sequence[Mapping[str, Any]]]
 
 
@@ -105,8 +109,17 @@ def json_text(tables: Tables, iolab_version: str) -> str:
     return json.dumps(document(tables, iolab_version), indent=1, ensure_ascii=False) + "\n"
 
 
-def csv_texts(tables: Tables, iolab_version: str, name: str) -> dict[str, str]:
-    """File name -> CSV text: `name` (the main table), and its percentiles and samples."""
+@dataclass(frozen=True)
+class Flat:
+    """One flat table of the export: its column names and rows (None where empty)."""
+
+    columns: tuple[str, ...]
+    rows: list[list[Any]]
+
+
+def flat_tables(tables: Tables, iolab_version: str) -> dict[str, Flat]:
+    """The tables of the CSV and Parquet exports: "main" (a row per case and direction of its
+    main window, parameters as columns, p50..p99.99), "percentiles" and "samples"."""
     doc = document(tables, iolab_version)
     cases = {case["id"]: case for case in doc["cases"]}
     lead = ("run", "setup", "workload", "repetition")
@@ -116,32 +129,52 @@ def csv_texts(tables: Tables, iolab_version: str, name: str) -> dict[str, str]:
         case = cases[case_id]
         return [run_id, case["setup"], case["workload"], case["repetition"]]
 
-    main = [[*lead, "status", *doc["parameters"], "direction", *METRIC_COLUMNS[5:],
-             *(f"p{p}_ns" for p in MAIN_PERCENTILES), "warnings", "error"]]  # fmt: skip
+    columns = (*lead, "status", *doc["parameters"], "direction", *METRIC_COLUMNS[5:],
+               *(f"p{p}_ns" for p in MAIN_PERCENTILES), "warnings", "error")  # fmt: skip
+    main: list[list[Any]] = []
     by_case: dict[int, list[Mapping[str, Any]]] = {}
-    main_window = ("measure", 0, "")
     for row in tables["metrics"]:
-        if (row["phase"], row["round"], row["host"]) == main_window:
+        if (row["phase"], row["round"], row["host"]) == MAIN_WINDOW:
             by_case.setdefault(row["case_id"], []).append(row)
     for case_id, case in cases.items():
         fixed = [*who(case_id), case["status"], *(case[c] for c in doc["parameters"])]
         codes = " ".join(w["code"] for w in case["warnings"])
         for row in by_case.get(case_id) or [{}]:  # a failed case: one row, no direction
-            figures = [row.get(k, "") for k in ("direction", *METRIC_COLUMNS[5:])]
+            figures = [row.get(k) for k in ("direction", *METRIC_COLUMNS[5:])]
             shares = row.get("percentiles_ns", {})
-            tail = [shares.get(p, "") for p in MAIN_PERCENTILES]
-            main.append([*fixed, *figures, *tail, codes, case["error"] or ""])
-    beside = Path(name).name.removesuffix(".csv")
-    percentiles = [[*lead, *PERCENTILE_COLUMNS[1:]]] + [
-        [*who(p["case_id"]), *(p[k] for k in PERCENTILE_COLUMNS[1:])] for p in doc["percentiles"]
-    ]
-    samples = [[*lead, *SAMPLE_COLUMNS[1:]]] + [
-        [*who(s["case_id"]), *(s[k] for k in SAMPLE_COLUMNS[1:])] for s in doc["samples"]
-    ]
+            tail = [shares.get(p) for p in MAIN_PERCENTILES]
+            main.append([*fixed, *figures, *tail, codes, case["error"]])
     return {
-        name: _csv(main),
-        str(Path(name).with_name(f"{beside}.percentiles.csv")): _csv(percentiles),
-        str(Path(name).with_name(f"{beside}.samples.csv")): _csv(samples),
+        "main": Flat(columns, main),
+        "percentiles": Flat(
+            (*lead, *PERCENTILE_COLUMNS[1:]),
+            [[*who(p["case_id"]), *(p[k] for k in PERCENTILE_COLUMNS[1:])]
+             for p in doc["percentiles"]],
+        ),
+        "samples": Flat(
+            (*lead, *SAMPLE_COLUMNS[1:]),
+            [[*who(s["case_id"]), *(s[k] for k in SAMPLE_COLUMNS[1:])] for s in doc["samples"]],
+        ),
+    }  # fmt: skip
+
+
+def file_names(name: str, suffix: str) -> dict[str, str]:
+    """Table -> file: `name` for the main table, NAME.percentiles.SUFFIX and
+    NAME.samples.SUFFIX beside it."""
+    beside = Path(name).name.removesuffix(suffix)
+    return {
+        "main": name,
+        **{table: str(Path(name).with_name(f"{beside}.{table}{suffix}"))
+           for table in ("percentiles", "samples")},
+    }  # fmt: skip
+
+
+def csv_texts(tables: Tables, iolab_version: str, name: str) -> dict[str, str]:
+    """File name -> CSV text: `name` (the main table), and its percentiles and samples."""
+    flat = flat_tables(tables, iolab_version)
+    return {
+        path: _csv([list(flat[table].columns), *flat[table].rows])
+        for table, path in file_names(name, ".csv").items()
     }
 
 

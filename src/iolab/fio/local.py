@@ -21,7 +21,7 @@ STOP_GRACE_S = 5.0
 GUARD = Path(__file__).with_name("guard.py")
 
 
-def _guarded(command: list[str]) -> list[str]:
+def guarded(command: list[str]) -> list[str]:
     """fio under its keeper, which kills every fio process if iolab dies (see guard.py)."""
     return [sys.executable, "-I", "-S", str(GUARD), *command]
 
@@ -46,7 +46,7 @@ def run(
     ]
     with errors.open("wb") as stderr:
         child = subprocess.Popen(
-            _guarded(command),
+            guarded(command),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=stderr,

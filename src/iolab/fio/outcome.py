@@ -21,6 +21,7 @@ class Outcome:
     stderr: str
     log_files: tuple[Path, ...]
     timed_out: bool = False
+    lost: tuple[tuple[str, str], ...] = ()  # (host, why) for hosts that sent no result
 
 
 def failure(outcome: Outcome) -> str | None:

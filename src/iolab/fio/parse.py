@@ -60,6 +60,15 @@ def metrics(data: Mapping[str, Any]) -> CaseMetrics:
     )
 
 
+def by_host(data: Mapping[str, Any]) -> dict[str, CaseMetrics]:
+    """fio's client/server entries, host by host (their "hostname"); {} for one host's run."""
+    hosts: dict[str, list[Mapping[str, Any]]] = {}
+    for job in data["jobs"]:
+        if "hostname" in job:
+            hosts.setdefault(str(job["hostname"]), []).append(job)
+    return {host: metrics({"jobs": jobs}) for host, jobs in hosts.items()}
+
+
 def _direction(name: Direction, parts: list[Mapping[str, Any]]) -> DirectionMetrics | None:
     ios = sum(int(part.get("total_ios", 0)) for part in parts)
     moved = sum(int(part.get("io_bytes", 0)) for part in parts)
@@ -169,6 +178,7 @@ class Status:
 
     iops: float
     bw_bytes: float
+    hosts: tuple[tuple[str, str], ...] = ()  # several hosts: (host, its state) each
 
 
 def status_line(line: str) -> Status | None:

@@ -2,7 +2,9 @@
 (the current directory, or --target): every section a workload, [global] options applying to
 the sections after them, and fio's own defaults for what the file leaves out. The safety rules
 of plans apply line by line (no `filename` or `directory`, no command, only local engines,
-plain text), each fault one line naming the file and its line."""
+plain text), each fault one line naming the file and its line. A plan's [[workload]] may name
+a job file too (`jobfile = "mine.fio"`, see plan.sources): its sections then run on the
+plan's set-ups, each fault naming the section as well."""
 
 from __future__ import annotations
 
@@ -44,46 +46,46 @@ def is_job_file(source: str, text: str) -> bool:
 
 @dataclass(frozen=True)
 class JobWhere(Where):
-    """Where a value sits in the job file: (table, index, key) -> its line."""
+    """Where a value sits in the job file: (table, index, key) -> its line; with `names`
+    (the sections' names by index), messages name the section too."""
 
     lines: Lines = field(default_factory=dict)
+    names: tuple[str, ...] = ()
 
     def fail(self, key: str | None, message: str) -> PlanError:
         line = self.lines.get((self.table, self.index, key)) or self.lines.get(
             (self.table, self.index, None)
         )
-        return PlanError(
-            f"{self.source}:{line}: {message}" if line else f"{self.source}: {message}"
-        )
+        named = self.table in (None, "workload") and self.index < len(self.names)
+        said = f"section [{self.names[self.index]}]: {message}" if named else message
+        return PlanError(f"{self.source}:{line}: {said}" if line else f"{self.source}: {said}")
 
 
-def _at(source: str, line: int) -> JobWhere:
-    return JobWhere(source, "", lines={(None, 0, None): line})
+def _at(source: str, line: int, section: str | None = None) -> JobWhere:
+    names = (section,) if section is not None else ()
+    return JobWhere(source, "", lines={(None, 0, None): line}, names=names)
 
 
 def sections(
-    text: str, source: str
+    text: str, source: str, named: bool = False
 ) -> tuple[list[dict[str, FioValue]], dict[tuple[str | None, int, str | None], int]]:
     """Each job section's options ([global] ones before it included, its name as `name`),
-    checked line by line, and where each option sits."""
+    checked line by line, and where each option sits; `named`: faults name their section."""
     jobs: list[dict[str, FioValue]] = []
     lines: dict[tuple[str | None, int, str | None], int] = {}
     common: dict[str, FioValue] = {}
     common_lines: dict[str, int] = {}
     current: dict[str, FioValue] | None = None
+    section: str | None = None  # the section the next options belong to, when `named`
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line[0] in "#;":
             continue
-        where = _at(source, number)
         header = _SECTION.match(line)
         if header:
             name = header.group(1).strip()
-            check_clean("section", name, where)
-            if len(name) > MAX_NAME:
-                raise where.fail(
-                    None, f"section name is {len(name):,} characters; keep it to {MAX_NAME}"
-                )
+            _check_section(name, _at(source, number))
+            section = name if named else None
             if name == "global":
                 current = common
                 continue
@@ -93,6 +95,7 @@ def sections(
             lines[("workload", index, None)] = number
             lines.update({("workload", index, k): n for k, n in common_lines.items()})
             continue
+        where = _at(source, number, section)
         key, value = _option(line, where)
         if current is None:
             raise where.fail(
@@ -106,6 +109,12 @@ def sections(
     if not jobs:
         raise PlanError(f"{source}: no job section; add one, e.g. [randread] with rw=randread")
     return jobs, lines
+
+
+def _check_section(name: str, where: JobWhere) -> None:
+    check_clean("section", name, where)
+    if len(name) > MAX_NAME:
+        raise where.fail(None, f"section name is {len(name):,} characters; keep it to {MAX_NAME}")
 
 
 def _option(line: str, where: JobWhere) -> tuple[str, FioValue]:
@@ -140,6 +149,30 @@ def parse(text: str, source: str, overrides: Overrides | None = None) -> Plan:
         workloads=workloads,
         repeat=over.repeat or 1,
     )
+
+
+@dataclass(frozen=True)
+class Included:
+    """A job file a plan's [[workload]] names (`jobfile = "mine.fio"`): its sections, checked
+    line by line, each to be a workload named after it (after the table's `name`, if any)."""
+
+    where: JobWhere
+    jobs: tuple[dict[str, FioValue], ...]
+
+
+def included(text: str, label: str, prefix: str | None) -> Included:
+    jobs, lines = sections(text, label, named=True)
+    names = tuple(str(job["name"]) for job in jobs)
+    if prefix is not None:
+        jobs = [{**job, "name": f"{prefix} {job['name']}"} for job in jobs]
+    return Included(JobWhere(label, text, lines=lines, names=names), tuple(jobs))
+
+
+def included_workloads(job: Included, over: Overrides) -> tuple[Workload, ...]:
+    """Its sections as workloads: fio's defaults for what the file leaves out, as `iolab run
+    job.fio` runs them; only the overrides (--size, --runtime) apply, not the plan's defaults."""
+    top = job.where
+    return parse_workloads(list(job.jobs), FIO_DEFAULTS, top, replace(top, table="defaults"), over)
 
 
 def locate(plan: Plan, workload: Workload, key: str | None, reason: str) -> PlanError:

@@ -11,18 +11,17 @@ from typing import Any
 
 from iolab.errors import PlanError
 from iolab.model import AutoRepeat, Plan, SteadyRounds, Workload
-from iolab.plan import jobfile_plan, methods
+from iolab.plan import hosts as plan_hosts
+from iolab.plan import jobfile_plan, methods, sources
 from iolab.plan.checks import MAX_NAME, check_clean, check_value
 from iolab.plan.common import Overrides, Where, known_keys, line_of, table_value, text_value
 from iolab.plan.setups import setups as parse_setups
-from iolab.plan.workloads import count as count_points
-from iolab.plan.workloads import workloads as parse_workloads
 from iolab.units import human_duration
 
 METRICS = ("auto", "iops", "bw")
 TOP_KEYS = (
     "name", "description", "origin", "repeat", "repeat_target", "repeat_max", "defaults",
-    "setup", "workload", "report", "steady",
+    "setup", "workload", "report", "steady", "workloads", "jobfiles",
 )  # fmt: skip
 STEADY_KEYS = ("track", "rounds", "window", "data_excursion", "slope_excursion")
 AUTO_FIRST = 3  # repetitions every case gets under repeat = "auto", before the interval decides
@@ -84,7 +83,7 @@ def parse_plan(text: str, source: str, overrides: Overrides | None = None) -> Pl
     except tomllib.TOMLDecodeError as error:
         raise PlanError(f"{source}: not valid TOML: {error}") from None
     top = Where(source, text)
-    known_keys(data, TOP_KEYS, top, "the plan")
+    known_keys(data, (*TOP_KEYS, *plan_hosts.KEYS), top, "the plan")
     _check_clean(data, top)
     over = overrides or Overrides()
     for key, value in (("size", over.size), ("runtime", over.runtime)):
@@ -99,10 +98,11 @@ def parse_plan(text: str, source: str, overrides: Overrides | None = None) -> Pl
         raise top.fail(
             "repeat", f'repeat = {repeat!r} must be a whole number of at least 1, or "auto"'
         )
-    most = auto.most if auto else repeat
-    _check_count(data.get("workload"), defaults, len(setups) * most, over, source)
+    most = _most_rounds(data) or (auto.most if auto else repeat)
+    found = sources.gather(data, top, _preset(data, top))
+    _check_count(sources.count(found, defaults), len(setups) * most, over, source)
     defaults_where = replace(top, table="defaults")
-    workloads = parse_workloads(data.get("workload", []), defaults, top, defaults_where, over)
+    workloads = sources.expand(found, defaults, top, defaults_where, over)
     report = table_value(data.get("report", {}), top, "report")
     known_keys(report, REPORT_KEYS, replace(top, table="report"), "[report]")
     rounds = _rounds(data, top, workloads, auto is not None)
@@ -114,7 +114,7 @@ def parse_plan(text: str, source: str, overrides: Overrides | None = None) -> Pl
         description=text_value(data, "description", top, ""),
         origin=text_value(data, "origin", top, ""),
         source=source,
-        text=text,
+        text=sources.recorded(text, found.read),
         setups=setups,
         workloads=workloads,
         repeat=repeat,
@@ -122,6 +122,7 @@ def parse_plan(text: str, source: str, overrides: Overrides | None = None) -> Pl
         rounds=rounds,
         baseline=report.get("baseline"),
         metric=report.get("metric", "auto"),
+        hosts=plan_hosts.hosts(data, top, setups),
     )
     _check_report(plan, replace(top, table="report"))
     return plan
@@ -188,11 +189,35 @@ def _auto_repeat(data: dict[str, object], top: Where) -> AutoRepeat:
     return AutoRepeat(target, most)
 
 
-def _check_count(
-    raw: object, defaults: dict[str, object], per_point: int, over: Overrides, source: str
-) -> None:
+def _preset(data: dict[str, Any], top: Where) -> sources.Preset | None:
+    """`workloads = "NAME"`: the preset whose workloads come first."""
+    name = data.get("workloads")
+    if name is None:
+        return None
+    if name not in preset_names():
+        raise top.fail(
+            "workloads",
+            f"workloads = {name!r} is not a preset; choose one of {', '.join(preset_names())}",
+        )
+    text = preset_text(name)
+    preset = tomllib.loads(text)
+    entries, defaults = preset.get("workload", []), preset.get("defaults", {})
+    return sources.Preset(Where(f"preset:{name}", text), entries, defaults)
+
+
+def _most_rounds(data: dict[str, Any]) -> int | None:
+    """[steady] rounds, before they are checked: each may run every case once more."""
+    steady = data.get("steady")
+    if not isinstance(steady, dict):
+        return None
+    most = steady.get("rounds", 25)
+    whole = isinstance(most, int) and not isinstance(most, bool) and most > 0
+    return min(most, 100) if whole else 25
+
+
+def _check_count(counted: tuple[int, float], per_point: int, over: Overrides, source: str) -> None:
     """Refuse a matrix too big to run before expanding it."""
-    points, seconds = count_points(raw, defaults)
+    points, seconds = counted
     limit = over.max_cases if over.max_cases is not None else MAX_CASES
     cases = points * per_point
     if cases > limit:
@@ -206,6 +231,8 @@ def _check_count(
 def _check_clean(data: dict[str, object], top: Where) -> None:
     """No control character anywhere: names and values end up in job files and commands."""
     for key, value in data.items():
+        if key == "jobfiles":
+            continue  # job files' texts: checked line by line as job files (sources.gather)
         if isinstance(value, dict):
             _check_table(value, replace(top, table=key))
         elif key in ("setup", "workload") and isinstance(value, list):
@@ -239,10 +266,21 @@ def locate(plan: Plan, workload: Workload, key: str | None, reason: str) -> Plan
     if jobfile_plan.is_job_file(plan.source, plan.text):
         return jobfile_plan.locate(plan, workload, key, reason)
     message = f"workload {workload.name!r}: {reason}"
-    for where in (
-        Where(plan.source, plan.text, "workload", workload.table),
-        Where(plan.source, plan.text, "defaults"),
-    ):
-        if key and line_of(where.text, where.table, where.index, key):
+    origin = _origin(plan, workload)
+    if isinstance(origin, jobfile_plan.JobWhere):
+        return origin.fail(key, message)
+    for where in (origin, Where(plan.source, plan.text, "defaults")):
+        if where and key and line_of(where.text, where.table, where.index, key):
             return where.fail(key, message)
     return PlanError(f"{plan.source}: {message}")
+
+
+def _origin(plan: Plan, workload: Workload) -> Where | None:
+    """Where a workload's table sits: the plan's text again gives its preset and job files."""
+    top = Where(plan.source, plan.text)
+    try:
+        data = tomllib.loads(plan.text)
+        found = sources.gather(data, top, _preset(data, top))
+    except (tomllib.TOMLDecodeError, PlanError):
+        return None
+    return sources.origin(found, top, workload.table)

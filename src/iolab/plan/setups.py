@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from iolab import layouts
+from iolab.fio.hosts import HostError, address
 from iolab.model import FsKind, Layout, RaidKind, Setup
 from iolab.plan.common import Overrides, Where, known_keys
 from iolab.units import parse_size
 
-PATH_KEYS = ("name", "path", "precondition", "cache")
+PATH_KEYS = ("name", "path", "precondition", "cache", "hosts")
 PRECONDITIONS = ("none", "sequential", "random", "both")
 DEVICE_KEYS = (
     "name", "devices", "device_count", "raid", "level", "metadata", "chunk", "md_layout",
@@ -75,7 +76,7 @@ def _one(entry: Mapping[str, Any], where: Where, index: int) -> list[Setup]:
             raise where.fail(
                 "path", 'a [[setup]] needs path = "DIRECTORY or FILE", or devices = ["/dev/..."]'
             )
-        return [Setup(name=_name(entry, where, path), path=path)]
+        return [Setup(_name(entry, where, path), path, host_paths=_host_paths(entry, where))]
     if "path" in entry:
         raise where.fail("path", "a [[setup]] takes path or devices, not both")
     known_keys(entry, DEVICE_KEYS, where, f"[[setup]] {index + 1}")
@@ -94,6 +95,20 @@ def _one(entry: Mapping[str, Any], where: Where, index: int) -> list[Setup]:
             )
         out.append(Setup(f"{name} x{count}", layout=_layout(entry, devices[:count], where)))
     return out
+
+
+def _host_paths(entry: Mapping[str, Any], where: Where) -> tuple[tuple[str, str], ...]:
+    """[setup.hosts]: the set-up's directory on hosts where it is not `path`."""
+    table = entry.get("hosts", {})
+    if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+        raise where.fail("hosts", 'hosts is a table of host = "/DIR", e.g. "10.0.0.3" = "/data"')
+    found = []
+    for host, path in table.items():
+        try:
+            found.append((address(host), path))
+        except HostError as error:
+            raise where.fail("hosts", str(error)) from None
+    return tuple(found)
 
 
 def _name(entry: Mapping[str, Any], where: Where, default: str) -> str:

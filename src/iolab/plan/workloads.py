@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -50,26 +50,44 @@ def workloads(
         )
     points: list[Workload] = []
     names: set[str] = set()
-    for key, value in defaults.items():
-        _check_item(key, value, defaults_where)
+    check_defaults(defaults, defaults_where)
     for index, entry in enumerate(raw):
         where = replace(top, table="workload", index=index)
-        if not isinstance(entry, dict):
-            raise where.fail(None, "each [[workload]] must be a table")
-        merged = {**BUILTIN_DEFAULTS, **defaults, **entry}
-        if over.size is not None:
-            merged["size"] = over.size
-        if over.runtime is not None:
-            merged["runtime"] = over.runtime
-        for key, value in entry.items():
-            _check_item(key, value, where)
-        merged = methods.bounds(merged, where)  # method = "peak": numjobs, iodepth are bounds
-        for point in methods.points(_expand(merged, where)):
-            if point.name in names:
-                raise where.fail("name", f"workload {point.name!r} appears twice; give it a name")
-            names.add(point.name)
-            points.append(point)
+        add_unique(points, names, table_points(entry, defaults, where, over), where)
     return tuple(points)
+
+
+def check_defaults(defaults: Mapping[str, Any], where: Where) -> None:
+    for key, value in defaults.items():
+        _check_item(key, value, where)
+
+
+def table_points(
+    entry: object, defaults: Mapping[str, Any], where: Where, over: Overrides
+) -> list[Workload]:
+    """One [[workload]] table's points: defaults merged, values checked, sweeps expanded."""
+    if not isinstance(entry, dict):
+        raise where.fail(None, "each [[workload]] must be a table")
+    merged = {**BUILTIN_DEFAULTS, **defaults, **entry}
+    if over.size is not None:
+        merged["size"] = over.size
+    if over.runtime is not None:
+        merged["runtime"] = over.runtime
+    for key, value in entry.items():
+        _check_item(key, value, where)
+    merged = methods.bounds(merged, where)  # method = "peak": numjobs, iodepth are bounds
+    return methods.points(_expand(merged, where))
+
+
+def add_unique(
+    points: list[Workload], names: set[str], new: Iterable[Workload], where: Where
+) -> None:
+    """Append `new` to `points`; a name seen before is refused at `where`."""
+    for point in new:
+        if point.name in names:
+            raise where.fail("name", f"workload {point.name!r} appears twice; give it a name")
+        names.add(point.name)
+        points.append(point)
 
 
 def _check_item(key: str, value: object, where: Where) -> None:

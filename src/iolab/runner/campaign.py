@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,8 +18,9 @@ from pathlib import Path
 from iolab import layouts
 from iolab.analysis import peak
 from iolab.errors import PlanError, TargetError
-from iolab.fio import jobfile
+from iolab.fio import hosts, jobfile
 from iolab.fio.executor import Executor, HostLimits, Local
+from iolab.fio.hosts import Cluster
 from iolab.fio.info import FioInfo
 from iolab.model import Case, FioValue, Plan, Setup, Workload
 from iolab.targets import lock, provision, safety
@@ -102,6 +104,8 @@ def build(
     `executor` runs the cases (default: fio as a child process of this host).
     """
     consent = consent or Consent()
+    if plan.hosts is not None:
+        return _on_hosts(plan, fio, consent, executor)
     paths = {s.name: prepare(s, probe_write) for s in plan.setups if s.layout is None}
     for setup in plan.setups:
         if setup.layout is not None:
@@ -110,12 +114,50 @@ def build(
             if probe_write:
                 present = layouts.present(setup.layout)  # a degraded one's missing: untouched
                 safety.check(present, consent.devices, consent.wipe_signatures)
-    campaign = Campaign(plan, fio, executor or Local(fio.path), consent, paths)
-    positions = {w.name: i for i, w in enumerate(plan.workloads)}
-    campaign.steps = [Step(case, positions[case.workload.name]) for case in plan.cases()]
+    campaign = _with_steps(Campaign(plan, fio, executor or Local(fio.path), consent, paths))
     for setup in plan.setups:
         _check_room(setup, plan.workloads, paths.get(setup.name), consent, probe_write)
     return campaign
+
+
+def _with_steps(campaign: Campaign) -> Campaign:
+    positions = {w.name: i for i, w in enumerate(campaign.plan.workloads)}
+    campaign.steps = [Step(c, positions[c.workload.name]) for c in campaign.plan.cases()]
+    return campaign
+
+
+def _on_hosts(plan: Plan, fio: FioInfo, consent: Consent, executor: Executor | None) -> Campaign:
+    """A plan on fio servers: its set-ups are directories there, which fio fills itself."""
+    assert plan.hosts is not None
+    sizeless = next((w for w in plan.workloads if w.options.get("size", "auto") == "auto"), None)
+    if sizeless is not None:
+        raise PlanError(
+            f'workload {sizeless.name!r}: give size (e.g. size = "1g") when running on hosts; '
+            "iolab cannot see how much room they have"
+        )
+    paths = {
+        s.name: Prepared(s, Path(s.path) / TEST_FILE, owned=True, free_bytes=0, remote=True)
+        for s in plan.setups
+    }
+    moved = tuple(
+        (str(paths[s.name].filename), host, str(Path(own) / TEST_FILE))
+        for s in plan.setups for host, own in s.host_paths
+    )  # fmt: skip
+    cluster = Cluster(fio.path, plan.hosts.addresses, plan.hosts.lost_after_s, moved)
+    return _with_steps(Campaign(plan, fio, executor or cluster, consent, paths))
+
+
+def ask_hosts(campaign: Campaign) -> tuple[list[dict[str, str]], str | None]:
+    """Every host asked before anything runs (HostError naming one that does not answer):
+    what each says of itself, and a warning when their fio versions differ."""
+    if campaign.plan.hosts is None:
+        return [], None
+    with tempfile.TemporaryDirectory(prefix="iolab-hosts-") as workdir:
+        infos = hosts.probe(
+            campaign.fio.path, campaign.plan.hosts.addresses,
+            campaign.plan.hosts.lost_after_s, Path(workdir),
+        )  # fmt: skip
+    return [info.facts() for info in infos], hosts.versions(infos, campaign.fio.version)
 
 
 def largest(workloads: Iterable[Workload]) -> int:
@@ -224,7 +266,7 @@ def host_problem(
     engine = options.get("ioengine")
     if engine not in (None, "auto") and engine not in fio.engines:
         return "ioengine", f"ioengine {engine!r} is not built into {fio.version} on this host"
-    count = limits.cpus
+    count = limits.cpus or 1 << 16  # no count known: the hosts' own fio will say
     for key in ("cpus_allowed", "verify_async_cpus", "log_compression_cpus"):
         wanted = parse_cpulist(str(options.get(key, "")))
         if wanted and max(wanted) >= count:

@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import Protocol
 
 from iolab.analysis import checks
-from iolab.errors import Interrupted, TargetError
+from iolab.errors import FioError, Interrupted, TargetError
 from iolab.fio import jobfile, parse
 from iolab.fio.executor import Executor, HostLimits
+from iolab.fio.hosts import Cluster
 from iolab.fio.outcome import Outcome, failure
 from iolab.fio.parse import Status
-from iolab.model import Case, CaseMetrics, Result, Setup, Window
+from iolab.model import Case, CaseMetrics, Result, Setup, Warning, Window
 from iolab.runner import precondition
 from iolab.runner.campaign import Campaign, Step, largest, mountpoint
 from iolab.runner.repeats import Repeats
@@ -34,6 +35,11 @@ from iolab.targets.path import TEST_FILE, Prepared
 from iolab.units import parse_size
 
 TIMEOUT_MARGIN_S = 600
+HOST_LOST = "host-lost"
+
+
+class HostsLost(FioError):
+    """A host sent no result and the plan says to stop (on_host_lost = "stop")."""
 
 
 class Listener(Protocol):
@@ -67,6 +73,10 @@ def placed(
     setup: Setup, campaign: Campaign, record: Callable[[JSONDict], None], ledger: Ledger
 ) -> Iterator[Prepared]:
     """The set-up's target, ready for fio; removed or torn down afterwards, always."""
+    if setup.layout is None and campaign.paths[setup.name].remote:
+        with _on_hosts(campaign, campaign.paths[setup.name], record) as target:
+            yield target
+        return
     if setup.layout is None:
         target = campaign.paths[setup.name]
         target = replace(target, loop_cache=caches.loop_cache(target.filename.parent))
@@ -103,6 +113,20 @@ def placed(
     finally:
         if built_log:
             record({"layout": facts, "log": _log(built_log)})
+
+
+@contextlib.contextmanager
+def _on_hosts(
+    campaign: Campaign, target: Prepared, record: Callable[[JSONDict], None]
+) -> Iterator[Prepared]:
+    """A directory on fio servers: fio makes the test file there; removed there afterwards."""
+    record({"target": {"path": str(target.filename.parent), "on": "the hosts"}})
+    try:
+        yield target
+    finally:
+        if isinstance(campaign.executor, Cluster):
+            with tempfile.TemporaryDirectory(prefix="iolab-remove-") as workdir:
+                campaign.executor.remove(str(target.filename), Path(workdir))
 
 
 def _log(entries: Iterable[provision.LogEntry]) -> list[JSONDict]:
@@ -203,6 +227,9 @@ class _Run(Repeats, Search):
         result = run_step(step, job, campaign.executor, self.listener, self.scratch, known)
         self.overhead.append(result.ended_at - result.started_at - step.planned_s)
         self.keep(result, step)
+        hosts = campaign.plan.hosts
+        if hosts and hosts.on_lost == "stop" and any(w.code == HOST_LOST for w in result.warnings):
+            raise HostsLost(f'{result.error}; the run stopped there (on_host_lost = "stop")')
 
     def keep(self, result: Result, step: Step) -> None:
         self.store.save(self.run_id, result, step.position)
@@ -219,6 +246,11 @@ def execute(campaign: Campaign, store: Store, run_id: int, listener: Listener) -
         with run.ledger.holding("dir", scratch):
             for setup in campaign.plan.setups:
                 run.setup(setup)
+    except HostsLost as error:
+        store.finish_run(run_id, "interrupted")
+        raise HostsLost(
+            f"{error}; resume with: iolab run --resume {run_id} --db {store.path}"
+        ) from None
     except KeyboardInterrupt:
         store.finish_run(run_id, "interrupted")
         kept = len(run.done) + len(run.results)
@@ -329,15 +361,18 @@ def _result(
     known: Known,
 ) -> Result:
     base = {"case": step.case, "started_at": started, "ended_at": time.time(), "job_file": text}
-    problem = failure(outcome)
     raw = outcome.json_text or None
+    if outcome.lost:
+        return _partial(outcome, base)
+    problem = failure(outcome)
     if problem:
         return Result(status="failed", error=problem, raw_json=raw, **base)  # type: ignore[arg-type]
     document = parse.load_json(outcome.json_text)
     whole = parse.metrics(document)
     steady = parse.steady_state(document)
     metrics = steady_window(whole, steady) if steady and steady.attained else whole
-    windows = (Window(whole, phase="job"),) if metrics is not whole else ()
+    windows: tuple[Window, ...] = (Window(whole, phase="job"),) if metrics is not whole else ()
+    windows += tuple(Window(m, host=host) for host, m in parse.by_host(document).items())
     interval = job.options.get("log_avg_msec")
     samples = parse.samples(outcome.log_files, int(interval)) if isinstance(interval, int) else []
     context = checks.Context(
@@ -353,6 +388,27 @@ def _result(
         warnings=tuple(checks.case_warnings(context)),
         windows=windows,
         target_state=known.target_state,
+        **base,  # type: ignore[arg-type]
+    )
+
+
+def _partial(outcome: Outcome, base: dict[str, object]) -> Result:
+    """A case some hosts did not finish: failed, with what the others measured kept."""
+    hosts: dict[str, CaseMetrics] = {}
+    if outcome.json_text:
+        hosts = parse.by_host(parse.load_json(outcome.json_text))
+    said = "; ".join(why for _, why in outcome.lost)
+    kept = f"; the results of {', '.join(hosts)} are kept" if hosts else ""
+    lost = Warning(
+        HOST_LOST, f"{', '.join(host for host, _ in outcome.lost)} sent no result.",
+        "Check those hosts and their fio servers; resume runs the case again on every host.",
+    )  # fmt: skip
+    return Result(
+        status="failed",
+        error=f"{said}{kept}; resume runs the case again on every host",
+        raw_json=outcome.json_text or None,
+        warnings=(lost,),
+        windows=tuple(Window(m, host=host) for host, m in hosts.items()),
         **base,  # type: ignore[arg-type]
     )
 

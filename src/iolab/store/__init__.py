@@ -226,6 +226,9 @@ class Store(Dumps):
 
     def _insert_case(self, run_id: int, result: Result, workload_position: int) -> None:
         case, m = result.case, result.metrics
+        failed = "SELECT id FROM cases WHERE run_id = ? AND case_key = ? AND status = 'failed'"
+        for table in ("metrics", "samples"):  # what a partly failed attempt kept (hosts)
+            self.db.execute(f"DELETE FROM {table} WHERE case_id IN ({failed})", (run_id, case.key))
         self.db.execute(  # a retried case replaces its failed attempt
             "DELETE FROM cases WHERE run_id = ? AND case_key = ? AND status = 'failed'",
             (run_id, case.key),

@@ -38,6 +38,7 @@ class Prepared:
     free_bytes: int
     raw: bool = False
     loop_cache: str = ""  # a buffered loop device under the target (see targets.caches)
+    remote: bool = False  # on fio servers: made and removed by fio there, not by iolab here
 
     def auto_size(self) -> int:
         """Half the free space (counting a test file already there), at most 1 GiB, in MiB;
@@ -75,7 +76,7 @@ class Prepared:
 
     def cleanup(self) -> None:
         """Remove the test file iolab made; a user's own file is left alone."""
-        if self.owned:
+        if self.owned and not self.remote:
             with contextlib.suppress(FileNotFoundError):
                 self.filename.unlink()
 

@@ -1,0 +1,324 @@
+"""fio's client/server mode: the same job on several hosts at once, each one's result kept.
+
+Every host runs `fio --server`; iolab starts one `fio --client` per host, all at once, each
+under the keeper (guard.py), so that a host lost mid-case (killed, network down, silent)
+costs only its own share: the others' results come back whole. fio's combined "All clients"
+entry is left out; iolab adds the hosts up itself (see parse.metrics).
+
+fio's client prints no live figures while it writes JSON, so progress says each host's state
+(running, done with its rate, lost) as it changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import json
+import re
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from iolab.errors import FioError
+from iolab.fio import local
+from iolab.fio.executor import JOB_FILE, HostLimits
+from iolab.fio.outcome import Outcome
+from iolab.fio.parse import ParseError, Status, metrics
+
+DEFAULT_PORT = 8765
+ALL_CLIENTS = "All clients"
+_LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?"
+_HOSTNAME = re.compile(rf"(?=.{{1,253}}$){_LABEL}(\.{_LABEL})*")
+# what fio's client prints when it reaches a server:
+# "hostname=vm, be=0, 64-bit, os=Linux, arch=x86-64, fio=fio-3.33, flags=1"
+_PROBE = re.compile(
+    r"hostname=(?P<hostname>[^,]*),.*\bos=(?P<os>[^,]*), arch=(?P<arch>[^,]*), fio=(?P<fio>[^,\s]*)"
+)
+POLL_S = 0.1
+PROBE_JOB = "[iolab-probe]\nioengine=null\nsize=4k\nrw=read\n"
+
+
+class HostError(FioError):
+    """A host that cannot be used: its name, or it did not answer."""
+
+
+def address(text: str) -> str:
+    """A host as the plan gives it ("server1", "10.0.0.2:8766", "[fd00::2]:8765", or fio's
+    own "ip:10.0.0.2,8766"), as "host:port"; HostError saying what is wrong."""
+    value = text.strip()
+    fio_form = re.fullmatch(r"(ip|ip6):([^,]+)(?:,(\d+))?", value)
+    if fio_form:
+        host, port = fio_form.group(2), fio_form.group(3) or str(DEFAULT_PORT)
+    elif value.startswith("["):
+        found = re.fullmatch(r"\[([0-9A-Fa-f:.]+)\](?::(\d+))?", value)
+        if not found:
+            raise HostError(f"host {text!r}: an IPv6 address goes in brackets, e.g. [fd00::2]:8765")
+        host, port = found.group(1), found.group(2) or str(DEFAULT_PORT)
+    elif value.count(":") == 1:
+        host, port = value.split(":")
+    else:
+        host, port = value, str(DEFAULT_PORT)
+    _check(text, host, port)
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def _check(text: str, host: str, port: str) -> None:
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise HostError(f"host {text!r}: port {port!r} is not a port number (1-65535)")
+    if ":" in host:
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise HostError(f"host {text!r}: {host!r} is not an IPv6 address") from None
+        return
+    if not _HOSTNAME.fullmatch(host):
+        raise HostError(f"host {text!r}: not a host name or an IP address")
+
+
+def client_arg(host: str) -> str:
+    """ "10.0.0.2:8765" -> fio's "ip:10.0.0.2,8765" ("ip6:..." for IPv6)."""
+    name, port = host.rsplit(":", 1)
+    if name.startswith("["):
+        return f"ip6:{name[1:-1]},{port}"
+    return f"ip:{name},{port}"
+
+
+@dataclass(frozen=True)
+class HostInfo:
+    """What a host's fio server says of itself when the client connects."""
+
+    host: str  # as the plan names it: "10.0.0.2:8765"
+    hostname: str
+    os: str
+    arch: str
+    fio_version: str
+
+    def facts(self) -> dict[str, str]:
+        return {"host": self.host, "hostname": self.hostname, "os": self.os,
+                "arch": self.arch, "fio_version": self.fio_version}  # fmt: skip
+
+
+def probe(fio: str, hosts: Sequence[str], timeout_s: float, workdir: Path) -> list[HostInfo]:
+    """Ask every host at once; HostError (one line) naming a host that does not answer."""
+    job = workdir / "probe.fio"
+    job.write_text(PROBE_JOB)
+    children = {
+        host: _start([fio, f"--client={client_arg(host)}", str(job)], workdir / f"probe-{n}")
+        for n, host in enumerate(hosts)
+    }
+    try:
+        _wait(children, time.monotonic() + timeout_s, lambda _host: None)
+    finally:
+        for child in children.values():
+            local.stop(child)
+    return [_probed(host, workdir / f"probe-{n}", timeout_s) for n, host in enumerate(hosts)]
+
+
+def _probed(host: str, base: Path, timeout_s: float) -> HostInfo:
+    said = _read(base.with_suffix(".out")) + _read(base.with_suffix(".err"))
+    found = _PROBE.search(said)
+    if found:
+        return HostInfo(host, found["hostname"], found["os"], found["arch"], found["fio"])
+    why = next((line for line in said.splitlines() if line.startswith("fio:")), "")
+    if why:
+        raise HostError(f"host {host} did not answer ({why.removeprefix('fio: ')}); "
+                        "start `fio --server` there (see the README)")  # fmt: skip
+    raise HostError(
+        f"host {host} did not answer in {timeout_s:g} s; is `fio --server` running there, "
+        "and is its port open to this machine?"
+    )
+
+
+def versions(infos: Sequence[HostInfo], client: str) -> str | None:
+    """A warning when the hosts (and this client) do not all run the same fio version."""
+    seen = {info.host: info.fio_version for info in infos}
+    if len({*seen.values(), client}) <= 1:
+        return None
+    listed = ", ".join(f"{host} {version}" for host, version in seen.items())
+    return (
+        f"fio versions differ (this machine {client}; {listed}): their JSON and defaults may "
+        "not compare; install one fio version everywhere"
+    )
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """The Executor for several hosts: one fio client per host, started at once."""
+
+    fio: str
+    hosts: tuple[str, ...]
+    lost_after_s: float  # how long a host may stay silent after another has reported
+    # (file every host uses, host, that host's own file) where a set-up's path differs
+    moved: tuple[tuple[str, str, str], ...] = ()
+
+    def job_for(self, job_text: str, host: str) -> str:
+        """The job as `host` runs it: its own file where its set-up's path differs there."""
+        for default, where, own in self.moved:
+            if where == host:
+                job_text = job_text.replace(f"\nfilename={default}\n", f"\nfilename={own}\n")
+        return job_text
+
+    def remove(self, filename: str, workdir: Path) -> None:
+        """Remove iolab's test file on every host (fio's unlink), best effort."""
+        job = f"[iolab-remove]\nfilename={filename}\nioengine=null\nsize=4k\nunlink=1\n"
+        children = {}
+        for n, host in enumerate(self.hosts):
+            (workdir / f"remove-{n}.fio").write_text(self.job_for(f"\n{job}", host))
+            command = [self.fio, f"--client={client_arg(host)}", str(workdir / f"remove-{n}.fio")]
+            children[host] = _start(command, workdir / f"remove-{n}")
+        _wait(children, time.monotonic() + self.lost_after_s, lambda _host: None)
+
+    def limits(self) -> HostLimits:
+        # fio's server tells nothing of its CPUs or memory; the checks that need them
+        # (page cache, CPU-bound, AIO room) cannot be made for remote hosts.
+        return HostLimits(cpus=0, memory_bytes=0, aio_room=1 << 30)
+
+    def run(
+        self,
+        job_text: str,
+        workdir: Path,
+        on_status: Callable[[Status], None] | None,
+        timeout_s: float | None,
+    ) -> Outcome:
+        """Run the job on every host; an Outcome whose JSON holds every host's entries."""
+        children: dict[str, subprocess.Popen[bytes]] = {}
+        states = dict.fromkeys(self.hosts, "starting")
+
+        def report(host: str | None) -> None:
+            if host is not None:
+                states[host] = _state(workdir / f"host-{self.hosts.index(host)}.json")
+            if on_status:
+                on_status(Status(0.0, 0.0, hosts=tuple(states.items())))
+
+        try:
+            for n, host in enumerate(self.hosts):
+                base = workdir / f"host-{n}"
+                job = workdir / f"host-{n}-{JOB_FILE}"
+                job.write_text(self.job_for(job_text, host))
+                command = [self.fio, "--output-format=json+", f"--output={base}.json",
+                           "--eta=always", f"--client={client_arg(host)}", str(job)]  # fmt: skip
+                children[host] = _start(command, base)
+                states[host] = "running"
+            report(None)
+            deadline = time.monotonic() + timeout_s if timeout_s else None
+            stopped = _wait(children, deadline, report, self.lost_after_s)
+        except BaseException:
+            for child in children.values():
+                local.stop(child)
+            raise
+        return self._outcome(workdir, children, stopped)
+
+    def _outcome(
+        self, workdir: Path, children: dict[str, subprocess.Popen[bytes]], stopped: set[str]
+    ) -> Outcome:
+        entries: list[dict[str, Any]] = []
+        header: dict[str, Any] = {}
+        lost: list[tuple[str, str]] = []
+        for n, host in enumerate(self.hosts):
+            base = workdir / f"host-{n}"
+            text = _read(base.with_suffix(".json"))
+            try:
+                document = _client_document(text)
+                if children[host].returncode or not _entries(document):
+                    raise ParseError("no result")
+            except ParseError:
+                lost.append((host, _lost_why(host, text + _read(base.with_suffix(".err")),
+                                             host in stopped, self.lost_after_s)))  # fmt: skip
+                continue
+            header = header or {k: v for k, v in document.items() if k != "client_stats"}
+            entries += [{**entry, "hostname": host} for entry in _entries(document)]
+        stderr = "".join(
+            f"{host}: {line}\n" for n, host in enumerate(self.hosts)
+            for line in _read(workdir / f"host-{n}.err").splitlines()
+        )  # fmt: skip
+        combined = json.dumps({**header, "jobs": entries}, indent=1) if entries else ""
+        code = max((child.returncode or 0 for child in children.values()), default=0)
+        return Outcome(code if not entries or lost else 0, combined, stderr, (),
+                       lost=tuple(lost))  # fmt: skip
+
+
+def _client_document(text: str) -> dict[str, Any]:
+    start = text.find("{")
+    if start < 0:
+        raise ParseError("no JSON")
+    try:
+        document = json.loads(text[start:])
+    except json.JSONDecodeError as error:
+        raise ParseError(str(error)) from None
+    if not isinstance(document, dict) or not isinstance(document.get("client_stats"), list):
+        raise ParseError("no client_stats")
+    return document
+
+
+def _entries(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """A client document's job entries, less fio's "All clients" sum."""
+    stats = document["client_stats"]
+    return [e for e in stats if isinstance(e, dict) and e.get("jobname") != ALL_CLIENTS]
+
+
+def _lost_why(host: str, said: str, stopped: bool, lost_after_s: float) -> str:
+    if stopped:
+        return f"host {host} stopped answering ({lost_after_s:g} s after the others finished)"
+    if "disconnected" in said:
+        return f"host {host} was lost mid-case (its fio server went away)"
+    why = next((line for line in said.splitlines() if line.startswith("fio:")), "")
+    return f"host {host} failed: {why.removeprefix('fio: ') or 'no result came back'}"
+
+
+def _state(output: Path) -> str:
+    with contextlib.suppress(ParseError, KeyError, ValueError, TypeError):
+        done = metrics({"jobs": _entries(_client_document(_read(output)))})
+        return f"{done.total_iops:,.0f} IOPS"
+    return "lost"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _start(command: list[str], base: Path) -> subprocess.Popen[bytes]:
+    with base.with_suffix(".out").open("wb") as out, base.with_suffix(".err").open("wb") as err:
+        return subprocess.Popen(
+            local.guarded(command), stdin=subprocess.PIPE, stdout=out, stderr=err,
+            cwd=base.parent, start_new_session=True,
+        )  # fmt: skip
+
+
+def _wait(
+    children: dict[str, subprocess.Popen[bytes]],
+    deadline: float | None,
+    finished: Callable[[str], None],
+    lost_after_s: float | None = None,
+) -> set[str]:
+    """Wait for every client; stop those past the deadline, or silent `lost_after_s` after
+    the first finished. The hosts stopped."""
+    running = dict(children)
+    first_done: float | None = None
+    stopped: set[str] = set()
+    while running:
+        now = time.monotonic()
+        for host, child in list(running.items()):
+            if child.poll() is not None:
+                del running[host]
+                first_done = first_done or now
+                finished(host)
+        late = deadline is not None and now > deadline
+        silent = lost_after_s is not None and first_done is not None
+        if running and (late or (silent and now - (first_done or now) > (lost_after_s or 0))):
+            for host, child in running.items():
+                local.stop(child)
+                stopped.add(host)
+                finished(host)
+            break
+        time.sleep(POLL_S)
+    for child in children.values():
+        for pipe in (child.stdin, child.stdout):
+            if pipe:
+                pipe.close()
+    return stopped

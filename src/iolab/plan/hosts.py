@@ -1,0 +1,114 @@
+"""`hosts`: the fio servers a plan runs on, and what set-ups may be on them.
+
+    hosts = ["10.0.0.2", "10.0.0.3:8766"]   # or hosts = "hosts.txt", one host a line
+    host_timeout = 30                        # seconds a host may be silent after the others
+    on_host_lost = "continue"                # or "stop"
+
+A set-up on hosts is a path: a directory that exists on every host, where fio makes its test
+file. Devices on remote hosts are refused: iolab cannot check its safety rules there.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from iolab.fio.hosts import HostError, address
+from iolab.model import Hosts, Setup
+from iolab.plan.common import Where
+
+KEYS = ("hosts", "host_timeout", "on_host_lost")
+MAX_HOSTS = 256
+MAX_HOSTS_FILE = 64 * 1024
+FORBIDDEN_ROOTS = ("/dev", "/proc", "/sys")
+
+
+def hosts(data: dict[str, Any], top: Where, setups: tuple[Setup, ...]) -> Hosts | None:
+    """The plan's hosts, checked, and its set-ups checked against them; None without hosts."""
+    raw = data.get("hosts")
+    if raw is None:
+        for key in KEYS[1:]:
+            if key in data:
+                raise top.fail(key, f"{key} needs hosts = [...] (the fio servers to run on)")
+        if any(setup.host_paths for setup in setups):
+            raise top.fail("setup", "a set-up names hosts, and the plan has no hosts = [...]")
+        return None
+    listed = _listed(raw, top)
+    if not listed:
+        raise top.fail("hosts", "hosts lists no host; name at least one fio server")
+    if len(listed) > MAX_HOSTS:
+        raise top.fail("hosts", f"{len(listed)} hosts; at most {MAX_HOSTS}")
+    addresses = []
+    for text in listed:
+        try:
+            found = address(text)
+        except HostError as error:
+            raise top.fail("hosts", str(error)) from None
+        if found in addresses:
+            raise top.fail("hosts", f"host {found} is listed twice")
+        addresses.append(found)
+    for setup in setups:
+        _check_setup(setup, top, addresses)
+    return Hosts(tuple(addresses), _timeout(data, top), _on_lost(data, top))
+
+
+def _listed(raw: object, top: Where) -> list[str]:
+    if isinstance(raw, list) and all(isinstance(item, str) for item in raw):
+        return [str(item) for item in raw]
+    if isinstance(raw, str):
+        return _hosts_file(raw, top)
+    raise top.fail("hosts", 'hosts is a list of hosts ("10.0.0.2:8765") or a file of them')
+
+
+def _hosts_file(name: str, top: Where) -> list[str]:
+    """A file of hosts as fio's --client takes it: one a line; blank lines and # comments."""
+    path = Path(name) if Path(name).is_absolute() else Path(top.source).parent / name
+    try:
+        if not path.is_file():
+            raise top.fail("hosts", f"hosts file {path} is not a regular file")
+        text = path.read_bytes()[: MAX_HOSTS_FILE + 1].decode()
+    except (OSError, UnicodeDecodeError) as error:
+        raise top.fail("hosts", f"hosts file {path} cannot be read ({error})") from None
+    if len(text) > MAX_HOSTS_FILE:
+        raise top.fail("hosts", f"hosts file {path} is larger than 64 KiB")
+    lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
+    return [line for line in lines if line]
+
+
+def _check_setup(setup: Setup, top: Where, addresses: list[str]) -> None:
+    where = Where(top.source, top.text, "setup", 0)
+    if setup.layout is not None:
+        raise where.fail(
+            "devices",
+            f"set-up {setup.name!r}: devices on hosts are refused, because iolab cannot check "
+            'its safety rules on another machine; give path = "/DIR" (a directory on every '
+            "host, on the set-up you built there)",
+        )
+    for path in (setup.path, *(p for _, p in setup.host_paths)):
+        if not path.startswith("/") or any(
+            path == root or path.startswith(f"{root}/") for root in FORBIDDEN_ROOTS
+        ):
+            raise where.fail(
+                "path",
+                f"set-up {setup.name!r}: path {path!r} must be an absolute directory on the "
+                "hosts (not under /dev, /proc or /sys); fio makes its test file there",
+            )
+    for host, _ in setup.host_paths:
+        if host not in addresses:
+            raise where.fail("hosts", f"set-up {setup.name!r}: {host} is not one of the hosts")
+
+
+def _timeout(data: dict[str, Any], top: Where) -> float:
+    value = data.get("host_timeout", 30)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 1 <= value <= 3600:
+        raise top.fail("host_timeout", "host_timeout is seconds, from 1 to 3600")
+    return float(value)
+
+
+def _on_lost(data: dict[str, Any], top: Where) -> Literal["continue", "stop"]:
+    value = data.get("on_host_lost", "continue")
+    if value == "stop":
+        return "stop"
+    if value != "continue":
+        raise top.fail("on_host_lost", 'on_host_lost is "continue" or "stop"')
+    return "continue"
