@@ -27,9 +27,17 @@ def test_every_documented_command_exists() -> None:
     assert used <= set(main.commands), used - set(main.commands)
 
 
+def test_the_readme_hosts_plan_is_valid() -> None:
+    blocks = re.findall(r"```toml\n(.*?)```", README, flags=re.DOTALL)
+    on_hosts = plan.parse_plan(next(b for b in blocks if "hosts = [" in b), "README.md")
+    assert on_hosts.hosts is not None and len(on_hosts.hosts.addresses) == 3
+    assert [s.name for s in on_hosts.setups] == [f"nfs share on {n}" for n in
+                                                 ("1 host", "2 hosts", "3 hosts")]  # fmt: skip
+
+
 def test_the_readme_plans_are_valid() -> None:
     blocks = re.findall(r"```toml\n(.*?)```", README, flags=re.DOTALL)
-    full = next(b for b in blocks if "[[workload]]" in b)
+    full = next(b for b in blocks if 'name = "ssd vs raid"' in b)
     the_plan = plan.parse_plan(full, "README.md")
     assert [s.name for s in the_plan.setups] == ["ssd", "raid0"]
     assert len(the_plan.workloads) == 6 and the_plan.repeat == 3 and the_plan.baseline == "ssd"

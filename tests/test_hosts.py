@@ -250,3 +250,20 @@ def test_size_auto_is_refused_on_hosts(workdir: Path) -> None:
     done = run_iolab("run", "plan.toml", cwd=workdir)
     assert done.returncode == 1
     assert "give size" in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_host_count_runs_a_set_up_on_the_first_hosts(servers: Servers, workdir: Path) -> None:
+    hosts = servers.start(2)
+    text = plan_text(hosts, servers.dirs).replace(
+        "[setup.hosts]", "host_count = [1, 2]\n[setup.hosts]"
+    )
+    (workdir / "plan.toml").write_text(text)
+    shown = run_iolab("show", "plan.toml", cwd=workdir, check=True).stdout
+    assert f"# set-up 'scratch on 1 host': {servers.dirs[hosts[0]]} on the first 1" in shown
+    run_iolab("run", "plan.toml", cwd=workdir, check=True)
+    with sqlite3.connect(workdir / "iolab.db") as con:
+        rows = con.execute(
+            "SELECT c.setup, count(m.host) FROM cases c JOIN metrics m ON m.case_id = c.id"
+            " WHERE m.host != '' AND m.direction = 'read' GROUP BY c.id ORDER BY c.id"
+        ).fetchall()
+    assert rows == [("scratch on 1 host", 1), ("scratch on 2 hosts", 2)]

@@ -74,6 +74,7 @@ class Setup:
     precondition: str = "none"  # none, sequential, random or both: filled before its cases
     cache_bytes: int = 0  # a cache in front of the target the plan declares (a RAID card's)
     host_paths: tuple[tuple[str, str], ...] = ()  # on hosts: (host, its path) where it differs
+    host_count: int = 0  # on hosts: the first this many run its cases (0: all of them)
 
     @property
     def kind(self) -> str:
@@ -87,6 +88,8 @@ class Setup:
             extra["cache_bytes"] = self.cache_bytes
         if self.host_paths:
             extra["hosts"] = dict(self.host_paths)
+        if self.host_count:
+            extra["host_count"] = self.host_count
         if self.layout is None:
             return {"name": self.name, "kind": "path", "path": self.path, **extra}
         return {"name": self.name, "kind": "devices", **self.layout.definition(), **extra}

@@ -30,7 +30,7 @@ def hosts(data: dict[str, Any], top: Where, setups: tuple[Setup, ...]) -> Hosts 
         for key in KEYS[1:]:
             if key in data:
                 raise top.fail(key, f"{key} needs hosts = [...] (the fio servers to run on)")
-        if any(setup.host_paths for setup in setups):
+        if any(setup.host_paths or setup.host_count for setup in setups):
             raise top.fail("setup", "a set-up names hosts, and the plan has no hosts = [...]")
         return None
     listed = _listed(raw, top)
@@ -93,6 +93,12 @@ def _check_setup(setup: Setup, top: Where, addresses: list[str]) -> None:
                 f"set-up {setup.name!r}: path {path!r} must be an absolute directory on the "
                 "hosts (not under /dev, /proc or /sys); fio makes its test file there",
             )
+    if setup.host_count > len(addresses):
+        raise where.fail(
+            "host_count",
+            f"set-up {setup.name!r}: host_count {setup.host_count} is more than the "
+            f"{len(addresses)} hosts",
+        )
     for host, _ in setup.host_paths:
         if host not in addresses:
             raise where.fail("hosts", f"set-up {setup.name!r}: {host} is not one of the hosts")

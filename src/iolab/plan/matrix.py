@@ -14,6 +14,13 @@ def matrix_lines(plan: Plan) -> list[str]:
     for table, first in firsts.items():  # every point of a table shares what is not swept
         shared = " ".join(f"{k}={v}" for k, v in first.options.items() if k not in first.axes)
         lines.append(f"# {table + 1}: {shared}\n")
+    if plan.hosts is not None:
+        hosts = ", ".join(plan.hosts.addresses)
+        lines.append(f"# every case runs on the hosts at once (fio --server on each): {hosts}\n")
+        for setup in plan.setups:
+            on = f"the first {setup.host_count}" if setup.host_count else "every host"
+            moved = "".join(f"; {h}: {p}" for h, p in setup.host_paths)
+            lines.append(f"# set-up {setup.name!r}: {setup.path} on {on}{moved}\n")
     if any("method" in w.options for w in plan.workloads):
         lines.append(
             "# a search (method) adds the points it tries, and a curve its loads, between a "

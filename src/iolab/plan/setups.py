@@ -13,7 +13,7 @@ from iolab.model import FsKind, Layout, RaidKind, Setup
 from iolab.plan.common import Overrides, Where, known_keys
 from iolab.units import parse_size
 
-PATH_KEYS = ("name", "path", "precondition", "cache", "hosts")
+PATH_KEYS = ("name", "path", "precondition", "cache", "hosts", "host_count")
 PRECONDITIONS = ("none", "sequential", "random", "both")
 DEVICE_KEYS = (
     "name", "devices", "device_count", "raid", "level", "metadata", "chunk", "md_layout",
@@ -76,7 +76,8 @@ def _one(entry: Mapping[str, Any], where: Where, index: int) -> list[Setup]:
             raise where.fail(
                 "path", 'a [[setup]] needs path = "DIRECTORY or FILE", or devices = ["/dev/..."]'
             )
-        return [Setup(_name(entry, where, path), path, host_paths=_host_paths(entry, where))]
+        plain = Setup(_name(entry, where, path), path, host_paths=_host_paths(entry, where))
+        return _by_host_count(plain, entry.get("host_count"), where)
     if "path" in entry:
         raise where.fail("path", "a [[setup]] takes path or devices, not both")
     known_keys(entry, DEVICE_KEYS, where, f"[[setup]] {index + 1}")
@@ -95,6 +96,20 @@ def _one(entry: Mapping[str, Any], where: Where, index: int) -> list[Setup]:
             )
         out.append(Setup(f"{name} x{count}", layout=_layout(entry, devices[:count], where)))
     return out
+
+
+def _by_host_count(setup: Setup, counts: object, where: Where) -> list[Setup]:
+    """host_count = [1, 2, 4]: the set-up on the first 1, 2 and 4 hosts, one set-up each."""
+    if counts is None:
+        return [setup]
+    listed = counts if isinstance(counts, list) else [counts]
+    if not listed or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1
+                             for n in listed):  # fmt: skip
+        raise where.fail("host_count", "host_count is a number of hosts, or a list of them")
+    return [
+        replace(setup, name=f"{setup.name} on {n} host{'s' if n > 1 else ''}", host_count=n)
+        for n in dict.fromkeys(listed)
+    ]
 
 
 def _host_paths(entry: Mapping[str, Any], where: Where) -> tuple[tuple[str, str], ...]:

@@ -12,7 +12,7 @@ import os
 import re
 import tempfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from iolab import layouts
@@ -77,6 +77,12 @@ class Campaign:
     consent: Consent
     paths: dict[str, Prepared]
     steps: list[Step] = field(default_factory=list)
+
+    def executor_for(self, setup: Setup) -> Executor:
+        """Who runs the set-up's cases: on hosts, the first `host_count` of them."""
+        if isinstance(self.executor, Cluster) and setup.host_count:
+            return replace(self.executor, hosts=self.executor.hosts[: setup.host_count])
+        return self.executor
 
     def preview(self, step: Step) -> jobfile.Job:
         """The job as it will run; on a set-up still to build, its planned file and sizes."""

@@ -196,7 +196,7 @@ class _Run(Repeats, Search):
             self.listener.note(f"preconditioning {setup.name}: {job.comment.split(': ')[-1]}")
             workdir = Path(tempfile.mkdtemp(prefix="iolab-fill-", dir=self.scratch))
             try:
-                outcome = self.campaign.executor.run(
+                outcome = self.campaign.executor_for(setup).run(
                     jobfile.render([job]), workdir, self.listener.status, None
                 )
             finally:
@@ -224,7 +224,8 @@ class _Run(Repeats, Search):
         self.listener.case_started(index, len(campaign.steps), step.case, eta)
         job = step.job(target, campaign.fio)
         known = replace(_known(campaign, job, target, state), target_state=state)
-        result = run_step(step, job, campaign.executor, self.listener, self.scratch, known)
+        executor = campaign.executor_for(step.case.setup)
+        result = run_step(step, job, executor, self.listener, self.scratch, known)
         self.overhead.append(result.ended_at - result.started_at - step.planned_s)
         self.keep(result, step)
         hosts = campaign.plan.hosts

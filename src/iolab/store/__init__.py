@@ -338,6 +338,15 @@ class Store(Dumps):
         ):
             found = decode.direction_metrics(row, self.path)
             metrics.setdefault(int(row["case_id"]), {})[found.direction] = found
+        hosts: dict[int, dict[str, dict[Direction, DirectionMetrics]]] = {}
+        for row in self.db.execute(
+            "SELECT m.* FROM metrics m JOIN cases c ON c.id = m.case_id WHERE c.run_id = ?"
+            " AND m.phase = 'measure' AND m.round = 0 AND m.host != ''",
+            (run_id,),
+        ):
+            found = decode.direction_metrics(row, self.path)
+            on = hosts.setdefault(int(row["case_id"]), {}).setdefault(str(row["host"]), {})
+            on[found.direction] = found
         rows = self.db.execute(  # not raw_json nor job_file: reports of big runs read fast
             "SELECT id, setup, workload, workload_position, repetition, options, status, error,"
             " warnings, target_state FROM cases WHERE run_id = ? ORDER BY workload_position, id",
@@ -355,6 +364,7 @@ class Store(Dumps):
                 metrics=metrics.get(int(r["id"]), {}),
                 warnings=tuple(decode.warning(w) for w in json.loads(r["warnings"])),
                 target_state=r["target_state"],
+                hosts=hosts.get(int(r["id"]), {}),
             )
             for r in rows
         ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from iolab.errors import StoreError
@@ -61,6 +61,8 @@ class CaseRow:
     metrics: Mapping[Direction, DirectionMetrics]
     warnings: tuple[Warning, ...]
     target_state: str = ""
+    # a case run on several hosts: each host's own metrics (`metrics` holds their sum)
+    hosts: Mapping[str, Mapping[Direction, DirectionMetrics]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
