@@ -7,6 +7,7 @@ import shutil
 import socket
 import sqlite3
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -267,3 +268,28 @@ def test_host_count_runs_a_set_up_on_the_first_hosts(servers: Servers, workdir: 
             " WHERE m.host != '' AND m.direction = 'read' GROUP BY c.id ORDER BY c.id"
         ).fetchall()
     assert rows == [("scratch on 1 host", 1), ("scratch on 2 hosts", 2)]
+
+
+def test_each_hosts_environment_where_the_plan_says_how(servers: Servers, workdir: Path) -> None:
+    hosts = servers.start(2)
+    command = f'host_env = ["{sys.executable}", "-m", "iolab", "env", "--json", "{{path}}"]'
+    (workdir / "plan.toml").write_text(plan_text(hosts, servers.dirs, extra=command))
+    refused = run_iolab("run", "plan.toml", cwd=workdir)
+    assert refused.returncode == 1 and "--allow-hooks" in refused.stderr
+    run_iolab("run", "plan.toml", "--allow-hooks", cwd=workdir, check=True)
+    with sqlite3.connect(workdir / "iolab.db") as con:
+        env = json.loads(con.execute("SELECT environment FROM runs").fetchone()[0])
+    for host, facts in zip(hosts, env["hosts"], strict=True):
+        assert facts["environment_from"].endswith(f"iolab env --json {servers.dirs[host]}")
+        assert facts["environment"]["target"]["path"] == str(servers.dirs[host])
+
+
+def test_host_env_over_ssh_says_why_it_is_missing(servers: Servers, workdir: Path) -> None:
+    hosts = servers.start(1)
+    (workdir / "plan.toml").write_text(plan_text(hosts, servers.dirs, extra='host_env = "ssh"'))
+    run_iolab("run", "plan.toml", cwd=workdir, check=True)
+    with sqlite3.connect(workdir / "iolab.db") as con:
+        env = json.loads(con.execute("SELECT environment FROM runs").fetchone()[0])
+    (facts,) = env["hosts"]
+    assert facts["environment_from"] == "fio's server only"
+    assert facts["environment_missing"].startswith("iolab env --json over SSH: ")

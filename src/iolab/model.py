@@ -156,6 +156,8 @@ class Hosts:
     addresses: tuple[str, ...]  # "host:port", as iolab shows and stores them
     lost_after_s: float = 30.0  # how long a host may stay silent after the others reported
     on_lost: Literal["continue", "stop"] = "continue"
+    # a command that prints a host's `iolab env --json` ({host}, {path} filled in); () for none
+    env_command: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

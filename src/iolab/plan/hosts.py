@@ -17,7 +17,10 @@ from iolab.fio.hosts import HostError, address
 from iolab.model import Hosts, Setup
 from iolab.plan.common import Where
 
-KEYS = ("hosts", "host_timeout", "on_host_lost")
+KEYS = ("hosts", "host_timeout", "on_host_lost", "host_env")
+# host_env = "ssh": each host's full environment, where iolab is installed there
+SSH_ENV = ("ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "{host}", "iolab", "env",
+           "--json", "{path}")  # fmt: skip
 MAX_HOSTS = 256
 MAX_HOSTS_FILE = 64 * 1024
 FORBIDDEN_ROOTS = ("/dev", "/proc", "/sys")
@@ -49,7 +52,7 @@ def hosts(data: dict[str, Any], top: Where, setups: tuple[Setup, ...]) -> Hosts 
         addresses.append(found)
     for setup in setups:
         _check_setup(setup, top, addresses)
-    return Hosts(tuple(addresses), _timeout(data, top), _on_lost(data, top))
+    return Hosts(tuple(addresses), _timeout(data, top), _on_lost(data, top), _env(data, top))
 
 
 def _listed(raw: object, top: Where) -> list[str]:
@@ -102,6 +105,20 @@ def _check_setup(setup: Setup, top: Where, addresses: list[str]) -> None:
     for host, _ in setup.host_paths:
         if host not in addresses:
             raise where.fail("hosts", f"set-up {setup.name!r}: {host} is not one of the hosts")
+
+
+def _env(data: dict[str, Any], top: Where) -> tuple[str, ...]:
+    """host_env: "ssh", or a command (a list, run without a shell: code, --allow-hooks)."""
+    value = data.get("host_env")
+    if value is None:
+        return ()
+    if value == "ssh":
+        return SSH_ENV
+    if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
+        return tuple(value)
+    raise top.fail(
+        "host_env", 'host_env is "ssh" (iolab env --json over SSH) or a command as a list'
+    )
 
 
 def _timeout(data: dict[str, Any], top: Where) -> float:

@@ -8,12 +8,16 @@ of steps that `execute` runs.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
+import shlex
+import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from iolab import layouts
 from iolab.analysis import peak
@@ -23,6 +27,7 @@ from iolab.fio.executor import Executor, HostLimits, Local
 from iolab.fio.hosts import Cluster
 from iolab.fio.info import FioInfo
 from iolab.model import Case, FioValue, Plan, Setup, Workload
+from iolab.plan.hosts import SSH_ENV
 from iolab.targets import lock, provision, safety
 from iolab.targets.environment import parse_cpulist
 from iolab.targets.path import FREE_SPACE_MARGIN, TEST_FILE, Prepared, prepare, writes
@@ -135,6 +140,11 @@ def _with_steps(campaign: Campaign) -> Campaign:
 def _on_hosts(plan: Plan, fio: FioInfo, consent: Consent, executor: Executor | None) -> Campaign:
     """A plan on fio servers: its set-ups are directories there, which fio fills itself."""
     assert plan.hosts is not None
+    if plan.hosts.env_command and plan.hosts.env_command != SSH_ENV and not consent.hooks:
+        raise PlanError(
+            "host_env names a command, which runs as this user: a plan with commands is code; "
+            "read it, then pass --allow-hooks to run it"
+        )
     sizeless = next((w for w in plan.workloads if w.options.get("size", "auto") == "auto"), None)
     if sizeless is not None:
         raise PlanError(
@@ -153,7 +163,7 @@ def _on_hosts(plan: Plan, fio: FioInfo, consent: Consent, executor: Executor | N
     return _with_steps(Campaign(plan, fio, executor or cluster, consent, paths))
 
 
-def ask_hosts(campaign: Campaign) -> tuple[list[dict[str, str]], str | None]:
+def ask_hosts(campaign: Campaign) -> tuple[list[dict[str, Any]], str | None]:
     """Every host asked before anything runs (HostError naming one that does not answer):
     what each says of itself, and a warning when their fio versions differ."""
     if campaign.plan.hosts is None:
@@ -163,7 +173,31 @@ def ask_hosts(campaign: Campaign) -> tuple[list[dict[str, str]], str | None]:
             campaign.fio.path, campaign.plan.hosts.addresses,
             campaign.plan.hosts.lost_after_s, Path(workdir),
         )  # fmt: skip
-    return [info.facts() for info in infos], hosts.versions(infos, campaign.fio.version)
+    facts = [{**info.facts(), **_host_environment(campaign, info.host)} for info in infos]
+    return facts, hosts.versions(infos, campaign.fio.version)
+
+
+def _host_environment(campaign: Campaign, host: str) -> dict[str, Any]:
+    """A host's full environment where the plan says how to get it (host_env), or why not."""
+    assert campaign.plan.hosts is not None
+    command = campaign.plan.hosts.env_command
+    if not command:
+        return {"environment_from": "fio's server only (host_env not set)"}
+    setup = campaign.plan.setups[0]
+    path = dict(setup.host_paths).get(host, setup.path)
+    name = host.rsplit(":", 1)[0].strip("[]")
+    argv = [part.replace("{host}", name).replace("{path}", path) for part in command]
+    said = "iolab env --json over SSH" if command == SSH_ENV else shlex.join(argv)
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False,
+                              stdin=subprocess.DEVNULL)  # fmt: skip
+        found = json.loads(done.stdout) if done.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as error:
+        return {"environment_from": "fio's server only", "environment_missing": f"{said}: {error}"}
+    if not isinstance(found, dict):
+        why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        return {"environment_from": "fio's server only", "environment_missing": f"{said}: {why}"}
+    return {"environment_from": said, "environment": found}
 
 
 def largest(workloads: Iterable[Workload]) -> int:
