@@ -176,7 +176,7 @@ def _pick_run(
     request: RunRequest,
     overrides: plan.Overrides,
     ui: Ui,
-    hosts: list[dict[str, str]],
+    hosts: list[dict[str, Any]],
 ) -> int:
     """The run to fill: the one asked for, an unfinished one of the same plan, or a new one."""
     the_plan = campaign.plan
@@ -333,13 +333,16 @@ def _stored_cases(db: Path) -> list[tuple[str, str | None]]:
     return []
 
 
-IMPORT_HELP = """Import fio output made elsewhere as a run: fio JSON or json+ (old fio's too),
+IMPORT_HELP = """Import results made elsewhere as a run: fio JSON or json+ (old fio's too),
 terse v3-v5, --status-interval streams, client/server JSON (per host), fio's _bw/_iops/_lat/
-_clat logs, and iolab exports. Folders are searched for .json, .log, .txt, .out and .terse.
+_clat logs (client/server's NAME_bw.1.log.HOST too), bench-fio's trees, dd's and bonnie++'s
+reports, published tables (CSV), and iolab exports. Folders are searched for .json, .log,
+.txt, .out, .terse and .csv.
 
-Set-ups are named after each file's folder (or --setup), workloads after fio's jobs; a file
-already imported (same content) is skipped. A file that cannot be read is one line; the rest
-still import, and the exit code is 3."""
+Set-ups are named after each file's folder (or --setup; a bench-fio tree's after its target,
+a published table's after its own columns or rows), workloads after fio's jobs; a file already
+imported (same content) is skipped. A file that cannot be read is one line; the rest still
+import, and the exit code is 3."""
 EXPORT_HELP = """Export a stored run (default: the latest) for other tools: JSON (schema
 "iolab-export" version 1, which 'iolab import' reads back), CSV or Parquet, with the workload's
 parameters as columns; CSV to FILE.csv also writes FILE.percentiles.csv and FILE.samples.csv

@@ -1,17 +1,20 @@
-"""Found jobs become one run: set-ups from folders (or --setup), workloads from job names and
-options, repetitions from the same job found again, and a Result per job as a live run would
-store it (fio's own parse, the steady window, per-host windows, the methodology checks)."""
+"""Found jobs become one run: set-ups from folders (or --setup; or the ones a bench-fio tree or a
+published table names), workloads from job names and options, repetitions from the same job
+found again, and a Result per job as a live run would store it (fio's own parse, the steady
+window, per-host windows, the methodology checks)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from iolab.analysis import checks
 from iolab.exchange.found import Job
 from iolab.exchange.logs import LOGS_ONLY
+from iolab.exchange.placed import Placed
 from iolab.fio import parse
 from iolab.fio.outcome import errno_words
 from iolab.model import Case, FioValue, Plan, Result, Setup, Warning, Window, Workload
@@ -29,7 +32,35 @@ class Built:
 
 
 def setup_name(job: Job, given: str | None) -> str:
+    """--setup, else the set-up the job's source names, else its folder; a published table's
+    set-ups are its own."""
+    if isinstance(job, Placed) and job.setup and (job.fixed or not given):
+        return job.setup
     return given or job.file.resolve().parent.name or "import"
+
+
+def _setup(job: Job, name: str, given: str | None) -> Setup:
+    if isinstance(job, Placed) and job.setup and (job.fixed or not given):
+        return Setup(name, job.setup_path, cache_bytes=job.cache_bytes)
+    return Setup(name, "" if given else str(job.file.resolve().parent))
+
+
+def software(job: Job) -> str:
+    """What measured the job: fio's version, or the other tool's ("published" for a table)."""
+    return job.tool if isinstance(job, Placed) and job.tool else job.fio_version
+
+
+def _apart(jobs: Sequence[Job]) -> dict[int, str]:
+    """Published set-ups of one name from several tables, told apart by their file's name."""
+    files: dict[str, set[Path]] = {}
+    for job in jobs:
+        if isinstance(job, Placed) and job.fixed:
+            files.setdefault(job.setup, set()).add(job.file)
+    return {
+        id(job): f"{job.setup} ({job.file.stem})"
+        for job in jobs
+        if isinstance(job, Placed) and job.fixed and len(files[job.setup]) > 1
+    }
 
 
 def build(jobs: Sequence[Job], given_setup: str | None, files: Sequence[str]) -> Built:
@@ -37,10 +68,10 @@ def build(jobs: Sequence[Job], given_setup: str | None, files: Sequence[str]) ->
     workloads: dict[tuple[str, Any], Workload] = {}
     counts: dict[tuple[str, str], int] = {}
     placed: list[tuple[Job, Case]] = []
+    apart = _apart(jobs)
     for job in jobs:
-        name = setup_name(job, given_setup)
-        folder = "" if given_setup else str(job.file.resolve().parent)
-        setup = setups.setdefault(name, Setup(name, folder))
+        name = apart.get(id(job)) or setup_name(job, given_setup)
+        setup = setups.setdefault(name, _setup(job, name, given_setup))
         workload = workloads.get(job.identity())
         if workload is None and not job.options:  # terse and logs say nothing but the name
             workload = next((w for w in workloads.values() if w.name == job.name), None)
@@ -56,7 +87,7 @@ def build(jobs: Sequence[Job], given_setup: str | None, files: Sequence[str]) ->
     )
     stamps = [t for r, _ in results for t in (r.started_at, r.ended_at)]
     plan = Plan(
-        name=f"import {next(iter(setups))}" if len(setups) == 1 else "import",
+        name=_plan_name(jobs, setups),
         description=f"{len(results)} results imported from {len(files)} files",
         origin="import",
         source="import",
@@ -66,6 +97,13 @@ def build(jobs: Sequence[Job], given_setup: str | None, files: Sequence[str]) ->
         repeat=max(counts.values(), default=1),
     )
     return Built(plan, results, (min(stamps), max(stamps)))
+
+
+def _plan_name(jobs: Sequence[Job], setups: Mapping[str, Setup]) -> str:
+    """The run's name: "import SETUP" (or "import"), "published FILE" for tables alone."""
+    if all(software(job) == "published" for job in jobs):
+        return "published " + ", ".join(dict.fromkeys(job.file.name for job in jobs))
+    return f"import {next(iter(setups))}" if len(setups) == 1 else "import"
 
 
 def _sized(options: Mapping[str, FioValue]) -> dict[str, FioValue]:
@@ -95,10 +133,10 @@ def result(job: Job, case: Case, repeat: int = 1) -> Result:
     """One job's Result, as a live run would have stored the same fio output."""
     ended = job.timestamp or job.file.stat().st_mtime
     base: dict[str, Any] = {"case": case, "ended_at": ended, "samples": tuple(job.samples)}
-    if job.metrics is not None:  # known from its logs alone
+    if job.metrics is not None:  # known from its logs alone, or another tool's figures
         start = ended - job.metrics.runtime_ms / 1000
-        return Result(status="ok", started_at=start, metrics=job.metrics, warnings=(LOGS_ONLY,),
-                      **base)  # fmt: skip
+        notes = job.notes if isinstance(job, Placed) else (LOGS_ONLY,)
+        return Result(status="ok", started_at=start, metrics=job.metrics, warnings=notes, **base)
     document = {**job.header, "jobs": job.entries}
     raw = job.raw if job.raw is not None else json.dumps(document, indent=2)
     whole = parse.metrics(document)

@@ -1,6 +1,7 @@
 """`iolab import`: files (and folders of them) read, recognised, checked against what the
-database already holds, and stored: fio's output as one new run, each iolab export as the run
-it holds. A file that cannot be read is one line naming it and why; the rest still import."""
+database already holds, and stored: fio's output (bench-fio's trees too), dd's and bonnie++'s
+reports and published tables as one new run, each iolab export as the run it holds. A file that
+cannot be read is one line naming it and why; the rest still import."""
 
 from __future__ import annotations
 
@@ -10,20 +11,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iolab.exchange import fio_json, logs, restore, terse
-from iolab.exchange.build import build
+from iolab.exchange import benchfio, bonnie, dd, fio_json, logs, published, restore, terse
+from iolab.exchange.build import build, software
 from iolab.exchange.found import Job, Unreadable
 from iolab.fio import parse
 from iolab.model import Origin
 from iolab.store import Store
 
-# Walking a folder reads the files that may be fio's output, and leaves job files and the like.
-OUTPUT_SUFFIXES = (".json", ".log", ".txt", ".out", ".terse")
+# Walking a folder reads the files that may be results (and fio's client/server logs, named
+# NAME_bw.1.log.HOST), and leaves job files and the like.
+OUTPUT_SUFFIXES = (".json", ".log", ".txt", ".out", ".terse", ".csv")
 MAX_BYTES = 1024**3
 KNOWN = (
     "fio JSON or json+, terse v3-v5, a --status-interval stream, client/server JSON, fio's "
-    "_bw/_iops/_lat/_clat logs, or an iolab export"
+    "_bw/_iops/_lat/_clat logs, dd's or bonnie++'s report, a published table, or an iolab export"
 )
+
+
+class _Unknown(Unreadable):
+    """A file of no kind iolab reads."""
 
 
 @dataclass
@@ -69,7 +75,8 @@ def files(paths: Sequence[str], problems: list[str]) -> list[Path]:
         if path.is_dir():
             found += sorted(
                 p for p in path.rglob("*")
-                if p.is_file() and p.suffix.lower() in OUTPUT_SUFFIXES
+                if p.is_file()
+                and (p.suffix.lower() in OUTPUT_SUFFIXES or benchfio.is_host_log(p))
                 and not any(part.startswith(".") for part in p.relative_to(path).parts)
             )  # fmt: skip
         elif path.is_file():
@@ -86,12 +93,15 @@ def read(paths: Sequence[str], setup: str | None, imported: Mapping[str, int]) -
     batch = Batch(setup)
     seen: dict[str, Path] = {}
     groups: dict[tuple[Path, str], list[Path]] = {}
+    named = {Path(name) for name in paths}
     for path in files(paths, batch.problems):
         try:
             source = _source(path)
         except Unreadable as error:
             batch.problems.append(f"{path}: {error}")
             continue
+        if not source.text.strip() and (logs.NAME.match(path.name) or benchfio.is_host_log(path)):
+            continue  # fio's log of a job shorter than one interval: nothing in it
         if source.digest in imported:
             batch.skipped.append(f"{path}: already imported (run {imported[source.digest]})")
             continue
@@ -101,6 +111,11 @@ def read(paths: Sequence[str], setup: str | None, imported: Mapping[str, int]) -
         seen[source.digest] = path
         try:
             _recognise(batch, source, groups)
+        except _Unknown:
+            if path.suffix.lower() == ".csv" and path not in named:  # found in a folder
+                batch.skipped.append(f"{path}: a CSV file of no kind iolab reads, left out")
+            else:
+                batch.problems.append(f"{path}: not fio output iolab knows ({KNOWN})")
         except Unreadable as error:
             batch.problems.append(f"{path}: {error}")
     _attach(batch, groups)
@@ -121,10 +136,8 @@ def _source(path: Path) -> Source:
 
 def _recognise(batch: Batch, source: Source, groups: dict[tuple[Path, str], list[Path]]) -> None:
     path, text = source.path, source.text
-    if logs.is_log(path, text):
-        match = logs.NAME.match(path.name)
-        assert match is not None
-        groups.setdefault((path.parent, match.group("prefix")), []).append(path)
+    if logs.is_log(path, text) or benchfio.is_host_log(path):
+        groups.setdefault((path.parent, benchfio.log_prefix(path)), []).append(path)
         batch.sources.append(source)
         return
     if terse.is_terse(text):
@@ -134,9 +147,15 @@ def _recognise(batch: Batch, source: Source, groups: dict[tuple[Path, str], list
         if restore.is_export(docs[0][0]):
             batch.exports.append((source, restore.tables(docs[0][0])))
             return
-        batch.jobs += _usable(fio_json.read(path, text))
+        batch.jobs += benchfio.placed_jobs(path, _usable(fio_json.read(path, text)))
+    elif dd.is_dd(text):
+        batch.jobs += dd.read(path, text)
+    elif bonnie.is_bonnie(text):
+        batch.jobs += bonnie.read(path, text)
+    elif published.is_table(text):
+        batch.jobs += published.read(path, text)
     else:
-        raise Unreadable(f"not fio output iolab knows ({KNOWN})")
+        raise _Unknown(KNOWN)
     batch.sources.append(source)
 
 
@@ -151,12 +170,31 @@ def _usable(jobs: list[Job]) -> list[Job]:
 
 
 def _attach(batch: Batch, groups: dict[tuple[Path, str], list[Path]]) -> None:
+    """Logs to their jobs: bench-fio's by its names, client/server logs (NAME_bw.1.log.HOST) to
+    the job of that name or the folder's only job, other logs as logs.attach does."""
     for key, paths in groups.items():
+        folder, prefix = key
+        owner = benchfio.owner(folder, prefix, batch.jobs)
         try:
-            batch.jobs = logs.attach(batch.jobs, {key: paths})
+            if all(benchfio.is_host_log(p) for p in paths):
+                owner = owner or _only(batch.jobs, folder, prefix)
+                if owner is None:
+                    raise Unreadable("client/server logs without their job's fio JSON beside them")
+                benchfio.attach_host_logs(owner, paths)
+            elif owner is not None:
+                logs.attach([owner], {key: paths})
+            else:
+                batch.jobs = logs.attach(batch.jobs, {key: paths})
         except Unreadable as error:
             batch.problems.append(f"{', '.join(str(p) for p in paths)}: {error}")
             batch.sources = [s for s in batch.sources if s.path not in paths]
+
+
+def _only(jobs: list[Job], folder: Path, name: str) -> Job | None:
+    """The job called NAME in FOLDER, else the folder's only job."""
+    beside = [j for j in jobs if j.file.parent == folder]
+    named = [j for j in beside if j.name == name]
+    return named[0] if len(named) == 1 else beside[0] if len(beside) == 1 else None
 
 
 def save(batch: Batch, store: Store, iolab_version: str) -> Imported:
@@ -178,7 +216,7 @@ def save(batch: Batch, store: Store, iolab_version: str) -> Imported:
 def _save_jobs(batch: Batch, store: Store, iolab_version: str) -> tuple[int, str]:
     names = [str(s.path) for s in batch.sources]
     built = build(batch.jobs, batch.setup, names)
-    version = ", ".join(sorted({j.fio_version for j in batch.jobs if j.fio_version}))
+    version = ", ".join(sorted({software(j) for j in batch.jobs} - {""}))
     hosts = ", ".join(sorted({str(e["hostname"]) for j in batch.jobs for e in j.entries
                               if e.get("hostname")}))  # fmt: skip
     origin = Origin("import", tuple(names), version, hosts, tuple(s.digest for s in batch.sources))

@@ -24,6 +24,7 @@ from iolab.report import (
     env_view,
     figures,
     heat_figure,
+    hosts_view,
     raid_view,
     rounds_view,
     summary,
@@ -149,6 +150,7 @@ def build(data: Dataset, options: Options) -> Document:
     if (crystal := cdm_view.table(data)) is not None:
         head = (crystal, *(head if options.baseline else ()))
     sections = [Section("Results", head)]
+    sections += _hosts_section(data, options)
     sections += [Section("RAID model", (t,)) for t in [raid_view.table(data, options.metric)] if t]
     steady_blocks: list[Block] = [*rounds_view.tables(data), *rounds_view.charts(data)]
     sections += [Section("Steady state", tuple(steady_blocks))] if steady_blocks else []
@@ -161,8 +163,19 @@ def build(data: Dataset, options: Options) -> Document:
     if latency_blocks:
         sections.append(Section("Latency", tuple(latency_blocks)))
     sections.append(Section("Environment", _environment_blocks(data)))
-    sections += _notes_section(data, _ceiling_warnings(data, options.metric))
+    warned = [*_ceiling_warnings(data, options.metric), *hosts_view.warnings(data, options.metric)]
+    sections += _notes_section(data, warned)
     return Document(_title(data), _subtitle(data), tuple(sections), _environments(data))
+
+
+def _hosts_section(data: Dataset, options: Options) -> list[Section]:
+    """Runs on several hosts: each host beside the aggregate; the aggregate against the number
+    of hosts, a scaling chart (--charts and --skip-charts select it as one)."""
+    chart = "scaling" not in options.skip and (
+        options.charts is None or "scaling" in options.charts
+    )
+    found = hosts_view.blocks(data, options.metric, chart)
+    return [Section("Hosts", tuple(found))] if found else []
 
 
 def _results(data: Dataset, metric: str, baseline: str | None) -> Table:

@@ -1,0 +1,294 @@
+"""Tables of figures a study published, as CSV (lines starting with # are comments), so that
+they sit beside figures measured here in one report. Two shapes, told apart by the header:
+
+- set-ups as columns: `workload,rw,bs,numjobs,metric,SETUP...`: a row per workload and
+  metric (iops; MB/s, GB/s, KB/s as powers of 1000, MiB/s and KiB/s of 1024; mean latency in
+  ms, us or ns), a column per set-up. Rows of one workload and several metrics are one case.
+  The workload is named as iolab names a swept point, "4k rw=read", the row's own name kept as
+  its `description`; besides rw and bs, the columns iodepth, numjobs, rwmixread, direct and
+  ioengine are its options.
+- set-ups as rows: columns that name the set-up (card, raid_level, drives, ...; cache_mb is the
+  set-up's cache, not part of its name) and columns of figures: read_MB/s and write_MB/s
+  (sequential: dd's, whose command lines, with bs=, the comments must give: they name the
+  workload "dd 100M rw=read" and its options), and bonnie++'s seq_output_char_KB/s,
+  seq_output_block_KB/s, rewrite_KB/s, seq_input_char_KB/s, seq_input_block_KB/s (KiB/s, as
+  bonnie++ counts) and random_seeks/s, named as `iolab import` names bonnie++'s own tests.
+
+Where one of IOPS and bytes/s is given, the block size gives the other; what a table lacks
+(latency, most often) is not stored. An empty cell is no case. A table of percentages (columns
+ending in _pct: one set-up's figures as a share of another's) holds no measurement, and is
+refused in a line that says so.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from iolab.exchange import bonnie, dd
+from iolab.exchange.found import Unreadable
+from iolab.exchange.placed import Placed, case, direction, exact
+from iolab.model import Direction, DirectionMetrics, FioValue, Warning
+from iolab.units import format_size, parse_size
+
+PUBLISHED = Warning(
+    "published",
+    "published figures: iolab did not measure them, and knows of their making only what the "
+    "table says (no repetitions, no environment, latency only where the table gives it).",
+    "Run the study's preset here to set figures measured alike beside them.",
+)
+OPTION_COLUMNS = ("rw", "bs", "iodepth", "numjobs", "rwmixread", "direct", "ioengine")
+RATES = {"iops": 0, "b/s": 1, "kb/s": 10**3, "mb/s": 10**6, "gb/s": 10**9,
+         "kib/s": 2**10, "mib/s": 2**20, "gib/s": 2**30}  # fmt: skip
+LATENCIES = {"ns": 1, "us": 1000, "µs": 1000, "ms": 1_000_000}  # to ns
+READS, WRITES = ("read", "randread"), ("write", "randwrite")
+SEQUENTIAL: dict[str, Direction] = {"read_MB/s": "read", "write_MB/s": "write"}
+BONNIE = {
+    "seq_output_char_KB/s": bonnie.TESTS[0], "seq_output_block_KB/s": bonnie.TESTS[1],
+    "rewrite_KB/s": bonnie.TESTS[2], "seq_input_char_KB/s": bonnie.TESTS[3],
+    "seq_input_block_KB/s": bonnie.TESTS[4], "random_seeks/s": bonnie.TESTS[5],
+}  # fmt: skip
+CACHE_COLUMNS = {"cache_mb": 2**20, "cache_gb": 2**30}  # a RAID card's cache: MiB, GiB
+
+
+@dataclass(frozen=True)
+class Row:
+    number: int  # the file's line
+    cells: dict[str, str]
+
+
+def is_table(text: str) -> bool:
+    header = _header(text)
+    return header is not None and (
+        _wide(header) or any(c in SEQUENTIAL or c in BONNIE or c.endswith("_pct") for c in header)
+    )
+
+
+def read(path: Path, text: str) -> list[Placed]:
+    header = _header(text)
+    assert header is not None
+    if any(column.endswith("_pct") for column in header):
+        raise Unreadable(
+            "a table of percentages (one set-up's figures as a share of another's), not of "
+            "measurements: iolab stores IOPS, bytes/s and latency"
+        )
+    rows = list(_rows(text, header))
+    jobs = _by_columns(path, header, rows) if _wide(header) else _by_rows(path, text, header, rows)
+    if not jobs:
+        raise Unreadable("a table without a figure")
+    return [
+        dataclasses.replace(job, fixed=True, notes=(PUBLISHED,), tool="published") for job in jobs
+    ]
+
+
+def _lines(text: str) -> list[tuple[int, str]]:
+    return [(n, line) for n, line in enumerate(text.splitlines(), 1)
+            if line.strip() and not line.lstrip().startswith("#")]  # fmt: skip
+
+
+def _header(text: str) -> list[str] | None:
+    lines = _lines(text)
+    if not lines:
+        return None
+    header = next(csv.reader([lines[0][1]]))
+    return [c.strip() for c in header] if len(header) > 1 else None
+
+
+def _rows(text: str, header: list[str]) -> Iterator[Row]:
+    for number, line in _lines(text)[1:]:
+        cells = [c.strip() for c in next(csv.reader(io.StringIO(line)))]
+        if len(cells) != len(header):
+            raise Unreadable(f"line {number}: {len(cells)} cells under {len(header)} columns")
+        yield Row(number, dict(zip(header, cells, strict=True)))
+
+
+def _wide(header: Sequence[str]) -> bool:
+    return "metric" in header and ("rw" in header or "workload" in header)
+
+
+def _number(row: Row, column: str, factor: int = 1) -> float | None:
+    text = row.cells[column]
+    if not text:
+        return None
+    try:
+        return exact(text, factor)
+    except ArithmeticError:
+        raise Unreadable(f"line {row.number}, {column}: {text!r} is not a number") from None
+
+
+# set-ups as columns
+
+
+def _by_columns(path: Path, header: list[str], rows: list[Row]) -> list[Placed]:
+    setups = [c for c in header if c not in ("workload", "metric", *OPTION_COLUMNS)]
+    figures: dict[tuple[str, str], dict[str, float]] = {}  # (setup, workload) -> unit -> value
+    first: dict[str, Row] = {}
+    for row in rows:
+        label = _label(row)
+        first.setdefault(label, row)
+        metric = row.cells["metric"].lower().removeprefix("lat_").removeprefix("latency_")
+        if metric not in RATES and metric not in LATENCIES:
+            raise Unreadable(
+                f"line {row.number}: metric {row.cells['metric']!r} is none of iops, MB/s, "
+                "GB/s, KB/s, MiB/s, KiB/s, ms, us, ns"
+            )
+        for setup in setups:
+            value = _number(row, setup, 1)
+            if value is not None:
+                figures.setdefault((setup, label), {})[metric] = value
+    names = _names(first)
+    return [
+        _cell(path, first[label], names[label], setup, values)
+        for (setup, label), values in figures.items()
+    ]
+
+
+def _label(row: Row) -> str:
+    """What tells a row's workload from others: its name and options."""
+    return "\t".join(row.cells.get(c, "") for c in ("workload", *OPTION_COLUMNS))
+
+
+def _names(first: dict[str, Row]) -> dict[str, str]:
+    """Each workload as iolab names a point of a sweep ("4k rw=read"); where two would share a
+    name, their other options are added to it."""
+    base = {label: _base_name(row) for label, row in first.items()}
+    taken = list(base.values())
+    return {
+        label: name if taken.count(name) == 1 else " ".join(
+            [name, *(f"{c}={first[label].cells[c]}" for c in OPTION_COLUMNS[2:]
+                     if first[label].cells.get(c))])
+        for label, name in base.items()
+    }  # fmt: skip
+
+
+def _base_name(row: Row) -> str:
+    bs, rw = row.cells.get("bs", ""), row.cells.get("rw", "")
+    return " ".join(p for p in (bs, f"rw={rw}" if rw else "") if p) or row.cells["workload"]
+
+
+def _cell(path: Path, row: Row, name: str, setup: str, values: dict[str, float]) -> Placed:
+    rw = row.cells.get("rw", "")
+    way = _way(rw, row)
+    bs = _size(row)
+    options: dict[str, FioValue] = {c: _option(row.cells[c]) for c in OPTION_COLUMNS
+                                    if row.cells.get(c)}  # fmt: skip
+    if row.cells.get("workload"):
+        options["description"] = row.cells["workload"]
+    iops = values.get("iops")
+    bw = next((v * RATES[unit] for unit, v in values.items() if RATES.get(unit)), None)
+    if iops is None and bw is None:
+        raise Unreadable(f"line {row.number}: {setup}: a latency without IOPS or bytes/s")
+    if (iops is None or bw is None) and not bs:
+        raise Unreadable(f"line {row.number}: no block size to tell IOPS from bytes/s")
+    latency = next((v * LATENCIES[unit] for unit, v in values.items() if unit in LATENCIES), None)
+    if bw is None:
+        assert iops is not None
+        bw = iops * bs
+    elif iops is None:
+        iops = bw / bs
+    figures = DirectionMetrics(way, iops, bw, 0, 0, latency, None)
+    return Placed(path, name, options, [], metrics=case(figures), setup=setup)
+
+
+def _way(rw: str, row: Row) -> Direction:
+    if rw in READS:
+        return "read"
+    if rw in WRITES:
+        return "write"
+    raise Unreadable(
+        f"line {row.number}: rw {rw!r}: a figure of one direction needs read, write, randread "
+        "or randwrite"
+    )
+
+
+def _size(row: Row) -> int:
+    try:
+        return parse_size(row.cells.get("bs", "")) if row.cells.get("bs") else 0
+    except ValueError:
+        raise Unreadable(f"line {row.number}: bs {row.cells['bs']!r} is not a size") from None
+
+
+def _option(text: str) -> FioValue:
+    return int(text) if text.isdigit() else text
+
+
+# set-ups as rows
+
+
+def _by_rows(path: Path, text: str, header: list[str], rows: list[Row]) -> list[Placed]:
+    described = [c for c in header if c not in SEQUENTIAL and c not in BONNIE]
+    commands = _dd_commands(text)
+    out = []
+    for row in rows:
+        setup = _setup_name(row, described)
+        cache = next((int(exact(row.cells[c], f)) for c, f in CACHE_COLUMNS.items()
+                      if row.cells.get(c)), 0)  # fmt: skip
+        for column in header:
+            found = None
+            if column in SEQUENTIAL and (value := _number(row, column, 10**6)) is not None:
+                found = _sequential(path, SEQUENTIAL[column], value, commands)
+            elif (
+                column in BONNIE
+                and (value := _number(row, column, _bonnie_unit(column))) is not None
+            ):
+                found = bonnie.figure_job(path, BONNIE[column], value, bonnie.DEFAULT_CHUNK)
+            if found is not None:
+                out.append(dataclasses.replace(found, setup=setup, cache_bytes=cache))
+    return out
+
+
+def _bonnie_unit(column: str) -> int:
+    return 1 if column == "random_seeks/s" else 1024  # bonnie++'s K is 1024
+
+
+def _setup_name(row: Row, columns: list[str]) -> str:
+    """The columns that name the set-up, in order: "Adaptec 5805 RAID1 of 2"."""
+    parts = []
+    for column in columns:
+        value = row.cells[column]
+        if not value or column in CACHE_COLUMNS:
+            continue
+        if column == "raid_level":
+            parts.append(f"RAID{value}")
+        elif column == "drives":
+            parts.append(f"of {value}" if "raid_level" in columns else f"{value} drives")
+        else:
+            parts.append(value)
+    if not parts:
+        raise Unreadable(f"line {row.number}: no column names its set-up")
+    return " ".join(parts)
+
+
+def _dd_commands(text: str) -> dict[Direction, dict[str, str]]:
+    """The dd command of each direction that the comments give."""
+    found: dict[Direction, dict[str, str]] = {}
+    for line in text.splitlines():
+        if line.lstrip().startswith("#"):
+            for operands in dd.commands(line):
+                try:
+                    found.setdefault(dd.direction_of(operands, ""), operands)
+                except Unreadable:
+                    continue
+    return found
+
+
+def _sequential(
+    path: Path, rw: Direction, bw: float, commands: dict[Direction, dict[str, str]]
+) -> Placed:
+    operands = commands.get(rw, {})
+    bs = dd.block_size(operands, rw) if operands else 0
+    if not bs:
+        raise Unreadable(
+            f"{rw}_MB/s: no block size to tell its IOPS (give the dd command, with bs=, in a "
+            "comment)"
+        )
+    options: dict[str, FioValue] = {"rw": rw, "bs": format_size(bs)}
+    if operands.get("count", "").isdigit():
+        options["size"] = bs * int(operands["count"])
+    options["direct"] = int("direct" in operands.get("iflag" if rw == "read" else "oflag", ""))
+    figures = direction(rw, bw_bytes=bw, iops=bw / bs)
+    return Placed(path, f"dd {format_size(bs).upper()} rw={rw}", options, [], metrics=case(figures))
