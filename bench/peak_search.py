@@ -7,10 +7,12 @@ numjobs x iodepth pair of the grid, one run each) and `method = "peak"` over the
 each run's best value and where, its wall time, then the ratio of best values (search /
 sweep: target at least 0.97) and of wall times (target at most 0.25), medians over rounds.
 
-"Best" is the highest single run of each, the same statistic on both sides (the sweep's is a
-maximum over more noisy runs, so it leans high). So after each round the two points chosen
-are also measured again, --verify times each, alternating (not counted in either wall time):
-the ratio of those means compares what each choice really delivers.
+"Best" is the highest single run of each, the same statistic on both sides: the sweep's over
+its one run of every point, the search's over every run it made (the points it tried and the
+winner's repeated runs, all in its wall time). The sweep's is a maximum over more noisy runs,
+so it leans high; after each round the two points chosen are also measured again, --verify
+times each, alternating (not counted in either wall time): the ratio of those means compares
+what each choice really delivers.
 
     python3 bench/peak_search.py [--rounds 3] [--dir /var/tmp] [--target PATH] [--size 256m]
         [--runtime 1] [--numjobs 1,2,4,8,16] [--iodepth 1,2,4,8,16,32,64,128,256] [--verify 3]
@@ -75,7 +77,7 @@ def run_plan(folder: Path, name: str, text: str) -> tuple[float, Rows, dict[str,
 
 
 def highest(rows: Rows) -> tuple[float, Point]:
-    iops, options = max(((v, o) for o, r, v in rows if r == 1), key=lambda pair: pair[0])
+    iops, options = max(((v, o) for o, _, v in rows), key=lambda pair: pair[0])
     return iops, (options["numjobs"], options["iodepth"])
 
 

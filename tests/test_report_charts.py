@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 import shutil
 import sqlite3
@@ -83,8 +84,8 @@ def _store(root: Path, plan: str, runs: int = 1) -> Path:
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A module-wide scratch directory on a real filesystem (not tmpfs: O_DIRECT)."""
-    base = tmp_path_factory.mktemp("charts").name
-    path = Path("/var/tmp") / f"iolab-test-charts-{base}"
+    base = tmp_path_factory.mktemp("charts").name  # charts0 in every suite: add the pid
+    path = Path(os.environ.get("IOLAB_TEST_DIR", "/var/tmp")) / f"iolab-test-{os.getpid()}-{base}"
     path.mkdir(parents=True)
     yield path
     subprocess.run(["rm", "-rf", str(path)], check=False)
