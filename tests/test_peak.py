@@ -94,8 +94,12 @@ def test_the_climb_finds_the_best_point_in_a_third_of_the_grid() -> None:
 def test_a_gain_within_the_margin_ends_the_climb_and_failures_never_win() -> None:
     flat = {(1, 1): 100.0, (1, 4): 102.0, (1, 2): 101.0}
     climb = peak.climb(peak.Bounds((1, 1), (1, 16)), flat.get, margin=0.03)
-    assert climb.tried == ((1, 1), (1, 4), (1, 16), (1, 2)), "two misses, then the skipped rung"
+    assert climb.tried == ((1, 1), (1, 4), (1, 16)), "two misses; no rung below the first"
     assert climb.winner == (1, 4), "the highest measured wins"
+    rising = {(1, 1): 100.0, (1, 4): 200.0, (1, 16): 300.0, (1, 64): 250.0, (1, 8): 320.0}
+    climb = peak.climb(peak.Bounds((1, 1), (1, 64)), rising.get, margin=0.03)
+    assert climb.tried == ((1, 1), (1, 4), (1, 16), (1, 64), (1, 8)), "the rung jumped below"
+    assert climb.winner == (1, 8)
     failed = peak.climb(peak.Bounds((1, 2), (1, 4)), lambda p: None)
     assert failed.winner is None
 

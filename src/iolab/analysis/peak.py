@@ -9,9 +9,11 @@ one, which is a rung too) instead of sweeping every pair:
    primary figure (IOPS, or bytes/s for blocks over 64 KiB) beats the best so far by more
    than the margin; a step that does not gets one more step beyond it, and the climb stops
    at the second miss in a row or at the top (iodepth's gains flatten slowly, and one noisy
-   run can hide one); then the rung the steps jumped over just above the best;
+   run can hide one); then the rung the steps jumped over just below the best (one job's
+   queue often peaks between two steps, and the step above it has already missed);
 2. numjobs, at that iodepth, the same way but stopping at the first miss (more jobs than
-   the cores, or than the device's queues, cost at once);
+   the cores, or than the device's queues, cost at once), then the rungs jumped over on
+   both sides of the best;
 3. if more jobs won: the same I/Os in flight as step 1's best, spread over those jobs (a
    shallower iodepth), which often does better than the deeper queue.
 
@@ -43,6 +45,12 @@ DEFAULT_MARGIN = 0.03
 CONFIRM = 3  # measurements of the winner, for its 95% interval
 STRIDE = 2  # rungs a step climbs (x4), then the rung skipped just above the best
 PATIENCE = 1  # steps of iodepth that may miss before its climb stops (numjobs: none)
+Sides = tuple[int, ...]
+# the rungs a x4 step jumped over that are tried beside the best: iodepth's just below (one
+# job's queue often peaks between two steps, and the step above it already missed), numjobs'
+# on both sides (the cores and the device's queues both cap it)
+DEPTH_SIDES: Sides = (-1,)
+JOBS_SIDES: Sides = (-1, 1)
 LOADS = tuple(range(10, 101, 10))  # percent of the peak's IOPS
 DELIVERED_SHARE = 0.95  # a rate delivered under 95% of the asked one is flagged
 KNEE_FACTOR = 2.0
@@ -109,7 +117,9 @@ class _Walk:
         old = self.value(best)
         return beats(self.value(point), old, self.margin)
 
-    def axis(self, rungs: Sequence[int], at: Callable[[int], Point], patience: int) -> int:
+    def axis(
+        self, rungs: Sequence[int], at: Callable[[int], Point], patience: int, sides: Sides
+    ) -> int:
         """Climb one axis from its first rung; the best rung's index."""
         best, rung, misses = 0, 0, 0
         while rung < len(rungs) - 1 and misses <= patience:
@@ -118,10 +128,11 @@ class _Walk:
                 best, misses = rung, 0
             else:
                 misses += 1
-        near = best + 1  # the rung a step jumped over, just above the best
-        if near < len(rungs) and at(near) not in self.values and self.beats(at(near), at(best)):
-            return near
-        return best
+        chosen = best
+        for near in (best + side for side in sides):  # rungs a step jumped over, beside it
+            if 0 <= near < len(rungs) and at(near) not in self.values:
+                chosen = near if self.beats(at(near), at(chosen)) else chosen
+        return chosen
 
 
 def climb(bounds: Bounds, measure: Measure, margin: float = DEFAULT_MARGIN) -> Climb:
@@ -129,9 +140,9 @@ def climb(bounds: Bounds, measure: Measure, margin: float = DEFAULT_MARGIN) -> C
     walk = _Walk(measure, margin)
     jobs, depths = ladder(*bounds.numjobs), ladder(*bounds.iodepth)
     walk.value(bounds.start)  # a fixed point (one rung on each axis) is measured too
-    depth = walk.axis(depths, lambda i: (jobs[0], depths[i]), PATIENCE)
+    depth = walk.axis(depths, lambda i: (jobs[0], depths[i]), PATIENCE, DEPTH_SIDES)
     walk.steps.append(f"iodepth climbed to {depths[depth]} at numjobs {jobs[0]}")
-    job = walk.axis(jobs, lambda i: (jobs[i], depths[depth]), 0)
+    job = walk.axis(jobs, lambda i: (jobs[i], depths[depth]), 0, JOBS_SIDES)
     walk.steps.append(f"numjobs climbed to {jobs[job]} at iodepth {depths[depth]}")
     if job > 0:  # the same I/Os in flight as the depth's best, over the jobs that won
         flight = jobs[0] * depths[depth]
