@@ -16,6 +16,7 @@ import pytest
 
 from conftest import IOLAB, run_iolab
 from iolab.fio.hosts import HostError, HostInfo, address, client_arg, versions
+from iolab.fio.hosts import _probed as probed
 from iolab.plan import parse_plan
 from iolab.targets.path import TEST_FILE
 
@@ -293,3 +294,18 @@ def test_host_env_over_ssh_says_why_it_is_missing(servers: Servers, workdir: Pat
     (facts,) = env["hosts"]
     assert facts["environment_from"] == "fio's server only"
     assert facts["environment_missing"].startswith("iolab env --json over SSH: ")
+
+
+def test_what_fio_says_of_a_server_is_read(tmp_path: Path) -> None:
+    fixtures = Path(__file__).parent / "fixtures" / "hosts"
+    for name in ("probe-same-fio", "probe-fio-3-1-server"):
+        for suffix in (".out", ".err"):
+            shutil.copy(fixtures / f"{name}{suffix}", tmp_path / f"{name}{suffix}")
+    info = probed("127.0.0.8:8765", tmp_path / "probe-same-fio", 5)
+    assert info == HostInfo("127.0.0.8:8765", "vm", "Linux", "x86-64", "fio-3.33")
+    with pytest.raises(HostError) as refused:
+        probed("127.0.0.7:8765", tmp_path / "probe-fio-3-1-server", 5)
+    assert str(refused.value) == (
+        "host 127.0.0.7:8765 runs a fio whose client/server protocol is 66, and this machine's "
+        "is 97: their results would not compare; install the same fio version on every host"
+    )

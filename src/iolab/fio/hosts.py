@@ -122,6 +122,13 @@ def _probed(host: str, base: Path, timeout_s: float) -> HostInfo:
     found = _PROBE.search(said)
     if found:
         return HostInfo(host, found["hostname"], found["os"], found["arch"], found["fio"])
+    mismatch = re.search(r"client/server version mismatch \((\d+) != (\d+)\)", said)
+    if mismatch:
+        raise HostError(
+            f"host {host} runs a fio whose client/server protocol is {mismatch[1]}, and this "
+            f"machine's is {mismatch[2]}: their results would not compare; install the same "
+            "fio version on every host"
+        )
     why = next((line for line in said.splitlines() if line.startswith("fio:")), "")
     if why:
         raise HostError(f"host {host} did not answer ({why.removeprefix('fio: ')}); "
