@@ -113,7 +113,7 @@ def probe(fio: str, hosts: Sequence[str], timeout_s: float, workdir: Path) -> li
         _wait(children, time.monotonic() + timeout_s, lambda _host: None)
     finally:
         for child in children.values():
-            local.stop(child)
+            local.stop(child, grace_s=0)  # a probe has nothing to finish
     return [_probed(host, workdir / f"probe-{n}", timeout_s) for n, host in enumerate(hosts)]
 
 
@@ -319,7 +319,7 @@ def _wait(
         silent = lost_after_s is not None and first_done is not None
         if running and (late or (silent and now - (first_done or now) > (lost_after_s or 0))):
             for host, child in running.items():
-                local.stop(child)
+                local.stop(child, grace_s=0)  # silent: nothing would come back
                 stopped.add(host)
                 finished(host)
             break

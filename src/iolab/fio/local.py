@@ -97,7 +97,7 @@ def _follow(
     return False
 
 
-def stop(child: subprocess.Popen[bytes]) -> None:
+def stop(child: subprocess.Popen[bytes], grace_s: float = STOP_GRACE_S) -> None:
     """Ask fio to stop as Ctrl-C would (through its keeper), then have every fio process
     killed if it does not go; always reap it."""
     if child.poll() is not None:
@@ -105,7 +105,7 @@ def stop(child: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError):
         child.send_signal(signal.SIGINT)
     try:
-        child.wait(STOP_GRACE_S)
+        child.wait(grace_s)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError):
             child.send_signal(signal.SIGTERM)
