@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/pts /dev/shm && mount -t devpts devpts /dev/pts && mount -t tmpfs shm /dev/shm
 mount -t tmpfs run /run
-mount -t tmpfs tmp /tmp
+{tmp}
 for module in {modules}; do modprobe -d {moddir} "$module" || echo "no module $module"; done
 /lib/systemd/systemd-udevd --daemon >/dev/null 2>&1 && udevadm trigger && udevadm settle
 spool={spool}
@@ -67,6 +68,15 @@ class Done:
 
     returncode: int
     output: str
+
+
+def _fresh_tmp(cwd: Path | str) -> str:
+    """The guest's own /tmp, unless what it runs lives under the host's /tmp (a checkout
+    there, its Python): then the host's stays in sight."""
+    used = (str(cwd), sys.executable, sys.prefix)
+    if any(path == "/tmp" or path.startswith("/tmp/") for path in used):
+        return "# /tmp: the host's (what runs here lives there)"
+    return "mount -t tmpfs tmp /tmp"
 
 
 def kernel() -> str:
@@ -147,6 +157,7 @@ class Kernel:
                 spool=self.spool,
                 cwd=self.cwd,
                 poll=POLL_S,
+                tmp=_fresh_tmp(self.cwd),
             )
         )
         init.chmod(0o755)
