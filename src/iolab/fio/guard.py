@@ -24,6 +24,7 @@ from types import FrameType
 
 PR_SET_CHILD_SUBREAPER = 36
 KILL_ROUNDS = 100
+WAKE_S = 0.2
 
 
 def descendants() -> list[int]:
@@ -69,7 +70,12 @@ def kill_all() -> None:
 
 
 def watch_parent() -> None:
-    """Block on stdin; when it closes, iolab is gone: kill everything and leave."""
+    """Block on stdin; when it closes, iolab is gone: kill everything and leave.
+
+    Signals are blocked here: the kernel may hand a process signal to any thread, and one
+    taken by this thread would leave the main thread asleep in its wait, its handler unrun.
+    """
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     sys.stdin.buffer.read()
     kill_all()
     os._exit(137)
@@ -89,7 +95,12 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, forward)
     signal.signal(signal.SIGTERM, give_up)
     threading.Thread(target=watch_parent, daemon=True).start()
-    code = fio.wait()
+    while True:  # wakes now and then, so a handler whose signal arrived is never held up
+        try:
+            code = fio.wait(WAKE_S)
+            break
+        except subprocess.TimeoutExpired:
+            continue
     kill_all()
     return code if code >= 0 else 128 - code
 
