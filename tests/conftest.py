@@ -44,7 +44,10 @@ def stored_cases(db: Path) -> list[tuple[str, str, int, str]]:
     if not db.exists():
         return []
     with sqlite3.connect(db) as con:
-        rows = con.execute("SELECT setup, workload, repetition, status FROM cases ORDER BY id")
+        try:
+            rows = con.execute("SELECT setup, workload, repetition, status FROM cases ORDER BY id")
+        except sqlite3.OperationalError:  # read while iolab is still creating the database
+            return []
         return list(rows)
 
 
