@@ -226,6 +226,7 @@ def test_host_forms(given: str, expected: str) -> None:
         ('["h"]', 'devices = ["/dev/loop0"]', "devices on hosts are refused"),
         ('["h"]', 'path = "data"', "must be an absolute directory on the hosts"),
         ('["h"]', 'path = "/dev/sda"', "not under /dev, /proc or /sys"),
+        ('["h"]', 'path = "/x:/dev/sda:/y"', "has a ':', which fio reads as a list of files"),
         ('["h"]', 'path = "/srv"\n[setup.hosts]\n"g" = "/x"', "g:8765 is not one of the hosts"),
         ('"missing.txt"', 'path = "/srv"', "is not a regular file"),
     ],

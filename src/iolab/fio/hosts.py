@@ -26,7 +26,7 @@ from iolab.errors import FioError
 from iolab.fio import local
 from iolab.fio.executor import JOB_FILE, HostLimits
 from iolab.fio.outcome import Outcome
-from iolab.fio.parse import ParseError, Status, metrics
+from iolab.fio.parse import ParseError, Status, load_json, metrics
 
 DEFAULT_PORT = 8765
 ALL_CLIENTS = "All clients"
@@ -228,7 +228,7 @@ class Cluster:
             base = workdir / f"host-{n}"
             text = _read(base.with_suffix(".json"))
             try:
-                document = _client_document(text)
+                document = load_json(text, "client_stats")
                 if children[host].returncode or not _entries(document):
                     raise ParseError("no result")
             except ParseError:
@@ -245,19 +245,6 @@ class Cluster:
         code = max((child.returncode or 0 for child in children.values()), default=0)
         return Outcome(code if not entries or lost else 0, combined, stderr, (),
                        lost=tuple(lost))  # fmt: skip
-
-
-def _client_document(text: str) -> dict[str, Any]:
-    start = text.find("{")
-    if start < 0:
-        raise ParseError("no JSON")
-    try:
-        document = json.loads(text[start:])
-    except json.JSONDecodeError as error:
-        raise ParseError(str(error)) from None
-    if not isinstance(document, dict) or not isinstance(document.get("client_stats"), list):
-        raise ParseError("no client_stats")
-    return document
 
 
 def _entries(document: dict[str, Any]) -> list[dict[str, Any]]:
@@ -277,7 +264,7 @@ def _lost_why(host: str, said: str, stopped: bool, lost_after_s: float) -> str:
 
 def _state(output: Path) -> str:
     with contextlib.suppress(ParseError, KeyError, ValueError, TypeError):
-        done = metrics({"jobs": _entries(_client_document(_read(output)))})
+        done = metrics({"jobs": _entries(load_json(_read(output), "client_stats"))})
         return f"{done.total_iops:,.0f} IOPS"
     return "lost"
 

@@ -27,8 +27,9 @@ class ParseError(ValueError):
     """fio's output is not what this parser understands."""
 
 
-def load_json(text: str) -> dict[str, Any]:
-    """fio's JSON document; fio may print warning lines before it, which are skipped."""
+def load_json(text: str, listing: str = "jobs") -> dict[str, Any]:
+    """fio's JSON document; fio may print warning lines before it, which are skipped.
+    `listing`: the list it must hold ("client_stats" for fio's client/server output)."""
     start = text.find("{")
     if start < 0:
         raise ParseError("fio printed no JSON result")
@@ -36,8 +37,8 @@ def load_json(text: str) -> dict[str, Any]:
         data = json.loads(text[start:])
     except json.JSONDecodeError as error:
         raise ParseError(f"fio's JSON result is cut short or damaged ({error})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
-        raise ParseError("fio's JSON result has no 'jobs' list")
+    if not isinstance(data, dict) or not isinstance(data.get(listing), list):
+        raise ParseError(f"fio's JSON result has no {listing!r} list")
     return data
 
 

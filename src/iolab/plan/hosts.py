@@ -88,6 +88,12 @@ def _check_setup(setup: Setup, top: Where, addresses: list[str]) -> None:
             "host, on the set-up you built there)",
         )
     for path in (setup.path, *(p for _, p in setup.host_paths)):
+        if ":" in path:  # fio reads "a:b" as two files, one of which could be a device
+            raise where.fail(
+                "path",
+                f"set-up {setup.name!r}: path {path!r} has a ':', which fio reads as a "
+                "list of files; choose a directory without one",
+            )
         if not path.startswith("/") or any(
             path == root or path.startswith(f"{root}/") for root in FORBIDDEN_ROOTS
         ):
