@@ -88,18 +88,37 @@ def test_the_climb_finds_the_best_point_in_a_third_of_the_grid() -> None:
     climb = peak.climb(bounds, lambda p: shaped(*p))
     assert climb.winner == best == (2, 32)
     assert len(climb.tried) <= len(grid) / 3, climb.tried
-    assert climb.tried[0] == (1, 1) and len(set(climb.tried)) == len(climb.tried)
+    assert climb.tried[0] == (2, 2) == peak.first_point(bounds), "x4 above the low corner"
+    assert len(set(climb.tried)) == len(climb.tried)
+    assert climb.steps == (
+        "I/Os in flight climbed to numjobs 4 x iodepth 4",
+        "the same I/Os in flight did better at numjobs 2 x iodepth 8",
+        "deeper queues at that numjobs: numjobs 2 x iodepth 32",
+    )
 
 
-def test_a_gain_within_the_margin_ends_the_climb_and_failures_never_win() -> None:
-    flat = {(1, 1): 100.0, (1, 4): 102.0, (1, 2): 101.0}
+def test_the_climb_walks_in_flight_then_its_split() -> None:
+    # in flight 1, 4, 16, 64, 256: best at 64 I/Os, over 4 jobs of 16
+    surface = {(2, 2): 10.0, (4, 4): 30.0, (8, 8): 50.0, (8, 32): 45.0, (8, 128): 40.0,
+               (4, 16): 60.0, (2, 32): 55.0, (4, 32): 58.0}  # fmt: skip
+    climb = peak.climb(peak.Bounds((1, 8), (1, 128)), surface.get)
+    assert climb.tried == (
+        (2, 2), (4, 4), (8, 8), (8, 32), (8, 128),  # the diagonal, two misses after 8 x 8
+        (4, 16), (2, 32),  # the split (16 x 4 is beyond the bounds): 4 x 16 wins, 2 x 32 not
+        (4, 32),  # fewer jobs won: deeper queues there, which miss
+    )  # fmt: skip
+    assert climb.winner == (4, 16)
+
+
+def test_a_gain_within_the_margin_is_no_gain_and_failures_never_win() -> None:
+    flat = {(1, 4): 100.0, (1, 16): 102.0, (1, 2): 101.0, (1, 1): 90.0}
     climb = peak.climb(peak.Bounds((1, 1), (1, 16)), flat.get, margin=0.03)
-    assert climb.tried == ((1, 1), (1, 4), (1, 16)), "two misses; no rung below the first"
-    assert climb.winner == (1, 4), "the highest measured wins"
-    rising = {(1, 1): 100.0, (1, 4): 200.0, (1, 16): 300.0, (1, 64): 250.0, (1, 8): 320.0}
-    climb = peak.climb(peak.Bounds((1, 1), (1, 64)), rising.get, margin=0.03)
-    assert climb.tried == ((1, 1), (1, 4), (1, 16), (1, 64), (1, 8)), "the rung jumped below"
-    assert climb.winner == (1, 8)
+    assert climb.tried == ((1, 4), (1, 16), (1, 2)), "nothing beat the first: one rung below"
+    assert climb.winner == (1, 16), "the highest measured wins"
+    rising = {(1, 4): 100.0, (1, 16): 90.0, (1, 64): 300.0, (1, 256): 250.0}
+    climb = peak.climb(peak.Bounds((1, 1), (1, 256)), rising.get, margin=0.03)
+    assert climb.tried == ((1, 4), (1, 16), (1, 64), (1, 256)), "one miss is not the end"
+    assert climb.winner == (1, 64)
     failed = peak.climb(peak.Bounds((1, 2), (1, 4)), lambda p: None)
     assert failed.winner is None
 
@@ -127,9 +146,9 @@ def test_rates_are_per_job_and_split_by_the_read_share() -> None:
 def test_a_method_workload_is_planned_as_its_start_and_the_start_again(tmp_path: Path) -> None:
     the_plan = plan.parse_plan(PLAN.format(path=tmp_path, extra=SEARCH), "plan.toml")
     names = [w.name for w in the_plan.workloads]
-    assert names == ["4k randread numjobs=1 iodepth=1", "4k randread numjobs=1 iodepth=1 again"]
+    assert names == ["4k randread numjobs=2 iodepth=2", "4k randread numjobs=2 iodepth=2 again"]
     options = the_plan.workloads[0].options
-    assert options["numjobs"] == 1 and options["peak_numjobs"] == "1-8"
+    assert options["numjobs"] == 2 and options["peak_numjobs"] == "1-8"
     assert options["peak_iodepth"] == "1-128" and options["method"] == "peak"
     assert any("a search (method) adds the points it tries" in line
                for line in plan.matrix_lines(the_plan))  # fmt: skip
@@ -174,10 +193,10 @@ def test_the_search_stores_every_point_and_records_the_winner(tmp_path: Path) ->
     assert len(winner["values"]) == 3 and winner["median"] == pytest.approx(shaped(2, 32))
     assert winner["low"] == pytest.approx(winner["high"]), "the fake has no noise"
     tried = [(p["numjobs"], p["iodepth"]) for p in found["points"]]
-    assert tried[0] == (1, 1) and len(tried) <= found["grid"] / 3 and found["grid"] == 32
+    assert tried[0] == (2, 2) and len(tried) <= found["grid"] / 3 and found["grid"] == 32
     cases = store.cases(run_id)
     assert len(cases) == len(device.jobs) == len(tried) + 2 + 1, "points, 2 confirmations, again"
-    assert cases[-1].workload == "4k randread numjobs=1 iodepth=1 again"
+    assert cases[-1].workload == "4k randread numjobs=2 iodepth=2 again"
     assert all("method" not in options_of(job) for job in device.jobs)
     for confirmation in device.jobs[-3:-1]:
         assert "numjobs=2\n" in confirmation and "iodepth=32\n" in confirmation
@@ -212,7 +231,7 @@ def test_an_interrupted_search_resumes_without_running_a_stored_point_again(
     assert len(again.jobs) == len(store.cases(run_id)) - 5, "only what was not stored"
     assert found["winner"]["workload"] == expected["winner"]["workload"]
     assert found["points"] == expected["points"]
-    assert "workload '4k randread numjobs=1 iodepth=1 again'" in again.jobs[0], "planned first"
+    assert "workload '4k randread numjobs=2 iodepth=2 again'" in again.jobs[0], "planned first"
 
 
 def test_the_curve_runs_fixed_rates_flags_the_undelivered_and_finds_the_knee(

@@ -3,19 +3,20 @@ latency-versus-load curve. Pure functions of measured values; the runner measure
 
 Peak search. A workload with `method = "peak"` gives numjobs and iodepth as bounds
 (`numjobs = [1, 64]`); the search walks their ladders (the low bound doubled up to the high
-one, which is a rung too) instead of sweeping every pair:
+one, which is a rung too) instead of sweeping every pair. What a point delivers depends
+mostly on the I/Os it keeps in flight (numjobs x iodepth), then on how they are split (more
+jobs use more cores; deeper queues cost less CPU per I/O), so the search walks those two:
 
-1. iodepth, at the lowest numjobs, from the lowest iodepth: two rungs a step (x4) while the
-   primary figure (IOPS, or bytes/s for blocks over 64 KiB) beats the best so far by more
-   than the margin; a step that does not gets one more step beyond it, and the climb stops
-   at the second miss in a row or at the top (iodepth's gains flatten slowly, and one noisy
-   run can hide one); then the rung the steps jumped over just below the best (one job's
-   queue often peaks between two steps, and the step above it has already missed);
-2. numjobs, at that iodepth, the same way but stopping at the first miss (more jobs than
-   the cores, or than the device's queues, cost at once), then the rungs jumped over on
-   both sides of the best;
-3. if more jobs won: the same I/Os in flight as step 1's best, spread over those jobs (a
-   shallower iodepth), which often does better than the deeper queue.
+1. the I/Os in flight, split as evenly as the ladders allow, from x4 above the low corner up
+   x4 a step while the primary figure (IOPS, or bytes/s for blocks over 64 KiB) beats the best
+   so far by more than the margin; a step that does not gets one more step beyond it (one
+   noisy run can hide a gain), and the climb stops at the second miss in a row or at the top
+   (if nothing beat the first point, the points below it, down to the low corner);
+2. the same I/Os in flight over twice the jobs at half the iodepth, or half the jobs at twice
+   the iodepth, a step at a time while that beats the best (the cores, and the device's
+   queues, set which split does best);
+3. if fewer jobs won, deeper queues there, x2 a step while that beats the best (one job's
+   queue saturates later than many jobs' together).
 
 "Beats" means more than `margin` (default 3%) above the best so far. The winner is the
 highest figure measured; the runner then measures it until it has three values, for a 95%
@@ -43,14 +44,10 @@ Measure = Callable[[Point], float | None]  # a point's first figure; None: faile
 METHODS = ("peak", "curve")
 DEFAULT_MARGIN = 0.03
 CONFIRM = 3  # measurements of the winner, for its 95% interval
-STRIDE = 2  # rungs a step climbs (x4), then the rung skipped just above the best
-PATIENCE = 1  # steps of iodepth that may miss before its climb stops (numjobs: none)
-Sides = tuple[int, ...]
-# the rungs a x4 step jumped over that are tried beside the best: iodepth's just below (one
-# job's queue often peaks between two steps, and the step above it already missed), numjobs'
-# on both sides (the cores and the device's queues both cap it)
-DEPTH_SIDES: Sides = (-1,)
-JOBS_SIDES: Sides = (-1, 1)
+Rungs = tuple[int, int]  # a point as rung indices: (numjobs rung, iodepth rung)
+START = 2  # the first point: two rungs of I/Os in flight above the low corner (x4), split
+STEP = 2  # rungs of I/Os in flight a diagonal step climbs (x4)
+PATIENCE = 1  # diagonal steps that may miss before the climb stops (a noisy run can hide one)
 LOADS = tuple(range(10, 101, 10))  # percent of the peak's IOPS
 DELIVERED_SHARE = 0.95  # a rate delivered under 95% of the asked one is flagged
 KNEE_FACTOR = 2.0
@@ -64,10 +61,6 @@ IOLAB_ONLY = ("method", "peak_margin", *SET_BY_IOLAB)
 class Bounds:
     numjobs: tuple[int, int]
     iodepth: tuple[int, int]
-
-    @property
-    def start(self) -> Point:
-        return self.numjobs[0], self.iodepth[0]
 
 
 def ladder(low: int, high: int) -> tuple[int, ...]:
@@ -103,57 +96,92 @@ class Climb:
 
 
 class _Walk:
-    def __init__(self, measure: Measure, margin: float) -> None:
+    """The climb over the rung-index grid (jobs rung, iodepth rung): each point measured once."""
+
+    def __init__(self, bounds: Bounds, measure: Measure, margin: float) -> None:
+        self.jobs, self.depths = ladder(*bounds.numjobs), ladder(*bounds.iodepth)
         self.measure, self.margin = measure, margin
         self.values: dict[Point, float | None] = {}
         self.steps: list[str] = []
+        self.best = (0, 0)
 
-    def value(self, point: Point) -> float | None:
+    def at(self, rungs: Rungs) -> Point:
+        return self.jobs[rungs[0]], self.depths[rungs[1]]
+
+    def on_grid(self, rungs: Rungs) -> bool:
+        return 0 <= rungs[0] < len(self.jobs) and 0 <= rungs[1] < len(self.depths)
+
+    def value(self, rungs: Rungs) -> float | None:
+        point = self.at(rungs)
         if point not in self.values:
             self.values[point] = self.measure(point)
         return self.values[point]
 
-    def beats(self, point: Point, best: Point) -> bool:
-        old = self.value(best)
-        return beats(self.value(point), old, self.margin)
+    def take(self, rungs: Rungs) -> bool:
+        """Measure a point not yet measured; it becomes the best if it beats it."""
+        if not self.on_grid(rungs) or self.at(rungs) in self.values:
+            return False
+        if beats(self.value(rungs), self.value(self.best), self.margin):
+            self.best = rungs
+            return True
+        return False
 
-    def axis(
-        self, rungs: Sequence[int], at: Callable[[int], Point], patience: int, sides: Sides
-    ) -> int:
-        """Climb one axis from its first rung; the best rung's index."""
-        best, rung, misses = 0, 0, 0
-        while rung < len(rungs) - 1 and misses <= patience:
-            rung = min(rung + STRIDE, len(rungs) - 1)
-            if self.beats(at(rung), at(best)):
-                best, misses = rung, 0
-            else:
-                misses += 1
-        chosen = best
-        for near in (best + side for side in sides):  # rungs a step jumped over, beside it
-            if 0 <= near < len(rungs) and at(near) not in self.values:
-                chosen = near if self.beats(at(near), at(chosen)) else chosen
-        return chosen
+    def split(self, total: int) -> Rungs:
+        """The most even split of `total` rungs of I/Os in flight over numjobs and iodepth."""
+        job = min(total // 2, len(self.jobs) - 1)
+        depth = min(total - job, len(self.depths) - 1)
+        return total - depth, depth
+
+    def diagonal(self) -> None:
+        """Step 1: I/Os in flight up x4 a step, evenly split, until two steps miss in a row."""
+        top = len(self.jobs) + len(self.depths) - 2
+        total = min(START, top)
+        self.best = first = self.split(total)
+        self.value(first)
+        misses = 0
+        while total < top and misses <= PATIENCE:
+            total = min(total + STEP, top)
+            misses = 0 if self.take(self.split(total)) else misses + 1
+        if self.best == first:  # nothing above the first point: look below it
+            below = min(START, top) - 1
+            while below >= 0 and self.take(self.split(below)):
+                below -= 1
+        self.steps.append(f"I/Os in flight climbed to {self.said()}")
+
+    def slide(self) -> None:
+        """Step 2: the same I/Os in flight over more jobs (shallower queues), or fewer jobs
+        (deeper queues), x2 a step while that beats the best; step 3: if fewer jobs won,
+        deeper queues there, x2 a step while that beats it."""
+        before = self.best
+        for way in (1, -1):
+            while self.take((self.best[0] + way, self.best[1] - way)):
+                pass
+        if self.best != before:
+            self.steps.append(f"the same I/Os in flight did better at {self.said()}")
+        if self.best[0] < before[0]:
+            while self.take((self.best[0], self.best[1] + 1)):
+                pass
+            self.steps.append(f"deeper queues at that numjobs: {self.said()}")
+
+    def said(self) -> str:
+        jobs, depth = self.at(self.best)
+        return f"numjobs {jobs} x iodepth {depth}"
 
 
 def climb(bounds: Bounds, measure: Measure, margin: float = DEFAULT_MARGIN) -> Climb:
     """The peak search (see the module's text); `measure` runs or recalls one point."""
-    walk = _Walk(measure, margin)
-    jobs, depths = ladder(*bounds.numjobs), ladder(*bounds.iodepth)
-    walk.value(bounds.start)  # a fixed point (one rung on each axis) is measured too
-    depth = walk.axis(depths, lambda i: (jobs[0], depths[i]), PATIENCE, DEPTH_SIDES)
-    walk.steps.append(f"iodepth climbed to {depths[depth]} at numjobs {jobs[0]}")
-    job = walk.axis(jobs, lambda i: (jobs[i], depths[depth]), 0, JOBS_SIDES)
-    walk.steps.append(f"numjobs climbed to {jobs[job]} at iodepth {depths[depth]}")
-    if job > 0:  # the same I/Os in flight as the depth's best, over the jobs that won
-        flight = jobs[0] * depths[depth]
-        spread = min(depths, key=lambda d: abs(d * jobs[job] - flight))
-        if (jobs[job], spread) not in walk.values and walk.beats(
-            (jobs[job], spread), (jobs[job], depths[depth])
-        ):
-            walk.steps.append(f"iodepth {spread} did better at numjobs {jobs[job]}")
+    walk = _Walk(bounds, measure, margin)
+    walk.diagonal()
+    walk.slide()
     measured = {p: v for p, v in walk.values.items() if v is not None}
     winner = max(measured, key=lambda p: measured[p]) if measured else None
     return Climb(tuple(walk.values), winner, tuple(walk.steps))
+
+
+def first_point(bounds: Bounds) -> Point:
+    """The point a search measures first: its start case's numjobs and iodepth."""
+    walk = _Walk(bounds, lambda point: None, DEFAULT_MARGIN)
+    return walk.at(walk.split(min(START, len(walk.jobs) + len(walk.depths) - 2)))
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,12 @@ figure, `method = "curve"` finds it (or takes the workload's fixed point) and th
 
 With a method, `numjobs` and `iodepth` are the search's bounds, `[low, high]` (a single value
 fixes that axis), not sweep axes; any other list is still a sweep, each point searched on
-its own. A method workload point is planned as two cases: its start (both axes at their low
-bound, named with them) and, after the search, the start again (named "... again"): the
-search runs between them, adding cases as it goes, and the second shows whether the target
-drifted meanwhile. Because the closing case stays to run until the search is done, a run
-interrupted during a search resumes it (`iolab run --resume RUN`), reusing the points stored.
+its own. A method workload point is planned as two cases: its start (the search's first
+point, named with its numjobs and iodepth) and, after the search, the start again (named
+"... again"): the search runs between them, adding cases as it goes, and the second shows
+whether the target drifted meanwhile. Because the closing case stays to run until the search
+is done, a run interrupted during a search resumes it (`iolab run --resume RUN`), reusing the
+points stored.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ SYNC_ENGINES = ("sync", "psync", "vsync", "pvsync", "pvsync2", "mmap")
 
 def bounds(merged: dict[str, Any], where: Where) -> dict[str, Any]:
     """A method workload's numjobs and iodepth as the search's bounds: the options start at
-    the low bounds and keep the bounds in peak_numjobs and peak_iodepth."""
+    the search's first point and keep the bounds in peak_numjobs and peak_iodepth."""
     for key in peak.SET_BY_IOLAB:
         if key in merged:
             raise where.fail(key, f"{key} is set by iolab itself; drop it")
@@ -50,9 +51,10 @@ def bounds(merged: dict[str, Any], where: Where) -> dict[str, Any]:
             low, high = value
         else:
             low = high = value
-        out[key] = low
         out[f"peak_{key}"] = f"{low}-{high}"
-    deepest = peak.span(out["peak_iodepth"])[1]
+    limits = peak.Bounds(peak.span(out["peak_numjobs"]), peak.span(out["peak_iodepth"]))
+    out["numjobs"], out["iodepth"] = peak.first_point(limits)
+    deepest = limits.iodepth[1]
     if out.get("ioengine") in SYNC_ENGINES and deepest > 1:
         raise where.fail(
             "iodepth",
