@@ -95,8 +95,8 @@ class Repeats:
         workload = next(w for w in self.campaign.plan.workloads if w.name == rounds.track)
         metric = stats.metric_for(workload.options)
         rows = sorted(
-            (row for row in self.store.cases(self.run_id)
-             if row.setup == setup.name and row.workload == rounds.track and row.status == "ok"),
+            (row for row in self.store.cases(self.run_id, setup.name, rounds.track)
+             if row.status == "ok"),
             key=lambda row: row.repetition,
         )  # fmt: skip
         return [
@@ -113,16 +113,14 @@ class Repeats:
         metric = stats.metric_for(case.workload.options)
         return [
             sum(m.iops if metric == "iops" else m.bw_bytes for m in row.metrics.values())
-            for row in self.store.cases(self.run_id)
-            if row.status == "ok" and row.setup == case.setup.name
-            and row.workload == case.workload.name
-        ]  # fmt: skip
+            for row in self.store.cases(self.run_id, case.setup.name, case.workload.name)
+            if row.status == "ok"
+        ]
 
     def next_repetition(self, case: Case) -> int:
         stored = [
             row.repetition
-            for row in self.store.cases(self.run_id)
-            if row.setup == case.setup.name and row.workload == case.workload.name
+            for row in self.store.cases(self.run_id, case.setup.name, case.workload.name)
         ]
         return max(stored, default=0) + 1
 

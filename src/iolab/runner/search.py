@@ -80,11 +80,7 @@ class Search:
         self.case(step, target, state)
 
     def stored(self, setup: str) -> dict[tuple[str, int], CaseRow]:
-        return {
-            (row.workload, row.repetition): row
-            for row in self.store.cases(self.run_id)
-            if row.setup == setup
-        }
+        return {(row.workload, row.repetition): row for row in self.store.cases(self.run_id, setup)}
 
 
 @dataclass

@@ -329,28 +329,36 @@ class Store(Dumps):
             (r["name"], json.loads(r["definition"]), json.loads(r["environment"])) for r in rows
         ]
 
-    def cases(self, run_id: int) -> list[CaseRow]:
+    def cases(
+        self, run_id: int, setup: str | None = None, workload: str | None = None
+    ) -> list[CaseRow]:
+        """A run's cases with their main window's figures (and each host's): all of them, or
+        those of one set-up, or of one workload on it."""
+        where = "c.run_id = ?"
+        args: list[int | str] = [run_id]
+        for column, value in (("setup", setup), ("workload", workload)):
+            if value is not None:
+                where += f" AND c.{column} = ?"
+                args.append(value)
         metrics: dict[int, dict[Direction, DirectionMetrics]] = {}
-        for row in self.db.execute(
-            "SELECT m.* FROM metrics m JOIN cases c ON c.id = m.case_id WHERE c.run_id = ?"
-            f" AND {MAIN_WINDOW.format(t='m')}",
-            (run_id,),
-        ):
-            found = decode.direction_metrics(row, self.path)
-            metrics.setdefault(int(row["case_id"]), {})[found.direction] = found
         hosts: dict[int, dict[str, dict[Direction, DirectionMetrics]]] = {}
         for row in self.db.execute(
-            "SELECT m.* FROM metrics m JOIN cases c ON c.id = m.case_id WHERE c.run_id = ?"
-            " AND m.phase = 'measure' AND m.round = 0 AND m.host != ''",
-            (run_id,),
+            "SELECT m.* FROM metrics m JOIN cases c ON c.id = m.case_id"
+            f" WHERE {where} AND m.phase = 'measure' AND m.round = 0",
+            args,
         ):
             found = decode.direction_metrics(row, self.path)
-            on = hosts.setdefault(int(row["case_id"]), {}).setdefault(str(row["host"]), {})
-            on[found.direction] = found
+            case_id, host = int(row["case_id"]), str(row["host"])
+            into = (
+                hosts.setdefault(case_id, {}).setdefault(host, {})
+                if host
+                else metrics.setdefault(case_id, {})
+            )
+            into[found.direction] = found
         rows = self.db.execute(  # not raw_json nor job_file: reports of big runs read fast
             "SELECT id, setup, workload, workload_position, repetition, options, status, error,"
-            " warnings, target_state FROM cases WHERE run_id = ? ORDER BY workload_position, id",
-            (run_id,),
+            f" warnings, target_state FROM cases c WHERE {where} ORDER BY workload_position, id",
+            args,
         )
         return [
             CaseRow(
