@@ -40,12 +40,13 @@ SEARCH = 'method = "peak"\nnumjobs = [1, 8]\niodepth = [1, 128]'
 class Seen:
     def __init__(self) -> None:
         self.notes: list[str] = []
+        self.counted: list[tuple[int, int]] = []  # (index, total) of each case started
 
     def note(self, line: str) -> None:
         self.notes.append(line)
 
     def case_started(self, index: int, total: int, case: Case, eta_s: float) -> None:
-        pass
+        self.counted.append((index, total))
 
     def status(self, status: Status) -> None:
         pass
@@ -205,6 +206,8 @@ def test_the_search_stores_every_point_and_records_the_winner(tmp_path: Path) ->
         "peak 97,778 ± 0 IOPS (95%, 3 runs) at numjobs=2 iodepth=32" in n for n in seen.notes
     )
     assert any("no drift beyond the margin" in n for n in seen.notes)
+    assert seen.counted[0] == (1, 2) and seen.counted[-1] == (len(cases), len(cases))
+    assert all(index <= total for index, total in seen.counted), "the total grows with the search"
 
 
 def test_noise_wider_than_the_margin_is_said_with_the_points_tied(tmp_path: Path) -> None:

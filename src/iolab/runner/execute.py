@@ -220,8 +220,9 @@ class _Run(Repeats, Search):
         start = self.order.get(id(step))  # None: an extra repetition of repeat = "auto"
         self.cursor = start if start is not None else self.cursor
         rest = self.todo[self.cursor + (start is None) :]
-        eta = _eta([step, *rest] if start is None else rest, self.overhead)
-        self.listener.case_started(index, len(campaign.steps), step.case, eta)
+        ahead = [step, *rest] if start is None else rest  # this case and the planned ones left
+        total = index - 1 + len(ahead)  # grows as a search or repeat = "auto" adds cases
+        self.listener.case_started(index, total, step.case, _eta(ahead, self.overhead))
         job = step.job(target, campaign.fio)
         known = replace(_known(campaign, job, target, state), target_state=state)
         executor = campaign.executor_for(step.case.setup)
