@@ -219,6 +219,14 @@ def fio_plot(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def draw(png: Path, *args: str) -> str:
+    """fio-plot's chart of `args` into `png`, which must be a real chart; its output."""
+    done = fio_plot(*args, "-o", str(png), cwd=png.parent)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert_png(png)
+    return done.stdout
+
+
 def assert_png(path: Path) -> None:
     data = path.read_bytes()
     assert data.startswith(PNG) and len(data) > 20_000, len(data)
@@ -290,36 +298,15 @@ def test_fio_plot_draws_a_chart_from_the_export(
 ) -> None:
     tree, _ = export_tree(golden, tmp_path, "1")
     png = tmp_path / "chart.png"
-    done = fio_plot(
-        "-i", str(tree / "one" / "4k"), "-T", f"iolab {chart}", *args, "-o", str(png), cwd=tmp_path
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert f"Saving to file {png}" in done.stdout
-    assert_png(png)
+    said = draw(png, "-i", str(tree / "one" / "4k"), "-T", f"iolab {chart}", *args)
+    assert f"Saving to file {png}" in said
 
 
 def test_fio_plot_compares_two_set_ups(golden: Path, tmp_path: Path) -> None:
     tree, _ = export_tree(golden, tmp_path, "1")
-    png = tmp_path / "compare.png"
-    done = fio_plot(
-        "-i",
-        str(tree / "one" / "4k"),
-        str(tree / "two" / "4k"),
-        "-T",
-        "one, two",
-        "-C",
-        "-r",
-        "randread",
-        "-d",
-        "1",
-        "-n",
-        "1",
-        "-o",
-        str(png),
-        cwd=tmp_path,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert_png(png)
+    one, two = str(tree / "one" / "4k"), str(tree / "two" / "4k")
+    draw(tmp_path / "compare.png", "-i", one, two, "-T", "one, two", "-C", "-r", "randread",
+         "-d", "1", "-n", "1")  # fmt: skip
 
 
 def test_imported_json_gets_what_fio_plot_picks_files_by(tmp_path: Path) -> None:
@@ -342,27 +329,8 @@ def test_imported_json_gets_what_fio_plot_picks_files_by(tmp_path: Path) -> None
     job = written["jobs"][0]
     assert job["job options"] == {"numjobs": "1", **original["jobs"][0]["job options"]}
     assert job["read"] == original["jobs"][0]["read"]
-    png = tmp_path / "mixed.png"
-    done = fio_plot(
-        "-i",
-        str(mixed.parent),
-        "-T",
-        "imported",
-        "-l",
-        "-r",
-        "randrw",
-        "-f",
-        "read",
-        "-d",
-        "4",
-        "-n",
-        "1",
-        "-o",
-        str(png),
-        cwd=tmp_path,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert_png(png)
+    draw(tmp_path / "mixed.png", "-i", str(mixed.parent), "-T", "imported", "-l", "-r", "randrw",
+         "-f", "read", "-d", "4", "-n", "1")  # fmt: skip
 
 
 def test_a_workload_the_file_names_cannot_tell_apart_is_left_out_in_a_line(golden: Path) -> None:

@@ -150,6 +150,9 @@ def test_a_host_lost_mid_case_keeps_the_others_and_resume_completes(
     assert {(status, host) for status, host, _, _ in rows} == {
         ("failed", hosts[0]), ("failed", hosts[2])
     }  # fmt: skip
+    with sqlite3.connect(workdir / "iolab.db") as db:
+        (warned,) = db.execute("SELECT warnings FROM cases WHERE status = 'failed'").fetchone()
+    assert [w.get("hosts") for w in json.loads(warned) if w["code"] == "host-lost"] == [[victim]]
     ip, port = victim.split(":")
     servers.one(ip, int(port))
     resumed = run_iolab("run", "--resume", "1", cwd=workdir, check=True)

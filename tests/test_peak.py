@@ -109,17 +109,24 @@ def test_the_climb_walks_in_flight_then_its_split() -> None:
         (4, 32),  # fewer jobs won: deeper queues there, which miss
     )  # fmt: skip
     assert climb.winner == (4, 16)
+    corner = {(2, 2): 10.0, (4, 4): 30.0, (4, 16): 50.0, (4, 8): 45.0, (2, 16): 55.0}
+    climb = peak.climb(peak.Bounds((1, 4), (1, 16)), corner.get)
+    assert climb.tried == ((2, 2), (4, 4), (4, 16), (4, 8), (2, 16)), "a corner: the rungs below"
+    assert climb.winner == (2, 16)
 
 
 def test_a_gain_within_the_margin_is_no_gain_and_failures_never_win() -> None:
     flat = {(1, 4): 100.0, (1, 16): 102.0, (1, 2): 101.0, (1, 1): 90.0}
     climb = peak.climb(peak.Bounds((1, 1), (1, 16)), flat.get, margin=0.03)
-    assert climb.tried == ((1, 4), (1, 16), (1, 2)), "nothing beat the first: one rung below"
+    assert climb.tried[:3] == ((1, 4), (1, 16), (1, 2)), "nothing beat the first: one below"
+    assert climb.tried[3:] == ((1, 8),), "numjobs fixed: the rungs jumped over beside the best"
     assert climb.winner == (1, 16), "the highest measured wins"
-    rising = {(1, 4): 100.0, (1, 16): 90.0, (1, 64): 300.0, (1, 256): 250.0}
+    rising = {(1, 4): 100.0, (1, 16): 90.0, (1, 64): 300.0, (1, 256): 250.0, (1, 128): 320.0}
     climb = peak.climb(peak.Bounds((1, 1), (1, 256)), rising.get, margin=0.03)
-    assert climb.tried == ((1, 4), (1, 16), (1, 64), (1, 256)), "one miss is not the end"
-    assert climb.winner == (1, 64)
+    assert climb.tried[:4] == ((1, 4), (1, 16), (1, 64), (1, 256)), "one miss is not the end"
+    assert climb.tried[4:] == ((1, 32), (1, 128)), "then the rungs jumped over, both sides"
+    assert climb.winner == (1, 128)
+    assert climb.steps[-1] == "a rung the steps jumped over did better: numjobs 1 x iodepth 128"
     failed = peak.climb(peak.Bounds((1, 2), (1, 4)), lambda p: None)
     assert failed.winner is None
 
@@ -228,6 +235,10 @@ def test_an_interrupted_search_resumes_without_running_a_stored_point_again(
     part.mkdir()
     with pytest.raises(Interrupted, match="--resume 1"):
         run(part, FakeDevice(interrupt_at=6))
+    the_plan = plan.parse_plan(PLAN.format(path=part, extra=SEARCH), "plan.toml")
+    with Store(part / "results.db") as stored:
+        interrupted = stored.resumable(the_plan.hash)
+        assert interrupted and interrupted.ok > interrupted.case_count, "more stored than planned"
     again = FakeDevice()
     store, run_id, _ = run(part, again, run_id=1)
     found = search_of(store, run_id)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_iolab
+from conftest import ctrl_c_when, run_iolab, stored_cases
 
 
 def recorded(db: Path) -> dict[str, object]:
@@ -49,6 +49,26 @@ def test_peak_with_its_curve_on_a_real_file(workdir: Path) -> None:
     text = (workdir / "r.md").read_text()
     assert "## Peak and load curve" in text and "### Latency against load" in text, report.stderr
     assert [f.name for f in (workdir / "r_files").glob("curve-*-4k-randread.png")], report.stderr
+
+
+def test_peak_again_after_ctrl_c_resumes_its_search(workdir: Path) -> None:
+    """The same command after Ctrl-C mid-search resumes it (more cases are stored by then
+    than the two planned), running no stored point again."""
+    db = workdir / "peak.db"
+    args = ["peak", "--target", str(workdir), "--runtime", "1", "--size", "16m",
+            "--numjobs", "1-4", "--iodepth", "1-16", "--db", str(db)]  # fmt: skip
+    code, err = ctrl_c_when(args, workdir, lambda: len(stored_cases(db)) >= 3)
+    assert code == 130 and "--resume 1" in err, err
+    before = stored_cases(db)
+    assert len(before) >= 3
+    again = run_iolab(*args, cwd=workdir, check=True)
+    assert f"resuming run 1: {len(before)} (2 planned, more added as it ran)" in again.stdout
+    after = stored_cases(db)
+    assert after[: len(before)] == before
+    names = [(workload, repetition) for _, workload, repetition, _ in after]
+    assert len(names) == len(set(names)), "no point stored twice"
+    assert recorded(db)["4k randread"]["winner"] is not None  # type: ignore[index]
+    assert after[len(before)][1] == "4k randread numjobs=2 iodepth=2 again", "planned: first"
 
 
 @pytest.mark.parametrize(

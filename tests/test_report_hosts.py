@@ -96,7 +96,9 @@ def case(
     repetition: int = 1,
 ) -> Case:
     """A case on `hosts` (their IOPS); with `lost`, failed as the runner stores it."""
-    warned = (Warning("host-lost", f"{', '.join(lost)} sent no result.", "Check them."),)
+    warned = (
+        Warning("host-lost", f"{', '.join(lost)} sent no result.", "Check them.", tuple(lost)),
+    )
     bs = "128k" if workload == BIG else "4k"
     return Case(
         setup=setup, workload=workload, workload_position=0 if workload == WORKLOAD else 1,

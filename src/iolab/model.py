@@ -243,9 +243,17 @@ class Warning:
     code: str
     message: str
     advice: str
+    hosts: tuple[str, ...] = ()  # the hosts it is about (host-lost: those that sent nothing)
 
     def __str__(self) -> str:
         return f"{self.message} {self.advice}"
+
+    def stored(self) -> dict[str, object]:
+        """As the store keeps it: hosts only when it names some."""
+        out: dict[str, object] = {"code": self.code, "message": self.message, "advice": self.advice}
+        if self.hosts:
+            out["hosts"] = list(self.hosts)
+        return out
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ jobs use more cores; deeper queues cost less CPU per I/O), so the search walks t
    (if nothing beat the first point, the points below it, down to the low corner);
 2. the same I/Os in flight over twice the jobs at half the iodepth, or half the jobs at twice
    the iodepth, a step at a time while that beats the best (the cores, and the device's
-   queues, set which split does best);
+   queues, set which split does best); where the split cannot change (one axis fixed, or the
+   best in a corner of the grid), the rungs the x4 steps jumped over beside the best instead;
 3. if fewer jobs won, deeper queues there, x2 a step while that beats the best (one job's
    queue saturates later than many jobs' together).
 
@@ -153,6 +154,9 @@ class _Walk:
         (deeper queues), x2 a step while that beats the best; step 3: if fewer jobs won,
         deeper queues there, x2 a step while that beats it."""
         before = self.best
+        if not any(self.on_grid((before[0] + way, before[1] - way)) for way in (1, -1)):
+            self.between()
+            return
         for way in (1, -1):
             while self.take((self.best[0] + way, self.best[1] - way)):
                 pass
@@ -162,6 +166,16 @@ class _Walk:
             while self.take((self.best[0], self.best[1] + 1)):
                 pass
             self.steps.append(f"deeper queues at that numjobs: {self.said()}")
+
+    def between(self) -> None:
+        """Where the split cannot change (one axis fixed, or the best in a corner of the
+        grid): the rungs the x4 steps jumped over beside the best, on either axis."""
+        best = self.best
+        for near in ((best[0], best[1] - 1), (best[0], best[1] + 1),
+                     (best[0] - 1, best[1]), (best[0] + 1, best[1])):  # fmt: skip
+            self.take(near)
+        if self.best != best:
+            self.steps.append(f"a rung the steps jumped over did better: {self.said()}")
 
     def said(self) -> str:
         jobs, depth = self.at(self.best)

@@ -78,14 +78,9 @@ def _lost_case(case: Case) -> bool:
 
 
 def lost_hosts(case: Case, candidates: Sequence[str]) -> list[str]:
-    """The hosts a case lost: named in its host-lost warning, with no figures of their own."""
-    words = {
-        word.rstrip(".")
-        for warning in case.warnings
-        if warning.code == HOST_LOST
-        for word in re.split(r"[\s,;]+", warning.message)
-    }
-    return [host for host in candidates if host in words and host not in case.hosts]
+    """The hosts a case lost: named by its host-lost warning, with no figures of their own."""
+    named = {host for w in case.warnings if w.code == HOST_LOST for host in w.hosts}
+    return [host for host in candidates if host in named and host not in case.hosts]
 
 
 def _listed(data: Dataset, run_id: int) -> list[str]:

@@ -401,9 +401,11 @@ def _partial(outcome: Outcome, base: dict[str, object]) -> Result:
         hosts = parse.by_host(parse.load_json(outcome.json_text))
     said = "; ".join(why for _, why in outcome.lost)
     kept = f"; the results of {', '.join(hosts)} are kept" if hosts else ""
+    names = tuple(host for host, _ in outcome.lost)
     lost = Warning(
-        HOST_LOST, f"{', '.join(host for host, _ in outcome.lost)} sent no result.",
+        HOST_LOST, f"{', '.join(names)} sent no result.",
         "Check those hosts and their fio servers; resume runs the case again on every host.",
+        names,
     )  # fmt: skip
     return Result(
         status="failed",

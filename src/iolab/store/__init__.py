@@ -255,7 +255,7 @@ class Store(Dumps):
                 m.runtime_ms if m else None,
                 result.job_file,
                 result.raw_json,
-                json.dumps([w.__dict__ for w in result.warnings]),
+                json.dumps([w.stored() for w in result.warnings]),
                 result.target_state,
             ),
         )
@@ -316,8 +316,11 @@ class Store(Dumps):
         return found
 
     def resumable(self, plan_hash: str) -> RunRow | None:
-        """The latest run of the same plan with cases missing or failed, if any."""
-        runs = [r for r in self.runs() if r.plan_hash == plan_hash and r.ok < r.case_count]
+        """The latest run of the same plan that did not finish, or finished with cases failed
+        (not a count of cases: a search and repeat = "auto" add cases to those planned)."""
+        runs = [
+            r for r in self.runs() if r.plan_hash == plan_hash and (r.status != "done" or r.failed)
+        ]
         return runs[-1] if runs else None
 
     def setups(self, run_id: int) -> list[tuple[str, Mapping[str, Any], Mapping[str, Any]]]:

@@ -80,6 +80,7 @@ def warning(data: Mapping[str, Any]) -> Warning:
         code=str(data.get("code", "")),
         message=str(data.get("message", "")),
         advice=str(data.get("advice", "")),
+        hosts=tuple(str(h) for h in data.get("hosts", ())),
     )
 
 
