@@ -236,6 +236,9 @@ class CaseMetrics:
         return sum(d.bw_bytes for d in self.directions)
 
 
+HOST_LOST = "host-lost"  # the warning code of a case a host sent no result for
+
+
 @dataclass(frozen=True)
 class Warning:
     """A methodology or measurement problem, with what to do about it."""

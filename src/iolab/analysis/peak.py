@@ -127,6 +127,16 @@ class _Walk:
             return True
         return False
 
+    @property
+    def top(self) -> int:
+        """The most rungs of I/Os in flight: both axes at their high bounds."""
+        return len(self.jobs) + len(self.depths) - 2
+
+    @property
+    def start(self) -> int:
+        """The rungs of I/Os in flight of the first point."""
+        return min(START, self.top)
+
     def split(self, total: int) -> Rungs:
         """The most even split of `total` rungs of I/Os in flight over numjobs and iodepth."""
         job = min(total // 2, len(self.jobs) - 1)
@@ -135,16 +145,15 @@ class _Walk:
 
     def diagonal(self) -> None:
         """Step 1: I/Os in flight up x4 a step, evenly split, until two steps miss in a row."""
-        top = len(self.jobs) + len(self.depths) - 2
-        total = min(START, top)
+        total = self.start
         self.best = first = self.split(total)
         self.value(first)
         misses = 0
-        while total < top and misses <= PATIENCE:
-            total = min(total + STEP, top)
+        while total < self.top and misses <= PATIENCE:
+            total = min(total + STEP, self.top)
             misses = 0 if self.take(self.split(total)) else misses + 1
         if self.best == first:  # nothing above the first point: look below it
-            below = min(START, top) - 1
+            below = self.start - 1
             while below >= 0 and self.take(self.split(below)):
                 below -= 1
         self.steps.append(f"I/Os in flight climbed to {self.said()}")
@@ -195,7 +204,7 @@ def climb(bounds: Bounds, measure: Measure, margin: float = DEFAULT_MARGIN) -> C
 def first_point(bounds: Bounds) -> Point:
     """The point a search measures first: its start case's numjobs and iodepth."""
     walk = _Walk(bounds, lambda point: None, DEFAULT_MARGIN)
-    return walk.at(walk.split(min(START, len(walk.jobs) + len(walk.depths) - 2)))
+    return walk.at(walk.split(walk.start))
 
 
 @dataclass(frozen=True)

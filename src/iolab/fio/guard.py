@@ -95,12 +95,10 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, forward)
     signal.signal(signal.SIGTERM, give_up)
     threading.Thread(target=watch_parent, daemon=True).start()
-    while True:  # wakes now and then, so a handler whose signal arrived is never held up
-        try:
+    code = None
+    while code is None:  # wakes now and then, so a handler whose signal arrived is never held up
+        with contextlib.suppress(subprocess.TimeoutExpired):
             code = fio.wait(WAKE_S)
-            break
-        except subprocess.TimeoutExpired:
-            continue
     kill_all()
     return code if code >= 0 else 128 - code
 

@@ -38,6 +38,7 @@ def bounds(merged: dict[str, Any], where: Where) -> dict[str, Any]:
             raise where.fail("peak_margin", 'peak_margin goes with method = "peak" or "curve"')
         return merged
     out = dict(merged)
+    spans: dict[str, tuple[int, int]] = {}
     for key in ("numjobs", "iodepth"):
         value = merged[key]
         if isinstance(value, list):
@@ -52,9 +53,9 @@ def bounds(merged: dict[str, Any], where: Where) -> dict[str, Any]:
         else:
             low = high = value
         out[f"peak_{key}"] = f"{low}-{high}"
-    limits = peak.Bounds(peak.span(out["peak_numjobs"]), peak.span(out["peak_iodepth"]))
-    out["numjobs"], out["iodepth"] = peak.first_point(limits)
-    deepest = limits.iodepth[1]
+        spans[key] = (low, high)
+    out["numjobs"], out["iodepth"] = peak.first_point(peak.Bounds(**spans))
+    deepest = spans["iodepth"][1]
     if out.get("ioengine") in SYNC_ENGINES and deepest > 1:
         raise where.fail(
             "iodepth",

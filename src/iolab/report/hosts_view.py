@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from iolab.analysis.stats import metric_for, summarize
-from iolab.model import Direction, DirectionMetrics
+from iolab.model import HOST_LOST, Direction, DirectionMetrics
 from iolab.report import summary
 from iolab.report.charts import Axis, Chart, Series, slug
 from iolab.report.data import Case, Dataset, SetupInfo
@@ -31,7 +31,6 @@ from iolab.report.model import (
     stat_cell,
 )
 
-HOST_LOST = "host-lost"  # the warning code a case gets when a host sent no result
 ALL_HOSTS = "all hosts"
 LOST = "lost"
 SLOW_SHARE = 0.5  # a host under this share of the median host's figure is named

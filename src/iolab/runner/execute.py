@@ -23,7 +23,7 @@ from iolab.fio.executor import Executor, HostLimits
 from iolab.fio.hosts import Cluster
 from iolab.fio.outcome import Outcome, failure
 from iolab.fio.parse import Status
-from iolab.model import Case, CaseMetrics, Result, Setup, Warning, Window
+from iolab.model import HOST_LOST, Case, CaseMetrics, Result, Setup, Warning, Window
 from iolab.runner import precondition
 from iolab.runner.campaign import Campaign, Step, largest, mountpoint
 from iolab.runner.repeats import Repeats
@@ -35,7 +35,6 @@ from iolab.targets.path import TEST_FILE, Prepared
 from iolab.units import parse_size
 
 TIMEOUT_MARGIN_S = 600
-HOST_LOST = "host-lost"
 
 
 class HostsLost(FioError):

@@ -79,8 +79,10 @@ class Search:
     def run_point(self, step: Step, target: Prepared, state: str) -> None:
         self.case(step, target, state)
 
-    def stored(self, setup: str) -> dict[tuple[str, int], CaseRow]:
-        return {(row.workload, row.repetition): row for row in self.store.cases(self.run_id, setup)}
+    def stored(self, setup: str, workload: str | None = None) -> dict[tuple[str, int], CaseRow]:
+        """The set-up's stored cases (of one workload, if given) by name and repetition."""
+        rows = self.store.cases(self.run_id, setup, workload)
+        return {(row.workload, row.repetition): row for row in rows}
 
 
 @dataclass
@@ -131,7 +133,7 @@ class _Points:
             self.run.run_point(step, self.target, self.state)
             self.state = precondition.after(self.state, workload.options)
             self.ran += 1
-            self.rows = self.run.stored(self.case.setup.name)
+            self.rows.update(self.run.stored(self.case.setup.name, workload.name))
         return self.rows.get(key)
 
     def value(self, point: Point, repetition: int = 1) -> float | None:

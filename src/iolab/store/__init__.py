@@ -18,7 +18,7 @@ from iolab.model import Direction, DirectionMetrics, Origin, Plan, Result
 from iolab.store import rows as decode
 from iolab.store.dumps import Dumps
 from iolab.store.rows import PLAN_ORIGIN, CaseRow, CaseSample, RunRow
-from iolab.store.schema import MAIN_WINDOW, MIGRATIONS, SCHEMA_VERSION
+from iolab.store.schema import MAIN_WINDOW, MEASURED, MIGRATIONS, SCHEMA_VERSION
 
 __all__ = ["SCHEMA_VERSION", "CaseRow", "CaseSample", "RunRow", "Store"]
 
@@ -347,7 +347,7 @@ class Store(Dumps):
         hosts: dict[int, dict[str, dict[Direction, DirectionMetrics]]] = {}
         for row in self.db.execute(
             "SELECT m.* FROM metrics m JOIN cases c ON c.id = m.case_id"
-            f" WHERE {where} AND m.phase = 'measure' AND m.round = 0",
+            f" WHERE {where} AND {MEASURED.format(t='m')}",
             args,
         ):
             found = decode.direction_metrics(row, self.path)

@@ -112,4 +112,5 @@ MIGRATIONS: tuple[str, ...] = (
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 # What reports show of a case: its measured phase, first round, on this host or aggregated.
-MAIN_WINDOW = "{t}.phase = 'measure' AND {t}.round = 0 AND {t}.host = ''"
+MEASURED = "{t}.phase = 'measure' AND {t}.round = 0"  # the whole job, every host
+MAIN_WINDOW = MEASURED + " AND {t}.host = ''"
