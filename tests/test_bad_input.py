@@ -589,6 +589,11 @@ TARGETS = [
     case("setup-file-write-sweep-unconfirmed", "run plan.toml", ["--yes-destroy"],
          {"plan.toml": plan(target='path = "@DIR@/user.file"', rw='["read", "write"]'),
           **USER_FILE}),
+    case("setup-path-with-colons-naming-a-device", "run plan.toml", ["':'", "list of files"],
+         {"plan.toml": plan(target='path = "@DIR@/x:@VICTIM@:@DIR@"', rw='"randwrite"'),
+          "x:@VICTIM@:@DIR@": DIR}),
+    case("target-link-to-colons-naming-a-device", "run --target @DIR@/t --runtime 1 --size 8m",
+         ["':'"], {"x:@VICTIM@:@DIR@": DIR, "t": symlink("@DIR@/x:@VICTIM@:@DIR@")}),
     bad_plan("size-beyond-free-space", ["size"], plan(size='"100t"')),
     bad_plan("size-beyond-free-space-flag", ["size"], plan(), extra="--size 100t"),
     case("size-beyond-free-space-target", "run --target @DIR@ --size 100t --runtime 1", ["size"]),
@@ -670,7 +675,7 @@ def make_file(path: Path, spec: FileSpec, values: Mapping[str, str], stored: Pat
     elif spec.kind == "fifo":
         os.mkfifo(path)
     elif spec.kind == "dir":
-        path.mkdir()
+        path.mkdir(parents=True)
     elif spec.kind == "random":
         path.write_bytes(os.urandom(int(spec.arg)))
     elif spec.kind == "symlink":
@@ -848,7 +853,7 @@ def test_bad_input_is_one_line_exit_1_and_changes_nothing(
     needs_store = any(spec == STORED for _, spec in bad.files)
     stored = request.getfixturevalue("stored_db") if needs_store else None
     for name, spec in bad.files:
-        make_file(workdir / name, spec, values, stored)
+        make_file(workdir / fill(name, values), spec, values, stored)
     args = [fill(arg, values) for arg in bad.args]
     words = [
         tuple(fill(w, values) for w in word) if isinstance(word, tuple) else fill(word, values)

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
@@ -231,6 +232,30 @@ def test_ext4_records_tune2fs_figures(loops: LoopDevs, tmp_path: Path) -> None:
         assert "has_journal" in fs["features"]
         assert fs["params"]["Block size"] == "4096"
     assert not is_mounted(tmp_path / "mnt")
+
+
+def test_a_raw_device_named_with_colons_is_given_to_fio_by_its_kernel_node(
+    loops: LoopDevs,
+) -> None:
+    """fio splits filename= at each ':' (as in /dev/disk/by-path names): a link resolves to
+    the kernel's node; a node whose own name has one is refused."""
+    dev = loops.make(64)
+    link, node = (
+        Path(f"/dev/iolab-test-{os.getpid()}:0:1"),
+        Path(f"/dev/iolab-test-{os.getpid()}:n"),
+    )
+    link.symlink_to(dev)
+    os.mknod(node, 0o600 | stat.S_IFBLK, os.stat(dev).st_rdev)
+    nowhere = Path("/nonexistent")
+    try:
+        with provision.build(Layout(devices=(str(link),)), nowhere, confirmed={str(link)}) as built:
+            assert built.raw and built.paths == (Path(dev),) and built.path == Path(dev)
+        refused = pytest.raises(TargetError, match="has a ':', which fio reads as a list of files")
+        with refused, provision.build(Layout(devices=(str(node),)), nowhere, confirmed={str(node)}):
+            raise AssertionError("built")
+    finally:
+        link.unlink()
+        node.unlink()
 
 
 # -- btrfs RAID -----------------------------------------------------------------------------

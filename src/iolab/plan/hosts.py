@@ -16,6 +16,7 @@ from typing import Any, Literal
 from iolab.fio.hosts import HostError, address
 from iolab.model import Hosts, Setup
 from iolab.plan.common import Where
+from iolab.targets.path import several_files
 
 KEYS = ("hosts", "host_timeout", "on_host_lost", "host_env")
 # host_env = "ssh": each host's full environment, where iolab is installed there
@@ -88,11 +89,10 @@ def _check_setup(setup: Setup, top: Where, addresses: list[str]) -> None:
             "host, on the set-up you built there)",
         )
     for path in (setup.path, *(p for _, p in setup.host_paths)):
-        if ":" in path:  # fio reads "a:b" as two files, one of which could be a device
+        problem = several_files(path)
+        if problem:
             raise where.fail(
-                "path",
-                f"set-up {setup.name!r}: path {path!r} has a ':', which fio reads as a "
-                "list of files; choose a directory without one",
+                "path", f"set-up {setup.name!r}: path {path!r} {problem}; choose another"
             )
         if not path.startswith("/") or any(
             path == root or path.startswith(f"{root}/") for root in FORBIDDEN_ROOTS

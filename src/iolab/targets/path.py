@@ -23,6 +23,14 @@ FREE_SPACE_MARGIN = 0.9
 READ_ONLY_RW = ("read", "randread")
 
 
+def several_files(path: str | Path) -> str | None:
+    """Why fio would not read `path` as one file: it splits filename= at each ':' (a
+    directory named "a:/dev/sdb:" would put a device among the files); None if it would."""
+    if ":" not in str(path):
+        return None
+    return "has a ':', which fio reads as a list of files (one of them could be a device)"
+
+
 def writes(options: Mapping[str, FioValue]) -> bool:
     """Whether a workload writes (or trims) its target."""
     return str(options.get("rw", "read")) not in READ_ONLY_RW or bool(options.get("verify"))
@@ -107,6 +115,9 @@ def prepare(setup: Setup, probe_write: bool = True) -> Prepared:
         filename, owned = path.resolve(), False
     else:
         raise TargetError(f"{where} is neither a directory nor a regular file")
+    problem = several_files(filename)  # after resolve: a link may lead to such a name
+    if problem:
+        raise TargetError(f"{where}: its test file {str(filename)!r} {problem}; choose another")
     if probe_write:
         _check_writable(filename.parent, where)
     return Prepared(setup, filename, owned, shutil.disk_usage(filename.parent).free)

@@ -23,7 +23,7 @@ from iolab.model import Layout
 from iolab.targets import devices as dv
 from iolab.targets import environment, safety
 from iolab.targets.facts import JSONDict, LayoutFacts, QueueChange
-from iolab.targets.path import TEST_FILE
+from iolab.targets.path import TEST_FILE, several_files
 from iolab.targets.recipe import (
     Stage,
     Step,
@@ -330,7 +330,13 @@ def _built(layout: Layout, mountpoint: Path, top: str, runner: _Runner) -> Built
     if mounted:
         paths = (mountpoint / TEST_FILE,)
     elif layout.raid == "none":
-        paths = tuple(Path(d) for d in layout.devices)
+        # the kernel's node (/dev/sdb): fio splits filename= at each ':', which names under
+        # /dev/disk/by-path have; a node still named so is refused
+        paths = tuple(Path(os.path.realpath(d)) for d in layout.devices)
+    for device in paths:
+        problem = several_files(device)
+        if problem:
+            raise TargetError(f"device {str(device)!r} {problem}; name it by its kernel node")
     path = paths[0]
     facts = environment.layout_facts(layout, top, mountpoint if mounted else None)
     queue = {
