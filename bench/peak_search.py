@@ -4,15 +4,17 @@
 On one target (a test file in --dir, or --target), rounds alternate the exhaustive sweep (every
 numjobs x iodepth pair of the grid, one run each) and `method = "peak"` over the same bounds
 (whose ladders are the grid's when the grid is powers of two), so that drift hits both. Prints
-each run's best value and where, its wall time, then the ratio of best values (search /
-sweep: target at least 0.97) and of wall times (target at most 0.25), medians over rounds.
+each run's best value and where, its wall time, then the ratios of best values (search /
+sweep: target at least 0.97) and of wall times (target at most 0.25), medians over rounds
+with the 95% interval of the mean.
 
 "Best" is the highest single run of each, the same statistic on both sides: the sweep's over
 its one run of every point, the search's over every run it made (the points it tried and the
 winner's repeated runs, all in its wall time). The sweep's is a maximum over more noisy runs,
 so it leans high; after each round the two points chosen are also measured again, --verify
 times each, alternating (not counted in either wall time): the ratio of those means compares
-what each choice really delivers. Runs are 3 s by default: on a shared virtual disk 1 s runs
+what each choice really delivers, the test of the 0.97 target (the value of the sweep's best
+point, not of its luckiest run). Runs are 3 s by default: on a shared virtual disk 1 s runs
 read low and scatter (plain fio, 4k randread at 4 jobs x QD32: 55-73k IOPS in six 1 s runs,
 71-78k in five 3 s runs), which no search can see through.
 
@@ -171,9 +173,17 @@ def main() -> None:
           f"{args.runtime} s each, {args.size}, on {where}")  # fmt: skip
     print(f"round {'run':<7} {'wall s':>7} {'best IOPS':>10}  {'at (jobs x depth)':<17}")
     print("\n".join(lines))
-    print(verdict("best value search / sweep", best, 0.97, high=True))
+    print(verdict(f"best single run, search / sweep (the sweep's, of {points}, leans high)", best,
+                  0.97, high=True))  # fmt: skip
     if true:
-        print(verdict("chosen points measured again, search's / sweep's", true, 0.97, high=True))
+        print(
+            verdict(
+                "what each choice delivers, measured again side by side, search's / sweep's",
+                true,
+                0.97,
+                high=True,
+            )
+        )
     print(verdict("wall time search / sweep", walls, 0.25, high=False))
 
 
