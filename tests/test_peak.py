@@ -268,7 +268,7 @@ def test_the_curve_runs_fixed_rates_flags_the_undelivered_and_finds_the_knee(
     assert warned["4k randread numjobs=2 iodepth=32 load=100%"] == ["rate-not-delivered"]
     assert warned["4k randread numjobs=2 iodepth=32 load=90%"] == []
     assert any("knee at" in n and "(50% of the peak)" in n for n in seen.notes)
-    assert any("1 rates not delivered" in n for n in seen.notes)
+    assert any("1 rate not delivered" in n for n in seen.notes)
 
 
 # ---------------------------------------------------------------- the check

@@ -49,6 +49,7 @@ def test_peak_with_its_curve_on_a_real_file(workdir: Path) -> None:
     text = (workdir / "r.md").read_text()
     assert "## Peak and load curve" in text and "### Latency against load" in text, report.stderr
     assert [f.name for f in (workdir / "r_files").glob("curve-*-4k-randread.png")], report.stderr
+    assert not list((workdir / "r_files").glob("scaling-*")), "the search's points: own section"
 
 
 def test_peak_again_after_ctrl_c_resumes_its_search(workdir: Path) -> None:
@@ -61,8 +62,11 @@ def test_peak_again_after_ctrl_c_resumes_its_search(workdir: Path) -> None:
     assert code == 130 and "--resume 1" in err, err
     before = stored_cases(db)
     assert len(before) >= 3
+    report = run_iolab("report", "--db", str(db), cwd=workdir, check=True).stdout
+    said = f"{len(before)} (2 planned, more added as it ran)"
+    assert f"incomplete: run 1 has {said} cases done" in " ".join(report.split()), report
     again = run_iolab(*args, cwd=workdir, check=True)
-    assert f"resuming run 1: {len(before)} (2 planned, more added as it ran)" in again.stdout
+    assert f"resuming run 1: {said} cases already stored" in again.stdout
     after = stored_cases(db)
     assert after[: len(before)] == before
     names = [(workload, repetition) for _, workload, repetition, _ in after]

@@ -187,12 +187,7 @@ def _pick_run(
         found = store.resumable(the_plan.hash)
     if found is not None:
         retried = f"; {found.failed} failed will run again" if found.failed else ""
-        stored = (
-            f"{found.ok} of {found.case_count}"
-            if found.ok <= found.case_count
-            else f"{found.ok} ({found.case_count} planned, more added as it ran)"
-        )
-        ui.say(f"resuming run {found.id}: {stored} cases already stored{retried}")
+        ui.say(f"resuming run {found.id}: {found.tally(found.ok)} cases already stored{retried}")
         return found.id
     env = environment.host(campaign.fio.version)
     if hosts:  # fio's servers say this much of themselves; iolab's full view is this host's

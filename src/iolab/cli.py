@@ -202,7 +202,7 @@ def runs(db: str) -> None:
         failed = f", {r.failed} failed" if r.failed else ""
         host = r.environment.get("hostname", "?")
         click.echo(f"{r.id:>4}  {started}  {r.plan_name:<22} {r.status:<11} "
-                   f"{r.done}/{r.case_count} cases{failed}  {host}")  # fmt: skip
+                   f"{r.tally(r.done)} cases{failed}  {host}")  # fmt: skip
 
 
 @main.command()

@@ -134,7 +134,7 @@ def _subtitle(data: Dataset) -> tuple[str, ...]:
         ended = f", ended {utc(run.ended_at)}" if run.ended_at else ""
         lines.append(
             f"run {run.id}: plan {run.plan_name!r} ({run.plan_source}), started "
-            f"{utc(run.started_at)}{ended}, {run.status}, {run.done} of {run.case_count} cases, "
+            f"{utc(run.started_at)}{ended}, {run.status}, {run.tally(run.done)} cases, "
             f"host {host}, {run.environment.get('fio_version', 'fio')}"
         )
     return tuple(lines)

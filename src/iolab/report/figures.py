@@ -208,10 +208,16 @@ def _number(field: str, value: Any) -> float | None:
         return None
 
 
+def _swept(data: Dataset) -> list[Case]:
+    """The cases scaling charts draw: not a peak search's or a load curve's points (their
+    numjobs, iodepth and rate are the method's choice; the peak section charts them)."""
+    return [c for c in data.cases if "method" not in c.options]
+
+
 def sweep_field(data: Dataset) -> str | None:
     """The field a scaling chart puts on x: the first of numjobs, iodepth, bs, rwmixread (then
     any other numeric field) that the run sweeps."""
-    varying = _varying(data.cases)
+    varying = _varying(_swept(data))
     numeric = [
         f
         for f, values in varying.items()
@@ -241,17 +247,21 @@ def scaling(
     field = x or sweep_field(data)
     if field is None:
         return []
-    ok = [
-        c for c in data.cases if field in c.options and _number(field, c.options[field]) is not None
-    ]
+    cases = _swept(data)
+    ok = [c for c in cases if field in c.options and _number(field, c.options[field]) is not None]
     if not ok:
+        left = (
+            " (a peak search's points are charted in its own section)"
+            if len(cases) < len(data.cases)
+            else ""
+        )
         raise ReportError(
-            f"--x {field}: no stored case has a numeric {field!r}; "
-            f"swept fields: {', '.join(_varying(data.cases)) or 'none'}"
+            f"--x {field}: no stored case has a numeric {field!r}{left}; "
+            f"swept fields: {', '.join(_varying(cases)) or 'none'}"
         )
     values = {_number(field, c.options[field]) for c in ok}
     if x is not None and len(values) < 2:
-        swept = [f for f in _varying(data.cases) if f != field]
+        swept = [f for f in _varying(cases) if f != field]
         raise ReportError(
             f"--x {field}: the runs do not sweep it (every case has {field}="
             f"{ok[0].options[field]}); swept fields: {', '.join(swept) or 'none'}"

@@ -237,10 +237,10 @@ def build(
 
 def incomplete(run: RunRow) -> list[str]:
     """A note for a run with cases missing or failed, saying how to finish it."""
-    if run.ok >= run.case_count:
+    if not run.unfinished:
         return []
     return [
-        f"incomplete: run {run.id} has {run.ok} of {run.case_count} cases done; finish it "
+        f"incomplete: run {run.id} has {run.tally(run.ok)} cases done; finish it "
         f"(missing and failed cases run again) with: iolab run --resume {run.id}"
     ]
 

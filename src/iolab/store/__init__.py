@@ -316,11 +316,8 @@ class Store(Dumps):
         return found
 
     def resumable(self, plan_hash: str) -> RunRow | None:
-        """The latest run of the same plan that did not finish, or finished with cases failed
-        (not a count of cases: a search and repeat = "auto" add cases to those planned)."""
-        runs = [
-            r for r in self.runs() if r.plan_hash == plan_hash and (r.status != "done" or r.failed)
-        ]
+        """The latest run of the same plan that did not finish, or finished with cases failed."""
+        runs = [r for r in self.runs() if r.plan_hash == plan_hash and r.unfinished]
         return runs[-1] if runs else None
 
     def setups(self, run_id: int) -> list[tuple[str, Mapping[str, Any], Mapping[str, Any]]]:

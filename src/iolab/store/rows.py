@@ -46,6 +46,18 @@ class RunRow:
     def ok(self) -> int:
         return self.done - self.failed
 
+    @property
+    def unfinished(self) -> bool:
+        """Not done, or done with cases failed (not a count of cases: a search and
+        repeat = "auto" add cases to those planned)."""
+        return self.status != "done" or self.failed > 0
+
+    def tally(self, cases: int) -> str:
+        """`cases` of its planned ones: "3 of 4", or "36 (4 planned, more added as it ran)"."""
+        if cases <= self.case_count:
+            return f"{cases} of {self.case_count}"
+        return f"{cases} ({self.case_count} planned, more added as it ran)"
+
 
 @dataclass(frozen=True)
 class CaseRow:
