@@ -59,11 +59,11 @@ def test_peak_again_after_ctrl_c_resumes_its_search(workdir: Path) -> None:
     args = ["peak", "--target", str(workdir), "--runtime", "1", "--size", "16m",
             "--numjobs", "1-4", "--iodepth", "1-16", "--db", str(db)]  # fmt: skip
     code, err = ctrl_c_when(args, workdir, lambda: len(stored_cases(db)) >= 3)
-    assert code == 130 and "--resume 1" in err, err
     before = stored_cases(db)
-    assert len(before) >= 3
-    report = run_iolab("report", "--db", str(db), cwd=workdir, check=True).stdout
     said = f"{len(before)} (2 planned, more added as it ran)"
+    assert code == 130 and f"interrupted: {said} cases are stored" in err, err
+    assert len(before) >= 3 and "--resume 1" in err
+    report = run_iolab("report", "--db", str(db), cwd=workdir, check=True).stdout
     assert f"incomplete: run 1 has {said} cases done" in " ".join(report.split()), report
     again = run_iolab(*args, cwd=workdir, check=True)
     assert f"resuming run 1: {said} cases already stored" in again.stdout

@@ -254,9 +254,9 @@ def execute(campaign: Campaign, store: Store, run_id: int, listener: Listener) -
         ) from None
     except KeyboardInterrupt:
         store.finish_run(run_id, "interrupted")
-        kept = len(run.done) + len(run.results)
+        kept = store.run(run_id).tally(len(run.done) + len(run.results))
         raise Interrupted(
-            f"interrupted: {kept} of {len(campaign.steps)} cases are stored in {store.path}; "
+            f"interrupted: {kept} cases are stored in {store.path}; "
             f"resume with: iolab run --resume {run_id} --db {store.path}",
             run_id,
         ) from None
