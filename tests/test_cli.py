@@ -167,7 +167,7 @@ def test_report_formats_and_baseline(workdir: Path) -> None:
     one_line_error(run_iolab("report", "-o", str(missing), cwd=workdir), "no directory")
     assert not missing.parent.exists()
     runs = run_iolab("runs", cwd=workdir, check=True).stdout
-    assert "done" in runs and "2/2 cases" in runs
+    assert "done" in runs and "2 of 2 cases" in runs
 
 
 def test_buffered_io_that_fits_in_memory_is_flagged(workdir: Path) -> None:
