@@ -301,8 +301,9 @@ def said(setup: str, base: str, found: Mapping[str, Any]) -> list[str]:
             where = f"knee at {at['delivered_iops']:,.0f} IOPS" + (
                 f" ({at['load_pct']}% of the peak)" if at["load_pct"] else " (the peak)"
             )
-        delivered = {0: "every rate delivered", 1: "1 rate not delivered"}.get(
-            len(missed), f"{len(missed)} rates not delivered"
+        plural = "s" if len(missed) > 1 else ""
+        delivered = (
+            f"{len(missed)} rate{plural} not delivered" if missed else "every rate delivered"
         )
         lines.append(f"{head}: curve of {len(curve['points'])} points; {where}; {delivered}")
     return lines

@@ -29,6 +29,7 @@ from iolab.runner.campaign import Campaign, Step, largest, mountpoint
 from iolab.runner.repeats import Repeats
 from iolab.runner.search import Search
 from iolab.store import Store
+from iolab.store.rows import tally
 from iolab.targets import caches, devices, environment, process, provision
 from iolab.targets.environment import JSONDict
 from iolab.targets.path import TEST_FILE, Prepared
@@ -254,7 +255,7 @@ def execute(campaign: Campaign, store: Store, run_id: int, listener: Listener) -
         ) from None
     except KeyboardInterrupt:
         store.finish_run(run_id, "interrupted")
-        kept = store.run(run_id).tally(len(run.done) + len(run.results))
+        kept = tally(len(run.done) + len(run.results), len(campaign.steps))
         raise Interrupted(
             f"interrupted: {kept} cases are stored in {store.path}; "
             f"resume with: iolab run --resume {run_id} --db {store.path}",

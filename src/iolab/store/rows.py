@@ -53,10 +53,15 @@ class RunRow:
         return self.status != "done" or self.failed > 0
 
     def tally(self, cases: int) -> str:
-        """`cases` of its planned ones: "3 of 4", or "36 (4 planned, more added as it ran)"."""
-        if cases <= self.case_count:
-            return f"{cases} of {self.case_count}"
-        return f"{cases} ({self.case_count} planned, more added as it ran)"
+        return tally(cases, self.case_count)
+
+
+def tally(cases: int, planned: int) -> str:
+    """`cases` of a run's `planned` ones: "3 of 4", or "36 (4 planned, more added as it ran)"
+    (a search and repeat = "auto" add cases)."""
+    if cases <= planned:
+        return f"{cases} of {planned}"
+    return f"{cases} ({planned} planned, more added as it ran)"
 
 
 @dataclass(frozen=True)
