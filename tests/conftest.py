@@ -61,6 +61,48 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             print(f"cleared loop devices left by a killed earlier suite: {', '.join(reaped)}")
 
 
+# The fast lane (scripts/test --fast) deselects tests marked with what they need; these
+# stand-ins fail any other test that starts one of these tools, so a missing mark shows.
+FAST_LANE_TOOLS = {
+    "fio": "fio", "losetup": "root", "mount": "root", "mkfs.btrfs": "root", "mkfs.xfs": "root",
+    "mkfs.ext4": "root", "linux.uml": "kernel", "chromium": "browser",
+}  # fmt: skip
+FAST_LANE = "IOLAB_FAST_LANE"
+
+
+# Fixtures that bring a slow part with them: a test that uses one is marked for it.
+FIXTURE_MARKS = {"loops": "root", "devs": "root", "browser": "browser", "machine": "kernel"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        used = getattr(item, "fixturenames", ())
+        for fixture, mark in FIXTURE_MARKS.items():
+            if fixture in used:
+                item.add_marker(getattr(pytest.mark, mark))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _fast_lane_guard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """In the fast lane, put stand-ins for slow tools first on PATH (see FAST_LANE_TOOLS)."""
+    if not os.environ.get(FAST_LANE):
+        yield
+        return
+    folder = tmp_path_factory.mktemp("fast-lane-tools")
+    for tool, mark in FAST_LANE_TOOLS.items():
+        stand_in = folder / tool
+        stand_in.write_text(
+            "#!/bin/sh\n"
+            f'echo "fast lane: this test runs {tool}; mark it @pytest.mark.{mark}" >&2\n'
+            "exit 99\n"
+        )
+        stand_in.chmod(0o755)
+    path = os.environ["PATH"]
+    os.environ["PATH"] = f"{folder}:{path}"
+    yield
+    os.environ["PATH"] = path
+
+
 @pytest.fixture
 def workdir(tmp_path: Path) -> Iterator[Path]:
     """A scratch directory on a real filesystem (not tmpfs, which has no O_DIRECT)."""

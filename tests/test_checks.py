@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from conftest import needs_root, run_iolab
-from iolab.analysis.checks import CODES
 from loopdevs import LoopDevs, loops_fixture
 
 PROVOKED = """
@@ -103,6 +102,7 @@ def warnings_of(db: Path) -> dict[str, set[str]]:
     return found
 
 
+@pytest.mark.fio
 def test_each_check_fires_on_the_case_that_provokes_it(workdir: Path) -> None:
     (workdir / "plan.toml").write_text(PROVOKED.format(path=workdir))
     done = run_iolab("run", "plan.toml", cwd=workdir, check=True)
@@ -115,17 +115,12 @@ def test_each_check_fires_on_the_case_that_provokes_it(workdir: Path) -> None:
     assert "randrepeat" in report or "offsets" in report
 
 
+@pytest.mark.fio
 def test_a_clean_run_raises_none(workdir: Path) -> None:
     (workdir / "plan.toml").write_text(CLEAN.format(path=workdir))
     run_iolab("run", "plan.toml", cwd=workdir, check=True)
     found = warnings_of(workdir / "iolab.db")
     assert set().union(*found.values()) == set(), found
-
-
-def test_every_code_is_documented() -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    for code in CODES:
-        assert f"`{code}`" in readme, code
 
 
 def _read_plan(path: Path) -> str:
@@ -135,6 +130,7 @@ def _read_plan(path: Path) -> str:
     )
 
 
+@pytest.mark.fio
 def test_reads_over_a_fallocated_file_are_flagged(workdir: Path) -> None:
     mine = workdir / "mine.img"
     subprocess.run(["fallocate", "-l", "16M", str(mine)], check=True)
@@ -162,6 +158,8 @@ def loop_mount(workdir: Path) -> Iterator[Path]:
     subprocess.run(["losetup", "-d", dev], check=False)
 
 
+@pytest.mark.fio
+@pytest.mark.root
 @needs_root()
 def test_a_target_on_a_buffered_loop_device_is_flagged(workdir: Path, loop_mount: Path) -> None:
     (workdir / "plan.toml").write_text(_read_plan(loop_mount))
@@ -193,6 +191,7 @@ steadystate = "iops:0.0001%"
 """
 
 
+@pytest.mark.fio
 def test_steady_state_uses_the_window_or_says_it_was_not_reached(workdir: Path) -> None:
     (workdir / "plan.toml").write_text(STEADY.format(path=workdir))
     run_iolab("run", "plan.toml", cwd=workdir, check=True)
@@ -226,6 +225,8 @@ rw = "randread"
 """
 
 
+@pytest.mark.fio
+@pytest.mark.root
 @needs_root()
 def test_a_fresh_device_is_flagged_until_it_is_preconditioned(
     workdir: Path, loops: LoopDevs
@@ -270,6 +271,7 @@ rw = "randread"
 """
 
 
+@pytest.mark.fio
 def test_a_working_set_that_fits_a_declared_cache_is_flagged(workdir: Path) -> None:
     (workdir / "plan.toml").write_text(CACHED.format(path=workdir))
     run_iolab("run", "plan.toml", cwd=workdir, check=True)
@@ -313,6 +315,8 @@ def ram(workdir: Path) -> Iterator[Path]:
     subprocess.run(["umount", str(mount)], check=False)
 
 
+@pytest.mark.fio
+@pytest.mark.root
 @needs_root()
 def test_steady_rounds_converge_on_a_ram_target_with_table_and_chart(
     workdir: Path, ram: Path

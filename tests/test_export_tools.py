@@ -4,10 +4,10 @@ numbers, `iolab.load` equal to the CSV export, and a bench-fio tree that the rea
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -188,23 +188,6 @@ def test_without_pyarrow_or_pandas_one_line_says_what_to_install(
         iolab.load(golden)
 
 
-def test_the_readme_pandas_example_runs(golden: Path, tmp_path: Path) -> None:
-    readme = (ROOT / "README.md").read_text()
-    section = readme[readme.index("## Use the results in pandas") :]
-    example = re.search(r"```python\n(.*?)```", section, flags=re.DOTALL)
-    assert example is not None
-    shutil.copy(golden, tmp_path / "iolab.db")
-    done = subprocess.run(
-        [sys.executable, "-c", example.group(1)],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "iops" in done.stdout and "rand numjobs=1" in done.stdout
-
-
 # ---------------------------------------------------------------- fio-plot
 
 
@@ -281,8 +264,9 @@ def test_the_tree_is_bench_fios_layout_of_fios_own_json(golden: Path, tmp_path: 
         )
         if metric == "bw":  # fio logged KiB/s, which iolab stored as bytes/s
             assert all(s["value"] == round(s["value"] / unit) * unit for s in mine)
-    listing = json.loads((tree / ".iolab-fio-plot").read_text())
-    assert len(listing["files"]) == 72 and listing["format"] == "fio-plot"
+    listing = json.loads((tree / ".iolab-written").read_text())
+    assert len(listing["files"]) == 72
+    assert {entry["by"] for entry in listing["files"].values()} == {"fio-plot"}
 
 
 @pytest.mark.parametrize(
@@ -362,8 +346,7 @@ def test_fio_plot_export_writes_only_where_it_may(golden: Path, tmp_path: Path) 
     (theirs / "notes.txt").write_text("mine\n")
     one_line_error(
         run_iolab(*base, "-o", str(theirs), cwd=tmp_path),
-        f"-o {theirs} holds files that are not an earlier iolab fio-plot export; "
-        "name a new or empty folder",
+        f"-o {theirs} holds files iolab did not write; name a new or empty folder, or add --force",
     )
     assert [p.name for p in theirs.iterdir()] == ["notes.txt"]
     # an earlier export is replaced: its own files only, the rest of the folder is kept
@@ -372,9 +355,12 @@ def test_fio_plot_export_writes_only_where_it_may(golden: Path, tmp_path: Path) 
     stale = tree / "one" / "8k" / "randread-1-1.json"
     stale.parent.mkdir()
     stale.write_text("{}")
-    listing = json.loads((tree / ".iolab-fio-plot").read_text())
-    listing["files"].append("one/8k/randread-1-1.json")
-    (tree / ".iolab-fio-plot").write_text(json.dumps(listing))
+    listing = json.loads((tree / ".iolab-written").read_text())
+    listing["files"]["one/8k/randread-1-1.json"] = {
+        "sha256": hashlib.sha256(b"{}").hexdigest(),
+        "by": "fio-plot",
+    }
+    (tree / ".iolab-written").write_text(json.dumps(listing))
     tree, _ = export_tree(golden, tmp_path, "1")
     assert (tree / "chart.png").read_bytes() == PNG and not stale.parent.exists()
     doc = export_json(golden, tmp_path)
@@ -382,13 +368,13 @@ def test_fio_plot_export_writes_only_where_it_may(golden: Path, tmp_path: Path) 
         c["raw_json"][c["raw_json"].index("{") :] for c in doc["cases"]
     }
     # a file in its way that the earlier export did not write is never overwritten
-    listing = json.loads((tree / ".iolab-fio-plot").read_text())
-    listing["files"].remove("one/4k/randread-1-1.json")
-    (tree / ".iolab-fio-plot").write_text(json.dumps(listing))
+    listing = json.loads((tree / ".iolab-written").read_text())
+    del listing["files"]["one/4k/randread-1-1.json"]
+    (tree / ".iolab-written").write_text(json.dumps(listing))
     one_line_error(
         run_iolab(*base, "-o", str(tree), cwd=tmp_path),
-        f"-o {tree}: one/4k/randread-1-1.json is there and is not from an iolab "
-        "export; name a new or empty folder",
+        f"{tree}/one/4k/randread-1-1.json exists and iolab did not write it; choose another "
+        "name or add --force",
     )
 
 

@@ -82,6 +82,7 @@ def wait_for(condition: Callable[[], bool], timeout_s: float = 60) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.fio
 def test_sigkill_leaves_no_fio_and_the_next_command_cleans_up(target: Path) -> None:
     db = target / "iolab.db"
     for attempt in range(10):
@@ -122,6 +123,7 @@ def intervals(db: Path) -> list[tuple[int, float, float]]:
         return list(con.execute("SELECT run_id, started_at, ended_at FROM cases ORDER BY 2"))
 
 
+@pytest.mark.fio
 @pytest.mark.parametrize("stagger_s", [0.0, 1.5])
 def test_two_runs_of_one_plan_never_share_the_target(target: Path, stagger_s: float) -> None:
     first = start(target)
@@ -153,6 +155,7 @@ def test_many_processes_creating_one_database_all_succeed(tmp_path: Path) -> Non
             assert pool.map(_open_store, [db] * 6) == [SCHEMA_VERSION] * 6
 
 
+@pytest.mark.fio
 def test_a_read_only_database_still_reports_and_refuses_writes_in_one_line(
     target: Path,
 ) -> None:

@@ -111,6 +111,8 @@ def host_rows(db: Path) -> list[tuple[str, str, float, str]]:
         )
 
 
+@pytest.mark.fio
+@pytest.mark.hosts
 def test_three_hosts_are_stored_one_by_one_and_added_up(servers: Servers, workdir: Path) -> None:
     hosts = servers.start(3)
     (workdir / "plan.toml").write_text(plan_text(hosts, servers.dirs))
@@ -132,6 +134,8 @@ def test_three_hosts_are_stored_one_by_one_and_added_up(servers: Servers, workdi
     assert not any((servers.dirs[h] / TEST_FILE).exists() for h in hosts), "cleaned"
 
 
+@pytest.mark.fio
+@pytest.mark.hosts
 def test_a_host_lost_mid_case_keeps_the_others_and_resume_completes(
     servers: Servers, workdir: Path
 ) -> None:
@@ -168,6 +172,8 @@ def _wait_for(condition: Callable[[], bool], timeout_s: float = 60) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.fio
+@pytest.mark.hosts
 def test_a_host_that_never_answers_times_out_in_one_line(servers: Servers, workdir: Path) -> None:
     hosts = servers.start(1)
     with socket.socket() as silent:  # takes the connection, never speaks
@@ -187,6 +193,8 @@ def test_a_host_that_never_answers_times_out_in_one_line(servers: Servers, workd
     assert not (workdir / "iolab.db").exists()
 
 
+@pytest.mark.fio
+@pytest.mark.hosts
 def test_a_host_with_no_server_is_one_line(workdir: Path) -> None:
     port = _free_port("127.0.0.6")
     (workdir / "plan.toml").write_text(
@@ -249,6 +257,7 @@ def test_a_hosts_file_as_fio_takes_it(workdir: Path) -> None:
     assert plan.hosts.addresses == ("10.0.0.2:8765", "10.0.0.3:8765")
 
 
+@pytest.mark.fio
 def test_size_auto_is_refused_on_hosts(workdir: Path) -> None:
     text = 'hosts = ["127.0.0.2"]\n[[setup]]\npath = "/srv"\n[[workload]]\nrw = "read"\n'
     (workdir / "plan.toml").write_text(text)
@@ -257,6 +266,8 @@ def test_size_auto_is_refused_on_hosts(workdir: Path) -> None:
     assert "give size" in done.stderr and len(done.stderr.splitlines()) == 1
 
 
+@pytest.mark.fio
+@pytest.mark.hosts
 def test_host_count_runs_a_set_up_on_the_first_hosts(servers: Servers, workdir: Path) -> None:
     hosts = servers.start(2)
     text = plan_text(hosts, servers.dirs).replace(
@@ -274,6 +285,8 @@ def test_host_count_runs_a_set_up_on_the_first_hosts(servers: Servers, workdir: 
     assert rows == [("scratch on 1 host", 1), ("scratch on 2 hosts", 2)]
 
 
+@pytest.mark.fio
+@pytest.mark.hosts
 def test_each_hosts_environment_where_the_plan_says_how(servers: Servers, workdir: Path) -> None:
     hosts = servers.start(2)
     command = f'host_env = ["{sys.executable}", "-m", "iolab", "env", "--json", "{{path}}"]'
@@ -288,6 +301,8 @@ def test_each_hosts_environment_where_the_plan_says_how(servers: Servers, workdi
         assert facts["environment"]["target"]["path"] == str(servers.dirs[host])
 
 
+@pytest.mark.fio
+@pytest.mark.hosts
 def test_host_env_over_ssh_says_why_it_is_missing(servers: Servers, workdir: Path) -> None:
     hosts = servers.start(1)
     (workdir / "plan.toml").write_text(plan_text(hosts, servers.dirs, extra='host_env = "ssh"'))

@@ -295,7 +295,7 @@ def test_cli_imports_the_rest_names_the_bad_file_and_never_twice(tmp_path: Path)
     assert again.stderr.strip() == f"iolab: {good}: already imported (run 1)"
     assert len(Store(tmp_path / "x.db").runs()) == 1
     nothing = run_iolab("import", str(cut), "--db", "y.db", cwd=tmp_path)
-    assert nothing.returncode == 3 and not (tmp_path / "y.db").exists()
+    assert nothing.returncode == 1 and not (tmp_path / "y.db").exists()
 
 
 # ---------------------------------------------------------------- export and back
@@ -367,7 +367,7 @@ def test_a_damaged_export_is_one_line(golden: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc))
     done = run_iolab("import", str(bad), "--db", "x.db", cwd=tmp_path)
-    assert done.returncode == 3
+    assert done.returncode == 1
     assert done.stderr.splitlines()[0] == (
         f"iolab: error: {bad}: metrics[3].iops = 'fast' is not int or float"
     )

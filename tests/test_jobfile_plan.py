@@ -85,6 +85,7 @@ def test_the_rules_of_plans_apply_line_by_line(tmp_path: Path, text: str, messag
     assert str(caught.value).startswith(message), str(caught.value)
 
 
+@pytest.mark.fio
 def test_runs_stores_and_reports_like_a_plan(workdir: Path) -> None:
     (workdir / "mine.fio").write_text(JOB)
     done = run_iolab("run", "mine.fio", cwd=workdir)
@@ -97,11 +98,12 @@ def test_runs_stores_and_reports_like_a_plan(workdir: Path) -> None:
     assert source == "mine.fio" and not (workdir / "iolab.testfile").exists()
 
 
+@pytest.mark.fio
 def test_fios_own_refusal_names_the_line(workdir: Path) -> None:
-    (workdir / "typo.fio").write_text("[a]\nruntime=1\nblocksze=4k\ntime_based\n")
+    (workdir / "typo.fio").write_text("[a]\nruntime=1\nverify=sha7\ntime_based\n")
     done = run_iolab("run", "typo.fio", cwd=workdir)
     assert done.returncode == 1 and not (workdir / "iolab.db").exists()
-    assert done.stderr.startswith("iolab: error: typo.fio:3: workload 'a': unknown key 'blocksze'")
+    assert done.stderr.startswith("iolab: error: typo.fio:3: workload 'a': fio rejects verify=sha7")
 
 
 def test_target_and_overrides_apply(workdir: Path) -> None:

@@ -9,10 +9,13 @@ from pathlib import Path
 
 SRC = Path(__file__).parent.parent / "src" / "iolab"
 LAYERS = {
-    **dict.fromkeys(("model", "errors", "units", "files", "layouts", "presets"), 0),
+    **dict.fromkeys(
+        ("model", "errors", "units", "files", "outputs", "names", "version", "layouts"), 0
+    ),
+    "presets": 0,
     **dict.fromkeys(("fio", "targets", "store", "analysis"), 1),
     **dict.fromkeys(("plan", "runner", "report", "exchange"), 2),
-    **dict.fromkeys(("app", "terminal_ui"), 3),
+    **dict.fromkeys(("app", "terminal_ui", "shell"), 3),
     **dict.fromkeys(("cli", "__main__", "__init__"), 4),
 }
 

@@ -195,6 +195,7 @@ def test_fixture_readme_lists_every_fixture() -> None:
             assert json.loads(text[text.find("{") :])["fio version"] == "fio-3.33"
 
 
+@pytest.mark.fio
 def test_latency_samples_are_completion_latency_from_real_fio_logs(tmp_path: Path) -> None:
     """fio writes _lat (total), _clat and _slat logs; the samples are the _clat values."""
     job = tmp_path / "job.fio"

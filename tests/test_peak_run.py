@@ -19,6 +19,7 @@ def recorded(db: Path) -> dict[str, object]:
     return found
 
 
+@pytest.mark.fio
 def test_peak_with_its_curve_on_a_real_file(workdir: Path) -> None:
     db = workdir / "peak.db"
     done = run_iolab("peak", "--target", str(workdir), "--runtime", "1", "--size", "16m",
@@ -52,6 +53,7 @@ def test_peak_with_its_curve_on_a_real_file(workdir: Path) -> None:
     assert not list((workdir / "r_files").glob("scaling-*")), "the search's points: own section"
 
 
+@pytest.mark.fio
 def test_peak_again_after_ctrl_c_resumes_its_search(workdir: Path) -> None:
     """The same command after Ctrl-C mid-search resumes it (more cases are stored by then
     than the two planned), running no stored point again."""
@@ -75,6 +77,7 @@ def test_peak_again_after_ctrl_c_resumes_its_search(workdir: Path) -> None:
     assert after[len(before)][1] == "4k randread numjobs=2 iodepth=2 again", "planned: first"
 
 
+@pytest.mark.fio
 @pytest.mark.parametrize(
     ("args", "said"),
     [

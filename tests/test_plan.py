@@ -90,7 +90,7 @@ def _error(text: str) -> str:
         (('size = "16m"', 'size = "1k"'), "is smaller than bs"),
         ((BS, "bs = []"), "plan.toml:16: bs = [] is an empty sweep"),
         (("[[setup]]", "[[setups]]"), "unknown key 'setups' in the plan"),
-        (("iodepth = 8", "iodepth = 8\nrw2 = [1, {a = 1}]"), "plan.toml:18: rw2 = {'a': 1}: fio"),
+        (("iodepth = 8", "iodepth = 8\nrate = [1, {a = 1}]"), "plan.toml:18: rate = {'a': 1}: fio"),
         (("repeat = 2", "repeat = 2 x"), "plan.toml: not valid TOML"),
     ],
 )  # fmt: skip

@@ -85,6 +85,7 @@ def test_without_a_name_the_sections_keep_theirs(tmp_path: Path) -> None:
     assert names == ["rr", "sw", "own"]
 
 
+@pytest.mark.fio
 def test_iolab_gives_the_target(tmp_path: Path) -> None:
     _write(tmp_path)
     done = run_iolab("show", "plan.toml", "--fio", cwd=tmp_path)
@@ -206,12 +207,13 @@ def test_a_job_file_that_is_not_text_is_one_line(tmp_path: Path) -> None:
     assert "jobfile = 'mine.fio': mine.fio is not UTF-8 text" in done.stderr
 
 
+@pytest.mark.fio
 def test_fios_own_refusal_names_the_job_files_line(workdir: Path) -> None:
-    _write(workdir, job=JOB.replace("bs=128k", "blocksze=128k"))
+    _write(workdir, job=JOB.replace("bs=128k", "verify=sha7"))
     done = run_iolab("run", "plan.toml", cwd=workdir)
     assert done.returncode == 1 and not (workdir / "iolab.db").exists()
     assert done.stderr.startswith(
-        "iolab: error: mine.fio:17: section [sw]: workload 'mine sw': unknown key 'blocksze'"
+        "iolab: error: mine.fio:17: section [sw]: workload 'mine sw': fio rejects verify=sha7"
     ), done.stderr
 
 
@@ -243,6 +245,7 @@ def test_the_count_limit_counts_the_most_rounds() -> None:
     assert len(plan.parse_plan(alone, "s.toml", plan.Overrides(max_cases=2)).cases()) == 2
 
 
+@pytest.mark.fio
 def test_a_job_file_runs_and_is_stored(workdir: Path) -> None:
     _write(workdir, 'name = "jobs"\n[[setup]]\nname = "file"\npath = "target.bin"\n'
            '[[workload]]\njobfile = "mine.fio"\nname = "mine"\n')  # fmt: skip

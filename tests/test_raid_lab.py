@@ -21,6 +21,8 @@ from conftest import needs_root
 from uml import Done, Host, Kernel, Machine, host_has_md, uml_available
 
 pytestmark = [
+    pytest.mark.kernel,
+    pytest.mark.root,
     needs_root(),
     pytest.mark.skipif(
         not host_has_md() and not uml_available() and not os.environ.get("CI"),
@@ -80,6 +82,7 @@ def devices(machine: Machine, count: int) -> str:
     return json.dumps(machine.disks[:count])
 
 
+@pytest.mark.kernel
 def test_md_raid0_with_the_readmes_256k_chunk(machine: Machine, work: Path) -> None:
     (work / "plan.toml").write_text(f"""
 [defaults]

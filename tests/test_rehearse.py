@@ -40,6 +40,7 @@ ramp_time = 5
 """
 
 
+@pytest.mark.kernel
 @needs_root()
 @pytest.mark.skipif(
     lab.missing() is not None and not os.environ.get("CI"), reason="no user-mode-linux here"

@@ -113,6 +113,7 @@ def _stored_iops(db: Path) -> dict[tuple[str, int], float]:
         return {(s, int(json.loads(o)["numjobs"])): i for s, o, i in rows}
 
 
+@pytest.mark.fio
 def test_one_command_gives_study_d_figure(sweep: Path) -> None:
     done = run_iolab("report", "--format", "markdown", "-o", "study-d.md", "--charts",
                      "scaling", "--image-format", "svg", cwd=sweep, check=True)  # fmt: skip
@@ -174,6 +175,7 @@ def test_options_that_cannot_be_met_are_one_line_errors(sweep: Path) -> None:
     assert done.returncode == 1 and "compare needs two runs or more" in done.stderr
 
 
+@pytest.mark.fio
 def test_time_series_per_second_with_warm_up(scratch: Path) -> None:
     root = scratch / "series"
     root.mkdir()
@@ -193,6 +195,7 @@ def test_time_series_per_second_with_warm_up(scratch: Path) -> None:
     shutil.copy(root / "series_files" / f"{charts[0].name}.png", OUTPUT / "timeseries-iops.png")
 
 
+@pytest.mark.fio
 def test_repeat_3_intervals_in_every_format_and_compare(repeated: Path) -> None:
     table = run_iolab("report", "1", cwd=repeated, check=True).stdout
     row = next(line for line in table.splitlines() if "4k randread" in line)

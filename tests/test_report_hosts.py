@@ -52,6 +52,8 @@ def grid(text: str, title: str) -> list[list[str]]:
     return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows]
 
 
+@pytest.mark.fio
+@pytest.mark.hosts
 def test_a_run_on_three_hosts_reports_each_host_and_the_aggregate(
     three: tuple[Servers, list[str]], workdir: Path
 ) -> None:

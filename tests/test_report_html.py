@@ -156,6 +156,7 @@ def _expected_charts(run_ids: list[int], compare: bool) -> list[str]:
     return [c.name for c in document.build(found, options).charts()]
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize(
     ("command", "shot"),
     [(("report", "1"), "report-html"), (("compare", "1", "2"), "compare-html")],

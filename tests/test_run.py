@@ -70,6 +70,7 @@ def fio_running(where: Path) -> list[str]:
     return found
 
 
+@pytest.mark.fio
 def test_full_run_stores_every_case_and_prints_the_table(e2e: Path) -> None:
     done = run_iolab("run", "plan.toml", cwd=e2e, check=True)
     rows = stored(e2e / "iolab.db")
@@ -87,6 +88,7 @@ def test_full_run_stores_every_case_and_prints_the_table(e2e: Path) -> None:
     assert "run 2:" in again.stdout
 
 
+@pytest.mark.fio
 def test_ctrl_c_keeps_finished_cases_and_resume_completes_without_duplicates(e2e: Path) -> None:
     db = e2e / "iolab.db"
     code, err = ctrl_c_when(
@@ -109,6 +111,7 @@ def test_ctrl_c_keeps_finished_cases_and_resume_completes_without_duplicates(e2e
     assert "incomplete" not in resumed.stdout
 
 
+@pytest.mark.fio
 def test_resume_by_run_id(e2e: Path) -> None:
     db = e2e / "iolab.db"
     code, _ = ctrl_c_when(["run", "plan.toml", "--runtime", "1"], e2e, lambda: bool(stored(db)))
@@ -131,6 +134,7 @@ def immutable_file(workdir: Path) -> Iterator[Path]:
     subprocess.run(["chattr", "-i", str(mine)], check=False)
 
 
+@pytest.mark.fio
 @needs_root()
 def test_a_failing_case_is_stored_as_failed_and_the_matrix_goes_on(
     workdir: Path, immutable_file: Path

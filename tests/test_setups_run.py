@@ -7,6 +7,8 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from conftest import ctrl_c_when, run_iolab, stored_cases
 from loopdevs import LoopDevs, device_sha256, loops_fixture
 
@@ -79,6 +81,8 @@ def confirm(devs: list[str]) -> list[str]:
     return [arg for d in devs for arg in ("--yes-destroy", d)]
 
 
+@pytest.mark.fio
+@pytest.mark.root
 def test_raid_matrix_runs_end_to_end(loops: LoopDevs, workdir: Path) -> None:
     devs = [loops.make(320) for _ in range(4)]
     (workdir / "plan.toml").write_text(plan_text(devs))
@@ -104,6 +108,8 @@ def test_raid_matrix_runs_end_to_end(loops: LoopDevs, workdir: Path) -> None:
     assert not mounts_left()
 
 
+@pytest.mark.fio
+@pytest.mark.root
 def test_devices_need_consent_and_are_left_untouched(loops: LoopDevs, workdir: Path) -> None:
     dev = loops.make(64)
     before = device_sha256(dev)
@@ -120,6 +126,8 @@ def test_devices_need_consent_and_are_left_untouched(loops: LoopDevs, workdir: P
     assert device_sha256(dev) == before, "show runs nothing"
 
 
+@pytest.mark.fio
+@pytest.mark.root
 def test_ctrl_c_during_a_setup_leaves_nothing_behind(loops: LoopDevs, workdir: Path) -> None:
     devs = [loops.make(320) for _ in range(2)]
     plan = plan_text(devs * 2).replace("runtime = 1", "runtime = 3")

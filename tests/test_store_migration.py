@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, run_iolab
-from iolab.store import SCHEMA_VERSION, Store
+from iolab.store import APPLICATION_ID, SCHEMA_VERSION, Store
 
 STORE = FIXTURES / "store"
 
@@ -39,6 +39,8 @@ def test_upgrade_keeps_every_metric_and_sample(v1: Path) -> None:
         samples = con.execute("SELECT count(*) FROM samples").fetchone()[0]
     with Store(v1) as store:
         assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        # known as iolab's by its tables (made before the mark), marked once upgraded
+        assert store.db.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
         rows = store.db.execute("SELECT case_id, direction, iops, bw_bytes FROM metrics")
         assert sorted(tuple(r) for r in rows) == metrics
         assert store.db.execute("SELECT count(*) FROM samples").fetchone()[0] == samples > 0

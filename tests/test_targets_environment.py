@@ -71,6 +71,7 @@ def test_target_of_a_directory_matches_findmnt(workdir: Path) -> None:
         assert facts.disks
 
 
+@pytest.mark.root
 def test_target_on_btrfs_raid_resolves_to_loops_and_their_files(
     loops: LoopDevs, tmp_path: Path
 ) -> None:
@@ -102,6 +103,7 @@ def test_target_on_btrfs_raid_resolves_to_loops_and_their_files(
         )
 
 
+@pytest.mark.root
 def test_target_on_xfs_and_ext4_records_mkfs_parameters(loops: LoopDevs, tmp_path: Path) -> None:
     xfs_dev, ext_dev = loops.make(320), loops.make(128)
     xfs = Layout(
@@ -129,6 +131,7 @@ def test_target_on_xfs_and_ext4_records_mkfs_parameters(loops: LoopDevs, tmp_pat
     assert e["filesystem_params"]["inode_size"] == 512
 
 
+@pytest.mark.root
 def test_partition_start_alignment_is_reported(loops: LoopDevs) -> None:
     dev = loops.make(64, partitions=[(2048, 8192), (10241, 8192)])
     aligned, skewed = dv.facts(Path(f"{dev}p1").name), dv.facts(Path(f"{dev}p2").name)
@@ -141,6 +144,7 @@ def test_partition_start_alignment_is_reported(loops: LoopDevs) -> None:
     assert stack.stack(aligned.name).below[0].device == Path(dev).name
 
 
+@pytest.mark.root
 def test_optional_tools_are_used_when_present_and_never_required(
     loops: LoopDevs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

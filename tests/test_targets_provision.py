@@ -64,6 +64,7 @@ def dm_supported() -> str | None:
 # -- dry run --------------------------------------------------------------------------------
 
 
+@pytest.mark.root
 def test_dry_run_lists_every_command_and_runs_none(loops: LoopDevs, tmp_path: Path) -> None:
     dev = loops.make(64)
     before = device_sha256(dev)
@@ -177,6 +178,7 @@ def test_layouts_that_cannot_be_built_are_refused(layout: Layout, match: str) ->
 # -- filesystems on one device --------------------------------------------------------------
 
 
+@pytest.mark.root
 def test_xfs_with_study_a_options(loops: LoopDevs, tmp_path: Path) -> None:
     dev = loops.make(XFS_MIB)
     old_sched = queue(dev, "scheduler")
@@ -218,6 +220,7 @@ def test_xfs_with_study_a_options(loops: LoopDevs, tmp_path: Path) -> None:
     assert signature(dev) == ""
 
 
+@pytest.mark.root
 def test_ext4_records_tune2fs_figures(loops: LoopDevs, tmp_path: Path) -> None:
     dev = loops.make(128)
     layout = Layout(
@@ -234,6 +237,7 @@ def test_ext4_records_tune2fs_figures(loops: LoopDevs, tmp_path: Path) -> None:
     assert not is_mounted(tmp_path / "mnt")
 
 
+@pytest.mark.root
 def test_a_raw_device_named_with_colons_is_given_to_fio_by_its_kernel_node(
     loops: LoopDevs,
 ) -> None:
@@ -261,6 +265,7 @@ def test_a_raw_device_named_with_colons_is_given_to_fio_by_its_kernel_node(
 # -- btrfs RAID -----------------------------------------------------------------------------
 
 
+@pytest.mark.root
 @pytest.mark.parametrize(
     ("level", "count"), [("raid0", 2), ("raid0", 4), ("raid10", 4), ("raid5", 3)]
 )
@@ -283,6 +288,7 @@ def test_btrfs_raid(loops: LoopDevs, tmp_path: Path, level: str, count: int) -> 
     assert [signature(d) for d in devs] == [""] * count
 
 
+@pytest.mark.root
 def test_raw_devices_without_raid(loops: LoopDevs, tmp_path: Path) -> None:
     devs = (loops.make(64), loops.make(64))
     layout = Layout(devices=devs)
@@ -294,6 +300,7 @@ def test_raw_devices_without_raid(loops: LoopDevs, tmp_path: Path) -> None:
     assert not (tmp_path / "mnt").exists()
 
 
+@pytest.mark.root
 def test_discard_punches_the_backing_file(loops: LoopDevs, tmp_path: Path) -> None:
     dev = loops.make(64)
     with open(dev, "wb") as handle:
@@ -309,6 +316,7 @@ def test_discard_punches_the_backing_file(loops: LoopDevs, tmp_path: Path) -> No
 # -- hooks, failures, interruption ----------------------------------------------------------
 
 
+@pytest.mark.root
 def test_hooks_run_first_and_last_and_their_output_is_recorded(
     loops: LoopDevs, tmp_path: Path
 ) -> None:
@@ -330,6 +338,7 @@ def test_hooks_run_first_and_last_and_their_output_is_recorded(
     assert last[2] == "teardown teardown\nunmounted"
 
 
+@pytest.mark.root
 def test_failing_step_raises_its_own_error_and_tears_down(loops: LoopDevs, tmp_path: Path) -> None:
     dev = loops.make(XFS_MIB)
     marker = tmp_path / "teardown-ran"
@@ -355,6 +364,7 @@ def test_failing_step_raises_its_own_error_and_tears_down(loops: LoopDevs, tmp_p
     assert not is_mounted(tmp_path / "mnt")
 
 
+@pytest.mark.root
 def test_failing_teardown_is_reported_after_a_good_run(loops: LoopDevs, tmp_path: Path) -> None:
     dev = loops.make(64)
     layout = Layout(devices=(dev,), filesystem="ext4", mkfs_options="-q", teardown_hook="exit 3")
@@ -366,6 +376,7 @@ def test_failing_teardown_is_reported_after_a_good_run(loops: LoopDevs, tmp_path
     assert not is_mounted(tmp_path / "mnt")
 
 
+@pytest.mark.root
 def test_failing_teardown_does_not_hide_the_first_error(loops: LoopDevs, tmp_path: Path) -> None:
     dev = loops.make(64)
     layout = Layout(devices=(dev,), setup_hook="echo no >&2; exit 1", teardown_hook="exit 3")
@@ -376,6 +387,7 @@ def test_failing_teardown_does_not_hide_the_first_error(loops: LoopDevs, tmp_pat
         pass
 
 
+@pytest.mark.root
 def test_bad_queue_value_fails_after_mount_and_unmounts(loops: LoopDevs, tmp_path: Path) -> None:
     dev = loops.make(64)
     layout = Layout(devices=(dev,), filesystem="ext4", mkfs_options="-q", queue={"scheduler": "x"})
@@ -388,6 +400,7 @@ def test_bad_queue_value_fails_after_mount_and_unmounts(loops: LoopDevs, tmp_pat
     assert signature(dev) == ""
 
 
+@pytest.mark.root
 def test_unknown_queue_setting_is_refused_before_anything_runs(
     loops: LoopDevs, tmp_path: Path
 ) -> None:
@@ -401,6 +414,7 @@ def test_unknown_queue_setting_is_refused_before_anything_runs(
     assert signature(dev) == ""
 
 
+@pytest.mark.root
 def test_keyboard_interrupt_in_the_body_tears_down(loops: LoopDevs, tmp_path: Path) -> None:
     devs = (loops.make(256), loops.make(256))
     layout = Layout(devices=devs, raid="btrfs", level="raid0", filesystem="btrfs")
@@ -435,6 +449,7 @@ CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.root
 @pytest.mark.parametrize("where", ["body", "setup-hook"])
 def test_ctrl_c_leaves_no_mount_or_raid_behind(loops: LoopDevs, tmp_path: Path, where: str) -> None:
     devs = [loops.make(256), loops.make(256)]

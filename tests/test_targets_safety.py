@@ -39,11 +39,13 @@ def assert_refused(
     return message
 
 
+@pytest.mark.root
 def test_clean_confirmed_device_passes(loops: LoopDevs) -> None:
     dev = loops.make(64)
     safety.check([dev], {dev}, wipe_signatures=False)
 
 
+@pytest.mark.root
 def test_unconfirmed_device_is_refused_with_the_flag_to_pass(
     loops: LoopDevs, tmp_path: Path
 ) -> None:
@@ -52,6 +54,7 @@ def test_unconfirmed_device_is_refused_with_the_flag_to_pass(
     assert f"--yes-destroy {dev}" in message
 
 
+@pytest.mark.root
 def test_symlinks_and_real_paths_name_the_same_device(loops: LoopDevs, tmp_path: Path) -> None:
     dev = loops.make(64)
     link = tmp_path / "by-id-link"
@@ -69,6 +72,7 @@ def test_a_regular_file_is_not_a_block_device(tmp_path: Path) -> None:
         safety.check([str(path)], {str(path)}, wipe_signatures=True)
 
 
+@pytest.mark.root
 def test_mounted_device_is_refused_even_when_confirmed(loops: LoopDevs, tmp_path: Path) -> None:
     dev = loops.make(64)
     sh("mkfs.ext4", "-q", dev)
@@ -77,6 +81,7 @@ def test_mounted_device_is_refused_even_when_confirmed(loops: LoopDevs, tmp_path
     assert str(tmp_path / "used") in message
 
 
+@pytest.mark.root
 def test_device_with_a_mounted_partition_is_refused(loops: LoopDevs, tmp_path: Path) -> None:
     dev = loops.make(64, partitions=[(MIB_SECTORS, 16 * MIB_SECTORS)])
     sh("mkfs.ext4", "-q", f"{dev}p1")
@@ -84,6 +89,7 @@ def test_device_with_a_mounted_partition_is_refused(loops: LoopDevs, tmp_path: P
     assert_refused(dev, f"its partition {dev}p1 is mounted", tmp_path)
 
 
+@pytest.mark.root
 def test_device_whose_holder_is_mounted_is_refused(loops: LoopDevs, tmp_path: Path) -> None:
     dev = loops.make(64)
     upper = loops.make(backing=dev)
@@ -93,6 +99,7 @@ def test_device_whose_holder_is_mounted_is_refused(loops: LoopDevs, tmp_path: Pa
     assert_refused(dev, rf"{upper} \(built on it\) is mounted", tmp_path)
 
 
+@pytest.mark.root
 def test_member_of_a_mounted_btrfs_is_refused(loops: LoopDevs, tmp_path: Path) -> None:
     first, second = loops.make(256), loops.make(256)
     sh("mkfs.btrfs", "-q", "-f", "-d", "raid1", "-m", "raid1", first, second)
@@ -101,6 +108,7 @@ def test_member_of_a_mounted_btrfs_is_refused(loops: LoopDevs, tmp_path: Path) -
     assert_refused(second, "member of the mounted btrfs filesystem", tmp_path)
 
 
+@pytest.mark.root
 def test_swap_device_is_refused(loops: LoopDevs, tmp_path: Path) -> None:
     dev = loops.make(64)
     sh("mkswap", dev)
@@ -121,6 +129,7 @@ def test_the_root_filesystem_device_is_refused(tmp_path: Path) -> None:
         safety.check([dev], {dev}, wipe_signatures=True)
 
 
+@pytest.mark.root
 def test_a_device_holding_root_is_refused(
     loops: LoopDevs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -131,6 +140,7 @@ def test_a_device_holding_root_is_refused(
     assert_refused(dev, "holds the root filesystem", tmp_path)
 
 
+@pytest.mark.root
 def test_filesystem_signature_is_refused_unless_wiping(loops: LoopDevs, tmp_path: Path) -> None:
     dev = loops.make(64)
     sh("mkfs.ext4", "-q", dev)
@@ -139,6 +149,7 @@ def test_filesystem_signature_is_refused_unless_wiping(loops: LoopDevs, tmp_path
     safety.check([dev], {dev}, wipe_signatures=True)
 
 
+@pytest.mark.root
 def test_partition_table_signature_is_refused(loops: LoopDevs, tmp_path: Path) -> None:
     dev = loops.make(64, partitions=[(MIB_SECTORS, 16 * MIB_SECTORS)])
     sh("mkfs.ext4", "-q", f"{dev}p1")
@@ -146,18 +157,21 @@ def test_partition_table_signature_is_refused(loops: LoopDevs, tmp_path: Path) -
     assert f"ext4 on {dev}p1" in message
 
 
+@pytest.mark.root
 def test_a_device_and_its_partition_overlap(loops: LoopDevs) -> None:
     dev = loops.make(64, partitions=[(MIB_SECTORS, 16 * MIB_SECTORS)])
     with pytest.raises(TargetError, match="overlaps"):
         safety.check([dev, f"{dev}p1"], {dev, f"{dev}p1"}, wipe_signatures=True)
 
 
+@pytest.mark.root
 def test_read_only_device_is_refused(loops: LoopDevs, tmp_path: Path) -> None:
     dev = loops.make(64, read_only=True)
     with pytest.raises(TargetError, match="read-only"):
         safety.check([dev], {dev}, wipe_signatures=True)
 
 
+@pytest.mark.root
 def test_wipe_signatures_erases_them_before_building(loops: LoopDevs, tmp_path: Path) -> None:
     dev = loops.make(64, partitions=[(MIB_SECTORS, 16 * MIB_SECTORS)])
     sh("mkfs.ext4", "-q", f"{dev}p1")
@@ -168,6 +182,7 @@ def test_wipe_signatures_erases_them_before_building(loops: LoopDevs, tmp_path: 
     assert commands[:2] == [f"wipefs -a {dev}p1", f"wipefs -a {dev}"]
 
 
+@pytest.mark.root
 def test_describe_names_model_size_and_serial(loops: LoopDevs) -> None:
     dev = loops.make(64)
     line = dv.describe(dev)

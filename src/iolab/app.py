@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from iolab import __version__, exchange, layouts, plan, runner
+from iolab import __version__, exchange, layouts, outputs, plan, runner
 from iolab.analysis import raid_model
 from iolab.errors import PlanError, ReportError, StoreError, TargetError
 from iolab.fio import info, jobfile
@@ -24,10 +25,10 @@ from iolab.plan import methods
 from iolab.report import advice as report_advice
 from iolab.report import data as report_data
 from iolab.report import document as report_document
-from iolab.report import output as report_output
+from iolab.report import figures as report_figures
 from iolab.report import raid_view
 from iolab.store import RunRow, Store
-from iolab.targets import devices, environment, process, provision, rehearsal
+from iolab.targets import controllers, devices, environment, process, provision, rehearsal
 
 DEFAULT_DB = "iolab.db"
 
@@ -221,6 +222,9 @@ def report(
     for charts. A single run's own metric and baseline are the defaults."""
     with open_store(db, ui) as store:
         data = report_data.load(store, list(run_ids), samples=drawn, histograms=drawn)
+    _check_chart_options(data, options, drawn)
+    if not drawn:
+        options = dataclasses.replace(options, charts=())
     single = data.runs[0] if len(data.runs) == 1 else None
     if single is not None:
         options = dataclasses.replace(
@@ -229,6 +233,36 @@ def report(
             baseline=options.baseline or single.baseline,
         )
     return report_document.build(data, options)
+
+
+def _check_chart_options(
+    data: report_data.Dataset, options: report_document.Options, drawn: bool
+) -> None:
+    """Options that shape charts are refused where no chart they shape is drawn, rather than
+    ignored; --x, first, names a numeric field the runs sweep (scaling charts check it when
+    drawn)."""
+    swept = report_figures.swept_fields(data)
+    if not drawn and options.x is not None and options.x not in swept:
+        choose = f"choose one of {', '.join(swept)}" if swept else "they sweep none: leave --x out"
+        raise ReportError(f"--x {options.x!r} is not a numeric field these runs sweep; {choose}")
+    shaping = [
+        flag
+        for flag, given in (
+            ("--x", options.x is not None),
+            ("--y", options.y != "auto"),
+            ("--lines", options.lines != "auto"),
+        )
+        if given
+    ]
+    if shaping and options.charts is not None and "scaling" not in options.charts:
+        raise ReportError(f"{shaping[0]} shapes scaling charts: add scaling to --charts")
+    charting = [*shaping, *(["--charts"] if options.charts else []),
+                *(["--skip-charts"] if options.skip else [])]  # fmt: skip
+    if charting and not drawn:
+        raise ReportError(
+            f"{charting[0]} shapes charts, and the table and CSV formats draw none: add "
+            f"--format markdown or html, or --export DIR; or leave {charting[0]} out"
+        )
 
 
 def compare(db: str, run_ids: Sequence[int], metric: str, ui: Ui) -> report_document.Document:
@@ -243,11 +277,13 @@ def runs(db: str, ui: Ui) -> list[RunRow]:
 
 
 def environment_of(path: str) -> dict[str, Any]:
-    """The host, and what `path` lives on: filesystem, RAID, devices and their settings."""
+    """The host, and what `path` lives on: filesystem, RAID, devices and their settings;
+    and the RAID cards that an installed tool (storcli, MegaCli, ssacli, arcconf) lists."""
     target = Path(path)
     if not target.exists():
         raise TargetError(f"{path} does not exist; give a file, directory or device")
-    return {"host": environment.host(info.probe().version), "target": environment.target(target)}
+    host, facts = environment.host(info.probe().version), environment.target(target)
+    return {"host": host, "target": facts, **controllers.probe().to_json()}
 
 
 ADVISE_HELP = """Rank RAID levels 0, 1, 5, 6 and 10 over --devices N by the RAID model's
@@ -281,11 +317,15 @@ ADVISE_OPTIONS: dict[str, dict[str, Any]] = {
 
 def advise(db: str, run_id: int | None, given: dict[str, Any], ui: Ui) -> report_document.Document:
     """RAID levels ranked for one device's figures: a stored run's, or those given."""
-    devices = int(given.get("devices") or 4)
+    devices = given.get("devices")
+    devices = 4 if devices is None else int(devices)
     if not 2 <= devices <= 64:
         raise ReportError(f"--devices {devices}: give 2 to 64 devices")
     keys = report_advice.DEFAULT_WORKLOADS
     figures = {key: given.get(key.replace("-", "_")) for key in keys}
+    for key, value in figures.items():
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise ReportError(f"--{key} {value:g}: give a positive figure (a finite number)")
     try:
         workloads = [raid_model.parse_workload(text) for text in given.get("workload") or ()]
     except raid_model.ModelError as error:
@@ -338,8 +378,9 @@ reports, published tables (CSV), and iolab exports. Folders are searched for .js
 
 Set-ups are named after each file's folder (or --setup; a bench-fio tree's after its target,
 a published table's after its own columns or rows), workloads after fio's jobs; a file already
-imported (same content) is skipped. A file that cannot be read is one line; the rest still
-import, and the exit code is 3."""
+imported (same content) is skipped. A file that cannot be read (or holds an impossible
+figure) is one line; the rest still import, and the exit code is 3 (1 when nothing was
+imported)."""
 EXPORT_HELP = """Export a stored run (default: the latest) for other tools: JSON (schema
 "iolab-export" version 1, which 'iolab import' reads back), CSV or Parquet, with the workload's
 parameters as columns; CSV to FILE.csv also writes FILE.percentiles.csv and FILE.samples.csv
@@ -355,15 +396,17 @@ EXPORT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
                            "metavar": "|".join(EXPORT_FORMATS)}),
     (("-o", "--output"), {"default": "-", "metavar": "FILE|DIR",
                           "help": "Write here; '-' is stdout (json, csv). fio-plot: a folder."}),
+    (("--force",), {"is_flag": True,
+                    "help": "Replace files iolab did not write (never through a symbolic link)."}),
 )  # fmt: skip
 
 
 def import_files(paths: Sequence[str], setup: str | None, db: str, ui: Ui) -> exchange.Imported:
     """fio's output (and iolab exports) into the database; nothing is created when nothing
     could be read."""
-    Store.check_path(db)
+    found = Store.check_path(db)  # another program's, or damaged: refused before reading
     known: dict[str, int] = {}
-    if Path(db).exists():
+    if found.kind == "iolab":  # missing or empty: created below, if anything was read
         with open_store(db, ui) as store:
             known = store.imported()
     batch = exchange.read(paths, setup, known)
@@ -373,9 +416,12 @@ def import_files(paths: Sequence[str], setup: str | None, db: str, ui: Ui) -> ex
         return exchange.save(batch, store, __version__)
 
 
-def export_run(db: str, run_id: int | None, fmt: str, output: str, ui: Ui) -> tuple[str, list[str]]:
-    """The export's text for stdout ('' when written to files), and a line per file written."""
-    from iolab.exchange import fioplot, parquet  # pyarrow only when asked for
+def export_run(
+    db: str, run_id: int | None, fmt: str, output: str, ui: Ui, force: bool = False
+) -> tuple[str, list[str]]:
+    """The export's text for stdout ('' when written to files), and a line per file written:
+    every file through iolab.outputs (no link, no file iolab did not write unless `force`)."""
+    from iolab.exchange import export, fioplot, parquet  # pyarrow only when asked for
 
     if fmt not in EXPORT_FORMATS:
         raise ReportError(f"--format {fmt}: choose one of {', '.join(EXPORT_FORMATS)}")
@@ -383,25 +429,29 @@ def export_run(db: str, run_id: int | None, fmt: str, output: str, ui: Ui) -> tu
         where = "a folder: -o DIR" if fmt == "fio-plot" else "files: -o FILE.parquet"
         raise ReportError(f"--format {fmt} writes {where}")
     if fmt == "fio-plot":
-        fioplot.check(output)
-    else:
-        report_output.check(output, None)
+        fioplot.check(output, force)
+    elif output != "-":
+        suffix = {"csv": ".csv", "parquet": ".parquet"}.get(fmt)
+        for path in export.file_names(output, suffix).values() if suffix else [output]:
+            fix = "give a file name such as run.json"
+            outputs.check_file(path, force=force, what=f"-o {path}", fix=fix)
     if fmt == "parquet":
         parquet.module("pyarrow", "--format parquet")  # before any work
     with open_store(db, ui) as store:
         tables = store.dump(store.run(run_id).id)
     if fmt == "fio-plot":
-        return "", fioplot.write(tables, output)
+        return "", fioplot.write(tables, output, force)
     if fmt == "parquet":
-        return "", [f"wrote {path}" for path in parquet.write(tables, __version__, output)]
+        return "", [f"wrote {path}" for path in parquet.write(tables, __version__, output, force)]
     if fmt == "json":
         texts = {output: exchange.json_text(tables, __version__)}
     else:
         texts = exchange.csv_texts(tables, __version__, output)
     if output == "-":
         return texts[output], []
-    for path, text in texts.items():
-        Path(path).write_text(text)
+    folder = outputs.split(output)[0]
+    files = {outputs.split(path)[1]: text.encode() for path, text in texts.items()}
+    outputs.save([outputs.Batch(folder, files, "export")], force=force)
     return "", [f"wrote {path}" for path in texts]
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import shlex
 import sys
@@ -10,10 +12,12 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 import click
+from click.core import ParameterSource
 from rich.console import Console
 
-from iolab import __version__, app, plan
+from iolab import __version__, app, plan, shell
 from iolab.errors import Interrupted, IolabError
+from iolab.names import one_line, shown
 from iolab.report import document as report_document
 from iolab.report import env_text
 from iolab.report import model as report_model
@@ -22,45 +26,97 @@ from iolab.terminal_ui import TerminalUi
 
 EXIT_USER_ERROR = 1
 EXIT_CASES_FAILED = 3
-EXIT_INTERRUPTED = 130
+EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: the reader of standard output stopped reading
+# Ctrl-C exits 130 (128 + SIGINT); SIGTERM, SIGHUP and SIGQUIT 128 + theirs (shell.exit_code)
 
-err = Console(stderr=True, highlight=False)
+err = Console(stderr=True, highlight=False, emoji=False)
 
 
-def fail(message: str, code: int = EXIT_USER_ERROR) -> NoReturn:
-    err.print(f"iolab: {message}", markup=False, soft_wrap=True)
+def fail(message: str, code: int = EXIT_USER_ERROR, flush: bool = True) -> NoReturn:
+    """The one line on stderr, after what was printed (unless `flush` is False: a stop never
+    waits on a reader); a gone terminal (SIGHUP) or a full disk leaves the exit code as is."""
+    with contextlib.suppress(OSError):
+        if flush:
+            sys.stdout.flush()
+        err.print(f"iolab: {one_line(message)}", markup=False, soft_wrap=True)
     sys.exit(code)
+
+
+def _stdout_failed(error: OSError) -> NoReturn:
+    """A closed pipe ends iolab quietly, as SIGPIPE ends other tools; any other fault is said."""
+    if error.errno == errno.EPIPE:
+        sys.exit(EXIT_CLOSED_PIPE)
+    fail(f"error: cannot write to standard output ({error.strerror})")
+
+
+def echo(text: str, nl: bool = True, err: bool = False) -> None:
+    """click.echo, with control and bidi characters shown as escapes: names and other text
+    from a database made before names had a rule, or from a device, reach the terminal."""
+    click.echo(shown(text, keep="\n\t"), nl=nl, err=err)
+
+
+class Command(click.Command):
+    """A command whose options and arguments, given empty on the command line, are refused:
+    an empty name or path is never read as 'the default' or 'here'."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        for param in self.params:
+            if ctx.get_parameter_source(param.name or "") != ParameterSource.COMMANDLINE:
+                continue
+            value = ctx.params.get(param.name or "")
+            if any(isinstance(v, str) and not v.strip() for v in _values(value)):
+                raise click.BadParameter("is empty; give a value, or leave it out", ctx, param)
+        return super().invoke(ctx)
+
+
+def _values(value: object) -> tuple[object, ...]:
+    return value if isinstance(value, tuple) else (value,)
 
 
 class Main(click.Group):
     """The one place errors become messages and exit codes."""
+
+    command_class = Command
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         """Usage errors (unknown option, bad value, missing argument) are bad input too:
         one line and exit 1, like every other."""
         kwargs["standalone_mode"] = False
         kwargs["prog_name"] = "iolab"  # also under python -m iolab, and in tests
-        try:
-            code = super().main(*args, **kwargs)
-        except click.UsageError as error:
-            where = error.ctx.command_path if error.ctx else "iolab"
-            words = " ".join(error.format_message().split())
-            fail(f"error: {words} (see '{where} --help')")
-        except click.ClickException as error:
-            fail(f"error: {' '.join(error.format_message().split())}")
-        except click.Abort:
-            fail("interrupted", EXIT_INTERRUPTED)
+        with shell.stop_signals(), shell.guarded_stdout():
+            try:
+                code = super().main(*args, **kwargs)
+                sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
+            except click.UsageError as error:
+                where = error.ctx.command_path if error.ctx else "iolab"
+                words = " ".join(error.format_message().split())
+                fail(f"error: {words} (see '{where} --help')")
+            except click.ClickException as error:
+                fail(f"error: {' '.join(error.format_message().split())}")
+            except click.Abort as abort:  # stopped while parsing: the signal is its context
+                stop = abort.__context__ or KeyboardInterrupt()
+                fail(shell.stopped_by(stop), shell.exit_code(stop), flush=False)
+            except shell.StdoutError as error:
+                _stdout_failed(error)
         sys.exit(code if isinstance(code, int) else 0)
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:  # --help and --version print here, before click's own handler of a closed pipe
+            return super().make_context(*args, **kwargs)
+        except shell.StdoutError as error:
+            _stdout_failed(error)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except Interrupted as stop:
-            fail(str(stop), EXIT_INTERRUPTED)
+            fail(str(stop), shell.exit_code(stop), flush=False)
         except IolabError as error:
             fail(f"error: {error}")
-        except KeyboardInterrupt:
-            fail("interrupted", EXIT_INTERRUPTED)
+        except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM/SIGHUP/SIGQUIT (shell)
+            fail(shell.stopped_by(stop), shell.exit_code(stop), flush=False)
+        except shell.StdoutError as error:
+            _stdout_failed(error)
 
 
 def options(*decorators: Callable[..., Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -75,7 +131,7 @@ def options(*decorators: Callable[..., Any]) -> Callable[[Callable[..., Any]], C
 
 
 def ui() -> TerminalUi:
-    return TerminalUi(Console(highlight=False), err)
+    return TerminalUi(Console(highlight=False, emoji=False), err)
 
 
 @click.group(cls=Main, context_settings={"help_option_names": ["-h", "--help"]})
@@ -155,18 +211,18 @@ def peak(db: str, **given: Any) -> None:
 def show(plan_file: str | None, preset: str | None, show_fio: bool, **flags: Any) -> None:
     """Print a plan's expanded matrix, one line per case; runs nothing."""
     if flags.pop("as_toml"):
-        click.echo(app.plan_toml(plan_file, preset), nl=False)
+        echo(app.plan_toml(plan_file, preset), nl=False)
         return
     the_plan = app.load_plan(plan_file, preset, _overrides(**flags))
     for name, commands in app.provision_commands(the_plan):
-        click.echo(f"# set-up {name!r} is built and torn down with:")
+        echo(f"# set-up {name!r} is built and torn down with:")
         for command in commands:
-            click.echo(f"#   {shlex.join(command)}")
+            echo(f"#   {shlex.join(command)}")
     if show_fio:
-        click.echo("# one fio invocation per section; iolab runs them one at a time\n")
-        click.echo("\n".join(app.job_files(the_plan)), nl=False)
+        echo("# one fio invocation per section; iolab runs them one at a time\n")
+        echo("\n".join(app.job_files(the_plan)), nl=False)
         return
-    click.echo("".join(plan.matrix_lines(the_plan)), nl=False)
+    echo("".join(plan.matrix_lines(the_plan)), nl=False)
 
 
 @main.command()
@@ -174,7 +230,7 @@ def presets() -> None:
     """List the presets, one line each, with their origin."""
     for name in plan.preset_names():
         p = plan.load_preset(name)
-        click.echo(f"{name:<24} {len(p.cases()):>3} cases  {p.origin}: {p.description}")
+        echo(f"{name:<24} {len(p.cases()):>3} cases  {p.origin}: {p.description}")
 
 
 output_options = options(
@@ -187,6 +243,8 @@ output_options = options(
                  show_default=True, help="Format of the images written beside a Markdown report."),
     click.option("--export", "export_dir", metavar="DIR",
                  help="Also write every chart as PNG and SVG, and every table as CSV, into DIR."),
+    click.option("--force", is_flag=True,
+                 help="Replace files iolab did not write (never through a symbolic link)."),
 )  # fmt: skip
 
 
@@ -196,12 +254,12 @@ def runs(db: str) -> None:
     """List the runs stored in the database."""
     rows = app.runs(db, ui())
     if not rows:
-        click.echo(f"{db} holds no runs yet")
+        echo(f"{db} holds no runs yet")
     for r in rows:
         started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.started_at))
         failed = f", {r.failed} failed" if r.failed else ""
-        host = r.environment.get("hostname", "?")
-        click.echo(f"{r.id:>4}  {started}  {r.plan_name:<22} {r.status:<11} "
+        host = one_line(str(r.environment.get("hostname", "?")))
+        echo(f"{r.id:>4}  {started}  {one_line(r.plan_name):<22} {r.status:<11} "
                    f"{r.tally(r.done)} cases{failed}  {host}")  # fmt: skip
 
 
@@ -227,14 +285,15 @@ def report(run_ids: tuple[int, ...], db: str, fmt: str, **flags: Any) -> None:
     Several runs are shown side by side. HTML is one self-contained page with interactive
     charts; Markdown written to a file gets its charts as images beside it.
     """
-    written = {k: flags.pop(k) for k in ("output", "image_format", "export_dir")}
+    written = {k: flags.pop(k) for k in ("output", "image_format", "export_dir", "force")}
     drawn = fmt in ("markdown", "html") or written["export_dir"] is not None
-    charts = report_document.parse_kinds(flags["charts"], "--charts") if drawn else ()
+    charts = report_document.parse_kinds(flags["charts"], "--charts")  # () when not drawn (app)
     options = report_document.Options(
         metric=flags["metric"], baseline=flags["baseline"], charts=charts,
         skip=report_document.parse_kinds(flags["skip_charts"], "--skip-charts") or (),
         x=flags["x_field"], y=flags["y_metric"], lines=flags["lines"])  # fmt: skip
-    report_output.check(written["output"], written["export_dir"])
+    report_output.check(written["output"], written["export_dir"], force=written["force"],
+                        images=fmt == "markdown")  # fmt: skip
     _emit(app.report(db, run_ids, options, drawn, ui()), fmt, **written)
 
 
@@ -245,16 +304,17 @@ def report(run_ids: tuple[int, ...], db: str, fmt: str, **flags: Any) -> None:
 def compare(run_ids: tuple[int, ...], db: str, fmt: str, metric: str, **written: Any) -> None:
     """Compare runs against the first: each change with its 95% interval, marked "not
     significant" where the interval includes 0; says what differs in their environments."""
-    report_output.check(written["output"], written["export_dir"])
+    report_output.check(written["output"], written["export_dir"], force=written["force"],
+                        images=fmt == "markdown")  # fmt: skip
     _emit(app.compare(db, run_ids, metric, ui()), fmt, **written)
 
 
 def _emit(document: report_document.Document, fmt: str, **written: Any) -> None:
     """Render and write (stdout, or a file with its images beside it, and an export)."""
     text, said = report_output.emit(document, fmt, **written)
-    click.echo(text, nl=False)
+    echo(text, nl=False)
     for line in said:
-        err.print(line, soft_wrap=True, markup=False)
+        err.print(one_line(line), soft_wrap=True, markup=False)
 
 
 @main.command()
@@ -264,7 +324,7 @@ def env(path: str, as_json: bool) -> None:
     """Print the host and what PATH lives on: filesystem, RAID, devices, their settings."""
     facts = app.environment_of(path)
     text = json.dumps(facts, indent=2, default=str) + "\n" if as_json else env_text.render(facts)
-    click.echo(text, nl=False)
+    echo(text, nl=False)
 
 
 @main.command(help=app.REHEARSE_HELP)
@@ -277,7 +337,7 @@ def rehearse(plan_file: str) -> None:
 @options(click.argument("run_id", type=int, required=False, metavar="[RUN]"), db_option,
          *(click.option(f"--{name}", **kw) for name, kw in app.ADVISE_OPTIONS.items()))  # fmt: skip
 def advise(run_id: int | None, db: str, **given: Any) -> None:
-    click.echo(report_output.render(app.advise(db, run_id, given, ui()), "table").text, nl=False)
+    echo(report_output.render(app.advise(db, run_id, given, ui()), "table").text, nl=False)
 
 
 @main.command("import", help=app.IMPORT_HELP)
@@ -285,16 +345,19 @@ def advise(run_id: int | None, db: str, **given: Any) -> None:
          *(click.option(*names, **kw) for names, kw in app.IMPORT_OPTIONS))  # fmt: skip
 def import_(paths: tuple[str, ...], db: str, setup: str | None) -> None:
     done = app.import_files(paths, setup, db, ui())
-    click.echo("".join(f"{line}\n" for _, line in done.runs), nl=False)
-    click.echo("".join(f"iolab: {line}\n" for line in done.notes), nl=False, err=True)
+    if not done.runs and not done.skipped and len(done.problems) == 1:
+        fail(f"error: {done.problems[0]}")  # nothing imported: the one file's line, exit 1
+    echo("".join(f"{line}\n" for _, line in done.runs), nl=False)
+    echo("".join(f"iolab: {line}\n" for line in done.notes), nl=False, err=True)
     if done.problems:
-        fail(f"{len(done.problems)} of the files could not be imported", EXIT_CASES_FAILED)
+        code = EXIT_CASES_FAILED if done.runs else EXIT_USER_ERROR  # 1: nothing imported
+        fail(f"{len(done.problems)} of the files could not be imported", code)
 
 
 @main.command(help=app.EXPORT_HELP)
 @options(click.argument("run_id", type=int, required=False, metavar="[RUN]"), db_option,
          *(click.option(*names, **kw) for names, kw in app.EXPORT_OPTIONS))  # fmt: skip
-def export(run_id: int | None, db: str, fmt: str, output: str) -> None:
-    text, said = app.export_run(db, run_id, fmt, output, ui())
-    click.echo(text, nl=False)
-    click.echo("".join(f"{line}\n" for line in said), nl=False, err=True)
+def export(run_id: int | None, db: str, fmt: str, output: str, force: bool) -> None:
+    text, said = app.export_run(db, run_id, fmt, output, ui(), force=force)
+    echo(text, nl=False)
+    echo("".join(f"{line}\n" for line in said), nl=False, err=True)

@@ -1,5 +1,10 @@
 """Typed errors. Library code raises these; only the cli turns them into messages."""
 
+import signal
+
+# Signals that stop iolab as Ctrl-C does (the cli raises Stopped for them); exit 128 + number.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
 
 class IolabError(Exception):
     """A problem the user can act on. str(error) is one line that says what to do."""
@@ -25,9 +30,26 @@ class ReportError(IolabError):
     """A report cannot be built from what the store holds."""
 
 
-class Interrupted(IolabError):
-    """The user stopped the run (Ctrl-C); finished cases are kept."""
+class ControllerError(IolabError):
+    """A RAID card's tool (storcli, perccli, MegaCli, ssacli, arcconf) printed what iolab
+    cannot read, or refused: the message names the tool and the field, never its text."""
 
-    def __init__(self, message: str, run_id: int) -> None:
+
+class Interrupted(IolabError):
+    """The user stopped the run (Ctrl-C, or a signal that stops as it does); finished cases
+    are kept. `signum`: the signal (2 for Ctrl-C), whose number the exit code carries."""
+
+    def __init__(self, message: str, run_id: int, signum: int = 2) -> None:
         super().__init__(message)
         self.run_id = run_id
+        self.signum = signum
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM, SIGHUP or SIGQUIT, raised where iolab is so that it stops as on Ctrl-C:
+    fio stopped, test files and set-ups cleaned up, finished cases kept."""
+
+    def __init__(self, signum: int, name: str) -> None:
+        super().__init__(name)
+        self.signum = signum
+        self.name = name

@@ -308,7 +308,7 @@ class Result:
     warnings: tuple[Warning, ...] = ()
     samples: tuple[Sample, ...] = ()
     windows: tuple[Window, ...] = ()
-    target_state: str = ""  # what the target had seen before the case (see runner.state)
+    target_state: str = ""  # what the target had seen before the case (see runner.precondition)
 
     def all_windows(self) -> tuple[Window, ...]:
         """The main measurement as a window, then the others."""

@@ -15,6 +15,7 @@ from rich.progress import BarColumn, Progress, TextColumn
 
 from iolab.fio.parse import Status
 from iolab.model import Case, Result
+from iolab.names import one_line
 from iolab.runner import Listener
 from iolab.units import human_duration
 
@@ -24,10 +25,10 @@ class ProgressListener:
 
     def __init__(self, console: Console) -> None:
         self.progress = Progress(
-            TextColumn("{task.description}"),
+            TextColumn("{task.description}", markup=False),  # names: no markup read in them
             BarColumn(bar_width=20),
-            TextColumn("ETA {task.fields[eta]}"),
-            TextColumn("{task.fields[live]}"),
+            TextColumn("ETA {task.fields[eta]}", markup=False),
+            TextColumn("{task.fields[live]}", markup=False),
             console=console,
             transient=True,
             refresh_per_second=2,
@@ -46,11 +47,13 @@ class ProgressListener:
     def case_started(self, index: int, total: int, case: Case, eta_s: float) -> None:
         self.eta_s, self.t0 = eta_s, time.monotonic()
         self.current = case
-        self.label = (
+        self.label = one_line(
             f"case {index}/{total} {case.setup.name} · {case.workload.name} #{case.repetition}"
         )
         o = case.workload.options
-        params = f"{o.get('rw')} bs={o.get('bs')} qd={o.get('iodepth')} jobs={o.get('numjobs')}"
+        params = one_line(
+            f"{o.get('rw')} bs={o.get('bs')} qd={o.get('iodepth')} jobs={o.get('numjobs')}"
+        )
         self.progress.update(
             self.task,
             description=f"{self.label} ({params})",
@@ -62,13 +65,17 @@ class ProgressListener:
 
     def note(self, line: str) -> None:
         """A line about the run itself (preconditioning, repetitions, steady state)."""
-        self.progress.console.print(f"· {line}", markup=False, soft_wrap=True)
+        self.print(f"· {line}")
+
+    def print(self, line: str) -> None:
+        """A line above the progress bar, as it is: no markup, escapes for controls."""
+        self.progress.console.print(one_line(line), markup=False, emoji=False, soft_wrap=True)
 
     def status(self, status: Status) -> None:
         left = human_duration(self.eta_s - (time.monotonic() - self.t0))
         live = f"{status.iops:,.0f} IOPS {status.bw_bytes / 1e6:,.1f} MB/s"
         if status.hosts:  # fio's client tells no live rates: each host's state instead
-            live = " · ".join(f"{host} {state}" for host, state in status.hosts)
+            live = one_line(" · ".join(f"{host} {state}" for host, state in status.hosts))
         self.progress.update(self.task, eta=left, live=live)
 
     def case_finished(self, result: Result) -> None:
@@ -80,22 +87,20 @@ class ProgressListener:
             else f"{case.setup.name} · {case.workload.name} #{case.repetition}"
         )
         if result.status != "ok" or m is None:
-            self.progress.console.print(
-                f"✗ {label}: failed: {result.error}", markup=False, soft_wrap=True
-            )
+            self.print(f"✗ {label}: failed: {result.error}")
             return
         p99 = max((d.percentiles_ns.get("99", 0.0) for d in m.directions), default=0.0)
         line = (
             f"✓ {label}: {m.total_iops:,.0f} IOPS, {m.total_bw_bytes / 1e6:,.1f} MB/s, "
             f"p99 {p99 / 1000:,.0f} µs"
         )
-        self.progress.console.print(line, markup=False, soft_wrap=True)
+        self.print(line)
         hosts = [w for w in result.windows if w.host]
         if hosts:
             shares = " · ".join(f"{w.host} {w.metrics.total_iops:,.0f}" for w in hosts)
-            self.progress.console.print(f"  IOPS by host: {shares}", markup=False)
+            self.print(f"  IOPS by host: {shares}")
         for warning in result.warnings:
-            self.progress.console.print(f"  ! {warning}", markup=False)
+            self.print(f"  ! {warning}")
 
 
 class TerminalUi:
@@ -105,15 +110,18 @@ class TerminalUi:
         self.out, self.err = out, err
 
     def say(self, line: str) -> None:
-        self.out.print(line, markup=False, highlight=False, soft_wrap=True)
+        self.out.print(one_line(line), markup=False, highlight=False, emoji=False, soft_wrap=True)
 
     def warn(self, line: str) -> None:
-        self.err.print(f"iolab: {line}", markup=False, highlight=False, soft_wrap=True)
+        shown = one_line(f"iolab: {line}")
+        self.err.print(shown, markup=False, highlight=False, emoji=False, soft_wrap=True)
 
     def confirm(self, device: str, description: str) -> bool | None:
         if not sys.stdin.isatty():
             return None
-        self.err.print(f"iolab will destroy all data on {description}", markup=False)
+        self.err.print(
+            one_line(f"iolab will destroy all data on {description}"), markup=False, emoji=False
+        )
         answer = click.prompt(f"type {device} to go on", default="", show_default=False)
         return bool(answer == device)
 

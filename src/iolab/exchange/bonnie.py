@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from iolab.exchange import values
 from iolab.exchange.found import Unreadable
 from iolab.exchange.placed import Placed, case, direction, exact
 from iolab.model import Direction, FioValue
@@ -98,11 +99,14 @@ def csv_lines(text: str) -> list[Line]:
                 f"line {number}: bonnie++ CSV format {fields[0]} with {len(fields)} fields; "
                 f"iolab reads format {CSV_FORMAT} ({CSV_FIELDS} fields, bonnie++ 1.98 and later)"
             )
-        values = [_figure(f) for f in fields[_FIRST_VALUE : _FIRST_VALUE + 2 * len(TESTS) : 2]]
+        figures = [_figure(f) for f in fields[_FIRST_VALUE : _FIRST_VALUE + 2 * len(TESTS) : 2]]
         latencies = fields[_FIRST_LATENCY : _FIRST_LATENCY + len(TESTS)]
+        concurrency = values.whole_text(fields[3], f"line {number}, concurrency", values.ONES,
+                                        low=1) if fields[3] else 1  # fmt: skip
+        seekers = (values.whole_text(fields[8], f"line {number}, seekers", values.ONES, low=1)
+                   if fields[8].isdigit() else None)  # fmt: skip
         out.append(
-            Line(fields[1], fields[5], _chunk(fields[6]), int(fields[3] or 1),
-                 int(fields[8]) if fields[8].isdigit() else None, tuple(values),
+            Line(fields[1], fields[5], _chunk(fields[6]), concurrency, seekers, tuple(figures),
                  tuple(v or None for v in latencies), kib=True)
         )  # fmt: skip
     return out
@@ -128,8 +132,8 @@ def table_lines(text: str) -> list[Line]:
         after = lines[index + 1] if index + 1 < len(lines) else ""
         latency = [after[start + 10 * i : start + 10 * (i + 1)].strip() or None
                    for i in range(len(TESTS))] if after.startswith("Latency") else []  # fmt: skip
-        values = tuple(g[0] if g and g[1] != "+++" and g[0] != "+++++" else None for g in groups)
-        out.append(Line(version, size, _chunk(chunk.split(":")[0]), 1, None, values,
+        figures = tuple(g[0] if g and g[1] != "+++" and g[0] != "+++++" else None for g in groups)
+        out.append(Line(version, size, _chunk(chunk.split(":")[0]), 1, None, figures,
                         tuple(latency) or (None,) * len(TESTS), kib=False))  # fmt: skip
     return out
 
@@ -140,9 +144,10 @@ def _figure(text: str) -> str | None:
 
 def _chunk(text: str) -> int:
     try:
-        return parse_size(text) if text else DEFAULT_CHUNK
+        chunk = parse_size(text) if text else DEFAULT_CHUNK
     except ValueError:
-        raise Unreadable(f"chunk size {text!r} is not a size") from None
+        raise Unreadable("its chunk size is not a size") from None
+    return int(values.number(chunk, "its chunk size", low=1))
 
 
 def _jobs(path: Path, run: Line) -> list[Placed]:
@@ -194,15 +199,15 @@ def _per_second(value: str, kib: bool, test: Test) -> float:
     """Bytes/s of a throughput figure, seeks/s of the seeks figure."""
     try:
         if kib:
-            return exact(value, 1 if test.unit == "seek" else 1024)
-        found = _TABLE_VALUE.match(value)
-        if not found:
-            raise ValueError(value)
-        if test.unit == "seek" and found.group("suffix"):
-            raise ValueError(value)
-        return exact(found.group("number"), _SUFFIX[found.group("suffix")])
+            figure = exact(value, 1 if test.unit == "seek" else 1024)
+        else:
+            found = _TABLE_VALUE.match(value)
+            if not found or (test.unit == "seek" and found.group("suffix")):
+                raise ValueError(value)
+            figure = exact(found.group("number"), _SUFFIX[found.group("suffix")])
     except (ArithmeticError, ValueError):
-        raise Unreadable(f"{test.name}: {value!r} is not a figure") from None
+        raise Unreadable(f"{test.name}: not a figure") from None
+    return values.number(figure, test.name, values.IOPS if test.unit == "seek" else values.BW)
 
 
 def _ns(latency: str | None) -> float | None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from iolab import names
 from iolab.analysis import checks
 from iolab.exchange.found import Job
 from iolab.exchange.logs import LOGS_ONLY
@@ -57,7 +58,7 @@ def _apart(jobs: Sequence[Job]) -> dict[int, str]:
         if isinstance(job, Placed) and job.fixed:
             files.setdefault(job.setup, set()).add(job.file)
     return {
-        id(job): f"{job.setup} ({job.file.stem})"
+        id(job): f"{job.setup} ({names.shown(job.file.stem)})"
         for job in jobs
         if isinstance(job, Placed) and job.fixed and len(files[job.setup]) > 1
     }
@@ -102,7 +103,7 @@ def build(jobs: Sequence[Job], given_setup: str | None, files: Sequence[str]) ->
 def _plan_name(jobs: Sequence[Job], setups: Mapping[str, Setup]) -> str:
     """The run's name: "import SETUP" (or "import"), "published FILE" for tables alone."""
     if all(software(job) == "published" for job in jobs):
-        return "published " + ", ".join(dict.fromkeys(job.file.name for job in jobs))
+        return "published " + ", ".join(dict.fromkeys(names.shown(j.file.name) for j in jobs))
     return f"import {next(iter(setups))}" if len(setups) == 1 else "import"
 
 
@@ -125,7 +126,8 @@ def _unique(job: Job, taken: set[str]) -> str:
     name, number = job.name, 1
     while name in taken:
         number += 1
-        name = f"{job.name} ({job.file.stem})" if number == 2 else f"{job.name} ({number})"
+        stem = names.shown(job.file.stem)  # the file's name: the rule checked only the job's
+        name = f"{job.name} ({stem})" if number == 2 else f"{job.name} ({number})"
     return name
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
+from iolab.exchange import values
 from iolab.exchange.found import Unreadable
 from iolab.exchange.placed import Placed, case, direction, exact
 from iolab.model import Direction, FioValue, Sample
@@ -63,29 +64,40 @@ def read(path: Path, text: str) -> list[Placed]:
     found: list[Placed] = []
     run = _Run({}, [])
     for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if (command := COMMAND.search(line)) is not None:
-            run = _Run(operands(command.group("operands")), [])
-        elif (records := RECORDS.match(line)) is not None:
-            if records.group("way") == "out":
-                run.records = int(records.group("full")), int(records.group("partial"))
-        elif (report := REPORT.match(line)) is not None:
-            if run.records is None:
-                run.progress.append((_decimal(report.group("seconds")), int(report.group("bytes"))))
-                continue
-            try:
-                found.append(_case(path, report, run))
-            except Unreadable as error:
-                raise Unreadable(f"line {number}: {error}") from None
-            run = _Run(run.operands, [])
+        try:
+            run = _line(path, raw.strip(), run, found)
+        except Unreadable as error:
+            raise Unreadable(f"line {number}: {error}") from None
+        except ArithmeticError:  # decimal's overflow: a figure no dd prints
+            raise Unreadable(f"line {number}: a figure beyond any dd prints") from None
     if not found:
         raise Unreadable("dd's records lines without its report of bytes copied")
     return found
 
 
+def _line(path: Path, line: str, run: _Run, found: list[Placed]) -> _Run:
+    """One line of dd's output read into `run` (or, at dd's report, a case into `found`); the
+    run that the next line goes on."""
+    if (command := COMMAND.search(line)) is not None:
+        return _Run(operands(command.group("operands")), [])
+    if (records := RECORDS.match(line)) is not None:
+        if records.group("way") == "out":
+            full = values.whole_text(records.group("full"), "whole records")
+            run.records = full, values.whole_text(records.group("partial"), "partial records")
+    elif (report := REPORT.match(line)) is not None:
+        if run.records is None:
+            moved = values.whole_text(report.group("bytes"), "bytes copied")
+            run.progress.append((_decimal(report.group("seconds")), moved))
+            return run
+        found.append(_case(path, report, run))
+        return _Run(run.operands, [])
+    return run
+
+
 def _case(path: Path, report: re.Match[str], run: _Run) -> Placed:
     rw = direction_of(run.operands, path.name)
-    moved, seconds = int(report.group("bytes")), _decimal(report.group("seconds"))
+    moved = values.whole_text(report.group("bytes"), "bytes copied")
+    seconds = _decimal(report.group("seconds"))
     if seconds <= 0:
         raise Unreadable("dd copied in 0 s: no rate to read")
     full, partial = run.records or (0, 0)
@@ -99,14 +111,24 @@ def _case(path: Path, report: re.Match[str], run: _Run) -> Placed:
         options["direct"] = int("direct" in flags)
         if "dsync" in flags or "sync" in flags:
             options["sync"] = "dsync" if "dsync" in flags else 1  # as fio names O_DSYNC, O_SYNC
-    runtime = int((seconds * 1000).to_integral_value())
+    runtime = _ms(seconds, "seconds")
     figures = direction(rw, bw_bytes=rate, iops=float((full + partial) / seconds),
                         io_bytes=moved, runtime_ms=runtime)  # fmt: skip
     name = f"dd {format_size(bs).upper()} rw={rw}" if bs else f"dd rw={rw}"
-    return Placed(
+    job = Placed(
         path, name, options, [], metrics=case(figures, runtime_ms=runtime),
         samples=_samples(rw, run.progress), tool="dd",
     )  # fmt: skip
+    values.check_metrics(case(figures, runtime_ms=runtime), "")
+    values.check_samples(job.samples, "progress: ")
+    return job
+
+
+def _ms(seconds: Decimal, field: str) -> int:
+    """dd's seconds in whole ms, refused past values' bound before they become a huge int."""
+    values.number(float(seconds), f"{field} (s)", values.Limit(values.RUNTIME.value // 1000,
+                  values.RUNTIME.words))  # fmt: skip
+    return int((seconds * 1000).to_integral_value())
 
 
 def _decimal(text: str) -> Decimal:
@@ -159,7 +181,7 @@ def dd_size(text: str) -> int | None:
     total = 1
     for part in text.split("x"):
         found = _SIZE.match(part)
-        if not found:
+        if not found or len(found.group("number")) > values.MAX_DIGITS:
             return None
         suffix = found.group("suffix")
         if suffix in ("", "c"):
@@ -185,6 +207,6 @@ def _samples(rw: Direction, progress: list[tuple[Decimal, int]]) -> list[Sample]
         span = seconds - before[0]
         if span > 0:
             value = float((moved - before[1]) / span)
-            out.append(Sample("bw", rw, int((seconds * 1000).to_integral_value()), value))
+            out.append(Sample("bw", rw, _ms(seconds, "progress seconds"), value))
             before = (seconds, moved)
     return out

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from iolab.names import shown, spreadsheet_cell
+
 SCHEMA = "iolab-export"
 VERSION = 1
 PARAMETERS = ("rw", "bs", "iodepth", "numjobs", "rwmixread")
@@ -181,5 +183,12 @@ def csv_texts(tables: Tables, iolab_version: str, name: str) -> dict[str, str]:
 def _csv(rows: list[list[Any]]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerows(["" if v is None else v for v in row] for row in rows)
+    writer.writerows([_cell(v) for v in row] for row in rows)
     return out.getvalue()
+
+
+def _cell(value: Any) -> Any:
+    """None as empty; text shown safely (controls escaped) and never read as a formula."""
+    if value is None:
+        return ""
+    return spreadsheet_cell(shown(value, keep="\n")) if isinstance(value, str) else value

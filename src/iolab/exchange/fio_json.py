@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from iolab.exchange import values
 from iolab.exchange.found import Job, Unreadable, options_of, percentile_key, scaled
 from iolab.model import DIRECTIONS, Sample
 
@@ -17,31 +18,49 @@ ALL_CLIENTS = "All clients"
 _LATENCIES = (("clat", "clat_ns"), ("lat", "lat_ns"), ("slat", "slat_ns"))
 
 
-def documents(text: str) -> list[tuple[dict[str, Any], str]]:
+class Damaged(Unreadable):
+    """Text that is not JSON, or JSON cut short."""
+
+
+def documents(text: str, where: str = "") -> list[tuple[dict[str, Any], str]]:
     """Every JSON document in the text, with its own text; fio may print lines before the
-    first (a set-up error, or client/server's job descriptions)."""
-    decoder = json.JSONDecoder()
+    first (a set-up error, or client/server's job descriptions). Each document's numbers are
+    checked (values.check_tree); `where` leads the field's name in a message."""
     start = text.find("{")
     if start < 0:
-        raise Unreadable("no JSON document in it")
+        raise Damaged("no JSON document in it")
     found = []
     while start >= 0:
-        try:
-            value, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError as error:
-            raise Unreadable(f"its JSON is cut short or damaged ({error})") from None
+        value, end = _decoded(text, start)
         if not isinstance(value, dict):
-            raise Unreadable("its JSON is not an object")
+            raise Damaged("its JSON is not an object")
         found.append((value, text[start:end]))
         rest = text[end:]
         start = end + len(rest) - len(rest.lstrip()) if rest.lstrip().startswith("{") else -1
+    for number, (value, _) in enumerate(found, start=1):
+        values.check_tree(value, f"{where}document {number}: " if len(found) > 1 else where)
     return found
+
+
+def _decoded(text: str, start: int) -> tuple[Any, int]:
+    try:
+        value, end = values.DECODER.raw_decode(text, start)
+    except json.JSONDecodeError as error:
+        raise Damaged(f"its JSON is cut short or damaged ({error})") from None
+    except RecursionError:
+        raise Damaged(
+            f"its JSON is nested deeper than Python reads; fio's output is at most "
+            f"{values.MAX_DEPTH} levels deep"
+        ) from None
+    return value, end
 
 
 def read(path: Path, text: str) -> list[Job]:
     """The jobs of one fio JSON file: a single document, a --status-interval stream, or
     client/server output."""
     docs = documents(text)
+    for number, (doc, _) in enumerate(docs, start=1):
+        values.check_fio(doc, f"document {number}: " if len(docs) > 1 else "")
     first = docs[0][0]
     if "client_stats" in first:
         return client_server(path, first)

@@ -6,7 +6,7 @@ from bench-fio's:
     DIR/SETUP/BS/MODE-iodepth-IODEPTH-numjobs-NUMJOBS_bw.1.log   (and _iops, _lat): its samples
     DIR/SETUP/MODE<RWMIXREAD>/BS/...               the mixed modes (rw, readwrite, randrw)
     DIR/SETUP/BS/repetition-N/...                  repetitions after the first, named alike
-    DIR/.iolab-fio-plot                            the files iolab wrote there
+    DIR/.iolab-written                             the files iolab wrote there (iolab.outputs)
 
 One folder per set-up (bench-fio's per target), MODE is fio's rw. fio-plot reads one folder
 of JSON files at a time (`fio-plot -i DIR/SETUP/4k -T TITLE -l -r randread`), and picks files
@@ -18,24 +18,24 @@ job's log files.
 
 Cases without fio's JSON (failed ones, or imported from terse or logs) are left out, and so is
 a workload that only differs from another of its set-up in what the file names cannot say;
-each is said in a line. A folder is written only when new, empty, or an earlier export of this
-kind: then only the files it lists are replaced, and no other file is ever overwritten.
+each is said in a line. A folder is written only when new, empty, or holding iolab's record of
+what it wrote there (or with --force): files are written, replaced and removed only as
+iolab.outputs allows (never through a link; only files still as iolab wrote them).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import Any
 
-from iolab.errors import ReportError
+from iolab import outputs
 from iolab.exchange import export
-from iolab.files import check_folder
 
-MARK = ".iolab-fio-plot"
+BY = "fio-plot"  # the kind of output, in the folder's record
 MIXED = ("readwrite", "rw", "randrw")  # bench-fio's mixed modes: a folder per read share
 # fio's defaults for what fio-plot reads from the job options
 DEFAULTS = {"rw": "read", "bs": "4k", "iodepth": "1", "numjobs": "1", "rwmixread": "50"}
@@ -164,66 +164,37 @@ def _logs(samples: list[Mapping[str, Any]]) -> dict[str, str]:
     return logs
 
 
-def write(tables: export.Tables, folder: str) -> list[str]:
-    """Write the tree into `folder`; a line saying what was written, then the notes."""
-    earlier = check(folder)
+def write(tables: export.Tables, folder: str, force: bool = False) -> list[str]:
+    """Write the tree into `folder` through iolab.outputs: the files an earlier fio-plot
+    export wrote there and this one does not are removed (only those still as iolab wrote
+    them, reached without links); a line saying what was written, then the notes."""
     made = tree(tables)
-    root = Path(folder)
-    root.mkdir(exist_ok=True)
-    for name in made.files:
-        path = root / name
-        if (path.exists() or path.is_symlink()) and name not in earlier:
-            raise ReportError(f"-o {folder}: {name} is there and is not from an iolab export; "
-                              "name a new or empty folder")  # fmt: skip
-    _remove(root, earlier)
-    for name, text in made.files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    listing = {"exported_by": "iolab", "format": "fio-plot", "files": sorted(made.files)}
-    (root / MARK).write_text(json.dumps(listing, indent=1) + "\n")
+    with _folder(folder, force) as out:
+        files = {name: text.encode() for name, text in made.files.items()}
+        out.check(files)
+        left = out.remove(out.recorded(BY) - set(files))
+        out.write(files, BY)
     jsons = sum(name.endswith(".json") for name in made.files)
     setups = len({PurePosixPath(name).parts[0] for name in made.files})
     said = f"wrote {folder}: {jsons} fio JSON files and {len(made.files) - jsons} logs for "
-    return [f"{said}fio-plot, in {setups} set-up folder(s)", *made.notes]
+    kept = [f"left {left} file(s) of the earlier export in place: changed since, or not "
+            "reached without a symbolic link"] if left else []  # fmt: skip
+    return [f"{said}fio-plot, in {setups} set-up folder(s)", *kept, *made.notes]
 
 
-def check(folder: str) -> set[str]:
-    """`folder` can take the tree: a new name in an existing folder, an empty folder, or an
-    earlier export of this kind (the files it lists, which may be replaced)."""
-    check_folder(folder, f"-o {folder}", ReportError)
-    root = Path(folder)
-    if not root.exists() or not any(root.iterdir()):
-        return set()
-    try:
-        listing = json.loads((root / MARK).read_text())
-        names = {str(n) for n in listing["files"] if _inside(str(n))}
-    except (OSError, ValueError, TypeError, KeyError):
-        raise ReportError(
-            f"-o {folder} holds files that are not an earlier iolab fio-plot export; name a "
-            "new or empty folder"
-        ) from None
-    return names
+def check(folder: str, force: bool = False) -> None:
+    """`folder` can take the tree, checked before any work: a new name in an existing folder,
+    an empty folder, or one holding iolab's record of what it wrote (whose files may be
+    replaced); with `force`, any folder. Never a symbolic link."""
+    _folder(folder, force).close()
 
 
-def _inside(name: str) -> bool:
-    path = PurePosixPath(name)
-    return not path.is_absolute() and ".." not in path.parts and bool(path.parts)
-
-
-def _remove(root: Path, names: set[str]) -> None:
-    """Remove the files an earlier export wrote, then the folders left empty by that."""
-    folders: set[Path] = set()
-    for name in names:
-        path = root / name
-        if path.is_file() and not path.is_symlink():
-            path.unlink()
-            folders.update(_parents(path.parent, root))
-    for path in sorted(folders, key=lambda p: len(p.parts), reverse=True):
-        if path.is_dir() and not any(path.iterdir()):
-            path.rmdir()
-
-
-def _parents(path: Path, root: Path) -> Iterator[Path]:
-    while path != root and root in path.parents:
-        yield path
-        path = path.parent
+def _folder(folder: str, force: bool) -> outputs.Folder:
+    out = outputs.check_folder(folder, force=force, what=f"-o {folder}")
+    if not force and not out.holds_only_iolabs():
+        out.close()
+        raise outputs.OutputRefused(
+            f"-o {folder} holds files iolab did not write; name a new or empty folder, or add "
+            "--force"
+        )
+    return out

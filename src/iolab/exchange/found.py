@@ -79,7 +79,9 @@ def scaled(value: object, factor: int) -> int | float:
     try:
         exact = Decimal(repr(value) if isinstance(value, float) else str(value)) * factor
     except InvalidOperation:
-        raise Unreadable(f"{value!r} is not a number") from None
+        raise Unreadable("a figure that is not a number") from None
+    if not exact.is_finite():  # NaN or Infinity: float's, for the check to name its field
+        return float(exact)
     return int(exact) if exact == exact.to_integral_value() else float(exact)
 
 

@@ -6,14 +6,18 @@ cannot be read is one line naming it and why; the rest still import."""
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from iolab.exchange import benchfio, bonnie, dd, fio_json, logs, published, restore, terse
-from iolab.exchange.build import build, software
+from iolab import names
+from iolab.errors import PlanError
+from iolab.exchange import benchfio, bonnie, dd, fio_json, logs, published, restore, terse, values
+from iolab.exchange.build import build, setup_name, software
 from iolab.exchange.found import Job, Unreadable
+from iolab.exchange.placed import Placed
 from iolab.fio import parse
 from iolab.model import Origin
 from iolab.store import Store
@@ -22,6 +26,7 @@ from iolab.store import Store
 # NAME_bw.1.log.HOST), and leaves job files and the like.
 OUTPUT_SUFFIXES = (".json", ".log", ".txt", ".out", ".terse", ".csv")
 MAX_BYTES = 1024**3
+MAX_FOLDER_DEPTH = 64  # bench-fio's trees are 5 deep; a folder deeper than this is no result tree
 KNOWN = (
     "fio JSON or json+, terse v3-v5, a --status-interval stream, client/server JSON, fio's "
     "_bw/_iops/_lat/_clat logs, dd's or bonnie++'s report, a published table, or an iolab export"
@@ -73,12 +78,10 @@ def files(paths: Sequence[str], problems: list[str]) -> list[Path]:
     for name in paths:
         path = Path(name)
         if path.is_dir():
-            found += sorted(
-                p for p in path.rglob("*")
-                if p.is_file()
-                and (p.suffix.lower() in OUTPUT_SUFFIXES or benchfio.is_host_log(p))
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-            )  # fmt: skip
+            try:
+                found += _walk(path)
+            except Unreadable as error:
+                problems.append(f"{name}: {error}")
         elif path.is_file():
             found.append(path)
         else:
@@ -87,10 +90,47 @@ def files(paths: Sequence[str], problems: list[str]) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
+def _walk(folder: Path) -> list[Path]:
+    """The result files under `folder` (sorted): not under hidden folders, nor through linked
+    folders; a tree deeper than MAX_FOLDER_DEPTH is refused whole."""
+    found: list[Path] = []
+    stack = [(folder, 0)]
+    while stack:
+        where, depth = stack.pop()
+        try:
+            with os.scandir(where) as listing:
+                entries = list(listing)
+        except OSError:
+            continue  # a folder that cannot be listed holds nothing to import
+        for entry in entries:
+            path = Path(entry.path)
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if depth >= MAX_FOLDER_DEPTH:
+                    raise Unreadable(
+                        f"folders nested more than {MAX_FOLDER_DEPTH} levels deep in it; name "
+                        "the folder of the results themselves"
+                    )
+                stack.append((path, depth + 1))
+            elif _is_file(entry) and (
+                path.suffix.lower() in OUTPUT_SUFFIXES or benchfio.is_host_log(path)
+            ):
+                found.append(path)
+    return sorted(found)
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
+
+
 def read(paths: Sequence[str], setup: str | None, imported: Mapping[str, int]) -> Batch:
     """Every file read and recognised; those already in the database (by their content's
     sha256), or given twice, are skipped with a line saying so."""
-    batch = Batch(setup)
+    batch = Batch(given_setup(setup))
     seen: dict[str, Path] = {}
     groups: dict[tuple[Path, str], list[Path]] = {}
     named = {Path(name) for name in paths}
@@ -137,26 +177,76 @@ def _source(path: Path) -> Source:
 def _recognise(batch: Batch, source: Source, groups: dict[tuple[Path, str], list[Path]]) -> None:
     path, text = source.path, source.text
     if logs.is_log(path, text) or benchfio.is_host_log(path):
+        logs.check(path, text)
         groups.setdefault((path.parent, benchfio.log_prefix(path)), []).append(path)
         batch.sources.append(source)
         return
+    jobs: list[Job]
     if terse.is_terse(text):
-        batch.jobs += terse.read(path, text)
+        jobs = list(terse.read(path, text))
     elif text.lstrip().startswith("{") or '"fio version"' in text:
         docs = fio_json.documents(text)
         if restore.is_export(docs[0][0]):
             batch.exports.append((source, restore.tables(docs[0][0])))
             return
-        batch.jobs += benchfio.placed_jobs(path, _usable(fio_json.read(path, text)))
+        jobs = benchfio.placed_jobs(path, _usable(fio_json.read(path, text)))
     elif dd.is_dd(text):
-        batch.jobs += dd.read(path, text)
+        jobs = list(dd.read(path, text))
     elif bonnie.is_bonnie(text):
-        batch.jobs += bonnie.read(path, text)
+        jobs = list(bonnie.read(path, text))
     elif published.is_table(text):
-        batch.jobs += published.read(path, text)
+        jobs = list(published.read(path, text))
     else:
         raise _Unknown(KNOWN)
+    _checked(jobs)
+    _named(jobs, batch.setup)
+    batch.jobs += jobs
     batch.sources.append(source)
+
+
+def _checked(jobs: Sequence[Job]) -> None:
+    """Every job's figures, samples and options in range (values' rules), whatever read them;
+    a job is named (by its position when its name is not plain text) if the file has several."""
+    for number, job in enumerate(jobs, start=1):
+        where = f"{values.field_name(job.name, f'job {number}')}: " if len(jobs) > 1 else ""
+        if job.metrics is not None:
+            values.check_metrics(job.metrics, where)
+        values.check_samples(job.samples, where)
+        values.check_options(job.options, f"{where}options")
+
+
+def _named(jobs: Sequence[Job], given: str | None) -> None:
+    """Every name a file brings in, by the rule of names (iolab.names), kept normalised: its
+    jobs', the set-ups it names (or its folder's, which names the set-up without --setup),
+    and its hosts'."""
+    for number, job in enumerate(jobs, start=1):
+        where = f"job {number}: " if len(jobs) > 1 else ""
+        job.name = _name(job.name, f"{where}job name")
+        if isinstance(job, Placed) and job.setup:
+            job.setup = _name(job.setup, f"{where}set-up name")
+        elif given is None:
+            folder = "the name of its folder (the set-up's name)"
+            _name(setup_name(job, None), folder, "; rename the folder or give --setup NAME")
+        for entry in job.entries:
+            if "hostname" in entry:
+                entry["hostname"] = _name(str(entry["hostname"]), f"{where}hostname")
+
+
+def _name(value: str, what: str, remedy: str = "") -> str:
+    try:
+        return names.check(value)
+    except names.BadName as error:
+        raise Unreadable(f"{what} {error}{remedy}") from None
+
+
+def given_setup(setup: str | None) -> str | None:
+    """--setup NAME, by the rule of names; PlanError (one line) when it breaks it."""
+    if setup is None:
+        return None
+    try:
+        return names.check(setup)
+    except names.BadName as error:
+        raise PlanError(f"--setup: the set-up name {error}") from None
 
 
 def _usable(jobs: list[Job]) -> list[Job]:
@@ -184,7 +274,10 @@ def _attach(batch: Batch, groups: dict[tuple[Path, str], list[Path]]) -> None:
             elif owner is not None:
                 logs.attach([owner], {key: paths})
             else:
-                batch.jobs = logs.attach(batch.jobs, {key: paths})
+                attached = logs.attach(batch.jobs, {key: paths})
+                _checked([job for job in attached if job.file in paths])
+                _named([job for job in attached if job.file in paths], batch.setup)
+                batch.jobs = attached
         except Unreadable as error:
             batch.problems.append(f"{', '.join(str(p) for p in paths)}: {error}")
             batch.sources = [s for s in batch.sources if s.path not in paths]

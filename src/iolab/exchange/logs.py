@@ -16,11 +16,14 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from iolab.exchange import values
 from iolab.exchange.found import Job, Unreadable
 from iolab.fio import parse
 from iolab.model import DIRECTIONS, CaseMetrics, DirectionMetrics, Sample, Warning
 
 NAME = re.compile(r"^(?P<prefix>.+)_(?P<kind>bw|iops|lat|clat|slat)(?:\.\d+)?\.log$")
+# client/server's logs: fio's log name, then "." and the host
+HOST_KIND = re.compile(r"^.+_(?P<kind>bw|iops|lat|clat|slat)(?:\.\d+)?\.log\.[^/]+$")
 MIN_INTERVAL_MS = 10  # finer than this, the log is one line per I/O: not averaged
 LOGS_ONLY = Warning(
     "logs-only",
@@ -34,6 +37,21 @@ def is_log(path: Path, text: str) -> bool:
         return False
     lines = [line for line in text.splitlines()[:5] if line.strip()]
     return bool(lines) and all(_fields(line) is not None for line in lines)
+
+
+def check(path: Path, text: str) -> None:
+    """Every line fio's log reader takes as a sample (three fields or more, the third a
+    direction 0-2) holds a whole time in ms and a finite value in range (values' rules)."""
+    found = NAME.match(path.name) or HOST_KIND.match(path.name)
+    kind = found.group("kind") if found else "lat"
+    for number, line in enumerate(text.splitlines(), start=1):
+        fields = [f.strip() for f in line.split(",")]
+        if len(fields) < 3 or not fields[2].isdigit():
+            continue  # not a sample line; fio's log reader leaves it too
+        if not fields[2].isascii() or len(fields[2]) > 3:
+            raise Unreadable(f"line {number}, direction: not 0, 1 or 2")
+        if int(fields[2]) <= 2:
+            values.check_log_line(fields, f"line {number}", kind)
 
 
 def _fields(line: str) -> tuple[int, float, int] | None:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
+from iolab import outputs
 from iolab.errors import ReportError
 from iolab.exchange import export
 
@@ -61,14 +62,18 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def write(tables: export.Tables, iolab_version: str, name: str) -> list[str]:
-    """Write `name` (the main table), NAME.percentiles.parquet and NAME.samples.parquet;
-    the files written."""
+def write(tables: export.Tables, iolab_version: str, name: str, force: bool = False) -> list[str]:
+    """Write `name` (the main table), NAME.percentiles.parquet and NAME.samples.parquet
+    through iolab.outputs (all checked before any is written); the files written."""
     purpose = "--format parquet"
-    module("pyarrow", purpose)
+    pa = module("pyarrow", purpose)
     parquet = module("pyarrow.parquet", purpose)
     flat = export.flat_tables(tables, iolab_version)
     paths = export.file_names(name, ".parquet")
+    files = {}
     for table, path in paths.items():
-        parquet.write_table(arrow_table(flat[table], iolab_version, purpose), path)
+        sink = pa.BufferOutputStream()
+        parquet.write_table(arrow_table(flat[table], iolab_version, purpose), sink)
+        files[outputs.split(path)[1]] = bytes(sink.getvalue().to_pybytes())
+    outputs.save([outputs.Batch(outputs.split(name)[0], files, "export")], force=force)
     return list(paths.values())

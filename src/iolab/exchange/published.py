@@ -29,7 +29,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from iolab.exchange import bonnie, dd
+from iolab.exchange import bonnie, dd, values
 from iolab.exchange.found import Unreadable
 from iolab.exchange.placed import Placed, case, direction, exact
 from iolab.model import Direction, DirectionMetrics, FioValue, Warning
@@ -94,13 +94,20 @@ def _header(text: str) -> list[str] | None:
     lines = _lines(text)
     if not lines:
         return None
-    header = next(csv.reader([lines[0][1]]))
-    return [c.strip() for c in header] if len(header) > 1 else None
+    header = _cells(*lines[0])
+    return header if len(header) > 1 else None
+
+
+def _cells(number: int, line: str) -> list[str]:
+    try:
+        return [c.strip() for c in next(csv.reader(io.StringIO(line)), [])]
+    except csv.Error as error:  # a field over csv's limit (131072 characters), a NUL, ...
+        raise Unreadable(f"line {number}: not a line of CSV iolab reads ({error})") from None
 
 
 def _rows(text: str, header: list[str]) -> Iterator[Row]:
     for number, line in _lines(text)[1:]:
-        cells = [c.strip() for c in next(csv.reader(io.StringIO(line)))]
+        cells = _cells(number, line)
         if len(cells) != len(header):
             raise Unreadable(f"line {number}: {len(cells)} cells under {len(header)} columns")
         yield Row(number, dict(zip(header, cells, strict=True)))
@@ -111,13 +118,20 @@ def _wide(header: Sequence[str]) -> bool:
 
 
 def _number(row: Row, column: str, factor: int = 1) -> float | None:
+    """A cell's figure times `factor`: a finite number, not negative; None when empty."""
     text = row.cells[column]
     if not text:
         return None
+    where = f"line {row.number}, {_column(row, column)}"
     try:
-        return exact(text, factor)
+        figure = exact(text, factor)
     except ArithmeticError:
-        raise Unreadable(f"line {row.number}, {column}: {text!r} is not a number") from None
+        raise Unreadable(f"{where}: not a number") from None
+    return values.number(figure, where, values.ANY)
+
+
+def _column(row: Row, column: str) -> str:
+    return values.field_name(column, f"column {list(row.cells).index(column) + 1}")
 
 
 # set-ups as columns
@@ -170,7 +184,7 @@ def _base_name(row: Row) -> str:
     return " ".join(p for p in (bs, f"rw={rw}" if rw else "") if p) or row.cells["workload"]
 
 
-def _cell(path: Path, row: Row, name: str, setup: str, values: dict[str, float]) -> Placed:
+def _cell(path: Path, row: Row, name: str, setup: str, given: dict[str, float]) -> Placed:
     rw = row.cells.get("rw", "")
     way = _way(rw, row)
     bs = _size(row)
@@ -178,19 +192,20 @@ def _cell(path: Path, row: Row, name: str, setup: str, values: dict[str, float])
                                     if row.cells.get(c)}  # fmt: skip
     if row.cells.get("workload"):
         options["description"] = row.cells["workload"]
-    iops = values.get("iops")
-    bw = next((v * RATES[unit] for unit, v in values.items() if RATES.get(unit)), None)
+    iops = given.get("iops")
+    bw = next((v * RATES[unit] for unit, v in given.items() if RATES.get(unit)), None)
     if iops is None and bw is None:
         raise Unreadable(f"line {row.number}: {setup}: a latency without IOPS or bytes/s")
     if (iops is None or bw is None) and not bs:
         raise Unreadable(f"line {row.number}: no block size to tell IOPS from bytes/s")
-    latency = next((v * LATENCIES[unit] for unit, v in values.items() if unit in LATENCIES), None)
+    latency = next((v * LATENCIES[unit] for unit, v in given.items() if unit in LATENCIES), None)
     if bw is None:
         assert iops is not None
         bw = iops * bs
     elif iops is None:
         iops = bw / bs
     figures = DirectionMetrics(way, iops, bw, 0, 0, latency, None)
+    values.check_metrics(case(figures), f"line {row.number}, {_column(row, setup)}: ")
     return Placed(path, name, options, [], metrics=case(figures), setup=setup)
 
 
@@ -213,7 +228,7 @@ def _size(row: Row) -> int:
 
 
 def _option(text: str) -> FioValue:
-    return int(text) if text.isdigit() else text
+    return int(text) if text.isascii() and text.isdigit() and len(text) < 19 else text
 
 
 # set-ups as rows
@@ -225,8 +240,8 @@ def _by_rows(path: Path, text: str, header: list[str], rows: list[Row]) -> list[
     out = []
     for row in rows:
         setup = _setup_name(row, described)
-        cache = next((int(exact(row.cells[c], f)) for c, f in CACHE_COLUMNS.items()
-                      if row.cells.get(c)), 0)  # fmt: skip
+        cache = next((int(values.number(_number(row, c, f), f"line {row.number}, {c}"))
+                      for c, f in CACHE_COLUMNS.items() if row.cells.get(c)), 0)  # fmt: skip
         for column in header:
             found = None
             if column in SEQUENTIAL and (value := _number(row, column, 10**6)) is not None:
@@ -237,6 +252,8 @@ def _by_rows(path: Path, text: str, header: list[str], rows: list[Row]) -> list[
             ):
                 found = bonnie.figure_job(path, BONNIE[column], value, bonnie.DEFAULT_CHUNK)
             if found is not None:
+                assert found.metrics is not None
+                values.check_metrics(found.metrics, f"line {row.number}, {_column(row, column)}: ")
                 out.append(dataclasses.replace(found, setup=setup, cache_bytes=cache))
     return out
 

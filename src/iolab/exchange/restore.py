@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from typing import Any
 
-from iolab.exchange import export
-from iolab.exchange.found import Unreadable
+from iolab import names
+from iolab.exchange import export, fio_json, values
+from iolab.exchange.found import Unreadable, percentile_key
+from iolab.exchange.values import COUNT, RUNTIME, TIME, Limit
+from iolab.model import DIRECTIONS, METRICS, PHASES
 
 _NUMBER = (int, float)
 _TEXT = (str,)
@@ -44,6 +48,40 @@ TYPES: dict[str, dict[str, tuple[type, ...]]] = {
 }  # fmt: skip
 
 
+# Each table's numeric columns: the limit, and the least value (a repetition counts from 1).
+LIMITS: dict[str, dict[str, tuple[Limit, int]]] = {
+    "run": {"started_at": (TIME, 0), "ended_at": (TIME, 0), "case_count": (COUNT, 0)},
+    "setups": {"position": (COUNT, 0)},
+    "cases": {
+        "id": (COUNT, 0), "workload_position": (COUNT, 0), "repetition": (COUNT, 1),
+        "started_at": (TIME, 0), "ended_at": (TIME, 0), "usr_cpu": (COUNT, 0),
+        "sys_cpu": (COUNT, 0), "job_runtime_ms": (RUNTIME, 0),
+    },
+    "metrics": {
+        "case_id": (COUNT, 0), "round": (COUNT, 0), "iops": (values.IOPS, 0),
+        "bw_bytes": (values.BW, 0), "io_bytes": (COUNT, 0), "runtime_ms": (RUNTIME, 0),
+        "lat_mean_ns": (COUNT, 0), "lat_max_ns": (COUNT, 0),
+    },
+    "percentiles": {"case_id": (COUNT, 0), "round": (COUNT, 0), "value_ns": (COUNT, 0)},
+    "samples": {"case_id": (COUNT, 0), "round": (COUNT, 0), "time_ms": (RUNTIME, 0)},
+}  # fmt: skip
+# Columns that hold one of a few words.
+WORDS: dict[str, dict[str, tuple[str, ...]]] = {
+    "run": {"metric": ("auto", "iops", "bw")},
+    "cases": {"status": ("ok", "failed")},
+    "metrics": {"phase": PHASES, "direction": DIRECTIONS},
+    "percentiles": {"phase": PHASES, "direction": DIRECTIONS},
+    "samples": {"phase": PHASES, "direction": DIRECTIONS, "metric": METRICS},
+}
+
+
+# Columns that hold names: checked by the rule of names, as a plan's or an import's are.
+NAMED = (
+    ("run", "plan_name"), ("run", "baseline"), ("setups", "name"), ("cases", "setup"),
+    ("cases", "workload"), *((table, "host") for table in ("metrics", "percentiles", "samples")),
+)  # fmt: skip
+
+
 def is_export(doc: Mapping[str, Any]) -> bool:
     return doc.get("schema") == export.SCHEMA
 
@@ -53,21 +91,20 @@ def tables(doc: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     version = doc.get("version")
     if version != export.VERSION:
         newer = isinstance(version, int) and version > export.VERSION
+        said = version if isinstance(version, int) and abs(version) < 10**6 else "unknown"
         raise Unreadable(
-            f"an iolab export of schema version {version!r}; this iolab reads version "
+            f"an iolab export of schema version {said}; this iolab reads version "
             f"{export.VERSION}" + (": upgrade iolab" if newer else "")
         )
     checked = {
         table: _rows(doc, table, [doc.get("run")] if table == "run" else doc.get(table))
         for table in TYPES
     }
-    cases = {case["id"] for case in checked["cases"]}
-    for table in ("metrics", "percentiles", "samples"):
-        stray = next(
-            (row["case_id"] for row in checked[table] if row["case_id"] not in cases), None
-        )
-        if stray is not None:
-            raise Unreadable(f"its {table} name case {stray}, which it does not hold")
+    for table, rows in checked.items():
+        for number, row in enumerate(rows):
+            _values(table, row, "run" if table == "run" else f"{table}[{number}]")
+    _named(checked)
+    _references(checked)
     percentiles: dict[tuple[Any, ...], dict[str, Any]] = {}
     for row in checked["percentiles"]:
         key = tuple(row[k] for k in (*export.WINDOW, "direction"))
@@ -90,6 +127,20 @@ def tables(doc: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     }
 
 
+def _named(checked: Mapping[str, list[dict[str, Any]]]) -> None:
+    """The names it holds, by the rule of names (iolab.names), kept normalised; a window's
+    host may be "" (no one host's) and the run's baseline null."""
+    for table, column in NAMED:
+        for number, row in enumerate(checked[table]):
+            if row[column] in ("", None) and column in ("host", "baseline"):
+                continue
+            where = "run" if table == "run" else f"{table}[{number}]"
+            try:
+                row[column] = names.check(row[column])
+            except names.BadName as error:
+                raise Unreadable(f"{where}.{column} {error}") from None
+
+
 def _rows(doc: Mapping[str, Any], table: str, rows: object) -> list[dict[str, Any]]:
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise Unreadable(f"its {table!r} is not a list of objects")
@@ -104,3 +155,99 @@ def _rows(doc: Mapping[str, Any], table: str, rows: object) -> list[dict[str, An
     if table == "run" and not rows:
         raise Unreadable("it holds no run")
     return rows
+
+
+def _values(table: str, row: Mapping[str, Any], where: str) -> None:
+    """One row's numbers in range (values' rules), its words known ones, its fio options and
+    fio's own JSON checked as an import of them would be."""
+    for column, (limit, low) in LIMITS[table].items():
+        if row.get(column) is not None:
+            values.number(row[column], f"{where}.{column}", limit, low=low)
+    for column, words in WORDS.get(table, {}).items():
+        if row[column] not in words:
+            raise Unreadable(f"{where}.{column} is none of {', '.join(words)}")
+    if table == "samples":
+        limit = values.SAMPLE_LIMITS[row["metric"]]
+        values.number(row["value"], f"{where}.value", limit)
+    if table == "percentiles":
+        share = percentile_key(row["percentile"])
+        if share is None or len(row["percentile"]) > 20:
+            raise Unreadable(f"{where}.percentile is not a share from 0 to 100")
+    for start, end in (("started_at", "ended_at"),):
+        if row.get(start) is not None and row.get(end) is not None and row[end] < row[start]:
+            raise Unreadable(f"{where}.{end} is before its {start}")
+    if table == "cases":
+        values.check_options(row["options"], f"{where}.options")
+        _raw(row["raw_json"], f"{where}.raw_json: ")
+
+
+def _raw(raw: str | None, where: str) -> None:
+    """fio's JSON kept with a case: its numbers as an import of it would check them; text that
+    is not JSON (a failed run's) is left as a live run would have stored it."""
+    if raw is None or "{" not in raw:
+        return
+    try:
+        docs = fio_json.documents(raw, where)
+    except fio_json.Damaged:
+        return
+    for number, (doc, _) in enumerate(docs, start=1):
+        values.check_fio(doc, f"{where}document {number}: " if len(docs) > 1 else where)
+
+
+def _references(checked: Mapping[str, list[dict[str, Any]]]) -> None:
+    """What the tables name, they hold: a set-up (at least one) for each case and the run's
+    baseline, a case for each row of figures, a window of metrics for each percentile; and no
+    row twice."""
+    if not checked["setups"]:
+        raise Unreadable("its setups is empty: an export holds the set-ups of its cases")
+    _unique(checked["setups"], "setups", ("name",))
+    _unique(checked["cases"], "cases", ("id",))
+    _unique(checked["cases"], "cases", ("case_key",))
+    window = (*export.WINDOW, "direction")
+    _unique(checked["metrics"], "metrics", window)
+    _unique(checked["percentiles"], "percentiles", (*window, "percentile"))
+    setups = {row["name"] for row in checked["setups"]}
+    _known(checked["cases"], "cases", "setup", setups, "a set-up its setups do not hold")
+    baseline = checked["run"][0]["baseline"]
+    if baseline is not None and baseline not in setups:
+        raise Unreadable("run.baseline names a set-up its setups do not hold")
+    cases = {row["id"] for row in checked["cases"]}
+    for table in ("metrics", "percentiles", "samples"):
+        _known(checked[table], table, "case_id", cases, "a case its cases do not hold")
+    windows = {tuple(row[k] for k in window) for row in checked["metrics"]}
+    for number, row in enumerate(checked["percentiles"]):
+        if tuple(row[k] for k in window) not in windows:
+            raise Unreadable(f"percentiles[{number}] is of a window its metrics do not hold")
+    _rising(checked["percentiles"], window)
+
+
+def _unique(rows: list[dict[str, Any]], table: str, key: tuple[str, ...]) -> None:
+    seen: dict[tuple[Any, ...], int] = {}
+    for number, row in enumerate(rows):
+        first = seen.setdefault(tuple(row[k] for k in key), number)
+        if first != number:
+            said = ", ".join(key) if len(key) < 3 else "case, window and direction"
+            raise Unreadable(f"{table}[{number}] repeats the {said} of {table}[{first}]")
+
+
+def _known(rows: list[dict[str, Any]], table: str, column: str, known: set[Any], what: str) -> None:
+    for number, row in enumerate(rows):
+        if row[column] not in known:
+            raise Unreadable(f"{table}[{number}].{column} names {what}")
+
+
+def _rising(rows: list[dict[str, Any]], window: tuple[str, ...]) -> None:
+    """Each window's percentiles do not decrease as their share grows."""
+    shares: dict[tuple[Any, ...], list[tuple[float, float, int]]] = {}
+    for number, row in enumerate(rows):
+        if row["value_ns"]:
+            key = tuple(row[k] for k in window)
+            share = float(percentile_key(row["percentile"]) or 0)
+            shares.setdefault(key, []).append((share, row["value_ns"], number))
+    for found in shares.values():
+        for low, high in itertools.pairwise(sorted(found)):
+            if high[1] < low[1]:
+                raise Unreadable(
+                    f"percentiles[{high[2]}].value_ns is below that of percentiles[{low[2]}], "
+                    "a lower percentile of the same window"
+                )

@@ -11,9 +11,11 @@ faults; I/O depths, latency buckets, disk utilisation, and an optional descripti
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
+from iolab.exchange import values
 from iolab.exchange.found import Job, Unreadable, percentile_key, scaled
 
 VERSIONS = {"3": (("read", "write"), 41), "4": (("read", "write", "trim"), 41),
@@ -41,8 +43,13 @@ def read(path: Path, text: str) -> list[Job]:
             raise Unreadable(f"line {number}: terse version {fields[0]!r} is not 3, 4 or 5")
         try:
             entry = _entry(fields)
-        except (ValueError, IndexError, Unreadable) as error:
-            raise Unreadable(f"line {number}: not a terse v{fields[0]} line ({error})") from None
+        except IndexError:
+            raise Unreadable(f"line {number}: fewer fields than terse v{fields[0]} has") from None
+        except (ValueError, Unreadable):
+            raise Unreadable(
+                f"line {number}: not a terse v{fields[0]} line (a figure that is not a number)"
+            ) from None
+        values.check_entry(entry, f"line {number}: ")
         name = entry["jobname"]
         header = {"fio version": fields[1]}
         jobs.setdefault(name, Job(path, name, {}, [], header)).entries.append(entry)
@@ -75,7 +82,8 @@ def _direction(f: list[str]) -> dict[str, Any]:
         share, _, value = item.partition("=")
         if (key := percentile_key(share)) is not None:
             percentiles[key] = scaled(value, 1000)
-    ios = round(float(iops) * runtime / 1000)  # terse gives no count: a weight for merging
+    weight = float(iops) * runtime / 1000  # terse gives no count: a weight for merging
+    ios = round(weight) if math.isfinite(weight) else 0  # not finite: refused by the check
     return {
         "io_bytes": io_kib * 1024,
         "io_kbytes": io_kib,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import re
 import shlex
-import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from iolab.errors import FioError
+from iolab.fio import info, options
 from iolab.model import FioValue
 
 LOG_KINDS = ("bw", "iops", "lat")
@@ -40,11 +40,25 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def _line(key: str, value: FioValue) -> str:
-    """One `key=value` line; anything that could start another line or section is refused."""
+    """One `key=value` line; anything that could start another line or section is refused,
+    and so is an option neither classified safe nor one iolab sets (fio.options: an allow-list)."""
     text = fio_value(value)
     if not _KEY.match(key) or _CONTROL.search(text):
         raise FioError(f"fio option {key!r} = {text!r} cannot go into a job file: plain text only")
+    if not options.passable(key):
+        raise FioError(f"fio option {key!r} cannot go into a job file: iolab does not pass it on")
+    problem = options.value_problem(key, text)
+    if problem:
+        raise FioError(f"fio option {key} = {text!r} cannot go into a job file: it {problem}")
     return f"{key}={text}"
+
+
+def _ordered(given: Mapping[str, FioValue]) -> list[tuple[str, FioValue]]:
+    """The options in order, those iolab sets (the file fio uses, its logs) last: fio takes an
+    option's last value, so none can be overridden (and fio.options lets no other option that
+    names a file in: a second filename= would add its file, not replace iolab's)."""
+    own = [key for key in given if key in options.IOLAB_SETS]
+    return [*((k, v) for k, v in given.items() if k not in own), *((k, given[k]) for k in own)]
 
 
 def render(jobs: Sequence[Job]) -> str:
@@ -58,7 +72,7 @@ def render(jobs: Sequence[Job]) -> str:
         comment = _CONTROL.sub(" ", job.comment)
         lines = [f"# {comment}"] if comment else []
         lines.append(f"[{section_name(job.name)}]")
-        lines += [_line(key, value) for key, value in job.options.items()]
+        lines += [_line(key, value) for key, value in _ordered(job.options)]
         parts.append("\n".join(lines))
     return "\n\n".join(parts) + "\n"
 
@@ -80,9 +94,7 @@ def read_back(text: str, fio: str = "fio") -> list[dict[str, str]]:
     with tempfile.NamedTemporaryFile("w", suffix=".fio") as handle:
         handle.write(text)
         handle.flush()
-        shown = subprocess.run(
-            [fio, "--showcmd", handle.name], capture_output=True, text=True, check=False
-        )
+        shown = info.ask([fio, "--showcmd", handle.name], "reading a job file back")
     jobs: list[dict[str, str]] = []
     for word in shlex.split(shown.stdout):
         key, _, value = word.removeprefix("--").partition("=")
@@ -108,9 +120,7 @@ def check(jobs: Sequence[Job], fio: str = "fio") -> None:
     with tempfile.NamedTemporaryFile("w", suffix=".fio") as handle:
         handle.write(render(numbered))
         handle.flush()
-        done = subprocess.run(
-            [fio, "--parse-only", handle.name], capture_output=True, text=True, check=False
-        )
+        done = info.ask([fio, "--parse-only", handle.name], "checking the plan's jobs")
     if done.returncode == 0:
         return
     text = done.stdout + done.stderr
@@ -130,5 +140,5 @@ def _fio_complaint(text: str) -> tuple[str | None, str]:
     if failed:
         reason = f"fio rejects {failed.group(1)}: fix the value (see 'fio --cmdhelp=OPTION')"
         return failed.group(2), reason
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [_CONTROL.sub("?", line.strip())[:200] for line in text.splitlines() if line.strip()]
     return None, f"fio rejects the job: {lines[0] if lines else 'no reason given'}"

@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
+from iolab import names
 from iolab.analysis import peak
+from iolab.fio import options as fio_options
 from iolab.plan.common import Where
 from iolab.units import parse_seconds, parse_size
 
@@ -15,7 +17,7 @@ RW_NAMES = (
 )  # fmt: skip
 
 
-MAX_NAME = 200  # characters in a set-up or workload name
+MAX_NAME = names.MAX_LENGTH  # characters in a set-up or workload name
 MAX_JOBS = 4096  # fio's own ceiling on jobs in one run (numjobs included)
 MAX_IODEPTH = 32768  # io_uring's ceiling on queue entries; libaio's is lower per host
 # Engines that do local block or file I/O on the target iolab names; "auto" picks one.
@@ -23,34 +25,12 @@ ENGINES = (
     "auto", "libaio", "io_uring", "psync", "sync", "pvsync", "pvsync2", "vsync", "posixaio",
     "mmap", "splice", "null",
 )  # fmt: skip
-# fio options iolab refuses, with the reason: they name files or devices other than the
-# target iolab gives fio, run commands, or change the host beyond the target.
-REFUSED: dict[str, str] = {
-    **dict.fromkeys(
-        ("filename", "directory", "filename_format", "opendir", "unique_filename", "nrfiles"),
-        "iolab names the file fio uses (the set-up's target); drop it",
-    ),
-    **dict.fromkeys(
-        ("exec_prerun", "exec_postrun", "program", "arguments"),
-        "it runs a command; run commands as a set-up's hooks (with --allow-hooks) instead",
-    ),
-    **dict.fromkeys(
-        (
-            "write_iolog", "read_iolog", "iolog", "replay_redirect", "merge_blktrace_file",
-            "write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log",
-            "verify_state_load",
-        ),
-        "it names files outside the target; iolab records logs itself (log_avg_msec)",
-    ),
-    "ioscheduler": "it changes the device's scheduler; use the set-up's queue = { scheduler }",
-    "cgroup": "it creates cgroups on this host; run iolab inside the cgroup instead",
-    "cgroup_nodelete": "it leaves cgroups behind on this host",
-    "trigger": "it runs a command",
-    "uid": "it switches fio to another user, which may not reach the target",
-    "gid": "it switches fio to another group, which may not reach the target",
-}  # fmt: skip
-_FILE_VALUED = ("mem", "iomem", "buffer_pattern", "verify_pattern")
-_OPTION_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
+# fio options a plan may not set (fio.options holds the allow-list, and why each other is
+# refused): iolab's own (the file, the logs) and those that reach beyond the target.
+REFUSED: dict[str, str] = {**fio_options.OWN, **fio_options.REFUSED}
+# A workload's keys that are iolab's, not fio's: its name and its method's settings.
+PLAN_KEYS = ("name", *peak.IOLAB_ONLY)
+OPTION_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -82,33 +62,51 @@ def check_clean(key: str, value: object, where: Where, allow_newlines: bool = Fa
         )
 
 
-def check_key(key: str, where: Where) -> None:
-    """A workload key that is not iolab's must be a plain fio option that stays in the target."""
-    if not _OPTION_NAME.match(key):
+def check_name(what: str, value: object, where: Where, key: str | None = "name") -> str:
+    """A name by the one rule (iolab.names): normalised, or refused at its line."""
+    try:
+        return names.check(value)
+    except names.BadName as error:
+        raise where.fail(key, f"{what} {error}") from None
+
+
+def check_key(key: str, where: Where, quote: bool = True) -> str:
+    """A workload key is iolab's own (name, method...) or an fio option classified safe
+    (fio.options: an allow-list); returns fio's own name for it (an alias resolved).
+    `quote`: an unknown key may be quoted (not so from a file that may not be a plan)."""
+    if not OPTION_NAME.match(key):
         raise where.fail(
             None, f"{key!r} is not an fio option name (lowercase letters, digits, '_' and '-')"
         )
-    reason = REFUSED.get(key)
-    if reason:
-        raise where.fail(key, f"{key} is not allowed in a plan: {reason}")
+    if key in PLAN_KEYS:
+        return key
+    option = fio_options.classify(key)
+    if option is None:
+        said = f"unknown key {key!r}" if quote else "an unknown key"
+        raise where.fail(
+            key,
+            f"{said}: neither an iolab key nor an fio option iolab knows"
+            f"{fio_options.suggestion(key)}; iolab passes fio only the options "
+            f"it has classified ({fio_options.CLASSIFIED}'s); for another, run fio itself and "
+            "bring its output in with 'iolab import'",
+        )
+    if option.kind != "safe":
+        shown = key if key in fio_options.classified() else option.name  # include...: include
+        raise where.fail(key, f"{shown} is not allowed in a plan: {option.reason}")
+    return option.name
 
 
 def check_value(key: str, value: object, where: Where) -> None:
     check_clean(key, value, where)
     if key == "name":
-        if not isinstance(value, str) or not value:
-            raise where.fail(key, f"name must be a non-empty string, not {value!r}")
-        if len(value) > MAX_NAME:
-            raise where.fail(key, f"name is {len(value):,} characters; keep it to {MAX_NAME}")
+        check_name("workload name", value, where)
         return
     items = value if isinstance(value, list) else [value]
     for item in items:
         if not isinstance(item, str | int | float | bool):
             raise where.fail(key, f"{key} = {item!r}: fio options take a string, number or boolean")
-        check = CHECKS.get(key)
-        if check is None:
-            continue
-        problem = check(item)
+        check = CHECKS.get(fio_options.canonical(key))
+        problem = check(item) if check else fio_options.value_problem(key, item)
         if problem:
             raise where.fail(key, f"{key} = {item!r} {problem}")
 
@@ -168,19 +166,9 @@ def _engine(value: object) -> str | None:
     )
 
 
-def _no_file(value: object) -> str | None:
-    """mem=mmap:FILE and buffer_pattern='FILE' name files: refused."""
-    text = str(value)
-    if ":" in text or "'" in text:
-        return "names a file; iolab lets fio touch only the set-up's target"
-    return None
-
-
 CHECKS: dict[str, Callable[[object], str | None]] = {
     "rw": _one_of(RW_NAMES),
-    "readwrite": _one_of(RW_NAMES),
     "bs": _size,
-    "blocksize": _size,
     "size": lambda v: _size(v, allow_auto=True),
     "iodepth": _whole(1, MAX_IODEPTH),
     "numjobs": _whole(1, MAX_JOBS),
@@ -193,7 +181,6 @@ CHECKS: dict[str, Callable[[object], str | None]] = {
     "time_based": _flag,
     "group_reporting": _flag,
     "ioengine": _engine,
-    **dict.fromkeys(_FILE_VALUED, _no_file),
     "method": _one_of(peak.METHODS),
     "peak_margin": lambda v: None if peak.share(v) else 'must be a share such as "3%"',
 }

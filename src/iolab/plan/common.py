@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from iolab.errors import PlanError
+
+MAX_DEPTH = 32  # arrays and tables inside each other, in a plan's values
+# tomllib's messages that quote the text they stopped at, as the kind of fault they report:
+# a plan's message names its file, line and column, never what the file holds there.
+_TOML_QUOTING = (
+    ("Cannot declare", "a table or key declared twice"),
+    ("Found invalid character", "a character that does not belong there"),
+    ("Illegal character", "a control character inside a string"),
+    ("Duplicate inline table key", "a key given twice in an inline table"),
+    ("Cannot mutate immutable namespace", "a key added to an inline table or array"),
+    ("Cannot redefine namespace", "a table defined twice"),
+)
+_TOML_AT = re.compile(r"^(?P<what>.*) \(at (?:line (?P<line>\d+), column (?P<column>\d+)|"
+                      r"end of document)\)$")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -81,3 +96,61 @@ def known_keys(data: Mapping[str, Any], allowed: tuple[str, ...], where: Where, 
             raise where.fail(
                 key, f"unknown key {key!r} in {what}; allowed keys: {', '.join(allowed)}"
             )
+
+
+def read_toml(text: str, source: str) -> dict[str, Any]:
+    """TOML text as a table, its nesting bounded; PlanError naming the line and the kind of
+    fault (never the text there) when it is not valid TOML."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise PlanError(toml_fault(str(error), source)) from None
+    except RecursionError:  # arrays or inline tables inside each other, hundreds deep
+        raise PlanError(
+            f"{source}: values nest arrays or tables too deep to read; a plan nests them at "
+            f"most {MAX_DEPTH} levels"
+        ) from None
+    check_depth(data, Where(source, text))
+    return data
+
+
+def toml_fault(message: str, source: str) -> str:
+    """tomllib's message as 'SOURCE: not valid TOML: KIND (at line L, column C)', with no
+    text of the file in it."""
+    found = _TOML_AT.match(message)
+    what = found.group("what") if found else message
+    for start, kind in _TOML_QUOTING:
+        if what.startswith(start):
+            what = kind
+            break
+    else:
+        if ("'" in what or '"' in what) and not what.startswith("Expected"):
+            what = "a fault"  # a message this table does not know, said without its quote
+    if found is None or found.group("line") is None:
+        return f"{source}: not valid TOML: {what} (at the end of the file)"
+    line, column = found.group("line"), found.group("column")
+    return f"{source}: not valid TOML: {what} (at line {line}, column {column})"
+
+
+def check_depth(data: Mapping[str, Any], where: Where) -> None:
+    """Refuse values nested more than MAX_DEPTH levels (arrays and tables inside each other)
+    before anything walks them; the fault is placed at the top-level key that holds them."""
+    for key, value in data.items():
+        if _deeper_than(value, MAX_DEPTH):
+            raise where.fail(
+                key,
+                f"{key} nests arrays or tables more than {MAX_DEPTH} levels deep; a plan's "
+                "values are a few levels at most",
+            )
+
+
+def _deeper_than(value: object, limit: int) -> bool:
+    """Whether arrays and tables nest more than `limit` levels in value (no recursion)."""
+    pending: list[tuple[object, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        inner = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        if inner and depth > limit:
+            return True
+        pending.extend((child, depth + 1) for child in inner)
+    return False

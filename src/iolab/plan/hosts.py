@@ -10,9 +10,11 @@ file. Devices on remote hosts are refused: iolab cannot check its safety rules t
 
 from __future__ import annotations
 
+import posixpath
 from pathlib import Path
 from typing import Any, Literal
 
+from iolab import names
 from iolab.fio.hosts import HostError, address
 from iolab.model import Hosts, Setup
 from iolab.plan.common import Where
@@ -24,7 +26,9 @@ SSH_ENV = ("ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "{host}", "io
            "--json", "{path}")  # fmt: skip
 MAX_HOSTS = 256
 MAX_HOSTS_FILE = 64 * 1024
-FORBIDDEN_ROOTS = ("/dev", "/proc", "/sys")
+HOST_FORMS = "NAME, NAME:PORT, ADDRESS:PORT, [IPv6]:PORT or ip:ADDRESS,PORT"
+FORBIDDEN_ROOTS = ("/dev", "/proc", "/sys")  # where a host's pseudo filesystems are mounted
+ALLOWED_UNDER_ROOTS = ("/dev/shm",)  # a tmpfs for files; /run (tmpfs) is not under them
 
 
 def hosts(data: dict[str, Any], top: Where, setups: tuple[Setup, ...]) -> Hosts | None:
@@ -42,41 +46,56 @@ def hosts(data: dict[str, Any], top: Where, setups: tuple[Setup, ...]) -> Hosts 
         raise top.fail("hosts", "hosts lists no host; name at least one fio server")
     if len(listed) > MAX_HOSTS:
         raise top.fail("hosts", f"{len(listed)} hosts; at most {MAX_HOSTS}")
-    addresses = []
-    for text in listed:
-        try:
-            found = address(text)
-        except HostError as error:
-            raise top.fail("hosts", str(error)) from None
-        if found in addresses:
-            raise top.fail("hosts", f"host {found} is listed twice")
-        addresses.append(found)
+    addresses = _addresses(listed, top)
     for setup in setups:
         _check_setup(setup, top, addresses)
     return Hosts(tuple(addresses), _timeout(data, top), _on_lost(data, top), _env(data, top))
 
 
-def _listed(raw: object, top: Where) -> list[str]:
+def _addresses(listed: list[tuple[str, str | None]], top: Where) -> list[str]:
+    """Each host as "host:port"; one given by a hosts file is named by its line, never
+    quoted (the file may be no hosts file at all)."""
+    addresses: list[str] = []
+    for text, line in listed:
+        try:
+            found = address(names.check(text))  # the rule of names, then a host's syntax
+        except names.BadName as error:
+            said = f"{line}: its host {error}" if line else f"host {error}"
+            raise top.fail("hosts", said) from None
+        except HostError as error:
+            said = f"{line}: not a host ({HOST_FORMS}); fix that line" if line else str(error)
+            raise top.fail("hosts", said) from None
+        if found in addresses:
+            said = f"{line}: its host is listed twice" if line else f"host {found} is listed twice"
+            raise top.fail("hosts", said)
+        addresses.append(found)
+    return addresses
+
+
+def _listed(raw: object, top: Where) -> list[tuple[str, str | None]]:
+    """Each host's text, and for one a hosts file gives, "hosts file PATH:LINE"."""
     if isinstance(raw, list) and all(isinstance(item, str) for item in raw):
-        return [str(item) for item in raw]
+        return [(str(item), None) for item in raw]
     if isinstance(raw, str):
         return _hosts_file(raw, top)
     raise top.fail("hosts", 'hosts is a list of hosts ("10.0.0.2:8765") or a file of them')
 
 
-def _hosts_file(name: str, top: Where) -> list[str]:
+def _hosts_file(name: str, top: Where) -> list[tuple[str, str | None]]:
     """A file of hosts as fio's --client takes it: one a line; blank lines and # comments."""
     path = Path(name) if Path(name).is_absolute() else Path(top.source).parent / name
     try:
         if not path.is_file():
             raise top.fail("hosts", f"hosts file {path} is not a regular file")
         text = path.read_bytes()[: MAX_HOSTS_FILE + 1].decode()
-    except (OSError, UnicodeDecodeError) as error:
-        raise top.fail("hosts", f"hosts file {path} cannot be read ({error})") from None
+    except UnicodeDecodeError:
+        raise top.fail("hosts", f"hosts file {path} is not UTF-8 text; one host a line") from None
+    except OSError as error:
+        raise top.fail("hosts", f"hosts file {path} cannot be read ({error.strerror})") from None
     if len(text) > MAX_HOSTS_FILE:
         raise top.fail("hosts", f"hosts file {path} is larger than 64 KiB")
     lines = (line.split("#", 1)[0].strip() for line in text.splitlines())
-    return [line for line in lines if line]
+    return [(line, f"hosts file {path}:{n}") for n, line in enumerate(lines, start=1) if line]
 
 
 def _check_setup(setup: Setup, top: Where, addresses: list[str]) -> None:
@@ -94,14 +113,9 @@ def _check_setup(setup: Setup, top: Where, addresses: list[str]) -> None:
             raise where.fail(
                 "path", f"set-up {setup.name!r}: path {path!r} {problem}; choose another"
             )
-        if not path.startswith("/") or any(
-            path == root or path.startswith(f"{root}/") for root in FORBIDDEN_ROOTS
-        ):
-            raise where.fail(
-                "path",
-                f"set-up {setup.name!r}: path {path!r} must be an absolute directory on the "
-                "hosts (not under /dev, /proc or /sys); fio makes its test file there",
-            )
+        problem = remote_path_problem(path)
+        if problem:
+            raise where.fail("path", f"set-up {setup.name!r}: path {path!r} {problem}")
     if setup.host_count > len(addresses):
         raise where.fail(
             "host_count",
@@ -111,6 +125,35 @@ def _check_setup(setup: Setup, top: Where, addresses: list[str]) -> None:
     for host, _ in setup.host_paths:
         if host not in addresses:
             raise where.fail("hosts", f"set-up {setup.name!r}: {host} is not one of the hosts")
+
+
+def remote_path_problem(path: str) -> str | None:
+    """Why a directory on the hosts cannot be a target (words after "path X"), or None.
+
+    It cannot be statted from here, so it is judged by what it names once spelled plainly
+    ('//' and '.' collapsed): not relative, not /dev, /proc or /sys nor under them (the
+    kernel's pseudo filesystems; /dev/shm, a tmpfs for files, is allowed, as it is here), and
+    no '..' (a host's symlinks decide where '..' leads, so it cannot be judged here).
+    """
+    if not path.startswith("/"):
+        return (
+            "must be an absolute directory on the hosts (it is relative, and a fio server "
+            "would take it from its own working directory); give it from /"
+        )
+    plain = "/" + posixpath.normpath(path).lstrip("/")
+    if _under(plain, FORBIDDEN_ROOTS) and not _under(plain, ALLOWED_UNDER_ROOTS):
+        means = "" if plain == path else f" means {plain} and"
+        return (
+            f"{means} is where hosts mount the kernel's pseudo filesystems, not storage; give "
+            "a directory on the hosts not under /dev, /proc or /sys"
+        ).lstrip()
+    if ".." in path.split("/"):
+        return "has a '..', whose meaning depends on the hosts' symlinks; spell it without '..'"
+    return None
+
+
+def _under(path: str, roots: tuple[str, ...]) -> bool:
+    return any(path == root or path.startswith(f"{root}/") for root in roots)
 
 
 def _env(data: dict[str, Any], top: Where) -> tuple[str, ...]:

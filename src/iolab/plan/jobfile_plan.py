@@ -1,10 +1,11 @@
 """fio job files as plans: `iolab run job.fio` runs the file as fio would, on a set-up "here"
 (the current directory, or --target): every section a workload, [global] options applying to
 the sections after them, and fio's own defaults for what the file leaves out. The safety rules
-of plans apply line by line (no `filename` or `directory`, no command, only local engines,
-plain text), each fault one line naming the file and its line. A plan's [[workload]] may name
-a job file too (`jobfile = "mine.fio"`, see plan.sources): its sections then run on the
-plan's set-ups, each fault naming the section as well."""
+of plans apply line by line (only fio options classified safe in fio.options, so no
+`filename`, `directory`, `include` or command; only local engines; plain text; an alias read
+as its option, readwrite as rw), each fault one line naming the file and its line. A plan's
+[[workload]] may name a job file too (`jobfile = "mine.fio"`, see plan.sources): its sections
+then run on the plan's set-ups, each fault naming the section as well."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from iolab.errors import PlanError
 from iolab.model import FioValue, Plan, Workload
-from iolab.plan.checks import MAX_NAME, check_clean, check_key, check_value
+from iolab.plan.checks import OPTION_NAME, check_clean, check_key, check_name, check_value
 from iolab.plan.common import Overrides, Where
 from iolab.plan.setups import setups as parse_setups
 from iolab.plan.workloads import workloads as parse_workloads
@@ -31,6 +32,10 @@ FIO_DEFAULTS: dict[str, FioValue] = {
 _SECTION = re.compile(r"^\[([^\[\]]+)\]\s*$")
 _PLAN_TABLES = ("defaults", "report", "steady", "setup", "workload")
 Lines = Mapping[tuple[str | None, int, str | None], int]
+NOT_A_LINE = (  # said of a line that does not read as one: never quoted (see _option)
+    "not a line of an fio job file ([SECTION], or OPTION=VALUE with OPTION in lowercase "
+    "letters, digits, '_' and '-')"
+)
 
 
 def is_job_file(source: str, text: str) -> bool:
@@ -96,8 +101,8 @@ def sections(
             lines.update({("workload", index, k): n for k, n in common_lines.items()})
             continue
         where = _at(source, number, section)
-        key, value = _option(line, where)
-        if current is None:
+        key, value = _option(line, where, _at(source, number))
+        if current is None:  # key is an option iolab classified (_option): quoting it is safe
             raise where.fail(
                 None, f"{key} comes before any section; start with [global] or [JOBNAME]"
             )
@@ -113,20 +118,23 @@ def sections(
 
 def _check_section(name: str, where: JobWhere) -> None:
     check_clean("section", name, where)
-    if len(name) > MAX_NAME:
-        raise where.fail(None, f"section name is {len(name):,} characters; keep it to {MAX_NAME}")
+    check_name("section name", name, where, key=None)
 
 
-def _option(line: str, where: JobWhere) -> tuple[str, FioValue]:
-    """`key=value` (or a bare `key`, which fio reads as set), checked as a plan's value is."""
+def _option(line: str, where: JobWhere, bare: JobWhere) -> tuple[str, FioValue]:
+    """`key=value` (or a bare `key`, which fio reads as set), checked as a plan's value is.
+    A line that is not one is named by its line alone (`bare`): the file may be no job file
+    at all, and a message never quotes what such a file holds."""
     key, equals, text = (part.strip() for part in line.partition("="))
     if key.startswith("include") and not equals:
         raise where.fail(None, "include names another file; put its options in this file")
+    if not OPTION_NAME.match(key):
+        raise bare.fail(None, NOT_A_LINE)
     check_clean(key, key, where)
-    check_key(key, where)
+    name = check_key(key, where, quote=False)  # fio's own name: an alias (readwrite) resolved
     value: FioValue = (int(text) if text.isdigit() and len(text) < 19 else text) if equals else 1
     check_value(key, value, where)
-    return key, value
+    return name, value
 
 
 def parse(text: str, source: str, overrides: Overrides | None = None) -> Plan:

@@ -13,8 +13,16 @@ from iolab.errors import PlanError
 from iolab.model import AutoRepeat, Plan, SteadyRounds, Workload
 from iolab.plan import hosts as plan_hosts
 from iolab.plan import jobfile_plan, methods, sources
-from iolab.plan.checks import MAX_NAME, check_clean, check_value
-from iolab.plan.common import Overrides, Where, known_keys, line_of, table_value, text_value
+from iolab.plan.checks import MAX_NAME, check_clean, check_name, check_value
+from iolab.plan.common import (
+    Overrides,
+    Where,
+    known_keys,
+    line_of,
+    read_toml,
+    table_value,
+    text_value,
+)
 from iolab.plan.setups import setups as parse_setups
 from iolab.units import human_duration
 
@@ -78,10 +86,7 @@ def parse_plan(text: str, source: str, overrides: Overrides | None = None) -> Pl
     """Validate a whole plan text and expand its workloads; raises PlanError on the first fault."""
     if jobfile_plan.is_job_file(source, text):  # an fio job file runs as it is
         return jobfile_plan.parse(text, source, overrides)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise PlanError(f"{source}: not valid TOML: {error}") from None
+    data = read_toml(text, source)  # its nesting bounded before anything walks it
     top = Where(source, text)
     known_keys(data, (*TOP_KEYS, *plan_hosts.KEYS), top, "the plan")
     _check_clean(data, top)
@@ -110,7 +115,7 @@ def parse_plan(text: str, source: str, overrides: Overrides | None = None) -> Pl
     if rounds:
         repeat = rounds.window
     plan = Plan(
-        name=text_value(data, "name", top, Path(source).stem.removeprefix("preset:")),
+        name=_name(data, top, source),
         description=text_value(data, "description", top, ""),
         origin=text_value(data, "origin", top, ""),
         source=source,
@@ -126,6 +131,12 @@ def parse_plan(text: str, source: str, overrides: Overrides | None = None) -> Pl
     )
     _check_report(plan, replace(top, table="report"))
     return plan
+
+
+def _name(data: dict[str, Any], top: Where, source: str) -> str:
+    """The plan's name (its file's, or preset's, when it gives none), by the rule of names."""
+    given = text_value(data, "name", top, Path(source).stem.removeprefix("preset:"))
+    return check_name("plan name", given, top)
 
 
 def _share(value: object, where: Where, key: str, default: str) -> float:
@@ -279,8 +290,8 @@ def _origin(plan: Plan, workload: Workload) -> Where | None:
     """Where a workload's table sits: the plan's text again gives its preset and job files."""
     top = Where(plan.source, plan.text)
     try:
-        data = tomllib.loads(plan.text)
+        data = read_toml(plan.text, plan.source)
         found = sources.gather(data, top, _preset(data, top))
-    except (tomllib.TOMLDecodeError, PlanError):
+    except PlanError:
         return None
     return sources.origin(found, top, workload.table)

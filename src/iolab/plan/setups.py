@@ -10,6 +10,7 @@ from typing import Any
 from iolab import layouts
 from iolab.fio.hosts import HostError, address
 from iolab.model import FsKind, Layout, RaidKind, Setup
+from iolab.plan.checks import check_name
 from iolab.plan.common import Overrides, Where, known_keys
 from iolab.units import parse_size
 
@@ -25,7 +26,9 @@ DEVICE_KEYS = (
 def setups(raw: object, top: Where, over: Overrides) -> tuple[Setup, ...]:
     """Every [[setup]], checked; a device_count list expands one set-up into several."""
     if over.target is not None:
-        return (Setup(name=Path(over.target).name or over.target, path=over.target),)
+        name = Path(over.target).name or over.target
+        named = check_name("--target's last part (the set-up's name)", name, top, key=None)
+        return (Setup(name=named, path=over.target),)
     if not isinstance(raw, list) or not raw:
         raise top.fail(
             None, 'the plan has no [[setup]]; add one with a path, e.g. [[setup]] path = "."'
@@ -127,10 +130,7 @@ def _host_paths(entry: Mapping[str, Any], where: Where) -> tuple[tuple[str, str]
 
 
 def _name(entry: Mapping[str, Any], where: Where, default: str) -> str:
-    name = entry.get("name", default)
-    if not isinstance(name, str) or not name:
-        raise where.fail("name", f"set-up name must be a non-empty string, not {name!r}")
-    return name
+    return check_name("set-up name", entry.get("name", default), where)
 
 
 def _devices(value: object, where: Where) -> tuple[str, ...]:

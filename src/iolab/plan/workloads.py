@@ -7,6 +7,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from iolab import names
+from iolab.fio import options as fio_options
 from iolab.model import FioValue, Workload
 from iolab.plan import methods
 from iolab.plan.checks import check_key, check_value
@@ -14,11 +16,6 @@ from iolab.plan.common import Overrides, Where
 from iolab.units import format_size, parse_seconds, parse_size
 
 MIXED_RW = ("rw", "readwrite", "randrw")
-IOLAB_KEYS = (
-    "name", "rw", "bs", "iodepth", "numjobs", "rwmixread", "size", "runtime", "ramp_time",
-    "direct", "ioengine", "time_based", "group_reporting", "log_avg_msec", "method",
-    "peak_margin",
-)  # fmt: skip
 SYNC_ENGINES = ("sync", "psync", "vsync", "pvsync", "pvsync2", "mmap")
 
 # Defaults suited to SSD testing; a plan's [defaults] and each workload override them.
@@ -58,8 +55,7 @@ def workloads(
 
 
 def check_defaults(defaults: Mapping[str, Any], where: Where) -> None:
-    for key, value in defaults.items():
-        _check_item(key, value, where)
+    _check_table(defaults, where)
 
 
 def table_points(
@@ -68,13 +64,12 @@ def table_points(
     """One [[workload]] table's points: defaults merged, values checked, sweeps expanded."""
     if not isinstance(entry, dict):
         raise where.fail(None, "each [[workload]] must be a table")
-    merged = {**BUILTIN_DEFAULTS, **defaults, **entry}
+    _check_table(entry, where)
+    merged = {**BUILTIN_DEFAULTS, **fio_names(defaults), **fio_names(entry)}
     if over.size is not None:
         merged["size"] = over.size
     if over.runtime is not None:
         merged["runtime"] = over.runtime
-    for key, value in entry.items():
-        _check_item(key, value, where)
     merged = methods.bounds(merged, where)  # method = "peak": numjobs, iodepth are bounds
     return methods.points(_expand(merged, where))
 
@@ -90,10 +85,24 @@ def add_unique(
         points.append(point)
 
 
-def _check_item(key: str, value: object, where: Where) -> None:
-    if key not in IOLAB_KEYS:
-        check_key(key, where)
-    check_value(key, value, where)
+def _check_table(table: Mapping[str, Any], where: Where) -> None:
+    """Each key an iolab key or a safe fio option (fio.options), each value checked; an option
+    given twice, by its name and an alias (rw and readwrite), is refused."""
+    seen: dict[str, str] = {}
+    for key, value in table.items():
+        name = check_key(key, where)
+        check_value(key, value, where)
+        if name in seen:
+            raise where.fail(
+                key, f"{seen[name]} and {key} are the same fio option ({name}); keep one"
+            )
+        seen[name] = key
+
+
+def fio_names(table: Mapping[str, Any]) -> dict[str, Any]:
+    """The table with fio's own name for each option given by an alias (readwrite: rw), so
+    iolab's checks (writes, sizes, room) read what fio will do; a later key wins, as in fio."""
+    return {fio_options.canonical(key): value for key, value in table.items()}
 
 
 def count(raw: object, defaults: Mapping[str, Any]) -> tuple[int, float]:
@@ -102,7 +111,7 @@ def count(raw: object, defaults: Mapping[str, Any]) -> tuple[int, float]:
     for entry in raw if isinstance(raw, list) else ():
         if not isinstance(entry, dict):
             continue
-        merged = {**BUILTIN_DEFAULTS, **defaults, **entry}
+        merged = {**BUILTIN_DEFAULTS, **fio_names(defaults), **fio_names(entry)}
         n = 1
         for value in merged.values():
             n *= max(1, len(value)) if isinstance(value, list) else 1
@@ -121,6 +130,7 @@ def _longest(value: object) -> float:
 
 def _expand(merged: dict[str, Any], where: Where) -> list[Workload]:
     base = merged.pop("name", None)
+    base = names.normal(base) if isinstance(base, str) else base  # checked: check_value
     axes = [key for key, value in merged.items() if isinstance(value, list)]
     for key in axes:
         if not merged[key]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 
+from iolab.names import one_line, spreadsheet_cell
 from iolab.report.model import Cell, Table
 
 STATS_HEADER = ("n", "ci95_low", "ci95_high", "cov_pct", "flags")
@@ -31,16 +32,22 @@ def _stats(cell: Cell) -> list[str]:
     return [str(n), _number(low), _number(high), _number(cov_pct), ";".join(cell.flags)]
 
 
+def _text(text: str) -> str:
+    """A text cell (a name, a label): on one line, and never read as a formula."""
+    return spreadsheet_cell(one_line(text))
+
+
 def render(table: Table) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(
-        [table.row_header, *table.stub_headers, table.column_header, "value", "unit", *STATS_HEADER]
-    )
+    header = [table.row_header, *table.stub_headers, table.column_header]
+    writer.writerow([*map(_text, header), "value", "unit", *STATS_HEADER])
     for row in table.rows:
         for key, cell in zip(table.keys, row.cells, strict=True):
-            value = _number(cell.value) if cell.value is not None else cell.text
+            value = _number(cell.value) if cell.value is not None else _text(cell.text)
             if cell.value is None and cell.text in ("—", ""):
                 value = ""
-            writer.writerow([row.label, *row.stubs, key, value, cell.unit, *_stats(cell)])
+            texts = [_text(t) for t in (row.label, *row.stubs, key)]
+            stats = _stats(cell)
+            writer.writerow([*texts, value, _text(cell.unit), *stats[:-1], _text(stats[-1])])
     return buffer.getvalue()

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from iolab.names import one_line
+from iolab.report import controllers_text
 from iolab.targets.facts import DeviceFacts, Layer, MountFacts, TargetFacts
 from iolab.units import human_bytes
 
@@ -80,4 +82,5 @@ def render(facts: Mapping[str, Any]) -> str:
     if target.filesystem_params:
         shown = ", ".join(f"{k}={v}" for k, v in target.filesystem_params.items() if k != "raw")
         lines.append(f"fs params {shown}")
-    return "\n".join(lines) + "\n"
+    lines += controllers_text.lines(facts)
+    return "".join(f"{one_line(line)}\n" for line in lines)  # a device's strings are not ours

@@ -217,16 +217,20 @@ def _swept(data: Dataset) -> list[Case]:
 def sweep_field(data: Dataset) -> str | None:
     """The field a scaling chart puts on x: the first of numjobs, iodepth, bs, rwmixread (then
     any other numeric field) that the run sweeps."""
+    fields = swept_fields(data)
+    return fields[0] if fields else None
+
+
+def swept_fields(data: Dataset) -> list[str]:
+    """The numeric fields the runs sweep, which `report --x` may name: numjobs, iodepth, bs,
+    rwmixread first, then any other, by name."""
     varying = _varying(_swept(data))
     numeric = [
         f
         for f, values in varying.items()
         if all(_number(f, v) is not None for v in values if v is not None)
     ]
-    for field in (*SCALING_FIELDS, *sorted(numeric)):
-        if field in numeric:
-            return field
-    return None
+    return [f for f in SCALING_FIELDS if f in numeric] + sorted(set(numeric) - {*SCALING_FIELDS})
 
 
 def _x_axis(field: str, values: Sequence[float]) -> Axis:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 
 from iolab import __version__
+from iolab.names import shown
 from iolab.report import plotly_render
 from iolab.report.charts import Chart, slug
 from iolab.report.document import Document, Notes
@@ -38,7 +39,9 @@ BLUE, RED, WHITE = (33, 102, 172), (178, 24, 43), (255, 255, 255)
 
 
 def _e(text: str) -> str:
-    return html.escape(text, quote=True)
+    """Text as HTML shows it: < > & " ' as entities; a control or bidi character (from a
+    database made before names had a rule) as a visible escape."""
+    return html.escape(shown(text, keep="\n\t"), quote=True)
 
 
 def render_document(document: Document) -> str:

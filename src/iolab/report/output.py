@@ -9,8 +9,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from iolab import outputs
 from iolab.errors import ReportError
-from iolab.files import check_file, check_folder
 from iolab.report import csv as csv_format
 from iolab.report import html, markdown, mpl_render, terminal
 from iolab.report.charts import Chart
@@ -30,12 +30,20 @@ class Rendered:
     files: Mapping[str, bytes] = field(default_factory=dict)
 
 
-def check(output: str, export_dir: str | None) -> None:
-    """Where a report goes is checked before any work: regular files and folders only."""
+def check(
+    output: str, export_dir: str | None, *, force: bool = False, images: bool = False
+) -> None:
+    """Where a report goes is checked before any work: regular files and folders only, never
+    a symbolic link, and no file iolab did not write unless `force` (see iolab.outputs).
+    `images`: a Markdown report's images folder (report_files/) beside it is checked too."""
     if output != "-":
-        check_file(output, f"-o {output}", ReportError, fix="give a file name such as report.md")
+        fix = "give a file name such as report.md"
+        outputs.check_file(output, force=force, what=f"-o {output}", fix=fix)
+        if images:
+            with outputs.Folder(outputs.split(output)[0], force=force) as folder:
+                folder.check_folders([images_folder(output)])
     if export_dir is not None:
-        check_folder(export_dir, f"--export {export_dir}", ReportError)
+        outputs.check_folder(export_dir, force=force, what=f"--export {export_dir}").close()
 
 
 def images_folder(output: str) -> str:
@@ -88,40 +96,31 @@ def exported(document: Document) -> dict[str, bytes]:
     return files
 
 
-def write_files(folder: Path, files: Mapping[str, bytes]) -> None:
-    for name, content in files.items():
-        path = folder / name
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(content)
-        except OSError as error:
-            raise ReportError(f"cannot write {path}: {error.strerror}") from None
-
-
-def write(rendered: Rendered, output: str) -> None:
-    """The main text to `output`, the other files beside it (their folder made if need be)."""
-    path = Path(output)
-    if not path.parent.is_dir():
-        raise ReportError(f"cannot write {output}: no directory {path.parent}; create it first")
-    write_files(path.parent, {path.name: rendered.text.encode()})
-    write_files(path.parent, rendered.files)
-
-
 def emit(
-    document: Document, fmt: str, output: str, image_format: str, export_dir: str | None
+    document: Document,
+    fmt: str,
+    output: str,
+    image_format: str,
+    export_dir: str | None,
+    force: bool = False,
 ) -> tuple[str, list[str]]:
     """Render `document`, write it to `output` (with its images) unless that is "-", and
-    export every chart and table into `export_dir` if given. Returns (what goes to stdout,
-    lines saying what was written)."""
+    export every chart and table into `export_dir` if given; every file is checked before
+    any is written (iolab.outputs). Returns (what goes to stdout, lines saying what was
+    written)."""
     rendered = render(document, fmt, output, image_format)
-    said = []
+    said, batches = [], []
     if export_dir is not None:
         files = exported(document)
-        write_files(Path(export_dir), files)
+        batches.append(outputs.Batch(outputs.Target(export_dir, named=True), files, "report"))
         said.append(f"wrote {len(files)} files (charts: PNG and SVG; tables: CSV) in {export_dir}")
+    if output != "-":
+        folder, name = outputs.split(output)
+        batches.append(outputs.Batch(folder, {name: rendered.text.encode(), **rendered.files},
+                                     "report"))  # fmt: skip
+    outputs.save(batches, force=force)
     if output == "-":
         return rendered.text, said
-    write(rendered, output)
     size = human_bytes(len(rendered.text.encode()))
     extra = f" and {len(rendered.files)} images in {images_folder(output)}/"
     said.append(f"wrote {output} ({size}){extra if rendered.files else ''}")

@@ -7,10 +7,12 @@ and the page is the same. plotly is imported when a page is drawn, not when iola
 
 from __future__ import annotations
 
+import html
 from functools import cache
 from typing import Any
 
-from iolab.report.charts import DENSE, Axis, Chart, Series
+from iolab.names import one_line
+from iolab.report.charts import DENSE, Axis, Chart, Series, slug
 
 HEIGHT_PX = 460
 CONFIG = {"displaylogo": False, "responsive": True}
@@ -22,6 +24,17 @@ MUTED = "#d9d9d9"
 # own "RdBu" runs the other way, with a grey middle that would read as "not significant"
 DIVERGING = [[0.0, "rgb(178,24,43)"], [0.5, "rgb(255,255,255)"], [1.0, "rgb(33,102,172)"]]
 Json = dict[str, Any]
+
+
+def _t(text: str) -> str:
+    """Text plotly draws: plotly reads a few HTML tags in it (<b>, <a href>), so names are
+    given with < > & as entities, which plotly shows as the characters; on one line."""
+    return html.escape(one_line(text), quote=False)
+
+
+def _values(values: tuple[Any, ...]) -> list[Any]:
+    """A series' x values: categories (text) as plotly draws text, numbers as they are."""
+    return [_t(v) if isinstance(v, str) else v for v in values]
 
 
 def color(index: int | None) -> str | None:
@@ -40,13 +53,13 @@ def div(chart: Chart) -> str:
     included)."""
     import plotly.io as pio  # type: ignore[import-untyped]
 
-    config = {**CONFIG, "toImageButtonOptions": {"filename": chart.name}}
+    config = {**CONFIG, "toImageButtonOptions": {"filename": slug(chart.name)}}
     return str(
         pio.to_html(
             figure(chart),
             full_html=False,
             include_plotlyjs=False,
-            div_id=f"chart-{chart.name}",
+            div_id=f"chart-{slug(chart.name)}",
             config=config,
             default_height=f"{_height(chart)}px",
             validate=False,
@@ -77,11 +90,11 @@ def figure(chart: Chart) -> Json:
     """The chart as plotly's figure JSON: {"data": [...], "layout": {...}}."""
     layout: Json = {
         "template": _template(),
-        "title": {"text": chart.title, "x": 0.01, "font": {"size": 16}},
+        "title": {"text": _t(chart.title), "x": 0.01, "font": {"size": 16}},
         "barmode": "group",
         "height": _height(chart),
         "margin": {"t": 60, "r": 20, "b": 60, "l": 70},
-        "legend": {"title": {"text": chart.legend if chart.kind == "bar" else ""}},
+        "legend": {"title": {"text": _t(chart.legend) if chart.kind == "bar" else ""}},
         "showlegend": len([s for s in chart.series if not s.faint]) > 1 or bool(chart.regions),
         "colorway": list(PALETTE),
     }
@@ -89,8 +102,8 @@ def figure(chart: Chart) -> Json:
         data = _heat(chart)
         longest = max((len(s.name) for s in chart.series), default=0)
         layout["margin"] = {"t": 90, "r": 20, "b": 30, "l": min(360, 40 + 7 * longest)}
-        layout["xaxis"] = {"title": {"text": chart.x.label}, "side": "top"}
-        layout["yaxis"] = {"title": {"text": chart.y.label}, "autorange": "reversed"}
+        layout["xaxis"] = {"title": {"text": _t(chart.x.label)}, "side": "top"}
+        layout["yaxis"] = {"title": {"text": _t(chart.y.label)}, "autorange": "reversed"}
         return {"data": data, "layout": layout}
     data = [_bar(s) if chart.kind == "bar" else _line(s) for s in chart.series]
     shapes, notes = [], []
@@ -101,7 +114,7 @@ def figure(chart: Chart) -> Json:
             "layer": "below",
         })  # fmt: skip
         notes.append({
-            "text": region.label, "xref": "x", "yref": "paper", "x": region.start, "y": 1,
+            "text": _t(region.label), "xref": "x", "yref": "paper", "x": region.start, "y": 1,
             "xanchor": "left", "yanchor": "top", "showarrow": False,
         })  # fmt: skip
     layout.update(xaxis=_axis(chart.x), yaxis=_axis(chart.y), shapes=shapes, annotations=notes)
@@ -117,8 +130,8 @@ def _errors(error: tuple[float | None, ...]) -> Json | None:
 def _bar(series: Series) -> Json:
     errors = _errors(series.error)
     return _clean({
-        "type": "bar", "name": series.name, "x": list(series.x), "y": list(series.y),
-        "error_y": errors, "text": list(series.labels) or None,
+        "type": "bar", "name": _t(series.name), "x": _values(series.x), "y": list(series.y),
+        "error_y": errors, "text": _values(series.labels) or None,
         "textposition": "inside" if errors else "outside", "insidetextanchor": "middle",
         "textangle": 0, "cliponaxis": False, "marker": _clean({"color": color(series.color)}),
     })  # fmt: skip
@@ -129,25 +142,25 @@ def _line(series: Series) -> Json:
     line = _clean({"color": color(series.color)})
     if series.faint:
         return {
-            "type": "scatter", "name": series.name, "x": list(series.x), "y": list(series.y),
-            "mode": "lines", "line": {**line, "width": 1}, "opacity": 0.35,
-            "showlegend": False, "legendgroup": series.name.rsplit(" #", 1)[0],
+            "type": "scatter", "name": _t(series.name), "x": _values(series.x),
+            "y": list(series.y), "mode": "lines", "line": {**line, "width": 1}, "opacity": 0.35,
+            "showlegend": False, "legendgroup": _t(series.name.rsplit(" #", 1)[0]),
         }  # fmt: skip
     return _clean({
-        "type": "scatter", "name": series.name, "x": list(series.x), "y": list(series.y),
-        "error_y": _errors(series.error),
+        "type": "scatter", "name": _t(series.name), "x": _values(series.x),
+        "y": list(series.y), "error_y": _errors(series.error),
         "mode": "lines+markers" if len(series.x) <= DENSE else "lines",
         "line": {**line, "width": 2.5},
     })  # fmt: skip
 
 
 def _axis(axis: Axis) -> Json:
-    out: Json = {"title": {"text": axis.label}}
+    out: Json = {"title": {"text": _t(axis.label)}}
     if axis.log:
         out["type"] = "log"
     if axis.ticks:
         out["tickvals"] = [v for v, _ in axis.ticks]
-        out["ticktext"] = [t for _, t in axis.ticks]
+        out["ticktext"] = [_t(t) for _, t in axis.ticks]
     if axis.start_at_zero and not axis.log:
         out["rangemode"] = "tozero"
     if axis.span is not None:
@@ -159,8 +172,8 @@ def _heat(chart: Chart) -> list[Json]:
     """The coloured cells, then the muted ones (not significant) in grey over them."""
     low, high = chart.heat_range()
     muted = [list(s.muted or (False,) * len(s.y)) for s in chart.series]
-    x = [str(c) for c in chart.series[0].x]
-    y = [s.name for s in chart.series]
+    x = [_t(str(c)) for c in chart.series[0].x]
+    y = [_t(s.name) for s in chart.series]
 
     def pick(values: list[Any], row: int, grey: bool, empty: Any) -> list[Any]:
         return [v if muted[row][i] == grey else empty for i, v in enumerate(values)]
@@ -168,16 +181,16 @@ def _heat(chart: Chart) -> list[Json]:
     traces = [{
         "type": "heatmap", "x": x, "y": y,
         "z": [pick(list(s.y), r, False, None) for r, s in enumerate(chart.series)],
-        "text": [pick(list(s.labels), r, False, "") for r, s in enumerate(chart.series)],
+        "text": [pick(_values(s.labels), r, False, "") for r, s in enumerate(chart.series)],
         "texttemplate": "%{text}", "colorscale": DIVERGING, "zmin": low, "zmax": high,
-        "colorbar": {"title": {"text": chart.scale.label if chart.scale else ""}},
+        "colorbar": {"title": {"text": _t(chart.scale.label) if chart.scale else ""}},
         "hovertemplate": "%{y} · %{x}: %{text}<extra></extra>", "hoverongaps": False,
     }]  # fmt: skip
     if any(any(row) for row in muted):
         traces.append({
             "type": "heatmap", "x": x, "y": y,
             "z": [pick([0.0] * len(s.y), r, True, None) for r, s in enumerate(chart.series)],
-            "text": [pick(list(s.labels), r, True, "") for r, s in enumerate(chart.series)],
+            "text": [pick(_values(s.labels), r, True, "") for r, s in enumerate(chart.series)],
             "texttemplate": "%{text}", "textfont": {"color": "#555555"},
             "colorscale": [[0, MUTED], [1, MUTED]], "showscale": False, "hoverongaps": False,
             "hovertemplate": "%{y} · %{x}: %{text} (not significant)<extra></extra>",

@@ -6,7 +6,9 @@ import io
 
 from rich.console import Console
 from rich.table import Table as RichTable
+from rich.text import Text
 
+from iolab.names import one_line
 from iolab.report.document import Document, Notes
 from iolab.report.model import Table
 
@@ -14,29 +16,43 @@ from iolab.report.model import Table
 HIDDEN_NOTES = ("volatile", "setup-details")
 
 
+def _text(text: str) -> Text:
+    """A cell as plain text: rich reads no markup ("[/]") or emoji code (":smile:") in it,
+    and a control or bidi character is shown as an escape."""
+    return Text(one_line(text))
+
+
 def _grid(table: Table) -> RichTable:
     grid = RichTable()
-    grid.add_column(table.row_header, no_wrap=True)
+    grid.add_column(_text(table.row_header), no_wrap=True)
     for header in table.stub_headers:
-        grid.add_column(header)
+        grid.add_column(_text(header))
     for column in table.columns:
-        grid.add_column(column, justify="right")
+        grid.add_column(_text(column), justify="right")
     for row in table.shown_rows():
-        grid.add_row(row.label, *row.stubs, *(cell.text for cell in row.cells))
+        cells = (row.label, *row.stubs, *(cell.text for cell in row.cells))
+        grid.add_row(*map(_text, cells))
     return grid
 
 
 def _console(buffer: io.StringIO, width: int | None, color: bool) -> Console:
-    return Console(file=buffer, width=width or 120, force_terminal=color, no_color=not color)
+    return Console(
+        file=buffer, width=width or 120, force_terminal=color, no_color=not color, emoji=False
+    )
+
+
+def _line(console: Console, text: str) -> None:
+    """A line of the report as it is: no markup, no emoji codes, escapes for controls."""
+    console.print(one_line(text), highlight=False, soft_wrap=True, markup=False, emoji=False)
 
 
 def _print(console: Console, table: Table) -> None:
     """The title on a line of its own (never wrapped to the table's width), the grid, the
     notes."""
-    console.print(table.title, highlight=False, soft_wrap=True, markup=False)
+    _line(console, table.title)
     console.print(_grid(table))
     for note in table.shown_notes():
-        console.print(note, highlight=False, soft_wrap=True, markup=False)
+        _line(console, note)
 
 
 def render(table: Table, width: int | None = None, color: bool = False) -> str:
@@ -50,13 +66,13 @@ def render_document(document: Document, width: int | None = None, color: bool = 
     counted, with where to see them."""
     buffer = io.StringIO()
     console = _console(buffer, width, color)
-    console.print(document.title, highlight=False, soft_wrap=True, markup=False)
+    _line(console, document.title)
     _print(console, document.main_table())
     for section in document.sections:
         for block in section.blocks:
             if isinstance(block, Notes) and block.name not in HIDDEN_NOTES:
                 for item in block.items:
-                    console.print(item, highlight=False, soft_wrap=True, markup=False)
+                    _line(console, item)
     charts = len(document.charts())
     if charts:
         console.print(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from iolab.analysis import checks
-from iolab.errors import FioError, Interrupted, TargetError
+from iolab.errors import FioError, Interrupted, Stopped, TargetError
 from iolab.fio import jobfile, parse
 from iolab.fio.executor import Executor, HostLimits
 from iolab.fio.hosts import Cluster
@@ -253,13 +254,15 @@ def execute(campaign: Campaign, store: Store, run_id: int, listener: Listener) -
         raise HostsLost(
             f"{error}; resume with: iolab run --resume {run_id} --db {store.path}"
         ) from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM/SIGHUP/SIGQUIT (errors.Stopped)
         store.finish_run(run_id, "interrupted")
         kept = tally(len(run.done) + len(run.results), len(campaign.steps))
+        by = f" by {stop.name}" if isinstance(stop, Stopped) else ""
         raise Interrupted(
-            f"interrupted: {kept} cases are stored in {store.path}; "
+            f"interrupted{by}: {kept} cases are stored in {store.path}; "
             f"resume with: iolab run --resume {run_id} --db {store.path}",
             run_id,
+            stop.signum if isinstance(stop, Stopped) else signal.SIGINT,
         ) from None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

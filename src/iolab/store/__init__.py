@@ -7,65 +7,63 @@ import dataclasses
 import json
 import sqlite3
 import time
-import urllib.parse
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from iolab.errors import StoreError
-from iolab.files import check_file
 from iolab.model import Direction, DirectionMetrics, Origin, Plan, Result
+from iolab.store import check
 from iolab.store import rows as decode
+from iolab.store.check import BUSY_TIMEOUT_S, reads
 from iolab.store.dumps import Dumps
 from iolab.store.rows import PLAN_ORIGIN, CaseRow, CaseSample, RunRow
-from iolab.store.schema import MAIN_WINDOW, MEASURED, MIGRATIONS, SCHEMA_VERSION
+from iolab.store.schema import (
+    APPLICATION_ID,
+    MAIN_WINDOW,
+    MEASURED,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+)
 
-__all__ = ["SCHEMA_VERSION", "CaseRow", "CaseSample", "RunRow", "Store"]
-
-BUSY_TIMEOUT_S = 30.0
+__all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "CaseRow", "CaseSample", "RunRow", "Store"]
 
 
 class Store(Dumps):
     """One SQLite file. Use as a context manager, or call close().
 
-    `create`: a missing file becomes a new database (else it is an error). `readonly`: opened
-    for reading only when its schema is current, so reports work on read-only copies.
-    The path must be a regular file: a device or a directory is refused before anything opens.
+    `create`: a missing (or empty) file becomes a new database (else it is an error).
+    `readonly`: opened for reading only when its schema is current, so reports work on
+    read-only copies. Before anything opens it for writing, the path must be a regular file
+    that holds an iolab database, undamaged (`check`); a file iolab did not create is refused.
+    A damaged database found while reading is one StoreError naming the file.
     """
 
     def __init__(self, path: str | Path, *, create: bool = True, readonly: bool = False) -> None:
         self.path = Path(path)
-        self.check_path(path, create)
+        found = self.check_path(path, create)
         self.readonly = False
         try:
-            self.db = self._connect(readonly and self.path.exists())
+            self.db = self._connect(readonly and found.kind == "iolab", found.kind == "missing")
             if self.readonly and self._version() < SCHEMA_VERSION:
                 self.db.close()
-                self.db = self._connect(False)
+                self.db = self._connect(False, False)
             self._migrate()
         except sqlite3.DatabaseError as error:
-            raise StoreError(f"{self.path}: not a usable iolab database ({error})") from None
+            raise check.unreadable(self.path, error) from None
 
     @staticmethod
-    def check_path(path: str | Path, create: bool = True) -> None:
-        """A database is a regular file (or, to create, a new name in an existing folder)."""
-        check_file(
-            path,
-            f"--db {path}",
-            StoreError,
-            must_exist=not create,
-            fix="give the database file that 'iolab run' wrote (--db FILE)"
-            if not create
-            else "give a database file such as results.db",
-        )
+    def check_path(path: str | Path, create: bool = True) -> check.Found:
+        """A database is a regular file that iolab created (or, to create, a new name in an
+        existing folder, or an empty file), and not damaged; found out without writing."""
+        return check.check(path, create)
 
-    def _connect(self, readonly: bool) -> sqlite3.Connection:
+    def _connect(self, readonly: bool, create: bool) -> sqlite3.Connection:
         self.readonly = readonly
-        if readonly:
-            uri = f"file:{urllib.parse.quote(str(self.path.resolve()))}?mode=ro"
-            db = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_S)
-        else:
-            db = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
+        mode = "ro" if readonly else "rwc" if create else "rw"
+        db = sqlite3.connect(
+            check.uri(self.path, mode), uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_S
+        )
         db.row_factory = sqlite3.Row
         db.execute("PRAGMA foreign_keys = ON")
         return db
@@ -73,8 +71,12 @@ class Store(Dumps):
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: object, error: BaseException | None, trace: object) -> None:
+        """Closes; an SQLite error that escaped a read (a cursor iterated by the caller) is
+        one StoreError naming the file."""
         self.close()
+        if isinstance(error, sqlite3.DatabaseError) and not isinstance(error, check.BUGS):
+            raise check.unreadable(self.path, error) from None
 
     def close(self) -> None:
         self.db.close()
@@ -93,6 +95,8 @@ class Store(Dumps):
             return
         with self._writing():
             version = self._version()  # another process may have migrated meanwhile
+            if version < SCHEMA_VERSION:  # iolab's own, new or older: marked from now on
+                self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             for number in range(version, SCHEMA_VERSION):
                 for statement in MIGRATIONS[number].split(";"):
                     if statement.strip():
@@ -121,6 +125,9 @@ class Store(Dumps):
             self.db.execute("ROLLBACK")
 
     def _unwritable(self, error: sqlite3.DatabaseError) -> StoreError:
+        name = getattr(error, "sqlite_errorname", "") or ""
+        if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")):
+            return check.unreadable(self.path, error)
         return StoreError(
             f"{self.path} cannot be written ({error}); make it writable or use another --db"
         )
@@ -208,12 +215,14 @@ class Store(Dumps):
                 (run_id, kind, path),
             )
 
+    @reads
     def leftovers(self, run_id: int) -> list[tuple[str, str]]:
         rows = self.db.execute(
             "SELECT kind, path FROM leftovers WHERE run_id = ? ORDER BY kind, path", (run_id,)
         )
         return [(str(r[0]), str(r[1])) for r in rows]
 
+    @reads
     def running(self) -> list[tuple[int, Mapping[str, Any]]]:
         """Runs marked running, with the process that claimed them."""
         rows = self.db.execute("SELECT id, owner FROM runs WHERE status = 'running' ORDER BY id")
@@ -287,6 +296,7 @@ class Store(Dumps):
 
     # ------------------------------------------------------------ reading
 
+    @reads
     def done_keys(self, run_id: int) -> set[str]:
         """The cases of a run that need no running again: those that ran to the end."""
         rows = self.db.execute(
@@ -294,6 +304,7 @@ class Store(Dumps):
         )
         return {str(row[0]) for row in rows}
 
+    @reads
     def runs(self) -> list[RunRow]:
         rows = self.db.execute(
             "SELECT r.*, (SELECT count(*) FROM cases c WHERE c.run_id = r.id) AS done,"
@@ -320,6 +331,7 @@ class Store(Dumps):
         runs = [r for r in self.runs() if r.plan_hash == plan_hash and r.unfinished]
         return runs[-1] if runs else None
 
+    @reads
     def setups(self, run_id: int) -> list[tuple[str, Mapping[str, Any], Mapping[str, Any]]]:
         rows = self.db.execute(
             "SELECT name, definition, environment FROM setups WHERE run_id = ? ORDER BY position",
@@ -329,6 +341,7 @@ class Store(Dumps):
             (r["name"], json.loads(r["definition"]), json.loads(r["environment"])) for r in rows
         ]
 
+    @reads
     def cases(
         self, run_id: int, setup: str | None = None, workload: str | None = None
     ) -> list[CaseRow]:
@@ -379,6 +392,7 @@ class Store(Dumps):
 
     # ------------------------------------------------------------ reading, for reports
 
+    @reads
     def case_samples(
         self, run_id: int, workloads: Collection[str] | None = None
     ) -> list[CaseSample]:
@@ -414,6 +428,7 @@ class Store(Dumps):
 
     # ------------------------------------------------------------ import and export
 
+    @reads
     def imported(self) -> dict[str, int]:
         """The sha256 of every file imported into this database, and the run it went into."""
         found: dict[str, int] = {}

@@ -8,9 +8,11 @@ import json
 import sqlite3
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
+from pathlib import Path
 from typing import Any
 
 from iolab.model import Origin
+from iolab.store.check import reads
 from iolab.store.rows import RunRow
 
 
@@ -18,6 +20,7 @@ class Dumps:
     """What the Store offers that dump and restore need."""
 
     db: sqlite3.Connection
+    path: Path
 
     def run(self, run_id: int | None = None) -> RunRow:
         raise NotImplementedError
@@ -25,6 +28,7 @@ class Dumps:
     def _writing(self) -> AbstractContextManager[None]:
         raise NotImplementedError
 
+    @reads
     def dump(self, run_id: int) -> dict[str, list[dict[str, Any]]]:
         """Every stored row of one run (its JSON columns decoded): runs, setups, cases,
         metrics and samples of every window, in stored order."""

@@ -111,6 +111,10 @@ MIGRATIONS: tuple[str, ...] = (
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
+# iolab's mark on every database it creates (PRAGMA application_id): "iolb" in ASCII.
+APPLICATION_ID = 0x696F6C62
+# Schemas of databases made before the mark: known by their tables and user_version alone.
+UNMARKED_VERSIONS = (1, 2)
 # What reports show of a case: its measured phase, first round, on this host or aggregated.
 MEASURED = "{t}.phase = 'measure' AND {t}.round = 0"  # the whole job, every host
 MAIN_WINDOW = MEASURED + " AND {t}.host = ''"

@@ -1,7 +1,10 @@
 """One iolab at a time per target: an advisory lock per file, directory or device.
 
 The locks are flock(2) locks, so they vanish with the process however it ends; a second run
-on the same target is refused in one line naming the process that holds it.
+on the same target is refused in one line naming the process that holds it. A lock is keyed
+by what the target is, not by how it is spelled: a block device by its device number, a file
+by its directory's (device, inode) and its name, and by its own (device, inode) once it
+exists; so a bind mount, a symlink or another spelling of the same target meets the same lock.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ import errno
 import fcntl
 import hashlib
 import os
+import re
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -18,6 +23,7 @@ from pathlib import Path
 from iolab.errors import TargetError
 
 LOCK_DIRS = (Path("/run/iolab/locks"), Path(tempfile.gettempdir()) / "iolab-locks")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def _lock_dir() -> Path:
@@ -29,20 +35,52 @@ def _lock_dir() -> Path:
     raise TargetError(f"no writable folder for iolab's target locks (tried {LOCK_DIRS[0]})")
 
 
-def _take(folder: Path, target: str, what: str) -> int:
-    name = hashlib.sha256(target.encode()).hexdigest()[:24]
-    fd = os.open(folder / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+def keys(target: str) -> list[str]:
+    """What `target` is, as lock keys: ["block MAJ:MIN"] for a block device; for a file (or a
+    directory), "entry DEV:INO/NAME" (its directory and its name, so one not made yet is
+    held too) and, once it exists, "inode DEV:INO" (so a hard link is the same file)."""
+    path = Path(target)
+    try:
+        found: os.stat_result | None = os.stat(path)
+    except FileNotFoundError:
+        found = None
+    except OSError as error:
+        raise TargetError(f"{target} cannot be read to lock it ({error.strerror})") from None
+    if found is not None and stat.S_ISBLK(found.st_mode):
+        return [f"block {os.major(found.st_rdev)}:{os.minor(found.st_rdev)}"]
+    try:
+        parent = os.stat(path.parent)
+    except OSError as error:
+        raise TargetError(f"{path.parent} cannot be read to lock it ({error.strerror})") from None
+    out = [f"entry {parent.st_dev}:{parent.st_ino}/{path.name}"]
+    if found is not None:
+        out.append(f"inode {found.st_dev}:{found.st_ino}")
+    return out
+
+
+def _take(folder: Path, key: str, target: str, what: str) -> int:
+    file = folder / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.lock"
+    try:
+        fd = os.open(file, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as error:
+        raise TargetError(
+            f"{what}: iolab's lock {file} cannot be opened ({error.strerror}); remove it if "
+            "no iolab runs, or run as its owner"
+        ) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as error:
-        holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
+        said = os.pread(fd, 200, 0).decode(errors="replace").strip()
+        holder = _CONTROL.sub("?", said) or "another process"
         os.close(fd)
         if error.errno in (errno.EAGAIN, errno.EACCES):
             raise TargetError(
                 f"{what} is in use by another iolab ({holder}); wait for it to finish, "
                 "or choose another target"
             ) from None
-        raise
+        raise TargetError(
+            f"{what}: iolab's lock {file} cannot be taken ({error.strerror})"
+        ) from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"pid {os.getpid()}, target {target}".encode(), 0)
     return fd
@@ -50,13 +88,16 @@ def _take(folder: Path, target: str, what: str) -> int:
 
 @contextlib.contextmanager
 def held(targets: Iterable[tuple[str, str]]) -> Iterator[None]:
-    """Hold a lock on each (real path, description) for the block; refuse if one is taken."""
+    """Hold a lock on each (path, description) for the block; refuse if one is taken by
+    another process (the same target named twice here is held once)."""
     folder = _lock_dir()
-    fds: list[int] = []
+    fds: dict[str, int] = {}
     try:
-        for target, what in dict(targets).items():  # one lock per target, however named
-            fds.append(_take(folder, target, what))
+        for target, what in targets:
+            for key in keys(target):
+                if key not in fds:
+                    fds[key] = _take(folder, key, target, what)
         yield
     finally:
-        for fd in fds:
+        for fd in fds.values():
             os.close(fd)

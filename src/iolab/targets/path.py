@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iolab.errors import TargetError
+from iolab.files import kind_of
 from iolab.model import FioValue, Setup
+from iolab.targets import safety
 from iolab.units import human_bytes
 
 TEST_FILE = "iolab.testfile"
@@ -118,9 +120,47 @@ def prepare(setup: Setup, probe_write: bool = True) -> Prepared:
     problem = several_files(filename)  # after resolve: a link may lead to such a name
     if problem:
         raise TargetError(f"{where}: its test file {str(filename)!r} {problem}; choose another")
+    if owned:
+        _check_test_file(filename, where)
+    _check_storage(path, where)
     if probe_write:
         _check_writable(filename.parent, where)
     return Prepared(setup, filename, owned, shutil.disk_usage(filename.parent).free)
+
+
+def _check_test_file(filename: Path, where: str) -> None:
+    """iolab's test file in a directory may be left from an earlier run, but only as a plain
+    file of its own: a link (symbolic or hard) or anything else there would lead fio's writes
+    to a file or device nobody named."""
+    try:
+        found = os.lstat(filename)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(found.st_mode):
+        kind = "a symbolic link"
+    elif not stat.S_ISREG(found.st_mode):
+        kind = kind_of(found.st_mode)
+    elif found.st_nlink > 1:
+        kind = f"a file with {found.st_nlink} hard links"
+    else:
+        return
+    raise TargetError(
+        f"{where}: {str(filename)!r} exists and is {kind}; iolab writes its test file only as "
+        "a plain file there: remove it, or choose another directory"
+    )
+
+
+def _check_storage(path: Path, where: str) -> None:
+    """Refuse a target on a kernel pseudo filesystem (/dev, /proc, /sys...), by what its
+    resolved path is on, whatever its spelling (a link, '..', '//')."""
+    real = path.resolve()
+    problem = safety.pseudo_filesystem(real)
+    if problem:
+        shown = "" if str(real) == str(path) else f" ({str(real)!r})"
+        raise TargetError(
+            f"{where}{shown} {problem}, not storage; give a directory on the storage to test "
+            "(--target or the set-up's path)"
+        )
 
 
 def _check_writable(directory: Path, where: str) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from iolab import layouts
-from iolab.errors import TargetError
+from iolab.errors import STOP_SIGNALS, Stopped, TargetError
 from iolab.model import Layout
 from iolab.targets import devices as dv
 from iolab.targets import environment, safety
@@ -183,16 +183,19 @@ def _undo_now(stage: Stage, before: dict[str, dict[str, str]]) -> tuple[Step, ..
 
 @contextlib.contextmanager
 def _sigint_deferred() -> Iterator[list[int]]:
-    """Hold Ctrl-C while tearing down; the caller re-raises it once teardown is done."""
+    """Hold Ctrl-C (and SIGTERM, SIGHUP, SIGQUIT, which stop iolab as it does) while tearing
+    down; the caller re-raises the first once teardown is done."""
     caught: list[int] = []
     if threading.current_thread() is not threading.main_thread():
         yield caught
         return
-    previous = signal.signal(signal.SIGINT, lambda signum, _frame: caught.append(signum))
+    held = (signal.SIGINT, *STOP_SIGNALS)
+    previous = {s: signal.signal(s, lambda signum, _frame: caught.append(signum)) for s in held}
     try:
         yield caught
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for held_signal, handler in previous.items():
+            signal.signal(held_signal, handler)
 
 
 def _teardown(undo: list[tuple[Step, ...]], runner: _Runner) -> list[str]:
@@ -277,7 +280,7 @@ def build(
     finally:
         with _sigint_deferred() as caught:
             errors = _teardown(undo, runner)
-        _after_teardown(primary, errors, bool(caught))
+        _after_teardown(primary, errors, caught)
 
 
 def _run_stage(
@@ -311,7 +314,7 @@ def _run_stage(
         register()
 
 
-def _after_teardown(primary: BaseException | None, errors: list[str], interrupted: bool) -> None:
+def _after_teardown(primary: BaseException | None, errors: list[str], caught: list[int]) -> None:
     """Report a failed teardown without hiding what failed first; re-raise a held Ctrl-C."""
     if errors:
         message = f"{errors[0]}; check findmnt and losetup -a and clean up by hand"
@@ -320,8 +323,10 @@ def _after_teardown(primary: BaseException | None, errors: list[str], interrupte
         if isinstance(primary, TargetError):
             raise TargetError(f"{primary}; and {message}") from primary
         primary.add_note(message)
-    if primary is None and interrupted:
-        raise KeyboardInterrupt
+    if primary is None and caught:
+        if caught[0] == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Stopped(caught[0], signal.Signals(caught[0]).name)
 
 
 def _built(layout: Layout, mountpoint: Path, top: str, runner: _Runner) -> Built:

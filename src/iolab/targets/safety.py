@@ -1,12 +1,17 @@
 """Refuse to write to a block device that is in use, unconfirmed, or still carries data.
 
 `check` reads sysfs, /proc and `wipefs --no-act`; it never writes. It raises TargetError with
-one line naming the device, the rule it breaks and what to do.
+one line naming the device, the rule it breaks and what to do. `pseudo_filesystem` says why a
+path target is no storage at all (/dev, /proc, /sys...), by the mount it is on.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 from iolab.errors import TargetError
 from iolab.targets import devices as dv
@@ -14,6 +19,22 @@ from iolab.targets import stack
 
 ROOT = "/"
 PARTITION_TABLES = {"dos", "gpt", "PMBR", "atari", "bsd", "sun", "sgi", "mac"}
+# Filesystems that are the kernel's interfaces, not storage: a test file there measures
+# nothing (or writes to the kernel). tmpfs and ramfs hold files for real, in memory: allowed
+# here (the methodology checks warn about them).
+PSEUDO_FILESYSTEMS = frozenset({
+    "devtmpfs", "proc", "sysfs", "cgroup", "cgroup2", "securityfs", "debugfs", "tracefs",
+    "configfs", "bpf", "pstore", "efivarfs", "mqueue", "hugetlbfs", "fusectl", "devpts",
+    "binfmt_misc", "rpc_pipefs", "nfsd", "selinuxfs", "smackfs", "nsfs", "resctrl", "cpuset",
+    "binder", "xenfs", "usbfs", "functionfs", "gadgetfs", "openpromfs", "spufs",
+})  # fmt: skip
+# Whatever is mounted inside these is part of the kernel's tree too (the tmpfs that holds
+# /sys/fs/cgroup, say). devtmpfs is not one: /dev/shm is a tmpfs for files.
+KERNEL_TREES = frozenset({"proc", "sysfs"})
+# Where the kernel's trees are mounted: a mount there is one whatever its type (a container's
+# /dev is often a tmpfs of device nodes). /dev/shm is its own mount, so it is not caught.
+SYSTEM_TREES = ("/dev", "/proc", "/sys")
+_OCTAL = re.compile(r"\\([0-7]{3})")
 
 
 def check(devices: Sequence[str], confirmed: Collection[str], wipe_signatures: bool) -> None:
@@ -173,3 +194,102 @@ def signature_text(name: str) -> str:
     if not unique:
         return ""
     return "signatures: " + ", ".join(unique) + " (wipefs -n)"
+
+
+# -- what a path is on: refuse the kernel's pseudo filesystems ---------------------------------
+
+
+@dataclass(frozen=True)
+class MountPoint:
+    """One line of /proc/self/mountinfo: its id, its parent's, where, and which filesystem."""
+
+    id: int
+    parent: int
+    target: str
+    fstype: str
+
+
+def pseudo_filesystem(path: Path) -> str | None:
+    """Why the file or directory `path` is not storage, as words after "it"; None if it is.
+
+    Decided by the mount the path is on (the kernel's own answer, not its spelling): a pseudo
+    filesystem (devtmpfs, proc, sysfs, cgroup...), the mount at /dev, /proc or /sys whatever
+    its type, or any filesystem mounted inside a proc or sysfs mount.
+    """
+    table = mount_table()
+    mount = _mount_of(path, table)
+    if mount is None:
+        return None
+    if mount.fstype in PSEUDO_FILESYSTEMS:
+        return f"is on {mount.fstype} (mounted at {mount.target}), a kernel pseudo filesystem"
+    if mount.target in SYSTEM_TREES:
+        return (
+            f"is on {mount.fstype} mounted at {mount.target}, in place of a kernel pseudo "
+            "filesystem"
+        )
+    for above in _ancestors(mount, table):
+        if above.fstype in KERNEL_TREES:
+            return (
+                f"is on {mount.fstype} mounted at {mount.target}, inside {above.target} "
+                f"({above.fstype}, a kernel pseudo filesystem)"
+            )
+    return None
+
+
+def mount_table(text: str | None = None) -> dict[int, MountPoint]:
+    """The mounts this process sees, by id (from /proc/self/mountinfo, or `text`)."""
+    table: dict[int, MountPoint] = {}
+    lines = (dv.read(dv.MOUNTINFO) if text is None else text) or ""
+    for line in lines.splitlines():
+        left, _, right = line.partition(" - ")
+        fields, tail = left.split(), right.split()
+        if len(fields) < 5 or not tail or not fields[0].isdigit() or not fields[1].isdigit():
+            continue
+        target = _OCTAL.sub(_unescaped, fields[4])
+        table[int(fields[0])] = MountPoint(int(fields[0]), int(fields[1]), target, tail[0])
+    return table
+
+
+def _unescaped(found: re.Match[str]) -> str:
+    """mountinfo's octal escape (\\040 for a space) as its character; a control character as
+    '?', so that a mount point named with one cannot break a message's line."""
+    code = int(found.group(1), 8)
+    return "?" if code < 32 or code == 127 else chr(code)
+
+
+def _mount_of(path: Path, table: dict[int, MountPoint]) -> MountPoint | None:
+    """The mount `path` is on: by the mount id the kernel gives its open file, else (no
+    /proc/self/fdinfo) the last mount over the longest prefix of the resolved path."""
+    found = _mount_id(path)
+    if found is not None and found in table:
+        return table[found]
+    text = str(path)
+    holding = [
+        m for m in table.values()
+        if text == m.target or text.startswith(m.target.rstrip("/") + "/")
+    ]  # fmt: skip
+    return max(holding, key=lambda m: len(m.target), default=None)
+
+
+def _mount_id(path: Path) -> int | None:
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = dv.read(f"/proc/self/fdinfo/{fd}") or ""
+    finally:
+        os.close(fd)
+    found = re.search(r"^mnt_id:\s*(\d+)", info, re.MULTILINE)
+    return int(found.group(1)) if found else None
+
+
+def _ancestors(mount: MountPoint, table: dict[int, MountPoint]) -> list[MountPoint]:
+    """The mounts `mount` sits inside, nearest first."""
+    out: list[MountPoint] = []
+    seen = {mount.id}
+    while mount.parent in table and mount.parent not in seen:
+        mount = table[mount.parent]
+        seen.add(mount.id)
+        out.append(mount)
+    return out

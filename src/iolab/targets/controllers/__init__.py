@@ -1,0 +1,34 @@
+"""RAID cards through their vendors' tools: storcli and perccli (JSON), MegaCli, ssacli and
+arcconf (text). One parser module per tool family turns what the tool printed into the
+typed values of `model`; `probe` runs whichever tools are installed (`iolab env`)."""
+
+from iolab.targets.controllers.model import (
+    Battery,
+    CachePolicy,
+    CacheRatio,
+    Controller,
+    DriveCache,
+    Health,
+    Io,
+    Read,
+    VirtualDrive,
+    Write,
+    differs,
+)
+from iolab.targets.controllers.probe import Found, probe
+
+__all__ = [
+    "Battery",
+    "CachePolicy",
+    "CacheRatio",
+    "Controller",
+    "DriveCache",
+    "Found",
+    "Health",
+    "Io",
+    "Read",
+    "VirtualDrive",
+    "Write",
+    "differs",
+    "probe",
+]
