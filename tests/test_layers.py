@@ -24,6 +24,12 @@ def room(module: str) -> str:
     return module.split(".")[1] if module.count(".") else "__init__"
 
 
+def _is_room(name: str) -> bool:
+    """`from iolab import NAME` names a room (a module or package), or a name of the package's
+    own __init__ (such as `__version__`), which sits at the top."""
+    return (SRC / name).is_dir() or (SRC / f"{name}.py").exists()
+
+
 def imports() -> dict[str, set[str]]:
     """room -> the rooms it imports."""
     graph: dict[str, set[str]] = {}
@@ -34,7 +40,8 @@ def imports() -> dict[str, set[str]]:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("iolab"):
                 names = [node.module] if "." in node.module else [
-                    f"iolab.{alias.name}" for alias in node.names
+                    f"iolab.{alias.name}" if _is_room(alias.name) else "iolab"
+                    for alias in node.names
                 ]  # fmt: skip
                 graph.setdefault(mine, set()).update(room(n) for n in names)
     return graph
@@ -52,6 +59,11 @@ def test_no_room_imports_one_above_it() -> None:
         if other != mine and LAYERS.get(other, 0) > LAYERS[mine]
     ]
     assert not upward, upward
+
+
+def test_a_name_from_the_package_top_counts_as_an_import_of_the_top() -> None:
+    assert _is_room("plan") and _is_room("version") and not _is_room("__version__")
+    assert room("iolab") == "__init__"
 
 
 def test_rooms_import_each_other_without_cycles() -> None:

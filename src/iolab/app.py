@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from iolab import __version__, exchange, layouts, outputs, plan, runner
+from iolab import exchange, layouts, outputs, plan, runner
 from iolab.analysis import raid_model
 from iolab.errors import PlanError, ReportError, StoreError, TargetError
 from iolab.fio import info, jobfile
@@ -29,6 +29,7 @@ from iolab.report import figures as report_figures
 from iolab.report import raid_view
 from iolab.store import RunRow, Store
 from iolab.targets import controllers, devices, environment, process, provision, rehearsal
+from iolab.version import __version__
 
 DEFAULT_DB = "iolab.db"
 

@@ -15,7 +15,7 @@ import click
 from click.core import ParameterSource
 from rich.console import Console
 
-from iolab import __version__, app, plan, shell
+from iolab import app, plan, shell
 from iolab.errors import Interrupted, IolabError
 from iolab.names import one_line, shown
 from iolab.report import document as report_document
@@ -23,6 +23,7 @@ from iolab.report import env_text
 from iolab.report import model as report_model
 from iolab.report import output as report_output
 from iolab.terminal_ui import TerminalUi
+from iolab.version import __version__
 
 EXIT_USER_ERROR = 1
 EXIT_CASES_FAILED = 3

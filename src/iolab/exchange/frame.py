@@ -16,10 +16,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from iolab import __version__
 from iolab.errors import ReportError
 from iolab.exchange import export, parquet
 from iolab.store import Store
+from iolab.version import __version__
 
 if TYPE_CHECKING:
     import pandas

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import html
 
-from iolab import __version__
 from iolab.names import shown
 from iolab.report import plotly_render
 from iolab.report.charts import Chart, slug
 from iolab.report.document import Document, Notes
 from iolab.report.model import Cell, Table
+from iolab.version import __version__
 
 CSS = """
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0;
