@@ -222,12 +222,13 @@ def test_a_plan_refuses_the_name_in_one_line(
     workdir: Path, monkeypatch: pytest.MonkeyPatch, door: str, case_id: str, name: str,
     words: tuple[str, ...],
 ) -> None:  # fmt: skip
+    said: list[str | tuple[str, ...]]
     if door == "setup":
         text, said = plan(setup_name=toml(name)), [f"plan.toml:{SETUP_LINE}:", words]
     elif door == "workload":
         text, said = plan(name=toml(name)), [f"plan.toml:{WORKLOAD_LINE}:", words]
     else:
-        text, said = plan(top=f"hosts = [{toml(name)}]"), ["plan.toml:", "host"]
+        text, said = plan(top=f"hosts = [{toml(name)}]"), ["plan.toml:", "host", words]
     args = ["run", "plan.toml", "--db", "out.db"]
     _check_door(workdir, monkeypatch, {"plan.toml": text}, args, said)
 
@@ -357,7 +358,7 @@ def test_an_import_refuses_a_folder_that_would_name_the_setup(
     folder.mkdir(parents=True)
     shutil.copy(FIO_JSON, folder / "run.json")
     args = ["import", "results", "--db", "out.db"]
-    said = ["the name of its folder", "--setup NAME", words]
+    said: list[str | tuple[str, ...]] = ["the name of its folder", "--setup NAME", words]
     _check_door(workdir, monkeypatch, {}, args, said)
 
 
@@ -433,7 +434,7 @@ def _rename(db: sqlite3.Connection, names4: Sequence[str]) -> None:
 def stores(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Each group's store: the committed golden store, upgraded, its names replaced."""
     where = tmp_path_factory.mktemp("hostile-stores")
-    made = {}
+    made: dict[str, Path] = {}
     for group_id, group in zip(GROUP_IDS, GROUPS, strict=True):
         path = where / f"{len(made)}.db"
         shutil.copyfile(GOLDEN / "store.db", path)

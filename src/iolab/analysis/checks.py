@@ -41,6 +41,7 @@ class Context:
     steady: SteadyState | None = None  # fio's steady-state result, when the case asked for it
     target_state: str = ""  # fresh, trimmed, sequential, random, ... (runner.precondition)
     cache_bytes: int = 0  # a cache in front of the target that the plan declares
+    ram_target: str = ""  # the memory the target is on (tmpfs, zram1, ...), if it is memory
 
 
 def case_warnings(context: Context) -> list[Warning]:
@@ -132,6 +133,30 @@ def loop_cache(context: Context) -> Warning | None:
         f"the target is on {context.loop_cache}: the host's page cache sits under it, so "
         "this measures memory as much as the disk.",
         "Test the disk itself, or set the loop device to direct I/O (losetup --direct-io=on).",
+    )
+
+
+def _figures(metrics: CaseMetrics) -> str:
+    """'199,827 IOPS, 2,136 MB/s, p99 177 µs': what the case measured, as the terminal says."""
+    p99 = max((d.percentiles_ns.get("99", 0.0) for d in metrics.directions), default=0.0)
+    mb = metrics.total_bw_bytes / 1e6
+    return (
+        f"{metrics.total_iops:,.0f} IOPS, {mb:,.{0 if mb >= 100 else 1}f} MB/s, "
+        f"p99 {p99 / 1000:,.0f} µs"
+    )
+
+
+def ram_target(context: Context) -> Warning | None:
+    """The target is memory: tmpfs, ramfs, a zram or brd RAM disk, or a loop over a file in
+    one. Whatever the I/O pattern, the figures are RAM's and the kernel's, not a device's."""
+    if not context.ram_target:
+        return None
+    return Warning(
+        "ram-target",
+        f"the target is on {context.ram_target}: {_figures(context.metrics)} are "
+        "memory's figures, not storage's.",
+        "Put the target on the device under test (a directory on its filesystem, or the "
+        "device in a set-up).",
     )
 
 
@@ -280,6 +305,7 @@ CHECKS: dict[str, Callable[[Context], Warning | None]] = {
     "cpu-bound": cpu_bound,
     "page-cache": page_cache,
     "loop-cache": loop_cache,
+    "ram-target": ram_target,
     "unwritten-read": unwritten_read,
     "compressible": compressible,
     "randrepeat": randrepeat,

@@ -1,6 +1,7 @@
 """Checks on comparing runs: what differs in their making, and what they can resolve.
 
-- `mixed-versions`: the runs' fio or kernel versions differ, so a difference may be theirs.
+- `mixed-versions`: the runs' fio or kernel versions differ (between runs, or within one
+  import of files from several fio versions), so a difference may be theirs.
 - `few-repeats`: the machine's own noise floor (the median coefficient of variation of the
   cells' repetitions) and the number of repetitions set the smallest difference a comparison
   can tell from noise: t(0.975, 2n-2) x CoV x sqrt(2/n). A difference called significant
@@ -22,20 +23,37 @@ VERSION_KEYS = (("fio_version", "fio"), ("kernel", "kernel"))
 FRAGILE_FACTOR = 2.0
 
 
+def _versions(value: object) -> tuple[str, ...]:
+    """The versions one run records: an import of files from several fio versions lists them
+    all ("fio-3.1, fio-3.33"); () when it recorded none."""
+    listed = {part.strip() for part in str(value or "").split(",")}
+    return tuple(sorted(listed - {"", "?"}))
+
+
 def mixed_versions(hosts: Sequence[tuple[int, Mapping[str, Any]]]) -> Warning | None:
-    """(run id, its host facts) of the runs compared."""
+    """(run id, its host facts) of the runs in a report or comparison: their fio or kernel
+    versions differ, between the runs or within one (an import of several fio versions). A
+    run that did not record a version (an import knows no kernel) is left out of that one."""
     said = []
     for key, name in VERSION_KEYS:
-        values = {run: str(env.get(key, "?")) for run, env in hosts}
-        if len(set(values.values())) > 1:
-            said.append(f"{name} " + ", ".join(f"run {r}: {v}" for r, v in values.items()))
+        values = {run: found for run, env in hosts if (found := _versions(env.get(key)))}
+        if len({v for found in values.values() for v in found}) > 1:
+            said.append(
+                f"{name} " + ", ".join(f"run {r}: {' and '.join(v)}" for r, v in values.items())
+            )
     if not said:
         return None
+    whose = "the runs were" if len(hosts) > 1 else f"the cases of run {hosts[0][0]} were"
+    advice = (
+        "Compare runs made with the same fio and kernel, or re-run the reference."
+        if len(hosts) > 1
+        else "Import each version's results as a run of its own, or re-run them with one fio."
+    )
     return Warning(
         "mixed-versions",
-        f"the runs were made with different software ({'; '.join(said)}): a difference may "
+        f"{whose} made with different software ({'; '.join(said)}): a difference may "
         "come from it, not from the storage.",
-        "Compare runs made with the same fio and kernel, or re-run the reference.",
+        advice,
     )
 
 

@@ -164,6 +164,8 @@ def build(data: Dataset, options: Options) -> Document:
         sections.append(Section("Latency", tuple(latency_blocks)))
     sections.append(Section("Environment", _environment_blocks(data)))
     warned = [*_ceiling_warnings(data, options.metric), *hosts_view.warnings(data, options.metric)]
+    mixed = comparison.mixed_versions([(r.id, r.environment) for r in data.runs])
+    warned += [f"{mixed.code}: {mixed}"] if mixed else []  # between runs, or within an import
     sections += _notes_section(data, warned)
     return Document(_title(data), _subtitle(data), tuple(sections), _environments(data))
 

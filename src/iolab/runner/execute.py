@@ -80,7 +80,6 @@ def placed(
         return
     if setup.layout is None:
         target = campaign.paths[setup.name]
-        target = replace(target, loop_cache=caches.loop_cache(target.filename.parent))
         record({"target": environment.target(target.filename)})
         kind = "file" if target.owned else "user-file"
         with ledger.holding(kind, target.filename):
@@ -100,8 +99,7 @@ def placed(
             built_log, facts = built.log, built.facts
             filename = Path(":".join(str(p) for p in built.paths)) if built.raw else built.path
             free = shutil.disk_usage(built.mountpoint).free if built.mountpoint else 0
-            loop = next(filter(None, map(caches.loop_cache, (built.path, *built.paths))), "")
-            target = Prepared(setup, filename, not built.raw, free, built.raw, loop)
+            target = Prepared(setup, filename, not built.raw, free, built.raw)
             record(
                 {"target": environment.target(built.path), "layout": facts, "log": _log(built_log)}
             )
@@ -324,6 +322,17 @@ class Known:
     written_share: float | None = None
     loop_cache: str = ""
     target_state: str = ""
+    ram_target: str = ""
+
+
+def _hidden(target: Prepared) -> caches.Hidden:
+    """Buffered loops and memory under the target, followed down its device stack: a
+    set-up's devices (fio's ':' list), or the file on its filesystem; nothing is known of a
+    target on fio servers."""
+    if target.remote:
+        return caches.Hidden()
+    paths = [Path(p) for p in str(target.filename).split(":")] if target.raw else []
+    return caches.hidden(paths or [target.filename])
 
 
 def _known(campaign: Campaign, job: jobfile.Job, target: Prepared, state: str) -> Known:
@@ -333,7 +342,8 @@ def _known(campaign: Campaign, job: jobfile.Job, target: Prepared, state: str) -
         written = caches.written_share(target.filename, parse_size(size))
     if target.raw and state in ("fresh", "trimmed"):
         written = 0.0  # a device nothing was written to since it was built
-    return Known(campaign.plan.repeat, written, target.loop_cache)
+    hidden = _hidden(target)
+    return Known(campaign.plan.repeat, written, hidden.loop_cache, ram_target=hidden.ram)
 
 
 def run_step(
@@ -383,7 +393,7 @@ def _result(
     context = checks.Context(
         job.options, whole, limits.cpus, limits.memory_bytes, known.repeat,
         known.written_share, known.loop_cache, steady, known.target_state,
-        step.case.setup.cache_bytes,
+        step.case.setup.cache_bytes, known.ram_target,
     )  # fmt: skip
     return Result(
         status="ok",

@@ -3,8 +3,11 @@ backing file sits in the host's page cache.
 
 `written_share` asks the filesystem which parts of a file hold data (FIEMAP): holes and
 fallocated ("unwritten") extents read back as zeros without touching the disk.
-`loop_cache` walks from a file or device down its stack of block devices (sysfs `slaves`)
-to any loop device that does buffered I/O on its backing file.
+`hidden` walks from a target (a file, a directory, or block devices) down its stack
+(`stack`: file -> filesystem -> btrfs/md/dm members -> loop -> backing file -> ...) and says
+what it stands on that is not the storage it seems to be: every loop device that does
+buffered I/O on its backing file (`loop_cache`: the host's page cache sits under it), and
+memory (`ram`): tmpfs or ramfs, a zram or brd RAM disk, or a loop over a file in one.
 """
 
 from __future__ import annotations
@@ -12,9 +15,16 @@ from __future__ import annotations
 import array
 import fcntl
 import os
+import re
 import stat
 import struct
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
+
+from iolab.targets import devices as dv
+from iolab.targets import stack as stk
+from iolab.targets.facts import Layer
 
 FIEMAP = 0xC020660B  # _IOWR('f', 11, struct fiemap)
 FIEMAP_FLAG_SYNC = 0x1
@@ -23,8 +33,11 @@ EXTENT_UNWRITTEN = 0x800
 HEADER = struct.Struct("=QQIIII")  # start, length, flags, mapped, count, reserved
 EXTENT = struct.Struct("=QQQQQIIII")  # logical, physical, length, 2 reserved, flags, 3 reserved
 BATCH = 256
-SYS_DEV_BLOCK = Path("/sys/dev/block")
-SYS_BLOCK = Path("/sys/class/block")
+RAM_FILESYSTEMS = frozenset({"tmpfs", "ramfs"})
+RAM_DISKS = (
+    (re.compile(r"zram\d+"), "a compressed RAM disk"),
+    (re.compile(r"ram\d+"), "a brd RAM disk"),
+)
 
 
 def _extents(fd: int, length: int) -> list[tuple[int, int, int]]:
@@ -71,46 +84,57 @@ def written_share(path: Path, size: int) -> float | None:
     return min(1.0, written / size)
 
 
-def _device_name(path: Path) -> str | None:
-    """The kernel name of a block device, or of the device holding a file's filesystem."""
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    number = info.st_rdev if stat.S_ISBLK(info.st_mode) else info.st_dev
-    link = SYS_DEV_BLOCK / f"{os.major(number)}:{os.minor(number)}"
-    return Path(os.path.realpath(link)).name if link.exists() else None
+@dataclass(frozen=True)
+class Hidden:
+    """What a target stands on that is not the storage it seems (each '' when nothing)."""
+
+    loop_cache: str = ""  # 'loop3 over /var/tmp/a.img (buffered)'
+    ram: str = ""  # 'tmpfs (mounted at /dev/shm)', 'zram1 (a compressed RAM disk)', ...
 
 
-def _below(name: str, seen: set[str]) -> list[str]:
-    """The device and every device under it (partitions' disks, RAID members, backing)."""
-    if name in seen:
-        return []
-    seen.add(name)
-    here = SYS_BLOCK / name
-    out = [name]
-    parent = Path(os.path.realpath(here)).parent.name
-    if (here / "partition").exists() and parent != name:
-        out += _below(parent, seen)
-    slaves = here / "slaves"
-    for member in sorted(p.name for p in slaves.iterdir()) if slaves.is_dir() else ():
-        out += _below(member, seen)
-    return out
+def tree(path: Path) -> Layer:
+    """What `path` stands on: a block device's stack, or a file's (file -> filesystem ...)."""
+    name = dv.try_kernel_name(path)
+    return stk.stack(name) if name else stk.resolve(path)
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text().strip()
-    except OSError:
-        return ""
+def loop_cache_of(top: Layer) -> str:
+    """'loop3 over /var/tmp/a.img and loop4 over /var/tmp/b.img (buffered)' for every loop
+    device in the stack that does buffered I/O on its backing file; '' when there is none.
+    A loop whose direct-I/O flag cannot be read counts as buffered (the kernel's default)."""
+    loops = [
+        f"{node.device} over {node.details.get('backing_file') or 'a file'}"
+        for node in top.walk()
+        if node.layer == "loop" and node.details.get("dio") != "1"
+    ]
+    return f"{' and '.join(dict.fromkeys(loops))} (buffered)" if loops else ""
 
 
-def loop_cache(path: Path) -> str:
-    """'loop3 over /var/tmp/disk.img (buffered)' for the first loop device under `path` that
-    does buffered I/O on its backing file; '' when there is none."""
-    name = _device_name(path)
-    for device in _below(name, set()) if name else []:
-        loop = SYS_BLOCK / device / "loop"
-        if device.startswith("loop") and loop.is_dir() and _read(loop / "dio") != "1":
-            return f"{device} over {_read(loop / 'backing_file') or 'a file'} (buffered)"
+def _ram_itself(node: Layer) -> str:
+    """This layer's own memory, if it is memory: a RAM filesystem or a RAM disk."""
+    fstype = str(node.details.get("fstype") or "")
+    if node.layer == "filesystem" and fstype in RAM_FILESYSTEMS:
+        return f"{fstype} (mounted at {node.details.get('mountpoint') or '?'})"
+    for pattern, what in RAM_DISKS:
+        if node.device and pattern.fullmatch(node.device):
+            return f"{node.device} ({what})"
     return ""
+
+
+def ram_of(top: Layer, above: tuple[str, ...] = ()) -> str:
+    """The memory a stack ends in ('tmpfs (mounted at /r)', 'loop4 over /r/a.img, on tmpfs
+    (mounted at /r)', 'zram1 (a compressed RAM disk)'); '' when it reaches none."""
+    here = _ram_itself(top)
+    if here:
+        return ", on ".join((*above, here))
+    if top.layer == "loop":
+        above = (*above, f"{top.device} over {top.details.get('backing_file') or 'a file'}")
+    return next(filter(None, (ram_of(child, above) for child in top.below)), "")
+
+
+def hidden(paths: Iterable[Path]) -> Hidden:
+    """Buffered loops and memory under any of `paths` (a set-up's devices, or its file)."""
+    trees = [tree(path) for path in paths]
+    loops = [found for found in map(loop_cache_of, trees) if found]
+    ram = next(filter(None, map(ram_of, trees)), "")
+    return Hidden("; ".join(dict.fromkeys(loops)), ram)

@@ -73,6 +73,7 @@ def stack(name: str, depth: int = 0) -> Layer:
     elif layer == "loop":
         backing = dv.backing_file(name)
         details["backing_file"] = backing
+        details["dio"] = dv.read(dv.sys_dir(name) / "loop" / "dio")  # "1": direct I/O on it
         under = dv.try_kernel_name(backing) if backing else None
         if under:
             below.append(stack(under, depth + 1))
