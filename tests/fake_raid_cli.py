@@ -70,6 +70,18 @@ from typing import Any
 
 STATE_ENV = "IOLAB_FAKE_RAID_STATE"
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "raid-cli"
+
+
+def reference_absent() -> None:
+    """Skip where the recorded outputs are not beside the checkout; in CI (CI set), fail."""
+    import pytest  # only the tests call this; the fake itself runs without pytest
+
+    words = f"{REFERENCE} is absent: the recorded RAID tool outputs sit beside the checkout"
+    if os.environ.get("CI"):
+        pytest.fail(words)
+    pytest.skip(words)
+
+
 TOOLS = {
     "storcli64": "storcli",
     "storcli": "storcli",

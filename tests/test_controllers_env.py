@@ -55,7 +55,7 @@ class Fakes:
 def fakes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Fakes:
     """No fake installed yet: `install(tool)` puts one on PATH (in this process too)."""
     if not fake.REFERENCE.is_dir():
-        pytest.skip(f"{fake.REFERENCE} is absent: the recorded RAID tool outputs sit beside it")
+        fake.reference_absent()
     folder = tmp_path / "bin"
     folder.mkdir()
     state = tmp_path / "state.json"

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from fake_raid_cli import reference_absent
 from iolab.errors import ControllerError
 from iolab.targets.controllers import arcconf, common, megacli, ssacli, storcli
 from iolab.targets.controllers.model import (
@@ -48,7 +49,7 @@ WB_RA_D: Policy = (Write.BACK, Read.AHEAD, Io.DIRECT)
 def recorded(relative: str) -> str:
     """A recorded output as the probe reads it (bytes decoded with errors replaced)."""
     if not REFERENCE.is_dir():
-        pytest.skip(f"{REFERENCE} is absent: the recorded RAID tool outputs sit beside the repo")
+        reference_absent()
     return (REFERENCE / relative).read_bytes().decode(errors="replace")
 
 
@@ -273,7 +274,7 @@ RECORDED: dict[str, Recorded] = {
 
 def test_every_recorded_file_has_a_row() -> None:
     if not REFERENCE.is_dir():
-        pytest.skip(f"{REFERENCE} is absent: the recorded RAID tool outputs sit beside the repo")
+        reference_absent()
     files = {
         str(path.relative_to(REFERENCE))
         for path in REFERENCE.rglob("*")
