@@ -179,8 +179,24 @@ def case(
 
 # Rows whose input is refused only once fio has read it (the fast lane leaves them out).
 REACHES_FIO = {
-    "ctl-newline-description", "db-newer-run", "db-not-sqlite-run", "limit-cpus_allowed",
-    "report-abc", "unknown-key-defaults", "unknown-key-workload",
+    "compare-export-onto-file", "compare-format-bogus", "compare-no-runs", "compare-no-such-run",
+    "compare-one-run", "compare-output-is-directory", "compare-output-is-fifo",
+    "compare-output-missing-dir-csv", "compare-output-missing-dir-html",
+    "compare-output-missing-dir-md", "compare-output-missing-dir-table", "ctl-newline-description",
+    "db-newer-run", "db-not-sqlite-run", "device-character", "device-missing",
+    "limit-cpus_allowed", "limit-cpus_allowed-range", "report-abc", "report-baseline-nosuch",
+    "report-charts-pie", "report-export-onto-file", "report-format-bogus",
+    "report-image-format-gif", "report-lines-bogus", "report-metric-bogus", "report-no-such-run",
+    "report-output-is-directory", "report-output-is-fifo", "report-output-missing-dir-csv",
+    "report-output-missing-dir-html", "report-output-missing-dir-md",
+    "report-output-missing-dir-table", "report-y-bogus", "resume-no-such-run",
+    "setup-file-randrw-unconfirmed", "setup-file-randwrite-unconfirmed",
+    "setup-file-trimwrite-unconfirmed", "setup-file-write-sweep-unconfirmed",
+    "setup-file-write-unconfirmed", "setup-path-dev-null", "setup-path-fifo", "setup-path-missing",
+    "size-beyond-free-space", "size-beyond-free-space-flag", "size-beyond-free-space-target",
+    "target-character-device", "target-fifo", "target-file-grown", "target-file-grown-preset",
+    "target-file-write-preset", "target-nonexistent", "unknown-key-defaults",
+    "unknown-key-workload",
 }  # fmt: skip
 
 

@@ -39,6 +39,7 @@ def one_line_error(done: subprocess.CompletedProcess[str], *words: str) -> str:
     return lines[0]
 
 
+@pytest.mark.fio
 @pytest.mark.parametrize(
     ("change", "words"),
     [
@@ -77,6 +78,8 @@ def read_only_dir(workdir: Path) -> Iterator[Path]:
     subprocess.run(["umount", str(target)], check=True)
 
 
+@pytest.mark.fio
+@pytest.mark.root
 @needs_root()
 def test_read_only_target_is_refused_before_anything_runs(
     workdir: Path, read_only_dir: Path
@@ -121,6 +124,7 @@ def test_presets_lists_each_with_origin(workdir: Path) -> None:
     assert any(line.startswith("crystaldiskmark ") and "CrystalDiskMark" in line for line in lines)
 
 
+@pytest.mark.fio
 @pytest.mark.parametrize("name", plan.preset_names())
 def test_show_works_for_every_preset(workdir: Path, name: str) -> None:
     matrix = run_iolab("show", "--preset", name, cwd=workdir, check=True).stdout
@@ -132,6 +136,7 @@ def test_show_works_for_every_preset(workdir: Path, name: str) -> None:
     assert not (workdir / "iolab.db").exists(), "show runs nothing and stores nothing"
 
 
+@pytest.mark.fio
 def test_show_fio_for_study_a_has_the_published_parameters(workdir: Path) -> None:
     jobs = run_iolab("show", "--preset", "ssd-raid-card-2012", "--fio", "--target", str(workdir),
                      cwd=workdir, check=True).stdout  # fmt: skip
@@ -147,6 +152,7 @@ def test_show_fio_for_study_a_has_the_published_parameters(workdir: Path) -> Non
     assert len(big) == 2 and all("numjobs=16" in s for s in big)
 
 
+@pytest.mark.fio
 def test_report_formats_and_baseline(workdir: Path) -> None:
     two = GOOD.format(path=workdir) + f'\n[[setup]]\nname = "again"\npath = "{workdir}"\n'
     (workdir / "plan.toml").write_text(two)
@@ -170,6 +176,7 @@ def test_report_formats_and_baseline(workdir: Path) -> None:
     assert "done" in runs and "2 of 2 cases" in runs
 
 
+@pytest.mark.fio
 def test_buffered_io_that_fits_in_memory_is_flagged(workdir: Path) -> None:
     (workdir / "plan.toml").write_text(
         GOOD.format(path=workdir).replace('bs = "4k"', 'bs = "4k"\ndirect = 0')
@@ -181,6 +188,7 @@ def test_buffered_io_that_fits_in_memory_is_flagged(workdir: Path) -> None:
     assert "page-cache" in warnings
 
 
+@pytest.mark.fio
 def test_env_names_the_filesystem_and_device_of_a_path(workdir: Path) -> None:
     import json
 

@@ -613,6 +613,7 @@ def test_a_test_file_left_by_an_earlier_run_is_reused(workdir: Path) -> None:
     assert prepared.owned and prepared.filename == workdir.resolve() / TEST_FILE
 
 
+@pytest.mark.fio
 def test_the_command_refuses_a_linked_test_file_before_fio_writes(workdir: Path) -> None:
     victim = workdir / "victim.txt"
     victim.write_text("precious\n")

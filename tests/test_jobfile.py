@@ -27,6 +27,7 @@ def test_every_option_of_every_preset_reaches_fio(name: str, workdir: Path) -> N
         assert zeros, "direct=0 must be written, not dropped"
 
 
+@pytest.mark.fio
 def test_auto_values_are_resolved(workdir: Path) -> None:
     the_plan = plan.load_preset("quick", plan.Overrides(target=str(workdir)))
     fio = info.probe()
@@ -44,6 +45,7 @@ def test_sample_logs_are_requested_when_asked() -> None:
     assert jobfile.with_logs({"rw": "read"}, "samples") == {"rw": "read"}
 
 
+@pytest.mark.fio
 def test_fio_refuses_an_option_its_engine_lacks() -> None:
     """An engine's option (libaio's userspace_reap) is safe, but fio knows it only with that
     engine: fio's own refusal names the job and the option."""

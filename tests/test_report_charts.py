@@ -144,6 +144,7 @@ def test_one_command_gives_study_d_figure(sweep: Path) -> None:
         assert series.y == tuple(stored[(series.name, jobs)] for jobs in (1, 2, 4))
 
 
+@pytest.mark.fio
 def test_lines_per_pattern_and_png_export(sweep: Path) -> None:
     out = sweep / "export"
     run_iolab("report", "--charts", "scaling,bars", "--lines", "pattern", "--export", str(out),
@@ -159,6 +160,7 @@ def test_lines_per_pattern_and_png_export(sweep: Path) -> None:
     shutil.copy(out / "bars-iops.png", OUTPUT / "study-d-bars.png")
 
 
+@pytest.mark.fio
 def test_options_that_cannot_be_met_are_one_line_errors(sweep: Path) -> None:
     for args, words in (
         (("--charts", "pie"), "--charts 'pie' is not a chart kind"),
