@@ -88,6 +88,7 @@ def test_read_only_target_is_refused_before_anything_runs(
     one_line_error(done, "is on a read-only filesystem; remount it read-write")
 
 
+@pytest.mark.slow
 def test_flags_are_checked_too(workdir: Path) -> None:
     one_line_error(
         run_iolab("run", "--size", "4q", cwd=workdir), "--size: size = '4q' is not a size"

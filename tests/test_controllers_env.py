@@ -323,6 +323,7 @@ BROKEN = [
 ]  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("body", "problem"), BROKEN)
 def test_a_broken_tool_is_one_problem_beside_the_other_cards(
     fakes: Fakes, body: str, problem: str

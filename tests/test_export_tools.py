@@ -53,6 +53,7 @@ def one_line_error(done: subprocess.CompletedProcess[str], words: str) -> None:
 # ---------------------------------------------------------------- Parquet and iolab.load
 
 
+@pytest.mark.slow
 def test_parquet_holds_the_json_exports_numbers(golden: Path, tmp_path: Path) -> None:
     doc = export_json(golden, tmp_path)
     out = tmp_path / "results.parquet"
@@ -127,6 +128,7 @@ def test_load_is_the_csv_exports_main_table(golden: Path, tmp_path: Path) -> Non
     assert iolab.load(str(golden), run=1)["run"].unique().tolist() == [1]
 
 
+@pytest.mark.slow
 def test_load_equals_reading_the_parquet_export(golden: Path, tmp_path: Path) -> None:
     out = tmp_path / "r.parquet"
     run_iolab(
@@ -230,6 +232,7 @@ def export_tree(db: Path, tmp_path: Path, *args: str) -> tuple[Path, str]:
     return tree, done.stderr
 
 
+@pytest.mark.slow
 def test_the_tree_is_bench_fios_layout_of_fios_own_json(golden: Path, tmp_path: Path) -> None:
     tree, said = export_tree(golden, tmp_path, "1")
     assert (
@@ -269,6 +272,7 @@ def test_the_tree_is_bench_fios_layout_of_fios_own_json(golden: Path, tmp_path: 
     assert {entry["by"] for entry in listing["files"].values()} == {"fio-plot"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("chart", "args"),
     [
@@ -286,6 +290,7 @@ def test_fio_plot_draws_a_chart_from_the_export(
     assert f"Saving to file {png}" in said
 
 
+@pytest.mark.slow
 def test_fio_plot_compares_two_set_ups(golden: Path, tmp_path: Path) -> None:
     tree, _ = export_tree(golden, tmp_path, "1")
     one, two = str(tree / "one" / "4k"), str(tree / "two" / "4k")
@@ -293,6 +298,7 @@ def test_fio_plot_compares_two_set_ups(golden: Path, tmp_path: Path) -> None:
          "-d", "1", "-n", "1")  # fmt: skip
 
 
+@pytest.mark.slow
 def test_imported_json_gets_what_fio_plot_picks_files_by(tmp_path: Path) -> None:
     """fio's JSON leaves out numjobs (its default); the tree's copy has it, and terse output
     (no fio JSON) is left out in a line."""
@@ -334,6 +340,7 @@ def test_a_workload_the_file_names_cannot_tell_apart_is_left_out_in_a_line(golde
     ]
 
 
+@pytest.mark.slow
 def test_fio_plot_export_writes_only_where_it_may(golden: Path, tmp_path: Path) -> None:
     base = ["export", "1", "--db", str(golden), "--format", "fio-plot"]
     one_line_error(run_iolab(*base, cwd=tmp_path), "--format fio-plot writes a folder: -o DIR")
@@ -378,6 +385,7 @@ def test_fio_plot_export_writes_only_where_it_may(golden: Path, tmp_path: Path) 
     )
 
 
+@pytest.mark.slow
 def test_bad_formats_and_parquet_to_stdout_are_one_line(golden: Path, tmp_path: Path) -> None:
     base = ["export", "--db", str(golden), "--format"]
     one_line_error(

@@ -352,6 +352,7 @@ def stored() -> Iterator[Path]:
 # ---------------------------------------------------------------- the table's test
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bad", ROWS)
 def test_hostile_input_is_one_line_exit_1_and_quotes_nothing(
     bad: Row,
@@ -412,6 +413,7 @@ def _with_db(args: Sequence[str], request: pytest.FixtureRequest, folder: Path) 
         (folder / "stored.db").write_bytes(request.getfixturevalue("stored").read_bytes())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", OUTPUT_COMMANDS)
 def test_a_full_disk_on_stdout_is_one_line_and_exit_1(
     args: tuple[str, ...], request: pytest.FixtureRequest, workdir: Path
@@ -426,6 +428,7 @@ def test_a_full_disk_on_stdout_is_one_line_and_exit_1(
     assert listing(workdir) == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", OUTPUT_COMMANDS)
 def test_a_closed_pipe_on_stdout_ends_quietly(
     args: tuple[str, ...], request: pytest.FixtureRequest, workdir: Path

@@ -321,6 +321,7 @@ def test_a_fresh_run_creates_a_marked_database_that_later_commands_accept(workdi
     accepted(workdir / "new.db", workdir)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("start", ["missing", "zero-bytes", "sqlite-without-tables"])
 def test_import_creates_the_database_in_a_new_name_or_an_empty_file(
     start: str, workdir: Path
@@ -344,6 +345,7 @@ def test_import_creates_the_database_in_a_new_name_or_an_empty_file(
     assert done.returncode == 0 and "already imported" in done.stderr, done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "version"), [("store.db", 1), ("devices.db", 2), ("cdm.db", 2)])
 def test_databases_of_older_iolab_versions_still_open(
     name: str, version: int, workdir: Path

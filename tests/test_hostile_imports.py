@@ -631,6 +631,7 @@ def remove(folder: Path) -> None:
     subprocess.run(["rm", "-rf", "--", str(folder)], check=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("row", ROWS, ids=[row.id for row in ROWS])
 def test_a_hostile_import_is_one_line_and_stores_nothing(
     row: Hostile, tmp_path: Path, stored_db: Path, monkeypatch: pytest.MonkeyPatch

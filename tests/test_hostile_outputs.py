@@ -465,6 +465,7 @@ def recorded(scratch: Path, name: str) -> list[str]:
     return [f"{name}: no record holds what it holds"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("row", ROWS, ids=[row.id for row in ROWS])
 def test_outputs_never_go_through_links_nor_replace_what_iolab_did_not_write(
     row: Row, scene: tuple[Path, Path]

@@ -377,6 +377,7 @@ def _command(command: str, cwd: Path) -> list[str]:
     return [command, "--target", str(cwd), "--db", "r.db", "--size", "16m"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("hostile", "command"), _hostile_rows())
 def test_a_hostile_fio_is_refused_in_one_line(
     scene: Scene, hostile: Hostile, command: str, monkeypatch: pytest.MonkeyPatch
@@ -392,6 +393,7 @@ def test_a_hostile_fio_is_refused_in_one_line(
     assert _running(scene.started()) == [], "a process the fake fio started is still running"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["abc", "0", "-1", "inf", "nan", "", "1e9", "3601", "30s"])
 def test_a_bad_time_limit_is_refused(
     scene: Scene, value: str, monkeypatch: pytest.MonkeyPatch

@@ -273,6 +273,7 @@ def test_the_same_job_found_again_is_a_repetition(tmp_path: Path) -> None:
     assert len(by_point) == 2  # the 3 s one is another workload
 
 
+@pytest.mark.slow
 def test_cli_imports_the_rest_names_the_bad_file_and_never_twice(tmp_path: Path) -> None:
     good = fixture("randread-jsonplus", root=FIO)
     cut = tmp_path / "cut.json"
@@ -308,6 +309,7 @@ def golden(tmp_path: Path) -> Path:
     return db
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["table", "csv", "markdown"])
 def test_export_json_then_import_reports_byte_for_byte(
     golden: Path, tmp_path: Path, fmt: str

@@ -156,6 +156,7 @@ def test_show_toml_prints_a_preset_as_a_plan(tmp_path: Path) -> None:
     assert copied.workloads == plan.load_preset("crystaldiskmark").workloads
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("plan_text", "job", "message"),
     [

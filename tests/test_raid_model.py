@@ -424,6 +424,7 @@ def test_advise_from_a_stored_run_uses_its_single_device(tmp_path: Path) -> None
     assert "set-up 'md raid10' of run 1" in named.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "words"),
     [

@@ -35,6 +35,7 @@ def test_store_is_small_and_real() -> None:
         assert db.execute("SELECT count(*) FROM samples").fetchone()[0] > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SNAPSHOTS))
 def test_snapshot_matches_byte_for_byte(rendered: tuple[Path, dict[str, str]], name: str) -> None:
     _, texts = rendered

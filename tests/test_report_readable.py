@@ -67,6 +67,7 @@ def _edit_environment(db: Path, run: int, setup: str, change: Any) -> None:
 # ---------------------------------------------------------------- 1: compare's environment
 
 
+@pytest.mark.slow
 def test_compare_says_what_matters_in_a_few_lines_and_folds_the_rest(tmp_path: Path) -> None:
     db = _copy(DEVICES, tmp_path)
 

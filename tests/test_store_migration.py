@@ -49,6 +49,7 @@ def test_upgrade_keeps_every_metric_and_sample(v1: Path) -> None:
         assert store.run(1).plan_name == "version one"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "golden"),
     [

@@ -397,6 +397,7 @@ def _version(path: Path) -> str:
     return str(json.loads(text[text.index("{") :])["fio version"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scene", IMPORTS, ids=[i.id for i in IMPORTS])
 @pytest.mark.parametrize("form", ["table", "markdown", "html"])
 def test_one_import_of_two_fio_versions_says_so(scene: Imported, form: str, tmp_path: Path) -> None:
@@ -410,6 +411,7 @@ def test_one_import_of_two_fio_versions_says_so(scene: Imported, form: str, tmp_
         assert all(v in line for v in versions), line
 
 
+@pytest.mark.slow
 def test_a_report_over_runs_of_two_fio_versions_says_so(tmp_path: Path) -> None:
     for path in (FIO_3_1, FIO_3_33):
         run_iolab("import", str(path), cwd=tmp_path, check=True)
