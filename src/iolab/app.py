@@ -29,6 +29,8 @@ from iolab.report import figures as report_figures
 from iolab.report import raid_view
 from iolab.store import RunRow, Store
 from iolab.targets import controllers, devices, environment, process, provision, rehearsal
+from iolab.targets.controllers import apply
+from iolab.units import parse_size
 from iolab.version import __version__
 
 DEFAULT_DB = "iolab.db"
@@ -204,7 +206,10 @@ def _pick_run(
 def provision_commands(the_plan: Plan) -> list[tuple[str, list[list[str]]]]:
     """Per set-up built on devices, every command that builds and tears it down."""
     return [
-        (setup.name, provision.commands(setup.layout, runner.mountpoint(setup)))
+        (
+            setup.name,
+            apply.commands(setup) + provision.commands(setup.layout, runner.mountpoint(setup)),
+        )
         for setup in the_plan.setups
         if setup.layout is not None
     ]
@@ -390,6 +395,10 @@ in the folders bench-fio makes (DIR/SETUP/BS/MODE-IODEPTH-NUMJOBS.json) for fio-
 # The options of `iolab import` and `iolab export` beside --db, as click's arguments.
 IMPORT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("--setup",), {"metavar": "NAME", "help": "Set-up of every result (default: its folder)."}),
+    (("--devices",), {"metavar": "N", "help": "Devices in each imported set-up (for checks)."}),
+    (("--rated-iops",), {"metavar": "N|READ,WRITE", "help": "One device's rated IOPS."}),
+    (("--rated-mbps",), {"metavar": "N|READ,WRITE", "help": "One device's rated MB/s."}),
+    (("--cache",), {"metavar": "SIZE", "help": "A cache in front of each set-up (512M)."}),
 )
 EXPORT_FORMATS = ("json", "csv", "parquet", "fio-plot")
 EXPORT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
@@ -402,15 +411,63 @@ EXPORT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
 )  # fmt: skip
 
 
-def import_files(paths: Sequence[str], setup: str | None, db: str, ui: Ui) -> exchange.Imported:
+def import_facts(given: dict[str, str | None]) -> exchange.Facts:
+    """--devices, --rated-iops, --rated-mbps and --cache, each checked: finite and positive."""
+    devices = _positive("--devices", given.get("devices"))
+    if devices != int(devices) or devices > 4096:
+        raise PlanError(f"--devices {given.get('devices')}: give a whole number, 1 to 4096")
+    cache = given.get("cache")
+    try:
+        cache_bytes = parse_size(cache) if cache else 0
+    except ValueError:
+        raise PlanError(f"--cache {cache}: not a size; give one such as 512M or 1G") from None
+    if cache and not cache_bytes:
+        raise PlanError(f"--cache {cache}: give a size above 0, such as 512M")
+    return exchange.Facts(
+        int(devices), _rated("--rated-iops", given.get("rated_iops"), 1.0),
+        _rated("--rated-mbps", given.get("rated_mbps"), 1e6), cache_bytes,
+    )  # fmt: skip
+
+
+def _rated(flag: str, text: str | None, unit: float) -> tuple[float, float]:
+    """One figure for both directions, or READ,WRITE."""
+    parts = (text or "").split(",")
+    if len(parts) > 2 or (text is not None and not all(parts)):
+        raise PlanError(f"{flag} {text}: give one figure, or two as READ,WRITE")
+    read, write = (_positive(flag, part or None) * unit for part in (parts[0], parts[-1]))
+    return read, write
+
+
+def _positive(flag: str, text: str | None) -> float:
+    """A flag's number: finite and above 0; 0.0 when the flag was not given."""
+    if text is None:
+        return 0.0
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        raise PlanError(f"{flag} {text}: give a finite number above 0")
+    return value
+
+
+def import_files(
+    paths: Sequence[str],
+    setup: str | None,
+    db: str,
+    ui: Ui,
+    given: dict[str, str | None] | None = None,
+) -> exchange.Imported:
     """fio's output (and iolab exports) into the database; nothing is created when nothing
     could be read."""
+    facts = import_facts(given or {})
     found = Store.check_path(db)  # another program's, or damaged: refused before reading
     known: dict[str, int] = {}
     if found.kind == "iolab":  # missing or empty: created below, if anything was read
         with open_store(db, ui) as store:
             known = store.imported()
     batch = exchange.read(paths, setup, known)
+    batch.facts = facts
     if batch.empty:
         return exchange.Imported((), tuple(batch.problems), tuple(batch.skipped))
     with open_store(db, ui, create=True) as store:

@@ -344,8 +344,8 @@ def advise(run_id: int | None, db: str, **given: Any) -> None:
 @main.command("import", help=app.IMPORT_HELP)
 @options(click.argument("paths", nargs=-1, required=True, metavar="PATH..."), db_option,
          *(click.option(*names, **kw) for names, kw in app.IMPORT_OPTIONS))  # fmt: skip
-def import_(paths: tuple[str, ...], db: str, setup: str | None) -> None:
-    done = app.import_files(paths, setup, db, ui())
+def import_(paths: tuple[str, ...], db: str, setup: str | None, **given: str | None) -> None:
+    done = app.import_files(paths, setup, db, ui(), given)
     if not done.runs and not done.skipped and len(done.problems) == 1:
         fail(f"error: {done.problems[0]}")  # nothing imported: the one file's line, exit 1
     echo("".join(f"{line}\n" for _, line in done.runs), nl=False)

@@ -65,6 +65,32 @@ class Layout:
 
 
 @dataclass(frozen=True)
+class CardPolicy:
+    """A RAID card's cache policy a set-up asks for on one virtual drive, through one tool
+    (storcli, perccli, megacli, ssacli, arcconf); a part left None is left as it is."""
+
+    tool: str
+    vd: str  # as the tool names it: "/c0/v0", "-L0 -a0", "slot=0 ld 1", "1 LOGICALDRIVE 0"
+    write_cache: str | None = None
+    read_ahead: str | None = None
+    io_policy: str | None = None
+    drive_cache: str | None = None
+
+    def fields(self) -> dict[str, str]:
+        """The parts asked for, by their plan keys."""
+        asked = {
+            "write_cache": self.write_cache,
+            "read_ahead": self.read_ahead,
+            "io_policy": self.io_policy,
+            "drive_cache": self.drive_cache,
+        }
+        return {key: value for key, value in asked.items() if value is not None}
+
+    def definition(self) -> dict[str, object]:
+        return {"tool": self.tool, "vd": self.vd, **self.fields()}
+
+
+@dataclass(frozen=True)
 class Setup:
     """One named way to prepare a target: an existing path, or a layout built on devices."""
 
@@ -73,8 +99,11 @@ class Setup:
     layout: Layout | None = None
     precondition: str = "none"  # none, sequential, random or both: filled before its cases
     cache_bytes: int = 0  # a cache in front of the target the plan declares (a RAID card's)
+    facts: tuple[tuple[str, float], ...] = ()  # an import's: device_count, rated_iops, rated_bps
     host_paths: tuple[tuple[str, str], ...] = ()  # on hosts: (host, its path) where it differs
     host_count: int = 0  # on hosts: the first this many run its cases (0: all of them)
+    controller: CardPolicy | None = None  # a RAID card's policy set before its cases
+    drive_cache: str | None = None  # a plain disk's own write cache (sysfs cache_type)
 
     @property
     def kind(self) -> str:
@@ -86,10 +115,15 @@ class Setup:
         )
         if self.cache_bytes:
             extra["cache_bytes"] = self.cache_bytes
+        extra.update(self.facts)
         if self.host_paths:
             extra["hosts"] = dict(self.host_paths)
         if self.host_count:
             extra["host_count"] = self.host_count
+        if self.controller is not None:
+            extra["controller"] = self.controller.definition()
+        if self.drive_cache is not None:
+            extra["drive_cache"] = self.drive_cache
         if self.layout is None:
             return {"name": self.name, "kind": "path", "path": self.path, **extra}
         return {"name": self.name, "kind": "devices", **self.layout.definition(), **extra}

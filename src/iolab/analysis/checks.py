@@ -7,6 +7,7 @@ Warning (code, what was seen, what to do) or None. Every code is listed in CODES
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -42,6 +43,10 @@ class Context:
     target_state: str = ""  # fresh, trimmed, sequential, random, ... (runner.precondition)
     cache_bytes: int = 0  # a cache in front of the target that the plan declares
     ram_target: str = ""  # the memory the target is on (tmpfs, zram1, ...), if it is memory
+    devices: int = 0  # the set-up's device count, where known (an import's facts)
+    rated_iops: tuple[float, float] = (0.0, 0.0)  # one member's rated (read, write) IOPS
+    rated_bps: tuple[float, float] = (0.0, 0.0)  # one member's rated (read, write) bytes/s
+    cache_policy: str = ""  # how a RAID card's policy in effect differs from the configured
 
 
 def case_warnings(context: Context) -> list[Warning]:
@@ -79,18 +84,46 @@ def ended_early(context: Context) -> Warning | None:
 
 
 def too_short(context: Context) -> Warning | None:
-    """A case that measured too little time or too few I/Os to mean much, time_based or not."""
+    """A case that ran too little time, or did too few I/Os, to mean much: judged by how long
+    it ran and what it moved, not by its size; the advice fits how the case was bounded."""
     metrics = context.metrics
-    ios = sum(d.io_bytes for d in metrics.directions) / max(
-        1, parse_size(str(context.options.get("bs", "4k")).split(",")[0])
-    )
+    moved = sum(d.io_bytes for d in metrics.directions)
+    ios = moved / max(1, parse_size(str(context.options.get("bs", "4k")).split(",")[0]))
     if metrics.runtime_ms >= TOO_SHORT_MS and ios >= TOO_FEW_IOS:
         return None
+    if context.options.get("time_based") == 1:  # fio stopped at the runtime it was given
+        advice = "Give a runtime of several seconds (runtime = 10, say)."
+    else:  # fio stopped when it had gone through its size
+        advice = "Use time_based = 1 with a runtime of several seconds, or a larger size."
     return Warning(
         "too-short",
-        f"the case measured {metrics.runtime_ms / 1000:.2f} s and about {ios:,.0f} I/Os: "
-        "too little for a stable figure.",
-        "Use time_based = 1 with a runtime of several seconds, or a larger size.",
+        f"the case measured {metrics.runtime_ms / 1000:.2f} s and about {ios:,.0f} I/Os "
+        f"({human_bytes(moved)} moved): too little for a stable figure.",
+        advice,
+    )
+
+
+OVERRAN_SHARE = 1.5  # of the runtime asked (plus ramp_time)
+OVERRAN_SLACK_MS = 500  # fio's start and stop, on a short case
+
+
+def overran(context: Context) -> Warning | None:
+    """fio ran well past the runtime it was asked for: a long I/O, a thinktime or a stalled
+    device held it, and the figure is not the asked window's."""
+    options, ran = context.options, context.metrics.runtime_ms
+    if "runtime" not in options:
+        return None
+    asked_ms = parse_seconds(options["runtime"]) + parse_seconds(options.get("ramp_time", 0))
+    asked_ms *= 1000
+    if not asked_ms or ran <= OVERRAN_SHARE * asked_ms + OVERRAN_SLACK_MS:
+        return None
+    return Warning(
+        "overran",
+        f"the case ran {ran / 1000:.2f} s where {asked_ms / 1000:g} s were asked (runtime"
+        f"{' + ramp_time' if options.get('ramp_time') else ''}): fio could not stop on time, "
+        "so its figures cover I/O that outlasted the window.",
+        "Look for I/Os that take seconds (a stalled device, a huge bs, thinktime), and keep "
+        "each I/O well under the runtime.",
     )
 
 
@@ -237,6 +270,18 @@ def steady_state(context: Context) -> Warning | None:
     )
 
 
+def cache_policy(context: Context) -> Warning | None:
+    """The RAID card ran another cache policy than the one configured (a learning battery)."""
+    if not context.cache_policy:
+        return None
+    return Warning(
+        "cache-policy",
+        f"the RAID card's cache policy in effect differs from the one configured: "
+        f"{context.cache_policy}; this case measured the policy in effect.",
+        "Wait for the battery's learn cycle or charge to end (or replace it), then run again.",
+    )
+
+
 CACHE_SHARE = 4  # a working set under 4x a declared cache is largely served from it
 
 
@@ -266,6 +311,75 @@ def fresh_device(context: Context) -> Warning | None:
         "just trimmed) writes far faster than it will once in use.",
         'Precondition the set-up (precondition = "sequential", or "both" for random writes).',
     )
+
+
+CEILING_MARGIN = 1.05  # measurement noise allowed above devices x rated speed
+BTRFS_SECTOR = 4096  # mkfs.btrfs's default sector size (--sectorsize changes it)
+CEILING_ADVICE = (
+    "Make the test area larger than every cache (card, drive, page cache), or use direct=1."
+)
+
+
+def btrfs_sector(mkfs_options: str) -> int:
+    """The sector size a btrfs was made with: mkfs.btrfs's -s/--sectorsize, else 4 KiB."""
+    words = mkfs_options.replace("=", " ").split()
+    for flag, value in itertools.pairwise(words):
+        if flag in ("-s", "--sectorsize"):
+            try:
+                return parse_size(value)
+            except ValueError:
+                break
+    return BTRFS_SECTOR
+
+
+def ceiling_advice(options: Options, filesystem: str = "", sector: int = BTRFS_SECTOR) -> str:
+    """What to do about a figure above its devices' ceiling, fitting the case: direct=1 only
+    where it was not set; on btrfs below its sector size, that direct=1 did not hold."""
+    if options.get("direct") != 1:
+        return CEILING_ADVICE
+    try:
+        block = parse_size(str(options.get("bs", "4k")).split(",")[0])
+    except ValueError:
+        block = sector
+    if filesystem == "btrfs" and block < sector:
+        return (
+            f"direct=1 was set, but btrfs does buffered I/O for blocks under its sector size "
+            f"(bs={options.get('bs')} < {human_bytes(sector)}): the page cache answered. Use "
+            f"bs of at least {human_bytes(sector)} on btrfs, or test the devices themselves."
+        )
+    return "Make the test area larger than every cache (card, drive): direct=1 was set."
+
+
+def _ceilings(context: Context) -> list[tuple[float, float, str]]:
+    """(measured, devices x rated, unit) for each rated speed the set-up's facts give."""
+    metrics, writes = context.metrics, _rw(context) in WRITES and _rw(context) not in READS
+    pairs = (
+        (metrics.total_iops, context.rated_iops[int(writes)], "IOPS", 1.0),
+        (metrics.total_bw_bytes, context.rated_bps[int(writes)], "MB/s", 1e6),
+    )
+    return [
+        (measured / scale, context.devices * rated / scale, unit)
+        for measured, rated, unit, scale in pairs
+        if rated > 0
+    ]
+
+
+def above_ceiling(context: Context) -> Warning | None:
+    """More than the set-up's devices can deliver at their rated speed (study C's 4 X25-E
+    wrote 821 MB/s, each rated 170 MB/s): a cache answered, not the devices."""
+    if context.devices < 1:
+        return None
+    for measured, most, unit in _ceilings(context):
+        if measured > CEILING_MARGIN * most:
+            each = most / context.devices
+            return Warning(
+                "above-ceiling",
+                f"{measured:,.0f} {unit} measured, above the {most:,.0f} {unit} its "
+                f"{context.devices} devices are rated for ({context.devices} x {each:,.0f} "
+                f"{unit}): a cache, not the devices, answered.",
+                ceiling_advice(context.options),
+            )
+    return None
 
 
 RATE_DELIVERED_SHARE = 0.95
@@ -302,6 +416,7 @@ def rate_not_delivered(context: Context) -> Warning | None:
 CHECKS: dict[str, Callable[[Context], Warning | None]] = {
     "ended-early": ended_early,
     "too-short": too_short,
+    "overran": overran,
     "cpu-bound": cpu_bound,
     "page-cache": page_cache,
     "loop-cache": loop_cache,
@@ -313,6 +428,8 @@ CHECKS: dict[str, Callable[[Context], Warning | None]] = {
     "steady-state": steady_state,
     "fresh-device": fresh_device,
     "cache-size": cache_size,
+    "cache-policy": cache_policy,
     "rate-not-delivered": rate_not_delivered,
+    "above-ceiling": above_ceiling,
 }
 CODES = tuple(CHECKS)

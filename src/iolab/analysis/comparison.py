@@ -94,14 +94,17 @@ CEILING_MARGIN = 1.05  # measurement noise allowed above the physical bound
 
 
 def above_ceiling(
-    single: Mapping[str, float], others: Sequence[tuple[str, float, str, float, str]]
+    single: Mapping[str, float],
+    others: Sequence[tuple[str, float, str, float, str]],
+    advice: Mapping[tuple[str, str], str] | None = None,
 ) -> list[Warning]:
     """Results above what their devices can do together: a set-up measuring more than the
     most its members can deliver, as a multiple of the one device on the same workload (N
     devices for reads; for writes the members' worth of data, 1 for a mirror: see
     raid_model.Geometry.data). Study C's 4-drive RAID0 wrote 821 MB/s over drives rated
     170 MB/s. `single`: workload -> the one device's value; `others`: (set-up, its ceiling
-    as a multiple of one device, workload, value, what the ceiling is)."""
+    as a multiple of one device, workload, value, what the ceiling is); `advice`: (set-up,
+    workload) -> what to do, where it differs from the general advice (checks.ceiling_advice)."""
     found = []
     for setup, most, workload, value, why in others:
         alone = single.get(workload)
@@ -112,8 +115,11 @@ def above_ceiling(
                 "above-ceiling",
                 f"{setup} measured {value / alone:.1f}x one device on {workload}, above the "
                 f"{most:g}x {why}: a cache, not the devices, answered.",
-                "Make the test area larger than every cache (card, drive, page cache), or use "
-                "direct=1.",
+                (advice or {}).get(
+                    (setup, workload),
+                    "Make the test area larger than every cache (card, drive, page cache), or "
+                    "use direct=1.",
+                ),
             )
         )
     return found

@@ -28,13 +28,19 @@ path (a resumed search runs only what is missing).
 Knee. Points at fixed rates (10% to 100% of the peak's IOPS, then the peak unthrottled) give
 p99 completion latency against delivered IOPS. The knee is the last point before p99 first
 exceeds twice its value at the lowest load: the most load the target carries while its tail
-latency stays within 2x of unloaded. None when it never does (latency stays flat up to the
-peak).
+latency stays within 2x of unloaded. Each point is one short run, so p99 is noisy: the noise
+is read from the points themselves, as the spread of each point about the line through its
+neighbours (the median of |ln p99[i-1] - 2 ln p99[i] + ln p99[i+1]| / sqrt(6), the standard
+deviation of one point's log p99 if the points scatter independently about a smooth curve).
+A rise counts only when p99 exceeds 2x the lowest load's by more than twice that noise, and
+every later point stays above 2x: one noisy point is no knee. None when there is no such
+rise ("no knee within the noise").
 """
 
 from __future__ import annotations
 
-import itertools
+import math
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -224,17 +230,61 @@ class LoadPoint:
         return asked is None or self.delivered_iops >= asked * DELIVERED_SHARE
 
 
-def knee(points: Sequence[LoadPoint], factor: float = KNEE_FACTOR) -> int | None:
-    """The index of the knee in `points` (ordered by load): the last point before p99 first
-    exceeds `factor` times its value at the lowest load; None when it never does."""
+NOISE_SIGMAS = 2.0  # a rise must clear the factor by this many standard deviations of noise
+
+
+@dataclass(frozen=True)
+class Knee:
+    """The knee found on a curve, and the noise it was judged against."""
+
+    index: int | None  # the last point before the rise, in `points`; None: no knee
+    noise: float  # one point's p99 scatter, as a share (0.1: about ±10%); 0.0 when unknown
+    threshold_ns: float | None  # the p99 a point had to exceed to count as a rise
+
+
+def p99_noise(values: Sequence[float]) -> float:
+    """One point's scatter of p99 about its neighbours, as a share: the median of the second
+    differences of log p99 over sqrt(6) (see the module's Knee); 0.0 under three points."""
+    logs = [math.log(v) for v in values if v > 0]
+    seconds = [abs(a - 2 * b + c) for a, b, c in zip(logs, logs[1:], logs[2:], strict=False)]
+    if not seconds:
+        return 0.0
+    return math.expm1(statistics.median(seconds) / math.sqrt(6))
+
+
+def find_knee(points: Sequence[LoadPoint], factor: float = KNEE_FACTOR) -> Knee:
+    """The knee of `points` (ordered by load): the last point before p99 first exceeds
+    `factor` times its lowest-load value by more than the noise, for good (see the module)."""
     with_p99 = [(i, p.p99_ns) for i, p in enumerate(points) if p.p99_ns is not None]
     if len(with_p99) < 2:
-        return None
-    low = with_p99[0][1]
-    for (before, _), (_, p99) in itertools.pairwise(with_p99):
-        if p99 > factor * low:
-            return before
-    return None
+        return Knee(None, 0.0, None)
+    values = [v for _, v in with_p99]
+    noise = p99_noise(values)
+    low = values[0]
+    threshold = factor * low * (1 + NOISE_SIGMAS * noise)
+    for at in range(1, len(values)):
+        if values[at] > threshold and all(v > factor * low for v in values[at:]):
+            return Knee(with_p99[at - 1][0], noise, threshold)
+    return Knee(None, noise, threshold)
+
+
+def knee(points: Sequence[LoadPoint], factor: float = KNEE_FACTOR) -> int | None:
+    """The index of the knee in `points`; None when there is none within the noise."""
+    return find_knee(points, factor).index
+
+
+LOAD_FIELDS = ("load_pct", "asked_iops", "delivered_iops", "p50_ns", "p99_ns", "p999_ns")
+
+
+def curve_knee(curve: Mapping[str, Any]) -> Knee:
+    """The knee of a stored curve (its points that ran), as an index into all its points."""
+    points = curve["points"]
+    ok = [i for i, p in enumerate(points) if p["ok"]]
+    found = find_knee(
+        [LoadPoint(**{k: points[i][k] for k in LOAD_FIELDS}) for i in ok],
+        float(curve.get("knee_factor", KNEE_FACTOR)),
+    )
+    return Knee(None if found.index is None else ok[found.index], found.noise, found.threshold_ns)
 
 
 def rates(total: float, numjobs: int, read_share: float | None) -> tuple[str, float]:
@@ -293,13 +343,19 @@ def said(setup: str, base: str, found: Mapping[str, Any]) -> list[str]:
     curve = found.get("curve")
     if curve:
         missed = [p for p in curve["points"] if p["ok"] and not p["delivered"]]
-        knee = curve["knee"]
-        if knee is None:
-            where = "no knee: p99 stays within 2x its low-load value up to the peak"
+        found_knee = curve_knee(curve)
+        noise = f"p99 noise ±{found_knee.noise:.0%} a point"
+        if found_knee.index is None:
+            where = (
+                "no knee within the noise: p99 stays within 2x its low-load value up to the "
+                f"peak ({noise})"
+            )
         else:
-            at = curve["points"][knee]
-            where = f"knee at {at['delivered_iops']:,.0f} IOPS" + (
-                f" ({at['load_pct']}% of the peak)" if at["load_pct"] else " (the peak)"
+            at = curve["points"][found_knee.index]
+            where = (
+                f"knee at {at['delivered_iops']:,.0f} IOPS"
+                + (f" ({at['load_pct']}% of the peak)" if at["load_pct"] else " (the peak)")
+                + f", {noise}"
             )
         plural = "s" if len(missed) > 1 else ""
         delivered = (

@@ -26,6 +26,41 @@ UNKNOWN_CORES = 1 << 20  # the importing host's cores say nothing of the host th
 
 
 @dataclass(frozen=True)
+class Facts:
+    """What `iolab import` was told of every imported set-up (--devices, --rated-iops,
+    --rated-mbps, --cache): 0 where not given. A table's own columns win for its set-ups."""
+
+    devices: int = 0
+    rated_iops: tuple[float, float] = (0.0, 0.0)  # one member's (read, write)
+    rated_bps: tuple[float, float] = (0.0, 0.0)
+    cache_bytes: int = 0
+
+    def of(self, setup: Setup) -> dict[str, Any]:
+        """The checks' Context fields for a case of `setup`."""
+        known = dict(setup.facts)
+        return {
+            "devices": int(known.get("device_count", 0)),
+            "rated_iops": (known.get("rated_read_iops", 0.0), known.get("rated_write_iops", 0.0)),
+            "rated_bps": (known.get("rated_read_bps", 0.0), known.get("rated_write_bps", 0.0)),
+            "cache_bytes": setup.cache_bytes,
+        }
+
+    def stored(self, devices: int) -> tuple[tuple[str, float], ...]:
+        """The set-up's facts as stored in its definition: what is known, nothing else."""
+        pairs = (
+            ("device_count", devices or self.devices),
+            ("rated_read_iops", self.rated_iops[0]), ("rated_write_iops", self.rated_iops[1]),
+            ("rated_read_bps", self.rated_bps[0]), ("rated_write_bps", self.rated_bps[1]),
+        )  # fmt: skip
+        return tuple((key, value) for key, value in pairs if value)
+
+
+# Checks that need only the job and the set-up's facts: figures without fio's run (a table,
+# dd, bonnie++) get these; the others need fio's timing and CPU figures.
+FACT_CHECKS = ("cache-size", "above-ceiling")
+
+
+@dataclass(frozen=True)
 class Built:
     plan: Plan
     results: tuple[tuple[Result, int], ...]  # each with its workload's position
@@ -40,10 +75,14 @@ def setup_name(job: Job, given: str | None) -> str:
     return given or job.file.resolve().parent.name or "import"
 
 
-def _setup(job: Job, name: str, given: str | None) -> Setup:
-    if isinstance(job, Placed) and job.setup and (job.fixed or not given):
-        return Setup(name, job.setup_path, cache_bytes=job.cache_bytes)
-    return Setup(name, "" if given else str(job.file.resolve().parent))
+def _setup(job: Job, name: str, given: str | None, facts: Facts) -> Setup:
+    own = isinstance(job, Placed) and job.setup and (job.fixed or not given)
+    devices = job.devices if isinstance(job, Placed) and own else 0
+    cache = (job.cache_bytes if isinstance(job, Placed) and own else 0) or facts.cache_bytes
+    path = job.setup_path if isinstance(job, Placed) and own else ""
+    if not own and not given:
+        path = str(job.file.resolve().parent)
+    return Setup(name, path, cache_bytes=cache, facts=facts.stored(devices))
 
 
 def software(job: Job) -> str:
@@ -64,7 +103,9 @@ def _apart(jobs: Sequence[Job]) -> dict[int, str]:
     }
 
 
-def build(jobs: Sequence[Job], given_setup: str | None, files: Sequence[str]) -> Built:
+def build(
+    jobs: Sequence[Job], given_setup: str | None, files: Sequence[str], facts: Facts = Facts()
+) -> Built:
     setups: dict[str, Setup] = {}
     workloads: dict[tuple[str, Any], Workload] = {}
     counts: dict[tuple[str, str], int] = {}
@@ -72,7 +113,7 @@ def build(jobs: Sequence[Job], given_setup: str | None, files: Sequence[str]) ->
     apart = _apart(jobs)
     for job in jobs:
         name = apart.get(id(job)) or setup_name(job, given_setup)
-        setup = setups.setdefault(name, _setup(job, name, given_setup))
+        setup = setups.setdefault(name, _setup(job, name, given_setup, facts))
         workload = workloads.get(job.identity())
         if workload is None and not job.options:  # terse and logs say nothing but the name
             workload = next((w for w in workloads.values() if w.name == job.name), None)
@@ -83,7 +124,10 @@ def build(jobs: Sequence[Job], given_setup: str | None, files: Sequence[str]) ->
         repetition = counts[(name, workload.name)] = counts.get((name, workload.name), 0) + 1
         placed.append((job, Case(setup, workload, repetition)))
     results = tuple(
-        (result(job, case, counts[(case.setup.name, case.workload.name)]), case.workload.table)
+        (
+            result(job, case, counts[(case.setup.name, case.workload.name)], facts),
+            case.workload.table,
+        )
         for job, case in placed
     )
     stamps = [t for r, _ in results for t in (r.started_at, r.ended_at)]
@@ -131,14 +175,18 @@ def _unique(job: Job, taken: set[str]) -> str:
     return name
 
 
-def result(job: Job, case: Case, repeat: int = 1) -> Result:
+def result(job: Job, case: Case, repeat: int = 1, facts: Facts = Facts()) -> Result:
     """One job's Result, as a live run would have stored the same fio output."""
     ended = job.timestamp or job.file.stat().st_mtime
     base: dict[str, Any] = {"case": case, "ended_at": ended, "samples": tuple(job.samples)}
     if job.metrics is not None:  # known from its logs alone, or another tool's figures
         start = ended - job.metrics.runtime_ms / 1000
         notes = job.notes if isinstance(job, Placed) else (LOGS_ONLY,)
-        return Result(status="ok", started_at=start, metrics=job.metrics, warnings=notes, **base)
+        known = checks.Context(case.workload.options, job.metrics, **facts.of(case.setup))
+        found = tuple(w for w in _warnings(known) if w.code in FACT_CHECKS)
+        return Result(
+            status="ok", started_at=start, metrics=job.metrics, warnings=notes + found, **base
+        )
     document = {**job.header, "jobs": job.entries}
     raw = job.raw if job.raw is not None else json.dumps(document, indent=2)
     whole = parse.metrics(document)
@@ -149,7 +197,10 @@ def result(job: Job, case: Case, repeat: int = 1) -> Result:
     steady = parse.steady_state(document)
     metrics = steady_window(whole, steady) if steady and steady.attained else whole
     windows = (Window(whole, phase="job"),) if metrics is not whole else ()
-    context = checks.Context(case.workload.options, whole, UNKNOWN_CORES, 0, repeat, steady=steady)
+    context = checks.Context(
+        case.workload.options, whole, UNKNOWN_CORES, 0, repeat, steady=steady,
+        **facts.of(case.setup),
+    )  # fmt: skip
     return Result(
         status="ok", started_at=start, metrics=metrics, raw_json=raw,
         warnings=_warnings(context), windows=windows + _hosts(job), **base,

@@ -15,7 +15,7 @@ from typing import Any
 from iolab import names
 from iolab.errors import PlanError
 from iolab.exchange import benchfio, bonnie, dd, fio_json, logs, published, restore, terse, values
-from iolab.exchange.build import build, setup_name, software
+from iolab.exchange.build import Facts, build, setup_name, software
 from iolab.exchange.found import Job, Unreadable
 from iolab.exchange.placed import Placed
 from iolab.fio import parse
@@ -54,6 +54,7 @@ class Batch:
     exports: list[tuple[Source, dict[str, list[dict[str, Any]]]]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    facts: Facts = field(default_factory=Facts)  # what `iolab import` was told of the set-ups
 
     @property
     def empty(self) -> bool:
@@ -308,7 +309,7 @@ def save(batch: Batch, store: Store, iolab_version: str) -> Imported:
 
 def _save_jobs(batch: Batch, store: Store, iolab_version: str) -> tuple[int, str]:
     names = [str(s.path) for s in batch.sources]
-    built = build(batch.jobs, batch.setup, names)
+    built = build(batch.jobs, batch.setup, names, batch.facts)
     version = ", ".join(sorted({software(j) for j in batch.jobs} - {""}))
     hosts = ", ".join(sorted({str(e["hostname"]) for j in batch.jobs for e in j.entries
                               if e.get("hostname")}))  # fmt: skip

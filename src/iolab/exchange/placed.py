@@ -22,6 +22,7 @@ class Placed(Job):
     notes: tuple[Warning, ...] = ()  # the warnings of figures that came without fio's JSON
     tool: str = ""  # what measured it, when not fio: "dd", "bonnie++ 2.00a", "published"
     cache_bytes: int = 0  # a cache in front of the set-up its source names (a RAID card's)
+    devices: int = 0  # the devices of the set-up its source names (a table's drives column)
 
 
 def placed(job: Job, **extra: Any) -> Placed:

@@ -8,7 +8,8 @@ they sit beside figures measured here in one report. Two shapes, told apart by t
   its `description`; besides rw and bs, the columns iodepth, numjobs, rwmixread, direct and
   ioengine are its options.
 - set-ups as rows: columns that name the set-up (card, raid_level, drives, ...; cache_mb is the
-  set-up's cache, not part of its name) and columns of figures: read_MB/s and write_MB/s
+  set-up's cache and drives its device count: facts the checks use, see build.Facts) and
+  columns of figures: read_MB/s and write_MB/s
   (sequential: dd's, whose command lines, with bs=, the comments must give: they name the
   workload "dd 100M rw=read" and its options), and bonnie++'s seq_output_char_KB/s,
   seq_output_block_KB/s, rewrite_KB/s, seq_input_char_KB/s, seq_input_block_KB/s (KiB/s, as
@@ -53,6 +54,8 @@ BONNIE = {
     "seq_input_block_KB/s": bonnie.TESTS[4], "random_seeks/s": bonnie.TESTS[5],
 }  # fmt: skip
 CACHE_COLUMNS = {"cache_mb": 2**20, "cache_gb": 2**30}  # a RAID card's cache: MiB, GiB
+DEVICE_COLUMNS = ("drives", "devices")  # the set-up's device count
+MAX_DEVICES = 4096
 
 
 @dataclass(frozen=True)
@@ -242,6 +245,7 @@ def _by_rows(path: Path, text: str, header: list[str], rows: list[Row]) -> list[
         setup = _setup_name(row, described)
         cache = next((int(values.number(_number(row, c, f), f"line {row.number}, {c}"))
                       for c, f in CACHE_COLUMNS.items() if row.cells.get(c)), 0)  # fmt: skip
+        devices = _devices(row)
         for column in header:
             found = None
             if column in SEQUENTIAL and (value := _number(row, column, 10**6)) is not None:
@@ -254,8 +258,23 @@ def _by_rows(path: Path, text: str, header: list[str], rows: list[Row]) -> list[
             if found is not None:
                 assert found.metrics is not None
                 values.check_metrics(found.metrics, f"line {row.number}, {_column(row, column)}: ")
-                out.append(dataclasses.replace(found, setup=setup, cache_bytes=cache))
+                out.append(
+                    dataclasses.replace(found, setup=setup, cache_bytes=cache, devices=devices)
+                )
     return out
+
+
+def _devices(row: Row) -> int:
+    """The set-up's device count, from its drives (or devices) column; 0 when not given."""
+    column = next((c for c in DEVICE_COLUMNS if row.cells.get(c)), None)
+    if column is None:
+        return 0
+    count = _number(row, column)
+    if count is None or count != int(count) or not 1 <= count <= MAX_DEVICES:
+        raise Unreadable(
+            f"line {row.number}, {_column(row, column)}: not a device count (1 to {MAX_DEVICES})"
+        )
+    return int(count)
 
 
 def _bonnie_unit(column: str) -> int:

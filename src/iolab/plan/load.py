@@ -125,7 +125,8 @@ def parse_plan(text: str, source: str, overrides: Overrides | None = None) -> Pl
         repeat=repeat,
         auto_repeat=auto,
         rounds=rounds,
-        baseline=report.get("baseline"),
+        # --target replaces the set-ups, so a baseline that named one of them names none
+        baseline=None if over.target is not None else report.get("baseline"),
         metric=report.get("metric", "auto"),
         hosts=plan_hosts.hosts(data, top, setups),
     )

@@ -9,9 +9,10 @@ from typing import Any
 
 from iolab import layouts
 from iolab.fio.hosts import HostError, address
-from iolab.model import FsKind, Layout, RaidKind, Setup
+from iolab.model import CardPolicy, FsKind, Layout, RaidKind, Setup
 from iolab.plan.checks import check_name
 from iolab.plan.common import Overrides, Where, known_keys
+from iolab.targets.controllers import apply
 from iolab.units import parse_size
 
 PATH_KEYS = ("name", "path", "precondition", "cache", "hosts", "host_count")
@@ -19,8 +20,14 @@ PRECONDITIONS = ("none", "sequential", "random", "both")
 DEVICE_KEYS = (
     "name", "devices", "device_count", "raid", "level", "metadata", "chunk", "md_layout",
     "filesystem", "mkfs_options", "mount_options", "queue", "discard", "setup_hook",
-    "teardown_hook", "precondition", "cache", "degraded",
+    "teardown_hook", "precondition", "cache", "degraded", "controller", "drive_cache",
 )  # fmt: skip
+CONTROLLER_KEYS = ("tool", "vd", *apply.FIELDS)
+# A policy axis's value as it reads in a set-up's name, where the value alone is unclear.
+SAID = {("read_ahead", "none"): "no read-ahead", ("io_policy", "direct"): "direct I/O",
+        ("io_policy", "cached"): "cached I/O", ("drive_cache", "on"): "drive cache on",
+        ("drive_cache", "off"): "drive cache off",
+        ("drive_cache", "default"): "drive cache default"}  # fmt: skip
 
 
 def setups(raw: object, top: Where, over: Overrides) -> tuple[Setup, ...]:
@@ -39,7 +46,7 @@ def setups(raw: object, top: Where, over: Overrides) -> tuple[Setup, ...]:
         if not isinstance(entry, dict):
             raise where.fail(None, "each [[setup]] must be a table")
         conditioned, cache = _precondition(entry, where), _cache(entry, where)
-        for plain in _one(entry, where, index):
+        for plain in _with_policies(_one(entry, where, index), entry, where):
             setup = replace(plain, precondition=conditioned, cache_bytes=cache)
             if setup.name in (s.name for s in found):
                 raise where.fail("name", f"set-up name {setup.name!r} is used twice")
@@ -198,3 +205,55 @@ def _layout(entry: Mapping[str, Any], devices: tuple[str, ...], where: Where) ->
         return layouts.settle(asked, side_by_side=False)
     except layouts.LayoutError as error:
         raise where.fail(error.key, str(error)) from None
+
+
+def _axis(value: object, key: str, where: Where) -> list[str]:
+    """A policy value, or a list of them (a sweep axis), as a list of strings without repeats."""
+    items = value if isinstance(value, list) else [value]
+    if not items or not all(isinstance(v, str) for v in items):
+        raise where.fail(key, f'{key} is a word or a list of words, e.g. {key} = ["a", "b"]')
+    return list(dict.fromkeys(str(v) for v in items))
+
+
+def _renamed(setup: Setup, value: str, count: int) -> Setup:
+    """A set-up of a policy axis is named after its value: "NAME write-back"."""
+    return replace(setup, name=f"{setup.name} {value}") if count > 1 else setup
+
+
+def _with_policies(plain: list[Setup], entry: Mapping[str, Any], where: Where) -> list[Setup]:
+    """drive_cache and controller = {...}: a list in a policy part is a sweep axis, one set-up
+    per value (several axes: their product, named "NAME write-back none")."""
+    out = plain
+    if "drive_cache" in entry:
+        values = _axis(entry["drive_cache"], "drive_cache", where)
+        for value in values:
+            if value not in apply.DISK_CACHE:
+                raise where.fail("drive_cache", f"drive_cache = {value!r} is not allowed; choose "
+                                 f"one of {', '.join(apply.DISK_CACHE)}")  # fmt: skip
+        out = [_renamed(replace(s, drive_cache=v), v, len(values)) for s in out for v in values]
+    table = entry.get("controller")
+    if table is None:
+        return out
+    if not isinstance(table, dict):
+        raise where.fail("controller", 'controller is a table, e.g. controller = { tool = '
+                         '"storcli", vd = "/c0/v0", write_cache = "write-back" }')  # fmt: skip
+    known_keys(table, CONTROLLER_KEYS, where, "controller")
+    tool, vd = table.get("tool"), table.get("vd")
+    found = apply.problem(tool, vd, {})
+    if found:
+        raise where.fail("controller", f"controller {found[1]}")
+    out = [replace(s, controller=CardPolicy(str(tool), str(vd))) for s in out]
+    for key in apply.FIELDS:
+        if key not in table:
+            continue
+        values = _axis(table[key], f"controller {key}", where)
+        for value in values:
+            found = apply.problem(tool, vd, {key: value})
+            if found:
+                raise where.fail("controller", f"controller {found[1]}")
+        out = [
+            _renamed(replace(s, controller=replace(s.controller, **{key: v})),
+                     SAID.get((key, v), v), len(values))
+            for s in out if s.controller is not None for v in values
+        ]  # fmt: skip
+    return out

@@ -84,6 +84,7 @@ def _load(point: Found) -> str:
 
 def curve_table(label: str, base: str, search: Found) -> Table:
     curve = search["curve"]
+    found = peak.curve_knee(curve)
     points = list(curve["points"])
     values = [p[key] for p in points for _, key in PERCENTILES if p[key] is not None]
     unit, per = latency.unit_for(values)
@@ -97,17 +98,10 @@ def curve_table(label: str, base: str, search: Found) -> Table:
             *(_latency_cell(point[key], unit, per) for _, key in PERCENTILES),
         ]  # fmt: skip
         flags = [] if point["delivered"] else ["not delivered"]
-        if index == curve["knee"]:
+        if index == found.index:
             flags.append("knee")
         rows.append(Row(_load(point), tuple(cells), (", ".join(flags),)))
-    knee = curve["knee"]
-    said = (
-        f"Knee: {_load(points[knee])} ({points[knee]['delivered_iops']:,.0f} IOPS), the last "
-        f"load before p99 first exceeds {curve['knee_factor']:g}x its value at the lowest load."
-        if knee is not None
-        else f"No knee: p99 stays within {curve['knee_factor']:g}x its lowest-load value up to "
-        "the peak."
-    )
+    said = _knee_said(curve, found)
     return Table(
         title=f"Latency against load: {label}, {base}",
         row_header="load",
@@ -125,6 +119,25 @@ def curve_table(label: str, base: str, search: Found) -> Table:
         column_header="statistic",
         column_keys=("asked", "delivered", *(name for name, _ in PERCENTILES)),
     )  # fmt: skip
+
+
+def _knee_said(curve: Found, found: peak.Knee) -> str:
+    """Where the knee is, and the noise it was judged against (see analysis.peak)."""
+    factor = f"{curve['knee_factor']:g}x"
+    noise = (
+        f"p99 scatters about ±{found.noise:.0%} a point (each point is one run), so a rise "
+        f"counts past {factor} plus twice that, and only if the later points stay above {factor}"
+    )
+    if found.index is None:
+        return (
+            f"No knee within the noise: p99 does not rise past {factor} its lowest-load value "
+            f"for good up to the peak; {noise}."
+        )
+    point = curve["points"][found.index]
+    return (
+        f"Knee: {_load(point)} ({point['delivered_iops']:,.0f} IOPS), the last load before p99 "
+        f"exceeds {factor} its value at the lowest load for good; {noise}."
+    )
 
 
 def _latency_cell(value: float | None, unit: str, per: float) -> Cell:
@@ -183,21 +196,27 @@ def _delivered(point: Found) -> float:
 
 
 def _past_knee(search: Found) -> tuple[Region, ...]:
+    """Shaded only past a knee found beyond the noise."""
     curve = search["curve"]
-    if curve["knee"] is None:
+    knee = peak.curve_knee(curve).index
+    if knee is None:
         return ()
     ok = [_delivered(p) for p in curve["points"] if p["ok"]]
-    start = _delivered(curve["points"][curve["knee"]])
+    start = _delivered(curve["points"][knee])
     return (Region(start, max(ok), "past the knee"),) if max(ok) > start else ()
 
 
 def _caption(label: str, search: Found) -> str:
     curve = search["curve"]
-    knee = curve["knee"]
-    if knee is None:
-        return f"{label}: no knee up to the peak ({curve['peak_iops']:,.0f} IOPS)."
-    point = curve["points"][knee]
+    found = peak.curve_knee(curve)
+    noise = f"p99 noise ±{found.noise:.0%} a point"
+    if found.index is None:
+        return (
+            f"{label}: no knee within the noise up to the peak ({curve['peak_iops']:,.0f} "
+            f"IOPS; {noise})."
+        )
+    point = curve["points"][found.index]
     return (
         f"{label}: knee at {_delivered(point):,.0f} IOPS ({_load(point)}), peak "
-        f"{curve['peak_iops']:,.0f} IOPS."
+        f"{curve['peak_iops']:,.0f} IOPS; {noise}."
     )

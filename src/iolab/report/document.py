@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from iolab.analysis import comparison, raid_model
+from iolab.analysis import checks, comparison, raid_model
 from iolab.analysis.stats import metric_for
 from iolab.errors import ReportError
 from iolab.report import (
@@ -313,6 +313,7 @@ def _ceiling_warnings(data: Dataset, metric: str) -> list[str]:
         return []
     single: dict[str, float] = {}
     others: list[tuple[str, float, str, float, str]] = []
+    advice: dict[tuple[str, str], str] = {}
     for workload in data.workloads():
         for label, count in counts.items():
             cell = data.cell(label, workload)
@@ -326,7 +327,15 @@ def _ceiling_warnings(data: Dataset, metric: str) -> list[str]:
             elif count > 1:
                 most, why = _ceiling(setups[label].definition, cell[0].options)
                 others.append((label, most, workload, value, why))
-    return [f"{w.code}: {w}" for w in comparison.above_ceiling(single, others)]
+                advice[(label, workload)] = _ceiling_advice(setups[label].definition, cell[0])
+    return [f"{w.code}: {w}" for w in comparison.above_ceiling(single, others, advice)]
+
+
+def _ceiling_advice(definition: Mapping[str, Any], case: Case) -> str:
+    """checks.ceiling_advice for the set-up's filesystem (btrfs: its sector size)."""
+    fs = str(definition.get("filesystem", ""))
+    sector = checks.btrfs_sector(str(definition.get("mkfs_options", "")))
+    return checks.ceiling_advice(case.options, fs, sector)
 
 
 def _comparison_warnings(data: Dataset, table: Table) -> list[str]:

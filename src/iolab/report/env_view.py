@@ -163,7 +163,25 @@ def setup_facts(setup: SetupInfo) -> dict[str, str]:
             f"{dev} {name} {change.after}" for dev, changes in queue.items()
             for name, change in changes.items()
         )  # fmt: skip
+    out.update(card_facts(setup.environment.get("controller")))
     return out
+
+
+def card_facts(card: object) -> dict[str, str]:
+    """A RAID card's facts as a set-up recorded them (targets.controllers.apply), by name."""
+    if not isinstance(card, Mapping):
+        return {}
+    found = card.get("vd")
+    vd: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    size = card.get("cache_bytes")
+    return {
+        "RAID card": f"{plain(card.get('tool'))} {plain(card.get('model'))}, firmware "
+        f"{plain(card.get('firmware'))}",
+        "card cache": human_bytes(size) if isinstance(size, int) and size else "not reported",
+        "card battery": plain(card.get("battery_state")),
+        "cache policy configured": f"{plain(vd.get('id'))}: {plain(card.get('configured'))}",
+        "cache policy in effect": plain(card.get("effective")),
+    }
 
 
 def _changed(where: str, facts: Sequence[Mapping[str, str]], ids: Sequence[int]) -> list[str]:
@@ -289,6 +307,9 @@ def setup_details(data: Dataset) -> list[str]:
             own.append(f"filesystem {fs_text(params)}")
         if target is not None:
             own.append(f"stack {stack_text(target.stack)}")
+        card = card_facts(setup.environment.get("controller"))
+        if card:
+            own.append("; ".join(f"{name} {value}" for name, value in card.items()))
         if facts.log:
             own.append(f"commands {log_text(facts.log)}")
         key = (setup.name, tuple(own))

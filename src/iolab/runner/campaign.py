@@ -29,6 +29,7 @@ from iolab.fio.info import FioInfo
 from iolab.model import Case, FioValue, Plan, Setup, Workload
 from iolab.plan.hosts import SSH_ENV
 from iolab.targets import lock, provision, safety
+from iolab.targets.controllers import apply
 from iolab.targets.environment import parse_cpulist
 from iolab.targets.path import FREE_SPACE_MARGIN, TEST_FILE, Prepared, prepare, writes
 from iolab.units import human_bytes, parse_seconds, parse_size
@@ -123,6 +124,7 @@ def build(
             provision.validate(setup.layout)
             _check_hooks(setup, consent)
             if probe_write:
+                apply.check(setup)  # the card's tool is here; a disk's write cache is settable
                 present = layouts.present(setup.layout)  # a degraded one's missing: untouched
                 safety.check(present, consent.devices, consent.wipe_signatures)
     campaign = _with_steps(Campaign(plan, fio, executor or Local(fio.path), consent, paths))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from iolab.analysis import checks
-from iolab.errors import FioError, Interrupted, Stopped, TargetError
+from iolab.errors import ControllerError, FioError, Interrupted, Stopped, TargetError
 from iolab.fio import jobfile, parse
 from iolab.fio.executor import Executor, HostLimits
 from iolab.fio.hosts import Cluster
@@ -32,6 +32,7 @@ from iolab.runner.search import Search
 from iolab.store import Store
 from iolab.store.rows import tally
 from iolab.targets import caches, devices, environment, process, provision
+from iolab.targets.controllers import apply
 from iolab.targets.environment import JSONDict
 from iolab.targets.path import TEST_FILE, Prepared
 from iolab.units import parse_size
@@ -153,6 +154,7 @@ class _Run(Repeats, Search):
         self.overhead: list[float] = []
         self.environments: dict[str, JSONDict] = {}
         self.ledger = Ledger(store, run_id)
+        self.cards: dict[str, apply.Card] = {}  # by set-up: the card policy its cases ran under
 
     def record(self, name: str) -> Callable[[JSONDict], None]:
         def save(facts: JSONDict) -> None:
@@ -169,7 +171,13 @@ class _Run(Repeats, Search):
         ran = 0
         record = self.record(setup.name)
         try:
-            with placed(setup, self.campaign, record, self.ledger) as target:
+            with (
+                apply.applied(setup, self.ledger.holding) as card,
+                placed(setup, self.campaign, record, self.ledger) as target,
+            ):
+                if card is not None:
+                    record({"controller": card.facts})
+                    self.cards[setup.name] = card
                 state = self.precondition(setup, steps[0], target, record)
                 for step in steps:
                     self.case(step, target, state)
@@ -178,7 +186,7 @@ class _Run(Repeats, Search):
                     state = self.repeat_more(step, target, state)
                     state = self.rounds_more(step, target, state, record)
                     state = self.search_more(step, target, state, record)
-        except TargetError as error:
+        except (TargetError, ControllerError) as error:
             if ran == len(steps):
                 raise
             for step in steps[ran:]:
@@ -224,6 +232,9 @@ class _Run(Repeats, Search):
         self.listener.case_started(index, total, step.case, _eta(ahead, self.overhead))
         job = step.job(target, campaign.fio)
         known = replace(_known(campaign, job, target, state), target_state=state)
+        card = self.cards.get(step.case.setup.name)
+        if card is not None:
+            known = replace(known, cache_policy=card.differs or "", card_cache=card.cache_bytes)
         executor = campaign.executor_for(step.case.setup)
         result = run_step(step, job, executor, self.listener, self.scratch, known)
         self.overhead.append(result.ended_at - result.started_at - step.planned_s)
@@ -276,7 +287,7 @@ def recover(store: Store) -> list[str]:
         if process.alive(owner) is not False:
             continue
         left = store.leftovers(run_id)
-        removed = [where for kind, where in left if _remove(kind, where)]
+        removed = [_said(kind, where) for kind, where in left if _remove(kind, where)]
         for kind, where in left:
             store.drop_leftover(run_id, kind, where)
         store.finish_run(run_id, "interrupted")
@@ -288,8 +299,16 @@ def recover(store: Store) -> list[str]:
     return said
 
 
+def _said(kind: str, path: str) -> str:
+    """What `_remove` did, in words: a path, or the policy it restored."""
+    return apply.restored_words(path) if kind == apply.KIND else path
+
+
 def _remove(kind: str, path: str) -> bool:
-    """Remove one thing a dead run left, if it is still there and is what iolab made."""
+    """Remove one thing a dead run left, if it is still there and is what iolab made; a
+    card's policy (or a disk's write cache) set by the run is restored."""
+    if kind == apply.KIND:
+        return apply.restore_from(path)
     target = Path(path)
     if kind == "file" and target.name == TEST_FILE and target.is_file():
         target.unlink()
@@ -323,6 +342,8 @@ class Known:
     loop_cache: str = ""
     target_state: str = ""
     ram_target: str = ""
+    cache_policy: str = ""  # how the card's policy in effect differs from the one configured
+    card_cache: int = 0  # the card's cache, read from it
 
 
 def _hidden(target: Prepared) -> caches.Hidden:
@@ -393,7 +414,8 @@ def _result(
     context = checks.Context(
         job.options, whole, limits.cpus, limits.memory_bytes, known.repeat,
         known.written_share, known.loop_cache, steady, known.target_state,
-        step.case.setup.cache_bytes, known.ram_target,
+        step.case.setup.cache_bytes or known.card_cache, known.ram_target,
+        cache_policy=known.cache_policy,
     )  # fmt: skip
     return Result(
         status="ok",

@@ -1,0 +1,411 @@
+"""A set-up's cache policy on a RAID card (or a plain disk's own write cache): set, read back,
+recorded, restored.
+
+Before a set-up's cases `applied()` reads the VD's policy through the card's own tool, runs one
+set command per asked part (argv lists, never a shell, each with a timeout, in a scratch
+directory for the tools' logs), reads it back, and refuses the set-up in one line when the
+card did not take it. What was there is written to the run's ledger first (kind
+"controller", its path the JSON of what to restore), restored after the set-up (also on
+failure and Ctrl-C), and by the next command after a kill (`restore_from`).
+
+A plain disk's write cache is sysfs' `cache_type` ("write back" / "write through") of its
+SCSI disk; devices without one (loop devices, NVMe) are refused before anything runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from iolab.errors import ControllerError, Stopped
+from iolab.model import CardPolicy, Setup
+from iolab.targets.controllers.model import Controller, DriveCache, JSONDict, VirtualDrive, differs
+from iolab.targets.controllers.probe import READERS, label_of, run_tool
+from iolab.targets.provision import _sigint_deferred
+
+TIMEOUT_S = 60.0
+KIND = "controller"  # the ledger's kind for what to restore
+WRITE = ("write-back", "write-through", "always-write-back")
+READ = ("read-ahead", "none", "adaptive")
+IO = ("direct", "cached")
+DRIVE = ("on", "off", "default")
+DISK_CACHE = ("write-back", "write-through")  # a plain disk's own, sysfs cache_type
+FIELDS = ("write_cache", "read_ahead", "io_policy", "drive_cache")
+# Per tool: the VD's pattern, the program names searched on PATH, and the values each part
+# takes (a part a tool has no set command for is absent).
+TOOLS: dict[str, tuple[str, tuple[str, ...], dict[str, tuple[str, ...]]]] = {
+    "storcli": (r"/c\d{1,3}/v\d{1,4}", ("storcli64", "storcli"),
+                {"write_cache": WRITE, "read_ahead": ("read-ahead", "none"), "io_policy": IO,
+                 "drive_cache": DRIVE}),
+    "perccli": (r"/c\d{1,3}/v\d{1,4}", ("perccli64", "perccli"),
+                {"write_cache": WRITE, "read_ahead": ("read-ahead", "none"), "io_policy": IO,
+                 "drive_cache": DRIVE}),
+    "megacli": (r"-L\d{1,4} -a\d{1,3}", ("MegaCli64", "MegaCli", "megacli"),
+                {"write_cache": WRITE, "read_ahead": READ, "io_policy": IO,
+                 "drive_cache": ("on", "off")}),
+    "ssacli": (r"slot=\d{1,3} ld \d{1,4}", ("ssacli", "hpssacli", "hpacucli"),
+               {"write_cache": WRITE}),
+    "arcconf": (r"\d{1,3} LOGICALDRIVE \d{1,4}", ("arcconf",),
+                {"write_cache": WRITE, "read_ahead": ("read-ahead", "none")}),
+}  # fmt: skip
+FAMILY = {"storcli": "storcli", "perccli": "storcli", "megacli": "MegaCli",
+          "ssacli": "ssacli", "arcconf": "arcconf"}  # fmt: skip
+_STORCLI = {"write-back": "wb", "write-through": "wt", "always-write-back": "awb",
+            "read-ahead": "ra", "none": "nora", "direct": "direct", "cached": "cached",
+            "on": "on", "off": "off", "default": "default"}  # fmt: skip
+_STORCLI_KEY = {"write_cache": "wrcache", "read_ahead": "rdcache", "io_policy": "iopolicy",
+                "drive_cache": "pdcache"}  # fmt: skip
+_MEGA = {"write-back": ("WB", "NoCachedBadBBU"), "always-write-back": ("WB", "CachedBadBBU"),
+         "write-through": ("WT",), "read-ahead": ("RA",), "none": ("NORA",),
+         "adaptive": ("ADRA",), "direct": ("Direct",), "cached": ("Cached",),
+         "on": ("-EnDskCache",), "off": ("-DisDskCache",)}  # fmt: skip
+_ARC = {"write-back": "wbb", "always-write-back": "wb", "write-through": "wt",
+        "read-ahead": "ron", "none": "roff"}  # fmt: skip
+_SSA = {"write-back": ("enable", "disable"), "always-write-back": ("enable", "enable"),
+        "write-through": ("disable", None)}  # fmt: skip
+_DRIVE_WORDS = {DriveCache.ON: "on", DriveCache.OFF: "off", DriveCache.DEFAULT: "default"}
+_SYSFS = {"write-back": "write back", "write-through": "write through"}
+
+Hold = Callable[[str, str], contextlib.AbstractContextManager[None]]
+
+
+def problem(tool: object, vd: object, fields: dict[str, object]) -> tuple[str, str] | None:
+    """(key, words) for the first value a controller table may not hold; None if all fit."""
+    if tool not in TOOLS:
+        return "tool", f"tool = {tool!r} is not one of {', '.join(TOOLS)}"
+    assert isinstance(tool, str)
+    pattern, _, takes = TOOLS[tool]
+    if not isinstance(vd, str) or not re.fullmatch(pattern, vd):
+        example = {"storcli": "/c0/v0", "perccli": "/c0/v0", "megacli": "-L0 -a0",
+                   "ssacli": "slot=0 ld 1", "arcconf": "1 LOGICALDRIVE 0"}[tool]  # fmt: skip
+        return (
+            "vd",
+            f"vd = {vd!r} is not a {tool} virtual drive; name it as {tool} does: {example!r}",
+        )
+    for key, value in fields.items():
+        if key not in takes:
+            return key, f"{tool} has no set command for {key} here; leave it out"
+        if value not in takes[key]:
+            return key, f"{key} = {value!r} is not allowed; choose one of {', '.join(takes[key])}"
+    return None
+
+
+# -- the commands ---------------------------------------------------------------------------
+
+
+def program(tool: str) -> str | None:
+    """The tool's program on PATH, by the first of its names found."""
+    return next((found for name in TOOLS[tool][1] if (found := shutil.which(name))), None)
+
+
+def set_commands(policy: CardPolicy, key: str, value: str, prog: str = "") -> list[list[str]]:
+    """The argv lists that set one part of the policy (`prog`: the program, else its name);
+    a value that is not one (a placeholder, for `iolab show`) goes in as it is."""
+    exe = prog or TOOLS[policy.tool][1][0]
+    numbers = [int(n) for n in re.findall(r"\d+", policy.vd)]
+    if policy.tool in ("storcli", "perccli"):
+        return [
+            [exe, policy.vd, "set", f"{_STORCLI_KEY[key]}={_STORCLI.get(value, value)}", "nolog"]
+        ]
+    if policy.tool == "megacli":
+        where = [f"-L{numbers[0]}", f"-a{numbers[1]}"]
+        return [[exe, "-LDSetProp", word, *where, "-NoLog"] for word in _MEGA.get(value, (value,))]
+    if policy.tool == "arcconf":
+        mode = _ARC.get(value, value)
+        return [[exe, "SETCACHE", str(numbers[0]), "LOGICALDRIVE", str(numbers[1]), mode,
+                 "noprompt"]]  # fmt: skip
+    slot = f"slot={numbers[0]}"
+    accelerator, unprotected = _SSA.get(value, (value, None))
+    out = [[exe, "ctrl", slot, "ld", str(numbers[1]), "modify", f"arrayaccelerator={accelerator}"]]
+    if unprotected is not None:
+        out.append([exe, "ctrl", slot, "modify", f"nobatterywritecache={unprotected}"])
+    return out
+
+
+def read_commands(policy: CardPolicy, prog: str = "") -> list[list[str]]:
+    """What reading the card's policy runs (as `probe` asks, per family)."""
+    exe = prog or TOOLS[policy.tool][1][0]
+    return {
+        "storcli": [[exe, "/cALL", "show", "all", "J", "nolog"],
+                    [exe, "<each VD>", "show", "all", "J", "nolog"]],
+        "MegaCli": [[exe, "-LDPDInfo", "-aAll", "-NoLog"], [exe, "-AdpBbuCmd", "-aAll", "-NoLog"]],
+        "ssacli": [[exe, "ctrl", "all", "show", "config", "detail"]],
+        "arcconf": [[exe, "GETCONFIG", "1", "LD"]],
+    }[FAMILY[policy.tool]]  # fmt: skip
+
+
+def commands(setup: Setup) -> list[list[str]]:
+    """Every command a set-up's policy runs, in order: read, set, read back, restore (as
+    `# restore: ...`, with the values read at run time), for `iolab show`."""
+    out: list[list[str]] = []
+    if setup.controller is not None:
+        policy = setup.controller
+        out += read_commands(policy)
+        for key, value in policy.fields().items():
+            out += set_commands(policy, key, value)
+        out += read_commands(policy)
+        for key in reversed(policy.fields()):
+            out += set_commands(policy, key, f"<{key} as read before>")
+    if setup.drive_cache is not None and setup.layout is not None:
+        for device in setup.layout.devices:
+            value = _SYSFS[setup.drive_cache]
+            name = Path(os.path.realpath(device)).name
+            where = f"/sys/block/{name}/device/scsi_disk/*/cache_type"
+            out += [["echo", value, ">", where], ["echo", "<as read before>", ">", where]]
+    return out
+
+
+# -- running --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Card:
+    """What a set-up's cases ran under: the card and VD as read back after the set."""
+
+    facts: JSONDict
+    differs: str | None = None
+    cache_bytes: int = 0
+
+
+def _run(argv: list[str], label: str, cwd: Path) -> None:
+    """Run one set command; a ControllerError when it fails (its output is not quoted)."""
+    shown = " ".join(argv[1:])
+    try:
+        done = subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=TIMEOUT_S, check=False)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise ControllerError(f"{label}: `{shown}` did not answer within {TIMEOUT_S:g} s") from None
+    except OSError as error:
+        raise ControllerError(f"{label}: could not run `{shown}` ({error.strerror})") from None
+    if done.returncode != 0:
+        raise ControllerError(f"{label} refused `{shown}` (exit status {done.returncode})")
+
+
+def read(policy: CardPolicy, cwd: Path) -> tuple[Controller, VirtualDrive]:
+    """The card and the VD as the tool prints them now."""
+    prog = program(policy.tool)
+    if prog is None:
+        raise ControllerError(f"{policy.tool} is not installed (not on PATH); install it")
+    family = FAMILY[policy.tool]
+    label = label_of(family, prog)
+
+    def run(args: list[str]) -> str:
+        return run_tool(prog, args, label, cwd, TIMEOUT_S)
+
+    problems: list[str] = []
+    for card in READERS[family](label, run, problems):
+        for vd in card.drives:
+            if vd.id.lower() == policy.vd.lower():
+                return card, vd
+    raise ControllerError(f"{policy.tool} lists no virtual drive {policy.vd!r}; check vd")
+
+
+def current(card: Controller, vd: VirtualDrive, key: str) -> str | None:
+    """One part of the VD's configured policy, in the plan's words; None if not printed."""
+    configured = vd.configured
+    if key == "drive_cache":
+        found = vd.drive_cache or card.drive_cache
+        return _DRIVE_WORDS.get(found) if found else None
+    part = {"write_cache": configured.write if configured else None,
+            "read_ahead": configured.read if configured else None,
+            "io_policy": configured.io if configured else None}[key]  # fmt: skip
+    return str(part) if part is not None else None
+
+
+def _set_all(policy: CardPolicy, values: dict[str, str], cwd: Path) -> None:
+    prog = program(policy.tool)
+    if prog is None:
+        raise ControllerError(f"{policy.tool} is not installed (not on PATH); install it")
+    for key, value in values.items():
+        for argv in set_commands(policy, key, value, prog):
+            _run(argv, policy.tool, cwd)
+
+
+def _not_taken(policy: CardPolicy, card: Controller, vd: VirtualDrive) -> str | None:
+    for key, value in policy.fields().items():
+        now = current(card, vd, key)
+        if now != value:
+            return (f"the card did not take {key} = {value} on {policy.vd} (read back: "
+                    f"{now or 'not printed'}); nothing was measured under it")  # fmt: skip
+    return None
+
+
+def _facts(
+    policy: CardPolicy, card: Controller, vd: VirtualDrive, before: dict[str, str]
+) -> JSONDict:
+    own = card.to_json()
+    own.pop("drives", None)
+    return {
+        **own,
+        "vd": {**vd.to_json(), "differs": differs(vd, card)},
+        "asked": policy.fields(),
+        "before": before,
+        "configured": vd.configured.summary() if vd.configured else "not read",
+        "effective": vd.effective.summary() if vd.effective else "not read",
+        "battery_state": card.battery.summary(),
+    }
+
+
+@contextlib.contextmanager
+def applied(setup: Setup, hold: Hold) -> Iterator[Card | None]:
+    """The set-up's policy in effect while the with-block runs; what was there restored after.
+    Yields None for a set-up that asks for no policy."""
+    with contextlib.ExitStack() as stack:
+        card: Card | None = None
+        if setup.drive_cache is not None and setup.layout is not None:
+            stack.enter_context(_disk_cache(setup.layout.devices, setup.drive_cache, hold))
+        if setup.controller is not None:
+            card = stack.enter_context(_card(setup.controller, hold))
+        yield card
+
+
+@contextlib.contextmanager
+def _card(policy: CardPolicy, hold: Hold) -> Iterator[Card]:
+    with tempfile.TemporaryDirectory(prefix="iolab-raid-tools-") as scratch:
+        cwd = Path(scratch)
+        card, vd = read(policy, cwd)
+        before: dict[str, str] = {}
+        for key in policy.fields():
+            now = current(card, vd, key)
+            if now is None:
+                raise ControllerError(
+                    f"{policy.tool} does not print {key} of {policy.vd}, so iolab could not "
+                    "restore it; leave it out"
+                )
+            before[key] = now
+        ledger = json.dumps({"tool": policy.tool, "vd": policy.vd, "restore": before})
+        with hold(KIND, ledger), _restoring(policy, before, cwd):
+            _set_all(policy, policy.fields(), cwd)
+            card, vd = read(policy, cwd)
+            refused = _not_taken(policy, card, vd)
+            if refused:
+                raise ControllerError(refused)
+            yield Card(_facts(policy, card, vd, before), differs(vd, card), card.cache_bytes or 0)
+
+
+@contextlib.contextmanager
+def _restoring(policy: CardPolicy, before: dict[str, str], cwd: Path) -> Iterator[None]:
+    """Restore `before` after the block, also on failure and Ctrl-C (held while it runs); a
+    restore that fails is raised after a good block, a note on any other exception."""
+    primary: BaseException | None = None
+    try:
+        yield
+    except BaseException as error:
+        primary = error
+        raise
+    finally:
+        failed: ControllerError | None = None
+        with _sigint_deferred() as caught:
+            try:
+                _set_all(policy, before, cwd)
+            except ControllerError as error:
+                failed = error
+        said = f"{failed}; restore {policy.vd}'s {', '.join(before)} by hand" if failed else ""
+        if primary is None and failed:
+            raise ControllerError(said)
+        if primary is not None and failed:
+            primary.add_note(said)
+        if primary is None and caught:
+            if caught[0] == signal.SIGINT:
+                raise KeyboardInterrupt
+            raise Stopped(caught[0], signal.Signals(caught[0]).name)
+
+
+def cache_type_file(device: str) -> Path | None:
+    """sysfs' write cache switch of a SCSI/SATA disk; None for a device without one."""
+    name = Path(os.path.realpath(device)).name
+    found = sorted(glob.glob(f"/sys/block/{glob.escape(name)}/device/scsi_disk/*/cache_type"))
+    return Path(found[0]) if found else None
+
+
+def check(setup: Setup) -> None:
+    """Refuse, before anything runs, a policy iolab could not set here."""
+    if setup.controller is not None and program(setup.controller.tool) is None:
+        raise ControllerError(
+            f"set-up {setup.name!r}: {setup.controller.tool} is not installed (not on PATH); "
+            "install it, or remove the controller table"
+        )
+    if setup.drive_cache is None or setup.layout is None:
+        return
+    for device in setup.layout.devices:
+        if cache_type_file(device) is None:
+            name = Path(os.path.realpath(device)).name
+            raise ControllerError(
+                f"set-up {setup.name!r}: drive_cache needs a SCSI/SATA disk's sysfs cache_type, "
+                f"which {name} does not have; remove drive_cache"
+            )
+
+
+@contextlib.contextmanager
+def _disk_cache(devices: tuple[str, ...], value: str, hold: Hold) -> Iterator[None]:
+    with contextlib.ExitStack() as stack:
+        for device in devices:
+            switch = cache_type_file(device)
+            if switch is None:
+                raise ControllerError(f"{device} has no sysfs cache_type; remove drive_cache")
+            before = switch.read_text().strip()
+            stack.enter_context(hold(KIND, json.dumps({"sysfs": str(switch), "value": before})))
+            stack.callback(_write_sysfs, switch, before)
+            _write_sysfs(switch, _SYSFS[value])
+            if switch.read_text().strip() != _SYSFS[value]:
+                raise ControllerError(
+                    f"{device} did not take drive_cache = {value} (sysfs cache_type reads "
+                    "otherwise); nothing was measured under it"
+                )
+        yield
+
+
+def _write_sysfs(switch: Path, value: str) -> None:
+    try:
+        switch.write_text(value)
+    except OSError as error:
+        raise ControllerError(f"could not write {switch}: {error.strerror}") from None
+
+
+def restored_words(text: str) -> str:
+    """What restoring a ledger entry did, in words (never the entry's own text)."""
+    try:
+        saved = json.loads(text)
+    except json.JSONDecodeError:
+        return "a RAID card's cache policy"
+    if isinstance(saved, dict) and isinstance(saved.get("sysfs"), str):
+        return f"restored {saved['sysfs']}"
+    vd = saved.get("vd") if isinstance(saved, dict) else None
+    return f"restored the cache policy of {vd}" if isinstance(vd, str) else "a cache policy"
+
+
+def restore_from(text: str) -> bool:
+    """Restore what a killed run's ledger says was there; True when done."""
+    try:
+        saved = json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    if not isinstance(saved, dict):
+        return False
+    try:
+        if isinstance(saved.get("sysfs"), str) and saved.get("value") in _SYSFS.values():
+            switch = Path(saved["sysfs"])
+            if not re.fullmatch(r"/sys/block/[^/]+/device/scsi_disk/[^/]+/cache_type", str(switch)):
+                return False
+            _write_sysfs(switch, saved["value"])
+            return True
+        restore = saved.get("restore")
+        fields = restore if isinstance(restore, dict) else {}
+        if problem(saved.get("tool"), saved.get("vd"), fields) is not None:
+            return False
+        policy = replace(CardPolicy(str(saved["tool"]), str(saved["vd"])), **fields)
+        with tempfile.TemporaryDirectory(prefix="iolab-raid-tools-") as scratch:
+            _set_all(policy, policy.fields(), Path(scratch))
+        return True
+    except ControllerError:
+        return False
