@@ -17,12 +17,14 @@ import os
 import re
 import stat
 import tempfile
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from iolab.errors import TargetError
 
 LOCK_DIRS = (Path("/run/iolab/locks"), Path(tempfile.gettempdir()) / "iolab-locks")
+HOLDER_TRIES = 40
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -70,8 +72,7 @@ def _take(folder: Path, key: str, target: str, what: str) -> int:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as error:
-        said = os.pread(fd, 200, 0).decode(errors="replace").strip()
-        holder = _CONTROL.sub("?", said) or "another process"
+        holder = _holder(fd)
         os.close(fd)
         if error.errno in (errno.EAGAIN, errno.EACCES):
             raise TargetError(
@@ -81,9 +82,21 @@ def _take(folder: Path, key: str, target: str, what: str) -> int:
         raise TargetError(
             f"{what}: iolab's lock {file} cannot be taken ({error.strerror})"
         ) from None
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"pid {os.getpid()}, target {target}".encode(), 0)
+    said = f"pid {os.getpid()}, target {target}".encode()
+    os.pwrite(fd, said, 0)
+    os.ftruncate(fd, len(said))
     return fd
+
+
+def _holder(fd: int) -> str:
+    """Who holds the lock, as it wrote it; a holder that has just taken the lock may not
+    have written yet, so an empty file is read again for a moment."""
+    for _ in range(HOLDER_TRIES):
+        said = os.pread(fd, 200, 0).decode(errors="replace").strip()
+        if said:
+            return _CONTROL.sub("?", said)
+        time.sleep(0.05)
+    return "another process"
 
 
 @contextlib.contextmanager
