@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from iolab.usage import Telemetry
+
 FioValue = str | int | float | bool
 Direction = Literal["read", "write", "trim"]
 Metric = Literal["iops", "bw", "lat"]
@@ -343,6 +345,7 @@ class Result:
     samples: tuple[Sample, ...] = ()
     windows: tuple[Window, ...] = ()
     target_state: str = ""  # what the target had seen before the case (see runner.precondition)
+    telemetry: Telemetry | None = None  # the host's CPUs and the devices, per second (local)
 
     def all_windows(self) -> tuple[Window, ...]:
         """The main measurement as a window, then the others."""

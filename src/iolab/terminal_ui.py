@@ -13,6 +13,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
+from iolab import usage
 from iolab.fio.parse import Status
 from iolab.model import Case, Result
 from iolab.names import one_line
@@ -94,7 +95,8 @@ class ProgressListener:
             f"✓ {label}: {m.total_iops:,.0f} IOPS, {m.total_bw_bytes / 1e6:,.1f} MB/s, "
             f"p99 {p99 / 1000:,.0f} µs"
         )
-        self.print(line)
+        said = usage.clause(result.telemetry)
+        self.print(f"{line}; {said}" if said else line)
         hosts = [w for w in result.windows if w.host]
         if hosts:
             shares = " · ".join(f"{w.host} {w.metrics.total_iops:,.0f}" for w in hosts)

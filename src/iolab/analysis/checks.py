@@ -15,9 +15,13 @@ from iolab.fio.parse import SteadyState
 from iolab.model import CaseMetrics, FioValue, Warning
 from iolab.targets.environment import parse_cpulist
 from iolab.units import human_bytes, parse_seconds, parse_size
+from iolab.usage import CPU, Telemetry
 
 ENDED_EARLY_SHARE = 0.95
 CPU_BOUND_SHARE = 0.9  # of the cores the jobs may use
+CPU_STEAL_PCT = 10.0  # of the allowed CPUs' time, stolen by the hypervisor (a VM shares)
+DEVICE_SATURATED_PCT = 95.0  # a device's utilisation (iostat's %util)
+DEVICE_SATURATED_QUEUE = 2.0  # and I/Os queued: one at a time keeps %util full unsaturated
 TOO_SHORT_MS = 900  # a 1 s case that ran 0.99 s measured what it was asked to
 TOO_FEW_IOS = 1000
 WRITTEN_ENOUGH = 0.99
@@ -47,6 +51,7 @@ class Context:
     rated_iops: tuple[float, float] = (0.0, 0.0)  # one member's rated (read, write) IOPS
     rated_bps: tuple[float, float] = (0.0, 0.0)  # one member's rated (read, write) bytes/s
     cache_policy: str = ""  # how a RAID card's policy in effect differs from the configured
+    telemetry: Telemetry | None = None  # the allowed CPUs and the devices, sampled (local)
 
 
 def case_warnings(context: Context) -> list[Warning]:
@@ -128,17 +133,71 @@ def overran(context: Context) -> Warning | None:
 
 
 def cpu_bound(context: Context) -> Warning | None:
-    """The jobs together used nearly all the cores they may run on (study D's question)."""
+    """The CPUs the jobs may run on were nearly saturated, whoever used them (the sampled
+    telemetry), or by fio's own usr + sys count (all an import has; and a short case's
+    samples include fio's start-up) (study D's question)."""
     per_job = context.metrics.usr_cpu + context.metrics.sys_cpu
     used = per_job / 100 * _numjobs(context)
     cores = _cores(context)
     if not cores or used < CPU_BOUND_SHARE * cores:  # no cores known: fio ran elsewhere
-        return None
+        seen = context.telemetry
+        return _cpus_saturated(context, seen) if seen is not None else None
     return Warning(
         "cpu-bound",
         f"fio's {_numjobs(context)} jobs kept {used:.1f} of the {cores} cores they may use busy: "
         "the load generator may be the limit, not the device.",
         "Use an asynchronous ioengine with a deeper iodepth, fewer jobs, or more cores.",
+    )
+
+
+def _cpus_saturated(context: Context, seen: Telemetry) -> Warning | None:
+    busy, fio = seen.mean(CPU, "busy"), seen.mean(CPU, "fio")
+    if busy is None or busy < CPU_BOUND_SHARE * 100:
+        return None
+    cpus = len(seen.cpus)
+    where = f"CPU {seen.cpus[0]}, the one" if cpus == 1 else f"the {cpus} CPUs"
+    irq = seen.mean(CPU, "softirq") or 0.0
+    return Warning(
+        "cpu-bound",
+        f"{where} the jobs may use, {'was' if cpus == 1 else 'were'} {busy:.0f}% busy, fio's "
+        f"own share {fio or 0:.0f}% "
+        f"(softirq {irq:.0f}%, the rest other processes and the kernel): the CPU may be "
+        "the limit, not the device.",
+        "Give fio CPUs nothing else uses (cpus_allowed), fewer jobs or an asynchronous "
+        "ioengine with a deeper iodepth, and keep other work off the host.",
+    )
+
+
+def cpu_steal(context: Context) -> Warning | None:
+    """The hypervisor took a material share of the CPUs the jobs may use."""
+    steal = context.telemetry.mean(CPU, "steal") if context.telemetry else None
+    if steal is None or steal < CPU_STEAL_PCT:
+        return None
+    return Warning(
+        "cpu-steal",
+        f"the hypervisor stole {steal:.0f}% of the CPUs' time the jobs may use: other guests "
+        "shared this host's CPUs, so the figures depend on them.",
+        "Run on a host (or VM) with dedicated CPUs, or repeat at a quiet time and compare.",
+    )
+
+
+def device_saturated(context: Context) -> Warning | None:
+    """A device of the set-up was busy all the time with I/Os queued: the figure is that
+    device's limit (informational: that is often what the case is for). One I/O at a time
+    keeps %util near 100 on any device; that is latency, not saturation."""
+    top = context.telemetry.busiest() if context.telemetry else None
+    if top is None or top[1] < DEVICE_SATURATED_PCT or context.telemetry is None:
+        return None
+    name, util = top
+    queue = context.telemetry.mean(name, "queue") or 0.0
+    if queue < DEVICE_SATURATED_QUEUE:
+        return None
+    return Warning(
+        "device-saturated",
+        f"{name} was {util:.0f}% busy (queue depth {queue:.1f}): the figure is the device's "
+        "own limit at this load (for your information, not a fault).",
+        "To see past it, spread the load over more devices; to measure latency below "
+        "saturation, lower the iodepth or numjobs.",
     )
 
 
@@ -418,6 +477,8 @@ CHECKS: dict[str, Callable[[Context], Warning | None]] = {
     "too-short": too_short,
     "overran": overran,
     "cpu-bound": cpu_bound,
+    "cpu-steal": cpu_steal,
+    "device-saturated": device_saturated,
     "page-cache": page_cache,
     "loop-cache": loop_cache,
     "ram-target": ram_target,

@@ -33,7 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from iolab import usage
 from iolab.names import shown, spreadsheet_cell
+from iolab.store import usage_rows
 
 SCHEMA = "iolab-export"
 VERSION = 1
@@ -131,8 +133,10 @@ def flat_tables(tables: Tables, iolab_version: str) -> dict[str, Flat]:
         case = cases[case_id]
         return [run_id, case["setup"], case["workload"], case["repetition"]]
 
+    seen = _telemetry(tables)
+    extra = tuple(usage.summary_columns(None)) if seen else ()
     columns = (*lead, "status", *doc["parameters"], "direction", *METRIC_COLUMNS[5:],
-               *(f"p{p}_ns" for p in MAIN_PERCENTILES), "warnings", "error")  # fmt: skip
+               *(f"p{p}_ns" for p in MAIN_PERCENTILES), *extra, "warnings", "error")  # fmt: skip
     main: list[list[Any]] = []
     by_case: dict[int, list[Mapping[str, Any]]] = {}
     for row in tables["metrics"]:
@@ -145,6 +149,7 @@ def flat_tables(tables: Tables, iolab_version: str) -> dict[str, Flat]:
             figures = [row.get(k) for k in ("direction", *METRIC_COLUMNS[5:])]
             shares = row.get("percentiles_ns", {})
             tail = [shares.get(p) for p in MAIN_PERCENTILES]
+            tail += list(usage.summary_columns(seen.get(case_id)).values()) if extra else []
             main.append([*fixed, *figures, *tail, codes, case["error"]])
     return {
         "main": Flat(columns, main),
@@ -158,6 +163,20 @@ def flat_tables(tables: Tables, iolab_version: str) -> dict[str, Flat]:
             [[*who(s["case_id"]), *(s[k] for k in SAMPLE_COLUMNS[1:])] for s in doc["samples"]],
         ),
     }  # fmt: skip
+
+
+def _telemetry(tables: Tables) -> dict[int, usage.Telemetry]:
+    """The cases' telemetry (runner.telemetry), by case id: the main table's columns
+    cpu_busy_pct ... dev_iops are its means (the busiest device's); none without it."""
+    rows: dict[int, list[tuple[int, str, str, float]]] = {}
+    for row in tables.get("telemetry", ()):
+        found = (row["time_ms"], row["source"], row["metric"], row["value"])
+        rows.setdefault(row["case_id"], []).append(found)
+    return {
+        case["id"]: usage_rows.telemetry(case["watched"], rows.get(case["id"], []), "the database")
+        for case in tables["cases"]
+        if case.get("watched")
+    }
 
 
 def file_names(name: str, suffix: str) -> dict[str, str]:

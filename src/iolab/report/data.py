@@ -9,7 +9,7 @@ else the few at the ends of the ranking (see report.summary), so big stores load
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -19,6 +19,7 @@ from iolab.fio import parse
 from iolab.model import Direction, Sample
 from iolab.report import summary
 from iolab.store import CaseRow, RunRow, Store
+from iolab.usage import Telemetry
 
 SeriesKey = tuple[str, str, int]  # (set-up label, workload, repetition)
 HistogramKey = tuple[str, str, Direction]  # (set-up label, workload, direction)
@@ -48,6 +49,8 @@ class Dataset:
     samples: Mapping[SeriesKey, tuple[Sample, ...]]
     histograms: Mapping[HistogramKey, Mapping[int, int]]
     charted: tuple[str, ...] | None = None  # the workloads samples and bins were read for
+    # local cases' CPU and device figures per second (runner.telemetry), when they have them
+    telemetry: Mapping[SeriesKey, Telemetry] = field(default_factory=dict)
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -109,7 +112,13 @@ def load(
     charted = summary.charted(cases, labels, ref) if samples or histograms else None
     found_samples = _samples(store, runs, label, charted) if samples else {}
     found_bins = _histograms(store, runs, label, charted) if histograms else {}
-    return Dataset(tuple(runs), setups, cases, found_samples, found_bins, charted)
+    seen = {
+        (label[(run.id, setup)], workload, repetition): found
+        for run in runs
+        for (setup, workload, repetition), found in store.telemetry(run.id).items()
+        if (run.id, setup) in label
+    }
+    return Dataset(tuple(runs), setups, cases, found_samples, found_bins, charted, seen)
 
 
 def _unique(runs: list[RunRow]) -> list[RunRow]:

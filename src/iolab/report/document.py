@@ -30,6 +30,7 @@ from iolab.report import (
     summary,
     tables,
     time_figures,
+    usage_view,
 )
 from iolab.report.charts import Chart
 from iolab.report.data import Case, Dataset
@@ -156,6 +157,7 @@ def build(data: Dataset, options: Options) -> Document:
     sections += [Section("Steady state", tuple(steady_blocks))] if steady_blocks else []
     sections += [Section("Peak and load curve", tuple(b)) for b in [curve_view.blocks(data)] if b]
     sections += _chart_sections(data, options, kinds)
+    sections += [Section("CPU and devices", b) for b in [usage_view.blocks(data)] if b]
     latency = tables.latency_table(data, options.baseline)
     latency_blocks: list[Block] = [latency] if latency else []
     if "latency" in kinds:
@@ -166,6 +168,7 @@ def build(data: Dataset, options: Options) -> Document:
     warned = [*_ceiling_warnings(data, options.metric), *hosts_view.warnings(data, options.metric)]
     mixed = comparison.mixed_versions([(r.id, r.environment) for r in data.runs])
     warned += [f"{mixed.code}: {mixed}"] if mixed else []  # between runs, or within an import
+    warned += [f"{w.code}: {w}" for w in usage_view.flat_scaling(data)]
     sections += _notes_section(data, warned)
     return Document(_title(data), _subtitle(data), tuple(sections), _environments(data))
 

@@ -25,7 +25,7 @@ from iolab.fio.hosts import Cluster
 from iolab.fio.outcome import Outcome, failure
 from iolab.fio.parse import Status
 from iolab.model import HOST_LOST, Case, CaseMetrics, Result, Setup, Warning, Window
-from iolab.runner import precondition
+from iolab.runner import precondition, telemetry
 from iolab.runner.campaign import Campaign, Step, largest, mountpoint
 from iolab.runner.repeats import Repeats
 from iolab.runner.search import Search
@@ -35,7 +35,8 @@ from iolab.targets import caches, devices, environment, process, provision
 from iolab.targets.controllers import apply
 from iolab.targets.environment import JSONDict
 from iolab.targets.path import TEST_FILE, Prepared
-from iolab.units import parse_size
+from iolab.units import parse_seconds, parse_size
+from iolab.usage import Telemetry
 
 TIMEOUT_MARGIN_S = 600
 
@@ -155,6 +156,7 @@ class _Run(Repeats, Search):
         self.environments: dict[str, JSONDict] = {}
         self.ledger = Ledger(store, run_id)
         self.cards: dict[str, apply.Card] = {}  # by set-up: the card policy its cases ran under
+        self.devices: dict[str, tuple[str, ...]] = {}  # by set-up: the devices its target uses
 
     def record(self, name: str) -> Callable[[JSONDict], None]:
         def save(facts: JSONDict) -> None:
@@ -236,12 +238,20 @@ class _Run(Repeats, Search):
         if card is not None:
             known = replace(known, cache_policy=card.differs or "", card_cache=card.cache_bytes)
         executor = campaign.executor_for(step.case.setup)
-        result = run_step(step, job, executor, self.listener, self.scratch, known)
+        watched = None if target.remote else self.watched(step.case.setup.name, target)
+        result = run_step(step, job, executor, self.listener, self.scratch, known, watched)
         self.overhead.append(result.ended_at - result.started_at - step.planned_s)
         self.keep(result, step)
         hosts = campaign.plan.hosts
         if hosts and hosts.on_lost == "stop" and any(w.code == HOST_LOST for w in result.warnings):
             raise HostsLost(f'{result.error}; the run stopped there (on_host_lost = "stop")')
+
+    def watched(self, name: str, target: Prepared) -> tuple[str, ...]:
+        """The set-up's devices for the telemetry (its target's device and members)."""
+        if name not in self.devices:
+            paths = [Path(p) for p in str(target.filename).split(":")] if target.raw else []
+            self.devices[name] = telemetry.devices_of(paths or [target.filename])
+        return self.devices[name]
 
     def keep(self, result: Result, step: Step) -> None:
         self.store.save(self.run_id, result, step.position)
@@ -374,15 +384,25 @@ def run_step(
     listener: Listener,
     scratch: Path | None,
     known: Known = Known(),
+    watched: tuple[str, ...] | None = None,
 ) -> Result:
-    """Run one case's fio job in a scratch directory and turn what fio left into a Result."""
+    """Run one case's fio job in a scratch directory and turn what fio left into a Result;
+    with `watched` (the set-up's devices: a local case), the host's CPUs and those devices
+    are sampled beside it (runner.telemetry)."""
     workdir = Path(tempfile.mkdtemp(prefix="iolab-case-", dir=scratch))
     text = jobfile.render([job])
     started = time.time()
     timeout = step.planned_s + TIMEOUT_MARGIN_S if step.planned_s else None
     try:
-        outcome = executor.run(text, workdir, listener.status, timeout)
-        return _result(step, job, outcome, text, started, executor.limits(), known)
+        if watched is None:
+            outcome, seen = executor.run(text, workdir, listener.status, timeout), None
+        else:
+            skip = parse_seconds(job.options.get("ramp_time", 0)) + telemetry.STARTUP_MS
+            cpus = telemetry.allowed_cpus(job.options)
+            with telemetry.Sampler(cpus, watched, skip) as sampler:
+                outcome = executor.run(text, workdir, listener.status, timeout)
+            seen = sampler.telemetry()
+        return _result(step, job, outcome, text, started, executor.limits(), known, seen)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -395,6 +415,7 @@ def _result(
     started: float,
     limits: HostLimits,
     known: Known,
+    seen: Telemetry | None = None,
 ) -> Result:
     base = {"case": step.case, "started_at": started, "ended_at": time.time(), "job_file": text}
     raw = outcome.json_text or None
@@ -415,7 +436,7 @@ def _result(
         job.options, whole, limits.cpus, limits.memory_bytes, known.repeat,
         known.written_share, known.loop_cache, steady, known.target_state,
         step.case.setup.cache_bytes or known.card_cache, known.ram_target,
-        cache_policy=known.cache_policy,
+        cache_policy=known.cache_policy, telemetry=seen,
     )  # fmt: skip
     return Result(
         status="ok",
@@ -425,6 +446,7 @@ def _result(
         warnings=tuple(checks.case_warnings(context)),
         windows=windows,
         target_state=known.target_state,
+        telemetry=seen,
         **base,  # type: ignore[arg-type]
     )
 

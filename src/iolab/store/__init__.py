@@ -13,7 +13,7 @@ from typing import Any
 
 from iolab.errors import StoreError
 from iolab.model import Direction, DirectionMetrics, Origin, Plan, Result
-from iolab.store import check
+from iolab.store import check, usage_rows
 from iolab.store import rows as decode
 from iolab.store.check import BUSY_TIMEOUT_S, reads
 from iolab.store.dumps import Dumps
@@ -25,6 +25,7 @@ from iolab.store.schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
 )
+from iolab.usage import Telemetry
 
 __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "CaseRow", "CaseSample", "RunRow", "Store"]
 
@@ -236,7 +237,7 @@ class Store(Dumps):
     def _insert_case(self, run_id: int, result: Result, workload_position: int) -> None:
         case, m = result.case, result.metrics
         failed = "SELECT id FROM cases WHERE run_id = ? AND case_key = ? AND status = 'failed'"
-        for table in ("metrics", "samples"):  # what a partly failed attempt kept (hosts)
+        for table in ("metrics", "samples", "telemetry"):  # what a failed attempt kept (hosts)
             self.db.execute(f"DELETE FROM {table} WHERE case_id IN ({failed})", (run_id, case.key))
         self.db.execute(  # a retried case replaces its failed attempt
             "DELETE FROM cases WHERE run_id = ? AND case_key = ? AND status = 'failed'",
@@ -245,8 +246,8 @@ class Store(Dumps):
         cursor = self.db.execute(
             "INSERT INTO cases (run_id, case_key, setup, workload, workload_position,"
             " repetition, options, status, error, started_at, ended_at, usr_cpu, sys_cpu,"
-            " job_runtime_ms, job_file, raw_json, warnings, target_state)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " job_runtime_ms, job_file, raw_json, warnings, target_state, watched)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 run_id,
                 case.key,
@@ -266,9 +267,16 @@ class Store(Dumps):
                 result.raw_json,
                 json.dumps([w.stored() for w in result.warnings]),
                 result.target_state,
+                usage_rows.watched(result.telemetry),
             ),
         )
         case_id = cursor.lastrowid
+        if result.telemetry is not None:
+            self.db.executemany(
+                "INSERT INTO telemetry (case_id, time_ms, source, metric, value)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [(case_id, *point) for point in usage_rows.points(result.telemetry)],
+            )
         for window in result.all_windows():
             where = (case_id, window.phase, window.round, window.host)
             self.db.executemany(
@@ -412,6 +420,28 @@ class Store(Dumps):
             )
             for r in rows
         ]
+
+    @reads
+    def telemetry(self, run_id: int) -> dict[tuple[str, str, int], Telemetry]:
+        """The telemetry of a run's ok cases that have it, by (setup, workload, repetition)."""
+        cases = self.db.execute(
+            "SELECT id, setup, workload, repetition, watched FROM cases"
+            " WHERE run_id = ? AND status = 'ok' AND watched IS NOT NULL",
+            (run_id,),
+        ).fetchall()
+        points: dict[int, list[tuple[int, str, str, float]]] = {}
+        for row in self.db.execute(
+            "SELECT t.case_id, t.time_ms, t.source, t.metric, t.value FROM telemetry t"
+            " JOIN cases c ON c.id = t.case_id WHERE c.run_id = ? ORDER BY t.case_id, t.time_ms",
+            (run_id,),
+        ):
+            points.setdefault(int(row[0]), []).append((int(row[1]), row[2], row[3], row[4]))
+        return {
+            (r["setup"], r["workload"], int(r["repetition"])): usage_rows.telemetry(
+                r["watched"], points.get(int(r["id"]), []), self.path
+            )
+            for r in cases
+        }
 
     def case_raw(
         self, run_id: int, workloads: Collection[str] | None = None

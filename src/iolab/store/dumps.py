@@ -40,6 +40,7 @@ class Dumps:
             "cases": "SELECT * FROM cases WHERE run_id = ? ORDER BY id",
             "metrics": f"SELECT * FROM metrics WHERE {where} ORDER BY rowid",
             "samples": f"SELECT * FROM samples WHERE {where} ORDER BY rowid",
+            "telemetry": f"SELECT * FROM telemetry WHERE {where} ORDER BY rowid",
         }
         return {
             table: [_decoded(dict(row)) for row in self.db.execute(query, (run_id,))]

@@ -109,6 +109,19 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE samples ADD COLUMN round INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE samples ADD COLUMN host TEXT NOT NULL DEFAULT '';
     """,
+    # 3: a local case's telemetry, per second: the allowed CPUs ("cpu") and each device of
+    # the set-up (by kernel name); which CPUs and devices were watched, and the ramp skipped
+    """
+    CREATE TABLE telemetry (
+        case_id INTEGER NOT NULL REFERENCES cases(id),
+        time_ms INTEGER NOT NULL,
+        source TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        value REAL NOT NULL
+    );
+    CREATE INDEX telemetry_case ON telemetry(case_id);
+    ALTER TABLE cases ADD COLUMN watched TEXT;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 # iolab's mark on every database it creates (PRAGMA application_id): "iolb" in ASCII.

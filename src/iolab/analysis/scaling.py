@@ -1,0 +1,114 @@
+"""`flat-scaling`, a check over a run's sweep: where doubling numjobs or iodepth gains under
+10% of IOPS (at a point with telemetry: a local case), say where the limit is, from the
+cases' telemetry: the CPUs the jobs may use (nearly saturated), the set-up's devices (fully
+utilised), or neither (software: the loop driver, the filesystem, a lock), with the
+figures."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from iolab.analysis.checks import CPU_BOUND_SHARE, DEVICE_SATURATED_PCT
+from iolab.model import Warning
+from iolab.usage import CPU, Telemetry
+
+AXES = ("numjobs", "iodepth")
+FLAT_GAIN = 0.10  # a doubling that gains less than this is flat
+
+
+@dataclass(frozen=True)
+class Point:
+    """One ok case of a run, as the check reads it."""
+
+    setup: str
+    workload: str
+    options: Mapping[str, Any]
+    iops: float
+    telemetry: Telemetry | None = None
+
+
+def flat_scaling(points: Sequence[Point]) -> list[Warning]:
+    """One warning per sweep (set-up, axis, the other options) that goes flat."""
+    found = []
+    for axis in AXES:
+        for (setup, _), sweep in _sweeps(points, axis).items():
+            warning = _flat(setup, axis, sweep)
+            if warning is not None:
+                found.append(warning)
+    return found
+
+
+def _sweeps(points: Sequence[Point], axis: str) -> dict[tuple[str, str], dict[int, list[Point]]]:
+    """By (set-up, the other options): the cases at each value of `axis`."""
+    out: dict[tuple[str, str], dict[int, list[Point]]] = {}
+    for point in points:
+        value = _int(point.options.get(axis, 1))
+        if value is None:
+            continue
+        rest = {k: v for k, v in point.options.items() if k != axis}
+        key = (point.setup, json.dumps(rest, sort_keys=True, default=str))
+        out.setdefault(key, {}).setdefault(value, []).append(point)
+    return {key: sweep for key, sweep in out.items() if len(sweep) > 1}
+
+
+def _int(value: object) -> int | None:
+    try:
+        return int(str(value))
+    except ValueError:
+        return None
+
+
+def _flat(setup: str, axis: str, sweep: Mapping[int, list[Point]]) -> Warning | None:
+    values = sorted(sweep)
+    iops = {v: statistics.median(p.iops for p in sweep[v]) for v in values}
+    for low, high in itertools.pairwise(values):
+        if high < 2 * low or iops[low] <= 0 or not _watched(sweep[high]):
+            continue
+        gain = iops[high] / iops[low] - 1
+        if gain < FLAT_GAIN:
+            names = " and ".join(dict.fromkeys(p.workload for v in values for p in sweep[v]))
+            return Warning(
+                "flat-scaling",
+                f"{setup} · {names}: {axis} {low} → {high} gained {gain:+.0%} IOPS "
+                f"({iops[low]:,.0f} → {iops[high]:,.0f}); at {axis}={high} "
+                f"{_limit(sweep[high])}.",
+                "Past this point more parallelism adds queueing, not throughput: look at "
+                "the limit named, or report the figure below it.",
+            )
+    return None
+
+
+def _watched(cases: Sequence[Point]) -> bool:
+    """Only cases with telemetry (local runs) are judged: without it the limit is unknown,
+    and stored runs and imports from before it stay as they were reported."""
+    return any(p.telemetry is not None for p in cases)
+
+
+def _limit(cases: Sequence[Point]) -> str:
+    """Where the limit is, from the cases' telemetry, with the figures."""
+    seen = [p.telemetry for p in cases if p.telemetry is not None]
+    busy = _mean([t.mean(CPU, "busy") for t in seen])
+    fio = _mean([t.mean(CPU, "fio") for t in seen])
+    tops = [top for t in seen if (top := t.busiest()) is not None]
+    device = tops[0][0] if tops else ""
+    util = _mean([u for _, u in tops])
+    cpu = f"the CPUs were {busy:.0f}% busy (fio {fio:.0f}%)"
+    disk = f"{device} was {util:.0f}% busy" if device else "no device was watched"
+    if busy >= CPU_BOUND_SHARE * 100:
+        return f"the CPU is the limit: {cpu}, {disk}"
+    if device and util >= DEVICE_SATURATED_PCT:
+        return f"the device is the limit: {disk}, {cpu}"
+    return (
+        f"neither the CPU nor the device is the limit ({cpu}, {disk}): software is, such as "
+        "the loop driver or the filesystem"
+    )
+
+
+def _mean(values: Sequence[float | None]) -> float:
+    kept = [v for v in values if v is not None]
+    return statistics.fmean(kept) if kept else 0.0

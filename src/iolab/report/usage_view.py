@@ -1,0 +1,153 @@
+"""The CPUs and devices while each case ran (runner.telemetry): a table of each case's means
+over its measured window, and per workload a chart of the CPUs' busy share and the busiest
+device's utilisation over time. Cases on fio servers have no telemetry and are left out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from iolab.analysis import scaling
+from iolab.analysis.scaling import Point
+from iolab.model import Warning
+from iolab.report.charts import Axis, Chart, Series, slug
+from iolab.report.data import Case, Dataset, SeriesKey
+from iolab.report.figures import _colors, _unique
+from iolab.report.model import Cell, Row, Table, case_value
+from iolab.usage import CPU, Telemetry
+
+COLUMNS = (
+    ("CPU busy", CPU, "busy", "%"),
+    ("fio", CPU, "fio", "%"),
+    ("iowait", CPU, "iowait", "%"),
+    ("softirq", CPU, "softirq", "%"),
+    ("steal", CPU, "steal", "%"),
+    ("util", "", "util", "%"),
+    ("queue", "", "queue", ""),
+    ("r await", "", "r_await_ms", "ms"),
+    ("w await", "", "w_await_ms", "ms"),
+    ("dev IOPS", "", "iops", "IOPS"),
+)
+CAPTION = (
+    "Means over each case's measured window, sampled once a second: the CPUs the jobs may "
+    "use (busy = all but idle and iowait; fio = fio's own share), and each device of the "
+    "set-up, as iostat figures them from /proc/diskstats (util = time busy; queue = I/Os in "
+    "flight)."
+)
+
+
+def _keys(data: Dataset) -> list[SeriesKey]:
+    order = {label: i for i, label in enumerate(data.labels)}
+    places = {w: i for i, w in enumerate(data.workloads())}
+    return sorted(data.telemetry, key=lambda k: (places.get(k[1], 0), order.get(k[0], 0), k[2]))
+
+
+def table(data: Dataset) -> Table | None:
+    """One row per case and device (the CPU figures on each of its rows)."""
+    rows = [row for key in _keys(data) for row in _rows(key, data.telemetry[key])]
+    if not rows:
+        return None
+    return Table(
+        "CPU and devices while each case ran",
+        "case",
+        tuple(f"{name} ({unit})" if unit else name for name, _, _, unit in COLUMNS),
+        tuple(rows),
+        (CAPTION,),
+        name="telemetry",
+        stub_headers=("device",),
+        column_header="figure",
+        column_keys=tuple(
+            f"{'cpu' if source else 'dev'}_{metric}" for _, source, metric, _ in COLUMNS
+        ),
+    )
+
+
+def _rows(key: SeriesKey, seen: Telemetry) -> list[Row]:
+    label = f"{key[0]} · {key[1]} #{key[2]}"
+    devices = seen.devices or ("",)
+    return [
+        Row(label, tuple(_cell(seen, source or device, metric, unit)
+                         for _, source, metric, unit in COLUMNS), (device or "–",))
+        for device in devices
+    ]  # fmt: skip
+
+
+def _cell(seen: Telemetry, source: str, metric: str, unit: str) -> Cell:
+    value = seen.mean(source, metric) if source else None
+    if value is None:
+        return Cell(None, unit, "–")
+    digits = 2 if metric.endswith("await_ms") or metric == "queue" else 0
+    return Cell(value, unit, f"{value:,.{digits}f}")
+
+
+def charts(data: Dataset) -> list[Chart]:
+    """Per workload: the CPUs' busy share and the busiest device's utilisation over time,
+    one colour per set-up (its first repetition with telemetry)."""
+    found: list[Chart] = []
+    taken: set[str] = set()
+    colors = _colors(data)
+    firsts: dict[tuple[str, str], SeriesKey] = {}
+    for key in _keys(data):
+        firsts.setdefault((key[1], key[0]), key)
+    for workload in data.workloads():
+        keys = [key for (w, _), key in firsts.items() if w == workload]
+        series = [s for key in keys for s in _series(key, data.telemetry[key], colors)]
+        if any(len(s.x) > 1 for s in series):
+            found.append(_chart(workload, series, taken))
+    return found
+
+
+def _series(key: SeriesKey, seen: Telemetry, colors: dict[str, int]) -> list[Series]:
+    out = []
+    cpu = seen.series(CPU, "busy")
+    if cpu:
+        out.append(_line(f"{key[0]}: CPU busy", cpu, colors.get(key[0])))
+    top = seen.busiest()
+    if top is not None:
+        util = seen.series(top[0], "util")
+        shade = colors.get(key[0], 0) + len(colors)  # the device: the next colour along
+        out.append(_line(f"{key[0]}: {top[0]} util", util, shade))
+    return out
+
+
+def _line(
+    name: str, points: Sequence[tuple[int, float]], color: int | None, faint: bool = False
+) -> Series:
+    return Series(
+        name, tuple(t / 1000 for t, _ in points), tuple(v for _, v in points), color=color,
+        faint=faint,
+    )  # fmt: skip
+
+
+def _chart(workload: str, series: Sequence[Series], taken: set[str]) -> Chart:
+    return Chart(
+        _unique(f"telemetry-{slug(workload)}", taken),
+        "line",
+        f"CPU busy and device utilisation over time: {workload}",
+        Axis("time since the case started", "s", start_at_zero=True),
+        Axis("share of the time busy", "%", start_at_zero=True, span=(0.0, 105.0)),
+        tuple(series),
+        (),
+        "Sampled once a second beside fio: the CPUs the jobs may use (busy = all but idle "
+        "and iowait), and the set-up's busiest device (util = the share of the second it had "
+        "I/O in flight). One repetition per set-up.",
+    )
+
+
+def blocks(data: Dataset) -> tuple[Table | Chart, ...]:
+    """The "CPU and devices" section: the table and the charts, when any case has telemetry."""
+    found = table(data)
+    return () if found is None else (found, *charts(data))
+
+
+def flat_scaling(data: Dataset) -> list[Warning]:
+    """flat-scaling over the report's sweeps (analysis.scaling), with the cases' telemetry."""
+    points = [
+        Point(c.setup, c.workload, c.options, iops, data.telemetry.get(_key(c)))
+        for c in data.cases
+        if c.status == "ok" and (iops := case_value(c, "iops")) is not None
+    ]
+    return scaling.flat_scaling(points)
+
+
+def _key(case: Case) -> SeriesKey:
+    return (case.setup, case.workload, case.repetition)

@@ -1,0 +1,172 @@
+"""The sampler beside a local fio case: once a second, the allowed CPUs' times (psutil reads
+/proc/stat), fio's own CPU time (its processes, children of this one) and the set-up's
+devices' counters (/proc/diskstats), turned into per-second figures as iostat does:
+
+- CPU: each figure is the share of the allowed CPUs' time in that second; busy is all but
+  idle and iowait; fio is fio's processes' user + system time over the same CPU time.
+- device: util = time busy / the second; queue = (read time + write time) / the second
+  (the mean number of I/Os in flight; diskstats' weighted time, which psutil does not read,
+  counts the same thing); r_await / w_await = read / write time per I/O completed; iops =
+  reads + writes completed per second.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any, NamedTuple
+
+import psutil
+
+from iolab.targets import caches
+from iolab.targets import stack as stk
+from iolab.targets.environment import parse_cpulist
+from iolab.usage import CPU, Telemetry, UsagePoint
+
+INTERVAL_S = 1.0
+LAST_MIN_S = 0.5  # a last part-second shorter than this is not kept (too noisy)
+STARTUP_MS = 1000  # the first second holds fio's start-up (files laid out, jobs forked)
+IDLE_FIELDS = ("idle", "iowait")
+
+
+class _Snapshot(NamedTuple):
+    at: float
+    cpus: list[Any]
+    fio: float
+    disks: Mapping[str, Any]
+
+
+def allowed_cpus(options: Mapping[str, object]) -> tuple[int, ...]:
+    """The CPUs the case's jobs may use: cpus_allowed, else every CPU of the host."""
+    count = psutil.cpu_count() or 1
+    named = [c for c in parse_cpulist(str(options.get("cpus_allowed", ""))) if c < count]
+    return tuple(named) if named else tuple(range(count))
+
+
+def devices_of(paths: Iterable[Path]) -> tuple[str, ...]:
+    """The kernel names of the block devices under `paths` (the target's device and its
+    members), that /proc/diskstats counts."""
+    counted = set(psutil.disk_io_counters(perdisk=True, nowrap=True) or {})
+    found: list[str] = []
+    for path in paths:
+        try:
+            found += stk.tree_devices(caches.tree(path))
+        except OSError:
+            continue
+    return tuple(d for d in dict.fromkeys(found) if d in counted)
+
+
+def _fio_time(me: psutil.Process, allowed: set[int], seen: dict[int, float]) -> float:
+    """fio's CPU seconds so far on the allowed CPUs: this process's children's user + system
+    time, summed over every child seen (one that ended keeps its last figure). With
+    cpus_allowed, only the children pinned within those CPUs count (fio's jobs, not its
+    main process, which runs anywhere)."""
+    everywhere = len(allowed) >= (psutil.cpu_count() or 1)
+    try:
+        children = me.children(recursive=True)
+    except psutil.Error:
+        children = []
+    for child in children:
+        try:
+            if not everywhere and not set(child.cpu_affinity() or ()) <= allowed:
+                continue
+            times = child.cpu_times()
+        except psutil.Error:
+            continue
+        seen[child.pid] = times.user + times.system
+    return sum(seen.values())
+
+
+class Sampler:
+    """A thread that samples once a second while the case runs (a context manager)."""
+
+    def __init__(self, cpus: tuple[int, ...], devices: tuple[str, ...], skip_ms: int = 0) -> None:
+        self.cpus, self.devices, self.skip_ms = cpus, devices, skip_ms
+        self.points: list[UsagePoint] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="iolab-telemetry", daemon=True)
+        self._me = psutil.Process(os.getpid())
+        self._seen: dict[int, float] = {}
+        self._start = 0.0
+
+    def __enter__(self) -> Sampler:
+        self._start = time.monotonic()
+        self._last = self._snapshot()
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._stop.set()
+        self._thread.join()
+        now = self._snapshot()
+        if now.at - self._last.at >= LAST_MIN_S:
+            self._add(self._last, now)
+
+    def telemetry(self) -> Telemetry:
+        return Telemetry(self.cpus, self.devices, tuple(self.points), self.skip_ms)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(INTERVAL_S - (time.monotonic() - self._start) % INTERVAL_S):
+            now = self._snapshot()
+            self._add(self._last, now)
+            self._last = now
+
+    def _snapshot(self) -> _Snapshot:
+        cpus = psutil.cpu_times(percpu=True)
+        disks = psutil.disk_io_counters(perdisk=True, nowrap=True) or {}
+        chosen = [cpus[c] for c in self.cpus if c < len(cpus)]
+        wanted = {d: disks[d] for d in self.devices if d in disks}
+        fio = _fio_time(self._me, set(self.cpus), self._seen)
+        return _Snapshot(time.monotonic(), chosen, fio, wanted)
+
+    def _add(self, before: _Snapshot, after: _Snapshot) -> None:
+        at = round((after.at - self._start) * 1000)
+        self.points += [UsagePoint(at, CPU, m, v) for m, v in _cpu(before, after).items()]
+        seconds = after.at - before.at
+        for name, now in after.disks.items():
+            if name in before.disks:
+                figures = _device(before.disks[name], now, seconds)
+                self.points += [UsagePoint(at, name, m, v) for m, v in figures.items()]
+
+
+def _cpu(before: _Snapshot, after: _Snapshot) -> dict[str, float]:
+    """The allowed CPUs' shares of their time in the interval, percent."""
+    fields = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+    spent = dict.fromkeys(fields, 0.0)
+    for old, new in zip(before.cpus, after.cpus, strict=True):
+        for f in fields:
+            spent[f] += max(getattr(new, f, 0.0) - getattr(old, f, 0.0), 0.0)
+    total = sum(spent.values())
+    if total <= 0:
+        return {}
+    share = {f: 100 * v / total for f, v in spent.items()}
+    busy = 100 - sum(share[f] for f in IDLE_FIELDS)
+    fio = min(100 * max(after.fio - before.fio, 0.0) / total, 100.0)
+    return {
+        "busy": busy, "user": share["user"] + share["nice"], "system": share["system"],
+        "iowait": share["iowait"], "softirq": share["softirq"], "steal": share["steal"],
+        "fio": fio,
+    }  # fmt: skip
+
+
+def _device(old: Any, new: Any, seconds: float) -> dict[str, float]:
+    """iostat's figures for one device over `seconds`."""
+    reads, writes = new.read_count - old.read_count, new.write_count - old.write_count
+    read_ms, write_ms = new.read_time - old.read_time, new.write_time - old.write_time
+    busy_ms = new.busy_time - old.busy_time
+    return {
+        "util": min(100 * busy_ms / (seconds * 1000), 100.0),
+        "queue": (read_ms + write_ms) / (seconds * 1000),
+        "r_await_ms": read_ms / reads if reads else 0.0,
+        "w_await_ms": write_ms / writes if writes else 0.0,
+        "iops": (reads + writes) / seconds,
+    }

@@ -1,0 +1,44 @@
+"""A case's telemetry as the store keeps it: one row per figure per second, and the CPUs and
+devices watched (with the ramp left out of the means) as JSON on the case's row."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from iolab.errors import StoreError
+from iolab.store.check import RESTORE
+from iolab.usage import Telemetry, UsagePoint
+
+
+def watched(telemetry: Telemetry | None) -> str | None:
+    """The case row's `watched` column: None for a case without telemetry."""
+    if telemetry is None:
+        return None
+    return json.dumps(
+        {"cpus": list(telemetry.cpus), "devices": list(telemetry.devices),
+         "skip_ms": telemetry.skip_ms}
+    )  # fmt: skip
+
+
+def points(telemetry: Telemetry) -> list[tuple[int, str, str, float]]:
+    return [(p.time_ms, p.source, p.metric, p.value) for p in telemetry.points]
+
+
+def telemetry(
+    text: str, rows: Sequence[tuple[int, str, str, float]], where: Path | str
+) -> Telemetry:
+    """A stored case's telemetry, from its `watched` column and its rows (of the database
+    `where`, named in the error if they do not decode)."""
+    try:
+        found = json.loads(text)
+        cpus = tuple(int(c) for c in found["cpus"])
+        devices = tuple(str(d) for d in found["devices"])
+        skip = int(found.get("skip_ms", 0))
+        kept = tuple(UsagePoint(int(t), str(s), str(m), float(v)) for t, s, m, v in rows)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        raise StoreError(
+            f"{where} is damaged (a case's telemetry does not decode); {RESTORE}"
+        ) from None
+    return Telemetry(cpus, devices, kept, skip)
