@@ -18,6 +18,7 @@ from conftest import run_iolab
 from iolab.analysis import checks, scaling
 from iolab.analysis.scaling import Point
 from iolab.model import CaseMetrics
+from iolab.report import usage_view
 from iolab.runner import telemetry
 from iolab.store import Store
 from iolab.usage import CPU, Telemetry, UsagePoint, clause
@@ -147,6 +148,34 @@ def test_flat_scaling_needs_telemetry() -> None:
     warning, so such reports stay as they were."""
     points = [Point("s", "r", {"iodepth": d}, v) for d, v in ((1, 100.0), (2, 101.0))]
     assert scaling.flat_scaling(points) == []
+
+
+DEVICE_SWEEPS = [
+    # (level, IOPS on 1, 2, 4 devices; a warning expected)
+    ("raid0", [40_000, 45_000, 47_000], True),
+    ("raid0", [40_000, 78_000, 150_000], False),
+    ("raid1", [40_000, 41_000, 41_500], False),  # mirrors are not meant to add IOPS
+]
+
+
+@pytest.mark.parametrize(("level", "iops", "warned"), DEVICE_SWEEPS)
+def test_flat_scaling_over_device_count(level: str, iops: list[float], warned: bool) -> None:
+    """Set-ups alike but for their device count make a sweep; striped ones only."""
+    watched = seen({"busy": 45, "fio": 20}, {"loop0": {"util": 50}})
+    points = []
+    for count, value in zip((1, 2, 4), iops, strict=True):
+        definition = {"devices": ["/dev/x"] * count, "raid": "btrfs", "level": level}
+        devices, family = usage_view._devices(definition)
+        name = f"{level} of {count}"
+        points.append(
+            Point(name, "4k randread", {"rw": "randread"}, value, watched, devices, family)
+        )
+    found = scaling.flat_scaling(points)
+    assert [w.code for w in found] == (["flat-scaling"] if warned else [])
+    if warned:
+        message = found[0].message
+        assert "device_count 2 → 4" in message and "software is" in message
+        assert f"{level} of 1 / {level} of 2 / {level} of 4" in message
 
 
 # ---------------------------------------------------------------- real fio

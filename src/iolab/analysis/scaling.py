@@ -1,8 +1,8 @@
-"""`flat-scaling`, a check over a run's sweep: where doubling numjobs or iodepth gains under
-10% of IOPS (at a point with telemetry: a local case), say where the limit is, from the
-cases' telemetry: the CPUs the jobs may use (nearly saturated), the set-up's devices (fully
-utilised), or neither (software: the loop driver, the filesystem, a lock), with the
-figures."""
+"""`flat-scaling`, a check over a run's sweep: where doubling numjobs, iodepth or the number
+of devices (striped set-ups alike but for their device count) gains under 10% of IOPS (at a
+point with telemetry: a local case), say where the limit is, from the cases' telemetry: the
+CPUs the jobs may use (nearly saturated), the set-up's devices (fully utilised), or neither
+(software: the loop driver, the filesystem, a lock), with the figures."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from iolab.analysis.checks import CPU_BOUND_SHARE, DEVICE_SATURATED_PCT
 from iolab.model import Warning
 from iolab.usage import CPU, Telemetry
 
-AXES = ("numjobs", "iodepth")
+AXES = ("numjobs", "iodepth", "device_count")
 FLAT_GAIN = 0.10  # a doubling that gains less than this is flat
 
 
@@ -30,13 +30,16 @@ class Point:
     options: Mapping[str, Any]
     iops: float
     telemetry: Telemetry | None = None
+    devices: int | None = None  # the set-up's device count, when it names devices
+    family: str = ""  # the set-up's definition but its name and devices: alike set-ups share it
 
 
 def flat_scaling(points: Sequence[Point]) -> list[Warning]:
     """One warning per sweep (set-up, axis, the other options) that goes flat."""
     found = []
     for axis in AXES:
-        for (setup, _), sweep in _sweeps(points, axis).items():
+        for sweep in _sweeps(points, axis).values():
+            setup = " / ".join(dict.fromkeys(p.setup for v in sorted(sweep) for p in sweep[v]))
             warning = _flat(setup, axis, sweep)
             if warning is not None:
                 found.append(warning)
@@ -47,11 +50,12 @@ def _sweeps(points: Sequence[Point], axis: str) -> dict[tuple[str, str], dict[in
     """By (set-up, the other options): the cases at each value of `axis`."""
     out: dict[tuple[str, str], dict[int, list[Point]]] = {}
     for point in points:
-        value = _int(point.options.get(axis, 1))
+        value = point.devices if axis == "device_count" else _int(point.options.get(axis, 1))
         if value is None:
             continue
         rest = {k: v for k, v in point.options.items() if k != axis}
-        key = (point.setup, json.dumps(rest, sort_keys=True, default=str))
+        owner = point.family if axis == "device_count" else point.setup
+        key = (owner, json.dumps(rest, sort_keys=True, default=str))
         out.setdefault(key, {}).setdefault(value, []).append(point)
     return {key: sweep for key, sweep in out.items() if len(sweep) > 1}
 

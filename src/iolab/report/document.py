@@ -37,6 +37,7 @@ from iolab.report.data import Case, Dataset
 from iolab.report.model import (
     CHART_KINDS,
     UNITS,
+    WARNED_LEGEND,
     Cell,
     Row,
     Table,
@@ -52,6 +53,7 @@ from iolab.report.model import (
     setup_line,
     stat_cell,
     utc,
+    warned,
 )
 
 AUTO_LATENCY_MAX_WORKLOADS = 12
@@ -423,6 +425,7 @@ def _comparison(data: Dataset, metric: str) -> Table:
         "Each value is the median of its repetitions ± the half-width of the 95% confidence "
         "interval (Student's t).",
         change_legend(f"run {runs[0]}", any(c.repetition > 1 for c in data.cases)),
+        *([WARNED_LEGEND] if any(c.warnings for c in data.cases) else []),
     )
     return Table(
         "Comparison",
@@ -439,13 +442,14 @@ def _comparison(data: Dataset, metric: str) -> Table:
 def _compare_cells(cases: dict[int, list[Case]], runs: Sequence[int], metric: str) -> list[Cell]:
     values = {run: cell_values(cases[run], metric)[0] for run in runs}
     base = values[runs[0]]
-    cells = [_value_cell(base, metric)]
+    cells = [warned(_value_cell(base, metric), cases[runs[0]])]
     for run in runs[1:]:
-        cells.append(_value_cell(values[run], metric))
+        cells.append(warned(_value_cell(values[run], metric), cases[run]))
         if not base or not values[run]:
             cells += [Cell(None, "%", "n/a"), Cell(None, "", "n/a")]
             continue
-        cells += _change_cells(base, values[run])
+        change, verdict = _change_cells(base, values[run])
+        cells += [warned(change, [*cases[runs[0]], *cases[run]]), verdict]
     return cells
 
 

@@ -27,6 +27,7 @@ table.data th { background: #f4f6f8; text-align: left; }
 table.data td.num { text-align: right; white-space: nowrap; }
 td.unstable { outline: 2px solid #e0a800; outline-offset: -2px; }
 td.ns { color: #555; font-style: italic; background: #ececec; }
+td.warned { outline: 2px dashed #b00020; outline-offset: -2px; }
 tr.gap th, tr.gap td { text-align: center; color: #777; background: #fafafa; }
 .table-scroll { overflow-x: auto; }
 figure.chart { margin: 18px 0 28px; } figcaption { color: #555; font-size: 0.9em; }
@@ -136,6 +137,8 @@ def _cell(cell: Cell, spread: float) -> str:
         classes.append("unstable")
     if "not significant" in cell.flags:
         classes.append("ns")
+    if cell.warnings:
+        classes.append("warned")
     style = ""
     if cell.heat is not None and spread > 0 and "not significant" not in cell.flags:
         style = f' style="background:{_diverging((cell.heat - 100) / spread)}"'
@@ -160,6 +163,7 @@ def _tooltip(cell: Cell) -> str:
         parts.append("not significant: the 95% interval of the change includes 0")
     if "clamped" in cell.flags:
         parts.append("fio's percentile was above the maximum: shown as the maximum")
+    parts += [f"{w.code}: {w}" for w in cell.warnings]
     return "; ".join(parts)
 
 

@@ -18,11 +18,17 @@ from typing import Any
 
 from iolab.analysis.stats import Difference, Summary, compare, metric_for, summarize
 from iolab.errors import ReportError
+from iolab.model import Warning
 from iolab.store import CaseRow, RunRow
 from iolab.targets.facts import SetupFacts
 
 MB = 1_000_000
 UNSTABLE = "⚠"
+WARNED = "⚑"  # a cell resting on a case with a methodology warning: the codes follow it
+WARNED_LEGEND = (
+    f"{WARNED} marks a value iolab cannot vouch for: it rests on cases with the warnings named "
+    "after it (below: why, and what to do)."
+)
 WHERE_SHOWN = 6  # a warning names at most this many workloads that had it
 NOT_SIGNIFICANT = "n.s."
 UNITS = {"iops": "IOPS", "bw": "MB/s", "pct": "%"}
@@ -40,7 +46,8 @@ class Cell:
     summary: Summary | None = None
     difference: Difference | None = None
     heat: float | None = None  # a percentage of a baseline, for colours diverging at 100
-    flags: tuple[str, ...] = ()  # "unstable", "not significant", "failed"
+    flags: tuple[str, ...] = ()  # "unstable", "not significant", "failed"; warnings' codes
+    warnings: tuple[Warning, ...] = ()  # of the cases the cell rests on, one per code
 
 
 @dataclass(frozen=True)
@@ -138,6 +145,23 @@ def change_cell(base: Sequence[float], values: Sequence[float]) -> Cell:
     return Cell(change, "%", text, difference=diff, heat=100.0 + change, flags=flags)
 
 
+def warned(cell: Cell, cases: Sequence[CaseRow]) -> Cell:
+    """The cell marked with the warnings of the cases it rests on, where it is shown: its text
+    gets ⚑ and their codes, its flags the codes (the CSV's `flags`), and it keeps the
+    warnings (what and what to do, for a tooltip); the notes under the table say them in
+    full."""
+    found = {w.code: w for case in cases for w in case.warnings}
+    if not found or cell.value is None:
+        return cell
+    codes = tuple(found)
+    return replace(
+        cell,
+        text=f"{cell.text} {WARNED} {', '.join(codes)}",
+        flags=(*cell.flags, *codes),
+        warnings=tuple(found.values()),
+    )
+
+
 def cell_values(group: Sequence[CaseRow], metric: str) -> tuple[list[float], int]:
     """The ok repetitions' values of one cell, and how many failed."""
     values = [v for c in group if (v := case_value(c, metric)) is not None]
@@ -162,7 +186,8 @@ def results_table(
         for case in group:
             by_setup.setdefault(case.setup, []).append(case)
         found = {s: cell_values(by_setup.get(s, []), chosen) for s in setups}
-        rows.append(Row(name, _cells(found, setups, chosen, baseline), (UNITS[chosen],)))
+        cells = _cells(found, setups, chosen, baseline)
+        rows.append(Row(name, _marked(cells, by_setup, setups, baseline), (UNITS[chosen],)))
     columns: list[str] = []
     keys: list[str] = []
     for setup in setups:
@@ -195,6 +220,22 @@ def _cells(
         if baseline and setup != baseline:
             cells.append(change_cell(base, values))
     return tuple(cells)
+
+
+def _marked(
+    cells: Sequence[Cell],
+    by_setup: Mapping[str, Sequence[CaseRow]],
+    setups: Sequence[str],
+    baseline: str | None,
+) -> tuple[Cell, ...]:
+    """Each cell marked with its cases' warnings; a change with both sides' (a change
+    resting on a cached figure is no better than the figure)."""
+    resting: list[list[CaseRow]] = []
+    for setup in setups:
+        resting.append(list(by_setup.get(setup, [])))
+        if baseline and setup != baseline:
+            resting.append([*by_setup.get(baseline, []), *by_setup.get(setup, [])])
+    return tuple(warned(cell, cases) for cell, cases in zip(cells, resting, strict=True))
 
 
 def check_baseline(baseline: str | None, setups: Sequence[str], where: str) -> None:
@@ -282,6 +323,8 @@ def legend(cases: Sequence[CaseRow], baseline: str | None) -> list[str]:
             f"interval (Student's t); {UNSTABLE} marks a coefficient of variation over 10% "
             "(unstable)."
         )
+    if any(c.warnings for c in cases):
+        notes.append(WARNED_LEGEND)
     return notes
 
 

@@ -4,7 +4,9 @@ device's utilisation over time. Cases on fio servers have no telemetry and are l
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from iolab.analysis import scaling
 from iolab.analysis.scaling import Point
@@ -14,6 +16,8 @@ from iolab.report.data import Case, Dataset, SeriesKey
 from iolab.report.figures import _colors, _unique
 from iolab.report.model import Cell, Row, Table, case_value
 from iolab.usage import CPU, Telemetry
+
+STRIPED = frozenset({"0", "raid0", "10", "raid10", "striped"})
 
 COLUMNS = (
     ("CPU busy", CPU, "busy", "%"),
@@ -141,12 +145,31 @@ def blocks(data: Dataset) -> tuple[Table | Chart, ...]:
 
 def flat_scaling(data: Dataset) -> list[Warning]:
     """flat-scaling over the report's sweeps (analysis.scaling), with the cases' telemetry."""
+    definitions = {s.label: s.definition for s in data.setups}
     points = [
-        Point(c.setup, c.workload, c.options, iops, data.telemetry.get(_key(c)))
+        Point(
+            c.setup,
+            c.workload,
+            c.options,
+            iops,
+            data.telemetry.get(_key(c)),
+            *_devices(definitions.get(c.setup, {})),
+        )
         for c in data.cases
         if c.status == "ok" and (iops := case_value(c, "iops")) is not None
     ]
     return scaling.flat_scaling(points)
+
+
+def _devices(definition: Mapping[str, Any]) -> tuple[int | None, str]:
+    """A striped set-up's device count and its family (its definition but its name and
+    devices), so that set-ups alike but for their device count make a device_count sweep.
+    Mirrors and parity levels are left out: more devices there are not meant to add IOPS."""
+    devices = definition.get("devices")
+    if not isinstance(devices, list) or str(definition.get("level")) not in STRIPED:
+        return None, ""
+    rest = {k: v for k, v in definition.items() if k not in {"name", "devices", "device_count"}}
+    return len(devices), json.dumps(rest, sort_keys=True, default=str)
 
 
 def _key(case: Case) -> SeriesKey:
