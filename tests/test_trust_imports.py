@@ -86,6 +86,8 @@ def test_study_c_table_is_flagged_above_ceiling_and_cache_size(tmp_path: Path) -
             assert ("cache-size" in codes) == (test_mib < 4 * cache_mib), (setup, codes)
             if "cache-size" in codes:
                 assert f"{cache_mib:.1f} MiB" in codes["cache-size"], codes["cache-size"]
+                said = f"({test_mib:,} MiB)", f"at least {4 * cache_mib:,} MiB"
+                assert all(s in codes["cache-size"] for s in said), "two figures that differ"
     assert flagged >= 1, "study C's RAID0 of 4 writing 821 MB/s is above 4 x 170 MB/s"
     with Store(str(tmp_path / "c.db")) as store:
         definitions = {name: d for name, d, _ in store.setups(1)}

@@ -350,15 +350,26 @@ def cache_size(context: Context) -> Warning | None:
     if not context.cache_bytes or size is None:
         return None
     area = parse_size(size)
-    if area >= CACHE_SHARE * context.cache_bytes:
+    needed = CACHE_SHARE * context.cache_bytes
+    if area >= needed:
         return None
+    area_text, needed_text = _apart(area, needed)
     return Warning(
         "cache-size",
-        f"the test area ({human_bytes(area)}) is under {CACHE_SHARE}x the "
+        f"the test area ({area_text}) is under {CACHE_SHARE}x the "
         f"{human_bytes(context.cache_bytes)} cache the set-up declares: much of the I/O is "
         "served by the cache, not the disks.",
-        f"Use a size of at least {human_bytes(CACHE_SHARE * context.cache_bytes)}.",
+        f"Use a size of at least {needed_text}.",
     )
+
+
+def _apart(small: float, large: float) -> tuple[str, str]:
+    """Two sizes as people read them, in MiB where one decimal of the larger unit would make
+    them look equal (2,000 MB and 2 GiB are both "2.0 GiB")."""
+    said = human_bytes(small), human_bytes(large)
+    if said[0] != said[1]:
+        return said
+    return f"{small / 2**20:,.0f} MiB", f"{large / 2**20:,.0f} MiB"
 
 
 def fresh_device(context: Context) -> Warning | None:
