@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -199,8 +200,50 @@ def test_a_learning_battery_gets_the_cache_policy_warning(card: Card) -> None:
     assert "configured write-back, in effect write-through: the battery is learning" in done.stdout
     report = run_iolab("report", "--format", "markdown", cwd=card.workdir, check=True).stdout
     assert "in effect write-through: the battery is learning" in report
+    assert re.search(r"⚑ [^|]*cache-policy", report), "on the cell itself"
+    table = run_iolab("report", "--format", "csv", cwd=card.workdir, check=True).stdout
+    assert "cache-policy" in table.splitlines()[1].split(",")[-1], table
+    page = card.workdir / "r.html"
+    run_iolab("report", "--format", "html", "-o", str(page), cwd=card.workdir, check=True)
+    assert 'class="num warned" title="' in page.read_text()
+    assert "in effect write-through: the battery is learning" in page.read_text()
     env = environments(card.workdir / "iolab.db")["vd"]["controller"]
     assert env["vd"]["effective"]["write"] == "write-through"
+    assert card.vds()["/c0/v0"] == FIRST
+
+
+STUDY_E = (
+    PLAN.replace("[[setup]]", '[report]\nbaseline = "vd write-through"\n\n[[setup]]')
+    + """
+[[workload]]
+name = "4k randread"
+rw = "randread"
+bs = "4k"
+size = "8m"
+runtime = 1
+time_based = 1
+"""
+)
+
+
+@pytest.mark.fio
+@pytest.mark.root
+@needs_root()
+def test_study_e_ratio_table_from_one_plan(card: Card) -> None:
+    """Study E's table: write-back as a change against write-through, per workload, from one
+    plan whose axis is the card's write cache."""
+    text = STUDY_E.format(dev=card.dev, tool="storcli", vd="/c0/v0", policy=AXIS, runtime=1)
+    (card.workdir / "plan.toml").write_text(text)
+    run_iolab("run", "plan.toml", "--yes-destroy", card.dev, cwd=card.workdir, check=True)
+    out = card.workdir / "e.md"
+    run_iolab("report", "--format", "markdown", "-o", str(out), cwd=card.workdir, check=True)
+    report = out.read_text()
+    assert "change vs vd write-through" in report
+    rows = [
+        line for line in report.splitlines() if line.startswith(("| 4k randwrite", "| 4k randread"))
+    ]
+    assert len(rows) >= 2 and all(re.search(r"\| [+-]\d+\.\d%", row) for row in rows[:2]), rows
+    assert re.search(r"!\[[^]]*Change vs vd write-through[^]]*\]\([^)]*ratio[^)]*\.png\)", report)
     assert card.vds()["/c0/v0"] == FIRST
 
 
