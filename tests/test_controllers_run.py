@@ -67,6 +67,11 @@ class Card:
         return [c for c in calls if any(w.lower() in ("set", "-ldsetprop", "modify",
                                                       "setcache") for w in c)]  # fmt: skip
 
+    @property
+    def first(self) -> dict[str, Any]:
+        """/c0/v0 as the card had it before any test changed it."""
+        return {**FIRST, "device": self.dev}
+
     def plan(self, tool: str, vd: str, policy: str = AXIS, runtime: int = 1) -> str:
         text = PLAN.format(dev=self.dev, tool=tool, vd=vd, policy=policy, runtime=runtime)
         (self.workdir / "plan.toml").write_text(text)
@@ -79,10 +84,16 @@ def card(workdir: Path, loops: LoopDevs, tmp_path: Path, monkeypatch: pytest.Mon
         fake.reference_absent()
     folder = fake.install(tmp_path / "bin")
     state = tmp_path / "state.json"
+    dev = loops.make(32)
     fake.write_state(state, fake.default_state("storcli", "MegaCli", "ssacli", "arcconf"))
     monkeypatch.setenv("PATH", f"{folder}:{os.environ['PATH']}")
     monkeypatch.setenv(fake.STATE_ENV, str(state))
-    return Card(state, loops.make(32), workdir)
+    found = Card(state, dev, workdir)
+    vds = found.vds()
+    for vd in ("/c0/v0", "slot=0 ld 1"):  # the VDs whose tools name their block device
+        vds[vd]["device"] = dev
+    found.edit(vds=vds)
+    return found
 
 
 def environments(db: Path) -> dict[str, dict[str, Any]]:
@@ -114,7 +125,7 @@ def test_a_write_cache_axis_runs_both_set_ups_records_and_restores(card: Card) -
         assert recorded["vd"]["configured"]["write"] == write
         assert recorded["model"] == "PRAID EP420i" and recorded["cache_bytes"] == 2 * 1024**3
         assert recorded["before"] == {"write_cache": "write-back"}
-    assert card.vds()["/c0/v0"] == FIRST, "the card is back to its first policy"
+    assert card.vds()["/c0/v0"] == card.first, "the card is back to its first policy"
     assert ["storcli64", "/c0/v0", "set", "wrcache=wt", "nolog"] in card.sets()
     assert "cache-policy" not in done.stdout
     report = run_iolab("report", "--format", "markdown", cwd=card.workdir, check=True).stdout
@@ -133,7 +144,7 @@ def test_ctrl_c_restores_the_cards_policy(card: Card) -> None:
                             lambda: card.vds()["/c0/v0"]["write"] == "write-through")  # fmt: skip
     assert code == 130, err
     assert "Traceback" not in err
-    assert card.vds()["/c0/v0"] == FIRST
+    assert card.vds()["/c0/v0"] == card.first
 
 
 @pytest.mark.fio
@@ -155,7 +166,7 @@ def test_after_kill_9_the_next_command_restores_it(card: Card) -> None:
     runs = run_iolab("runs", cwd=card.workdir)
     assert runs.returncode == 0, runs.stderr
     assert "restored the cache policy of /c0/v0" in runs.stderr
-    assert card.vds()["/c0/v0"] == FIRST
+    assert card.vds()["/c0/v0"] == card.first
     again = run_iolab("runs", cwd=card.workdir)
     assert "restored" not in again.stderr, "restored once"
 
@@ -187,7 +198,7 @@ def test_a_policy_the_card_does_not_take_measures_nothing(
     with sqlite3.connect(card.workdir / "iolab.db") as con:
         raw = con.execute("SELECT raw_json FROM cases WHERE setup = 'vd write-through'").fetchone()
     assert raw == (None,), "nothing measured under the wrong policy"
-    assert card.vds()["/c0/v0"] == FIRST
+    assert card.vds()["/c0/v0"] == card.first
 
 
 @pytest.mark.fio
@@ -209,7 +220,7 @@ def test_a_learning_battery_gets_the_cache_policy_warning(card: Card) -> None:
     assert "in effect write-through: the battery is learning" in page.read_text()
     env = environments(card.workdir / "iolab.db")["vd"]["controller"]
     assert env["vd"]["effective"]["write"] == "write-through"
-    assert card.vds()["/c0/v0"] == FIRST
+    assert card.vds()["/c0/v0"] == card.first
 
 
 STUDY_E = (
@@ -244,7 +255,29 @@ def test_study_e_ratio_table_from_one_plan(card: Card) -> None:
     ]
     assert len(rows) >= 2 and all(re.search(r"\| [+-]\d+\.\d%", row) for row in rows[:2]), rows
     assert re.search(r"!\[[^]]*Change vs vd write-through[^]]*\]\([^)]*ratio[^)]*\.png\)", report)
-    assert card.vds()["/c0/v0"] == FIRST
+    assert card.vds()["/c0/v0"] == card.first
+
+
+@pytest.mark.fio
+@pytest.mark.root
+@needs_root()
+def test_a_vd_that_is_another_device_is_refused(card: Card) -> None:
+    """storcli names the VD's block device: when it is not the set-up's, nothing is set and
+    nothing is measured (a policy on one disk, fio on another)."""
+    vds = card.vds()
+    vds["/c0/v0"]["device"] = "/dev/sdb"
+    card.edit(vds=vds)
+    plan = card.plan("storcli", "/c0/v0")
+    done = run_iolab("run", plan, "--yes-destroy", card.dev, cwd=card.workdir)
+    assert done.returncode == 3 and "Traceback" not in done.stderr
+    said = f"storcli says /c0/v0 is /dev/sdb, but the set-up measures {card.dev}"
+    assert said in done.stdout, done.stdout
+    assert card.sets() == [], "nothing set"
+    with sqlite3.connect(card.workdir / "iolab.db") as con:
+        assert con.execute("SELECT count(*) FROM cases WHERE raw_json IS NOT NULL").fetchone() == (
+            0,
+        )
+    assert card.vds()["/c0/v0"] == {**FIRST, "device": "/dev/sdb"}
 
 
 OTHERS = [

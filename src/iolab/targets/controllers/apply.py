@@ -265,15 +265,17 @@ def applied(setup: Setup, hold: Hold) -> Iterator[Card | None]:
         if setup.drive_cache is not None and setup.layout is not None:
             stack.enter_context(_disk_cache(setup.layout.devices, setup.drive_cache, hold))
         if setup.controller is not None:
-            card = stack.enter_context(_card(setup.controller, hold))
+            devices = setup.layout.devices if setup.layout is not None else ()
+            card = stack.enter_context(_card(setup.controller, devices, hold))
         yield card
 
 
 @contextlib.contextmanager
-def _card(policy: CardPolicy, hold: Hold) -> Iterator[Card]:
+def _card(policy: CardPolicy, devices: tuple[str, ...], hold: Hold) -> Iterator[Card]:
     with tempfile.TemporaryDirectory(prefix="iolab-raid-tools-") as scratch:
         cwd = Path(scratch)
         card, vd = read(policy, cwd)
+        _check_device(policy, vd, devices)
         before: dict[str, str] = {}
         for key in policy.fields():
             now = current(card, vd, key)
@@ -291,6 +293,30 @@ def _card(policy: CardPolicy, hold: Hold) -> Iterator[Card]:
             if refused:
                 raise ControllerError(refused)
             yield Card(_facts(policy, card, vd, before), differs(vd, card), card.cache_bytes or 0)
+
+
+def _check_device(policy: CardPolicy, vd: VirtualDrive, devices: tuple[str, ...]) -> None:
+    """The VD is the set-up's device, where the tool names the VD's block device (storcli's
+    "OS Drive Name", ssacli's "Disk Name"): a policy set on one disk while fio measures
+    another would record a policy that was never measured."""
+    if vd.block_device is None or not devices:
+        return
+    if any(_same_device(vd.block_device, device) for device in devices):
+        return
+    named = ", ".join(devices)
+    raise ControllerError(
+        f"{policy.tool} says {policy.vd} is {vd.block_device}, but the set-up measures {named}; "
+        "name the VD's device in devices, or the VD of your device in controller.vd"
+    )
+
+
+def _same_device(one: str, other: str) -> bool:
+    """The same block device (by device number), or the same path where either is absent."""
+    try:
+        first, second = os.stat(one), os.stat(other)
+    except OSError:
+        return os.path.realpath(one) == os.path.realpath(other)
+    return first.st_rdev == second.st_rdev and first.st_rdev != 0
 
 
 @contextlib.contextmanager
