@@ -314,6 +314,31 @@ def test_the_set_and_restore_cycle_with_each_tool(
     assert recorded["vd"]["id"] == vd
 
 
+@pytest.mark.fio
+@pytest.mark.root
+@needs_root()
+def test_smart_array_cache_ratio_as_an_axis(card: Card) -> None:
+    """Smart Array's read/write split of its cache: each value set on the controller, read
+    back from its "Cache Ratio", recorded, and the first split restored."""
+    for other in ("storcli64", "storcli", "perccli", "perccli64", "MegaCli64", "MegaCli"):
+        (Path(os.environ["PATH"].split(":")[0]) / other).unlink()
+    plan = card.plan("ssacli", "slot=0 ld 1", 'cache_ratio = ["25/75", "75/25"]')
+    shown = run_iolab("show", plan, cwd=card.workdir, check=True).stdout
+    assert "ssacli ctrl slot=0 modify cacheratio=25/75" in shown
+    run_iolab("run", plan, "--yes-destroy", card.dev, cwd=card.workdir, check=True)
+    cases = stored_cases(card.workdir / "iolab.db")
+    assert [(c[0], c[3]) for c in cases] == [("vd cache 25/75", "ok"), ("vd cache 75/25", "ok")]
+    envs = environments(card.workdir / "iolab.db")
+    for name, read in (("vd cache 25/75", 25), ("vd cache 75/25", 75)):
+        recorded = envs[name]["controller"]
+        assert recorded["cache_ratio"] == {"read": read, "write": 100 - read}
+        assert recorded["before"] == {"cache_ratio": "10/90"}
+    calls = card.sets()
+    assert ["ssacli", "ctrl", "slot=0", "modify", "cacheratio=25/75"] in calls
+    assert calls[-1] == ["ssacli", "ctrl", "slot=0", "modify", "cacheratio=10/90"], "restored"
+    assert fake.read_state(card.state)["card"]["cache_ratio"] == [10, 90]
+
+
 # ------------------------------------------------------------- bad controller tables
 
 BAD_TABLE = """
@@ -326,6 +351,9 @@ devices = ["/dev/sdz"]
 rw = "randread"
 """
 BAD = [
+    ('controller = { tool = "ssacli", vd = "slot=0 ld 1", cache_ratio = "50/60" }',
+     "cache_ratio = '50/60' is not allowed; choose one of READ/WRITE percentages"),
+    ('controller = { tool = "ssacli", vd = "slot=0 ld 1", cache_ratio = 25 }', "cache_ratio"),
     ('controller = "storcli"', "controller is a table"),
     ('controller = { vd = "/c0/v0" }', "tool = None is not one of"),
     ('controller = { tool = "storcli64", vd = "/c0/v0" }', "tool = 'storcli64' is not one of"),

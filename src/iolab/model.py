@@ -77,6 +77,7 @@ class CardPolicy:
     read_ahead: str | None = None
     io_policy: str | None = None
     drive_cache: str | None = None
+    cache_ratio: str | None = None  # Smart Array's read/write split of its cache: "25/75"
 
     def fields(self) -> dict[str, str]:
         """The parts asked for, by their plan keys."""
@@ -85,6 +86,7 @@ class CardPolicy:
             "read_ahead": self.read_ahead,
             "io_policy": self.io_policy,
             "drive_cache": self.drive_cache,
+            "cache_ratio": self.cache_ratio,
         }
         return {key: value for key, value in asked.items() if value is not None}
 

@@ -27,7 +27,8 @@ CONTROLLER_KEYS = ("tool", "vd", *apply.FIELDS)
 SAID = {("read_ahead", "none"): "no read-ahead", ("io_policy", "direct"): "direct I/O",
         ("io_policy", "cached"): "cached I/O", ("drive_cache", "on"): "drive cache on",
         ("drive_cache", "off"): "drive cache off",
-        ("drive_cache", "default"): "drive cache default"}  # fmt: skip
+        ("drive_cache", "default"): "drive cache default",
+        **{("cache_ratio", r): f"cache {r}" for r in apply.RATIOS}}  # fmt: skip
 
 
 def setups(raw: object, top: Where, over: Overrides) -> tuple[Setup, ...]:

@@ -40,7 +40,8 @@ READ = ("read-ahead", "none", "adaptive")
 IO = ("direct", "cached")
 DRIVE = ("on", "off", "default")
 DISK_CACHE = ("write-back", "write-through")  # a plain disk's own, sysfs cache_type
-FIELDS = ("write_cache", "read_ahead", "io_policy", "drive_cache")
+FIELDS = ("write_cache", "read_ahead", "io_policy", "drive_cache", "cache_ratio")
+RATIOS = tuple(f"{read}/{100 - read}" for read in range(0, 101, 5))  # Smart Array's, read/write
 # Per tool: the VD's pattern, the program names searched on PATH, and the values each part
 # takes (a part a tool has no set command for is absent).
 TOOLS: dict[str, tuple[str, tuple[str, ...], dict[str, tuple[str, ...]]]] = {
@@ -54,7 +55,7 @@ TOOLS: dict[str, tuple[str, tuple[str, ...], dict[str, tuple[str, ...]]]] = {
                 {"write_cache": WRITE, "read_ahead": READ, "io_policy": IO,
                  "drive_cache": ("on", "off")}),
     "ssacli": (r"slot=\d{1,3} ld \d{1,4}", ("ssacli", "hpssacli", "hpacucli"),
-               {"write_cache": WRITE}),
+               {"write_cache": WRITE, "cache_ratio": RATIOS}),
     "arcconf": (r"\d{1,3} LOGICALDRIVE \d{1,4}", ("arcconf",),
                 {"write_cache": WRITE, "read_ahead": ("read-ahead", "none")}),
 }  # fmt: skip
@@ -96,7 +97,9 @@ def problem(tool: object, vd: object, fields: dict[str, object]) -> tuple[str, s
         if key not in takes:
             return key, f"{tool} has no set command for {key} here; leave it out"
         if value not in takes[key]:
-            return key, f"{key} = {value!r} is not allowed; choose one of {', '.join(takes[key])}"
+            choices = "READ/WRITE percentages in steps of 5 that add up to 100, e.g. '25/75'"
+            choose = choices if key == "cache_ratio" else ", ".join(takes[key])
+            return key, f"{key} = {value!r} is not allowed; choose one of {choose}"
     return None
 
 
@@ -125,6 +128,8 @@ def set_commands(policy: CardPolicy, key: str, value: str, prog: str = "") -> li
         return [[exe, "SETCACHE", str(numbers[0]), "LOGICALDRIVE", str(numbers[1]), mode,
                  "noprompt"]]  # fmt: skip
     slot = f"slot={numbers[0]}"
+    if key == "cache_ratio":
+        return [[exe, "ctrl", slot, "modify", f"cacheratio={value}"]]
     accelerator, unprotected = _SSA.get(value, (value, None))
     out = [[exe, "ctrl", slot, "ld", str(numbers[1]), "modify", f"arrayaccelerator={accelerator}"]]
     if unprotected is not None:
@@ -213,6 +218,9 @@ def read(policy: CardPolicy, cwd: Path) -> tuple[Controller, VirtualDrive]:
 def current(card: Controller, vd: VirtualDrive, key: str) -> str | None:
     """One part of the VD's configured policy, in the plan's words; None if not printed."""
     configured = vd.configured
+    if key == "cache_ratio":
+        ratio = card.cache_ratio
+        return f"{ratio.read}/{ratio.write}" if ratio else None
     if key == "drive_cache":
         found = vd.drive_cache or card.drive_cache
         return _DRIVE_WORDS.get(found) if found else None
