@@ -297,21 +297,19 @@ def recover(store: Store) -> list[str]:
         if process.alive(owner) is not False:
             continue
         left = store.leftovers(run_id)
-        removed = [_said(kind, where) for kind, where in left if _remove(kind, where)]
+        done = [(kind, where) for kind, where in left if _remove(kind, where)]
         for kind, where in left:
             store.drop_leftover(run_id, kind, where)
         store.finish_run(run_id, "interrupted")
-        what = f"; removed {', '.join(removed)}" if removed else ""
+        restored = [apply.restored_words(w) for k, w in done if k == apply.KIND]
+        removed = [w for k, w in done if k != apply.KIND]
+        what = "".join(f"; {text}" for text in restored)
+        what += f"; removed {', '.join(removed)}" if removed else ""
         said.append(
             f"run {run_id} was left running by process {owner.get('pid')}, which is gone: "
             f"marked interrupted{what}; resume with: iolab run --resume {run_id} --db {store.path}"
         )
     return said
-
-
-def _said(kind: str, path: str) -> str:
-    """What `_remove` did, in words: a path, or the policy it restored."""
-    return apply.restored_words(path) if kind == apply.KIND else path
 
 
 def _remove(kind: str, path: str) -> bool:
