@@ -357,8 +357,8 @@ def cache_size(context: Context) -> Warning | None:
     return Warning(
         "cache-size",
         f"the test area ({area_text}) is under {CACHE_SHARE}x the "
-        f"{human_bytes(context.cache_bytes)} cache the set-up declares: much of the I/O is "
-        "served by the cache, not the disks.",
+        f"{human_bytes(context.cache_bytes)} cache in front of the set-up (declared, or its "
+        "RAID card's): much of the I/O is served by the cache, not the disks.",
         f"Use a size of at least {needed_text}.",
     )
 
