@@ -6,20 +6,21 @@ window, per-host windows, the methodology checks)."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from iolab import names
-from iolab.analysis import checks
+from iolab.analysis import checks, reading
 from iolab.exchange.found import Job
 from iolab.exchange.logs import LOGS_ONLY
 from iolab.exchange.placed import Placed
-from iolab.fio import parse
 from iolab.fio.outcome import errno_words
-from iolab.model import Case, FioValue, Plan, Result, Setup, Warning, Window, Workload
-from iolab.runner.execute import steady_window
+from iolab.model import Case, FioValue, Plan, Result, Setup, Workload
+from iolab.targets import caches
 from iolab.units import parse_size
 
 UNKNOWN_CORES = 1 << 20  # the importing host's cores say nothing of the host that ran fio
@@ -183,50 +184,41 @@ def result(job: Job, case: Case, repeat: int = 1, facts: Facts = Facts()) -> Res
         start = ended - job.metrics.runtime_ms / 1000
         notes = job.notes if isinstance(job, Placed) else (LOGS_ONLY,)
         known = checks.Context(case.workload.options, job.metrics, **facts.of(case.setup))
-        found = tuple(w for w in _warnings(known) if w.code in FACT_CHECKS)
+        flagged = tuple(w for w in reading.warnings(known) if w.code in FACT_CHECKS)
         return Result(
-            status="ok", started_at=start, metrics=job.metrics, warnings=notes + found, **base
+            status="ok", started_at=start, metrics=job.metrics, warnings=notes + flagged, **base
         )
     document = {**job.header, "jobs": job.entries}
     raw = job.raw if job.raw is not None else json.dumps(document, indent=2)
-    whole = parse.metrics(document)
-    start = ended - whole.runtime_ms / 1000
-    if whole.error:
-        error = f"{errno_words(whole.error)} (fio's job {job.name!r} in {job.file})"
+    known = checks.Context(
+        case.workload.options, reading.NOTHING_YET, UNKNOWN_CORES, 0, repeat,
+        written_share=_written_share(job, ended), **facts.of(case.setup),
+    )  # fmt: skip
+    found = reading.read(document, known)
+    start = ended - found.whole.runtime_ms / 1000
+    if found.whole.error:
+        error = f"{errno_words(found.whole.error)} (fio's job {job.name!r} in {job.file})"
         return Result(status="failed", started_at=start, error=error, raw_json=raw, **base)
-    steady = parse.steady_state(document)
-    metrics = steady_window(whole, steady) if steady and steady.attained else whole
-    windows = (Window(whole, phase="job"),) if metrics is not whole else ()
-    context = checks.Context(
-        case.workload.options, whole, UNKNOWN_CORES, 0, repeat, steady=steady,
-        **facts.of(case.setup),
-    )  # fmt: skip
     return Result(
-        status="ok", started_at=start, metrics=metrics, raw_json=raw,
-        warnings=_warnings(context), windows=windows + _hosts(job), **base,
+        status="ok", started_at=start, metrics=found.metrics, raw_json=raw,
+        warnings=found.warnings, windows=found.windows, **base,
     )  # fmt: skip
 
 
-def _warnings(context: checks.Context) -> tuple[Warning, ...]:
-    """The methodology checks; none when the file's options are beyond what they read (a
-    runtime of "1m30s", say)."""
+def _written_share(job: Job, ended: float) -> float | None:
+    """How much of the file a read job read had been written, when the job named one file on
+    this host that nothing has written to since the job ended (its mtime is older): a
+    fallocated or sparse file then says now what it said then. None otherwise (unknown). The
+    file is only looked at (lstat, its extent map), never followed through a link or read."""
+    name = job.options.get("filename")
+    size = job.options.get("size")
+    if not isinstance(name, str) or ":" in name or not name.startswith("/") or size is None:
+        return None
     try:
-        return tuple(checks.case_warnings(context))
-    except (ValueError, TypeError):
-        return ()
-
-
-def _hosts(job: Job) -> tuple[Window, ...]:
-    """Client/server: each host's share of the job, as a window of its own."""
-    if not job.hosts:
-        return ()
-    by_host: dict[str, list[dict[str, Any]]] = {}
-    addresses = {str(e.get("hostname", "")) for e in job.entries}
-    for entry in job.entries:
-        host = str(entry.get("hostname", "?"))
-        if len(addresses) < len({(e.get("hostname"), e.get("port")) for e in job.entries}):
-            host = f"{host}:{entry.get('port')}"  # several servers on one address
-        by_host.setdefault(host, []).append(entry)
-    return tuple(
-        Window(parse.metrics({"jobs": entries}), host=host) for host, entries in by_host.items()
-    )
+        found = os.lstat(name)
+        area = parse_size(size)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(found.st_mode) or found.st_mtime > ended:
+        return None
+    return caches.written_share(Path(name), area)

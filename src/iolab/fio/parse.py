@@ -62,11 +62,17 @@ def metrics(data: Mapping[str, Any]) -> CaseMetrics:
 
 
 def by_host(data: Mapping[str, Any]) -> dict[str, CaseMetrics]:
-    """fio's client/server entries, host by host (their "hostname"); {} for one host's run."""
+    """fio's client/server entries, host by host (their "hostname", or "hostname:port" where
+    several servers share an address); {} for one host's run."""
+    entries = [job for job in data["jobs"] if "hostname" in job]
+    addresses = {str(job["hostname"]) for job in entries}
+    servers = {(str(job["hostname"]), job.get("port")) for job in entries}
     hosts: dict[str, list[Mapping[str, Any]]] = {}
-    for job in data["jobs"]:
-        if "hostname" in job:
-            hosts.setdefault(str(job["hostname"]), []).append(job)
+    for job in entries:
+        host = str(job["hostname"])
+        if len(servers) > len(addresses):
+            host = f"{host}:{job.get('port')}"  # several servers on one address
+        hosts.setdefault(host, []).append(job)
     return {host: metrics({"jobs": jobs}) for host, jobs in hosts.items()}
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from iolab.analysis import checks
+from iolab.analysis import checks, reading
 from iolab.errors import ControllerError, FioError, Interrupted, Stopped, TargetError
 from iolab.fio import jobfile, parse
 from iolab.fio.executor import Executor, HostLimits
@@ -422,27 +422,22 @@ def _result(
     problem = failure(outcome)
     if problem:
         return Result(status="failed", error=problem, raw_json=raw, **base)  # type: ignore[arg-type]
-    document = parse.load_json(outcome.json_text)
-    whole = parse.metrics(document)
-    steady = parse.steady_state(document)
-    metrics = steady_window(whole, steady) if steady and steady.attained else whole
-    windows: tuple[Window, ...] = (Window(whole, phase="job"),) if metrics is not whole else ()
-    windows += tuple(Window(m, host=host) for host, m in parse.by_host(document).items())
     interval = job.options.get("log_avg_msec")
     samples = parse.samples(outcome.log_files, int(interval)) if isinstance(interval, int) else []
     context = checks.Context(
-        job.options, whole, limits.cpus, limits.memory_bytes, known.repeat,
-        known.written_share, known.loop_cache, steady, known.target_state,
+        job.options, reading.NOTHING_YET, limits.cpus, limits.memory_bytes, known.repeat,
+        known.written_share, known.loop_cache, None, known.target_state,
         step.case.setup.cache_bytes or known.card_cache, known.ram_target,
         cache_policy=known.cache_policy, telemetry=seen,
     )  # fmt: skip
+    found = reading.read(parse.load_json(outcome.json_text), context)
     return Result(
         status="ok",
-        metrics=metrics,
+        metrics=found.metrics,
         raw_json=raw,
         samples=tuple(samples),
-        warnings=tuple(checks.case_warnings(context)),
-        windows=windows,
+        warnings=found.warnings,
+        windows=found.windows,
         target_state=known.target_state,
         telemetry=seen,
         **base,  # type: ignore[arg-type]
@@ -470,16 +465,3 @@ def _partial(outcome: Outcome, base: dict[str, object]) -> Result:
         windows=tuple(Window(m, host=host) for host, m in hosts.items()),
         **base,  # type: ignore[arg-type]
     )
-
-
-def steady_window(whole: CaseMetrics, steady: parse.SteadyState) -> CaseMetrics:
-    """The case's metrics over fio's steady window: its mean IOPS and bandwidth, shared out
-    over the directions as over the whole job; latency is the whole job's (fio keeps no
-    latency per window)."""
-    total_iops, total_bw = whole.total_iops or 1.0, whole.total_bw_bytes or 1.0
-    directions = tuple(
-        replace(d, iops=steady.iops_mean * d.iops / total_iops,
-                bw_bytes=steady.bw_mean * d.bw_bytes / total_bw)
-        for d in whole.directions
-    )  # fmt: skip
-    return replace(whole, directions=directions)

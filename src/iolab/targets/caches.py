@@ -65,7 +65,7 @@ def written_share(path: Path, size: int) -> float | None:
     """The share of the file's first `size` bytes that hold written data; None when it cannot
     be told (no such file, a device, a filesystem without FIEMAP)."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO in its place never blocks
     except OSError:
         return None
     try:

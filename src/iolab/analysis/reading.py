@@ -1,0 +1,66 @@
+"""One way from fio's JSON document to what iolab stores of a case: its metrics (over fio's
+steady window when the job asked for one and attained it), the whole job's and each host's
+windows, and the methodology checks over what is known of the case.
+
+The runner calls `read` for every case it measured; every importer calls it for every job it
+found in a fio document, with what it was told of the set-up (`iolab import --devices ...`);
+so a figure read from a file gets the same checks as the same job run here, where the facts
+they need are known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from iolab.analysis import checks
+from iolab.fio import parse
+from iolab.model import CaseMetrics, Warning, Window
+
+NOTHING_YET = CaseMetrics((), 0.0, 0.0, 0, 0)  # a Context's metrics before `read` fills them
+
+
+@dataclass(frozen=True)
+class Reading:
+    """A fio document, read."""
+
+    whole: CaseMetrics  # the whole job, as fio reports it
+    metrics: CaseMetrics  # what the case's figures are: the steady window's, or the whole job's
+    windows: tuple[Window, ...]  # the whole job's (when metrics is the steady window's), hosts'
+    warnings: tuple[Warning, ...]
+    steady: parse.SteadyState | None = None
+
+
+def read(document: Mapping[str, Any], known: checks.Context) -> Reading:
+    """`document` read, its checks run with `known` (the options and what is known of the
+    target and the host; its metrics and steady state are replaced by the document's)."""
+    whole = parse.metrics(document)
+    steady = parse.steady_state(document)
+    metrics = steady_window(whole, steady) if steady and steady.attained else whole
+    windows: tuple[Window, ...] = (Window(whole, phase="job"),) if metrics is not whole else ()
+    windows += tuple(Window(m, host=host) for host, m in parse.by_host(document).items())
+    context = replace(known, metrics=whole, steady=steady)
+    return Reading(whole, metrics, windows, warnings(context), steady)
+
+
+def warnings(context: checks.Context) -> tuple[Warning, ...]:
+    """The methodology checks; none when the options are beyond what they read (a runtime of
+    "1m30s" in an imported file, say)."""
+    try:
+        return tuple(checks.case_warnings(context))
+    except (ValueError, TypeError):
+        return ()
+
+
+def steady_window(whole: CaseMetrics, steady: parse.SteadyState) -> CaseMetrics:
+    """The case's metrics over fio's steady window: its mean IOPS and bandwidth, shared out
+    over the directions as over the whole job; latency is the whole job's (fio keeps no
+    latency per window)."""
+    total_iops, total_bw = whole.total_iops or 1.0, whole.total_bw_bytes or 1.0
+    directions = tuple(
+        replace(d, iops=steady.iops_mean * d.iops / total_iops,
+                bw_bytes=steady.bw_mean * d.bw_bytes / total_bw)
+        for d in whole.directions
+    )  # fmt: skip
+    return replace(whole, directions=directions)
