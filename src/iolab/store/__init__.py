@@ -13,10 +13,9 @@ from typing import Any
 
 from iolab.errors import StoreError
 from iolab.model import Direction, DirectionMetrics, Origin, Plan, Result
-from iolab.store import check, usage_rows
+from iolab.store import check, dumps, usage_rows
 from iolab.store import rows as decode
 from iolab.store.check import BUSY_TIMEOUT_S, reads
-from iolab.store.dumps import Dumps
 from iolab.store.rows import PLAN_ORIGIN, CaseRow, CaseSample, RunRow
 from iolab.store.schema import (
     APPLICATION_ID,
@@ -30,7 +29,7 @@ from iolab.usage import Telemetry
 __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "CaseRow", "CaseSample", "RunRow", "Store"]
 
 
-class Store(Dumps):
+class Store:
     """One SQLite file. Use as a context manager, or call close().
 
     `create`: a missing (or empty) file becomes a new database (else it is an error).
@@ -228,6 +227,17 @@ class Store(Dumps):
         """Runs marked running, with the process that claimed them."""
         rows = self.db.execute("SELECT id, owner FROM runs WHERE status = 'running' ORDER BY id")
         return [(int(r[0]), json.loads(r[1])) for r in rows]
+
+    @reads
+    def dump(self, run_id: int) -> dict[str, list[dict[str, Any]]]:
+        """Every stored row of one run, as `iolab export --format json` writes it."""
+        self.run(run_id)  # a missing run is one plain error
+        return dumps.dump(self.db, run_id)
+
+    def restore(self, tables: Mapping[str, Sequence[Mapping[str, Any]]], origin: Origin) -> int:
+        """One run as `dump` gave it (an export), under a new id and with `origin`."""
+        with self._writing():
+            return dumps.restore(self.db, tables, origin)
 
     def save(self, run_id: int, result: Result, workload_position: int) -> None:
         """Store one finished case, its metrics and samples, in one transaction."""

@@ -1,5 +1,5 @@
 """A run as plain rows and back: what `iolab export --format json` writes and `iolab import`
-of such a file restores (a mixin of the Store)."""
+of such a file restores (the Store's `dump` and `restore` call these)."""
 
 from __future__ import annotations
 
@@ -7,73 +7,57 @@ import dataclasses
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
-from pathlib import Path
 from typing import Any
 
 from iolab.model import Origin
-from iolab.store.check import reads
-from iolab.store.rows import RunRow
 
 
-class Dumps:
-    """What the Store offers that dump and restore need."""
+def dump(db: sqlite3.Connection, run_id: int) -> dict[str, list[dict[str, Any]]]:
+    """Every stored row of one run (its JSON columns decoded): runs, setups, cases, metrics,
+    samples and telemetry of every window, in stored order."""
+    where = "case_id IN (SELECT id FROM cases WHERE run_id = ?)"
+    queries = {
+        "runs": "SELECT * FROM runs WHERE id = ?",
+        "setups": "SELECT * FROM setups WHERE run_id = ? ORDER BY position",
+        "cases": "SELECT * FROM cases WHERE run_id = ? ORDER BY id",
+        "metrics": f"SELECT * FROM metrics WHERE {where} ORDER BY rowid",
+        "samples": f"SELECT * FROM samples WHERE {where} ORDER BY rowid",
+        "telemetry": f"SELECT * FROM telemetry WHERE {where} ORDER BY rowid",
+    }
+    return {
+        table: [_decoded(dict(row)) for row in db.execute(query, (run_id,))]
+        for table, query in queries.items()
+    }
 
-    db: sqlite3.Connection
-    path: Path
 
-    def run(self, run_id: int | None = None) -> RunRow:
-        raise NotImplementedError
+def restore(
+    db: sqlite3.Connection, tables: Mapping[str, Sequence[Mapping[str, Any]]], origin: Origin
+) -> int:
+    """One run as `dump` gave it (from an export), under a new id and with `origin`; case ids
+    are the `id`s of its cases, which its metrics, samples and telemetry name (an export
+    from before telemetry has none)."""
+    run_id = _insert(db, "runs", tables["runs"][0], {})
+    db.execute(
+        "UPDATE runs SET origin = ? WHERE id = ?", (json.dumps(dataclasses.asdict(origin)), run_id)
+    )
+    for setup in tables["setups"]:
+        _insert(db, "setups", setup, {"run_id": run_id})
+    ids = {case["id"]: _insert(db, "cases", case, {"run_id": run_id}) for case in tables["cases"]}
+    for table in ("metrics", "samples", "telemetry"):
+        for row in tables.get(table, ()):
+            _insert(db, table, row, {"case_id": ids[row["case_id"]]})
+    return run_id
 
-    def _writing(self) -> AbstractContextManager[None]:
-        raise NotImplementedError
 
-    @reads
-    def dump(self, run_id: int) -> dict[str, list[dict[str, Any]]]:
-        """Every stored row of one run (its JSON columns decoded): runs, setups, cases,
-        metrics and samples of every window, in stored order."""
-        self.run(run_id)  # a missing run is one plain error
-        where = "case_id IN (SELECT id FROM cases WHERE run_id = ?)"
-        queries = {
-            "runs": "SELECT * FROM runs WHERE id = ?",
-            "setups": "SELECT * FROM setups WHERE run_id = ? ORDER BY position",
-            "cases": "SELECT * FROM cases WHERE run_id = ? ORDER BY id",
-            "metrics": f"SELECT * FROM metrics WHERE {where} ORDER BY rowid",
-            "samples": f"SELECT * FROM samples WHERE {where} ORDER BY rowid",
-            "telemetry": f"SELECT * FROM telemetry WHERE {where} ORDER BY rowid",
-        }
-        return {
-            table: [_decoded(dict(row)) for row in self.db.execute(query, (run_id,))]
-            for table, query in queries.items()
-        }
-
-    def restore(self, tables: Mapping[str, Sequence[Mapping[str, Any]]], origin: Origin) -> int:
-        """One run as `dump` gave it (from an export), under a new id and with `origin`; case
-        ids are the `id`s of its cases, which its metrics and samples name."""
-        with self._writing():
-            run_id = self._insert("runs", tables["runs"][0], {})
-            self.db.execute(
-                "UPDATE runs SET origin = ? WHERE id = ?",
-                (json.dumps(dataclasses.asdict(origin)), run_id),
-            )
-            for setup in tables["setups"]:
-                self._insert("setups", setup, {"run_id": run_id})
-            ids = {case["id"]: self._insert("cases", case, {"run_id": run_id})
-                   for case in tables["cases"]}  # fmt: skip
-            for table in ("metrics", "samples"):
-                for row in tables[table]:
-                    self._insert(table, row, {"case_id": ids[row["case_id"]]})
-            return run_id
-
-    def _insert(self, table: str, row: Mapping[str, Any], owner: Mapping[str, int]) -> int:
-        """One row of `table`: the RESTORED columns from `row`, and the run or case it is of."""
-        columns = (*owner, *RESTORED[table])
-        values = (*owner.values(), *(_encoded(c, row.get(c)) for c in RESTORED[table]))
-        marks = ", ".join("?" for _ in columns)
-        cursor = self.db.execute(
-            f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", values
-        )
-        return int(cursor.lastrowid or 0)
+def _insert(
+    db: sqlite3.Connection, table: str, row: Mapping[str, Any], owner: Mapping[str, int]
+) -> int:
+    """One row of `table`: the RESTORED columns from `row`, and the run or case it is of."""
+    columns = (*owner, *RESTORED[table])
+    values = (*owner.values(), *(_encoded(c, row.get(c)) for c in RESTORED[table]))
+    marks = ", ".join("?" for _ in columns)
+    cursor = db.execute(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", values)
+    return int(cursor.lastrowid or 0)
 
 
 # The columns `restore` writes, per table (ids and the run/case they belong to are its own).
@@ -87,13 +71,14 @@ RESTORED: dict[str, tuple[str, ...]] = {
     "cases": (
         "case_key", "setup", "workload", "workload_position", "repetition", "options", "status",
         "error", "started_at", "ended_at", "usr_cpu", "sys_cpu", "job_runtime_ms", "job_file",
-        "raw_json", "warnings", "target_state",
+        "raw_json", "warnings", "target_state", "watched",
     ),
     "metrics": (
         "phase", "round", "host", "direction", "iops", "bw_bytes", "io_bytes", "runtime_ms",
         "lat_mean_ns", "lat_max_ns", "percentiles_ns",
     ),
     "samples": ("phase", "round", "host", "metric", "direction", "time_ms", "value"),
+    "telemetry": ("time_ms", "source", "metric", "value"),
 }  # fmt: skip
 JSON_COLUMNS = (
     "overrides", "environment", "owner", "origin", "definition", "options", "warnings",
