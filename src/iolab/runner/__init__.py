@@ -15,7 +15,8 @@ from iolab.runner.campaign import (
     rejected_workload,
     resolve,
 )
-from iolab.runner.execute import Listener, execute, recover, run_step, start
+from iolab.runner.execute import execute, recover, run_step, start
+from iolab.runner.listener import Listener
 
 __all__ = [
     "Campaign",

@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
 
 from iolab.analysis import checks, reading
 from iolab.errors import ControllerError, FioError, Interrupted, Stopped, TargetError
@@ -23,10 +22,10 @@ from iolab.fio import jobfile, parse
 from iolab.fio.executor import Executor, HostLimits
 from iolab.fio.hosts import Cluster
 from iolab.fio.outcome import Outcome, failure
-from iolab.fio.parse import Status
-from iolab.model import HOST_LOST, Case, CaseMetrics, Result, Setup, Warning, Window
+from iolab.model import HOST_LOST, CaseMetrics, Result, Setup, Warning, Window
 from iolab.runner import precondition, telemetry
 from iolab.runner.campaign import Campaign, Step, largest, mountpoint
+from iolab.runner.listener import Listener
 from iolab.runner.repeats import Repeats
 from iolab.runner.search import Search
 from iolab.store import Store
@@ -43,16 +42,6 @@ TIMEOUT_MARGIN_S = 600
 
 class HostsLost(FioError):
     """A host sent no result and the plan says to stop (on_host_lost = "stop")."""
-
-
-class Listener(Protocol):
-    """What the runner tells whoever shows progress."""
-
-    def note(self, line: str) -> None: ...
-
-    def case_started(self, index: int, total: int, case: Case, eta_s: float) -> None: ...
-    def status(self, status: Status) -> None: ...
-    def case_finished(self, result: Result) -> None: ...
 
 
 class Ledger:

@@ -6,18 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from iolab.analysis import stats, steady
 from iolab.model import Case, Setup, SteadyRounds
 from iolab.runner import precondition
 from iolab.runner.campaign import Campaign, Step
+from iolab.runner.listener import Listener
 from iolab.store import Store
 from iolab.targets.facts import JSONDict
 from iolab.targets.path import Prepared
-
-if TYPE_CHECKING:
-    from iolab.runner.execute import Listener
 
 
 class Repeats:

@@ -11,19 +11,17 @@ import contextlib
 import statistics
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from iolab.analysis import peak, stats
 from iolab.analysis.peak import Point
 from iolab.model import Case, Workload
 from iolab.runner import precondition
 from iolab.runner.campaign import Campaign, Step, host_problem
+from iolab.runner.listener import Listener
 from iolab.store import CaseRow, Store
 from iolab.targets.facts import JSONDict
 from iolab.targets.path import Prepared
-
-if TYPE_CHECKING:
-    from iolab.runner.execute import Listener
 
 MIXED = ("rw", "readwrite", "randrw")
 
