@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import logging
 import shlex
 import sys
 import time
@@ -22,6 +23,7 @@ from iolab.report import document as report_document
 from iolab.report import env_text
 from iolab.report import model as report_model
 from iolab.report import output as report_output
+from iolab.store import RunRow
 from iolab.terminal_ui import TerminalUi
 from iolab.version import __version__
 
@@ -135,15 +137,36 @@ def ui() -> TerminalUi:
     return TerminalUi(Console(highlight=False, emoji=False), err)
 
 
+class _Said(logging.Formatter):
+    """A log record as one line on stderr, its names shown safely."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return f"iolab: {one_line(record.getMessage())}"
+
+
+def _verbose() -> None:
+    """`-v`: each command iolab runs (fio, mkfs, mount, mdadm, a RAID card's tool), said on
+    stderr before it runs."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Said())
+    logger = logging.getLogger("iolab")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+
+
 @click.group(cls=Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="iolab")
-def main() -> None:
+@click.option("-v", "--verbose", is_flag=True,
+              help="Say on stderr each command iolab runs (fio, mkfs, mount...).")  # fmt: skip
+def main(verbose: bool) -> None:
     """iolab: a storage evaluation lab in one command.
 
     Plans name set-ups and workloads; iolab drives fio on each, keeps every result in
     SQLite and renders comparison tables. With no arguments, 'iolab run' runs the quick
     preset on a test file in the current directory.
     """
+    if verbose:
+        _verbose()
 
 
 plan_options = options(
@@ -209,12 +232,17 @@ def peak(db: str, **given: Any) -> None:
 @plan_options
 @click.option("--fio", "show_fio", is_flag=True, help="Print the exact fio job files.")
 @click.option("--toml", "as_toml", is_flag=True, help="Print the plan's TOML (a preset's) to copy.")
+@click.option("--json", "as_json", is_flag=True, help="Print set-ups and cases as JSON.")
 def show(plan_file: str | None, preset: str | None, show_fio: bool, **flags: Any) -> None:
     """Print a plan's expanded matrix, one line per case; runs nothing."""
     if flags.pop("as_toml"):
         echo(app.plan_toml(plan_file, preset), nl=False)
         return
+    as_json = flags.pop("as_json")
     the_plan = app.load_plan(plan_file, preset, _overrides(**flags))
+    if as_json:
+        echo(plan.matrix_json(the_plan, app.provision_commands(the_plan)), nl=False)
+        return
     for name, commands in app.provision_commands(the_plan):
         echo(f"# set-up {name!r} is built and torn down with:")
         for command in commands:
@@ -251,9 +279,13 @@ output_options = options(
 
 @main.command()
 @db_option
-def runs(db: str) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print them as JSON, for scripts.")
+def runs(db: str, as_json: bool) -> None:
     """List the runs stored in the database."""
     rows = app.runs(db, ui())
+    if as_json:
+        echo(json.dumps([_run_json(r) for r in rows], indent=2, ensure_ascii=False))
+        return
     if not rows:
         echo(f"{db} holds no runs yet")
     for r in rows:
@@ -262,6 +294,15 @@ def runs(db: str) -> None:
         host = one_line(str(r.environment.get("hostname", "?")))
         echo(f"{r.id:>4}  {started}  {one_line(r.plan_name):<22} {r.status:<11} "
                    f"{r.tally(r.done)} cases{failed}  {host}")  # fmt: skip
+
+
+def _run_json(run: RunRow) -> dict[str, object]:
+    return {
+        "id": run.id, "plan": run.plan_name, "status": run.status,
+        "started_at": run.started_at, "ended_at": run.ended_at,
+        "cases_planned": run.case_count, "cases_done": run.done, "cases_failed": run.failed,
+        "host": run.environment.get("hostname"), "origin": run.origin.kind,
+    }  # fmt: skip
 
 
 @main.command()

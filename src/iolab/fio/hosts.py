@@ -14,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import json
+import logging
 import re
+import shlex
 import subprocess
 import time
 from collections.abc import Callable, Sequence
@@ -27,6 +29,8 @@ from iolab.fio import local
 from iolab.fio.executor import JOB_FILE, HostLimits
 from iolab.fio.outcome import Outcome
 from iolab.fio.parse import ParseError, Status, load_json, metrics
+
+log = logging.getLogger(__name__)  # `iolab -v` shows what it ran
 
 DEFAULT_PORT = 8765
 ALL_CLIENTS = "All clients"
@@ -277,6 +281,7 @@ def _read(path: Path) -> str:
 
 
 def _start(command: list[str], base: Path) -> subprocess.Popen[bytes]:
+    log.info("ran: %s", shlex.join(command))
     with base.with_suffix(".out").open("wb") as out, base.with_suffix(".err").open("wb") as err:
         return subprocess.Popen(
             local.guarded(command), stdin=subprocess.PIPE, stdout=out, stderr=err,

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -14,6 +16,8 @@ from pathlib import Path
 
 from iolab.fio.outcome import Outcome
 from iolab.fio.parse import Status, status_line
+
+log = logging.getLogger(__name__)  # `iolab -v` shows what it ran
 
 STOP_GRACE_S = 5.0
 
@@ -44,6 +48,7 @@ def run(
         "--eta-newline=1",
         str(job_file),
     ]
+    log.info("ran: %s", shlex.join(command))
     with errors.open("wb") as stderr:
         child = subprocess.Popen(
             guarded(command),

@@ -14,7 +14,7 @@ from iolab.plan.load import (
     preset_names,
     preset_text,
 )
-from iolab.plan.matrix import matrix_lines
+from iolab.plan.matrix import matrix_json, matrix_lines
 from iolab.plan.workloads import BUILTIN_DEFAULTS
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "load_file",
     "load_preset",
     "locate",
+    "matrix_json",
     "matrix_lines",
     "parse_plan",
     "preset_names",

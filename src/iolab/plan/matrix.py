@@ -1,6 +1,10 @@
-"""A plan's matrix as text: one line per case, under the options each [[workload]] shares."""
+"""A plan's matrix as text (one line per case, under the options each [[workload]] shares),
+or as JSON for scripts."""
 
 from __future__ import annotations
+
+import json
+from collections.abc import Sequence
 
 from iolab.model import Plan, Workload
 
@@ -29,3 +33,27 @@ def matrix_lines(plan: Plan) -> list[str]:
     for number, case in enumerate(plan.cases(), start=1):
         lines.append(f"{number:>4}  {case.setup.name}  {case.workload.name}  #{case.repetition}\n")
     return lines
+
+
+def matrix_json(plan: Plan, commands: Sequence[tuple[str, list[list[str]]]]) -> str:
+    """What `iolab show --json` prints: the set-ups (their definitions and the commands that
+    build and tear them down, as argument lists) and every case with its fio options."""
+    built = dict(commands)
+    out = {
+        "plan": plan.name,
+        "setups": [
+            {"name": s.name, "definition": s.definition(), "commands": built.get(s.name, [])}
+            for s in plan.setups
+        ],
+        "cases": [
+            {
+                "number": number,
+                "setup": case.setup.name,
+                "workload": case.workload.name,
+                "repetition": case.repetition,
+                "options": dict(case.workload.options),
+            }
+            for number, case in enumerate(plan.cases(), start=1)
+        ],
+    }
+    return json.dumps(out, indent=2, ensure_ascii=False, default=str) + "\n"

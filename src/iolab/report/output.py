@@ -12,13 +12,13 @@ from pathlib import Path
 from iolab import outputs
 from iolab.errors import ReportError
 from iolab.report import csv as csv_format
-from iolab.report import html, markdown, mpl_render, terminal
+from iolab.report import html, json_format, markdown, mpl_render, terminal
 from iolab.report.charts import Chart
 from iolab.report.document import Document
 from iolab.report.mpl_render import ImageFormat
 from iolab.units import human_bytes
 
-DOCUMENT_FORMATS = ("table", "markdown", "csv", "html")
+DOCUMENT_FORMATS = ("table", "markdown", "csv", "html", "json")
 PARALLEL_FROM, PARALLEL_WORKERS = 6, 4  # images drawn on several CPUs from 6 charts on
 
 
@@ -58,6 +58,8 @@ def render(document: Document, fmt: str, output: str = "-", image_format: str = 
         return Rendered(csv_format.render(document.main_table()))
     if fmt == "html":
         return Rendered(html.render_document(document))
+    if fmt == "json":
+        return Rendered(json_format.render_document(document))
     if fmt == "markdown":
         if output == "-":
             return Rendered(markdown.render_document(document))

@@ -8,7 +8,9 @@ stage it started, in reverse, also on failure and Ctrl-C. Devices are checked by
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import shlex
 import signal
 import subprocess
 import threading
@@ -35,6 +37,8 @@ from iolab.targets.recipe import (
     top_device,
     validate,
 )
+
+log = logging.getLogger(__name__)  # `iolab -v` shows what it ran
 
 __all__ = ["Built", "LogEntry", "build", "capacity", "commands", "validate"]
 
@@ -122,6 +126,7 @@ class _Runner:
         if step.queue is not None:
             self._write(step, phase)
             return
+        log.info("ran: %s", shlex.join(step.argv))
         try:
             done = subprocess.run(
                 list(step.argv),

@@ -17,8 +17,10 @@ from __future__ import annotations
 import contextlib
 import glob
 import json
+import logging
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -32,6 +34,8 @@ from iolab.model import CardPolicy, Setup
 from iolab.targets.controllers.model import Controller, DriveCache, JSONDict, VirtualDrive, differs
 from iolab.targets.controllers.probe import READERS, label_of, run_tool
 from iolab.targets.provision import _sigint_deferred
+
+log = logging.getLogger(__name__)  # `iolab -v` shows what it ran
 
 TIMEOUT_S = 60.0
 KIND = "controller"  # the ledger's kind for what to restore
@@ -185,6 +189,7 @@ class Card:
 def _run(argv: list[str], label: str, cwd: Path) -> None:
     """Run one set command; a ControllerError when it fails (its output is not quoted)."""
     shown = " ".join(argv[1:])
+    log.info("ran: %s", shlex.join(argv))
     try:
         done = subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
                               timeout=TIMEOUT_S, check=False)  # fmt: skip

@@ -12,6 +12,8 @@ found, not an error.
 
 from __future__ import annotations
 
+import logging
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -22,6 +24,8 @@ from pathlib import Path
 from iolab.errors import ControllerError
 from iolab.targets.controllers import arcconf, megacli, ssacli, storcli
 from iolab.targets.controllers.model import UNREPORTED, Controller, JSONDict
+
+log = logging.getLogger(__name__)  # `iolab -v` shows what it ran
 
 TOOL_TIMEOUT_S = 30.0
 MAX_QUERIES = 64  # per-VD and per-controller commands one probe may run
@@ -77,6 +81,7 @@ def label_of(family: str, program: str) -> str:
 def run_tool(program: str, args: list[str], label: str, cwd: Path, timeout_s: float) -> str:
     """What `program args` printed on stdout; a ControllerError when it cannot run or hangs."""
     command = " ".join(args)
+    log.info("ran: %s", shlex.join([program, *args]))
     try:
         done = subprocess.run(
             [program, *args],
