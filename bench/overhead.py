@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
-"""Does iolab change what fio measures? One case (4k randread, QD32), iolab vs plain fio.
+"""Does iolab change what fio measures, and what does it add to each case's time?
 
-Runs the same fio job as plain `fio`, then through `iolab run`, then plain `fio` again, round
-after round, so that drift of the machine hits both alike. Per round it prints iolab's IOPS over
-the mean of the two fio runs around it, and fio's second run over its first: the noise floor of
-this machine. Target: iolab/fio within 1% of 1.00, judged on the 95% interval of the mean
-ratio. Also prints the whole-process wall time ratio.
+Default (one case, 4k randread QD32): the same fio job as plain `fio`, then through `iolab
+run`, then plain `fio` again, round after round, so that drift of the machine hits both
+alike. Per round it prints iolab's IOPS over the mean of the two fio runs around it, and
+fio's second run over its first: the noise floor of this machine. Target: iolab/fio within 1%
+of 1.00, judged on the 95% interval of the mean ratio. `--engine null` runs fio's null engine
+(no device: the lowest-noise target, where a disk's own +-30% cannot hide 1%).
+
+`--matrix`: the 24 cases of a typical plan (read, write, randread, randwrite x iodepth 1, 8,
+32 x numjobs 1, 2; 4k, 256 MiB), as one `iolab run` and as a plain loop of fio over the same
+job files (what `iolab show --fio` prints), alternating; prints iolab's extra wall time per
+case (target: at most 0.05 s).
 
     python3 bench/overhead.py [--rounds 8] [--runtime 5] [--size 512m] [--dir /var/tmp]
+                              [--engine null] [--matrix]
 """
 
 from __future__ import annotations
@@ -37,20 +44,32 @@ bs = "4k"
 iodepth = 32
 size = "{size}"
 runtime = {runtime}
+ioengine = "{engine}"
 """
 
 
+MATRIX = """
+name = "overhead matrix"
+[[setup]]
+name = "bench"
+path = "{path}"
+[[workload]]
+name = "4k"
+rw = ["read", "write", "randread", "randwrite"]
+bs = "4k"
+iodepth = [1, 8, 32]
+numjobs = [1, 2]
+size = "{size}"
+runtime = {runtime}
+"""
 ROW = "{:>5}  {:>10}  {:>10}  {:>10}  {:>9}  {:>7}"
 
 
-ROW = "{:>5}  {:>10}  {:>10}  {:>10}  {:>9}  {:>7}"
-
-
-def iolab_iops(workdir: Path) -> tuple[float, float]:
+def iolab_iops(workdir: Path, plan: str = "plan.toml") -> tuple[float, float]:
     db = workdir / "bench.db"
     started = time.monotonic()
     subprocess.run(
-        [sys.executable, "-m", "iolab", "run", "plan.toml", "--db", str(db), "--new"],
+        [sys.executable, "-m", "iolab", "run", plan, "--db", str(db), "--new"],
         cwd=workdir,
         check=True,
         capture_output=True,
@@ -94,45 +113,86 @@ def show(label: str, summary: Summary) -> None:
     print(f"{label}: median {summary.median:.4f}, mean {summary.mean:.4f} +- {half:.4f} (95% t)")
 
 
+def job_files(workdir: Path, plan: str) -> list[Path]:
+    """The plan's fio job files as `iolab show --fio` prints them, one per case, on a file of
+    their own (so that plain fio and iolab never share one)."""
+    shown = subprocess.run(
+        [sys.executable, "-m", "iolab", "show", plan, "--fio"],
+        cwd=workdir, check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    shown = shown.replace(str(workdir / "iolab.testfile"), str(workdir / "plain.testfile"))
+    files = []
+    for number, section in enumerate(shown.split("# iolab case ")[1:], start=1):
+        path = workdir / f"case-{number}.fio"
+        path.write_text(section.split("\n", 1)[1])
+        files.append(path)
+    return files
+
+
+def fio_loop(jobs: list[Path], workdir: Path) -> float:
+    """Plain fio over every job file, one after another, as a shell loop would: wall time."""
+    started = time.monotonic()
+    for job in jobs:
+        subprocess.run(["fio", "--output-format=json+", f"--output={workdir / 'out.json'}",
+                        str(job)], cwd=workdir, check=True, capture_output=True)  # fmt: skip
+    return time.monotonic() - started
+
+
+def matrix(workdir: Path, args: argparse.Namespace) -> None:
+    (workdir / "matrix.toml").write_text(
+        MATRIX.format(path=workdir, size=args.size, runtime=args.runtime)
+    )
+    jobs = job_files(workdir, "matrix.toml")
+    print(f"{len(jobs)} cases, {args.runtime} s each, {args.size}; rounds of fio loop, iolab")
+    extra = []
+    for number in range(1, args.rounds + 1):
+        plain = fio_loop(jobs, workdir)
+        _, ours = iolab_iops(workdir, "matrix.toml")
+        extra.append((ours - plain) / len(jobs))
+        print(f"round {number}: fio loop {plain:.2f} s, iolab {ours:.2f} s, "
+              f"{extra[-1]:+.3f} s per case")  # fmt: skip
+    summary = summarize(extra)
+    half = summary.half_width or 0.0
+    print(f"iolab's extra wall time per case: mean {summary.mean:.3f} s +- {half:.3f} "
+          f"(95% t), median {summary.median:.3f} s; target at most 0.050 s")  # fmt: skip
+
+
+def single(workdir: Path, args: argparse.Namespace) -> None:
+    (workdir / "plan.toml").write_text(
+        PLAN.format(path=workdir, size=args.size, runtime=args.runtime, engine=args.engine)
+    )
+    job = job_files(workdir, "plan.toml")[0]
+    print(f"job: 4k randread QD32 ({args.engine}), {args.runtime} s, {args.size}; "
+          "rounds of fio, iolab, fio")  # fmt: skip
+    print(ROW.format("round", "fio IOPS", "iolab IOPS", "fio IOPS", "iolab/fio", "fio/fio"))
+    ratios, noise, walls = [], [], []
+    for number in range(1, args.rounds + 1):
+        before, wall_before = fio_iops(job, workdir)
+        ours, our_wall = iolab_iops(workdir)
+        after, wall_after = fio_iops(job, workdir)
+        ratios.append(ours / statistics.fmean([before, after]))
+        noise.append(after / before)
+        walls.append(our_wall / statistics.fmean([wall_before, wall_after]))
+        cells = (f"{x:,.0f}" for x in (before, ours, after))
+        print(ROW.format(number, *cells, f"{ratios[-1]:.4f}", f"{noise[-1]:.4f}"))
+    show("IOPS iolab / fio (mean of the fio runs around it)", summarize(ratios))
+    show("IOPS fio / fio (the noise floor: the same job twice)", summarize(noise))
+    print(f"verdict: {verdict(summarize(ratios), summarize(noise))}")
+    print(f"whole-process wall time iolab / fio: median {statistics.median(walls):.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--runtime", type=int, default=5)
     parser.add_argument("--size", default="512m")
     parser.add_argument("--dir", default="/var/tmp")
+    parser.add_argument("--engine", default="auto", help="fio's ioengine (null: no device)")
+    parser.add_argument("--matrix", action="store_true", help="per-case overhead, 24 cases")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="iolab-bench-", dir=args.dir))
     try:
-        (workdir / "plan.toml").write_text(
-            PLAN.format(path=workdir, size=args.size, runtime=args.runtime)
-        )
-        shown = subprocess.run(
-            [sys.executable, "-m", "iolab", "show", "plan.toml", "--fio"],
-            cwd=workdir,
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
-        job = workdir / "plain.fio"
-        job.write_text(
-            shown.replace(str(workdir / "iolab.testfile"), str(workdir / "plain.testfile"))
-        )
-        print(f"job: 4k randread QD32, {args.runtime} s, {args.size}; rounds of fio, iolab, fio")
-        print(ROW.format("round", "fio IOPS", "iolab IOPS", "fio IOPS", "iolab/fio", "fio/fio"))
-        ratios, noise, walls = [], [], []
-        for number in range(1, args.rounds + 1):
-            before, wall_before = fio_iops(job, workdir)
-            ours, our_wall = iolab_iops(workdir)
-            after, wall_after = fio_iops(job, workdir)
-            ratios.append(ours / statistics.fmean([before, after]))
-            noise.append(after / before)
-            walls.append(our_wall / statistics.fmean([wall_before, wall_after]))
-            cells = (f"{x:,.0f}" for x in (before, ours, after))
-            print(ROW.format(number, *cells, f"{ratios[-1]:.4f}", f"{noise[-1]:.4f}"))
-        show("IOPS iolab / fio (mean of the fio runs around it)", summarize(ratios))
-        show("IOPS fio / fio (the noise floor: the same job twice)", summarize(noise))
-        print(f"verdict: {verdict(summarize(ratios), summarize(noise))}")
-        print(f"whole-process wall time iolab / fio: median {statistics.median(walls):.3f}")
+        (matrix if args.matrix else single)(workdir, args)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
