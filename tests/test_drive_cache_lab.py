@@ -14,18 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import needs_root
-from uml import Kernel, uml_available
+from uml import Kernel, lab_marks
 
-pytestmark = [
-    pytest.mark.kernel,
-    pytest.mark.root,
-    needs_root(),
-    pytest.mark.skipif(
-        not uml_available() and not os.environ.get("CI"),
-        reason="no user-mode-linux (apt-get install user-mode-linux)",
-    ),
-]
+pytestmark = lab_marks()
 IOLAB = f"{sys.executable} -m iolab"
 SWITCH = "/sys/block/sda/device/scsi_disk/0:0:0:0/cache_type"
 PLAN = """name = "drive cache"

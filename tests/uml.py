@@ -10,14 +10,18 @@ interface over loop devices, so the same tests run directly.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 from typing import Protocol
 
+import pytest
+
+from conftest import needs_root
 from iolab.targets import lab
 from iolab.targets.lab import Done
 
-__all__ = ["Done", "Host", "Kernel", "Machine", "host_has_md", "uml_available"]
+__all__ = ["Done", "Host", "Kernel", "Machine", "host_has_md", "lab_marks", "uml_available"]
 
 MIB = 1024**2
 
@@ -36,6 +40,20 @@ def host_has_md() -> bool:
 
 def uml_available() -> bool:
     return lab.missing() is None
+
+
+def lab_marks() -> list[pytest.MarkDecorator]:
+    """A test module's marks for tests that boot the lab kernel themselves: kernel and root;
+    skipped where there is no user-mode Linux, except in CI, where they must run."""
+    return [
+        pytest.mark.kernel,
+        pytest.mark.root,
+        needs_root(),
+        pytest.mark.skipif(
+            not uml_available() and not os.environ.get("CI"),
+            reason="no user-mode-linux (apt-get install user-mode-linux)",
+        ),
+    ]
 
 
 class Kernel(lab.Kernel):

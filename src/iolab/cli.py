@@ -203,6 +203,8 @@ def _overrides(runtime: str | None, **given: Any) -> plan.Overrides:
               help="Allow wiping filesystem/partition signatures.")  # fmt: skip
 @click.option("--allow-hooks", is_flag=True, help="Run the plan's setup_hook/teardown_hook "
               "shell commands: the plan is then code.")  # fmt: skip
+@click.option("--lab", is_flag=True, help="Measure the plan's set-ups on devices (md, "
+              "LVM, btrfs) in the virtual lab, on image files; marked as lab figures.")  # fmt: skip
 def run(plan_file: str | None, preset: str | None, db: str, **flags: Any) -> None:
     """Run a plan (default: the quick preset here) and print its table.
 
@@ -218,7 +220,7 @@ def _ran(outcome: app.RunOutcome, the_ui: TerminalUi) -> None:
     """Print a finished run's table; exit 3 if some of its cases failed."""
     the_ui.out.file.write(report_output.render(outcome.document, "table").text)
     if outcome.failed:
-        fail(f"{outcome.failed} of {len(outcome.results)} cases failed (fio's errors above)",
+        fail(f"{outcome.failed} of {outcome.total} cases failed (fio's errors above)",
              EXIT_CASES_FAILED)  # fmt: skip
 
 

@@ -24,6 +24,7 @@ from iolab.report.model import (
     cell_values,
     format_value,
     stat_cell,
+    warned,
 )
 
 TITLE = "RAID model: predicted vs measured"
@@ -129,7 +130,7 @@ def table(data: Dataset, metric: str = "auto") -> Table | None:
             continue
         used[setup.label] = single.label
         for figures in single_figures(data, single.label):
-            row = _row(data, setup.label, array, figures, metric)
+            row = _row(data, setup.label, array, figures, metric, single.label)
             if row is not None:
                 rows.append(row)
     if not rows:
@@ -151,7 +152,9 @@ def _single_of(data: Dataset, run_id: int) -> SetupInfo | None:
     return next((s for s in data.setups if s.run_id == run_id and is_single(s.definition)), None)
 
 
-def _row(data: Dataset, setup: str, array: Geometry, figures: Figures, metric: str) -> Row | None:
+def _row(
+    data: Dataset, setup: str, array: Geometry, figures: Figures, metric: str, single: str
+) -> Row | None:
     group = data.cell(setup, figures.name)
     if not group:
         return None
@@ -163,10 +166,11 @@ def _row(data: Dataset, setup: str, array: Geometry, figures: Figures, metric: s
     measured = (
         stat_cell(values, unit, chosen) if values else Cell(None, unit, "failed" if failed else "—")
     )
+    single_cases = data.cell(single, figures.name)
     cells = (
-        Cell(predicted, unit, format_value(predicted, chosen)),
-        measured,
-        _ratio(measured.value, predicted),
+        warned(Cell(predicted, unit, format_value(predicted, chosen)), single_cases),
+        warned(measured, group),
+        warned(_ratio(measured.value, predicted), [*single_cases, *group]),
     )
     return Row(
         figures.name, cells, (setup, unit, f"{array.name} of {array.devices}, {prediction.rule}")

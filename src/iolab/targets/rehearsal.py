@@ -92,15 +92,15 @@ def udev_rules(found: Sequence[Disk]) -> str:
     )
 
 
-def _toml(value: object) -> str:
+def toml_value(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
         return repr(value)
     if isinstance(value, list | tuple):
-        return "[" + ", ".join(_toml(v) for v in value) + "]"
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
     if isinstance(value, Mapping):
-        inner = ", ".join(f"{_key(k)} = {_toml(v)}" for k, v in value.items())
+        inner = ", ".join(f"{_key(k)} = {toml_value(v)}" for k, v in value.items())
         return "{ " + inner + " }" if inner else "{}"
     return json.dumps(str(value), ensure_ascii=False)
 
@@ -110,8 +110,8 @@ def _key(key: object) -> str:
     return text if re.fullmatch(r"[A-Za-z0-9_-]+", text) else json.dumps(text)
 
 
-def _table(header: str, values: Mapping[str, object]) -> str:
-    return header + "\n" + "".join(f"{_key(k)} = {_toml(v)}\n" for k, v in values.items())
+def table(header: str, values: Mapping[str, object]) -> str:
+    return header + "\n" + "".join(f"{_key(k)} = {toml_value(v)}\n" for k, v in values.items())
 
 
 def run_size(workload: Workload) -> int:
@@ -137,14 +137,14 @@ def plan_text(plan: Plan, setup: Setup) -> str:
     options["size"] = format_size(run_size(first))
     return "\n".join(
         (
-            f"name = {_toml(f'rehearsal of {setup.name}')}\n",
-            _table("[[setup]]", {"name": setup.name, **built}),
-            _table("[[workload]]", {"name": first.name, **options}),
+            f"name = {toml_value(f'rehearsal of {setup.name}')}\n",
+            table("[[setup]]", {"name": setup.name, **built}),
+            table("[[workload]]", {"name": first.name, **options}),
         )
     )
 
 
-def _said(output: str) -> str:
+def last_said(output: str) -> str:
     """iolab's own last message in an output, or its last line."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     told = [line for line in lines if line.startswith("iolab: ")]
@@ -165,20 +165,20 @@ def verdict(name: str, returncode: int, output: str, cases: Cases) -> Verdict:
         error = error.removeprefix(failed).removeprefix("set-up step failed: ")
         error = error.replace("; and teardown step failed: ", "; and its teardown failed: ")
         return Verdict(name, False, f"did not build: {error}")
-    said = _said(output)
+    said = last_said(output)
     if cases and "teardown step failed: " in said:
         return Verdict(name, False, f"built and ran; teardown failed: {said.split(': ', 1)[1]}")
     return Verdict(name, False, f"did not run: {said}")
 
 
-def _work_dir() -> Path:
+def work_dir() -> Path:
     for folder in WORK_DIRS:
         if folder.is_dir():
             return Path(tempfile.mkdtemp(prefix="iolab-rehearse-", dir=folder))
     return Path(tempfile.mkdtemp(prefix="iolab-rehearse-"))
 
 
-def _mapping_line(found: Sequence[Disk]) -> str:
+def mapping_line(found: Sequence[Disk]) -> str:
     return ", ".join(
         f"{d.device} -> {d.disk} ({human_bytes(d.size)}{'' if d.real else ', no such device here'})"
         for d in found
@@ -195,13 +195,15 @@ def rehearse(plan: Plan, say: Callable[[str], None], stored: Stored) -> list[Ver
     if not chosen:
         raise TargetError("the plan builds no set-up on devices; there is nothing to rehearse")
     found = disks(plan)
-    folder = _work_dir()
+    folder = work_dir()
     try:
-        say(f"rehearsing {len(chosen)} set-up(s) on sparse images: {_mapping_line(found)}")
+        say(f"rehearsing {len(chosen)} set-up(s) on sparse images: {mapping_line(found)}")
         with lab.Kernel(folder, [d.size for d in found], cwd=folder) as kernel:
             ready = kernel.run(udev_rules(found))
             if ready.returncode != 0:
-                raise TargetError(f"the lab kernel could not name its disks: {_said(ready.output)}")
+                raise TargetError(
+                    f"the lab kernel could not name its disks: {last_said(ready.output)}"
+                )
             return [_one(plan, setup, kernel, folder, say, stored) for setup in plan.setups]
     finally:
         shutil.rmtree(folder, ignore_errors=True)

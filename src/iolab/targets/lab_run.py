@@ -1,0 +1,108 @@
+"""`iolab run --lab`: a plan's set-ups on devices (md, LVM, btrfs RAID) built and measured in
+the lab kernel, on sparse image files standing in for the plan's devices (as `iolab
+rehearse` builds them: same names inside, `targets.rehearsal`), with the plan's own
+workloads, repetitions and runtimes.
+
+The figures say how the software RAID behaves (its write penalty, its scaling over members,
+what a filesystem costs on it), not how fast the real disks are: every image lives on this
+host's disk, through its page cache. So every case is stored with a `virtual-lab` warning,
+which reports show on every cell in every format. Set-ups on paths are not run in the lab
+(there is nothing to build); hooks and RAID-card policies are left out (no card is there).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import shutil
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from iolab import layouts
+from iolab.errors import TargetError
+from iolab.model import Plan, Setup, Warning
+from iolab.targets import lab, rehearsal
+
+RUN_TIMEOUT_S = 6 * 3600
+LAB = Warning(
+    "virtual-lab",
+    "measured in iolab's virtual lab (a user-mode Linux kernel, image files as disks): the "
+    "figures show how the RAID software behaves (its penalties, its scaling), not how fast "
+    "the real devices are.",
+    "Compare lab figures with each other, or with the RAID model; measure the real devices "
+    "for their speed.",
+)
+
+
+def plan_text(plan: Plan) -> str:
+    """The plan's set-ups on devices (hooks and card policies left out) and every workload
+    point, with the plan's repetitions."""
+    chosen = [s for s in plan.setups if s.layout is not None]
+    parts = [f"name = {rehearsal.toml_value(plan.name)}\nrepeat = {plan.repeat}\n"]
+    report: dict[str, object] = {"metric": plan.metric}
+    if plan.baseline in {s.name for s in chosen}:
+        report["baseline"] = plan.baseline
+    parts.append(rehearsal.table("[report]", report))
+    parts += [rehearsal.table("[[setup]]", {"name": s.name, **_built(s)}) for s in chosen]
+    parts += [
+        rehearsal.table("[[workload]]", {"name": w.name, **dict(w.options)}) for w in plan.workloads
+    ]
+    return "\n".join(parts)
+
+
+def _built(setup: Setup) -> dict[str, object]:
+    assert setup.layout is not None
+    skipped = ("setup_hook", "teardown_hook")
+    return {k: v for k, v in setup.layout.definition().items() if k not in skipped}
+
+
+@contextlib.contextmanager
+def measured(plan: Plan, say: Callable[[str], None]) -> Iterator[Path]:
+    """Run the plan's device set-ups in the lab kernel; yields the database the run inside
+    left (removed with its images after the block). TargetError (one line) when there is
+    no kernel, nothing to run, or the run inside could not start."""
+    problem = lab.missing()
+    if problem:
+        raise TargetError(problem)
+    chosen = [s for s in plan.setups if s.layout is not None]
+    if not chosen:
+        raise TargetError(
+            "the plan builds no set-up on devices; there is nothing to run in the lab"
+        )
+    left = [s.name for s in plan.setups if s.layout is None]
+    if left:
+        say(f"not run in the lab (paths, nothing to build): {', '.join(left)}")
+    found = rehearsal.disks(plan)
+    folder = rehearsal.work_dir()
+    try:
+        say(f"measuring {len(chosen)} set-up(s) in the virtual lab on sparse images: "
+            f"{rehearsal.mapping_line(found)}")  # fmt: skip
+        (folder / "plan.toml").write_text(plan_text(plan))
+        with lab.Kernel(folder, [d.size for d in found], cwd=folder) as kernel:
+            ready = kernel.run(rehearsal.udev_rules(found))
+            if ready.returncode != 0:
+                said = rehearsal.last_said(ready.output)
+                raise TargetError(f"the lab kernel could not name its disks: {said}")
+            done = kernel.run(_command(folder, chosen), RUN_TIMEOUT_S)
+        db = folder / "lab.db"
+        for line in done.output.splitlines():
+            if line.startswith(("✓", "✗", "  !")):
+                say(line)
+        if not db.exists():
+            raise TargetError(
+                f"the run in the lab stored nothing: {rehearsal.last_said(done.output)}"
+            )
+        yield db
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _command(folder: Path, chosen: list[Setup]) -> str:
+    named = dict.fromkeys(d for s in chosen if s.layout for d in layouts.present(s.layout))
+    confirm = [word for device in named for word in ("--yes-destroy", device)]
+    path = os.environ.get("PYTHONPATH")
+    argv = [sys.executable, "-m", "iolab", "run", str(folder / "plan.toml"),
+            "--db", str(folder / "lab.db"), "--new", *confirm]  # fmt: skip
+    return ("" if path is None else f"PYTHONPATH={shlex.quote(path)} ") + shlex.join(argv)

@@ -1,0 +1,102 @@
+"""`iolab run --lab`: study B's set-ups (one device, md RAID5 of 3, md RAID10 of 4) measured
+in the lab kernel on image files, stored as a run in the user's database, every figure marked
+as a lab figure in every format, and the RAID model's penalties shown against them."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from conftest import run_iolab
+from uml import lab_marks
+
+pytestmark = lab_marks()
+STUDY_B = """
+name = "study B in the lab"
+
+[report]
+baseline = "single"
+
+[[setup]]
+name = "single"
+devices = ["/dev/nvme0n1"]
+
+[[setup]]
+name = "md RAID5 of 3"
+devices = ["/dev/nvme1n1", "/dev/nvme2n1", "/dev/nvme3n1"]
+raid = "mdadm"
+level = 5
+
+[[setup]]
+name = "md RAID10 of 4"
+devices = ["/dev/nvme1n1", "/dev/nvme2n1", "/dev/nvme3n1", "/dev/nvme4n1"]
+raid = "mdadm"
+level = 10
+
+[[setup]]
+name = "here"
+path = "{path}"
+
+[[workload]]
+name = "4k randwrite QD1"
+rw = "randwrite"
+bs = "4k"
+iodepth = 1
+size = "32m"
+runtime = 1
+time_based = 1
+randrepeat = 0
+"""
+MARK = "virtual-lab"
+
+
+def leftovers() -> set[str]:
+    return {p.name for p in Path("/var/tmp").glob("iolab-rehearse-*")}
+
+
+def test_study_b_in_the_lab(workdir: Path) -> None:
+    before = leftovers()
+    (workdir / "b.toml").write_text(STUDY_B.format(path=workdir))
+    done = run_iolab("run", "b.toml", "--lab", cwd=workdir)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "not run in the lab (paths, nothing to build): here" in done.stdout
+    assert "/dev/nvme1n1 -> /dev/ubdb" in done.stdout
+    with sqlite3.connect(workdir / "iolab.db") as con:
+        rows = con.execute("SELECT setup, status, warnings FROM cases").fetchall()
+    assert sorted(r[0] for r in rows) == ["md RAID10 of 4", "md RAID5 of 3", "single"]
+    assert all(r[1] == "ok" and MARK in {w["code"] for w in json.loads(r[2])} for r in rows)
+    assert leftovers() == before, "images and the work folder removed"
+    _marked_everywhere(workdir)
+
+
+def _marked_everywhere(workdir: Path) -> None:
+    md = run_iolab("report", "--format", "markdown", cwd=workdir, check=True).stdout
+    results = [line for line in md.splitlines() if line.startswith("| 4k randwrite QD1")]
+    assert results and all(line.count(MARK) >= 3 for line in results[:1]), results
+    assert "## RAID model" in md and "RAID5 of 3, QD1" in md
+    model = next(line for line in md.splitlines() if "RAID5 of 3, QD1" in line)
+    assert MARK in model, "the model's table is marked too"
+    table = list(csv.DictReader(run_iolab("report", "--format", "csv", cwd=workdir,
+                                          check=True).stdout.splitlines()))  # fmt: skip
+    assert table and all(MARK in row["flags"] for row in table if row["value"])
+    page = workdir / "r.html"
+    run_iolab("report", "--format", "html", "-o", str(page), cwd=workdir, check=True)
+    assert page.read_text().count("virtual-lab: measured in iolab&#x27;s virtual lab") >= 3
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--preset", "quick", "--lab"], "the plan builds no set-up on devices"),
+        (["--resume", "1", "--lab"], "--lab runs a plan afresh; it cannot --resume a run"),
+    ],
+)
+def test_bad_lab_requests_are_one_line(workdir: Path, args: list[str], said: str) -> None:
+    done = run_iolab("run", *args, cwd=workdir)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
+    assert not (workdir / "iolab.db").exists()
