@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping
@@ -185,6 +186,47 @@ class SteadyRounds:
     data_excursion: float = 0.20
     slope_excursion: float = 0.10
     most: int = 25
+
+
+@dataclass(frozen=True)
+class SteadyRecord:
+    """What `[steady]` rounds found for one set-up: every round's tracked figure (IOPS, or
+    bytes/s for a bandwidth workload) and the determination over its window, as the runner
+    records it with the set-up and the report reads it back."""
+
+    track: str
+    metric: Literal["iops", "bw"]
+    values: tuple[float, ...]
+    window_rounds: tuple[int, int]  # the first and last round of the measurement window
+    window_mean: float
+    data_excursion: float
+    data_limit: float
+    slope_excursion: float
+    slope_limit: float
+    steady: bool
+    most_rounds: int
+
+    def to_json(self) -> dict[str, object]:
+        out = dataclasses.asdict(self)
+        out["values"], out["window_rounds"] = list(self.values), list(self.window_rounds)
+        return out
+
+    @classmethod
+    def from_json(cls, data: object) -> SteadyRecord | None:
+        """The record as stored; None for anything else (a damaged or foreign value)."""
+        if not isinstance(data, Mapping):
+            return None
+        try:
+            first, last = (int(n) for n in data["window_rounds"])
+            return cls(
+                str(data["track"]), "bw" if data.get("metric") == "bw" else "iops",
+                tuple(float(v) for v in data["values"]), (first, last),
+                float(data["window_mean"]), float(data["data_excursion"]),
+                float(data["data_limit"]), float(data["slope_excursion"]),
+                float(data["slope_limit"]), bool(data["steady"]), int(data["most_rounds"]),
+            )  # fmt: skip
+        except (KeyError, TypeError, ValueError):
+            return None
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Any
 from iolab.analysis import latency
 from iolab.errors import ReportError
 from iolab.fio import parse
-from iolab.model import Direction, Sample
+from iolab.model import Direction, Sample, SteadyRecord
 from iolab.report import summary
 from iolab.store import CaseRow, RunRow, Store
 from iolab.usage import Telemetry
@@ -32,6 +32,11 @@ class SetupInfo:
     name: str
     definition: Mapping[str, Any]
     environment: Mapping[str, Any]
+
+    @cached_property
+    def steady(self) -> SteadyRecord | None:
+        """What [steady] rounds found for this set-up, decoded once; None without rounds."""
+        return SteadyRecord.from_json(self.environment.get("steady_rounds"))
 
 
 @dataclass(frozen=True)

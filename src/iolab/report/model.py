@@ -94,9 +94,7 @@ def case_value(case: CaseRow, metric: str) -> float | None:
     """IOPS or MB/s of one case, read + write + trim added; None if it failed."""
     if case.status != "ok" or not case.metrics:
         return None
-    parts = case.metrics.values()
-    total = sum(m.iops for m in parts) if metric == "iops" else sum(m.bw_bytes for m in parts)
-    return total if metric == "iops" else total / MB
+    return case.total(metric) if metric == "iops" else case.total(metric) / MB
 
 
 def format_value(value: float, metric: str) -> str:

@@ -1,6 +1,7 @@
 """More repetitions than the plan lists: `repeat = "auto"` (until the 95% interval is narrow)
-and `[steady]` rounds (SNIA PTS: until the tracked workload is steady). A mixin of the run:
-it runs extra cases through the run's own `case`, and reads what is stored."""
+and `[steady]` rounds (SNIA PTS: until the tracked workload is steady). After a case, it
+decides which cases come next, runs them through the case runner it is handed, and reads what
+is stored; steady rounds end in a typed record (model.SteadyRecord) kept with the set-up."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from iolab.analysis import stats, steady
-from iolab.model import Case, Setup, SteadyRounds
+from iolab.model import Case, Setup, SteadyRecord, SteadyRounds
 from iolab.runner import precondition
 from iolab.runner.campaign import Campaign, Step
 from iolab.runner.listener import Listener
@@ -16,17 +17,17 @@ from iolab.store import Store
 from iolab.targets.facts import JSONDict
 from iolab.targets.path import Prepared
 
+CaseRunner = Callable[[Step, Prepared, str], None]  # runs one case and keeps its result
+
 
 class Repeats:
-    """What a run needs to add repetitions and rounds."""
+    """Repetitions and rounds beyond the plan's, for one run."""
 
-    campaign: Campaign
-    store: Store
-    run_id: int
-    listener: Listener
-
-    def case(self, step: Step, target: Prepared, state: str = "") -> None:
-        raise NotImplementedError
+    def __init__(
+        self, campaign: Campaign, store: Store, run_id: int, listener: Listener, case: CaseRunner
+    ) -> None:
+        self.campaign, self.store, self.run_id = campaign, store, run_id
+        self.listener, self.case = listener, case
 
     def repeat_more(self, step: Step, target: Prepared, state: str) -> str:
         """repeat = "auto": after a point's planned repetitions, more until its interval is
@@ -77,9 +78,10 @@ class Repeats:
                 f"rounds of {rounds.track} ran to the end to judge"
             )
             return state
-        found = _determination(verdict, rounds, self.tracked(case.setup, rounds))
         tracked = next(w for w in plan.workloads if w.name == rounds.track)
-        record({"steady_rounds": {**found, "metric": stats.metric_for(tracked.options)}})
+        metric = "bw" if stats.metric_for(tracked.options) == "bw" else "iops"
+        found = _determination(verdict, rounds, self.tracked(case.setup, rounds), metric)
+        record({"steady_rounds": found.to_json()})
         said = "reached" if verdict.steady else "NOT reached"
         self.listener.note(
             f"{case.setup.name}: steady state {said} after {verdict.rounds} rounds "
@@ -96,10 +98,7 @@ class Repeats:
              if row.status == "ok"),
             key=lambda row: row.repetition,
         )  # fmt: skip
-        return [
-            sum(m.iops if metric == "iops" else m.bw_bytes for m in row.metrics.values())
-            for row in rows
-        ]
+        return [row.total(metric) for row in rows]
 
     def judge(self, setup: Setup, rounds: SteadyRounds) -> steady.Determination | None:
         return steady.determine(self.tracked(setup, rounds), rounds)
@@ -109,7 +108,7 @@ class Repeats:
         (also those stored before a resume)."""
         metric = stats.metric_for(case.workload.options)
         return [
-            sum(m.iops if metric == "iops" else m.bw_bytes for m in row.metrics.values())
+            row.total(metric)
             for row in self.store.cases(self.run_id, case.setup.name, case.workload.name)
             if row.status == "ok"
         ]
@@ -123,21 +122,15 @@ class Repeats:
 
 
 def _determination(
-    verdict: steady.Determination, rounds: SteadyRounds, values: list[float]
-) -> JSONDict:
-    """The determination table a report shows: every round's tracked value and the verdict."""
-    return {
-        "track": rounds.track,
-        "values": values,
-        "window_rounds": [verdict.first_round, verdict.rounds],
-        "window_mean": verdict.mean,
-        "data_excursion": verdict.data_excursion,
-        "data_limit": rounds.data_excursion,
-        "slope_excursion": verdict.slope_excursion,
-        "slope_limit": rounds.slope_excursion,
-        "steady": verdict.steady,
-        "most_rounds": rounds.most,
-    }
+    verdict: steady.Determination, rounds: SteadyRounds, values: list[float], metric: str
+) -> SteadyRecord:
+    """The determination a report shows: every round's tracked value and the verdict."""
+    return SteadyRecord(
+        rounds.track, "bw" if metric == "bw" else "iops", tuple(values),
+        (verdict.first_round, verdict.rounds), verdict.mean, verdict.data_excursion,
+        rounds.data_excursion, verdict.slope_excursion, rounds.slope_excursion,
+        verdict.steady, rounds.most,
+    )  # fmt: skip
 
 
 def _too_wide(values: list[float], target: float) -> bool:

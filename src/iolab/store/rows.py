@@ -81,6 +81,13 @@ class CaseRow:
     # a case run on several hosts: each host's own metrics (`metrics` holds their sum)
     hosts: Mapping[str, Mapping[Direction, DirectionMetrics]] = field(default_factory=dict)
 
+    def total(self, metric: str) -> float:
+        """IOPS ("iops"), else bytes/s, read + write + trim added: the one sum every reader
+        of a case's figure uses."""
+        if metric == "iops":
+            return sum(m.iops for m in self.metrics.values())
+        return sum(m.bw_bytes for m in self.metrics.values())
+
 
 @dataclass(frozen=True)
 class CaseSample:
