@@ -40,7 +40,8 @@ def test_runs(store: Path) -> None:
 def test_report_cells_carry_values_intervals_and_warnings(store: Path) -> None:
     doc = out("report", "1", "--db", str(store), "--format", "json", cwd=store.parent)
     assert isinstance(doc, dict) and doc["schema"] == "iolab-report"
-    table = doc["sections"][0]["tables"][0]
+    assert doc["sections"][0]["title"] == "Findings"
+    table = next(s for s in doc["sections"] if s["title"] == "Results")["tables"][0]
     assert table["columns"] == ["xfs", "btrfs raid1"]
     mixed = next(r for r in table["rows"] if r["label"] == "mixed")
     cell = mixed["cells"][0]
@@ -55,8 +56,7 @@ def test_report_cells_carry_values_intervals_and_warnings(store: Path) -> None:
 def test_compare(store: Path) -> None:
     doc = out("compare", "1", "2", "--db", str(store), "--format", "json", cwd=store.parent)
     assert isinstance(doc, dict)
-    table = doc["sections"][0]["tables"][0]
-    assert table["name"] == "comparison"
+    table = next(t for s in doc["sections"] for t in s["tables"] if t["name"] == "comparison")
     change = table["rows"][0]["cells"][2]
     assert change["unit"] == "%" and change["significant"] in (True, False, None)
 

@@ -179,7 +179,7 @@ def test_the_hosts_section_in_the_document_and_its_options() -> None:
     data = dataset(scaling_cases(), H)
     built = document.build(data, document.Options())
     titles = [s.title for s in built.sections]
-    assert titles[:2] == ["Results", "Hosts"]
+    assert titles[:3] == ["Findings", "Results", "Hosts"]
     kinds = [type(b).__name__ for b in section(built).blocks]
     assert kinds == ["Table", "Table", "Table", "Chart", "Table"]
     first = section(built).blocks[0]

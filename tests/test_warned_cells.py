@@ -32,7 +32,9 @@ def report(store: Path, *args: str) -> str:
 
 
 def row(text: str, workload: str) -> str:
-    return next(line for line in text.splitlines() if f" {workload} " in line)
+    """The workload's row of the results table (past the findings and their leaders)."""
+    results = text.split("Results", 1)[1]
+    return next(line for line in results.splitlines() if f" {workload} " in line)
 
 
 @pytest.mark.slow

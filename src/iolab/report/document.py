@@ -23,6 +23,7 @@ from iolab.report import (
     curve_view,
     env_view,
     figures,
+    findings_view,
     heat_figure,
     hosts_view,
     raid_view,
@@ -90,7 +91,8 @@ class Document:
         return [b for s in self.sections for b in s.blocks if isinstance(b, Chart)]
 
     def main_table(self) -> Table:
-        return self.tables()[0]
+        """The results (or comparison) table: the first, past the findings' leaders."""
+        return next(t for t in self.tables() if t.name != "leaders")
 
 
 @dataclass(frozen=True)
@@ -170,8 +172,14 @@ def build(data: Dataset, options: Options) -> Document:
     warned = [*_ceiling_warnings(data, options.metric), *hosts_view.warnings(data, options.metric)]
     mixed = comparison.mixed_versions([(r.id, r.environment) for r in data.runs])
     warned += [f"{mixed.code}: {mixed}"] if mixed else []  # between runs, or within an import
-    warned += [f"{w.code}: {w}" for w in usage_view.flat_scaling(data)]
+    flat = usage_view.flat_scaling(data)
+    warned += [f"{w.code}: {w}" for w in flat]
     sections += _notes_section(data, warned)
+    found = findings_view.derive(data, results, options.metric, options.baseline, flat)
+    if found:
+        said = Notes(findings_view.SAID, findings_view.lines(found), findings_view.NAME)
+        leaders = [t for t in [findings_view.leaders_table(found)] if t is not None]
+        sections.insert(0, Section(findings_view.TITLE, (said, *leaders)))
     return Document(_title(data), _subtitle(data), tuple(sections), _environments(data))
 
 

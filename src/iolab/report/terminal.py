@@ -13,6 +13,7 @@ from iolab.report.document import Document, Notes
 from iolab.report.model import Table
 
 # Notes blocks a terminal leaves to Markdown and HTML: set-up details and volatile facts.
+FIRST_NOTES = "findings"
 HIDDEN_NOTES = ("volatile", "setup-details")
 
 
@@ -67,12 +68,17 @@ def render_document(document: Document, width: int | None = None, color: bool = 
     buffer = io.StringIO()
     console = _console(buffer, width, color)
     _line(console, document.title)
+    said = [b for s in document.sections for b in s.blocks if isinstance(b, Notes)]
+    for block in said:
+        if block.name == FIRST_NOTES:  # the findings, above the table they sum up
+            _line(console, f"{block.title}:")
+            for item in block.items:
+                _line(console, f"- {item}")
     _print(console, document.main_table())
-    for section in document.sections:
-        for block in section.blocks:
-            if isinstance(block, Notes) and block.name not in HIDDEN_NOTES:
-                for item in block.items:
-                    _line(console, item)
+    for block in said:
+        if block.name not in (*HIDDEN_NOTES, FIRST_NOTES):
+            for item in block.items:
+                _line(console, item)
     charts = len(document.charts())
     if charts:
         console.print(

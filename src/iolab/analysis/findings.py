@@ -1,0 +1,247 @@
+"""Findings in words: what a report's numbers show, each statement with the figures it rests
+on, their intervals, how many cases, and the warnings of those cases.
+
+One module decides what is said, from typed values only (the report's results table and
+its cells' statistics, the checks' warnings); `report.findings_view` lays the findings out.
+Every figure cited is the text of a cell of the report's results table (so no finding cites
+a number the report does not show), and a finding makes no claim its data cannot carry:
+
+- **winner**, per workload: the best set-up against the next; "leads ... by +x% ± y%" only
+  when Welch's 95% interval of the difference excludes 0, "not distinguishable" when it does
+  not, "indicative (one run each, no interval)" without repetitions. Overall: who leads most
+  workloads, counting only significant leads when there are repetitions.
+- **cost** of a choice against the baseline (`--baseline`): per other set-up, the median
+  change over the workloads, its range, and the workloads where it reverses (significantly).
+- **cap**: several set-ups whose best figure on a workload is within 5% of each other, all
+  other set-ups below: a shared limit (a controller, a bus, the host), as studies A and C
+  found by eye.
+- **scaling**: where a sweep stops paying (analysis.scaling's flat-scaling, with the limit
+  named from the telemetry).
+- **trust**: what the checks found, counted by kind, and what that means for the numbers.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from iolab.analysis.stats import compare
+from iolab.model import Warning
+
+Kind = Literal["winner", "overall", "cost", "cap", "scaling", "trust"]
+CAP_SPREAD = 0.05  # set-ups within 5% of each other share a cap
+WARNED = " ⚑"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One cell of the results table as a finding reads it: where it is, the figure as the
+    table shows it, its repetitions' values, and the warnings of the cases behind it."""
+
+    workload: str
+    setup: str
+    text: str
+    unit: str
+    values: tuple[float, ...]
+    warnings: tuple[Warning, ...] = ()
+
+    @property
+    def shown(self) -> str:
+        """The figure as the table shows it, without the warnings' mark (said apart)."""
+        return self.text.split(WARNED)[0]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.values)
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: Kind
+    sentence: str
+    cases: int  # how many stored cases it rests on
+    significant: bool | None  # None: no interval (one repetition), or not a comparison
+    cells: tuple[tuple[str, str], ...]  # (workload, set-up) of the results cells behind it
+    warned: tuple[Warning, ...] = ()  # the warnings of those cells, one per code
+    margin: str = ""  # a winner's margin as the Leaders table shows it
+
+
+def derive(
+    figures: Sequence[Figure], baseline: str | None = None, extra: Sequence[Warning] = ()
+) -> list[Finding]:
+    """Every finding the figures carry, in the order a reader wants them: winners, cost of
+    the choice against the baseline, shared caps, scaling, trust."""
+    by_workload: dict[str, list[Figure]] = {}
+    for figure in figures:
+        if figure.values:
+            by_workload.setdefault(figure.workload, []).append(figure)
+    found = [w for group in by_workload.values() if (w := winner(group)) is not None]
+    found += overall(found, len(by_workload))
+    if baseline is not None:
+        found += cost(by_workload, baseline)
+    found += caps(by_workload)
+    found += [scaling(w) for w in extra if w.code == "flat-scaling"]
+    found += trust(figures)
+    return found
+
+
+def _warned(group: Sequence[Figure]) -> tuple[Warning, ...]:
+    return tuple({w.code: w for f in group for w in f.warnings}.values())
+
+
+def _but(group: Sequence[Figure]) -> str:
+    """ ", but ..." when the figures rest on warned cases: the reader must not miss it."""
+    codes = [w.code for w in _warned(group)]
+    if not codes:
+        return ""
+    warned = sum(1 for f in group if f.warnings)
+    return f"; but {warned} of these {len(group)} figures carry warnings ({', '.join(codes)})"
+
+
+def winner(group: Sequence[Figure]) -> Finding | None:
+    """The best set-up on one workload against the next."""
+    if len(group) < 2:
+        return None
+    first, second = sorted(group, key=lambda f: f.median, reverse=True)[:2]
+    diff = compare(list(second.values), list(first.values))
+    change, half = diff.change_pct, diff.half_width_pct
+    head = f"{first.workload}: {first.setup} {first.shown} {first.unit}, {second.setup} "
+    head += f"{second.shown} {second.unit}"
+    if change is None:
+        return None
+    margin = f"{change:+.1f}%" if half is None else f"{change:+.1f}% ± {half:.1f}%"
+    if half is None:
+        said = f"{first.setup} ahead by {margin} (one run each: no interval, indicative)"
+    elif diff.significant:
+        said = f"{first.setup} leads by {margin}"
+    else:
+        said = f"not distinguishable ({margin} includes 0)"
+    pair = (first, second)
+    return Finding(
+        "winner", f"{head}: {said}{_but(pair)}.", len(first.values) + len(second.values),
+        diff.significant, tuple((f.workload, f.setup) for f in pair), _warned(pair), margin,
+    )  # fmt: skip
+
+
+def overall(winners: Sequence[Finding], workloads: int) -> list[Finding]:
+    """Who leads most workloads: significant leads only when there are intervals."""
+    if workloads < 2 or not winners:
+        return []
+    counted = [w for w in winners if w.significant is not False]
+    leads = Counter(w.cells[0][1] for w in counted)
+    if not leads:
+        return [Finding("overall", "No set-up leads on any workload beyond the noise.",
+                        sum(w.cases for w in winners), False, ())]  # fmt: skip
+    setup, count = leads.most_common(1)[0]
+    noise = len(winners) - len(counted)
+    tail = f"; on {noise} the leader is within the noise" if noise else ""
+    return [Finding(
+        "overall", f"{setup} leads on {count} of {workloads} workloads{tail}.",
+        sum(w.cases for w in winners), None, tuple(c for w in counted for c in w.cells[:1]),
+    )]  # fmt: skip
+
+
+def cost(by_workload: Mapping[str, Sequence[Figure]], baseline: str) -> list[Finding]:
+    """Each other set-up against the baseline: the median change, its range, reversals."""
+    changes: dict[str, list[Change]] = {}
+    for workload, group in by_workload.items():
+        base = next((f for f in group if f.setup == baseline), None)
+        if base is None:
+            continue
+        for other in group:
+            if other.setup == baseline:
+                continue
+            diff = compare(list(base.values), list(other.values))
+            if diff.change_pct is not None:
+                half = diff.half_width_pct
+                shown = f"{diff.change_pct:+.1f}%" + (f" ± {half:.1f}%" if half is not None else "")
+                changes.setdefault(other.setup, []).append(
+                    Change(workload, diff.change_pct, shown, diff.significant,
+                           len(base.values) + len(other.values))
+                )  # fmt: skip
+    return [_cost(setup, baseline, found) for setup, found in changes.items()]
+
+
+@dataclass(frozen=True)
+class Change:
+    """One set-up's change against the baseline on one workload, as the table shows it."""
+
+    workload: str
+    pct: float
+    shown: str
+    significant: bool | None
+    cases: int
+
+
+def _cost(setup: str, baseline: str, found: list[Change]) -> Finding:
+    values = [c.pct for c in found]
+    middle = statistics.median(values)
+    cases = sum(c.cases for c in found)
+    if len(found) == 1:
+        only = found[0]
+        said = "significant" if only.significant else "within the noise" \
+            if only.significant is False else "one run each: no interval"  # fmt: skip
+        sentence = f"Against {baseline}, {setup} changes {only.workload} by {only.shown} ({said})."
+        return Finding("cost", sentence, cases, only.significant, ((only.workload, setup),))
+    up = [c.workload for c in found if c.pct > 0 and c.significant is not False]
+    down = [c.workload for c in found if c.pct < 0 and c.significant is not False]
+    low, high = min(found, key=lambda c: c.pct), max(found, key=lambda c: c.pct)
+    sentence = (
+        f"Against {baseline}, {setup} changes the figures by a median of {middle:+.1f}% over "
+        f"{len(found)} workloads, from {low.shown} ({low.workload}) to {high.shown} "
+        f"({high.workload})"
+    )
+    if up and down:
+        sentence += f"; it helps {', '.join(up)} and costs {', '.join(down)}"
+    within = sum(1 for c in found if c.significant is False)
+    sentence += f"; {within} of these changes are within the noise." if within else "."
+    return Finding("cost", sentence, cases, None, tuple((c.workload, setup) for c in found))
+
+
+def caps(by_workload: Mapping[str, Sequence[Figure]]) -> list[Finding]:
+    """Several set-ups at the same best figure on a workload, the others below: a shared
+    limit."""
+    found = []
+    for workload, group in by_workload.items():
+        if len(group) < 3:
+            continue
+        ranked = sorted(group, key=lambda f: f.median, reverse=True)
+        top = ranked[0].median
+        near = [f for f in ranked if f.median >= top * (1 - CAP_SPREAD)]
+        if len(near) < 2 or len(near) == len(ranked):
+            continue
+        names = ", ".join(f"{f.setup} {f.shown}" for f in near)
+        sentence = (
+            f"{workload}: {len(near)} set-ups reach the same figure within {CAP_SPREAD:.0%} "
+            f"({names} {near[0].unit}): a shared limit (a controller, a bus, the host), "
+            f"not their devices{_but(near)}."
+        )
+        cells = tuple((f.workload, f.setup) for f in near)
+        cases = sum(len(f.values) for f in near)
+        found.append(Finding("cap", sentence, cases, None, cells, _warned(near)))
+    return found
+
+
+def scaling(flat: Warning) -> Finding:
+    return Finding("scaling", flat.message, 0, None, ())
+
+
+def trust(figures: Sequence[Figure]) -> list[Finding]:
+    """What the checks found on the figures of the results table, counted by kind."""
+    if not figures:
+        return []
+    warned = [f for f in figures if f.warnings]
+    if not warned:
+        return [Finding("trust", f"No methodology check fired on the {len(figures)} figures.",
+                        sum(len(f.values) for f in figures), None, ())]  # fmt: skip
+    counts = Counter(w.code for f in warned for w in f.warnings)
+    listed = ", ".join(f"{code} on {n}" for code, n in counts.most_common())
+    sentence = (
+        f"{len(warned)} of {len(figures)} figures rest on warned cases ({listed}): read them "
+        "with the warnings under the results, which say why and what to do."
+    )
+    return [Finding("trust", sentence, sum(len(f.values) for f in warned), None,
+                    tuple((f.workload, f.setup) for f in warned), _warned(warned))]  # fmt: skip

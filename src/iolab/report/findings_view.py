@@ -1,0 +1,77 @@
+"""The Findings section, first in a report: analysis.findings's statements, one per line,
+each naming what it rests on (the results table's cells, how many cases, their warnings)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from iolab.analysis import findings
+from iolab.analysis.findings import Figure, Finding
+from iolab.analysis.stats import metric_for
+from iolab.model import Warning
+from iolab.report.data import Dataset
+from iolab.report.model import WARNED, Cell, Row, Table, cell_values
+
+TITLE = "Findings"
+SAID = "What the numbers show"
+NAME = "findings"  # the Notes block's name: the terminal prints it above the results
+
+
+def figures(data: Dataset, results: Table, metric: str) -> list[Figure]:
+    """The results table's set-up cells (not its change columns), with their repetitions."""
+    out = []
+    setups = set(data.labels)
+    for row in results.rows:
+        cases = [c for s in data.labels for c in data.cell(s, row.label)]
+        if not cases:
+            continue
+        chosen = metric_for(cases[0].options, metric)
+        for key, cell in zip(results.keys, row.cells, strict=True):
+            if key not in setups or cell.value is None:
+                continue
+            values, _ = cell_values(data.cell(key, row.label), chosen)  # IOPS, or MB/s
+            out.append(Figure(row.label, key, cell.text, cell.unit, tuple(values), cell.warnings))
+    return out
+
+
+def derive(
+    data: Dataset, results: Table, metric: str, baseline: str | None, extra: Sequence[Warning]
+) -> list[Finding]:
+    return findings.derive(figures(data, results, metric), baseline, extra)
+
+
+def leaders_table(found: Sequence[Finding]) -> Table | None:
+    """Each workload's leader and runner-up, and the leader's margin with its interval."""
+    rows = tuple(
+        Row(f.cells[0][0], (Cell(None, "", f.cells[0][1]), Cell(None, "", f.cells[1][1]),
+                            _margin(f)))
+        for f in found if f.kind == "winner" and len(f.cells) == 2
+    )  # fmt: skip
+    if not rows:
+        return None
+    return Table(
+        "Leaders per workload", "workload", ("leader", "next", "leader vs next"), rows,
+        ("leader vs next: the difference of the means as a percentage of the next's mean, ± "
+         "the half-width of its 95% interval (Welch's t); n.s.: within the noise.",),
+        name="leaders", column_header="role",
+    )  # fmt: skip
+
+
+def _margin(finding: Finding) -> Cell:
+    """The leader's margin, marked n.s. within the noise and ⚑ where it rests on warned
+    cases, as every other cell of the report is."""
+    text = finding.margin + (" n.s." if finding.significant is False else "")
+    codes = tuple(w.code for w in finding.warned)
+    if codes:
+        text += f" {WARNED} {', '.join(codes)}"
+    flags = ("not significant",) if finding.significant is False else ()
+    return Cell(None, "%", text, flags=(*flags, *codes), warnings=finding.warned)
+
+
+def lines(found: Sequence[Finding]) -> tuple[str, ...]:
+    """Each finding as a line: its sentence, then what it rests on."""
+    out = []
+    for finding in found:
+        rests = f"{finding.kind}; {finding.cases} cases" if finding.cases else finding.kind
+        out.append(f"{finding.sentence} [{rests}]")
+    return tuple(out)
