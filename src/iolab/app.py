@@ -10,13 +10,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from iolab import exchange, layouts, outputs, plan, runner
-from iolab.analysis import raid_model
+from iolab.analysis import history, raid_model
 from iolab.errors import PlanError, ReportError, StoreError, TargetError
 from iolab.fio import info, jobfile
 from iolab.fio.executor import Executor
@@ -309,6 +309,52 @@ def compare(db: str, run_ids: Sequence[int], metric: str, ui: Ui) -> report_docu
 def runs(db: str, ui: Ui) -> list[RunRow]:
     with open_store(db, ui) as store:
         return store.runs()
+
+
+@dataclass(frozen=True)
+class History:
+    plan_name: str
+    runs: tuple[RunRow, ...]
+    series: tuple[history.Series, ...]
+
+
+def plan_history(db: str, plan_name: str | None, ui: Ui) -> History:
+    """Every run of one plan (by name; default: the latest run's plan), oldest first, as
+    series (analysis.history)."""
+    with open_store(db, ui) as store:
+        stored = store.runs()
+        if not stored:
+            raise StoreError(f"{db} holds no runs yet; run a plan first")
+        name = plan_name if plan_name is not None else stored[-1].plan_name
+        chosen = sorted((r for r in stored if r.plan_name == name), key=lambda r: r.started_at)
+        if not chosen:
+            plans = ", ".join(sorted({r.plan_name for r in stored}))
+            raise StoreError(f"{db} holds no run of a plan named {name!r}; its plans: {plans}")
+        found = history.series([(r, store.cases(r.id)) for r in chosen])
+    return History(name, tuple(chosen), tuple(found))
+
+
+def check(
+    db: str, run_id: int | None, baseline: int | None, rules: Mapping[history.Metric, float],
+    ui: Ui,
+) -> tuple[int, int, list[history.Verdict]]:  # fmt: skip
+    """`iolab check`: the latest run (or RUN) of its plan against the run before it (or
+    --baseline), under the rules: (latest, baseline, verdicts)."""
+    with open_store(db, ui) as store:
+        latest = store.run(run_id)
+        base = store.run(baseline) if baseline is not None else _previous(store, latest)
+        runs = [(r, store.cases(r.id)) for r in (base, latest)]
+    return latest.id, base.id, history.gate(history.series(runs), latest.id, base.id, rules)
+
+
+def _previous(store: Store, latest: RunRow) -> RunRow:
+    earlier = [r for r in store.runs() if r.plan_name == latest.plan_name and r.id != latest.id
+               and r.started_at <= latest.started_at]  # fmt: skip
+    if not earlier:
+        raise StoreError(
+            f"run {latest.id} is the first run of plan {latest.plan_name!r}; give --baseline RUN"
+        )
+    return max(earlier, key=lambda r: r.started_at)
 
 
 def environment_of(path: str) -> dict[str, Any]:

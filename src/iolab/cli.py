@@ -17,10 +17,11 @@ from click.core import ParameterSource
 from rich.console import Console
 
 from iolab import app, plan, shell
+from iolab.analysis import history as history_model
 from iolab.errors import Interrupted, IolabError
 from iolab.names import one_line, shown
 from iolab.report import document as report_document
-from iolab.report import env_text
+from iolab.report import env_text, history_text
 from iolab.report import model as report_model
 from iolab.report import output as report_output
 from iolab.store import RunRow
@@ -29,6 +30,7 @@ from iolab.version import __version__
 
 EXIT_USER_ERROR = 1
 EXIT_CASES_FAILED = 3
+EXIT_REGRESSION = 4  # iolab check: a series got worse beyond its rule and the noise
 EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: the reader of standard output stopped reading
 # Ctrl-C exits 130 (128 + SIGINT); SIGTERM, SIGHUP and SIGQUIT 128 + theirs (shell.exit_code)
 
@@ -369,6 +371,64 @@ def env(path: str, as_json: bool) -> None:
     facts = app.environment_of(path)
     text = json.dumps(facts, indent=2, default=str) + "\n" if as_json else env_text.render(facts)
     echo(text, nl=False)
+
+
+@main.command()
+@click.argument("plan_name", required=False, metavar="[PLAN]")
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the series as JSON.")
+def history(plan_name: str | None, db: str, as_json: bool) -> None:
+    """The runs of one plan (default: the latest run's) over time: per set-up, workload and
+    metric, each run's median, and the changes beyond the noise with what changed."""
+    found = app.plan_history(db, plan_name, ui())
+    if as_json:
+        echo(history_text.history_json(found.plan_name, found.series), nl=False)
+        return
+    echo(history_text.history(found.plan_name, found.runs, found.series), nl=False)
+
+
+@main.command()
+@click.argument("run_id", type=int, required=False, metavar="[RUN]")
+@db_option
+@click.option("--baseline", type=int, metavar="RUN", help="Judge against this run "
+              "(default: the plan's run before RUN).")  # fmt: skip
+@click.option(
+    "--rule",
+    "rules",
+    multiple=True,
+    metavar="METRIC=PCT",
+    help="How much worse a metric may get: iops=5, bw=5, p99=10 (the defaults).",
+)
+def check(run_id: int | None, db: str, baseline: int | None, rules: tuple[str, ...]) -> None:
+    """Gate a build on a run: the latest run (or RUN) against the run before it, series by
+    series; exit 4 when a series got worse beyond its rule and beyond the noise."""
+    latest, base, verdicts = app.check(db, run_id, baseline, _rules(rules), ui())
+    failed = [v for v in verdicts if v.regression]
+    for v in failed:
+        echo(history_text.verdict(v))
+    plural = "s" if len(failed) != 1 else ""
+    echo(f"check: run {latest} against run {base}: {len(verdicts)} series, "
+         f"{len(failed)} regression{plural} beyond rule and noise")  # fmt: skip
+    if failed:
+        sys.exit(EXIT_REGRESSION)
+
+
+def _rules(given: tuple[str, ...]) -> dict[history_model.Metric, float]:
+    rules = dict(history_model.DEFAULT_RULES)
+    for text in given:
+        name, _, pct = text.partition("=")
+        try:
+            allowed = float(pct.strip().rstrip("%"))
+        except ValueError:
+            allowed = -1.0
+        if name.strip() not in history_model.METRICS or not 0 <= allowed <= 1000:
+            raise click.BadParameter(
+                f"{text!r} is not METRIC=PCT with METRIC one of "
+                f"{', '.join(history_model.METRICS)} and PCT from 0 to 1000",
+                param_hint="--rule",
+            )
+        rules[name.strip()] = allowed  # type: ignore[index]
+    return rules
 
 
 @main.command(help=app.REHEARSE_HELP)

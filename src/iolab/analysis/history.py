@@ -1,0 +1,173 @@
+"""A plan's results over time: the series of each set-up x workload x metric across the runs
+of the same plan, what changed between consecutive runs (a difference beyond the noise, and
+the run facts that differ), and the gate `iolab check` applies to the latest run.
+
+Method. A point is one run's repetitions of a case (set-up and workload matched by name);
+its figure is their median, its spread their 95% interval. Between two consecutive points a
+change is reported when it is at least the default rule's size (5% for IOPS and MB/s, 10%
+for p99: runs of one plan differ by a few percent from day to day even when repetitions
+within a run agree closely) and Welch's 95% interval of the difference of the means excludes
+0 (the test `compare` uses); with one repetition on either side no interval exists and only
+the size decides, and that is said. This finds a step at the run where it happens (and its
+end); it is not a multi-point change-point detector, so a slow drift shows as a trend of
+small changes, not as one change (docs/history.md).
+
+The gate compares the latest run with a baseline run: a series fails when it is worse by
+more than the rule allows (IOPS and MB/s: lower is worse; latency: higher is worse) and the
+whole 95% interval of the change is beyond that threshold, so a change within the noise is
+no regression. With one repetition on either side, the size alone decides, and it is said.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from iolab.analysis.stats import compare, metric_for
+from iolab.store import CaseRow, RunRow
+
+Metric = Literal["iops", "bw", "p99"]
+METRICS: tuple[Metric, ...] = ("iops", "bw", "p99")
+UNITS = {"iops": "IOPS", "bw": "MB/s", "p99": "µs"}
+FACTS = ("kernel", "fio_version", "distro", "cpu_model", "memory_bytes", "hostname", "governor")
+DEFAULT_RULES: Mapping[Metric, float] = {"iops": 5.0, "bw": 5.0, "p99": 10.0}
+P99 = "99"  # the key percentiles are stored under (store: "50", "99", "99.9", ...)
+
+
+@dataclass(frozen=True)
+class Point:
+    run_id: int
+    started_at: float
+    values: tuple[float, ...]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.values)
+
+
+@dataclass(frozen=True)
+class Step:
+    """A change between two consecutive points of a series."""
+
+    run_id: int  # where it happened
+    change_pct: float
+    half_width_pct: float | None
+    significant: bool | None
+    facts: tuple[str, ...]  # "kernel 6.1 -> 6.8", what differs between the two runs
+
+
+@dataclass(frozen=True)
+class Series:
+    setup: str
+    workload: str
+    metric: Metric
+    points: tuple[Point, ...]
+    steps: tuple[Step, ...]
+
+    @property
+    def unit(self) -> str:
+        return UNITS[self.metric]
+
+
+def value(case: CaseRow, metric: Metric) -> float | None:
+    """A case's figure: IOPS, MB/s, or the worst direction's p99 completion latency in µs."""
+    if case.status != "ok" or not case.metrics:
+        return None
+    if metric == "p99":
+        found = [m.percentiles_ns[P99] for m in case.metrics.values() if P99 in m.percentiles_ns]
+        return max(found) / 1000 if found else None
+    total = case.total(metric)
+    return total if metric == "iops" else total / 1e6
+
+
+def series(runs: Sequence[tuple[RunRow, Sequence[CaseRow]]]) -> list[Series]:
+    """Every set-up x workload x metric seen in the runs (oldest first), with its steps."""
+    points: dict[tuple[str, str, Metric], list[Point]] = {}
+    for run, cases in runs:
+        grouped: dict[tuple[str, str], list[CaseRow]] = {}
+        for case in cases:
+            grouped.setdefault((case.setup, case.workload), []).append(case)
+        for (setup, workload), group in grouped.items():
+            primary: Metric = "bw" if metric_for(group[0].options) == "bw" else "iops"
+            for metric in (primary, "p99"):
+                got = tuple(v for c in group if (v := value(c, metric)) is not None)
+                if got:
+                    key = (setup, workload, metric)
+                    points.setdefault(key, []).append(Point(run.id, run.started_at, got))
+    facts = {run.id: run.environment for run, _ in runs}
+    return [
+        Series(setup, workload, metric, tuple(found), _steps(found, metric, facts))
+        for (setup, workload, metric), found in points.items()
+    ]
+
+
+def _steps(
+    points: Sequence[Point], metric: Metric, facts: Mapping[int, Mapping[str, object]]
+) -> tuple[Step, ...]:
+    out = []
+    for before, after in itertools.pairwise(points):
+        diff = compare(list(before.values), list(after.values))
+        change = diff.change_pct
+        if change is None or diff.significant is False or abs(change) < DEFAULT_RULES[metric]:
+            continue  # within the noise, or too small to matter (runs differ by a few %)
+        said = differences(facts.get(before.run_id, {}), facts.get(after.run_id, {}))
+        out.append(Step(after.run_id, change, diff.half_width_pct, diff.significant, said))
+    return tuple(out)
+
+
+def differences(before: Mapping[str, object], after: Mapping[str, object]) -> tuple[str, ...]:
+    """The run facts that differ: "kernel 6.1.0 -> 6.8.0"."""
+    return tuple(
+        f"{key} {before.get(key)} -> {after.get(key)}"
+        for key in FACTS
+        if before.get(key) != after.get(key)
+    )
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One series of the latest run against its baseline, under a rule."""
+
+    series: Series
+    base: Point
+    latest: Point
+    change_pct: float
+    half_width_pct: float | None
+    allowed_pct: float
+    regression: bool
+    words: str
+
+
+def gate(
+    found: Sequence[Series], latest: int, baseline: int, rules: Mapping[Metric, float]
+) -> list[Verdict]:
+    """Each series that has both runs, judged; regressions first."""
+    out = []
+    for one in found:
+        if one.metric not in rules:
+            continue
+        by_run = {p.run_id: p for p in one.points}
+        if latest not in by_run or baseline not in by_run:
+            continue
+        out.append(_judge(one, by_run[baseline], by_run[latest], rules[one.metric]))
+    return sorted(out, key=lambda v: not v.regression)
+
+
+def _judge(one: Series, base: Point, latest: Point, allowed: float) -> Verdict:
+    diff = compare(list(base.values), list(latest.values))
+    change, half = diff.change_pct or 0.0, diff.half_width_pct
+    worse = -change if one.metric in ("iops", "bw") else change  # > 0: worse
+    if half is None:
+        real = worse > allowed
+        words = "one run each: the size alone decides" if real else "within the rule"
+    else:
+        real = worse - half > allowed  # the whole interval is beyond what the rule allows
+        words = (
+            "beyond the rule and the noise" if real
+            else "worse than the rule, but within the noise" if worse > allowed
+            else "within the rule"
+        )  # fmt: skip
+    return Verdict(one, base, latest, change, half, allowed, real, words)

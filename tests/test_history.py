@@ -1,0 +1,150 @@
+"""A plan's history and the `iolab check` gate (analysis.history): on pure series, and on a
+real regression made on this machine: the same plan on a loop device, then with the device
+throttled (the blkio controller's read IOPS limit, cgroup v1, or io.max on cgroup v2), then
+free again."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import IOLAB, needs_root, run_iolab
+from iolab.analysis import history
+from iolab.analysis.history import Point, Series
+from loopdevs import LoopDevs, loops_fixture
+
+_ = loops_fixture
+BLKIO = Path("/sys/fs/cgroup/blkio")
+UNIFIED = (Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup"))
+
+
+def one(points: list[tuple[int, tuple[float, ...]]], metric: history.Metric = "iops") -> Series:
+    found = tuple(Point(run, float(run), values) for run, values in points)
+    return Series("here", "4k", metric, found, ())
+
+
+def test_the_gate_fails_only_beyond_the_rule_and_the_noise() -> None:
+    steady = one([(1, (100.0, 101.0, 99.0)), (2, (60.0, 61.0, 59.0))])
+    (verdict,) = history.gate([steady], 2, 1, {"iops": 5.0})
+    assert verdict.regression and "beyond the rule and the noise" in verdict.words
+    noisy = one([(1, (100.0, 140.0, 60.0)), (2, (90.0, 130.0, 50.0))])
+    (verdict,) = history.gate([noisy], 2, 1, {"iops": 5.0})
+    assert not verdict.regression and "within the noise" in verdict.words
+    better = one([(1, (100.0, 101.0)), (2, (150.0, 151.0))])
+    assert not history.gate([better], 2, 1, {"iops": 5.0})[0].regression
+    slower = one([(1, (100.0, 101.0)), (2, (150.0, 151.0))], "p99")
+    assert history.gate([slower], 2, 1, {"p99": 10.0})[0].regression, "latency: higher is worse"
+
+
+def test_a_step_is_marked_when_it_matters_and_is_beyond_the_noise() -> None:
+    points = [Point(1, 1.0, (58_496.0, 58_600.0, 58_400.0)),
+              Point(2, 2.0, (60_179.0, 60_300.0, 60_100.0)),  # +2.9%: real, but too small
+              Point(3, 3.0, (301.0, 300.0, 302.0)),  # the step
+              Point(4, 4.0, (320.0, 200.0, 410.0))]  # +2.8% ± a lot: noise  # fmt: skip
+    steps = history._steps(points, "iops", {3: {"kernel": "6.1"}, 2: {"kernel": "6.0"}})
+    assert [s.run_id for s in steps] == [3]
+    assert steps[0].facts == ("kernel 6.0 -> 6.1",) and steps[0].significant
+
+
+@pytest.fixture
+def throttle() -> Iterator[tuple[Path, str]]:
+    """A cgroup whose processes' reads from a device can be limited: (its procs file, the
+    file that limits them, in the version's own syntax)."""
+    if BLKIO.is_dir():
+        group = BLKIO / f"iolab-test-{os.getpid()}"
+        group.mkdir()
+        yield group, "v1"
+        group.rmdir()
+        return
+    root = next((p for p in UNIFIED if (p / "cgroup.controllers").exists()), None)
+    if root is None or "io" not in (root / "cgroup.controllers").read_text().split():
+        pytest.fail("no blkio (cgroup v1) and no io controller (cgroup v2) to throttle with")
+    (root / "cgroup.subtree_control").write_text("+io")
+    group = root / f"iolab-test-{os.getpid()}"
+    group.mkdir()
+    yield group, "v2"
+    group.rmdir()
+
+
+def limit(group: tuple[Path, str], device: str, iops: int | None) -> None:
+    path, version = group
+    rdev = os.stat(device).st_rdev
+    where = f"{os.major(rdev)}:{os.minor(rdev)}"
+    if version == "v1":
+        (path / "blkio.throttle.read_iops_device").write_text(f"{where} {iops or 0}\n")
+    else:
+        (path / "io.max").write_text(f"{where} riops={iops or 'max'}\n")
+
+
+def run_in(group: tuple[Path, str], workdir: Path, dev: str) -> None:
+    """`iolab run` with its processes (fio's too) in the cgroup."""
+    procs = group[0] / "cgroup.procs"
+    command = f'echo $$ > {procs} && exec "$@"'
+    args = ["sh", "-c", command, "sh", *IOLAB, "run", "plan.toml", "--new",
+            "--yes-destroy", dev]  # fmt: skip
+    done = subprocess.run(args, cwd=workdir, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+PLAN = """
+name = "nightly"
+repeat = 3
+[[setup]]
+name = "disk"
+devices = ["{dev}"]
+[[workload]]
+name = "4k randread QD1"
+rw = "randread"
+bs = "4k"
+iodepth = 1
+size = "32m"
+runtime = 1
+time_based = 1
+randrepeat = 0
+"""
+
+
+@pytest.mark.fio
+@pytest.mark.root
+@needs_root()
+def test_a_real_regression_is_found_at_its_run(
+    workdir: Path, loops: LoopDevs, throttle: tuple[Path, str]
+) -> None:
+    dev = loops.make(64)
+    (workdir / "plan.toml").write_text(PLAN.format(dev=dev))
+    for throttled in (False, False, False, True, True, False):
+        limit(throttle, dev, 300 if throttled else None)
+        run_in(throttle, workdir, dev)
+    limit(throttle, dev, None)
+    codes = {}
+    for run in range(2, 7):
+        done = run_iolab("check", str(run), cwd=workdir)
+        codes[run] = done.returncode
+        assert "Traceback" not in done.stderr and done.stderr == "", done.stderr
+    assert codes == {2: 0, 3: 0, 4: 4, 5: 0, 6: 0}, codes
+    failing = run_iolab("check", "4", cwd=workdir).stdout
+    assert "REGRESSION: disk · 4k randread QD1 · iops" in failing
+    shown = run_iolab("history", cwd=workdir, check=True).stdout
+    block = shown.split("disk · 4k randread QD1 · iops")[1].split("\n\n")[0]
+    marked = [line for line in block.splitlines() if "<- change" in line]
+    runs = [line.split()[1] for line in marked]
+    assert runs[0] == "4" and set(runs) <= {"4", "6"}, block  # the step down, and back up
+    with sqlite3.connect(workdir / "iolab.db") as con:
+        assert con.execute("SELECT count(*) FROM runs").fetchone() == (6,)
+
+
+@pytest.mark.slow
+def test_bad_check_input_is_one_line(tmp_path: Path) -> None:
+    for args, said in (
+        (["check", "--rule", "bogus=3"], "'bogus=3' is not METRIC=PCT"),
+        (["check", "--rule", "iops=-1"], "PCT from 0 to 1000"),
+        (["history", "--db", "none.db"], "none.db"),
+    ):
+        done = run_iolab(*args, cwd=tmp_path)
+        assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+        assert said in done.stderr and "Traceback" not in done.stderr
