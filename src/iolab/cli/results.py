@@ -1,0 +1,168 @@
+"""`iolab runs`, `report`, `compare`, `history` and `check`: what the database holds."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+import click
+
+from iolab import app
+from iolab.analysis import history as history_model
+from iolab.cli import (
+    EXIT_REGRESSION,
+    db_option,
+    echo,
+    err,
+    main,
+    output_options,
+    ui,
+)
+from iolab.names import one_line
+from iolab.report import document as report_document
+from iolab.report import history_text
+from iolab.report import model as report_model
+from iolab.report import output as report_output
+from iolab.store import RunRow
+
+
+@main.command()
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print them as JSON, for scripts.")
+def runs(db: str, as_json: bool) -> None:
+    """List the runs stored in the database."""
+    rows = app.runs(db, ui())
+    if as_json:
+        echo(json.dumps([_run_json(r) for r in rows], indent=2, ensure_ascii=False))
+        return
+    if not rows:
+        echo(f"{db} holds no runs yet")
+    for r in rows:
+        started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.started_at))
+        failed = f", {r.failed} failed" if r.failed else ""
+        host = one_line(str(r.environment.get("hostname", "?")))
+        echo(f"{r.id:>4}  {started}  {one_line(r.plan_name):<22} {r.status:<11} "
+                   f"{r.tally(r.done)} cases{failed}  {host}")  # fmt: skip
+
+
+def _run_json(run: RunRow) -> dict[str, object]:
+    return {
+        "id": run.id, "plan": run.plan_name, "status": run.status,
+        "started_at": run.started_at, "ended_at": run.ended_at,
+        "cases_planned": run.case_count, "cases_done": run.done, "cases_failed": run.failed,
+        "host": run.environment.get("hostname"), "origin": run.origin.kind,
+    }  # fmt: skip
+
+
+@main.command()
+@click.argument("run_ids", nargs=-1, type=int, metavar="[RUN]...")
+@db_option
+@output_options
+@click.option("--baseline", metavar="SETUP", help="Show other set-ups as % of this one.")
+@click.option("--charts", metavar="LIST", default="auto", show_default=True,
+              help="Charts to draw: auto, none, or a comma list of "
+              f"{','.join(report_model.CHART_KINDS)}.")  # fmt: skip
+@click.option("--skip-charts", metavar="LIST", help="Chart kinds to leave out of auto's choice.")
+@click.option("--x", "x_field", metavar="FIELD", help="Workload field on the x axis of "
+              "scaling charts (default: the swept one).")  # fmt: skip
+@click.option("--y", "y_metric", type=click.Choice(report_model.Y_METRICS), default="auto",
+              show_default=True, help="Metric on the y axis of scaling charts.")  # fmt: skip
+@click.option("--lines", type=click.Choice(["auto", "setup", "pattern"]), default="auto",
+              show_default=True, help="Scaling charts: one line per set-up, or per pattern "
+              "(auto: per set-up if several).")  # fmt: skip
+def report(run_ids: tuple[int, ...], db: str, fmt: str, **flags: Any) -> None:
+    """Render stored runs (default: the latest) as a table, Markdown, CSV or HTML.
+
+    Several runs are shown side by side. HTML is one self-contained page with interactive
+    charts; Markdown written to a file gets its charts as images beside it.
+    """
+    written = {k: flags.pop(k) for k in ("output", "image_format", "export_dir", "force")}
+    drawn = fmt in ("markdown", "html") or written["export_dir"] is not None
+    charts = report_document.parse_kinds(flags["charts"], "--charts")  # () when not drawn (app)
+    options = report_document.Options(
+        metric=flags["metric"], baseline=flags["baseline"], charts=charts,
+        skip=report_document.parse_kinds(flags["skip_charts"], "--skip-charts") or (),
+        x=flags["x_field"], y=flags["y_metric"], lines=flags["lines"])  # fmt: skip
+    report_output.check(written["output"], written["export_dir"], force=written["force"],
+                        images=fmt == "markdown")  # fmt: skip
+    _emit(app.report(db, run_ids, options, drawn, ui()), fmt, **written)
+
+
+@main.command()
+@click.argument("run_ids", nargs=-1, type=int, required=True, metavar="RUN_A RUN_B [RUN]...")
+@db_option
+@output_options
+def compare(run_ids: tuple[int, ...], db: str, fmt: str, metric: str, **written: Any) -> None:
+    """Compare runs against the first: each change with its 95% interval, marked "not
+    significant" where the interval includes 0; says what differs in their environments."""
+    report_output.check(written["output"], written["export_dir"], force=written["force"],
+                        images=fmt == "markdown")  # fmt: skip
+    _emit(app.compare(db, run_ids, metric, ui()), fmt, **written)
+
+
+def _emit(document: report_document.Document, fmt: str, **written: Any) -> None:
+    """Render and write (stdout, or a file with its images beside it, and an export)."""
+    text, said = report_output.emit(document, fmt, **written)
+    echo(text, nl=False)
+    for line in said:
+        err.print(one_line(line), soft_wrap=True, markup=False)
+
+
+@main.command()
+@click.argument("plan_name", required=False, metavar="[PLAN]")
+@db_option
+@click.option("--json", "as_json", is_flag=True, help="Print the series as JSON.")
+def history(plan_name: str | None, db: str, as_json: bool) -> None:
+    """The runs of one plan (default: the latest run's) over time: per set-up, workload and
+    metric, each run's median, and the changes beyond the noise with what changed."""
+    found = app.plan_history(db, plan_name, ui())
+    if as_json:
+        echo(history_text.history_json(found.plan_name, found.series), nl=False)
+        return
+    echo(history_text.history(found.plan_name, found.runs, found.series), nl=False)
+
+
+@main.command()
+@click.argument("run_id", type=int, required=False, metavar="[RUN]")
+@db_option
+@click.option("--baseline", type=int, metavar="RUN", help="Judge against this run "
+              "(default: the plan's run before RUN).")  # fmt: skip
+@click.option(
+    "--rule",
+    "rules",
+    multiple=True,
+    metavar="METRIC=PCT",
+    help="How much worse a metric may get: iops=5, bw=5, p99=10 (the defaults).",
+)
+def check(run_id: int | None, db: str, baseline: int | None, rules: tuple[str, ...]) -> None:
+    """Gate a build on a run: the latest run (or RUN) against the run before it, series by
+    series; exit 4 when a series got worse beyond its rule and beyond the noise."""
+    latest, base, verdicts = app.check(db, run_id, baseline, _rules(rules), ui())
+    failed = [v for v in verdicts if v.regression]
+    for v in failed:
+        echo(history_text.verdict(v))
+    plural = "s" if len(failed) != 1 else ""
+    echo(f"check: run {latest} against run {base}: {len(verdicts)} series, "
+         f"{len(failed)} regression{plural} beyond rule and noise")  # fmt: skip
+    if failed:
+        sys.exit(EXIT_REGRESSION)
+
+
+def _rules(given: tuple[str, ...]) -> dict[history_model.Metric, float]:
+    rules = dict(history_model.DEFAULT_RULES)
+    for text in given:
+        name, _, pct = text.partition("=")
+        try:
+            allowed = float(pct.strip().rstrip("%"))
+        except ValueError:
+            allowed = -1.0
+        if name.strip() not in history_model.METRICS or not 0 <= allowed <= 1000:
+            raise click.BadParameter(
+                f"{text!r} is not METRIC=PCT with METRIC one of "
+                f"{', '.join(history_model.METRICS)} and PCT from 0 to 1000",
+                param_hint="--rule",
+            )
+        rules[name.strip()] = allowed  # type: ignore[index]
+    return rules

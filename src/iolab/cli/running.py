@@ -1,0 +1,104 @@
+"""`iolab run`, `peak`, `show`, `presets` and `rehearse`: plans into runs."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from typing import Any
+
+import click
+
+from iolab import app, plan
+from iolab.cli import (
+    EXIT_CASES_FAILED,
+    OVERRIDES,
+    _overrides,
+    db_option,
+    echo,
+    fail,
+    main,
+    options,
+    plan_options,
+    ui,
+)
+from iolab.report import output as report_output
+from iolab.terminal_ui import TerminalUi
+
+
+@main.command()
+@plan_options
+@db_option
+@click.option("--resume", "resume_id", type=int, metavar="RUN", help="Finish stored run RUN.")
+@click.option("--new", "force_new", is_flag=True, help="Start a new run even if one can resume.")
+@click.option("--yes-destroy", "destroy", multiple=True, metavar="PATH",
+              help="Allow writing to DEVICE, or to an existing FILE a set-up names (repeat per "
+              "path); otherwise iolab asks for devices and refuses files.")  # fmt: skip
+@click.option("--wipe-signatures", is_flag=True,
+              help="Allow wiping filesystem/partition signatures.")  # fmt: skip
+@click.option("--allow-hooks", is_flag=True, help="Run the plan's setup_hook/teardown_hook "
+              "shell commands: the plan is then code.")  # fmt: skip
+@click.option("--lab", is_flag=True, help="Measure the plan's set-ups on devices (md, "
+              "LVM, btrfs) in the virtual lab, on image files; marked as lab figures.")  # fmt: skip
+def run(plan_file: str | None, preset: str | None, db: str, **flags: Any) -> None:
+    """Run a plan (default: the quick preset here) and print its table.
+
+    Every finished case is saved at once; re-running the same plan into the same
+    database, or --resume RUN, skips the cases already stored.
+    """
+    overrides = _overrides(**{k: flags.pop(k) for k in OVERRIDES})
+    request = app.RunRequest(plan_file, preset, overrides, db, **flags)
+    _ran(app.run(request, the_ui := ui()), the_ui)
+
+
+def _ran(outcome: app.RunOutcome, the_ui: TerminalUi) -> None:
+    """Print a finished run's table; exit 3 if some of its cases failed."""
+    the_ui.out.file.write(report_output.render(outcome.document, "table").text)
+    if outcome.failed:
+        fail(f"{outcome.failed} of {outcome.total} cases failed (fio's errors above)",
+             EXIT_CASES_FAILED)  # fmt: skip
+
+
+@main.command(help=app.PEAK_HELP)
+@options(db_option, *(click.option(f"--{n}", **kw) for n, kw in app.PEAK_OPTIONS.items()))
+def peak(db: str, **given: Any) -> None:
+    _ran(app.peak(db, given, the_ui := ui()), the_ui)
+
+
+@main.command()
+@plan_options
+@click.option("--fio", "show_fio", is_flag=True, help="Print the exact fio job files.")
+@click.option("--toml", "as_toml", is_flag=True, help="Print the plan's TOML (a preset's) to copy.")
+@click.option("--json", "as_json", is_flag=True, help="Print set-ups and cases as JSON.")
+def show(plan_file: str | None, preset: str | None, show_fio: bool, **flags: Any) -> None:
+    """Print a plan's expanded matrix, one line per case; runs nothing."""
+    if flags.pop("as_toml"):
+        echo(app.plan_toml(plan_file, preset), nl=False)
+        return
+    as_json = flags.pop("as_json")
+    the_plan = app.load_plan(plan_file, preset, _overrides(**flags))
+    if as_json:
+        echo(plan.matrix_json(the_plan, app.provision_commands(the_plan)), nl=False)
+        return
+    for name, commands in app.provision_commands(the_plan):
+        echo(f"# set-up {name!r} is built and torn down with:")
+        for command in commands:
+            echo(f"#   {shlex.join(command)}")
+    if show_fio:
+        echo("# one fio invocation per section; iolab runs them one at a time\n")
+        echo("\n".join(app.job_files(the_plan)), nl=False)
+        return
+    echo("".join(plan.matrix_lines(the_plan)), nl=False)
+
+
+@main.command()
+def presets() -> None:
+    """List the presets, one line each, with their origin."""
+    for name in plan.preset_names():
+        p = plan.load_preset(name)
+        echo(f"{name:<24} {len(p.cases()):>3} cases  {p.origin}: {p.description}")
+
+
+@main.command(help=app.REHEARSE_HELP)
+@click.argument("plan_file", metavar="PLAN.toml")
+def rehearse(plan_file: str) -> None:
+    sys.exit(0 if app.rehearse(plan_file, ui()) else EXIT_CASES_FAILED)
