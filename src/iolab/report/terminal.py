@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import os
+import sys
 
 from rich.console import Console
 from rich.table import Table as RichTable
@@ -36,10 +38,25 @@ def _grid(table: Table) -> RichTable:
     return grid
 
 
+WIDTH = 120  # when standard output is not a terminal: a file, a pipe, a test
+
+
+def _width() -> int:
+    """The terminal's own width, so long set-up names are not cut where there is room; 120
+    columns when the report goes to a file or a pipe (the same text every time)."""
+    try:
+        if sys.stdout.isatty():
+            return max(os.get_terminal_size(sys.stdout.fileno()).columns, 40)
+    except (OSError, ValueError):
+        pass
+    return WIDTH
+
+
 def _console(buffer: io.StringIO, width: int | None, color: bool) -> Console:
     return Console(
-        file=buffer, width=width or 120, force_terminal=color, no_color=not color, emoji=False
-    )
+        file=buffer, width=width or _width(), force_terminal=color, no_color=not color,
+        emoji=False,
+    )  # fmt: skip
 
 
 def _line(console: Console, text: str) -> None:

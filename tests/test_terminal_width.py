@@ -1,0 +1,52 @@
+"""The terminal report uses the width there is: long set-up names are not cut at 120 columns
+on a 220-column terminal; piped, the text stays 120 columns wide (the same every time)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import shutil
+import struct
+import subprocess
+import termios
+from pathlib import Path
+
+import pytest
+
+from conftest import IOLAB
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def report_on_a_terminal(db: Path, columns: int) -> str:
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    child = subprocess.Popen([*IOLAB, "report", "1", "--db", str(db)], stdout=follower,
+                             stderr=subprocess.DEVNULL, cwd=db.parent, env=env)  # fmt: skip
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    child.wait(60)
+    os.close(leader)
+    return b"".join(chunks).decode(errors="replace")
+
+
+@pytest.mark.slow
+def test_the_report_is_as_wide_as_the_terminal(tmp_path: Path) -> None:
+    db = tmp_path / "devices.db"
+    shutil.copyfile(GOLDEN / "devices.db", db)
+    wide = report_on_a_terminal(db, 220)
+    assert max(len(line) for line in wide.splitlines()) > 120
+    piped = subprocess.run([*IOLAB, "report", "1", "--db", str(db)], capture_output=True,
+                           text=True, check=True, cwd=tmp_path).stdout  # fmt: skip
+    table = [line for line in piped.splitlines() if line.startswith(("┃", "│", "┏"))]
+    assert table and max(len(line) for line in table) <= 120
