@@ -39,6 +39,14 @@ def ctrl_c_when(args: list[str], cwd: Path, ready: Callable[[], bool]) -> tuple[
     return child.returncode, err
 
 
+def results_of(report: str) -> str:
+    """A report's text from its results table on, past the Findings above it."""
+    for marker in ("\n## Results\n", "\nResults\n"):
+        if marker in report:
+            return report.split(marker, 1)[1]
+    return report
+
+
 def stored_cases(db: Path) -> list[tuple[str, str, int, str]]:
     """(setup, workload, repetition, status) of every stored case, in the order stored."""
     if not db.exists():

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import needs_root, run_iolab
+from conftest import needs_root, results_of, run_iolab
 from iolab import plan
 
 GOOD = """
@@ -160,7 +160,8 @@ def test_report_formats_and_baseline(workdir: Path) -> None:
     run_iolab("run", "plan.toml", cwd=workdir, check=True)
     md = run_iolab("report", "--format", "markdown", "--baseline", "here", cwd=workdir, check=True)
     assert "| workload | metric | here (baseline) | again |" in md.stdout
-    row = next(line for line in md.stdout.splitlines() if line.startswith("| 4k randread"))
+    row = next(line for line in results_of(md.stdout).splitlines()
+               if line.startswith("| 4k randread"))  # fmt: skip
     assert row.endswith("% |")
     csv_file = workdir / "out.csv"
     run_iolab("report", "1", "--format", "csv", "-o", str(csv_file), cwd=workdir, check=True)

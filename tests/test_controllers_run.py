@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 import fake_raid_cli as fake
-from conftest import IOLAB, ctrl_c_when, needs_root, run_iolab, stored_cases
+from conftest import IOLAB, ctrl_c_when, needs_root, results_of, run_iolab, stored_cases
 from loopdevs import LoopDevs, loops_fixture
 
 _ = loops_fixture  # the `loops` fixture
@@ -251,7 +251,9 @@ def test_study_e_ratio_table_from_one_plan(card: Card) -> None:
     report = out.read_text()
     assert "change vs vd write-through" in report
     rows = [
-        line for line in report.splitlines() if line.startswith(("| 4k randwrite", "| 4k randread"))
+        line
+        for line in results_of(report).splitlines()
+        if line.startswith(("| 4k randwrite", "| 4k randread"))
     ]
     assert len(rows) >= 2 and all(re.search(r"\| [+-]\d+\.\d%", row) for row in rows[:2]), rows
     assert re.search(r"!\[[^]]*Change vs vd write-through[^]]*\]\([^)]*ratio[^)]*\.png\)", report)

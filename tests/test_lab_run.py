@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_iolab
+from conftest import results_of, run_iolab
 from uml import lab_marks
 
 pytestmark = lab_marks()
@@ -75,7 +75,9 @@ def test_study_b_in_the_lab(workdir: Path) -> None:
 
 def _marked_everywhere(workdir: Path) -> None:
     md = run_iolab("report", "--format", "markdown", cwd=workdir, check=True).stdout
-    results = [line for line in md.splitlines() if line.startswith("| 4k randwrite QD1")]
+    results = [
+        line for line in results_of(md).splitlines() if line.startswith("| 4k randwrite QD1")
+    ]
     assert results and all(line.count(MARK) >= 3 for line in results[:1]), results
     assert "## RAID model" in md and "RAID5 of 3, QD1" in md
     model = next(line for line in md.splitlines() if "RAID5 of 3, QD1" in line)

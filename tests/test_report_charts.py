@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_iolab
+from conftest import results_of, run_iolab
 from iolab.report import data, document, figures, mpl_render, time_figures
 from iolab.store import Store
 
@@ -200,11 +200,11 @@ def test_time_series_per_second_with_warm_up(scratch: Path) -> None:
 @pytest.mark.fio
 def test_repeat_3_intervals_in_every_format_and_compare(repeated: Path) -> None:
     table = run_iolab("report", "1", cwd=repeated, check=True).stdout
-    row = next(line for line in table.splitlines() if "4k randread" in line)
+    row = next(line for line in results_of(table).splitlines() if "4k randread" in line)
     assert row.count("±") == 2
     md = run_iolab("report", "1", "--format", "markdown", "--baseline", "left", cwd=repeated,
                    check=True).stdout  # fmt: skip
-    row = next(line for line in md.splitlines() if line.startswith("| 4k randread"))
+    row = next(line for line in results_of(md).splitlines() if line.startswith("| 4k randread"))
     assert row.count("±") == 3 and "% ± " in row  # both absolute values, and the change
     lines = list(csv.DictReader(run_iolab("report", "1", "--format", "csv", cwd=repeated,
                                           check=True).stdout.splitlines()))  # fmt: skip

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ctrl_c_when, needs_root, run_iolab, stored_cases
+from conftest import ctrl_c_when, needs_root, results_of, run_iolab, stored_cases
 
 PLAN = """
 name = "e2e"
@@ -79,7 +79,7 @@ def test_full_run_stores_every_case_and_prints_the_table(e2e: Path) -> None:
     table = done.stdout
     for label in ("4k randread", "4k randwrite", "128k read", "128k write"):
         assert label in table
-    header = next(line for line in table.splitlines() if "workload" in line)
+    header = next(line for line in results_of(table).splitlines() if "workload" in line)
     assert "one" in header and "two" in header, "set-ups are columns"
     assert "set-up one: path" in table and "set-up two: path" in table
     assert not list(e2e.glob("*/iolab.testfile")), "test files must be removed"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -47,13 +49,40 @@ def _latency(case: Case, direction: Direction, name: str, statistic: Statistic) 
 Latency = tuple[float | None, bool]
 
 
+COLUMN_UNITS: tuple[latency.LatencyUnit, ...] = (
+    ("ns", 1.0),
+    latency.MICROSECONDS,
+    latency.MILLISECONDS,
+    ("s", 1e9),
+)
+
+
+def column_unit(values_ns: Sequence[float]) -> latency.LatencyUnit:
+    """The unit of one table column: the largest of ns, µs, ms and s in which the column's
+    median (of its non-zero values) is at least 1, so that it reads 1-999 (s past that)."""
+    finite = [v for v in values_ns if v > 0]
+    if not finite:
+        return latency.MICROSECONDS
+    typical = statistics.median(finite)
+    return next((u for u in reversed(COLUMN_UNITS) if typical >= u[1]), COLUMN_UNITS[0])
+
+
 def _format(value: float) -> str:
-    return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}" if value >= 10 else f"{value:.2f}"
+    """A latency in its column's unit; a non-zero value below 1 keeps two significant digits
+    rather than reading 0.00."""
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:,.1f}"
+    if value == 0 or value >= 0.01:
+        return f"{value:.2f}"
+    return f"{value:.{1 - math.floor(math.log10(value))}f}"
 
 
 def latency_table(data: Dataset, baseline: str | None = None) -> Table | None:
     """Completion latency per workload, set-up and direction: mean, percentiles and max, each
-    the median of the repetitions (± its 95% interval); each column in one unit, µs or ms.
+    the median of the repetitions (± its 95% interval); each column in its own unit (ns, µs, ms
+    or s, see column_unit).
     Past summary.LATENCY_WORKLOADS workloads, the ends of the ranking only."""
     names, left_out = data.workloads(), ""
     if len(names) > summary.LATENCY_WORKLOADS:
@@ -80,7 +109,7 @@ def latency_table(data: Dataset, baseline: str | None = None) -> Table | None:
     if not entries:
         return None
     units = {
-        name: latency.unit_for([v for *_, values, _ in entries for v in values[name]])
+        name: column_unit([v for *_, values, _ in entries for v in values[name]])
         for name, _ in LATENCY_COLUMNS
     }
     rows = []
@@ -89,7 +118,7 @@ def latency_table(data: Dataset, baseline: str | None = None) -> Table | None:
             _cell(values[name], units[name], name in clamped) for name, _ in LATENCY_COLUMNS
         )
         rows.append(Row(workload, cells, (label, direction)))
-    shown = {u[0] for u in units.values()}
+    shown = [u[0] for u in COLUMN_UNITS if u in units.values()]
     notes = []
     if any(clamped for *_, clamped in entries):
         notes.append(
@@ -98,7 +127,7 @@ def latency_table(data: Dataset, baseline: str | None = None) -> Table | None:
             "least one repetition; shown as that maximum."
         )
     return Table(
-        f"Completion latency ({' and '.join(sorted(shown, reverse=True))})",
+        f"Completion latency ({', '.join(shown[:-1])}{' and ' if shown[:-1] else ''}{shown[-1]})",
         "workload",
         tuple(f"{name} ({units[name][0]})" for name, _ in LATENCY_COLUMNS),
         tuple(rows),

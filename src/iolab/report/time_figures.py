@@ -171,7 +171,8 @@ def _time_chart(
         )
     options = about.options
     ramp = _ramp_seconds(options)
-    ends = {label: _warmup_end(pts) for label, pts in mains.items()}
+    few = [label for label, pts in mains.items() if len(pts) < SETTLING_POINTS]
+    ends = {label: _warmup_end(pts) for label, pts in mains.items() if label not in few}
     settled = [e for e in ends.values() if e is not None and e > 0]
     regions: list[Region] = []
     words = [f"fio's averages over {options.get('log_avg_msec', '?')} ms intervals."]
@@ -191,10 +192,15 @@ def _time_chart(
     unsettled = [label for label, end in ends.items() if end is None]
     if unsettled:
         words.append(f"Never settled within ±10%: {', '.join(unsettled)}.")
+    if few:
+        words.append(
+            f"Too few points to judge settling (under {SETTLING_POINTS} intervals): "
+            f"{', '.join(few)}."
+        )
     if about.dropped:
         words.append(
             f"fio logged the latency of {about.dropped} case(s) at other times than their "
-            "IOPS (it does under ramp_time); left out."
+            f"IOPS{' (it does under ramp_time)' if ramp > 0 else ''}; left out."
         )
     if about.note:
         words.append(about.note)
@@ -215,6 +221,9 @@ def _time_chart(
         tuple(regions),
         " ".join(words),
     )
+
+
+SETTLING_POINTS = 5  # a series with fewer logged intervals is not judged settled or not
 
 
 def _warmup_end(points: Sequence[tuple[float, float]]) -> float | None:
