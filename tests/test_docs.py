@@ -97,7 +97,8 @@ def test_the_peak_workload_is_valid() -> None:
     text = '[[setup]]\nname = "here"\npath = "."\n' + block_with('method = "curve"')
     the_plan = plan.parse_plan(text, "docs/methods.md")
     assert the_plan.workloads and all(w.name.startswith("random read") for w in the_plan.workloads)
-    assert {w.options.get("method") for w in the_plan.workloads} == {"curve"}
+    assert {w.method.kind for w in the_plan.workloads if w.method} == {"curve"}
+    assert all(w.method for w in the_plan.workloads)
 
 
 def test_the_device_setups_are_valid() -> None:

@@ -15,7 +15,7 @@ from iolab.analysis import checks, peak
 from iolab.errors import Interrupted, PlanError
 from iolab.fio.info import FioInfo
 from iolab.fio.parse import Status
-from iolab.model import Case, CaseMetrics, DirectionMetrics, Result
+from iolab.model import Case, CaseMetrics, DirectionMetrics, Method, Result
 from iolab.store import Store
 from iolab.targets import process
 
@@ -155,9 +155,12 @@ def test_a_method_workload_is_planned_as_its_start_and_the_start_again(tmp_path:
     the_plan = plan.parse_plan(PLAN.format(path=tmp_path, extra=SEARCH), "plan.toml")
     names = [w.name for w in the_plan.workloads]
     assert names == ["4k randread numjobs=2 iodepth=2", "4k randread numjobs=2 iodepth=2 again"]
-    options = the_plan.workloads[0].options
-    assert options["numjobs"] == 2 and options["peak_numjobs"] == "1-8"
-    assert options["peak_iodepth"] == "1-128" and options["method"] == "peak"
+    options, method = the_plan.workloads[0].options, the_plan.workloads[0].method
+    assert options["numjobs"] == 2 and method == Method("peak", (1, 8), (1, 128))
+    assert not set(options) & set(peak.IOLAB_ONLY), "the method is typed, not a fio option"
+    assert the_plan.workloads[1].method == Method("peak", (1, 8), (1, 128), again=True)
+    recorded = the_plan.workloads[0].recorded  # as the store keeps it
+    assert recorded["peak_numjobs"] == "1-8" and recorded["method"] == "peak"
     assert any("a search (method) adds the points it tries" in line
                for line in plan.matrix_lines(the_plan))  # fmt: skip
     step = runner.build(the_plan, FIO, executor=FakeDevice()).steps[0]

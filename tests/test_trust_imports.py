@@ -23,7 +23,7 @@ import pytest
 
 from conftest import run_iolab
 from iolab.analysis import checks, peak
-from iolab.model import CaseMetrics, DirectionMetrics
+from iolab.model import CaseMetrics, Curve, CurvePoint, DirectionMetrics, PeakRecord, PeakWinner
 from iolab.report import curve_view
 from iolab.store import Store
 from loopdevs import LoopDevs, loops_fixture, sh
@@ -324,15 +324,13 @@ def point(load: int | None, p99_us: float) -> peak.LoadPoint:
     return peak.LoadPoint(load, iops, iops, 50_000.0, p99_us * 1000, p99_us * 2000)
 
 
-def curve_of(points: list[peak.LoadPoint]) -> dict[str, Any]:
-    stored = [{**p.__dict__, "ok": True, "delivered": True} for p in points]
-    knee = peak.knee(points)
-    return {"points": stored, "knee": knee, "knee_factor": peak.KNEE_FACTOR,
-            "peak_iops": 70_000.0, "delivered_share": peak.DELIVERED_SHARE}  # fmt: skip
-
-
-def search_of(curve: dict[str, Any]) -> dict[str, Any]:
-    return {"curve": curve}
+def curve_of(points: list[peak.LoadPoint]) -> Curve:
+    stored = tuple(
+        CurvePoint(p.load_pct, p.asked_iops, f"w{n}", True, p.delivered_iops, p.p50_ns,
+                   p.p99_ns, p.p999_ns, True)
+        for n, p in enumerate(points)
+    )  # fmt: skip
+    return Curve(70_000.0, stored, peak.knee(points), peak.KNEE_FACTOR, peak.DELIVERED_SHARE)
 
 
 LOADS = [*range(10, 101, 10), None]
@@ -352,8 +350,8 @@ def test_the_knee_is_found_only_beyond_the_noise(p99s: list[float], knee_load: i
     assert (None if found.index is None else points[found.index].load_pct) == knee_load
     assert found.noise > 0
     curve = curve_of(points)
-    table = curve_view.curve_table("here", "4k randread", search_of(curve))
-    charts = curve_view.curve_charts("4k randread", [("here", search_of(curve))])
+    table = curve_view.curve_table("here", "4k randread", curve)
+    charts = curve_view.curve_charts("4k randread", [("here", curve)])
     flagged = [r.label for r in table.rows if "knee" in r.stubs[0]]
     said = " ".join(table.notes)
     noise = f"±{found.noise:.0%}"
@@ -361,17 +359,15 @@ def test_the_knee_is_found_only_beyond_the_noise(p99s: list[float], knee_load: i
     if knee_load is None:
         assert flagged == [] and charts[0].regions == ()
         assert "No knee within the noise" in said
-        lines = peak.said("here", "4k", {"metric": "iops", "winner": WINNER, "points": [1],
-                                         "grid": 1, "margin": 0.03, "method": "curve",
-                                         "curve": curve})  # fmt: skip
+        found_by = PeakRecord("curve", "iops", ((1, 1), (32, 32)), 1, 0.03, (), (), WINNER, curve)
+        lines = peak.said("here", "4k", found_by)
         assert any("no knee within the noise" in line for line in lines), lines
     else:
         assert found.index is not None and flagged == [f"{knee_load}%"] and charts[0].regions
         assert charts[0].regions[0].start == points[found.index].delivered_iops
 
 
-WINNER = {"low": None, "high": None, "median": 70_000.0, "values": [70_000.0],
-          "numjobs": 1, "iodepth": 32, "noise": 0.01, "tied": []}  # fmt: skip
+WINNER = PeakWinner(1, 32, "w", (70_000.0,), 70_000.0, None, None, None, 0.01, ())
 
 
 def test_the_noise_is_the_scatter_about_the_neighbours() -> None:

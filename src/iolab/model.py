@@ -134,17 +134,55 @@ class Setup:
         return {"name": self.name, "kind": "devices", **self.layout.definition(), **extra}
 
 
+MethodKind = Literal["peak", "curve"]
+
+
+@dataclass(frozen=True)
+class Method:
+    """How iolab searches a workload (`method = "peak"` or `"curve"`, plan.methods and
+    runner.search), kept apart from fio's options: the search's bounds, the margin a step
+    must beat (as the plan gave it), and which of the search's own cases this one is."""
+
+    kind: MethodKind
+    numjobs: tuple[int, int]
+    iodepth: tuple[int, int]
+    margin: FioValue | None = None  # "3%" or 0.03 as given; None: analysis.peak's default
+    again: bool = False  # the start point measured again after the search
+    curve_load: int | None = None  # a curve point: the load asked, percent of the peak
+
+    def recorded(self) -> dict[str, FioValue]:
+        """The method as a stored case's options carry it (and `iolab show` prints it)."""
+        out: dict[str, FioValue] = {"method": self.kind}
+        if self.margin is not None:
+            out["peak_margin"] = self.margin
+        out["peak_numjobs"] = "{}-{}".format(*self.numjobs)
+        out["peak_iodepth"] = "{}-{}".format(*self.iodepth)
+        if self.again:
+            out["peak_again"] = 1
+        if self.curve_load is not None:
+            out["curve_load"] = self.curve_load
+        return out
+
+
 @dataclass(frozen=True)
 class Workload:
-    """One point of a workload sweep: fio options with single values."""
+    """One point of a workload sweep: fio options with single values (and how iolab searches
+    it, for a method workload)."""
 
     name: str
     options: Mapping[str, FioValue]
     axes: tuple[str, ...] = ()
     table: int = 0  # which [[workload]] of the plan it comes from
+    method: Method | None = None
 
     def get(self, key: str, default: FioValue | None = None) -> FioValue | None:
         return self.options.get(key, default)
+
+    @property
+    def recorded(self) -> dict[str, FioValue]:
+        """fio's options and the method's keys, as the store keeps them with each case."""
+        extra = self.method.recorded() if self.method is not None else {}
+        return {**self.options, **extra}
 
 
 @dataclass(frozen=True)
@@ -161,7 +199,7 @@ class Case:
             {
                 "setup": self.setup.definition(),
                 "workload": self.workload.name,
-                "options": dict(self.workload.options),
+                "options": self.workload.recorded,
                 "repetition": self.repetition,
             }
         )
@@ -227,6 +265,167 @@ class SteadyRecord:
             )  # fmt: skip
         except (KeyError, TypeError, ValueError):
             return None
+
+
+@dataclass(frozen=True)
+class PeakPoint:
+    """One point a peak search measured: its figure (None: it failed or was refused)."""
+
+    numjobs: int
+    iodepth: int
+    workload: str
+    value: float | None
+
+
+@dataclass(frozen=True)
+class PeakWinner:
+    """The search's highest point, measured until it has three values: their median and 95%
+    interval, the noise they show (at least the margin), and the points tied with it."""
+
+    numjobs: int
+    iodepth: int
+    workload: str
+    values: tuple[float, ...]
+    median: float
+    low: float | None
+    high: float | None
+    cov: float | None
+    noise: float
+    tied: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """One load of a latency-against-load curve: what was asked (percent of the peak's IOPS;
+    None: the peak itself, unthrottled), what was delivered, and the slower direction's
+    completion latency percentiles."""
+
+    load_pct: int | None
+    asked_iops: float | None
+    workload: str
+    ok: bool
+    delivered_iops: float
+    p50_ns: float | None
+    p99_ns: float | None
+    p999_ns: float | None
+    delivered: bool  # at least analysis.peak.DELIVERED_SHARE of the rate asked
+
+
+@dataclass(frozen=True)
+class Curve:
+    peak_iops: float
+    points: tuple[CurvePoint, ...]
+    knee: int | None
+    knee_factor: float
+    delivered_share: float
+
+
+@dataclass(frozen=True)
+class Drift:
+    """The search's start point measured again after it, against its first measurement."""
+
+    start: float
+    again: float
+    change: float
+
+
+@dataclass(frozen=True)
+class PeakRecord:
+    """What a peak or curve search found for one workload on one set-up, as the runner
+    records it with the set-up (environment "peak_search", by workload) and the report
+    reads it back."""
+
+    method: MethodKind
+    metric: Literal["iops", "bw"]
+    bounds: tuple[tuple[int, int], tuple[int, int]]  # numjobs, iodepth
+    grid: int  # the points the bounds hold
+    margin: float
+    steps: tuple[str, ...]
+    points: tuple[PeakPoint, ...]
+    winner: PeakWinner | None
+    curve: Curve | None = None
+    drift: Drift | None = None
+
+    def to_json(self) -> dict[str, object]:
+        out = dataclasses.asdict(self)
+        numjobs, iodepth = self.bounds
+        out["bounds"] = {"numjobs": list(numjobs), "iodepth": list(iodepth)}
+        for key in ("curve", "drift"):
+            if out[key] is None:
+                del out[key]
+        stored: dict[str, object] = json.loads(json.dumps(out))  # tuples as lists
+        return stored
+
+    @classmethod
+    def from_json(cls, data: object) -> PeakRecord | None:
+        """The record as stored; None for anything else (a damaged or foreign value)."""
+        if not isinstance(data, Mapping):
+            return None
+        try:
+            return cls(
+                "curve" if data["method"] == "curve" else "peak",
+                "bw" if data["metric"] == "bw" else "iops",
+                (_pair(data["bounds"]["numjobs"]), _pair(data["bounds"]["iodepth"])),
+                int(data["grid"]), float(data["margin"]), tuple(str(s) for s in data["steps"]),
+                tuple(PeakPoint(int(p["numjobs"]), int(p["iodepth"]), str(p["workload"]),
+                                _number(p["value"])) for p in data["points"]),
+                _winner(data["winner"]), _curve(data.get("curve")), _drift(data.get("drift")),
+            )  # fmt: skip
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+
+
+def _pair(value: object) -> tuple[int, int]:
+    low, high = (int(v) for v in value)  # type: ignore[attr-defined]
+    return low, high
+
+
+def _number(value: object) -> float | None:
+    return None if value is None else float(value)  # type: ignore[arg-type]
+
+
+def _winner(data: object) -> PeakWinner | None:
+    if data is None:
+        return None
+    if not isinstance(data, Mapping):
+        raise TypeError("winner")
+    return PeakWinner(
+        int(data["numjobs"]), int(data["iodepth"]), str(data["workload"]),
+        tuple(float(v) for v in data["values"]), float(data["median"]), _number(data["low"]),
+        _number(data["high"]), _number(data["cov"]), float(data["noise"]),
+        tuple(str(t) for t in data["tied"]),
+    )  # fmt: skip
+
+
+def _curve(data: object) -> Curve | None:
+    if not data:
+        return None
+    if not isinstance(data, Mapping):
+        raise TypeError("curve")
+    points = tuple(_curve_point(p) for p in data["points"])
+    knee = data.get("knee")
+    return Curve(
+        float(data["peak_iops"]), points, None if knee is None else int(knee),
+        float(data["knee_factor"]), float(data["delivered_share"]),
+    )  # fmt: skip
+
+
+def _curve_point(p: Mapping[str, object]) -> CurvePoint:
+    load = p["load_pct"]
+    return CurvePoint(
+        None if load is None else int(load),  # type: ignore[call-overload]
+        _number(p["asked_iops"]), str(p["workload"]), bool(p["ok"]),
+        float(p["delivered_iops"]),  # type: ignore[arg-type]
+        _number(p["p50_ns"]), _number(p["p99_ns"]), _number(p["p999_ns"]), bool(p["delivered"]),
+    )  # fmt: skip
+
+
+def _drift(data: object) -> Drift | None:
+    if not data:
+        return None
+    if not isinstance(data, Mapping):
+        raise TypeError("drift")
+    return Drift(float(data["start"]), float(data["again"]), float(data["change"]))
 
 
 @dataclass(frozen=True)

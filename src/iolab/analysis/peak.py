@@ -41,9 +41,10 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from iolab.model import Curve, CurvePoint, Drift, PeakRecord
 
 Point = tuple[int, int]  # (numjobs, iodepth)
 Measure = Callable[[Point], float | None]  # a point's first figure; None: failed or refused
@@ -273,18 +274,18 @@ def knee(points: Sequence[LoadPoint], factor: float = KNEE_FACTOR) -> int | None
     return find_knee(points, factor).index
 
 
-LOAD_FIELDS = ("load_pct", "asked_iops", "delivered_iops", "p50_ns", "p99_ns", "p999_ns")
-
-
-def curve_knee(curve: Mapping[str, Any]) -> Knee:
+def curve_knee(curve: Curve) -> Knee:
     """The knee of a stored curve (its points that ran), as an index into all its points."""
-    points = curve["points"]
-    ok = [i for i, p in enumerate(points) if p["ok"]]
-    found = find_knee(
-        [LoadPoint(**{k: points[i][k] for k in LOAD_FIELDS}) for i in ok],
-        float(curve.get("knee_factor", KNEE_FACTOR)),
-    )
+    ok = [i for i, p in enumerate(curve.points) if p.ok]
+    found = find_knee([load_point(curve.points[i]) for i in ok], curve.knee_factor)
     return Knee(None if found.index is None else ok[found.index], found.noise, found.threshold_ns)
+
+
+def load_point(point: CurvePoint) -> LoadPoint:
+    return LoadPoint(
+        point.load_pct, point.asked_iops, point.delivered_iops, point.p50_ns, point.p99_ns,
+        point.p999_ns,
+    )  # fmt: skip
 
 
 def rates(total: float, numjobs: int, read_share: float | None) -> tuple[str, float]:
@@ -319,59 +320,60 @@ def share(value: object) -> float | None:
     return found if 0 < found < 1 else None
 
 
-def said(setup: str, base: str, found: Mapping[str, Any]) -> list[str]:
+def said(setup: str, base: str, found: PeakRecord) -> list[str]:
     """What a search found, in a line or three."""
-    unit = "IOPS" if found["metric"] == "iops" else "MB/s"
+    unit = "IOPS" if found.metric == "iops" else "MB/s"
     scale = 1.0 if unit == "IOPS" else 1e6
-    winner = found["winner"]
-    head = f"{setup} · {base}: {found['method']} search"
+    winner = found.winner
+    head = f"{setup} · {base}: {found.method} search"
     if winner is None:
-        return [f"{head}: no point ran to the end ({len(found['points'])} tried)"]
-    low, high = winner["low"], winner["high"]
-    interval = f" ± {(high - low) / 2 / scale:,.0f}" if low is not None else ""
+        return [f"{head}: no point ran to the end ({len(found.points)} tried)"]
+    low, high = winner.low, winner.high
+    interval = f" ± {(high - low) / 2 / scale:,.0f}" if low is not None and high is not None else ""
     lines = [
-        f"{head}: peak {winner['median'] / scale:,.0f}{interval} {unit} (95%, "
-        f"{len(winner['values'])} runs) at numjobs={winner['numjobs']} "
-        f"iodepth={winner['iodepth']}; {len(found['points'])} of {found['grid']} points tried"
+        f"{head}: peak {winner.median / scale:,.0f}{interval} {unit} (95%, "
+        f"{len(winner.values)} runs) at numjobs={winner.numjobs} "
+        f"iodepth={winner.iodepth}; {len(found.points)} of {found.grid} points tried"
     ]
-    if winner["noise"] > found["margin"]:
+    if winner.noise > found.margin:
         lines.append(
-            f"{head}: the noise (2 x CoV = {winner['noise']:.1%}) is wider than the "
-            f"{found['margin']:.0%} margin the search stepped by; tied with the winner: "
-            f"{', '.join(winner['tied']) or 'none'}; a wider peak_margin suits this target"
+            f"{head}: the noise (2 x CoV = {winner.noise:.1%}) is wider than the "
+            f"{found.margin:.0%} margin the search stepped by; tied with the winner: "
+            f"{', '.join(winner.tied) or 'none'}; a wider peak_margin suits this target"
         )
-    curve = found.get("curve")
-    if curve:
-        missed = [p for p in curve["points"] if p["ok"] and not p["delivered"]]
-        found_knee = curve_knee(curve)
-        noise = f"p99 noise ±{found_knee.noise:.0%} a point"
-        if found_knee.index is None:
-            where = (
-                "no knee within the noise: p99 stays within 2x its low-load value up to the "
-                f"peak ({noise})"
-            )
-        else:
-            at = curve["points"][found_knee.index]
-            where = (
-                f"knee at {at['delivered_iops']:,.0f} IOPS"
-                + (f" ({at['load_pct']}% of the peak)" if at["load_pct"] else " (the peak)")
-                + f", {noise}"
-            )
-        plural = "s" if len(missed) > 1 else ""
-        delivered = (
-            f"{len(missed)} rate{plural} not delivered" if missed else "every rate delivered"
-        )
-        lines.append(f"{head}: curve of {len(curve['points'])} points; {where}; {delivered}")
+    if found.curve is not None:
+        lines.append(f"{head}: {_curve_said(found.curve)}")
     return lines
 
 
-def drift_line(setup: str, base: str, drift: Mapping[str, Any], margin: float) -> str:
+def _curve_said(curve: Curve) -> str:
+    missed = [p for p in curve.points if p.ok and not p.delivered]
+    found_knee = curve_knee(curve)
+    noise = f"p99 noise ±{found_knee.noise:.0%} a point"
+    if found_knee.index is None:
+        where = (
+            "no knee within the noise: p99 stays within 2x its low-load value up to the "
+            f"peak ({noise})"
+        )
+    else:
+        at = curve.points[found_knee.index]
+        where = (
+            f"knee at {at.delivered_iops:,.0f} IOPS"
+            + (f" ({at.load_pct}% of the peak)" if at.load_pct else " (the peak)")
+            + f", {noise}"
+        )
+    plural = "s" if len(missed) > 1 else ""
+    delivered = f"{len(missed)} rate{plural} not delivered" if missed else "every rate delivered"
+    return f"curve of {len(curve.points)} points; {where}; {delivered}"
+
+
+def drift_line(setup: str, base: str, drift: Drift, margin: float) -> str:
     verdict = (
         "the target drifted during the search: precondition it, or run longer"
-        if abs(drift["change"]) > margin
+        if abs(drift.change) > margin
         else "no drift beyond the margin"
     )
     return (
-        f"{setup} · {base}: the start point again after the search: {drift['change']:+.1%} "
+        f"{setup} · {base}: the start point again after the search: {drift.change:+.1%} "
         f"against its first run; {verdict}"
     )

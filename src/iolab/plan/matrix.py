@@ -16,7 +16,7 @@ def matrix_lines(plan: Plan) -> list[str]:
     for workload in plan.workloads:
         firsts.setdefault(workload.table, workload)
     for table, first in firsts.items():  # every point of a table shares what is not swept
-        shared = " ".join(f"{k}={v}" for k, v in first.options.items() if k not in first.axes)
+        shared = " ".join(f"{k}={v}" for k, v in first.recorded.items() if k not in first.axes)
         lines.append(f"# {table + 1}: {shared}\n")
     if plan.hosts is not None:
         hosts = ", ".join(plan.hosts.addresses)
@@ -25,7 +25,7 @@ def matrix_lines(plan: Plan) -> list[str]:
             on = f"the first {setup.host_count}" if setup.host_count else "every host"
             moved = "".join(f"; {h}: {p}" for h, p in setup.host_paths)
             lines.append(f"# set-up {setup.name!r}: {setup.path} on {on}{moved}\n")
-    if any("method" in w.options for w in plan.workloads):
+    if any(w.method is not None for w in plan.workloads):
         lines.append(
             "# a search (method) adds the points it tries, and a curve its loads, between a "
             "start and its start again\n"
@@ -51,7 +51,7 @@ def matrix_json(plan: Plan, commands: Sequence[tuple[str, list[list[str]]]]) -> 
                 "setup": case.setup.name,
                 "workload": case.workload.name,
                 "repetition": case.repetition,
-                "options": dict(case.workload.options),
+                "options": case.workload.recorded,
             }
             for number, case in enumerate(plan.cases(), start=1)
         ],

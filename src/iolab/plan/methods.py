@@ -19,7 +19,7 @@ from typing import Any
 
 from iolab.analysis import peak
 from iolab.errors import PlanError
-from iolab.model import Workload
+from iolab.model import Method, Workload
 from iolab.plan.checks import CHECKS, MAX_IODEPTH, MAX_JOBS
 from iolab.plan.common import Where
 
@@ -67,29 +67,44 @@ def bounds(merged: dict[str, Any], where: Where) -> dict[str, Any]:
 
 def points(expanded: list[Workload]) -> list[Workload]:
     """Each method point as two: its start, named with its numjobs and iodepth, and the
-    start again, measured after the search."""
+    start again, measured after the search. The method's keys leave fio's options for a
+    typed `Workload.method`."""
     out: list[Workload] = []
     for workload in expanded:
-        options = workload.options
-        if "method" not in options:
+        if "method" not in workload.options:
             out.append(workload)
             continue
-        start = (int(options["numjobs"]), int(options["iodepth"]))
-        name = peak.point_name(workload.name, start)
-        again = replace(workload, name=f"{name} again", options={**options, "peak_again": 1})
-        out += [replace(workload, name=name), again]
+        start, method = split(workload)
+        options = start.options
+        name = peak.point_name(workload.name, (int(options["numjobs"]), int(options["iodepth"])))
+        again = replace(start, name=f"{name} again", method=replace(method, again=True))
+        out += [replace(start, name=name), again]
     return out
+
+
+def split(workload: Workload) -> tuple[Workload, Method]:
+    """A workload whose options still hold its method's keys, with them as a `Method`."""
+    options = dict(workload.options)
+    kind = options.pop("method")
+    margin = options.pop("peak_margin", None)
+    method = Method(
+        "curve" if kind == "curve" else "peak",
+        peak.span(str(options.pop("peak_numjobs"))),
+        peak.span(str(options.pop("peak_iodepth"))),
+        margin,
+    )
+    return replace(workload, options=options, method=method), method
 
 
 def check_plan(workloads: tuple[Workload, ...], auto: bool, rounds: bool, top: Where) -> None:
     """A search decides its own cases: it does not mix with repeat = "auto" or [steady]."""
-    searched = next((w for w in workloads if "method" in w.options), None)
-    if searched is None or not (auto or rounds):
+    searched = next((w for w in workloads if w.method is not None), None)
+    if searched is None or searched.method is None or not (auto or rounds):
         return
     said = 'repeat = "auto"' if auto else "[steady] rounds"
     raise top.fail(
         "repeat" if auto else "steady",
-        f"workload {searched.name!r} has method = {searched.options['method']!r}, which does "
+        f"workload {searched.name!r} has method = {searched.method.kind!r}, which does "
         f"not mix with {said}: run them as two plans",
     )
 

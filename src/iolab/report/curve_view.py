@@ -5,26 +5,29 @@ interval, the curve's points with what was asked and delivered, and a chart of l
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from iolab.analysis import latency, peak
+from iolab.model import Curve, CurvePoint, PeakRecord
 from iolab.report.charts import Axis, Chart, Region, Series, slug
 from iolab.report.data import Dataset
 from iolab.report.model import Cell, Row, Table, format_value
 
 PERCENTILES = (("p50", "p50_ns"), ("p99", "p99_ns"), ("p99.9", "p999_ns"))
-Found = Mapping[str, Any]
 
 
-def _searches(data: Dataset) -> list[tuple[str, str, Found]]:
+def _searches(data: Dataset) -> list[tuple[str, str, PeakRecord]]:
     """(set-up label, workload, what its search recorded), in set-up then plan order."""
-    out = []
-    for setup in data.setups:
-        recorded = setup.environment.get("peak_search")
-        if isinstance(recorded, Mapping):
-            out += [(setup.label, base, found) for base, found in recorded.items()]
-    return out
+    return [
+        (setup.label, base, found)
+        for setup in data.setups
+        for base, found in setup.searches.items()
+    ]
+
+
+def _percentile(point: CurvePoint, key: str) -> float | None:
+    value: float | None = getattr(point, key)
+    return value
 
 
 def blocks(data: Dataset) -> list[Table | Chart]:
@@ -33,26 +36,28 @@ def blocks(data: Dataset) -> list[Table | Chart]:
     out: list[Table | Chart] = []
     for label, base, search in found:
         out.append(search_table(label, base, search))
-        if search.get("curve"):
-            out.append(curve_table(label, base, search))
-    bases = list(dict.fromkeys(base for _, base, search in found if search.get("curve")))
+        if search.curve is not None:
+            out.append(curve_table(label, base, search.curve))
+    bases = list(dict.fromkeys(base for _, base, search in found if search.curve is not None))
     for base in bases:
-        out += curve_charts(base, [(label, s) for label, b, s in found if b == base])
+        out += curve_charts(
+            base, [(label, s.curve) for label, b, s in found if b == base and s.curve is not None]
+        )
     return out
 
 
-def search_table(label: str, base: str, search: Found) -> Table:
-    metric = search["metric"]
+def search_table(label: str, base: str, search: PeakRecord) -> Table:
+    metric = search.metric
     unit, scale = ("IOPS", 1.0) if metric == "iops" else ("MB/s", 1e6)
-    winner = search.get("winner") or {}
-    at = (winner.get("numjobs"), winner.get("iodepth"))
+    winner = search.winner
+    at = None if winner is None else (winner.numjobs, winner.iodepth)
     rows = []
-    for number, point in enumerate(search["points"], start=1):
-        value = point["value"]
+    for number, point in enumerate(search.points, start=1):
+        value = point.value
         shown = value / scale if value is not None else None
         cell = Cell(shown, unit, "failed" if shown is None else format_value(shown, metric))
-        mark = "winner" if (point["numjobs"], point["iodepth"]) == at else ""
-        rows.append(Row(str(number), (cell,), (str(point["numjobs"]), str(point["iodepth"]), mark)))
+        mark = "winner" if (point.numjobs, point.iodepth) == at else ""
+        rows.append(Row(str(number), (cell,), (str(point.numjobs), str(point.iodepth), mark)))
     return Table(
         title=f"Peak search: {label}, {base}",
         row_header="step",
@@ -66,38 +71,38 @@ def search_table(label: str, base: str, search: Found) -> Table:
     )
 
 
-def _more_notes(label: str, base: str, search: Found) -> list[str]:
+def _more_notes(label: str, base: str, search: PeakRecord) -> list[str]:
+    numjobs, iodepth = search.bounds
     notes = [
-        f"Bounds numjobs {'-'.join(map(str, search['bounds']['numjobs']))}, iodepth "
-        f"{'-'.join(map(str, search['bounds']['iodepth']))}; a step counts when it beats the "
-        f"best so far by more than {search['margin']:.0%}; the winner is the highest figure "
+        f"Bounds numjobs {'-'.join(map(str, numjobs))}, iodepth "
+        f"{'-'.join(map(str, iodepth))}; a step counts when it beats the "
+        f"best so far by more than {search.margin:.0%}; the winner is the highest figure "
         "measured, then measured again for its 95% interval (Student's t)."
     ]
-    if search.get("drift"):
-        notes.append(peak.drift_line(label, base, search["drift"], search["margin"]))
+    if search.drift is not None:
+        notes.append(peak.drift_line(label, base, search.drift, search.margin))
     return notes
 
 
-def _load(point: Found) -> str:
-    return "peak" if point["load_pct"] is None else f"{point['load_pct']}%"
+def _load(point: CurvePoint) -> str:
+    return "peak" if point.load_pct is None else f"{point.load_pct}%"
 
 
-def curve_table(label: str, base: str, search: Found) -> Table:
-    curve = search["curve"]
+def curve_table(label: str, base: str, curve: Curve) -> Table:
     found = peak.curve_knee(curve)
-    points = list(curve["points"])
-    values = [p[key] for p in points for _, key in PERCENTILES if p[key] is not None]
+    points = list(curve.points)
+    values = [v for p in points for _, key in PERCENTILES if (v := _percentile(p, key)) is not None]
     unit, per = latency.unit_for(values)
     rows = []
     for index, point in enumerate(points):
-        asked = point["asked_iops"]
+        asked = point.asked_iops
         cells = [
             Cell(asked, "IOPS", "unthrottled" if asked is None else f"{asked:,.0f}"),
-            Cell(point["delivered_iops"] if point["ok"] else None, "IOPS",
-                 f"{point['delivered_iops']:,.0f}" if point["ok"] else "failed"),
-            *(_latency_cell(point[key], unit, per) for _, key in PERCENTILES),
+            Cell(point.delivered_iops if point.ok else None, "IOPS",
+                 f"{point.delivered_iops:,.0f}" if point.ok else "failed"),
+            *(_latency_cell(_percentile(point, key), unit, per) for _, key in PERCENTILES),
         ]  # fmt: skip
-        flags = [] if point["delivered"] else ["not delivered"]
+        flags = [] if point.delivered else ["not delivered"]
         if index == found.index:
             flags.append("knee")
         rows.append(Row(_load(point), tuple(cells), (", ".join(flags),)))
@@ -109,9 +114,9 @@ def curve_table(label: str, base: str, search: Found) -> Table:
                  *(f"{name} ({unit})" for name, _ in PERCENTILES)),
         rows=tuple(rows),
         notes=(
-            f"Loads are shares of the peak's {curve['peak_iops']:,.0f} IOPS, held by fio's "
+            f"Loads are shares of the peak's {curve.peak_iops:,.0f} IOPS, held by fio's "
             "rate_iops (per job); latency is completion latency, the slower direction's.",
-            f"not delivered: under {curve['delivered_share']:.0%} of the rate asked.",
+            f"not delivered: under {curve.delivered_share:.0%} of the rate asked.",
             said,
         ),
         name=f"curve-{slug(label)}-{slug(base)}",
@@ -121,9 +126,9 @@ def curve_table(label: str, base: str, search: Found) -> Table:
     )  # fmt: skip
 
 
-def _knee_said(curve: Found, found: peak.Knee) -> str:
+def _knee_said(curve: Curve, found: peak.Knee) -> str:
     """Where the knee is, and the noise it was judged against (see analysis.peak)."""
-    factor = f"{curve['knee_factor']:g}x"
+    factor = f"{curve.knee_factor:g}x"
     noise = (
         f"p99 scatters about ±{found.noise:.0%} a point (each point is one run), so a rise "
         f"counts past {factor} plus twice that, and only if the later points stay above {factor}"
@@ -133,9 +138,9 @@ def _knee_said(curve: Found, found: peak.Knee) -> str:
             f"No knee within the noise: p99 does not rise past {factor} its lowest-load value "
             f"for good up to the peak; {noise}."
         )
-    point = curve["points"][found.index]
+    point = curve.points[found.index]
     return (
-        f"Knee: {_load(point)} ({point['delivered_iops']:,.0f} IOPS), the last load before p99 "
+        f"Knee: {_load(point)} ({point.delivered_iops:,.0f} IOPS), the last load before p99 "
         f"exceeds {factor} its value at the lowest load for good; {noise}."
     )
 
@@ -148,19 +153,20 @@ def _latency_cell(value: float | None, unit: str, per: float) -> Cell:
     return Cell(shown, unit, text)
 
 
-def curve_charts(base: str, curves: Sequence[tuple[str, Found]]) -> list[Chart]:
+def curve_charts(base: str, curves: Sequence[tuple[str, Curve]]) -> list[Chart]:
     """Latency against delivered IOPS: one set-up's p50, p99 and p99.9 on one chart; with
     several set-ups, one chart per percentile and one line per set-up."""
     values = [
-        p[key] for _, s in curves for p in s["curve"]["points"] for _, key in PERCENTILES
-        if p["ok"] and p[key] is not None
+        v for _, c in curves for p in c.points for _, key in PERCENTILES
+        if p.ok and (v := _percentile(p, key)) is not None
     ]  # fmt: skip
     unit, per = latency.unit_for(values)
 
-    def line(name: str, search: Found, key: str) -> Series:
-        ok = sorted((p for p in search["curve"]["points"] if p["ok"]), key=_delivered)
+    def line(name: str, curve: Curve, key: str) -> Series:
+        ok = sorted((p for p in curve.points if p.ok), key=_delivered)
         return Series(name, tuple(_delivered(p) for p in ok),
-                      tuple(None if p[key] is None else p[key] / per for p in ok))  # fmt: skip
+                      tuple(None if (v := _percentile(p, key)) is None else v / per
+                            for p in ok))  # fmt: skip
 
     x = Axis("delivered I/O rate", "IOPS", start_at_zero=True)
     if len(curves) == 1:
@@ -191,32 +197,30 @@ def curve_charts(base: str, curves: Sequence[tuple[str, Found]]) -> list[Chart]:
     ]
 
 
-def _delivered(point: Found) -> float:
-    return float(point["delivered_iops"])
+def _delivered(point: CurvePoint) -> float:
+    return point.delivered_iops
 
 
-def _past_knee(search: Found) -> tuple[Region, ...]:
+def _past_knee(curve: Curve) -> tuple[Region, ...]:
     """Shaded only past a knee found beyond the noise."""
-    curve = search["curve"]
     knee = peak.curve_knee(curve).index
     if knee is None:
         return ()
-    ok = [_delivered(p) for p in curve["points"] if p["ok"]]
-    start = _delivered(curve["points"][knee])
+    ok = [_delivered(p) for p in curve.points if p.ok]
+    start = _delivered(curve.points[knee])
     return (Region(start, max(ok), "past the knee"),) if max(ok) > start else ()
 
 
-def _caption(label: str, search: Found) -> str:
-    curve = search["curve"]
+def _caption(label: str, curve: Curve) -> str:
     found = peak.curve_knee(curve)
     noise = f"p99 noise ±{found.noise:.0%} a point"
     if found.index is None:
         return (
-            f"{label}: no knee within the noise up to the peak ({curve['peak_iops']:,.0f} "
+            f"{label}: no knee within the noise up to the peak ({curve.peak_iops:,.0f} "
             f"IOPS; {noise})."
         )
-    point = curve["points"][found.index]
+    point = curve.points[found.index]
     return (
         f"{label}: knee at {_delivered(point):,.0f} IOPS ({_load(point)}), peak "
-        f"{curve['peak_iops']:,.0f} IOPS; {noise}."
+        f"{curve.peak_iops:,.0f} IOPS; {noise}."
     )

@@ -16,7 +16,7 @@ from typing import Any
 from iolab.analysis import latency
 from iolab.errors import ReportError
 from iolab.fio import parse
-from iolab.model import Direction, Sample, SteadyRecord
+from iolab.model import Direction, PeakRecord, Sample, SteadyRecord
 from iolab.report import summary
 from iolab.store import CaseRow, RunRow, Store
 from iolab.usage import Telemetry
@@ -37,6 +37,16 @@ class SetupInfo:
     def steady(self) -> SteadyRecord | None:
         """What [steady] rounds found for this set-up, decoded once; None without rounds."""
         return SteadyRecord.from_json(self.environment.get("steady_rounds"))
+
+    @cached_property
+    def searches(self) -> dict[str, PeakRecord]:
+        """What each peak or curve search found on this set-up, by workload, decoded once
+        (a damaged record is left out)."""
+        stored = self.environment.get("peak_search")
+        if not isinstance(stored, Mapping):
+            return {}
+        decoded = {str(base): PeakRecord.from_json(found) for base, found in stored.items()}
+        return {base: found for base, found in decoded.items() if found is not None}
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from iolab import layouts
-from iolab.analysis import peak
 from iolab.errors import PlanError, TargetError
 from iolab.fio import hosts, jobfile
 from iolab.fio.executor import Executor, HostLimits, Local
@@ -268,7 +267,7 @@ def resolve(case: Case, target: Prepared, fio: FioInfo, built: bool = True) -> d
     On a target not yet built, size "auto" stays: its free space is not known.
     """
     options: dict[str, FioValue] = {"filename": str(target.filename)}
-    options.update((k, v) for k, v in case.workload.options.items() if k not in peak.IOLAB_ONLY)
+    options.update(case.workload.options)
     if options.get("size") == "auto" and built:
         if target.raw:
             del options["size"]  # the whole device, as fio does by default

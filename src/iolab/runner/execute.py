@@ -128,7 +128,7 @@ def start(store: Store, run_id: int) -> None:
     store.claim(run_id, process.me())
 
 
-class _Run(Search):
+class _Run:
     """One execution of a campaign's remaining cases into a run of the store."""
 
     def __init__(
@@ -147,6 +147,7 @@ class _Run(Search):
         self.cards: dict[str, apply.Card] = {}  # by set-up: the card policy its cases ran under
         self.devices: dict[str, tuple[str, ...]] = {}  # by set-up: the devices its target uses
         self.repeats = Repeats(campaign, store, run_id, listener, self.case)
+        self.search = Search(campaign, store, run_id, listener, self.case)
 
     def record(self, name: str) -> Callable[[JSONDict], None]:
         def save(facts: JSONDict) -> None:
@@ -177,7 +178,7 @@ class _Run(Search):
                     ran += 1
                     state = self.repeats.repeat_more(step, target, state)
                     state = self.repeats.rounds_more(step, target, state, record)
-                    state = self.search_more(step, target, state, record)
+                    state = self.search.search_more(step, target, state, record)
         except (TargetError, ControllerError) as error:
             if ran == len(steps):
                 raise

@@ -1,9 +1,10 @@
 """Cases a search adds: `method = "peak"` (numjobs x iodepth, for the highest figure) and
-`method = "curve"` (then latency at 10% to 100% of the peak's IOPS). A mixin of the run, as
-runner.repeats is: it runs the points it chooses through the run's own `case`, recalls the
-points already stored (so a resumed search runs only what is missing, and takes the same
-path), records the search with the set-up and says what it found. The method itself is in
-analysis.peak; how a method workload is planned, in plan.methods."""
+`method = "curve"` (then latency at 10% to 100% of the peak's IOPS). After a method
+workload's case, it runs the points it chooses through the case runner it is handed, recalls
+the points already stored (so a resumed search runs only what is missing, and takes the same
+path), records the search with the set-up as a typed record (model.PeakRecord) and says what
+it found. The method itself is in analysis.peak; how a method workload is planned, in
+plan.methods."""
 
 from __future__ import annotations
 
@@ -11,14 +12,25 @@ import contextlib
 import statistics
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from iolab.analysis import peak, stats
 from iolab.analysis.peak import Point
-from iolab.model import Case, Workload
+from iolab.model import (
+    Case,
+    Curve,
+    CurvePoint,
+    Drift,
+    FioValue,
+    Method,
+    PeakPoint,
+    PeakRecord,
+    PeakWinner,
+    Workload,
+)
 from iolab.runner import precondition
 from iolab.runner.campaign import Campaign, Step, host_problem
 from iolab.runner.listener import Listener
+from iolab.runner.repeats import CaseRunner
 from iolab.store import CaseRow, Store
 from iolab.targets.facts import JSONDict
 from iolab.targets.path import Prepared
@@ -31,16 +43,14 @@ class _Missing(Exception):
 
 
 class Search:
-    """What a run needs to search a method workload's points."""
+    """The searches of one run's method workloads."""
 
-    campaign: Campaign
-    store: Store
-    run_id: int
-    listener: Listener
-    environments: dict[str, JSONDict]
-
-    def case(self, step: Step, target: Prepared, state: str = "") -> None:
-        raise NotImplementedError
+    def __init__(
+        self, campaign: Campaign, store: Store, run_id: int, listener: Listener, case: CaseRunner
+    ) -> None:
+        self.campaign, self.store, self.run_id = campaign, store, run_id
+        self.listener, self.case = listener, case
+        self.found: dict[str, dict[str, PeakRecord]] = {}  # by set-up, then workload
 
     def search_more(
         self, step: Step, target: Prepared, state: str, record: Callable[[JSONDict], None]
@@ -48,34 +58,32 @@ class Search:
         """After a method workload's start (or its closing "again" case, which a resumed run
         reaches first): the search to its end, the curve, the record, and what was found."""
         plan, case = self.campaign.plan, step.case
-        if "method" not in case.workload.options or case.repetition != plan.repeat:
+        method = case.workload.method
+        if method is None or case.repetition != plan.repeat:
             return state
-        closing = "peak_again" in case.workload.options
-        name = case.workload.name.removesuffix(" again") if closing else case.workload.name
-        start = next(w for w in plan.workloads if w.name == name and "peak_again" not in w.options)
+        name = case.workload.name.removesuffix(" again") if method.again else case.workload.name
+        start = next(
+            w for w in plan.workloads if w.name == name and w.method and not w.method.again
+        )
         points = _Points(self, case, start, step.position, target, state)
         found = points.search()
-        records = dict(self.environments.get(case.setup.name, {}).get("peak_search", {}))
+        records = self.found.setdefault(case.setup.name, {})
         records[points.base] = found
         for other in plan.workloads:  # a resumed run records afresh: replay the others
-            if other is start or "method" not in other.options or "peak_again" in other.options:
+            if other is start or other.method is None or other.method.again:
                 continue
             with_stored = _Points(self, Case(case.setup, other, 1), other, 0, target, "", False)
             with contextlib.suppress(_Missing):
                 records[with_stored.base] = with_stored.search()
-        record({"peak_search": records})
-        if points.ran or not closing:
+        record({"peak_search": {base: r.to_json() for base, r in records.items()}})
+        if points.ran or not method.again:
             for line in peak.said(case.setup.name, points.base, found):
                 self.listener.note(line)
-        if closing and (drift := found.get("drift")):
+        if method.again and found.drift is not None:
             self.listener.note(
-                peak.drift_line(case.setup.name, points.base, drift, found["margin"])
+                peak.drift_line(case.setup.name, points.base, found.drift, found.margin)
             )
         return points.state
-
-    # what _Points needs of the run
-    def run_point(self, step: Step, target: Prepared, state: str) -> None:
-        self.case(step, target, state)
 
     def stored(self, setup: str, workload: str | None = None) -> dict[tuple[str, int], CaseRow]:
         """The set-up's stored cases (of one workload, if given) by name and repetition."""
@@ -99,24 +107,29 @@ class _Points:
 
     def __post_init__(self) -> None:
         options = self.start.options
+        assert self.start.method is not None  # a method workload: plan.methods
+        self.method: Method = self.start.method
         self.first = (int(options["numjobs"]), int(options["iodepth"]))
         self.base = self.start.name.removesuffix(peak.point_name("", self.first))
-        self.bounds = peak.Bounds(
-            peak.span(str(options.get("peak_numjobs", self.first[0]))),
-            peak.span(str(options.get("peak_iodepth", self.first[1]))),
-        )
-        self.margin = peak.share(options.get("peak_margin", "")) or peak.DEFAULT_MARGIN
+        self.bounds = peak.Bounds(self.method.numjobs, self.method.iodepth)
+        self.margin = peak.share(self.method.margin or "") or peak.DEFAULT_MARGIN
         self.metric = stats.metric_for(options, self.run.campaign.plan.metric)
         self.rows = self.run.stored(self.case.setup.name)
 
-    def workload(self, point: Point, extra: Mapping[str, Any] | None = None) -> Workload:
-        if point == self.first and not extra:
+    def workload(self, point: Point, rate: str | None = None, load: int | None = None) -> Workload:
+        """The point's workload; with a rate, the curve's point at that load."""
+        if point == self.first and rate is None:
             return self.start
-        options = {**self.start.options, "numjobs": point[0], "iodepth": point[1], **(extra or {})}
+        options: dict[str, FioValue] = {
+            **self.start.options, "numjobs": point[0], "iodepth": point[1]
+        }  # fmt: skip
         name = peak.point_name(self.base, point)
-        if extra and "curve_load" in extra:
-            name = peak.load_name(self.base, point, int(extra["curve_load"]))
-        return replace(self.start, name=name, options=options)
+        method = self.method
+        if rate is not None and load is not None:
+            options["rate_iops"] = rate
+            name = peak.load_name(self.base, point, load)
+            method = replace(method, curve_load=load)
+        return replace(self.start, name=name, options=options, method=method)
 
     def row(self, workload: Workload, repetition: int = 1) -> CaseRow | None:
         """The point's stored case, running it first if need be (None: refused by the host)."""
@@ -128,7 +141,7 @@ class _Points:
             if not self.live:
                 raise _Missing(workload.name)
             step = Step(Case(self.case.setup, workload, repetition), self.position)
-            self.run.run_point(step, self.target, self.state)
+            self.run.case(step, self.target, self.state)
             self.state = precondition.after(self.state, workload.options)
             self.ran += 1
             self.rows.update(self.run.stored(self.case.setup.name, workload.name))
@@ -137,32 +150,29 @@ class _Points:
     def value(self, point: Point, repetition: int = 1) -> float | None:
         return _figure(self.row(self.workload(point), repetition), self.metric)
 
-    def search(self) -> JSONDict:
+    def search(self) -> PeakRecord:
         climb = peak.climb(self.bounds, self.value, self.margin)
-        found: JSONDict = {
-            "method": self.start.options["method"],
-            "metric": self.metric,
-            "bounds": {"numjobs": list(self.bounds.numjobs), "iodepth": list(self.bounds.iodepth)},
-            "grid": len(peak.ladder(*self.bounds.numjobs)) * len(peak.ladder(*self.bounds.iodepth)),
-            "margin": self.margin,
-            "steps": list(climb.steps),
-            "points": [self.point(p) for p in climb.tried],
-            "winner": None,
-        }
-        if climb.winner is not None:
-            found["winner"] = self.confirm(climb.winner, climb.tried)
-            if self.start.options["method"] == "curve":
-                found["curve"] = self.curve(climb.winner)
-        drift = self.drift()
-        if drift:
-            found["drift"] = drift
-        return found
+        winner = None if climb.winner is None else self.confirm(climb.winner, climb.tried)
+        curve = None
+        if climb.winner is not None and self.method.kind == "curve":
+            curve = self.curve(climb.winner)
+        return PeakRecord(
+            self.method.kind,
+            "bw" if self.metric == "bw" else "iops",
+            (self.bounds.numjobs, self.bounds.iodepth),
+            len(peak.ladder(*self.bounds.numjobs)) * len(peak.ladder(*self.bounds.iodepth)),
+            self.margin,
+            tuple(climb.steps),
+            tuple(self.point(p) for p in climb.tried),
+            winner,
+            curve,
+            self.drift(),
+        )
 
-    def point(self, point: Point) -> JSONDict:
-        return {"numjobs": point[0], "iodepth": point[1], "workload": self.workload(point).name,
-                "value": self.value(point)}  # fmt: skip
+    def point(self, point: Point) -> PeakPoint:
+        return PeakPoint(point[0], point[1], self.workload(point).name, self.value(point))
 
-    def confirm(self, winner: Point, tried: tuple[Point, ...]) -> JSONDict:
+    def confirm(self, winner: Point, tried: tuple[Point, ...]) -> PeakWinner:
         """The winner measured until it has three values: its median and 95% interval, and
         the noise they show against the margin."""
         most = max(peak.CONFIRM, self.run.campaign.plan.repeat)
@@ -176,39 +186,33 @@ class _Points:
             for p in tried
             if p != winner and (v := self.value(p)) is not None and v >= near
         ]
-        return {
-            "numjobs": winner[0], "iodepth": winner[1], "workload": self.workload(winner).name,
-            "values": values, "median": summary.median, "low": summary.low,
-            "high": summary.high, "cov": cov, "noise": noise, "tied": tied,
-        }  # fmt: skip
+        return PeakWinner(
+            winner[0], winner[1], self.workload(winner).name, tuple(values), summary.median,
+            summary.low, summary.high, cov, noise, tuple(tied),
+        )  # fmt: skip
 
-    def curve(self, winner: Point) -> JSONDict:
+    def curve(self, winner: Point) -> Curve:
         """The winner at 10% to 100% of its IOPS, then unthrottled: latency against load."""
         peak_rows = [
             row for r in range(1, max(peak.CONFIRM, self.run.campaign.plan.repeat) + 1)
             if (row := self.row(self.workload(winner), r)) is not None and row.status == "ok"
         ]  # fmt: skip
         top = statistics.median(_figure(r, "iops") or 0.0 for r in peak_rows)
-        options = self.start.options
-        share = _read_share(options)
-        out: list[JSONDict] = []
+        share = _read_share(self.start.options)
+        out: list[CurvePoint] = []
         for load in peak.LOADS:
             rate, asked = peak.rates(top * load / 100, winner[0], share)
-            workload = self.workload(winner, {"rate_iops": rate, "curve_load": load})
-            row = self.row(workload)
-            out.append(_load_point(row, load, asked, workload.name))
+            workload = self.workload(winner, rate, load)
+            out.append(_load_point(self.row(workload), load, asked, workload.name))
         out.append(_load_point(peak_rows, None, None, self.workload(winner).name))
-        ok = [i for i, p in enumerate(out) if p["ok"]]
-        knee = peak.knee([peak.LoadPoint(**{k: out[i][k] for k in _LOAD_FIELDS}) for i in ok])
-        return {
-            "peak_iops": top,
-            "points": out,
-            "knee": None if knee is None else ok[knee],
-            "knee_factor": peak.KNEE_FACTOR,
-            "delivered_share": peak.DELIVERED_SHARE,
-        }
+        ok = [i for i, p in enumerate(out) if p.ok]
+        knee = peak.knee([peak.load_point(out[i]) for i in ok])
+        return Curve(
+            top, tuple(out), None if knee is None else ok[knee], peak.KNEE_FACTOR,
+            peak.DELIVERED_SHARE,
+        )  # fmt: skip
 
-    def drift(self) -> JSONDict | None:
+    def drift(self) -> Drift | None:
         """The start point measured again after the search, against its first measurement."""
         again = [
             v for (name, _), row in self.rows.items()
@@ -217,11 +221,7 @@ class _Points:
         first = _figure(self.rows.get((self.start.name, 1)), self.metric)
         if not again or not first:
             return None
-        return {"start": first, "again": statistics.median(again),
-                "change": statistics.median(again) / first - 1}  # fmt: skip
-
-
-_LOAD_FIELDS = ("load_pct", "asked_iops", "delivered_iops", "p50_ns", "p99_ns", "p999_ns")
+        return Drift(first, statistics.median(again), statistics.median(again) / first - 1)
 
 
 def _figure(row: CaseRow | None, metric: str) -> float | None:
@@ -243,20 +243,16 @@ def _percentile(rows: list[CaseRow], key: str) -> float | None:
 
 def _load_point(
     found: CaseRow | list[CaseRow] | None, load: int | None, asked: float | None, name: str
-) -> JSONDict:
+) -> CurvePoint:
     rows = [r for r in (found if isinstance(found, list) else [found]) if r and r.status == "ok"]
     delivered = [v for r in rows if (v := _figure(r, "iops")) is not None]
-    point: JSONDict = {
-        "load_pct": load, "asked_iops": asked, "workload": name, "ok": bool(delivered),
-        "delivered_iops": statistics.median(delivered) if delivered else 0.0,
-        "p50_ns": _percentile(rows, "50"), "p99_ns": _percentile(rows, "99"),
-        "p999_ns": _percentile(rows, "99.9"),
-    }  # fmt: skip
-    point["delivered"] = peak.LoadPoint(**{k: point[k] for k in _LOAD_FIELDS}).delivered
-    return point
+    figure = statistics.median(delivered) if delivered else 0.0
+    p50, p99, p999 = (_percentile(rows, key) for key in ("50", "99", "99.9"))
+    met = peak.LoadPoint(load, asked, figure, p50, p99, p999).delivered
+    return CurvePoint(load, asked, name, bool(delivered), figure, p50, p99, p999, met)
 
 
-def _read_share(options: Mapping[str, Any]) -> float | None:
+def _read_share(options: Mapping[str, FioValue]) -> float | None:
     """The reads' share of a mixed workload (rwmixread, default 50%); None if not mixed."""
     if options.get("rw") not in MIXED:
         return None

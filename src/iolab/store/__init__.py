@@ -265,7 +265,7 @@ class Store:
                 case.workload.name,
                 workload_position,
                 case.repetition,
-                json.dumps(dict(case.workload.options)),
+                json.dumps(case.workload.recorded),
                 result.status,
                 result.error,
                 result.started_at,
