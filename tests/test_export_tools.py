@@ -327,7 +327,7 @@ def test_a_workload_the_file_names_cannot_tell_apart_is_left_out_in_a_line(golde
     with Store(golden) as store:
         tables = store.dump(1)
     again = [
-        {**case, "id": case["id"] + 1000, "workload": "rand again", "case_key": "again"}
+        {**case, "id": int(case["id"]) + 1000, "workload": "rand again", "case_key": "again"}  # type: ignore[arg-type]
         for case in tables["cases"]
         if case["workload"] == "rand numjobs=1"
     ]

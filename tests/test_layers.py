@@ -5,7 +5,9 @@ the rooms' import graph has no cycle."""
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
+from typing import Any
 
 SRC = Path(__file__).parent.parent / "src" / "iolab"
 LAYERS = {
@@ -141,3 +143,48 @@ def test_no_circle_between_the_modules_of_a_package() -> None:
 def test_the_circle_finder_finds_one() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+def _crossing() -> set[tuple[str, str]]:
+    """(module, name) of everything report imports from the runner and the store."""
+    found: set[tuple[str, str]] = set()
+    for path in (SRC / "report").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and (node.module.startswith(("iolab.store", "iolab.runner")))
+            ):
+                found.update((node.module, alias.name) for alias in node.names)
+    return found
+
+
+def _annotations(thing: object) -> list[str]:
+    """Every annotation of a function, or of a class's fields and public methods, as text."""
+    out = [str(v) for v in getattr(thing, "__annotations__", {}).values()]
+    if isinstance(thing, type):
+        for klass in thing.__mro__[:-1]:
+            out += [str(v) for v in getattr(klass, "__annotations__", {}).values()]
+            for name, member in vars(klass).items():
+                method = getattr(member, "fget", member)
+                if not name.startswith("_") and callable(method):
+                    out += [str(v) for v in getattr(method, "__annotations__", {}).values()]
+    return out
+
+
+def test_no_untyped_mapping_crosses_from_runner_or_store_to_report() -> None:
+    """What report reads of the store and the runner is typed: no `Any` in a signature or a
+    field of anything it imports from them (JSON it keeps is `model.JSONObject`)."""
+    crossing = _crossing()
+    assert ("iolab.store", "Store") in crossing, "the finder finds what report imports"
+    untyped = []
+    for module, name in sorted(crossing):
+        thing = getattr(importlib.import_module(module), name)
+        untyped += [f"{module}.{name}: {a}" for a in _annotations(thing) if "Any" in a]
+    assert untyped == []
+
+
+def test_the_any_finder_finds_one() -> None:
+    def loose(facts: dict[str, Any]) -> None: ...
+
+    assert any("Any" in a for a in _annotations(loose))

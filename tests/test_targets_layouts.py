@@ -10,7 +10,7 @@ import pytest
 
 from iolab import layouts, plan
 from iolab.errors import PlanError, TargetError
-from iolab.model import Layout
+from iolab.model import Layout, Setup
 from iolab.report.model import setup_line
 from iolab.targets import provision
 from iolab.targets.facts import DeviceFacts, LayoutFacts, SetupFacts
@@ -112,7 +112,7 @@ def test_missing_facts_load_as_none() -> None:
     )  # fmt: skip
     legacy = SetupFacts.from_json({"path": "/x/f", "filesystem": {"fstype": "xfs", "source": "s"}})
     assert legacy.target is not None and legacy.target.path == "/x/f"
-    assert setup_line("p", {"kind": "path", "path": "/x"}, legacy.to_json()) == (
+    assert setup_line("p", Setup.from_definition({"kind": "path", "path": "/x"}), legacy) == (
         "set-up p: path /x (xfs on s)"
     )
     layout = LayoutFacts.from_json({"raid": {"kind": "mdadm", "level": "raid0", "members": ["a"]}})

@@ -17,7 +17,7 @@ import pytest
 from conftest import run_iolab
 from iolab.analysis import checks, scaling
 from iolab.analysis.scaling import Point
-from iolab.model import CaseMetrics
+from iolab.model import CaseMetrics, JSONObject
 from iolab.report import usage_view
 from iolab.runner import telemetry
 from iolab.store import Store
@@ -164,7 +164,7 @@ def test_flat_scaling_over_device_count(level: str, iops: list[float], warned: b
     watched = seen({"busy": 45, "fio": 20}, {"loop0": {"util": 50}})
     points = []
     for count, value in zip((1, 2, 4), iops, strict=True):
-        definition = {"devices": ["/dev/x"] * count, "raid": "btrfs", "level": level}
+        definition: JSONObject = {"devices": ["/dev/x"] * count, "raid": "btrfs", "level": level}
         devices, family = usage_view._devices(definition)
         name = f"{level} of {count}"
         points.append(

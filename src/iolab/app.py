@@ -114,7 +114,7 @@ def _requested_plan(request: RunRequest, ui: Ui) -> tuple[Plan, plan.Overrides]:
         raise PlanError("--resume RUN takes no plan or overrides: it reuses the run's own")
     with open_store(request.db, ui) as store:
         stored = store.run(request.resume_id)
-    overrides = plan.Overrides(**stored.overrides)
+    overrides = plan.Overrides.from_json(stored.overrides)
     return plan.parse_plan(stored.plan_text, stored.plan_source, overrides), overrides
 
 
@@ -136,7 +136,8 @@ def lab_run(the_plan: Plan, request: RunRequest, ui: Ui) -> RunOutcome:
     with lab_run_module.measured(the_plan, ui.say) as inside, Store(inside) as lab_store:
         tables = lab_store.dump(lab_store.run().id)
     for case in tables["cases"]:
-        case["warnings"] = [*case["warnings"], lab_run_module.LAB.stored()]
+        kept = case["warnings"]
+        case["warnings"] = [*(kept if isinstance(kept, list) else []), lab_run_module.LAB.stored()]
     with open_store(request.db, ui, create=True) as store:
         run_id = store.restore(tables, PLAN_ORIGIN)
         failed = sum(1 for case in tables["cases"] if case["status"] != "ok")

@@ -5,13 +5,17 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 from iolab.usage import Telemetry
 
 FioValue = str | int | float | bool
+# What the store keeps as JSON (recorded environments, set-up definitions), typed as JSON:
+# a reader narrows each value it reads (isinstance), nothing is Any.
+JSON = None | bool | int | float | str | list["JSON"] | dict[str, "JSON"]
+JSONObject = Mapping[str, JSON]
 Direction = Literal["read", "write", "trim"]
 Metric = Literal["iops", "bw", "lat"]
 DIRECTIONS: tuple[Direction, ...] = ("read", "write", "trim")
@@ -66,6 +70,28 @@ class Layout:
         out["queue"] = dict(self.queue)
         return out
 
+    @classmethod
+    def from_definition(cls, data: JSONObject) -> Layout:
+        text = _texts(data)
+        devices, queue = data.get("devices"), data.get("queue")
+        raid, fs = text("raid"), text("filesystem")
+        return cls(
+            tuple(str(d) for d in devices) if isinstance(devices, list) else (),
+            raid=raid if raid in ("btrfs", "mdadm", "lvm") else "none",  # type: ignore[arg-type]
+            level=text("level"),
+            metadata=text("metadata"),
+            chunk=text("chunk"),
+            md_layout=text("md_layout"),
+            filesystem=fs if fs in ("xfs", "ext4", "btrfs") else "none",  # type: ignore[arg-type]
+            mkfs_options=text("mkfs_options") or "",
+            mount_options=text("mount_options") or "",
+            queue={k: str(v) for k, v in queue.items()} if isinstance(queue, dict) else {},
+            discard=data.get("discard") is True,
+            setup_hook=text("setup_hook"),
+            teardown_hook=text("teardown_hook"),
+            degraded=_whole(data.get("degraded")),
+        )
+
 
 @dataclass(frozen=True)
 class CardPolicy:
@@ -93,6 +119,14 @@ class CardPolicy:
 
     def definition(self) -> dict[str, object]:
         return {"tool": self.tool, "vd": self.vd, **self.fields()}
+
+    @classmethod
+    def from_definition(cls, data: JSONObject) -> CardPolicy:
+        text = _texts(data)
+        return cls(
+            text("tool") or "", text("vd") or "", text("write_cache"), text("read_ahead"),
+            text("io_policy"), text("drive_cache"), text("cache_ratio"),
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -132,6 +166,46 @@ class Setup:
         if self.layout is None:
             return {"name": self.name, "kind": "path", "path": self.path, **extra}
         return {"name": self.name, "kind": "devices", **self.layout.definition(), **extra}
+
+    @classmethod
+    def from_definition(cls, data: JSONObject) -> Setup:
+        """The set-up as the store keeps its definition (any version's; what is missing or
+        of another shape is left at its default): the report reads this, not the JSON."""
+        text = _texts(data)
+        facts = tuple(
+            (key, float(v)) for key in FACT_KEYS if isinstance(v := data.get(key), int | float)
+        )
+        hosts = data.get("hosts")
+        card = data.get("controller")
+        return cls(
+            text("name") or "",
+            path=text("path") or "",
+            layout=Layout.from_definition(data) if data.get("kind") == "devices" else None,
+            precondition=text("precondition") or "none",
+            cache_bytes=_whole(data.get("cache_bytes")),
+            facts=facts,
+            host_paths=tuple((k, str(v)) for k, v in hosts.items())
+            if isinstance(hosts, dict)
+            else (),
+            host_count=_whole(data.get("host_count")),
+            controller=CardPolicy.from_definition(card) if isinstance(card, dict) else None,
+            drive_cache=text("drive_cache"),
+        )
+
+
+FACT_KEYS = ("device_count", "rated_iops", "rated_bps")  # an import's facts (exchange.build)
+
+
+def _texts(data: JSONObject) -> Callable[[str], str | None]:
+    def text(key: str) -> str | None:
+        value = data.get(key)
+        return None if value is None or isinstance(value, dict | list) else str(value)
+
+    return text
+
+
+def _whole(value: JSON) -> int:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
 
 
 MethodKind = Literal["peak", "curve"]
@@ -530,11 +604,11 @@ class Warning:
     def __str__(self) -> str:
         return f"{self.message} {self.advice}"
 
-    def stored(self) -> dict[str, object]:
+    def stored(self) -> dict[str, JSON]:
         """As the store keeps it: hosts only when it names some."""
-        out: dict[str, object] = {"code": self.code, "message": self.message, "advice": self.advice}
+        out: dict[str, JSON] = {"code": self.code, "message": self.message, "advice": self.advice}
         if self.hosts:
-            out["hosts"] = list(self.hosts)
+            out["hosts"] = list[JSON](self.hosts)
         return out
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from iolab.errors import PlanError
+from iolab.model import JSONObject
 
 MAX_DEPTH = 32  # arrays and tables inside each other, in a plan's values
 # tomllib's messages that quote the text they stopped at, as the kind of fault they report:
@@ -34,6 +35,23 @@ class Overrides:
     runtime: str | int | None = None
     repeat: int | None = None
     max_cases: int | None = None
+
+    @classmethod
+    def from_json(cls, data: JSONObject) -> Overrides:
+        """The overrides a run was started with, as the store keeps them."""
+
+        def text(key: str) -> str | None:
+            value = data.get(key)
+            return None if value is None else str(value)
+
+        def whole(key: str) -> int | None:
+            value = data.get(key)
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        runtime = data.get("runtime")
+        kept = runtime if isinstance(runtime, int) and not isinstance(runtime, bool) else None
+        return cls(text("target"), text("size"), kept or text("runtime"), whole("repeat"),
+                   whole("max_cases"))  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -3,14 +3,12 @@ as configured and as in effect, and a warning line where they differ."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
+from iolab.model import JSONObject
 from iolab.targets.controllers.model import CachePolicy, Controller, VirtualDrive, differs
 from iolab.units import human_bytes
 
 
-def lines(facts: Mapping[str, Any]) -> list[str]:
+def lines(facts: JSONObject) -> list[str]:
     """`facts["controllers"]` and `facts["controller_problems"]` as `iolab env` shows them:
     nothing when no tool found a card."""
     found = facts.get("controllers")

@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
 
 from iolab.analysis import latency
 from iolab.errors import ReportError
 from iolab.fio import parse
-from iolab.model import Direction, PeakRecord, Sample, SteadyRecord
+from iolab.model import Direction, JSONObject, PeakRecord, Sample, Setup, SteadyRecord
 from iolab.report import summary
 from iolab.store import CaseRow, RunRow, Store
+from iolab.targets.facts import SetupFacts
 from iolab.usage import Telemetry
 
 SeriesKey = tuple[str, str, int]  # (set-up label, workload, repetition)
@@ -30,8 +30,23 @@ class SetupInfo:
     label: str
     run_id: int
     name: str
-    definition: Mapping[str, Any]
-    environment: Mapping[str, Any]
+    definition: JSONObject
+    environment: JSONObject
+
+    @cached_property
+    def setup(self) -> Setup:
+        """The set-up as defined, decoded once from its stored definition."""
+        return Setup.from_definition(self.definition)
+
+    @cached_property
+    def facts(self) -> SetupFacts:
+        """What was recorded about its target, decoded once."""
+        return SetupFacts.from_json(self.environment)
+
+    @property
+    def devices(self) -> tuple[str, ...]:
+        layout = self.setup.layout
+        return () if layout is None else layout.devices
 
     @cached_property
     def steady(self) -> SteadyRecord | None:

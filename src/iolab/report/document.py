@@ -13,11 +13,11 @@ import json
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from iolab.analysis import checks, comparison, raid_model
 from iolab.analysis.stats import metric_for
 from iolab.errors import ReportError
+from iolab.model import FioValue, Layout, Setup
 from iolab.report import (
     cdm_view,
     curve_view,
@@ -195,7 +195,7 @@ def _hosts_section(data: Dataset, options: Options) -> list[Section]:
 
 def _results(data: Dataset, metric: str, baseline: str | None) -> Table:
     table = results_table("Results", data.labels, data.cases, metric, baseline)
-    described = [setup_line(s.label, s.definition, s.environment) for s in data.setups]
+    described = [setup_line(s.label, s.setup, s.facts) for s in data.setups]
     return _summarised(
         replace(table, notes=(*described, *legend(data.cases, baseline))), data, baseline
     )
@@ -304,14 +304,14 @@ def _environments(data: Dataset) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def _ceiling(definition: Mapping[str, Any], options: Mapping[str, Any]) -> tuple[float, str]:
+def _ceiling(setup: Setup, options: Mapping[str, FioValue]) -> tuple[float, str]:
     """The most a set-up's members can deliver, as a multiple of one device, and why."""
-    devices = len(definition.get("devices") or [])
+    layout = setup.layout or Layout(())
+    devices = len(layout.devices)
     writes = str(options.get("rw", "read")) not in ("read", "randread")
     array = raid_model.geometry(
-        str(definition.get("raid", "none")), str(definition.get("level", "")), devices,
-        definition.get("chunk"), definition.get("md_layout"),
-    )  # fmt: skip
+        layout.raid, layout.level or "", devices, layout.chunk, layout.md_layout
+    )
     if array is not None and writes:
         return array.data, f"the {array.name} of {devices} can write (its members' data worth)"
     return float(devices), f"its {devices} devices can deliver"
@@ -320,7 +320,7 @@ def _ceiling(definition: Mapping[str, Any], options: Mapping[str, Any]) -> tuple
 def _ceiling_warnings(data: Dataset, metric: str) -> list[str]:
     """above-ceiling: set-ups over several devices beyond what their members can do."""
     setups = {s.label: s for s in data.setups}
-    counts = {label: len(s.definition.get("devices") or []) for label, s in setups.items()}
+    counts = {label: len(s.devices) for label, s in setups.items()}
     singles = [label for label, n in counts.items() if n == 1]
     if not singles:
         return []
@@ -338,17 +338,17 @@ def _ceiling_warnings(data: Dataset, metric: str) -> list[str]:
             if label == singles[0]:
                 single[workload] = value
             elif count > 1:
-                most, why = _ceiling(setups[label].definition, cell[0].options)
+                most, why = _ceiling(setups[label].setup, cell[0].options)
                 others.append((label, most, workload, value, why))
-                advice[(label, workload)] = _ceiling_advice(setups[label].definition, cell[0])
+                advice[(label, workload)] = _ceiling_advice(setups[label].setup, cell[0])
     return [f"{w.code}: {w}" for w in comparison.above_ceiling(single, others, advice)]
 
 
-def _ceiling_advice(definition: Mapping[str, Any], case: Case) -> str:
+def _ceiling_advice(setup: Setup, case: Case) -> str:
     """checks.ceiling_advice for the set-up's filesystem (btrfs: its sector size)."""
-    fs = str(definition.get("filesystem", ""))
-    sector = checks.btrfs_sector(str(definition.get("mkfs_options", "")))
-    return checks.ceiling_advice(case.options, fs, sector)
+    layout = setup.layout or Layout(())
+    fs = layout.filesystem if setup.layout else ""
+    return checks.ceiling_advice(case.options, fs, checks.btrfs_sector(layout.mkfs_options))
 
 
 def _comparison_warnings(data: Dataset, table: Table) -> list[str]:

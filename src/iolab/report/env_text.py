@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from iolab.model import JSON, JSONObject
 from iolab.names import one_line
 from iolab.report import controllers_text
 from iolab.targets.facts import DeviceFacts, Layer, MountFacts, TargetFacts
@@ -31,11 +31,15 @@ def _pairs(device: DeviceFacts, keys: tuple[str, ...]) -> str:
     return " ".join(shown)
 
 
-def _host(host: Mapping[str, Any]) -> list[str]:
+def _number(value: JSON) -> float:
+    return float(value) if isinstance(value, int | float) else 0.0
+
+
+def _host(host: JSONObject) -> list[str]:
     return [
         f"host      {host.get('hostname')}: {host.get('cpu_model')}, {host.get('sockets')} "
         f"socket(s), {host.get('cores')} cores, {host.get('threads')} threads, "
-        f"{host.get('numa_nodes')} NUMA node(s), {human_bytes(host.get('memory_bytes', 0))}",
+        f"{host.get('numa_nodes')} NUMA node(s), {human_bytes(_number(host.get('memory_bytes')))}",
         f"          {host.get('distro')}, kernel {host.get('kernel')}, {host.get('fio_version')}, "
         f"governor {host.get('governor') or '-'}",
     ]
@@ -68,10 +72,11 @@ def _mount(fs: MountFacts | None) -> str:
     return f"mount     {source} {fstype} on {mountpoint} ({options})"
 
 
-def render(facts: Mapping[str, Any]) -> str:
+def render(facts: JSONObject) -> str:
     """`facts` as `iolab env` gathers them: {"host": host facts, "target": target facts}."""
-    target = TargetFacts.from_json(facts.get("target") or {})
-    lines = _host(facts.get("host", {}))
+    stored, host = facts.get("target"), facts.get("host")
+    target = TargetFacts.from_json(stored if isinstance(stored, dict) else {})
+    lines = _host(host if isinstance(host, dict) else {})
     lines.append(f"target    {target.path}")
     lines.append(_mount(target.filesystem))
     lines += [f"stack     {line}" for line in _stack(target.stack)]

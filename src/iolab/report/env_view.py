@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from iolab.analysis.environment import differences
+from iolab.model import JSONObject
 from iolab.report.data import Dataset, SetupInfo
 from iolab.targets.facts import DeviceFacts, Layer, LogLine, RaidFacts, SetupFacts, TargetFacts
 from iolab.units import human_bytes
@@ -77,7 +78,7 @@ def _short(text: str, chars: int = VALUE_CHARS) -> str:
 # ---------------------------------------------------------------- facts that matter
 
 
-def host_facts(environment: Mapping[str, Any]) -> dict[str, str]:
+def host_facts(environment: JSONObject) -> dict[str, str]:
     out = {}
     for name, key in HOST:
         value = environment.get(key)
@@ -96,7 +97,7 @@ def _devices(facts: SetupFacts) -> list[DeviceFacts]:
     return [target.device] if target is not None and target.device is not None else []
 
 
-def options_text(definition: Mapping[str, Any]) -> str:
+def options_text(definition: JSONObject) -> str:
     """A set-up's definition as asked for, less its name and where it is (paths, devices)."""
     shown = {k: v for k, v in definition.items() if k not in ("name", "kind", "path", "devices")}
     return " ".join(f"{k}={plain(v)}" for k, v in shown.items() if v not in (None, "", {}, []))
@@ -120,7 +121,7 @@ def raid_text(raid: RaidFacts | None) -> str:
     return f"{raid.kind}: {', '.join(parts) or 'no details'}{members}"
 
 
-def fs_text(params: Mapping[str, Any] | None) -> str:
+def fs_text(params: JSONObject | None) -> str:
     """A filesystem's parameters in one line (xfs_info, tune2fs -l, btrfs), identity left out."""
     if not params:
         return "—"
@@ -172,7 +173,7 @@ def card_facts(card: object) -> dict[str, str]:
     if not isinstance(card, Mapping):
         return {}
     found = card.get("vd")
-    vd: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    vd: JSONObject = found if isinstance(found, Mapping) else {}
     size = card.get("cache_bytes")
     return {
         "RAID card": f"{plain(card.get('tool'))} {plain(card.get('model'))}, firmware "

@@ -14,11 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
 
 from iolab.analysis.stats import Difference, Summary, compare, metric_for, summarize
 from iolab.errors import ReportError
-from iolab.model import Warning
+from iolab.model import Setup, Warning
 from iolab.store import CaseRow, RunRow
 from iolab.targets.facts import SetupFacts
 
@@ -284,28 +283,27 @@ def incomplete(run: RunRow) -> list[str]:
     ]
 
 
-def setup_line(name: str, definition: Mapping[str, Any], environment: Mapping[str, Any]) -> str:
+def setup_line(name: str, setup: Setup, facts: SetupFacts) -> str:
     """What a set-up is, in one line: its layout over its devices, or its path's filesystem."""
-    if definition.get("kind") != "devices":
-        target = SetupFacts.from_json(environment).target
-        fs = target.filesystem if target else None
+    layout = setup.layout
+    if layout is None:
+        fs = facts.target.filesystem if facts.target else None
         where = f" ({fs.fstype} on {fs.source})" if fs else ""
-        return f"set-up {name}: path {definition.get('path')}{where}"
-    devices = ", ".join(str(d).removeprefix("/dev/") for d in definition.get("devices", []))
-    raid, level = definition.get("raid", "none"), definition.get("level")
-    parts = [f"{raid} {level}" if raid != "none" else "one device"]
-    if definition.get("metadata"):
-        parts.append(f"metadata {definition['metadata']}")
-    if definition.get("chunk"):
-        parts.append(f"chunk {definition['chunk']}")
-    fs = definition.get("filesystem", "none")
-    parts.append(f"{fs} filesystem" if fs != "none" else "raw device")
-    for key, label in (("mkfs_options", "mkfs"), ("mount_options", "mount")):
-        if definition.get(key):
-            parts.append(f"{label} {definition[key]}")
-    if definition.get("queue"):
-        parts.append(" ".join(f"{k}={v}" for k, v in definition["queue"].items()))
-    if definition.get("discard"):
+        return f"set-up {name}: path {setup.path or None}{where}"
+    devices = ", ".join(d.removeprefix("/dev/") for d in layout.devices)
+    parts = [f"{layout.raid} {layout.level}" if layout.raid != "none" else "one device"]
+    if layout.metadata:
+        parts.append(f"metadata {layout.metadata}")
+    if layout.chunk:
+        parts.append(f"chunk {layout.chunk}")
+    fs_kind = layout.filesystem
+    parts.append(f"{fs_kind} filesystem" if fs_kind != "none" else "raw device")
+    for value, label in ((layout.mkfs_options, "mkfs"), (layout.mount_options, "mount")):
+        if value:
+            parts.append(f"{label} {value}")
+    if layout.queue:
+        parts.append(" ".join(f"{k}={v}" for k, v in layout.queue.items()))
+    if layout.discard:
         parts.append("discarded first")
     return f"set-up {name}: {', '.join(parts)}; over {devices}"
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from iolab.analysis import raid_model
 from iolab.analysis.raid_model import Geometry, Single, Workload
 from iolab.analysis.stats import metric_for
 from iolab.errors import ReportError
+from iolab.model import Setup
 from iolab.report.data import Case, Dataset, SetupInfo
 from iolab.report.model import (
     MB,
@@ -47,27 +47,22 @@ class Figures:
         return single * factor
 
 
-def is_single(definition: Mapping[str, Any]) -> bool:
+def is_single(setup: Setup) -> bool:
     """A set-up on one plain device: no RAID, or btrfs's single profile."""
-    if definition.get("kind") != "devices" or len(definition.get("devices", ())) != 1:
+    layout = setup.layout
+    if layout is None or len(layout.devices) != 1:
         return False
-    raid = definition.get("raid", "none")
-    return raid == "none" or (raid == "btrfs" and definition.get("level") in (None, "single"))
+    return layout.raid == "none" or (layout.raid == "btrfs" and layout.level in (None, "single"))
 
 
-def array_of(definition: Mapping[str, Any]) -> Geometry | None:
+def array_of(setup: Setup) -> Geometry | None:
     """A set-up's RAID as the model sees it; None for a path, one device, a degraded array,
     or a level the model does not cover."""
-    if definition.get("kind") != "devices" or definition.get("raid", "none") == "none":
-        return None
-    if definition.get("degraded"):
+    layout = setup.layout
+    if layout is None or layout.raid == "none" or layout.degraded:
         return None
     return raid_model.geometry(
-        str(definition["raid"]),
-        str(definition.get("level", "")),
-        len(definition.get("devices", ())),
-        definition.get("chunk"),
-        definition.get("md_layout"),
+        layout.raid, layout.level or "", len(layout.devices), layout.chunk, layout.md_layout
     )
 
 
@@ -79,7 +74,7 @@ def single_setup(data: Dataset, name: str | None = None) -> SetupInfo:
         if found is None:
             raise ReportError(f"--setup {name!r} is not a set-up; set-ups: {_names(data)}")
         return found
-    single = next((s for s in data.setups if is_single(s.definition)), None)
+    single = next((s for s in data.setups if is_single(s.setup)), None)
     if single is not None:
         return single
     if len(data.setups) == 1:
@@ -124,7 +119,7 @@ def table(data: Dataset, metric: str = "auto") -> Table | None:
     rows: list[Row] = []
     used: dict[str, str] = {}
     for setup in data.setups:
-        array = array_of(setup.definition)
+        array = array_of(setup.setup)
         single = _single_of(data, setup.run_id)
         if array is None or single is None:
             continue
@@ -149,7 +144,7 @@ def table(data: Dataset, metric: str = "auto") -> Table | None:
 
 
 def _single_of(data: Dataset, run_id: int) -> SetupInfo | None:
-    return next((s for s in data.setups if s.run_id == run_id and is_single(s.definition)), None)
+    return next((s for s in data.setups if s.run_id == run_id and is_single(s.setup)), None)
 
 
 def _row(

@@ -183,8 +183,8 @@ def _setup_facts(setup: SetupInfo) -> SetupFacts:
 
 def _layout(setup: SetupInfo) -> str:
     """How a set-up's layout was asked for: its options, over its devices."""
-    devices = setup.definition.get("devices") or []
-    over = f" over {', '.join(str(d) for d in devices)}" if devices else ""
+    devices = setup.devices
+    over = f" over {', '.join(devices)}" if devices else ""
     return f"{options_text(setup.definition)}{over}".strip() or "—"
 
 

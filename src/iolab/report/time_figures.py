@@ -7,10 +7,9 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from iolab.analysis import latency, timeseries
-from iolab.model import Sample
+from iolab.model import JSONObject, Sample
 from iolab.report import summary
 from iolab.report.charts import Axis, Chart, Region, Series, slug
 from iolab.report.data import Dataset
@@ -55,7 +54,7 @@ def time_series(data: Dataset) -> list[Chart]:
 class _TimeNotes:
     """What a time chart's caption says besides its data."""
 
-    options: Mapping[str, Any]
+    options: JSONObject
     note: str
     dropped: int
 
@@ -122,7 +121,7 @@ def _median_line(runs: Sequence[Points]) -> Points:
     return [(t, statistics.median(vs)) for t, vs in sorted(values.items())]
 
 
-def _ramp_seconds(options: Mapping[str, Any]) -> float:
+def _ramp_seconds(options: JSONObject) -> float:
     try:
         return float(parse_seconds(options.get("ramp_time", 0)))
     except ValueError:

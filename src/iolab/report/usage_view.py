@@ -5,12 +5,11 @@ device's utilisation over time. Cases on fio servers have no telemetry and are l
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from iolab.analysis import scaling
 from iolab.analysis.scaling import Point
-from iolab.model import Warning
+from iolab.model import JSONObject, Warning
 from iolab.report.charts import Axis, Chart, Series, slug
 from iolab.report.data import Case, Dataset, SeriesKey
 from iolab.report.figures import _colors, _unique
@@ -161,7 +160,7 @@ def flat_scaling(data: Dataset) -> list[Warning]:
     return scaling.flat_scaling(points)
 
 
-def _devices(definition: Mapping[str, Any]) -> tuple[int | None, str]:
+def _devices(definition: JSONObject) -> tuple[int | None, str]:
     """A striped set-up's device count and its family (its definition but its name and
     devices), so that set-ups alike but for their device count make a device_count sweep.
     Mirrors and parity levels are left out: more devices there are not meant to add IOPS."""

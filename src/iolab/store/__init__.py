@@ -9,10 +9,9 @@ import sqlite3
 import time
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from iolab.errors import StoreError
-from iolab.model import Direction, DirectionMetrics, Origin, Plan, Result
+from iolab.model import JSON, Direction, DirectionMetrics, JSONObject, Origin, Plan, Result
 from iolab.store import check, dumps, usage_rows
 from iolab.store import rows as decode
 from iolab.store.check import BUSY_TIMEOUT_S, reads
@@ -137,10 +136,10 @@ class Store:
     def create_run(
         self,
         plan: Plan,
-        environment: Mapping[str, Any],
+        environment: JSONObject,
         iolab_version: str,
-        overrides: Mapping[str, Any],
-        owner: Mapping[str, Any],
+        overrides: JSONObject,
+        owner: JSONObject,
         origin: Origin = PLAN_ORIGIN,
     ) -> int:
         """A new run of `plan` (for an import: the plan its files describe), with its origin."""
@@ -150,10 +149,10 @@ class Store:
     def _insert_run(
         self,
         plan: Plan,
-        environment: Mapping[str, Any],
+        environment: JSONObject,
         iolab_version: str,
-        overrides: Mapping[str, Any],
-        owner: Mapping[str, Any],
+        overrides: JSONObject,
+        owner: JSONObject,
         origin: Origin,
     ) -> int:
         cursor = self.db.execute(
@@ -186,14 +185,14 @@ class Store:
         )
         return run_id
 
-    def set_setup_environment(self, run_id: int, name: str, environment: Mapping[str, Any]) -> None:
+    def set_setup_environment(self, run_id: int, name: str, environment: JSONObject) -> None:
         with self._writing():
             self.db.execute(
                 "UPDATE setups SET environment = ? WHERE run_id = ? AND name = ?",
                 (json.dumps(environment), run_id, name),
             )
 
-    def claim(self, run_id: int, owner: Mapping[str, Any]) -> None:
+    def claim(self, run_id: int, owner: JSONObject) -> None:
         """This process now runs `run_id` (a resumed run is running again)."""
         with self._writing():
             self.db.execute(
@@ -223,18 +222,18 @@ class Store:
         return [(str(r[0]), str(r[1])) for r in rows]
 
     @reads
-    def running(self) -> list[tuple[int, Mapping[str, Any]]]:
+    def running(self) -> list[tuple[int, JSONObject]]:
         """Runs marked running, with the process that claimed them."""
         rows = self.db.execute("SELECT id, owner FROM runs WHERE status = 'running' ORDER BY id")
         return [(int(r[0]), json.loads(r[1])) for r in rows]
 
     @reads
-    def dump(self, run_id: int) -> dict[str, list[dict[str, Any]]]:
+    def dump(self, run_id: int) -> dict[str, list[dict[str, JSON]]]:
         """Every stored row of one run, as `iolab export --format json` writes it."""
         self.run(run_id)  # a missing run is one plain error
         return dumps.dump(self.db, run_id)
 
-    def restore(self, tables: Mapping[str, Sequence[Mapping[str, Any]]], origin: Origin) -> int:
+    def restore(self, tables: Mapping[str, Sequence[JSONObject]], origin: Origin) -> int:
         """One run as `dump` gave it (an export), under a new id and with `origin`."""
         with self._writing():
             return dumps.restore(self.db, tables, origin)
@@ -350,7 +349,7 @@ class Store:
         return runs[-1] if runs else None
 
     @reads
-    def setups(self, run_id: int) -> list[tuple[str, Mapping[str, Any], Mapping[str, Any]]]:
+    def setups(self, run_id: int) -> list[tuple[str, JSONObject, JSONObject]]:
         rows = self.db.execute(
             "SELECT name, definition, environment FROM setups WHERE run_id = ? ORDER BY position",
             (run_id,),
@@ -480,7 +479,7 @@ class Store:
     def save_import(
         self,
         plan: Plan,
-        environment: Mapping[str, Any],
+        environment: JSONObject,
         iolab_version: str,
         origin: Origin,
         results: Sequence[tuple[Result, int]],

@@ -9,10 +9,10 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from iolab.model import Origin
+from iolab.model import JSON, JSONObject, Origin
 
 
-def dump(db: sqlite3.Connection, run_id: int) -> dict[str, list[dict[str, Any]]]:
+def dump(db: sqlite3.Connection, run_id: int) -> dict[str, list[dict[str, JSON]]]:
     """Every stored row of one run (its JSON columns decoded): runs, setups, cases, metrics,
     samples and telemetry of every window, in stored order."""
     where = "case_id IN (SELECT id FROM cases WHERE run_id = ?)"
@@ -31,7 +31,7 @@ def dump(db: sqlite3.Connection, run_id: int) -> dict[str, list[dict[str, Any]]]
 
 
 def restore(
-    db: sqlite3.Connection, tables: Mapping[str, Sequence[Mapping[str, Any]]], origin: Origin
+    db: sqlite3.Connection, tables: Mapping[str, Sequence[JSONObject]], origin: Origin
 ) -> int:
     """One run as `dump` gave it (from an export), under a new id and with `origin`; case ids
     are the `id`s of its cases, which its metrics, samples and telemetry name (an export
@@ -49,9 +49,7 @@ def restore(
     return run_id
 
 
-def _insert(
-    db: sqlite3.Connection, table: str, row: Mapping[str, Any], owner: Mapping[str, int]
-) -> int:
+def _insert(db: sqlite3.Connection, table: str, row: JSONObject, owner: Mapping[str, int]) -> int:
     """One row of `table`: the RESTORED columns from `row`, and the run or case it is of."""
     columns = (*owner, *RESTORED[table])
     values = (*owner.values(), *(_encoded(c, row.get(c)) for c in RESTORED[table]))
@@ -86,8 +84,10 @@ JSON_COLUMNS = (
 )  # fmt: skip
 
 
-def _decoded(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: json.loads(v) if k in JSON_COLUMNS and v is not None else v for k, v in row.items()}
+def _decoded(row: dict[str, JSON]) -> dict[str, JSON]:
+    return {
+        k: json.loads(v) if k in JSON_COLUMNS and isinstance(v, str) else v for k, v in row.items()
+    }
 
 
 def _encoded(column: str, value: Any) -> Any:

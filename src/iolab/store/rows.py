@@ -6,14 +6,17 @@ import json
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from iolab.errors import StoreError
 from iolab.model import (
     DIRECTIONS,
+    JSON,
     METRICS,
     Direction,
     DirectionMetrics,
+    FioValue,
+    JSONObject,
     Origin,
     Sample,
     Warning,
@@ -30,7 +33,7 @@ class RunRow:
     plan_source: str
     plan_hash: str
     plan_text: str
-    overrides: Mapping[str, Any]
+    overrides: JSONObject
     started_at: float
     ended_at: float | None
     status: str
@@ -39,7 +42,7 @@ class RunRow:
     failed: int
     baseline: str | None
     metric: str
-    environment: Mapping[str, Any]
+    environment: JSONObject
     origin: Origin = PLAN_ORIGIN
 
     @property
@@ -72,7 +75,7 @@ class CaseRow:
     workload: str
     workload_position: int
     repetition: int
-    options: Mapping[str, Any]
+    options: Mapping[str, FioValue]
     status: str
     error: str | None
     metrics: Mapping[Direction, DirectionMetrics]
@@ -99,22 +102,26 @@ class CaseSample:
     sample: Sample
 
 
-def warning(data: Mapping[str, Any]) -> Warning:
+def warning(data: JSONObject) -> Warning:
     return Warning(
         code=str(data.get("code", "")),
         message=str(data.get("message", "")),
         advice=str(data.get("advice", "")),
-        hosts=tuple(str(h) for h in data.get("hosts", ())),
+        hosts=_texts(data.get("hosts")),
     )
 
 
-def origin(data: Mapping[str, Any]) -> Origin:
+def _texts(value: JSON) -> tuple[str, ...]:
+    return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+
+def origin(data: JSONObject) -> Origin:
     return Origin(
         kind="import" if data.get("kind") == "import" else "plan",
-        files=tuple(data.get("files", ())),
+        files=_texts(data.get("files")),
         fio_version=str(data.get("fio_version", "")),
         hostname=str(data.get("hostname", "")),
-        digests=tuple(str(d) for d in data.get("digests", ())),
+        digests=_texts(data.get("digests")),
     )
 
 
