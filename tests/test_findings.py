@@ -12,14 +12,14 @@ import pytest
 from conftest import run_iolab
 from iolab.analysis import findings
 from iolab.analysis.findings import Figure
-from iolab.model import Warning
+from iolab.model import CheckWarning
 
 GOLDEN = Path(__file__).parent / "golden"
-CACHE = Warning("page-cache", "read from memory.", "Use direct=1.")
+CACHE = CheckWarning("page-cache", "read from memory.", "Use direct=1.")
 
 
 def fig(setup: str, values: tuple[float, ...], workload: str = "4k randread",
-        warned: tuple[Warning, ...] = ()) -> Figure:  # fmt: skip
+        warned: tuple[CheckWarning, ...] = ()) -> Figure:  # fmt: skip
     return Figure(workload, setup, f"{values[0]:,.0f} ± x", "IOPS", values, warned)
 
 

@@ -15,7 +15,7 @@ from conftest import run_iolab
 from golden.make_store import SNAPSHOTS, STORE, render
 from iolab.errors import StoreError
 from iolab.fio.parse import PERCENTILES
-from iolab.model import DirectionMetrics, Sample, Warning
+from iolab.model import CheckWarning, DirectionMetrics, Sample
 from iolab.store import Store
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -125,7 +125,7 @@ def test_store_reads_typed_values(tmp_path: Path) -> None:
         read = first.metrics["read"]
         assert isinstance(read, DirectionMetrics) and read.direction == "read"
         assert set(read.percentiles_ns) == set(PERCENTILES) and read.iops > 0
-        assert first.warnings == (Warning("cpu-bound", "fio was busy.", "Add jobs."),)
+        assert first.warnings == (CheckWarning("cpu-bound", "fio was busy.", "Add jobs."),)
         samples = store.case_samples(1)
         assert {s.sample.metric for s in samples} == {"iops", "bw", "lat"}
         assert all(isinstance(s.sample, Sample) for s in samples)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_iolab
-from iolab.model import Direction, DirectionMetrics, Warning
+from iolab.model import CheckWarning, Direction, DirectionMetrics
 from iolab.report import document, hosts_view, markdown, output, terminal
 from iolab.report.charts import Chart
 from iolab.report.data import Case, Dataset, SetupInfo
@@ -99,7 +99,7 @@ def case(
 ) -> Case:
     """A case on `hosts` (their IOPS); with `lost`, failed as the runner stores it."""
     warned = (
-        Warning("host-lost", f"{', '.join(lost)} sent no result.", "Check them.", tuple(lost)),
+        CheckWarning("host-lost", f"{', '.join(lost)} sent no result.", "Check them.", tuple(lost)),
     )
     bs = "128k" if workload == BIG else "4k"
     return Case(

@@ -593,7 +593,7 @@ HOST_LOST = "host-lost"  # the warning code of a case a host sent no result for
 
 
 @dataclass(frozen=True)
-class Warning:
+class CheckWarning:
     """A methodology or measurement problem, with what to do about it."""
 
     code: str
@@ -658,7 +658,7 @@ class Result:
     error: str | None = None
     raw_json: str | None = None
     job_file: str = ""
-    warnings: tuple[Warning, ...] = ()
+    warnings: tuple[CheckWarning, ...] = ()
     samples: tuple[Sample, ...] = ()
     windows: tuple[Window, ...] = ()
     target_state: str = ""  # what the target had seen before the case (see runner.precondition)

@@ -2,7 +2,7 @@
 
 Each check reads a `Context`: the case's fio options, what fio measured, the limits of the
 host that ran it and what iolab knew of the target before the case. A check returns a
-Warning (code, what was seen, what to do) or None. Every code is listed in CODES.
+CheckWarning (code, what was seen, what to do) or None. Every code is listed in CODES.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from iolab.fio.parse import SteadyState
-from iolab.model import CaseMetrics, FioValue, Warning
+from iolab.model import CaseMetrics, CheckWarning, FioValue
 from iolab.targets.environment import parse_cpulist
 from iolab.units import human_bytes, parse_seconds, parse_size
 from iolab.usage import CPU, Telemetry
@@ -54,7 +54,7 @@ class Context:
     telemetry: Telemetry | None = None  # the allowed CPUs and the devices, sampled (local)
 
 
-def case_warnings(context: Context) -> list[Warning]:
+def case_warnings(context: Context) -> list[CheckWarning]:
     """Every check's warning for one case, in CODES order."""
     return [found for check in CHECKS.values() if (found := check(context))]
 
@@ -74,21 +74,21 @@ def _cores(context: Context) -> int:
     return min(len(named), context.cpus) if named else context.cpus
 
 
-def ended_early(context: Context) -> Warning | None:
+def ended_early(context: Context) -> CheckWarning | None:
     options, metrics = context.options, context.metrics
     if options.get("time_based") != 1 or (context.steady and context.steady.attained):
         return None  # fio stops a job that reached steady state: that is no early end
     runtime_ms = parse_seconds(options.get("runtime", 0)) * 1000
     if metrics.runtime_ms >= runtime_ms * ENDED_EARLY_SHARE:
         return None
-    return Warning(
+    return CheckWarning(
         "ended-early",
         f"fio ran {metrics.runtime_ms / 1000:.1f} s of the {runtime_ms / 1000:.0f} s asked.",
         "Look for errors, a too-small size, or a target that stopped accepting I/O.",
     )
 
 
-def too_short(context: Context) -> Warning | None:
+def too_short(context: Context) -> CheckWarning | None:
     """A case that ran too little time, or did too few I/Os, to mean much: judged by how long
     it ran and what it moved, not by its size; the advice fits how the case was bounded."""
     metrics = context.metrics
@@ -100,7 +100,7 @@ def too_short(context: Context) -> Warning | None:
         advice = "Give a runtime of several seconds (runtime = 10, say)."
     else:  # fio stopped when it had gone through its size
         advice = "Use time_based = 1 with a runtime of several seconds, or a larger size."
-    return Warning(
+    return CheckWarning(
         "too-short",
         f"the case measured {metrics.runtime_ms / 1000:.2f} s and about {ios:,.0f} I/Os "
         f"({human_bytes(moved)} moved): too little for a stable figure.",
@@ -112,7 +112,7 @@ OVERRAN_SHARE = 1.5  # of the runtime asked (plus ramp_time)
 OVERRAN_SLACK_MS = 500  # fio's start and stop, on a short case
 
 
-def overran(context: Context) -> Warning | None:
+def overran(context: Context) -> CheckWarning | None:
     """fio ran well past the runtime it was asked for: a long I/O, a thinktime or a stalled
     device held it, and the figure is not the asked window's."""
     options, ran = context.options, context.metrics.runtime_ms
@@ -122,7 +122,7 @@ def overran(context: Context) -> Warning | None:
     asked_ms *= 1000
     if not asked_ms or ran <= OVERRAN_SHARE * asked_ms + OVERRAN_SLACK_MS:
         return None
-    return Warning(
+    return CheckWarning(
         "overran",
         f"the case ran {ran / 1000:.2f} s where {asked_ms / 1000:g} s were asked (runtime"
         f"{' + ramp_time' if options.get('ramp_time') else ''}): fio could not stop on time, "
@@ -132,7 +132,7 @@ def overran(context: Context) -> Warning | None:
     )
 
 
-def cpu_bound(context: Context) -> Warning | None:
+def cpu_bound(context: Context) -> CheckWarning | None:
     """The CPUs the jobs may run on were nearly saturated, whoever used them (the sampled
     telemetry), or by fio's own usr + sys count (all an import has; and a short case's
     samples include fio's start-up) (study D's question)."""
@@ -142,7 +142,7 @@ def cpu_bound(context: Context) -> Warning | None:
     if not cores or used < CPU_BOUND_SHARE * cores:  # no cores known: fio ran elsewhere
         seen = context.telemetry
         return _cpus_saturated(context, seen) if seen is not None else None
-    return Warning(
+    return CheckWarning(
         "cpu-bound",
         f"fio's {_numjobs(context)} jobs kept {used:.1f} of the {cores} cores they may use busy: "
         "the load generator may be the limit, not the device.",
@@ -150,14 +150,14 @@ def cpu_bound(context: Context) -> Warning | None:
     )
 
 
-def _cpus_saturated(context: Context, seen: Telemetry) -> Warning | None:
+def _cpus_saturated(context: Context, seen: Telemetry) -> CheckWarning | None:
     busy, fio = seen.mean(CPU, "busy"), seen.mean(CPU, "fio")
     if busy is None or busy < CPU_BOUND_SHARE * 100:
         return None
     cpus = len(seen.cpus)
     where = f"CPU {seen.cpus[0]}, the one" if cpus == 1 else f"the {cpus} CPUs"
     irq = seen.mean(CPU, "softirq") or 0.0
-    return Warning(
+    return CheckWarning(
         "cpu-bound",
         f"{where} the jobs may use, {'was' if cpus == 1 else 'were'} {busy:.0f}% busy, fio's "
         f"own share {fio or 0:.0f}% "
@@ -168,12 +168,12 @@ def _cpus_saturated(context: Context, seen: Telemetry) -> Warning | None:
     )
 
 
-def cpu_steal(context: Context) -> Warning | None:
+def cpu_steal(context: Context) -> CheckWarning | None:
     """The hypervisor took a material share of the CPUs the jobs may use."""
     steal = context.telemetry.mean(CPU, "steal") if context.telemetry else None
     if steal is None or steal < CPU_STEAL_PCT:
         return None
-    return Warning(
+    return CheckWarning(
         "cpu-steal",
         f"the hypervisor stole {steal:.0f}% of the CPUs' time the jobs may use: other guests "
         "shared this host's CPUs, so the figures depend on them.",
@@ -181,7 +181,7 @@ def cpu_steal(context: Context) -> Warning | None:
     )
 
 
-def device_saturated(context: Context) -> Warning | None:
+def device_saturated(context: Context) -> CheckWarning | None:
     """A device of the set-up was busy all the time with I/Os queued: the figure is that
     device's limit (informational: that is often what the case is for). One I/O at a time
     keeps %util near 100 on any device; that is latency, not saturation."""
@@ -192,7 +192,7 @@ def device_saturated(context: Context) -> Warning | None:
     queue = context.telemetry.mean(name, "queue") or 0.0
     if queue < DEVICE_SATURATED_QUEUE:
         return None
-    return Warning(
+    return CheckWarning(
         "device-saturated",
         f"{name} was {util:.0f}% busy (queue depth {queue:.1f}): the figure is the device's "
         "own limit at this load (for your information, not a fault).",
@@ -201,7 +201,7 @@ def device_saturated(context: Context) -> Warning | None:
     )
 
 
-def page_cache(context: Context) -> Warning | None:
+def page_cache(context: Context) -> CheckWarning | None:
     """Buffered I/O over less data than the memory measures the page cache (study C's trap)."""
     options, memory = context.options, context.memory_bytes
     if options.get("direct") != 0 or "size" not in options:
@@ -209,7 +209,7 @@ def page_cache(context: Context) -> Warning | None:
     size = parse_size(options["size"])
     if not memory or size >= 2 * memory:
         return None
-    return Warning(
+    return CheckWarning(
         "page-cache",
         f"direct=0 over {human_bytes(size)}, and this host has {human_bytes(memory)} of "
         "memory: much of the I/O may hit the page cache, not the device.",
@@ -217,10 +217,10 @@ def page_cache(context: Context) -> Warning | None:
     )
 
 
-def loop_cache(context: Context) -> Warning | None:
+def loop_cache(context: Context) -> CheckWarning | None:
     if not context.loop_cache:
         return None
-    return Warning(
+    return CheckWarning(
         "loop-cache",
         f"the target is on {context.loop_cache}: the host's page cache sits under it, so "
         "this measures memory as much as the disk.",
@@ -238,12 +238,12 @@ def _figures(metrics: CaseMetrics) -> str:
     )
 
 
-def ram_target(context: Context) -> Warning | None:
+def ram_target(context: Context) -> CheckWarning | None:
     """The target is memory: tmpfs, ramfs, a zram or brd RAM disk, or a loop over a file in
     one. Whatever the I/O pattern, the figures are RAM's and the kernel's, not a device's."""
     if not context.ram_target:
         return None
-    return Warning(
+    return CheckWarning(
         "ram-target",
         f"the target is on {context.ram_target}: {_figures(context.metrics)} are "
         "memory's figures, not storage's.",
@@ -252,11 +252,11 @@ def ram_target(context: Context) -> Warning | None:
     )
 
 
-def unwritten_read(context: Context) -> Warning | None:
+def unwritten_read(context: Context) -> CheckWarning | None:
     share = context.written_share
     if _rw(context) not in READS or share is None or share >= WRITTEN_ENOUGH:
         return None
-    return Warning(
+    return CheckWarning(
         "unwritten-read",
         f"only {share:.0%} of the area read had ever been written (holes, fallocated or fresh "
         "blocks): the device returns zeros without reading, so reads look far too fast.",
@@ -264,7 +264,7 @@ def unwritten_read(context: Context) -> Warning | None:
     )
 
 
-def compressible(context: Context) -> Warning | None:
+def compressible(context: Context) -> CheckWarning | None:
     options = context.options
     if _rw(context) not in WRITES:
         return None
@@ -277,7 +277,7 @@ def compressible(context: Context) -> Warning | None:
         said.append("scramble_buffers=0")
     if not said:
         return None
-    return Warning(
+    return CheckWarning(
         "compressible",
         f"writes with {', '.join(said)}: a device or filesystem that compresses or "
         "deduplicates stores far less than fio writes.",
@@ -285,13 +285,13 @@ def compressible(context: Context) -> Warning | None:
     )
 
 
-def randrepeat(context: Context) -> Warning | None:
+def randrepeat(context: Context) -> CheckWarning | None:
     options = context.options
     if context.repeat < 2 or _rw(context) not in RANDOM:
         return None
     if options.get("randrepeat") in (0, "0") or "randseed" in options:
         return None
-    return Warning(
+    return CheckWarning(
         "randrepeat",
         f"{context.repeat} repetitions of a random workload with fio's default randrepeat=1 "
         "visit the same offsets in the same order: caches remember them.",
@@ -299,7 +299,7 @@ def randrepeat(context: Context) -> Warning | None:
     )
 
 
-def misaligned(context: Context) -> Warning | None:
+def misaligned(context: Context) -> CheckWarning | None:
     options = context.options
     raw = str(options.get("offset", "0"))
     try:
@@ -309,7 +309,7 @@ def misaligned(context: Context) -> Warning | None:
     block = parse_size(str(options.get("bs", "4k")).split(",")[0])
     if not offset or offset % 4096 == 0 or (block < 4096 and offset % block == 0):
         return None
-    return Warning(
+    return CheckWarning(
         "misaligned",
         f"offset={raw} is not a multiple of 4 KiB: every I/O straddles physical blocks "
         "(and RAID chunks), which costs read-modify-write cycles.",
@@ -317,11 +317,11 @@ def misaligned(context: Context) -> Warning | None:
     )
 
 
-def steady_state(context: Context) -> Warning | None:
+def steady_state(context: Context) -> CheckWarning | None:
     steady = context.steady
     if steady is None or steady.attained:
         return None
-    return Warning(
+    return CheckWarning(
         "steady-state",
         f"fio did not see steady state ({steady.criterion} over {steady.window_s} s) within "
         "the runtime: the figure is the whole run's, still settling.",
@@ -329,11 +329,11 @@ def steady_state(context: Context) -> Warning | None:
     )
 
 
-def cache_policy(context: Context) -> Warning | None:
+def cache_policy(context: Context) -> CheckWarning | None:
     """The RAID card ran another cache policy than the one configured (a learning battery)."""
     if not context.cache_policy:
         return None
-    return Warning(
+    return CheckWarning(
         "cache-policy",
         f"the RAID card's cache policy in effect differs from the one configured: "
         f"{context.cache_policy}; this case measured the policy in effect.",
@@ -344,7 +344,7 @@ def cache_policy(context: Context) -> Warning | None:
 CACHE_SHARE = 4  # a working set under 4x a declared cache is largely served from it
 
 
-def cache_size(context: Context) -> Warning | None:
+def cache_size(context: Context) -> CheckWarning | None:
     """The working set fits (mostly) in a cache the plan declares: study C's 2 GB test."""
     size = context.options.get("size")
     if not context.cache_bytes or size is None:
@@ -354,7 +354,7 @@ def cache_size(context: Context) -> Warning | None:
     if area >= needed:
         return None
     area_text, needed_text = _apart(area, needed)
-    return Warning(
+    return CheckWarning(
         "cache-size",
         f"the test area ({area_text}) is under {CACHE_SHARE}x the "
         f"{human_bytes(context.cache_bytes)} cache in front of the set-up (declared, or its "
@@ -372,10 +372,10 @@ def _apart(small: float, large: float) -> tuple[str, str]:
     return f"{small / 2**20:,.0f} MiB", f"{large / 2**20:,.0f} MiB"
 
 
-def fresh_device(context: Context) -> Warning | None:
+def fresh_device(context: Context) -> CheckWarning | None:
     if _rw(context) not in WRITES or context.target_state not in ("fresh", "trimmed"):
         return None
-    return Warning(
+    return CheckWarning(
         "fresh-device",
         f"writes to a {context.target_state} device: flash that was never written (or was "
         "just trimmed) writes far faster than it will once in use.",
@@ -434,7 +434,7 @@ def _ceilings(context: Context) -> list[tuple[float, float, str]]:
     ]
 
 
-def above_ceiling(context: Context) -> Warning | None:
+def above_ceiling(context: Context) -> CheckWarning | None:
     """More than the set-up's devices can deliver at their rated speed (study C's 4 X25-E
     wrote 821 MB/s, each rated 170 MB/s): a cache answered, not the devices."""
     if context.devices < 1:
@@ -442,7 +442,7 @@ def above_ceiling(context: Context) -> Warning | None:
     for measured, most, unit in _ceilings(context):
         if measured > CEILING_MARGIN * most:
             each = most / context.devices
-            return Warning(
+            return CheckWarning(
                 "above-ceiling",
                 f"{measured:,.0f} {unit} measured, above the {most:,.0f} {unit} its "
                 f"{context.devices} devices are rated for ({context.devices} x {each:,.0f} "
@@ -468,13 +468,13 @@ def _asked_iops(context: Context) -> float | None:
     return asked * _numjobs(context) or None
 
 
-def rate_not_delivered(context: Context) -> Warning | None:
+def rate_not_delivered(context: Context) -> CheckWarning | None:
     """fio was asked for a fixed rate (rate_iops) and the target did not keep up with it."""
     asked = _asked_iops(context)
     delivered = context.metrics.total_iops
     if asked is None or delivered >= asked * RATE_DELIVERED_SHARE:
         return None
-    return Warning(
+    return CheckWarning(
         "rate-not-delivered",
         f"fio was asked for {asked:,.0f} IOPS (rate_iops) and delivered {delivered:,.0f} "
         f"({delivered / asked:.0%}): the target could not sustain that rate.",
@@ -483,7 +483,7 @@ def rate_not_delivered(context: Context) -> Warning | None:
     )
 
 
-CHECKS: dict[str, Callable[[Context], Warning | None]] = {
+CHECKS: dict[str, Callable[[Context], CheckWarning | None]] = {
     "ended-early": ended_early,
     "too-short": too_short,
     "overran": overran,

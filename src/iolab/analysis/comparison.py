@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from iolab.analysis.stats import Difference, Summary, t975
-from iolab.model import Warning
+from iolab.model import CheckWarning
 
 VERSION_KEYS = (("fio_version", "fio"), ("kernel", "kernel"))
 FRAGILE_FACTOR = 2.0
@@ -30,7 +30,7 @@ def _versions(value: object) -> tuple[str, ...]:
     return tuple(sorted(listed - {"", "?"}))
 
 
-def mixed_versions(hosts: Sequence[tuple[int, Mapping[str, Any]]]) -> Warning | None:
+def mixed_versions(hosts: Sequence[tuple[int, Mapping[str, Any]]]) -> CheckWarning | None:
     """(run id, its host facts) of the runs in a report or comparison: their fio or kernel
     versions differ, between the runs or within one (an import of several fio versions). A
     run that did not record a version (an import knows no kernel) is left out of that one."""
@@ -49,7 +49,7 @@ def mixed_versions(hosts: Sequence[tuple[int, Mapping[str, Any]]]) -> Warning | 
         if len(hosts) > 1
         else "Import each version's results as a run of its own, or re-run them with one fio."
     )
-    return Warning(
+    return CheckWarning(
         "mixed-versions",
         f"{whose} made with different software ({'; '.join(said)}): a difference may "
         "come from it, not from the storage.",
@@ -69,7 +69,9 @@ def smallest_resolvable(summaries: Sequence[Summary]) -> tuple[float, int] | Non
     return t975(2 * n - 2) * floor * math.sqrt(2 / n), n
 
 
-def few_repeats(summaries: Sequence[Summary], differences: Sequence[Difference]) -> Warning | None:
+def few_repeats(
+    summaries: Sequence[Summary], differences: Sequence[Difference]
+) -> CheckWarning | None:
     resolvable = smallest_resolvable(summaries)
     if resolvable is None:
         return None
@@ -81,7 +83,7 @@ def few_repeats(summaries: Sequence[Summary], differences: Sequence[Difference])
     ]  # fmt: skip
     if not fragile:
         return None
-    return Warning(
+    return CheckWarning(
         "few-repeats",
         f"with {n} repetitions and this machine's noise floor, differences under about "
         f"{share:.1%} cannot be told from noise; {len(fragile)} change(s) called significant "
@@ -97,7 +99,7 @@ def above_ceiling(
     single: Mapping[str, float],
     others: Sequence[tuple[str, float, str, float, str]],
     advice: Mapping[tuple[str, str], str] | None = None,
-) -> list[Warning]:
+) -> list[CheckWarning]:
     """Results above what their devices can do together: a set-up measuring more than the
     most its members can deliver, as a multiple of the one device on the same workload (N
     devices for reads; for writes the members' worth of data, 1 for a mirror: see
@@ -111,7 +113,7 @@ def above_ceiling(
         if not alone or most <= 0 or value <= CEILING_MARGIN * most * alone:
             continue
         found.append(
-            Warning(
+            CheckWarning(
                 "above-ceiling",
                 f"{setup} measured {value / alone:.1f}x one device on {workload}, above the "
                 f"{most:g}x {why}: a cache, not the devices, answered.",

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from iolab.analysis.stats import compare
-from iolab.model import Warning
+from iolab.model import CheckWarning
 
 Kind = Literal["winner", "overall", "cost", "cap", "scaling", "trust"]
 CAP_SPREAD = 0.05  # set-ups within 5% of each other share a cap
@@ -46,7 +46,7 @@ class Figure:
     text: str
     unit: str
     values: tuple[float, ...]
-    warnings: tuple[Warning, ...] = ()
+    warnings: tuple[CheckWarning, ...] = ()
 
     @property
     def shown(self) -> str:
@@ -65,12 +65,12 @@ class Finding:
     cases: int  # how many stored cases it rests on
     significant: bool | None  # None: no interval (one repetition), or not a comparison
     cells: tuple[tuple[str, str], ...]  # (workload, set-up) of the results cells behind it
-    warned: tuple[Warning, ...] = ()  # the warnings of those cells, one per code
+    warned: tuple[CheckWarning, ...] = ()  # the warnings of those cells, one per code
     margin: str = ""  # a winner's margin as the Leaders table shows it
 
 
 def derive(
-    figures: Sequence[Figure], baseline: str | None = None, extra: Sequence[Warning] = ()
+    figures: Sequence[Figure], baseline: str | None = None, extra: Sequence[CheckWarning] = ()
 ) -> list[Finding]:
     """Every finding the figures carry, in the order a reader wants them: winners, cost of
     the choice against the baseline, shared caps, scaling, trust."""
@@ -88,7 +88,7 @@ def derive(
     return found
 
 
-def _warned(group: Sequence[Figure]) -> tuple[Warning, ...]:
+def _warned(group: Sequence[Figure]) -> tuple[CheckWarning, ...]:
     return tuple({w.code: w for f in group for w in f.warnings}.values())
 
 
@@ -225,7 +225,7 @@ def caps(by_workload: Mapping[str, Sequence[Figure]]) -> list[Finding]:
     return found
 
 
-def scaling(flat: Warning) -> Finding:
+def scaling(flat: CheckWarning) -> Finding:
     return Finding("scaling", flat.message, 0, None, ())
 
 

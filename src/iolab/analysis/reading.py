@@ -16,7 +16,7 @@ from typing import Any
 
 from iolab.analysis import checks
 from iolab.fio import parse
-from iolab.model import CaseMetrics, Warning, Window
+from iolab.model import CaseMetrics, CheckWarning, Window
 
 NOTHING_YET = CaseMetrics((), 0.0, 0.0, 0, 0)  # a Context's metrics before `read` fills them
 
@@ -28,7 +28,7 @@ class Reading:
     whole: CaseMetrics  # the whole job, as fio reports it
     metrics: CaseMetrics  # what the case's figures are: the steady window's, or the whole job's
     windows: tuple[Window, ...]  # the whole job's (when metrics is the steady window's), hosts'
-    warnings: tuple[Warning, ...]
+    warnings: tuple[CheckWarning, ...]
     steady: parse.SteadyState | None = None
 
 
@@ -44,7 +44,7 @@ def read(document: Mapping[str, Any], known: checks.Context) -> Reading:
     return Reading(whole, metrics, windows, warnings(context), steady)
 
 
-def warnings(context: checks.Context) -> tuple[Warning, ...]:
+def warnings(context: checks.Context) -> tuple[CheckWarning, ...]:
     """The methodology checks; none when the options are beyond what they read (a runtime of
     "1m30s" in an imported file, say)."""
     try:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from iolab.analysis.checks import CPU_BOUND_SHARE, DEVICE_SATURATED_PCT
-from iolab.model import Warning
+from iolab.model import CheckWarning
 from iolab.usage import CPU, Telemetry
 
 AXES = ("numjobs", "iodepth", "device_count")
@@ -34,7 +34,7 @@ class Point:
     family: str = ""  # the set-up's definition but its name and devices: alike set-ups share it
 
 
-def flat_scaling(points: Sequence[Point]) -> list[Warning]:
+def flat_scaling(points: Sequence[Point]) -> list[CheckWarning]:
     """One warning per sweep (set-up, axis, the other options) that goes flat."""
     found = []
     for axis in AXES:
@@ -67,7 +67,7 @@ def _int(value: object) -> int | None:
         return None
 
 
-def _flat(setup: str, axis: str, sweep: Mapping[int, list[Point]]) -> Warning | None:
+def _flat(setup: str, axis: str, sweep: Mapping[int, list[Point]]) -> CheckWarning | None:
     values = sorted(sweep)
     iops = {v: statistics.median(p.iops for p in sweep[v]) for v in values}
     for low, high in itertools.pairwise(values):
@@ -76,7 +76,7 @@ def _flat(setup: str, axis: str, sweep: Mapping[int, list[Point]]) -> Warning | 
         gain = iops[high] / iops[low] - 1
         if gain < FLAT_GAIN:
             names = " and ".join(dict.fromkeys(p.workload for v in values for p in sweep[v]))
-            return Warning(
+            return CheckWarning(
                 "flat-scaling",
                 f"{setup} · {names}: {axis} {low} → {high} gained {gain:+.0%} IOPS "
                 f"({iops[low]:,.0f} → {iops[high]:,.0f}); at {axis}={high} "

@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from iolab.exchange.found import Job
-from iolab.model import CaseMetrics, Direction, DirectionMetrics, Warning
+from iolab.model import CaseMetrics, CheckWarning, Direction, DirectionMetrics
 
 
 @dataclass
@@ -19,7 +19,7 @@ class Placed(Job):
     setup: str = ""  # the set-up its source names; "" for the file's folder
     setup_path: str = ""  # the folder that set-up's results lie in ("" for a table's)
     fixed: bool = False  # a published table's own set-up: --setup does not rename it
-    notes: tuple[Warning, ...] = ()  # the warnings of figures that came without fio's JSON
+    notes: tuple[CheckWarning, ...] = ()  # the warnings of figures that came without fio's JSON
     tool: str = ""  # what measured it, when not fio: "dd", "bonnie++ 2.00a", "published"
     cache_bytes: int = 0  # a cache in front of the set-up its source names (a RAID card's)
     devices: int = 0  # the devices of the set-up its source names (a table's drives column)

@@ -33,10 +33,10 @@ from pathlib import Path
 from iolab.exchange import bonnie, dd, values
 from iolab.exchange.found import Unreadable
 from iolab.exchange.placed import Placed, case, direction, exact
-from iolab.model import Direction, DirectionMetrics, FioValue, Warning
+from iolab.model import CheckWarning, Direction, DirectionMetrics, FioValue
 from iolab.units import format_size, parse_size
 
-PUBLISHED = Warning(
+PUBLISHED = CheckWarning(
     "published",
     "published figures: iolab did not measure them, and knows of their making only what the "
     "table says (no repetitions, no environment, latency only where the table gives it).",

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from iolab.analysis import findings
 from iolab.analysis.findings import Figure, Finding
 from iolab.analysis.stats import metric_for
-from iolab.model import Warning
+from iolab.model import CheckWarning
 from iolab.report.data import Dataset
 from iolab.report.model import WARNED, Cell, Row, Table, cell_values
 
@@ -35,7 +35,7 @@ def figures(data: Dataset, results: Table, metric: str) -> list[Figure]:
 
 
 def derive(
-    data: Dataset, results: Table, metric: str, baseline: str | None, extra: Sequence[Warning]
+    data: Dataset, results: Table, metric: str, baseline: str | None, extra: Sequence[CheckWarning]
 ) -> list[Finding]:
     return findings.derive(figures(data, results, metric), baseline, extra)
 

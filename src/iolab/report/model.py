@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 
 from iolab.analysis.stats import Difference, Summary, compare, metric_for, summarize
 from iolab.errors import ReportError
-from iolab.model import Setup, Warning
+from iolab.model import CheckWarning, Setup
 from iolab.store import CaseRow, RunRow
 from iolab.targets.facts import SetupFacts
 
@@ -46,7 +46,7 @@ class Cell:
     difference: Difference | None = None
     heat: float | None = None  # a percentage of a baseline, for colours diverging at 100
     flags: tuple[str, ...] = ()  # "unstable", "not significant", "failed"; warnings' codes
-    warnings: tuple[Warning, ...] = ()  # of the cases the cell rests on, one per code
+    warnings: tuple[CheckWarning, ...] = ()  # of the cases the cell rests on, one per code
 
 
 @dataclass(frozen=True)

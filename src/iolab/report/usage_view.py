@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from iolab.analysis import scaling
 from iolab.analysis.scaling import Point
-from iolab.model import JSONObject, Warning
+from iolab.model import CheckWarning, JSONObject
 from iolab.report.charts import Axis, Chart, Series, slug
 from iolab.report.data import Case, Dataset, SeriesKey
 from iolab.report.figures import _colors, _unique
@@ -142,7 +142,7 @@ def blocks(data: Dataset) -> tuple[Table | Chart, ...]:
     return () if found is None else (found, *charts(data))
 
 
-def flat_scaling(data: Dataset) -> list[Warning]:
+def flat_scaling(data: Dataset) -> list[CheckWarning]:
     """flat-scaling over the report's sweeps (analysis.scaling), with the cases' telemetry."""
     definitions = {s.label: s.definition for s in data.setups}
     points = [

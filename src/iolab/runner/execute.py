@@ -22,7 +22,7 @@ from iolab.fio import jobfile, parse
 from iolab.fio.executor import Executor, HostLimits
 from iolab.fio.hosts import Cluster
 from iolab.fio.outcome import Outcome, failure
-from iolab.model import HOST_LOST, CaseMetrics, Result, Setup, Warning, Window
+from iolab.model import HOST_LOST, CaseMetrics, CheckWarning, Result, Setup, Window
 from iolab.runner import precondition, telemetry
 from iolab.runner.campaign import Campaign, Step, largest, mountpoint
 from iolab.runner.listener import Listener
@@ -443,7 +443,7 @@ def _partial(outcome: Outcome, base: dict[str, object]) -> Result:
     said = "; ".join(why for _, why in outcome.lost)
     kept = f"; the results of {', '.join(hosts)} are kept" if hosts else ""
     names = tuple(host for host, _ in outcome.lost)
-    lost = Warning(
+    lost = CheckWarning(
         HOST_LOST, f"{', '.join(names)} sent no result.",
         "Check those hosts and their fio servers; resume runs the case again on every host.",
         names,

@@ -13,13 +13,13 @@ from iolab.model import (
     DIRECTIONS,
     JSON,
     METRICS,
+    CheckWarning,
     Direction,
     DirectionMetrics,
     FioValue,
     JSONObject,
     Origin,
     Sample,
-    Warning,
 )
 
 PLAN_ORIGIN = Origin()
@@ -79,7 +79,7 @@ class CaseRow:
     status: str
     error: str | None
     metrics: Mapping[Direction, DirectionMetrics]
-    warnings: tuple[Warning, ...]
+    warnings: tuple[CheckWarning, ...]
     target_state: str = ""
     # a case run on several hosts: each host's own metrics (`metrics` holds their sum)
     hosts: Mapping[str, Mapping[Direction, DirectionMetrics]] = field(default_factory=dict)
@@ -102,8 +102,8 @@ class CaseSample:
     sample: Sample
 
 
-def warning(data: JSONObject) -> Warning:
-    return Warning(
+def warning(data: JSONObject) -> CheckWarning:
+    return CheckWarning(
         code=str(data.get("code", "")),
         message=str(data.get("message", "")),
         advice=str(data.get("advice", "")),

@@ -22,11 +22,11 @@ from pathlib import Path
 
 from iolab import layouts
 from iolab.errors import TargetError
-from iolab.model import Plan, Setup, Warning
+from iolab.model import CheckWarning, Plan, Setup
 from iolab.targets import lab, rehearsal
 
 RUN_TIMEOUT_S = 6 * 3600
-LAB = Warning(
+LAB = CheckWarning(
     "virtual-lab",
     "measured in iolab's virtual lab (a user-mode Linux kernel, image files as disks): the "
     "figures show how the RAID software behaves (its penalties, its scaling), not how fast "
