@@ -8,7 +8,7 @@ import pytest
 
 from iolab.analysis import environment, latency, timeseries
 from iolab.analysis.stats import Difference, compare, summarize, t975
-from iolab.report.model import change_cell, stat_cell
+from iolab.report.cells import change_cell, stat_cell
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from iolab.report.tables import _cell, _format, column_unit
+from iolab.report.views.tables import _cell, _format, column_unit
 
 NS, US, MS, S = 1.0, 1e3, 1e6, 1e9
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from iolab.report.time_figures import SETTLING_POINTS, _time_chart, _TimeNotes
+from iolab.report.views.time_figures import SETTLING_POINTS, _time_chart, _TimeNotes
 
 STEADY = [(float(t), 1000.0) for t in range(1, 11)]
 RISING = [(float(t), 100.0 * t * t) for t in range(1, 11)]  # never within ±10% at the end

@@ -188,3 +188,26 @@ def test_the_any_finder_finds_one() -> None:
     def loose(facts: dict[str, Any]) -> None: ...
 
     assert any("Any" in a for a in _annotations(loose))
+
+
+REPORT_RANKS = {"cells": 0, "charts": 0, "data": 0, "summary": 0, "views": 1, "document": 2,
+                "advice": 2, "render": 2, "formats": 3, "text": 3, "history_text": 3}  # fmt: skip
+
+
+def _report_part(module: str) -> str:
+    return module.split(".")[2] if module.count(".") >= 2 else ""
+
+
+def test_report_parts_import_one_way() -> None:
+    """report's layout shows its roles: the model and data at its top, then views, then
+    the document and the renderers, then the formats; no part imports one above it."""
+    graph = modules()
+    parts = {_report_part(m) for m in graph if m.startswith("iolab.report.")}
+    assert parts <= set(REPORT_RANKS), parts - set(REPORT_RANKS)
+    upward = [
+        (mine, other)
+        for mine, others in graph.items() if mine.startswith("iolab.report.")
+        for other in others if other.startswith("iolab.report.")
+        if REPORT_RANKS[_report_part(other)] > REPORT_RANKS[_report_part(mine)]
+    ]  # fmt: skip
+    assert upward == []

@@ -8,9 +8,9 @@ from pathlib import Path
 from fake_device import FakeDevice
 from iolab.report import data as report_data
 from iolab.report import document as report_document
-from iolab.report import html, markdown, output, terminal
+from iolab.report.cells import Table
 from iolab.report.charts import Chart
-from iolab.report.model import Table
+from iolab.report.formats import html, markdown, output, terminal
 from iolab.store import Store
 from test_peak import run
 

@@ -22,8 +22,9 @@ from iolab.analysis.raid_model import Geometry, Single, Workload, factor, geomet
 from iolab.cli import main
 from iolab.model import Case, CaseMetrics, Direction, DirectionMetrics, Layout, Result
 from iolab.report import data as report_data
-from iolab.report import document, raid_view
-from iolab.report.model import Row, Table
+from iolab.report import document
+from iolab.report.cells import Row, Table
+from iolab.report.views import raid_view
 from iolab.store import Store
 from iolab.targets import process
 

@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from conftest import results_of, run_iolab
-from iolab.report import data, document, figures, mpl_render, time_figures
+from iolab.report import data, document
+from iolab.report.render import mpl_render
+from iolab.report.views import figures, time_figures
 from iolab.store import Store
 
 OUTPUT = Path(__file__).resolve().parents[1] / "test-output"

@@ -15,10 +15,12 @@ import pytest
 
 from conftest import run_iolab
 from iolab.model import CheckWarning, Direction, DirectionMetrics
-from iolab.report import document, hosts_view, markdown, output, terminal
+from iolab.report import document
+from iolab.report.cells import Table, format_value
 from iolab.report.charts import Chart
 from iolab.report.data import Case, Dataset, SetupInfo
-from iolab.report.model import Table, format_value
+from iolab.report.formats import markdown, output, terminal
+from iolab.report.views import hosts_view
 from iolab.store import RunRow
 from test_hosts import Servers, plan_text
 

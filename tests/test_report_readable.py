@@ -19,20 +19,13 @@ import pytest
 from conftest import run_iolab
 from golden.make_store import CDM, DEVICES, STORE
 from iolab.analysis.stats import metric_for
-from iolab.report import (
-    cdm_view,
-    data,
-    document,
-    figures,
-    markdown,
-    mpl_render,
-    output,
-    terminal,
-    time_figures,
-)
-from iolab.report import csv as csv_format
+from iolab.report import data, document
+from iolab.report.cells import Cell, Row, Table, cell_values, change_cell
 from iolab.report.charts import Region
-from iolab.report.model import Cell, Row, Table, cell_values, change_cell
+from iolab.report.formats import csv as csv_format
+from iolab.report.formats import markdown, output, terminal
+from iolab.report.render import mpl_render
+from iolab.report.views import cdm_view, figures, time_figures
 from iolab.store import Store
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"

@@ -11,7 +11,7 @@ import pytest
 from iolab import layouts, plan
 from iolab.errors import PlanError, TargetError
 from iolab.model import Layout, Setup
-from iolab.report.model import setup_line
+from iolab.report.cells import setup_line
 from iolab.targets import provision
 from iolab.targets.facts import DeviceFacts, LayoutFacts, SetupFacts
 

@@ -18,7 +18,7 @@ from conftest import run_iolab
 from iolab.analysis import checks, scaling
 from iolab.analysis.scaling import Point
 from iolab.model import CaseMetrics, JSONObject
-from iolab.report import usage_view
+from iolab.report.views import usage_view
 from iolab.runner import telemetry
 from iolab.store import Store
 from iolab.usage import CPU, Telemetry, UsagePoint, clause

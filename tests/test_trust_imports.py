@@ -24,7 +24,7 @@ import pytest
 from conftest import run_iolab
 from iolab.analysis import checks, peak
 from iolab.model import CaseMetrics, Curve, CurvePoint, DirectionMetrics, PeakRecord, PeakWinner
-from iolab.report import curve_view
+from iolab.report.views import curve_view
 from iolab.store import Store
 from loopdevs import LoopDevs, loops_fixture, sh
 

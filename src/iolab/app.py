@@ -25,8 +25,8 @@ from iolab.plan import methods
 from iolab.report import advice as report_advice
 from iolab.report import data as report_data
 from iolab.report import document as report_document
-from iolab.report import figures as report_figures
-from iolab.report import raid_view
+from iolab.report.views import figures as report_figures
+from iolab.report.views import raid_view
 from iolab.store import RunRow, Store
 from iolab.store.rows import PLAN_ORIGIN
 from iolab.targets import controllers, devices, environment, process, provision, rehearsal

@@ -20,7 +20,7 @@ from rich.console import Console
 from iolab import app, plan, shell
 from iolab.errors import Interrupted, IolabError
 from iolab.names import one_line, shown
-from iolab.report import output as report_output
+from iolab.report.formats import output as report_output
 from iolab.terminal_ui import TerminalUi
 from iolab.version import __version__
 

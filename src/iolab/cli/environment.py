@@ -15,8 +15,8 @@ from iolab.cli import (
     options,
     ui,
 )
-from iolab.report import env_text
-from iolab.report import output as report_output
+from iolab.report.formats import output as report_output
+from iolab.report.text import env_text
 
 
 @main.command()

@@ -21,10 +21,10 @@ from iolab.cli import (
     ui,
 )
 from iolab.names import one_line
+from iolab.report import cells as report_model
 from iolab.report import document as report_document
 from iolab.report import history_text
-from iolab.report import model as report_model
-from iolab.report import output as report_output
+from iolab.report.formats import output as report_output
 from iolab.store import RunRow
 
 

@@ -21,7 +21,7 @@ from iolab.cli import (
     plan_options,
     ui,
 )
-from iolab.report import output as report_output
+from iolab.report.formats import output as report_output
 from iolab.terminal_ui import TerminalUi
 
 

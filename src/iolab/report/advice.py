@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from iolab.analysis import raid_model
 from iolab.analysis.raid_model import Ranked, Single, Workload
 from iolab.errors import ReportError
+from iolab.report.cells import MB, UNITS, Cell, Row, Table, format_value
 from iolab.report.document import Document, Section
-from iolab.report.model import MB, UNITS, Cell, Row, Table, format_value
-from iolab.report.raid_view import Figures
+from iolab.report.views.raid_view import Figures
 
 # Without --workload: the quick preset's workloads, those the figures given cover.
 DEFAULT_WORKLOADS = {

@@ -18,24 +18,8 @@ from iolab.analysis import checks, comparison, raid_model
 from iolab.analysis.stats import metric_for
 from iolab.errors import ReportError
 from iolab.model import FioValue, Layout, Setup
-from iolab.report import (
-    cdm_view,
-    curve_view,
-    env_view,
-    figures,
-    findings_view,
-    heat_figure,
-    hosts_view,
-    raid_view,
-    rounds_view,
-    summary,
-    tables,
-    time_figures,
-    usage_view,
-)
-from iolab.report.charts import Chart
-from iolab.report.data import Case, Dataset
-from iolab.report.model import (
+from iolab.report import summary
+from iolab.report.cells import (
     CHART_KINDS,
     UNITS,
     WARNED_LEGEND,
@@ -55,6 +39,22 @@ from iolab.report.model import (
     stat_cell,
     utc,
     warned,
+)
+from iolab.report.charts import Chart
+from iolab.report.data import Case, Dataset
+from iolab.report.views import (
+    cdm_view,
+    curve_view,
+    env_view,
+    figures,
+    findings_view,
+    heat_figure,
+    hosts_view,
+    raid_view,
+    rounds_view,
+    tables,
+    time_figures,
+    usage_view,
 )
 
 AUTO_LATENCY_MAX_WORKLOADS = 12

@@ -17,7 +17,7 @@ import statistics
 from collections.abc import Iterable, Sequence
 
 from iolab.analysis.stats import metric_for
-from iolab.report.model import case_value
+from iolab.report.cells import case_value
 from iolab.store import CaseRow
 
 TABLE_ROWS, TABLE_ENDS = 200, 100  # a results table past 200 rows shows 100 + 100

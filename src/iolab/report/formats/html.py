@@ -7,10 +7,10 @@ from __future__ import annotations
 import html
 
 from iolab.names import shown
-from iolab.report import plotly_render
+from iolab.report.cells import Cell, Table
 from iolab.report.charts import Chart, slug
 from iolab.report.document import Document, Notes
-from iolab.report.model import Cell, Table
+from iolab.report.render import plotly_render
 from iolab.version import __version__
 
 CSS = """

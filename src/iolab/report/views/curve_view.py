@@ -9,9 +9,9 @@ from collections.abc import Sequence
 
 from iolab.analysis import latency, peak
 from iolab.model import Curve, CurvePoint, PeakRecord
+from iolab.report.cells import Cell, Row, Table, format_value
 from iolab.report.charts import Axis, Chart, Region, Series, slug
 from iolab.report.data import Dataset
-from iolab.report.model import Cell, Row, Table, format_value
 
 PERCENTILES = (("p50", "p50_ns"), ("p99", "p99_ns"), ("p99.9", "p999_ns"))
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from iolab.model import SteadyRecord
+from iolab.report.cells import Cell, Row, Table
 from iolab.report.charts import Axis, Chart, Region, Series, slug
 from iolab.report.data import Dataset
-from iolab.report.model import Cell, Row, Table
 
 
 @dataclass(frozen=True)

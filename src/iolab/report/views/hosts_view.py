@@ -16,10 +16,7 @@ from dataclasses import replace
 from iolab.analysis.stats import metric_for, summarize
 from iolab.model import HOST_LOST, Direction, DirectionMetrics
 from iolab.report import summary
-from iolab.report.charts import Axis, Chart, Series, slug
-from iolab.report.data import Case, Dataset, SetupInfo
-from iolab.report.figures import y_axis
-from iolab.report.model import (
+from iolab.report.cells import (
     MB,
     UNITS,
     WHERE_SHOWN,
@@ -30,6 +27,9 @@ from iolab.report.model import (
     cell_values,
     stat_cell,
 )
+from iolab.report.charts import Axis, Chart, Series, slug
+from iolab.report.data import Case, Dataset, SetupInfo
+from iolab.report.views.figures import y_axis
 
 ALL_HOSTS = "all hosts"
 LOST = "lost"

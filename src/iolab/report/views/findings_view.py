@@ -9,8 +9,8 @@ from iolab.analysis import findings
 from iolab.analysis.findings import Figure, Finding
 from iolab.analysis.stats import metric_for
 from iolab.model import CheckWarning
+from iolab.report.cells import WARNED, Cell, Row, Table, cell_values
 from iolab.report.data import Dataset
-from iolab.report.model import WARNED, Cell, Row, Table, cell_values
 
 TITLE = "Findings"
 SAID = "What the numbers show"

@@ -6,7 +6,7 @@ from typing import Any
 
 from iolab.model import JSON, JSONObject
 from iolab.names import one_line
-from iolab.report import controllers_text
+from iolab.report.text import controllers_text
 from iolab.targets.facts import DeviceFacts, Layer, MountFacts, TargetFacts
 from iolab.units import human_bytes
 

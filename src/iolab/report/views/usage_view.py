@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from iolab.analysis import scaling
 from iolab.analysis.scaling import Point
 from iolab.model import CheckWarning, JSONObject
+from iolab.report.cells import Cell, Row, Table, case_value
 from iolab.report.charts import Axis, Chart, Series, slug
 from iolab.report.data import Case, Dataset, SeriesKey
-from iolab.report.figures import _colors, _unique
-from iolab.report.model import Cell, Row, Table, case_value
+from iolab.report.views.figures import _colors, _unique
 from iolab.usage import CPU, Telemetry
 
 STRIPED = frozenset({"0", "raid0", "10", "raid10", "striped"})

@@ -11,11 +11,12 @@ from pathlib import Path
 
 from iolab import outputs
 from iolab.errors import ReportError
-from iolab.report import csv as csv_format
-from iolab.report import html, json_format, markdown, mpl_render, terminal
 from iolab.report.charts import Chart
 from iolab.report.document import Document
-from iolab.report.mpl_render import ImageFormat
+from iolab.report.formats import csv as csv_format
+from iolab.report.formats import html, json_format, markdown, terminal
+from iolab.report.render import mpl_render
+from iolab.report.render.mpl_render import ImageFormat
 from iolab.units import human_bytes
 
 DOCUMENT_FORMATS = ("table", "markdown", "csv", "html", "json")

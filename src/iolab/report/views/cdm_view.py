@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from iolab.report.cells import Cell, Row, Table, cell_values, format_value, stat_cell
 from iolab.report.charts import Axis, Chart, Series
 from iolab.report.data import Dataset, SetupInfo
-from iolab.report.model import Cell, Row, Table, cell_values, format_value, stat_cell
 from iolab.targets.facts import SetupFacts
 
 TEST = re.compile(r"^(SEQ|RND)(\d+)([KM]) Q(\d+)T(\d+)$")

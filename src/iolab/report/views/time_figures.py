@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from iolab.analysis import latency, timeseries
 from iolab.model import JSONObject, Sample
 from iolab.report import summary
+from iolab.report.cells import MB
 from iolab.report.charts import Axis, Chart, Region, Series, slug
 from iolab.report.data import Dataset
-from iolab.report.figures import _capital, _colors, _unique, y_axis
-from iolab.report.model import MB
+from iolab.report.views.figures import _capital, _colors, _unique, y_axis
 from iolab.units import parse_seconds
 
 SERIES_METRICS = (("iops", "iops"), ("bw", "bw"), ("lat", "lat"))

@@ -7,7 +7,7 @@ import csv
 import io
 
 from iolab.names import one_line, spreadsheet_cell
-from iolab.report.model import Cell, Table
+from iolab.report.cells import Cell, Table
 
 STATS_HEADER = ("n", "ci95_low", "ci95_high", "cov_pct", "flags")
 

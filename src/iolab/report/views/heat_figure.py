@@ -4,8 +4,8 @@ change, diverging at 0, not-significant cells greyed."""
 from __future__ import annotations
 
 from iolab.report import summary
+from iolab.report.cells import Table
 from iolab.report.charts import Axis, Chart, Series
-from iolab.report.model import Table
 
 
 def heat(table: Table, title: str, x_title: str, reference: str) -> Chart | None:

@@ -13,9 +13,9 @@ import json
 import math
 from typing import Any
 
+from iolab.report.cells import Cell, Row, Table
 from iolab.report.charts import Chart
 from iolab.report.document import Document, Notes, Section
-from iolab.report.model import Cell, Row, Table
 
 SCHEMA = "iolab-report"
 VERSION = 1

@@ -11,8 +11,8 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from iolab.names import one_line
+from iolab.report.cells import Table
 from iolab.report.document import Document, Notes
-from iolab.report.model import Table
 
 # Notes blocks a terminal leaves to Markdown and HTML: set-up details and volatile facts.
 FIRST_NOTES = "findings"

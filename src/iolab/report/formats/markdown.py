@@ -6,9 +6,9 @@ import re
 from collections.abc import Mapping
 
 from iolab.names import one_line
+from iolab.report.cells import Table
 from iolab.report.charts import Chart
 from iolab.report.document import Document, Notes, Section
-from iolab.report.model import Table
 
 HTML_ONLY = ("volatile",)  # Notes left to the HTML page's details
 

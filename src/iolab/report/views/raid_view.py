@@ -14,8 +14,7 @@ from iolab.analysis.raid_model import Geometry, Single, Workload
 from iolab.analysis.stats import metric_for
 from iolab.errors import ReportError
 from iolab.model import Setup
-from iolab.report.data import Case, Dataset, SetupInfo
-from iolab.report.model import (
+from iolab.report.cells import (
     MB,
     UNITS,
     Cell,
@@ -26,6 +25,7 @@ from iolab.report.model import (
     stat_cell,
     warned,
 )
+from iolab.report.data import Case, Dataset, SetupInfo
 
 TITLE = "RAID model: predicted vs measured"
 

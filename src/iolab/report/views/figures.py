@@ -13,9 +13,9 @@ from iolab.analysis.stats import metric_for, summarize
 from iolab.errors import ReportError
 from iolab.model import DIRECTIONS
 from iolab.report import summary
+from iolab.report.cells import UNITS, case_value, format_value
 from iolab.report.charts import Axis, Chart, Series, slug
 from iolab.report.data import Case, Dataset
-from iolab.report.model import UNITS, case_value, format_value
 from iolab.units import format_size, parse_size
 
 PERCENTILE_KEYS = {"p50": "50", "p90": "90", "p99": "99", "p99.9": "99.9", "p99.99": "99.99"}

@@ -1,0 +1,1 @@
+"""Formats: one module per output format, each writing a Document."""

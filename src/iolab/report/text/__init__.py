@@ -1,0 +1,1 @@
+"""Texts for the commands other than report: env, controllers, history."""
