@@ -9,8 +9,14 @@ for p99: runs of one plan differ by a few percent from day to day even when repe
 within a run agree closely) and Welch's 95% interval of the difference of the means excludes
 0 (the test `compare` uses); with one repetition on either side no interval exists and only
 the size decides, and that is said. This finds a step at the run where it happens (and its
-end); it is not a multi-point change-point detector, so a slow drift shows as a trend of
-small changes, not as one change (docs/history.md).
+end); a slow drift shows as a trend of small steps, not as one.
+
+Over the whole series (each run's median), change points are found by E-divisive means with
+a permutation test (analysis.changepoint): the runs where a new level starts and holds for at
+least three runs, at the 5% level. Each gets the size of the change between the two levels
+(the mean of the runs' medians on either side, up to the neighbouring change points) with
+Welch's 95% interval over those medians, so the run-to-run noise is what the interval
+measures, and the run facts that differ at that run (docs/history.md).
 
 The gate compares the latest run with a baseline run: a series fails when it is worse by
 more than the rule allows (IOPS and MB/s: lower is worse; latency: higher is worse) and the
@@ -26,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from iolab.analysis.changepoint import MAX_POINTS, change_points
 from iolab.analysis.stats import compare, metric_for
 from iolab.store import CaseRow, RunRow
 
@@ -60,12 +67,26 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Change:
+    """A change point of a series: the run where a new level starts."""
+
+    run_id: int  # the first run of the new level
+    p_value: float  # the permutation test's
+    before: float  # the mean of the runs' medians from the previous change point
+    after: float  # the same from this run to the next change point
+    change_pct: float | None  # after against before; None when before is 0
+    half_width_pct: float | None  # Welch's 95% interval over those medians; None: one run
+    facts: tuple[str, ...]  # what differs between the run before and this one
+
+
+@dataclass(frozen=True)
 class Series:
     setup: str
     workload: str
     metric: Metric
     points: tuple[Point, ...]
     steps: tuple[Step, ...]
+    changes: tuple[Change, ...] = ()
 
     @property
     def unit(self) -> str:
@@ -99,9 +120,12 @@ def series(runs: Sequence[tuple[RunRow, Sequence[CaseRow]]]) -> list[Series]:
                     points.setdefault(key, []).append(Point(run.id, run.started_at, got))
     facts = {run.id: run.environment for run, _ in runs}
     return [
-        Series(setup, workload, metric, tuple(found), _steps(found, metric, facts))
+        Series(
+            setup, workload, metric, tuple(found), _steps(found, metric, facts),
+            _changes(found, facts),
+        )
         for (setup, workload, metric), found in points.items()
-    ]
+    ]  # fmt: skip
 
 
 def _steps(
@@ -115,6 +139,27 @@ def _steps(
             continue  # within the noise, or too small to matter (runs differ by a few %)
         said = differences(facts.get(before.run_id, {}), facts.get(after.run_id, {}))
         out.append(Step(after.run_id, change, diff.half_width_pct, diff.significant, said))
+    return tuple(out)
+
+
+def _changes(
+    points: Sequence[Point], facts: Mapping[int, Mapping[str, object]]
+) -> tuple[Change, ...]:
+    """The series' change points (over each run's median), each with its size and interval
+    between the levels on either side, and the run facts that differ at it."""
+    medians = [p.median for p in points]
+    found = change_points(medians)
+    start = max(0, len(points) - MAX_POINTS)  # longer series: the latest MAX_POINTS runs
+    bounds = [start, *(c.index for c in found), len(points)]
+    out = []
+    for i, point in enumerate(found):
+        diff = compare(medians[bounds[i] : point.index], medians[point.index : bounds[i + 2]])
+        before, at = points[point.index - 1], points[point.index]
+        said = differences(facts.get(before.run_id, {}), facts.get(at.run_id, {}))
+        out.append(
+            Change(at.run_id, point.p_value, point.mean_before, point.mean_after,
+                   diff.change_pct, diff.half_width_pct, said)
+        )  # fmt: skip
     return tuple(out)
 
 

@@ -1,5 +1,7 @@
 """`iolab history` and `iolab check` as text: one block per series, one line per run, the
-changes marked with their size and what differs between the runs; one line per verdict."""
+changes marked with their size and what differs between the runs (a step from the run before,
+"<- change"; a change point, where a new level starts, "<= new level"); one line per
+verdict."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import json
 import time
 from collections.abc import Sequence
 
-from iolab.analysis.history import Series, Step, Verdict
+from iolab.analysis.history import Change, Series, Step, Verdict
 from iolab.names import one_line
 from iolab.store import RunRow
 
@@ -22,22 +24,36 @@ def _step(step: Step) -> str:
         size += f" ± {step.half_width_pct:.1f}%"
     else:
         size += " (one run each: no interval)"
-    facts = f"; changed: {', '.join(step.facts)}" if step.facts else ""
-    return f"  <- change {size}{facts}"
+    return f"  <- change {size}"
+
+
+def _level(change: Change) -> str:
+    size = "from 0" if change.change_pct is None else f"{change.change_pct:+.1f}%"
+    if change.half_width_pct is not None:
+        size += f" ± {change.half_width_pct:.1f}%"
+    return f"  <= new level {size} (p {change.p_value:.3f})"
+
+
+def _marks(step: Step | None, change: Change | None) -> str:
+    """A run's marks: its step, its change point, then once what differs from the run before."""
+    facts = (step.facts if step else ()) or (change.facts if change else ())
+    said = f"; changed: {', '.join(facts)}" if facts else ""
+    return (_step(step) if step else "") + (_level(change) if change else "") + said
 
 
 def history(plan_name: str, runs: Sequence[RunRow], found: Sequence[Series]) -> str:
     lines = [f"plan {one_line(plan_name)!r}: {len(runs)} runs, {len(found)} series"]
     for one in found:
         changed = {s.run_id: s for s in one.steps}
-        calm = "" if one.steps else ": no change beyond the noise"
+        levels = {c.run_id: c for c in one.changes}
+        calm = "" if one.steps or one.changes else ": no change beyond the noise"
         lines.append(f"\n{one_line(one.setup)} · {one_line(one.workload)} · {one.metric} "
                      f"({one.unit}){calm}")  # fmt: skip
         for point in one.points:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(point.started_at))
-            step = changed.get(point.run_id)
+            marks = _marks(changed.get(point.run_id), levels.get(point.run_id))
             lines.append(f"  run {point.run_id:>4}  {when}  {_figure(point.median, one.unit):>10}"
-                         f"  (n={len(point.values)}){_step(step) if step else ''}")  # fmt: skip
+                         f"  (n={len(point.values)}){marks}")  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
@@ -52,6 +68,10 @@ def history_json(plan_name: str, found: Sequence[Series]) -> str:
                 "changes": [{"run": c.run_id, "change_pct": c.change_pct,
                              "half_width_pct": c.half_width_pct, "significant": c.significant,
                              "facts": list(c.facts)} for c in s.steps],
+                "change_points": [{"run": c.run_id, "p_value": c.p_value, "before": c.before,
+                                   "after": c.after, "change_pct": c.change_pct,
+                                   "half_width_pct": c.half_width_pct,
+                                   "facts": list(c.facts)} for c in s.changes],
             }
             for s in found
         ],

@@ -1,0 +1,192 @@
+"""Change points of a short, noisy series: where its level moves, found by E-divisive means.
+
+Method (Matteson & James 2014, "A nonparametric approach for multiple change point analysis
+of multivariate data", with alpha = 1). In a segment, the first τ points (X, m = τ of them)
+against the next κ - τ (Y, k of them) are scored by the energy statistic
+
+    Q(τ, κ) = m·k/(m+k) · ( 2/(m·k) Σ|xᵢ - yⱼ| - 1/C(m,2) Σ|xᵢ - xᵢ'| - 1/C(k,2) Σ|yⱼ - yⱼ'| ),
+
+the weighted distance between the two sides' distributions (zero when they are alike, larger
+as they move apart). The best split of a segment is the τ of the largest Q over every τ and κ
+(κ need not be the segment's end, so a level that moves and comes back, a regression later
+fixed, is found too), each side at least `min_size` points long. Its significance is a
+permutation test: the segment's values are shuffled `permutations` times (199 by default) and
+the best Q recomputed each time; the p-value is (1 + the number of shuffles scoring at least
+the observed Q) / (permutations + 1), and the split stands when it is below `level` (0.05).
+Then each side is searched the same way (binary segmentation) until no split stands or a side
+is too short to split. The shuffles come from a seeded generator, so the same series gives
+the same answer every time.
+
+Limits. The test assumes that, without a change, the points are exchangeable (independent,
+alike): a series that drifts slowly has no single level change, and is cut where its parts
+differ most, as often as the drift is large against the noise. Each test is at the 5% level,
+so a series with no change gets a false change point about one time in twenty, and every
+true split opens two more tests, each of which can add a false one. Segments shorter than
+2 · `min_size` are not split, so a level held for fewer than `min_size` points (3) is not a
+change point, and a series of fewer than 6 points has none. The cost is quadratic in the
+points per shuffle (about a second for 500 points with a change, on one core): series longer
+than `MAX_POINTS` are searched over their latest `MAX_POINTS` points only.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+PERMUTATIONS = 199
+LEVEL = 0.05
+MIN_SIZE = 3
+SEED = 24
+MAX_POINTS = 500
+_CELLS = 1_000_000  # distance-matrix cells per batch of shuffles (8 MB of float64)
+
+Floats = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class ChangePoint:
+    """Where a new level starts: `index` is the first point of the segment after the change."""
+
+    index: int
+    p_value: float
+    mean_before: float  # the mean of the segment before (back to the previous change point)
+    mean_after: float  # the mean of the segment after (up to the next change point)
+
+    @property
+    def change_pct(self) -> float | None:
+        """The change of the mean, as a percentage of the mean before; None when that is 0."""
+        if self.mean_before == 0:
+            return None
+        return (self.mean_after - self.mean_before) / abs(self.mean_before) * 100
+
+
+@dataclass(frozen=True)
+class _Split:
+    index: int  # absolute index of the first point after the split
+    p_value: float
+
+
+def change_points(
+    values: Sequence[float],
+    *,
+    permutations: int = PERMUTATIONS,
+    level: float = LEVEL,
+    min_size: int = MIN_SIZE,
+    seed: int = SEED,
+) -> tuple[ChangePoint, ...]:
+    """The series' change points, in order. Fewer than 2 · `min_size` points: none.
+
+    `values` must be finite. Longer than MAX_POINTS: only the latest MAX_POINTS are searched
+    (indices still count from the series' start)."""
+    if min_size < 2:  # a side needs two points for its within-side distances
+        raise ValueError(f"min_size must be at least 2, not {min_size}")
+    data = np.asarray(values, dtype=np.float64)
+    if not np.all(np.isfinite(data)):
+        raise ValueError("change points need finite values")
+    offset = max(0, len(data) - MAX_POINTS)
+    data = data[offset:]
+    rng = random.Random(seed)
+    found = sorted(
+        _search(data, 0, len(data), permutations, level, min_size, rng), key=lambda s: s.index
+    )
+    return _described(data, found, offset)
+
+
+def _search(
+    data: Floats, start: int, end: int, permutations: int, level: float, min_size: int,
+    rng: random.Random,
+) -> list[_Split]:  # fmt: skip
+    """The splits that stand in data[start:end], recursing into both sides of each."""
+    if end - start < 2 * min_size:
+        return []
+    segment = data[start:end]
+    scores = _scores(segment[np.newaxis, :], min_size)[0]
+    best, _ = np.unravel_index(int(np.argmax(scores)), scores.shape)
+    p_value = _p_value(segment, float(scores.max()), permutations, level, min_size, rng)
+    if p_value >= level:
+        return []
+    cut = start + min_size + int(best)
+    left = _search(data, start, cut, permutations, level, min_size, rng)
+    right = _search(data, cut, end, permutations, level, min_size, rng)
+    return [*left, _Split(cut, p_value), *right]
+
+
+def _scores(batch: Floats, min_size: int) -> Floats:
+    """Q(τ, κ) for each row of `batch` (shape: rows x n): the first τ points against the
+    next κ - τ, each side at least min_size long. Shape: rows x (τ from min_size to
+    n - min_size) x (κ from 2·min_size to n), -inf where κ - τ < min_size. Vectorised with
+    prefix sums of the pairwise distances: O(rows · n²)."""
+    rows, n = batch.shape
+    upper = np.abs(batch[:, :, np.newaxis] - batch[:, np.newaxis, :])
+    upper *= np.triu(np.ones((n, n)), 1)  # each pair once: i < j
+    # within[a, b]: Σ |xᵢ - xⱼ| over a <= i < j < b.
+    within = np.zeros((rows, n + 1, n + 1))
+    np.cumsum(upper, axis=2, out=within[:, :n, 1:])  # [i, b]: Σ over j < b
+    flipped = within[:, ::-1]
+    np.cumsum(flipped, axis=1, out=flipped)  # [a, b]: Σ over i >= a as well
+    taus, kappas = slice(min_size, n - min_size + 1), slice(2 * min_size, n + 1)
+    both, left, right, mask = _weights(n, min_size)
+    # Q = w·(2·between/(τk) - left/C(τ,2) - right/C(k,2)), between = all - left - right
+    scores: Floats = within[:, taus, kappas] * right
+    scores += within[:, np.newaxis, 0, kappas] * both
+    scores += within[:, 0, taus, np.newaxis] * left
+    scores += mask
+    return scores
+
+
+@functools.lru_cache(maxsize=64)
+def _weights(n: int, min_size: int) -> tuple[Floats, Floats, Floats, Floats]:
+    """The factors of Q(τ, κ) on the sum of all pairs in the first κ points, on the pairs in
+    the first τ, and on the pairs from τ to κ, and what to add: 0, or -inf where
+    κ - τ < min_size (τ x κ each)."""
+    tau = np.arange(min_size, n - min_size + 1, dtype=np.float64)[:, np.newaxis]
+    k = np.arange(2 * min_size, n + 1, dtype=np.float64)[np.newaxis, :] - tau
+    short = k < min_size
+    k = np.where(short, 2.0, k)  # any size that divides safely: masked below
+    weight = tau * k / (tau + k)
+    across = 2 / (tau * k) * weight
+    left = -(across + weight / (tau * (tau - 1) / 2))
+    right = -(across + weight / (k * (k - 1) / 2))
+    mask = np.where(short, -np.inf, 0.0)
+    return across, left, right, mask
+
+
+def _p_value(
+    segment: Floats, observed: float, permutations: int, level: float, min_size: int,
+    rng: random.Random,
+) -> float:  # fmt: skip
+    """The permutation test's p-value of the best split scoring `observed`. Shuffles run in
+    batches; once enough of them score at least `observed` that the split cannot stand, the
+    rest are skipped (the p-value is then estimated from the shuffles done, and is >= level)."""
+    generator = np.random.default_rng(rng.getrandbits(64))
+    n = len(segment)
+    batch_size = max(1, min(permutations, _CELLS // (n * n)))
+    enough = max(0, math.ceil(level * (permutations + 1) - 1e-9) - 1)  # then p >= level
+    higher, done = 0, 0
+    tolerance = 1e-9 * abs(observed)  # the same split, summed in another order, is a tie
+    while done < permutations and higher < enough:
+        rows = min(batch_size, permutations - done)
+        shuffled = generator.permuted(np.tile(segment, (rows, 1)), axis=1)
+        best = _scores(shuffled, min_size).max(axis=(1, 2))
+        higher += int(np.count_nonzero(best >= observed - tolerance))
+        done += rows
+    return (1 + higher) / (done + 1)
+
+
+def _described(data: Floats, found: Sequence[_Split], offset: int) -> tuple[ChangePoint, ...]:
+    """Each split with the means of the segments on either side of it."""
+    if not found:
+        return ()
+    bounds = [0, *(s.index for s in found), len(data)]
+    means = [float(np.mean(data[a:b])) for a, b in itertools.pairwise(bounds)]
+    return tuple(
+        ChangePoint(s.index + offset, s.p_value, means[i], means[i + 1])
+        for i, s in enumerate(found)
+    )
