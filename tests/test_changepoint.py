@@ -12,7 +12,7 @@ import pytest
 from iolab.analysis import history
 from iolab.analysis.changepoint import ChangePoint, change_points
 from iolab.analysis.history import Point
-from iolab.report import history_text
+from iolab.report.text import history_text
 
 SERIES = 150  # per kind
 NEAR = 2  # a hit is a change point within this many points of the true one

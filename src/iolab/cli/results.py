@@ -23,8 +23,8 @@ from iolab.cli import (
 from iolab.names import one_line
 from iolab.report import cells as report_model
 from iolab.report import document as report_document
-from iolab.report import history_text
 from iolab.report.formats import output as report_output
+from iolab.report.text import history_text
 from iolab.store import RunRow
 
 
