@@ -14,7 +14,7 @@ import pytest
 
 from fakes import Behaviour, FakeExecutor
 from iolab import plan, runner
-from iolab.errors import Interrupted
+from iolab.errors import Interrupted, Resume
 from iolab.fio.executor import HostLimits
 from iolab.fio.info import FioInfo
 from iolab.fio.parse import Status
@@ -109,8 +109,9 @@ def test_ctrl_c_keeps_finished_cases_and_resume_runs_only_the_rest(
 ) -> None:
     built = campaign(tmp_path, FakeExecutor(["ok", "ok", "interrupt"]))
     run_id = new_run(store, built)
-    with pytest.raises(Interrupted, match=f"2 of 4 cases are stored.*--resume {run_id}"):
+    with pytest.raises(Interrupted, match="2 of 4 cases are stored") as stopped:
         runner.execute(built, store, run_id, Seen())
+    assert stopped.value.resume == Resume(run_id, str(store.path)), "the cli says how to resume"
     assert store.run(run_id).status == "interrupted"
     assert statuses(store, run_id) == ["ok", "ok"]
     assert not (tmp_path / "iolab.testfile").exists() and store.leftovers(run_id) == []
@@ -146,7 +147,8 @@ def test_a_run_whose_process_died_is_cleaned_up_by_the_next(tmp_path: Path, stor
     for kind, path in (("file", testfile), ("dir", scratch), ("file", mine)):
         store.add_leftover(run_id, kind, str(path))
     said = runner.recover(store)
-    assert len(said) == 1 and f"run {run_id} was left running by process" in said[0]
+    assert len(said) == 1 and f"run {run_id} was left running by process" in said[0].said
+    assert said[0].resume == Resume(run_id, str(store.path))
     assert not testfile.exists() and not scratch.exists()
     assert mine.exists(), "only what iolab makes is removed"
     assert store.run(run_id).status == "interrupted" and store.leftovers(run_id) == []

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from iolab import exchange, layouts, outputs, plan, runner
 from iolab.analysis import history, raid_model
-from iolab.errors import PlanError, ReportError, StoreError, TargetError
+from iolab.errors import PlanError, ReportError, Resume, StoreError, TargetError
 from iolab.fio import info, jobfile
 from iolab.fio.executor import Executor
 from iolab.model import Plan, Result
@@ -44,8 +44,9 @@ class Ui(Protocol):
     def say(self, line: str) -> None:
         """A line of news for the person (a run started or resumed)."""
 
-    def warn(self, line: str) -> None:
-        """A line about something iolab did on its own (a dead run cleaned up)."""
+    def warn(self, line: str, resume: Resume | None = None) -> None:
+        """A line about something iolab did on its own (a dead run cleaned up, which the
+        person can resume)."""
 
     def confirm(self, device: str, description: str) -> bool | None:
         """Ask whether `device` may be destroyed; None when nobody can be asked."""
@@ -101,8 +102,8 @@ def open_store(db: str, ui: Ui, create: bool = False) -> Iterator[Store]:
     """The database, after cleaning up any run on it whose iolab died (said in one line each)."""
     with Store(db, create=create) as store:
         with contextlib.suppress(StoreError):  # a read-only database: nothing to clean
-            for line in runner.recover(store):
-                ui.warn(line)
+            for found in runner.recover(store):
+                ui.warn(found.said, found.resume)
         yield store
 
 

@@ -1,13 +1,25 @@
 """Typed errors. Library code raises these; only the cli turns them into messages."""
 
 import signal
+from dataclasses import dataclass
 
 # Signals that stop iolab as Ctrl-C does (the cli raises Stopped for them); exit 128 + number.
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
+@dataclass(frozen=True)
+class Resume:
+    """A run that stopped part way and can go on: its number and its database."""
+
+    run_id: int
+    db: str
+
+
 class IolabError(Exception):
-    """A problem the user can act on. str(error) is one line that says what to do."""
+    """A problem the user can act on. str(error) is one line that says what to do; `resume`,
+    when set, names the run the user can resume (the cli says how)."""
+
+    resume: Resume | None = None
 
 
 class PlanError(IolabError):
@@ -39,9 +51,9 @@ class Interrupted(IolabError):
     """The user stopped the run (Ctrl-C, or a signal that stops as it does); finished cases
     are kept. `signum`: the signal (2 for Ctrl-C), whose number the exit code carries."""
 
-    def __init__(self, message: str, run_id: int, signum: int = 2) -> None:
+    def __init__(self, message: str, resume: Resume, signum: int = 2) -> None:
         super().__init__(message)
-        self.run_id = run_id
+        self.resume = resume
         self.signum = signum
 
 

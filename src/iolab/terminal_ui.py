@@ -6,6 +6,7 @@ Used by the cli only; nothing here decides anything.
 from __future__ import annotations
 
 import contextlib
+import shlex
 import sys
 import time
 
@@ -14,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
 from iolab import usage
+from iolab.errors import Resume
 from iolab.fio.parse import Status
 from iolab.model import Case, Result
 from iolab.names import one_line
@@ -105,6 +107,13 @@ class ProgressListener:
             self.print(f"  ! {warning}")
 
 
+def resume_hint(resume: Resume | None) -> str:
+    """How to resume a run that stopped part way, as a command to type ("" for none)."""
+    if resume is None:
+        return ""
+    return f"; resume with: iolab run --resume {resume.run_id} --db {shlex.quote(resume.db)}"
+
+
 class TerminalUi:
     """News on stdout, what iolab did on its own on stderr, prompts only on a terminal."""
 
@@ -114,8 +123,8 @@ class TerminalUi:
     def say(self, line: str) -> None:
         self.out.print(one_line(line), markup=False, highlight=False, emoji=False, soft_wrap=True)
 
-    def warn(self, line: str) -> None:
-        shown = one_line(f"iolab: {line}")
+    def warn(self, line: str, resume: Resume | None = None) -> None:
+        shown = one_line(f"iolab: {line}{resume_hint(resume)}")
         self.err.print(shown, markup=False, highlight=False, emoji=False, soft_wrap=True)
 
     def confirm(self, device: str, description: str) -> bool | None:

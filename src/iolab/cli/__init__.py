@@ -21,7 +21,7 @@ from iolab import app, plan, shell
 from iolab.errors import Interrupted, IolabError
 from iolab.names import one_line, shown
 from iolab.report.formats import output as report_output
-from iolab.terminal_ui import TerminalUi
+from iolab.terminal_ui import TerminalUi, resume_hint
 from iolab.version import __version__
 
 EXIT_USER_ERROR = 1
@@ -111,9 +111,9 @@ class Main(click.Group):
         try:
             return super().invoke(ctx)
         except Interrupted as stop:
-            fail(str(stop), shell.exit_code(stop), flush=False)
+            fail(f"{stop}{resume_hint(stop.resume)}", shell.exit_code(stop), flush=False)
         except IolabError as error:
-            fail(f"error: {error}")
+            fail(f"error: {error}{resume_hint(error.resume)}")
         except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM/SIGHUP/SIGQUIT (shell)
             fail(shell.stopped_by(stop), shell.exit_code(stop), flush=False)
         except shell.StdoutError as error:

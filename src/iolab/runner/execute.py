@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from iolab.analysis import checks, reading
-from iolab.errors import ControllerError, FioError, Interrupted, Stopped, TargetError
+from iolab.errors import ControllerError, FioError, Interrupted, Resume, Stopped, TargetError
 from iolab.fio import jobfile, parse
 from iolab.fio.executor import Executor, HostLimits
 from iolab.fio.hosts import Cluster
@@ -261,17 +261,15 @@ def execute(campaign: Campaign, store: Store, run_id: int, listener: Listener) -
                 run.setup(setup)
     except HostsLost as error:
         store.finish_run(run_id, "interrupted")
-        raise HostsLost(
-            f"{error}; resume with: iolab run --resume {run_id} --db {store.path}"
-        ) from None
+        error.resume = Resume(run_id, str(store.path))
+        raise
     except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM/SIGHUP/SIGQUIT (errors.Stopped)
         store.finish_run(run_id, "interrupted")
         kept = tally(len(run.done) + len(run.results), len(campaign.steps))
         by = f" by {stop.name}" if isinstance(stop, Stopped) else ""
         raise Interrupted(
-            f"interrupted{by}: {kept} cases are stored in {store.path}; "
-            f"resume with: iolab run --resume {run_id} --db {store.path}",
-            run_id,
+            f"interrupted{by}: {kept} cases are stored in {store.path}",
+            Resume(run_id, str(store.path)),
             stop.signum if isinstance(stop, Stopped) else signal.SIGINT,
         ) from None
     finally:
@@ -280,9 +278,17 @@ def execute(campaign: Campaign, store: Store, run_id: int, listener: Listener) -
     return run.results
 
 
-def recover(store: Store) -> list[str]:
+@dataclass(frozen=True)
+class Recovered:
+    """A run whose iolab died, now marked interrupted: what was done about it."""
+
+    said: str
+    resume: Resume
+
+
+def recover(store: Store) -> list[Recovered]:
     """Runs left 'running' by an iolab on this host that died: marked interrupted, their test
-    files, scratch folders and mounts removed. One line per run, saying so."""
+    files, scratch folders and mounts removed; each said, with the run to resume."""
     said = []
     for run_id, owner in store.running():
         if process.alive(owner) is not False:
@@ -297,8 +303,11 @@ def recover(store: Store) -> list[str]:
         what = "".join(f"; {text}" for text in restored)
         what += f"; removed {', '.join(removed)}" if removed else ""
         said.append(
-            f"run {run_id} was left running by process {owner.get('pid')}, which is gone: "
-            f"marked interrupted{what}; resume with: iolab run --resume {run_id} --db {store.path}"
+            Recovered(
+                f"run {run_id} was left running by process {owner.get('pid')}, which is gone: "
+                f"marked interrupted{what}",
+                Resume(run_id, str(store.path)),
+            )
         )
     return said
 
