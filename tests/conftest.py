@@ -47,6 +47,12 @@ def results_of(report: str) -> str:
     return report
 
 
+def said(stderr: str) -> list[str]:
+    """The lines iolab said on stderr (each starts "iolab: "), past the run's progress,
+    which shares stderr with them (stdout holds the results alone)."""
+    return [line for line in stderr.splitlines() if line.startswith("iolab: ")]
+
+
 def stored_cases(db: Path) -> list[tuple[str, str, int, str]]:
     """(setup, workload, repetition, status) of every stored case, in the order stored."""
     if not db.exists():

@@ -110,7 +110,7 @@ def test_each_check_fires_on_the_case_that_provokes_it(workdir: Path) -> None:
     for workload, code in EXPECTED.items():
         assert code in found[workload], (workload, found[workload])
     assert "page-cache" not in found["one core"], "a check speaks only about its own trap"
-    assert "  ! " in done.stdout, "warnings are shown as the run goes"
+    assert "  ! " in done.stderr, "warnings are shown as the run goes (on stderr)"
     report = run_iolab("report", "--format", "markdown", cwd=workdir, check=True).stdout
     assert "randrepeat" in report or "offsets" in report
 
@@ -323,7 +323,7 @@ def test_steady_rounds_converge_on_a_ram_target_with_table_and_chart(
 ) -> None:
     (workdir / "plan.toml").write_text(ROUNDS.format(path=ram))
     done = run_iolab("run", "plan.toml", cwd=workdir, check=True)
-    assert "· ram: steady state reached after" in done.stdout, done.stdout
+    assert "· ram: steady state reached after" in done.stderr, done.stderr
     report = run_iolab("report", "--format", "markdown", cwd=workdir, check=True).stdout
     assert "Steady state by rounds: ram, tracking 4k randread" in report
     assert "steady state reached; measurement window rounds" in report

@@ -110,7 +110,7 @@ def test_sigkill_leaves_no_fio_and_the_next_command_cleans_up(target: Path) -> N
         assert not list((target / "scratch").iterdir()), "its scratch folder is removed"
         assert "interrupted" in runs.stdout
     resumed = run_iolab("run", "plan.toml", cwd=target, check=True)
-    assert "resuming run 1" in resumed.stdout
+    assert "resuming run 1" in resumed.stderr
     rows = stored_cases(db)
     assert len(rows) == CASES and {r[3] for r in rows} == {"ok"}
     assert len({(r[0], r[1], r[2]) for r in rows}) == CASES, "every case exactly once"

@@ -117,7 +117,7 @@ def test_three_hosts_are_stored_one_by_one_and_added_up(servers: Servers, workdi
     hosts = servers.start(3)
     (workdir / "plan.toml").write_text(plan_text(hosts, servers.dirs))
     done = run_iolab("run", "plan.toml", cwd=workdir, check=True)
-    assert "IOPS by host: " in done.stdout
+    assert "IOPS by host: " in done.stderr
     rows = host_rows(workdir / "iolab.db")
     by_host = {host: iops for _, host, iops, _ in rows}
     assert set(by_host) == {"", *hosts}
@@ -160,7 +160,7 @@ def test_a_host_lost_mid_case_keeps_the_others_and_resume_completes(
     ip, port = victim.split(":")
     servers.one(ip, int(port))
     resumed = run_iolab("run", "--resume", "1", cwd=workdir, check=True)
-    assert "1 failed will run again" in resumed.stdout
+    assert "1 failed will run again" in resumed.stderr
     rows = host_rows(workdir / "iolab.db")
     assert {(status, host) for status, host, _, _ in rows} == {("ok", h) for h in ["", *hosts]}
 

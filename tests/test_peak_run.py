@@ -68,7 +68,7 @@ def test_peak_again_after_ctrl_c_resumes_its_search(workdir: Path) -> None:
     report = run_iolab("report", "--db", str(db), cwd=workdir, check=True).stdout
     assert f"incomplete: run 1 has {said} cases done" in " ".join(report.split()), report
     again = run_iolab(*args, cwd=workdir, check=True)
-    assert f"resuming run 1: {said} cases already stored" in again.stdout
+    assert f"resuming run 1: {said} cases already stored" in again.stderr
     after = stored_cases(db)
     assert after[: len(before)] == before
     names = [(workload, repetition) for _, workload, repetition, _ in after]

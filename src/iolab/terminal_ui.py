@@ -115,13 +115,14 @@ def resume_hint(resume: Resume | None) -> str:
 
 
 class TerminalUi:
-    """News on stdout, what iolab did on its own on stderr, prompts only on a terminal."""
+    """Progress, news and what iolab did on its own on stderr (stdout holds the results alone,
+    for a pipe or a file); prompts only on a terminal."""
 
     def __init__(self, out: Console, err: Console) -> None:
         self.out, self.err = out, err
 
     def say(self, line: str) -> None:
-        self.out.print(one_line(line), markup=False, highlight=False, emoji=False, soft_wrap=True)
+        self.err.print(one_line(line), markup=False, highlight=False, emoji=False, soft_wrap=True)
 
     def warn(self, line: str, resume: Resume | None = None) -> None:
         shown = one_line(f"iolab: {line}{resume_hint(resume)}")
@@ -137,4 +138,4 @@ class TerminalUi:
         return bool(answer == device)
 
     def progress(self) -> contextlib.AbstractContextManager[Listener]:
-        return ProgressListener(self.out)
+        return ProgressListener(self.err)
