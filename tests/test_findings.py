@@ -90,3 +90,55 @@ def test_findings_come_first_and_cite_only_what_the_report_shows(tmp_path: Path)
             assert figure in rest or figure in md.split("### Leaders")[1], figure
     terminal = run_iolab("report", "1", "--db", str(store), cwd=tmp_path, check=True).stdout
     assert terminal.index("What the numbers show:") < terminal.index("Results")
+
+
+def gap(setup: str, workload: str, pct: float) -> findings.ModelGap:
+    return findings.ModelGap(workload, setup, "100 IOPS", f"{pct:.0f} IOPS", pct, f"{pct:.0f}%", 3)
+
+
+@pytest.mark.parametrize(
+    ("pcts", "said"),
+    [
+        ((95.0, 110.0), "within 50% to 150%: the model explains it"),
+        ((90.0, 400.0), "far above it on w1: a cache"),
+        ((30.0, 90.0), "far below it on w0: the array pays more than the rule counts"),
+    ],
+    ids=["explained", "cache", "overhead"],
+)
+def test_the_raid_model_against_the_measured_figures(pcts: tuple[float, ...], said: str) -> None:
+    found = findings.derive([], gaps=[gap("raid5", f"w{n}", p) for n, p in enumerate(pcts)])
+    (sentence,) = kinds(found, "model")
+    low, high = min(pcts), max(pcts)
+    assert f"raid5 measures from {low:.0f}% " in sentence and f"to {high:.0f}% " in sentence
+    assert said in sentence
+
+
+def tail(setup: str, p50_us: float, p999_us: float, workload: str = "4k randread") -> findings.Tail:
+    return findings.Tail(workload, setup, "read", p50_us * 1e3, p999_us * 1e3, f"{p50_us:g} µs",
+                         f"{p999_us:g} µs")  # fmt: skip
+
+
+def test_a_long_tail_and_a_leader_with_the_worse_tail_are_said() -> None:
+    figures = [fig("fast", (200.0, 202.0, 198.0)), fig("steady", (100.0, 101.0, 99.0))]
+    tails = [tail("fast", 80.0, 5000.0), tail("steady", 150.0, 400.0)]
+    found = kinds(findings.derive(figures, tails=tails), "latency")
+    assert any("1 of 2 latency rows have a tail" in s and "p99.9 5000 µs" in s for s in found)
+    assert any("fast has the better figure but the worse tail: p99.9 5000 µs against "
+               "steady's 400 µs" in s for s in found), found  # fmt: skip
+
+
+def test_no_latency_finding_when_tails_are_short_and_the_leader_is_also_steadier() -> None:
+    figures = [fig("fast", (200.0, 202.0, 198.0)), fig("steady", (100.0, 101.0, 99.0))]
+    tails = [tail("fast", 80.0, 300.0), tail("steady", 150.0, 400.0)]
+    assert kinds(findings.derive(figures, tails=tails), "latency") == []
+
+
+def test_a_cost_keeps_its_median_and_range_for_the_costs_table() -> None:
+    figures = [
+        fig("wt", (100.0, 101.0, 99.0), "a"), fig("wb", (150.0, 151.0, 149.0), "a"),
+        fig("wt", (100.0, 101.0, 99.0), "b"), fig("wb", (90.0, 91.0, 89.0), "b"),
+    ]  # fmt: skip
+    (cost,) = [f for f in findings.derive(figures, baseline="wt") if f.kind == "cost"]
+    median, lowest, highest = cost.spread
+    assert median in cost.sentence and lowest.startswith("-10.0% ± ") and lowest.endswith("(b)")
+    assert highest.startswith("+50.0% ± ") and highest.endswith("(a)")

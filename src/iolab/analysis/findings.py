@@ -17,6 +17,11 @@ a number the report does not show), and a finding makes no claim its data cannot
   found by eye.
 - **scaling**: where a sweep stops paying (analysis.scaling's flat-scaling, with the limit
   named from the telemetry).
+- **model**: a RAID set-up's measured figures against the RAID model's prediction (the
+  report's RAID model table): the range, and what a gap suggests (far above: a cache; far
+  below: costs the rule leaves out, or an array not saturated).
+- **latency**: long tails (p99.9 at least 10x p50, from the latency table), and workloads
+  where the leader by figure has a tail over a quarter worse than the runner-up's.
 - **trust**: what the checks found, counted by kind, and what that means for the numbers.
 """
 
@@ -31,7 +36,7 @@ from typing import Literal
 from iolab.analysis.stats import compare
 from iolab.model import CheckWarning
 
-Kind = Literal["winner", "overall", "cost", "cap", "scaling", "trust"]
+Kind = Literal["winner", "overall", "cost", "cap", "scaling", "model", "latency", "trust"]
 CAP_SPREAD = 0.05  # set-ups within 5% of each other share a cap
 WARNED = " ⚑"
 
@@ -67,13 +72,18 @@ class Finding:
     cells: tuple[tuple[str, str], ...]  # (workload, set-up) of the results cells behind it
     warned: tuple[CheckWarning, ...] = ()  # the warnings of those cells, one per code
     margin: str = ""  # a winner's margin as the Leaders table shows it
+    spread: tuple[str, str, str] = ("", "", "")  # a cost's median, lowest and highest change
 
 
 def derive(
-    figures: Sequence[Figure], baseline: str | None = None, extra: Sequence[CheckWarning] = ()
+    figures: Sequence[Figure],
+    baseline: str | None = None,
+    extra: Sequence[CheckWarning] = (),
+    gaps: Sequence[ModelGap] = (),
+    tails: Sequence[Tail] = (),
 ) -> list[Finding]:
     """Every finding the figures carry, in the order a reader wants them: winners, cost of
-    the choice against the baseline, shared caps, scaling, trust."""
+    the choice against the baseline, shared caps, scaling, the RAID model, latency, trust."""
     by_workload: dict[str, list[Figure]] = {}
     for figure in figures:
         if figure.values:
@@ -84,6 +94,8 @@ def derive(
         found += cost(by_workload, baseline)
     found += caps(by_workload)
     found += [scaling(w) for w in extra if w.code == "flat-scaling"]
+    found += model(gaps)
+    found += latency(tails, figures)
     found += trust(figures)
     return found
 
@@ -189,8 +201,9 @@ def _cost(setup: str, baseline: str, found: list[Change]) -> Finding:
     up = [c.workload for c in found if c.pct > 0 and c.significant is not False]
     down = [c.workload for c in found if c.pct < 0 and c.significant is not False]
     low, high = min(found, key=lambda c: c.pct), max(found, key=lambda c: c.pct)
+    median = f"{middle:+.1f}%"
     sentence = (
-        f"Against {baseline}, {setup} changes the figures by a median of {middle:+.1f}% over "
+        f"Against {baseline}, {setup} changes the figures by a median of {median} over "
         f"{len(found)} workloads, from {low.shown} ({low.workload}) to {high.shown} "
         f"({high.workload})"
     )
@@ -198,7 +211,9 @@ def _cost(setup: str, baseline: str, found: list[Change]) -> Finding:
         sentence += f"; it helps {', '.join(up)} and costs {', '.join(down)}"
     within = sum(1 for c in found if c.significant is False)
     sentence += f"; {within} of these changes are within the noise." if within else "."
-    return Finding("cost", sentence, cases, None, tuple((c.workload, setup) for c in found))
+    spread = (median, f"{low.shown} ({low.workload})", f"{high.shown} ({high.workload})")
+    cells = tuple((c.workload, setup) for c in found)
+    return Finding("cost", sentence, cases, None, cells, spread=spread)
 
 
 def caps(by_workload: Mapping[str, Sequence[Figure]]) -> list[Finding]:
@@ -245,3 +260,133 @@ def trust(figures: Sequence[Figure]) -> list[Finding]:
     )
     return [Finding("trust", sentence, sum(len(f.values) for f in warned), None,
                     tuple((f.workload, f.setup) for f in warned), _warned(warned))]  # fmt: skip
+
+
+ABOVE_MODEL = 150.0  # measured over 150% of the RAID model's prediction: a cache, not members
+BELOW_MODEL = 50.0  # under 50%: the array pays more than the rule says, or is not saturated
+
+
+@dataclass(frozen=True)
+class ModelGap:
+    """One row of the report's RAID model table: a RAID set-up's measured figure against the
+    model's prediction from the single device, as the table shows them."""
+
+    workload: str
+    setup: str
+    predicted: str
+    measured: str
+    pct: float  # measured as a percentage of predicted
+    shown: str  # that percentage as the table shows it
+    cases: int
+    warnings: tuple[CheckWarning, ...] = ()
+
+
+def model(gaps: Sequence[ModelGap]) -> list[Finding]:
+    """Per RAID set-up: how far the measured figures sit from the model's, where the model
+    misses, and what the miss suggests."""
+    by_setup: dict[str, list[ModelGap]] = {}
+    for gap in gaps:
+        by_setup.setdefault(gap.setup, []).append(gap)
+    return [_model(setup, found) for setup, found in by_setup.items()]
+
+
+def _model(setup: str, found: Sequence[ModelGap]) -> Finding:
+    low, high = min(found, key=lambda g: g.pct), max(found, key=lambda g: g.pct)
+    span = (
+        f"{low.shown} of it on {low.workload}"
+        if len(found) == 1
+        else f"from {low.shown} ({low.workload}) to {high.shown} ({high.workload}) of it"
+    )
+    sentence = f"Against the RAID model's prediction, {setup} measures {span}"
+    above = [g.workload for g in found if g.pct > ABOVE_MODEL]
+    below = [g.workload for g in found if g.pct < BELOW_MODEL]
+    if above:
+        sentence += (
+            f"; far above it on {_some(above)}: a cache (the card's, or the host's page cache) "
+            "answers, not the members"
+        )
+    if below:
+        sentence += (
+            f"; far below it on {_some(below)}: the array pays more than the rule counts "
+            "(the writes its level adds: mirror copies or parity updates; a busy CPU; a stripe the "
+            "I/O does not fill) or is not saturated"
+        )
+    if not above and not below:
+        sentence += f"; within {BELOW_MODEL:.0f}% to {ABOVE_MODEL:.0f}%: the model explains it"
+    warned = tuple({w.code: w for g in found for w in g.warnings}.values())
+    but = f"; but it rests on warned cases ({', '.join(w.code for w in warned)})" if warned else ""
+    cells = tuple((g.workload, g.setup) for g in found)
+    return Finding("model", f"{sentence}{but}.", sum(g.cases for g in found), None, cells, warned)
+
+
+def _some(names: Sequence[str], most: int = 3) -> str:
+    shown = ", ".join(names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+TAIL_RATIO = 10.0  # p99.9 over ten times p50: a long tail worth saying
+
+
+@dataclass(frozen=True)
+class Tail:
+    """One row of the report's latency table: a set-up's completion latency on a workload
+    and direction, as the table shows it (values in ns, for comparing)."""
+
+    workload: str
+    setup: str
+    direction: str
+    p50: float
+    p999: float
+    p50_shown: str
+    p999_shown: str
+    mean: float | None = None
+
+
+def latency(tails: Sequence[Tail], figures: Sequence[Figure]) -> list[Finding]:
+    """Long tails (p99.9 far above p50), and workloads where the set-up with the better
+    figure (IOPS, MB/s) has the worse tail: a latency-sensitive reader's choice differs."""
+    found = []
+    long = [t for t in tails if t.p50 > 0 and t.p999 / t.p50 >= TAIL_RATIO]
+    if long:
+        worst = max(long, key=lambda t: t.p999 / t.p50)
+        found.append(Finding(
+            "latency",
+            f"{len(long)} of {len(tails)} latency rows have a tail: p99.9 at least "
+            f"{TAIL_RATIO:.0f}x p50; the longest, {worst.setup} on {worst.workload} "
+            f"({worst.direction}), p50 {worst.p50_shown}, p99.9 {worst.p999_shown}.",
+            0, None, tuple((t.workload, t.setup) for t in long),
+        ))  # fmt: skip
+    found += _tail_reversals(tails, figures)
+    return found
+
+
+def _tail_reversals(tails: Sequence[Tail], figures: Sequence[Figure]) -> list[Finding]:
+    """Workloads where the leader by figure has a worse p99.9 than the runner-up, both
+    beyond the noise of the figure (a significant lead) and by more than a quarter."""
+    out = []
+    by_workload: dict[str, list[Figure]] = {}
+    for figure in figures:
+        if figure.values:
+            by_workload.setdefault(figure.workload, []).append(figure)
+    for workload, group in by_workload.items():
+        lead = winner(group)
+        if lead is None or not lead.significant or len(lead.cells) != 2:
+            continue
+        first, second = (s for _, s in lead.cells)
+        a = _worst_tail(tails, workload, first)
+        b = _worst_tail(tails, workload, second)
+        if a is None or b is None or a.p999 <= 1.25 * b.p999:
+            continue
+        out.append(Finding(
+            "latency",
+            f"{workload}: {first} has the better figure but the worse tail: p99.9 "
+            f"{a.p999_shown} against {second}'s {b.p999_shown}; for latency-sensitive work "
+            f"{second} is the safer choice.",
+            lead.cases, True, lead.cells,
+        ))  # fmt: skip
+    return out
+
+
+def _worst_tail(tails: Sequence[Tail], workload: str, setup: str) -> Tail | None:
+    mine = [t for t in tails if t.workload == workload and t.setup == setup]
+    return max(mine, key=lambda t: t.p999) if mine else None

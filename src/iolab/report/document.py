@@ -77,6 +77,9 @@ class Section:
     intro: str = ""
 
 
+FINDINGS_TABLES = ("leaders", "costs")  # the Findings section's tables, ahead of the results
+
+
 @dataclass(frozen=True)
 class Document:
     title: str
@@ -91,8 +94,8 @@ class Document:
         return [b for s in self.sections for b in s.blocks if isinstance(b, Chart)]
 
     def main_table(self) -> Table:
-        """The results (or comparison) table: the first, past the findings' leaders."""
-        return next(t for t in self.tables() if t.name != "leaders")
+        """The results (or comparison) table: the first, past the findings' tables."""
+        return next(t for t in self.tables() if t.name not in FINDINGS_TABLES)
 
 
 @dataclass(frozen=True)
@@ -156,7 +159,8 @@ def build(data: Dataset, options: Options) -> Document:
         head = (crystal, *(head if options.baseline else ()))
     sections = [Section("Results", head)]
     sections += _hosts_section(data, options)
-    sections += [Section("RAID model", (t,)) for t in [raid_view.table(data, options.metric)] if t]
+    raid = raid_view.table(data, options.metric)
+    sections += [Section("RAID model", (raid,))] if raid else []
     steady_blocks: list[Block] = [*rounds_view.tables(data), *rounds_view.charts(data)]
     sections += [Section("Steady state", tuple(steady_blocks))] if steady_blocks else []
     sections += [Section("Peak and load curve", tuple(b)) for b in [curve_view.blocks(data)] if b]
@@ -175,10 +179,19 @@ def build(data: Dataset, options: Options) -> Document:
     flat = usage_view.flat_scaling(data)
     warned += [f"{w.code}: {w}" for w in flat]
     sections += _notes_section(data, warned)
-    found = findings_view.derive(data, results, options.metric, options.baseline, flat)
+    found = findings_view.derive(
+        data, results, options.metric, options.baseline, flat, raid, latency
+    )
     if found:
         said = Notes(findings_view.SAID, findings_view.lines(found), findings_view.NAME)
-        leaders = [t for t in [findings_view.leaders_table(found)] if t is not None]
+        leaders = [
+            t
+            for t in (
+                findings_view.leaders_table(found),
+                findings_view.costs_table(found, options.baseline),
+            )
+            if t is not None
+        ]
         sections.insert(0, Section(findings_view.TITLE, (said, *leaders)))
     return Document(_title(data), _subtitle(data), tuple(sections), _environments(data))
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from iolab.analysis import findings
-from iolab.analysis.findings import Figure, Finding
+from iolab.analysis.findings import Figure, Finding, ModelGap, Tail
 from iolab.analysis.stats import metric_for
 from iolab.model import CheckWarning
 from iolab.report.cells import WARNED, Cell, Row, Table, cell_values
@@ -34,10 +34,59 @@ def figures(data: Dataset, results: Table, metric: str) -> list[Figure]:
     return out
 
 
+def gaps(data: Dataset, raid: Table | None) -> list[ModelGap]:
+    """The RAID model table's rows that have a measured figure."""
+    if raid is None:
+        return []
+    out = []
+    for row in raid.rows:
+        predicted, measured, ratio = row.cells
+        if ratio.value is None or measured.value is None:
+            continue
+        setup = row.stubs[0]
+        out.append(ModelGap(
+            row.label, setup, f"{predicted.text} {predicted.unit}", f"{measured.text} "
+            f"{measured.unit}", ratio.value, ratio.text.split(f" {WARNED}")[0],
+            len(data.cell(setup, row.label)), ratio.warnings,
+        ))  # fmt: skip
+    return out
+
+
+def tails(latency: Table | None) -> list[Tail]:
+    """The latency table's rows with a p50 and a p99.9, in ns (from each column's unit)."""
+    if latency is None:
+        return []
+    at = {name.split(" (")[0]: n for n, name in enumerate(latency.columns)}
+    if "p50" not in at or "p99.9" not in at:
+        return []
+    out = []
+    for row in latency.rows:
+        p50, p999 = row.cells[at["p50"]], row.cells[at["p99.9"]]
+        if p50.value is None or p999.value is None:
+            continue
+        scale = SCALES.get(p50.unit, 1.0), SCALES.get(p999.unit, 1.0)
+        out.append(Tail(
+            row.label, row.stubs[0], row.stubs[1], p50.value * scale[0], p999.value * scale[1],
+            f"{p50.text} {p50.unit}", f"{p999.text} {p999.unit}",
+        ))  # fmt: skip
+    return out
+
+
+SCALES = {"ns": 1.0, "µs": 1e3, "ms": 1e6, "s": 1e9}
+
+
 def derive(
-    data: Dataset, results: Table, metric: str, baseline: str | None, extra: Sequence[CheckWarning]
+    data: Dataset,
+    results: Table,
+    metric: str,
+    baseline: str | None,
+    extra: Sequence[CheckWarning],
+    raid: Table | None = None,
+    latency: Table | None = None,
 ) -> list[Finding]:
-    return findings.derive(figures(data, results, metric), baseline, extra)
+    return findings.derive(
+        figures(data, results, metric), baseline, extra, gaps(data, raid), tails(latency)
+    )
 
 
 def leaders_table(found: Sequence[Finding]) -> Table | None:
@@ -54,6 +103,22 @@ def leaders_table(found: Sequence[Finding]) -> Table | None:
         ("leader vs next: the difference of the means as a percentage of the next's mean, ± "
          "the half-width of its 95% interval (Welch's t); n.s.: within the noise.",),
         name="leaders", column_header="role",
+    )  # fmt: skip
+
+
+def costs_table(found: Sequence[Finding], baseline: str | None) -> Table | None:
+    """Each set-up's change against the baseline over the workloads: median, lowest, highest."""
+    rows = tuple(
+        Row(f.cells[0][1], tuple(Cell(None, "%", text) for text in f.spread))
+        for f in found if f.kind == "cost" and f.spread[0]
+    )  # fmt: skip
+    if not rows or baseline is None:
+        return None
+    return Table(
+        f"Cost against {baseline}", "set-up", ("median change", "lowest", "highest"), rows,
+        ("change: the difference of the means as a percentage of the baseline's, per "
+         "workload (± its 95% interval); the median is over the workloads both ran.",),
+        name="costs", column_header="change",
     )  # fmt: skip
 
 
