@@ -142,3 +142,19 @@ def test_a_cost_keeps_its_median_and_range_for_the_costs_table() -> None:
     median, lowest, highest = cost.spread
     assert median in cost.sentence and lowest.startswith("-10.0% ± ") and lowest.endswith("(b)")
     assert highest.startswith("+50.0% ± ") and highest.endswith("(a)")
+
+
+@pytest.mark.slow
+def test_compare_says_what_changed_between_runs_citing_the_comparison(tmp_path: Path) -> None:
+    store = tmp_path / "store.db"
+    shutil.copyfile(GOLDEN / "store.db", store)
+    md = run_iolab("compare", "1", "2", "--db", str(store), "--format", "markdown",
+                   cwd=tmp_path, check=True).stdout  # fmt: skip
+    sections = re.findall(r"^## (.+)$", md, re.M)
+    assert sections[:2] == ["Findings", "Comparison"], sections
+    said = md.split("### What the numbers show")[1].split("###")[0]
+    assert "Against run 1, run 2 changes the figures by a median of" in said
+    table = md.split("## Comparison")[1]
+    for figure in re.findall(r"[+-]\d[\d,]*\.\d%(?: ± [\d,.]+%)", said):
+        assert figure in table, figure  # each change cited is a cell of the comparison
+    assert "on two" in said or "on one" in said, "a change names its set-up"

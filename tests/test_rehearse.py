@@ -51,7 +51,7 @@ def test_rehearse_builds_runs_and_tears_down_each_set_up_and_names_a_failing_com
     (workdir / "plan.toml").write_text(PLAN)
     before = set(Path("/var/tmp").glob("iolab-rehearse-*"))
     done = run_iolab("rehearse", "plan.toml", cwd=workdir)
-    lines = done.stdout.splitlines()
+    lines = done.stderr.splitlines()  # each set-up's line is news, on stderr
     assert done.returncode == 3, done.stdout + done.stderr
     assert "/dev/nvme0n1 -> /dev/ubda" in lines[0], lines
     assert "md raid5: built, ran and torn down (its hooks were not run)" in lines, lines

@@ -227,7 +227,7 @@ def test_clean_direct_case_device_busy_cpu_not_no_warning(workdir: Path) -> None
         codes = [r[0] for r in db.execute("SELECT warnings FROM cases WHERE workload = 'r'")]
     alone = [c == "[]" or ("cpu-steal" in c and c.count('"code"') == 1) for c in codes]
     assert codes and all(alone)
-    line = next(x for x in done.stdout.splitlines() if "here · r #1" in x and "✓" in x)
+    line = next(x for x in done.stderr.splitlines() if "here · r #1" in x and "✓" in x)
     assert f"{util[0]} " in line and "% busy" in line and "CPU " in line and "(fio " in line
     _shown_everywhere(workdir, util[0])
 
@@ -273,7 +273,7 @@ def test_null_jobs_on_a_busy_cpu_are_cpu_bound(workdir: Path, busy_cpu0: None) -
     assert found.cpus == (0,)
     busy, fio = found.mean(CPU, "busy"), found.mean(CPU, "fio")
     assert busy is not None and busy >= 90 and fio is not None and 10 < fio < 90
-    warned = [x for x in done.stdout.splitlines() if "! CPU 0, the one the jobs may use" in x]
+    warned = [x for x in done.stderr.splitlines() if "! CPU 0, the one the jobs may use" in x]
     assert len(warned) == 1 and f"fio's own share {fio:.0f}%" in warned[0]
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from iolab.analysis import checks, comparison, raid_model
+from iolab.analysis.findings import Finding
 from iolab.analysis.stats import metric_for
 from iolab.errors import ReportError
 from iolab.model import FioValue, Layout, Setup
@@ -182,18 +183,17 @@ def build(data: Dataset, options: Options) -> Document:
     found = findings_view.derive(
         data, results, options.metric, options.baseline, flat, raid, latency
     )
-    if found:
-        said = Notes(findings_view.SAID, findings_view.lines(found), findings_view.NAME)
-        leaders = [
-            t
-            for t in (
-                findings_view.leaders_table(found),
-                findings_view.costs_table(found, options.baseline),
-            )
-            if t is not None
-        ]
-        sections.insert(0, Section(findings_view.TITLE, (said, *leaders)))
+    sections[:0] = _findings(found, options.baseline)
     return Document(_title(data), _subtitle(data), tuple(sections), _environments(data))
+
+
+def _findings(found: Sequence[Finding], baseline: str | None) -> list[Section]:
+    """The Findings section, first: the sentences, then the tables their figures come from."""
+    if not found:
+        return []
+    said = Notes(findings_view.SAID, findings_view.lines(found), findings_view.NAME)
+    tables = (findings_view.leaders_table(found), findings_view.costs_table(found, baseline))
+    return [Section(findings_view.TITLE, (said, *(t for t in tables if t is not None)))]
 
 
 def _hosts_section(data: Dataset, options: Options) -> list[Section]:
@@ -403,7 +403,10 @@ def compare(data: Dataset, metric: str = "auto") -> Document:
     )  # fmt: skip
     if chart:
         blocks.append(chart)
-    sections = [Section("Comparison", tuple(blocks))]
+    sections = _findings(
+        findings_view.compare_findings(data, table, metric), f"run {data.runs[0].id}"
+    )
+    sections.append(Section("Comparison", tuple(blocks)))
     sections.append(Section("Set-ups side by side", tuple(figures.bars(data, metric))))
     sections.append(Section("Environment", _environment_blocks(data)))
     sections += _notes_section(data, _comparison_warnings(data, table))

@@ -34,6 +34,44 @@ def figures(data: Dataset, results: Table, metric: str) -> list[Figure]:
     return out
 
 
+def run_figures(data: Dataset, comparison: Table, metric: str) -> list[Figure]:
+    """The comparison table's run cells as figures: each run a column ("run N"), each row's
+    workload (with its set-up where the runs have several) a group."""
+    out = []
+    for row in comparison.rows:
+        setup = row.stubs[0]
+        group = f"{row.label} on {setup}" if " / " not in setup and _several(data) else row.label
+        for column, cell in zip(comparison.columns, row.cells, strict=True):
+            if not column.startswith("run ") or cell.value is None:
+                continue
+            run_id = int(column.removeprefix("run "))
+            cases = [
+                c for c in data.cases
+                if c.run_id == run_id and c.workload == row.label
+                and (not _several(data) or _name(data, c.setup) == setup)
+            ]  # fmt: skip
+            chosen = metric_for(cases[0].options, metric) if cases else metric
+            values, _ = cell_values(cases, chosen)
+            out.append(Figure(group, column, cell.text, cell.unit, tuple(values), cell.warnings))
+    return out
+
+
+def _several(data: Dataset) -> bool:
+    return any(sum(1 for s in data.setups if s.run_id == r.id) > 1 for r in data.runs)
+
+
+def _name(data: Dataset, label: str) -> str:
+    return next(s.name for s in data.setups if s.label == label)
+
+
+def compare_findings(data: Dataset, comparison: Table, metric: str) -> list[Finding]:
+    """What changed between the runs: each later run against the first (median change, its
+    range, where it reverses), and what the checks found."""
+    reference = f"run {data.runs[0].id}"
+    found = findings.derive(run_figures(data, comparison, metric), reference)
+    return [f for f in found if f.kind in ("cost", "trust")]
+
+
 def gaps(data: Dataset, raid: Table | None) -> list[ModelGap]:
     """The RAID model table's rows that have a measured figure."""
     if raid is None:
