@@ -3,15 +3,19 @@ the noise, and on a stored run every figure a finding cites is a cell of the sam
 
 from __future__ import annotations
 
+import csv
+import json
 import re
 import shutil
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from conftest import run_iolab
 from iolab.analysis import findings
 from iolab.analysis.findings import Figure
+from iolab.cli import main
 from iolab.model import CheckWarning
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -158,3 +162,23 @@ def test_compare_says_what_changed_between_runs_citing_the_comparison(tmp_path: 
     for figure in re.findall(r"[+-]\d[\d,]*\.\d%(?: ± [\d,.]+%)", said):
         assert figure in table, figure  # each change cited is a cell of the comparison
     assert "on two" in said or "on one" in said, "a change names its set-up"
+
+
+def test_json_and_the_csv_export_carry_the_findings_the_text_says(tmp_path: Path) -> None:
+    store = tmp_path / "devices.db"
+    shutil.copyfile(GOLDEN / "devices.db", store)
+    invoke = CliRunner().invoke
+    text = invoke(main, ["report", "1", "--db", str(store)])
+    found = json.loads(invoke(main, ["report", "1", "--db", str(store), "--format", "json"]).output)
+    said = [f["sentence"] for f in found["findings"]]
+    assert len(said) >= 3 and all(sentence in " ".join(text.output.split()) for sentence in said)
+    assert {f["kind"] for f in found["findings"]} >= {"winner", "model", "trust"}
+    cited = next(f for f in found["findings"] if f["kind"] == "winner")
+    assert cited["cells"] and cited["cases"] > 0 and cited["significant"] in (True, False, None)
+    out = tmp_path / "out"
+    done = invoke(main, ["report", "1", "--db", str(store), "--export", str(out), "-o", "-"])
+    assert done.exit_code == 0, done.output
+    with (out / "findings.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["sentence"] for r in rows] == said
+    assert rows[0]["cells"] == ";".join(f"{c['workload']} @ {c['setup']}" for c in cited["cells"])

@@ -198,7 +198,8 @@ output_options = options(
     click.option("--image-format", type=click.Choice(["png", "svg"]), default="png",
                  show_default=True, help="Format of the images written beside a Markdown report."),
     click.option("--export", "export_dir", metavar="DIR",
-                 help="Also write every chart as PNG and SVG, and every table as CSV, into DIR."),
+                 help="Also write every chart as PNG and SVG, every table and the findings as "
+                      "CSV, into DIR."),
     click.option("--force", is_flag=True,
                  help="Replace files iolab did not write (never through a symbolic link)."),
 )  # fmt: skip

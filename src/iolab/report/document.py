@@ -87,6 +87,7 @@ class Document:
     subtitle: tuple[str, ...]
     sections: tuple[Section, ...]
     environments: tuple[tuple[str, str], ...] = ()  # (heading, JSON text), for the HTML page
+    findings: tuple[Finding, ...] = ()  # what the Findings section says, for JSON and CSV
 
     def tables(self) -> list[Table]:
         return [b for s in self.sections for b in s.blocks if isinstance(b, Table)]
@@ -184,7 +185,9 @@ def build(data: Dataset, options: Options) -> Document:
         data, results, options.metric, options.baseline, flat, raid, latency
     )
     sections[:0] = _findings(found, options.baseline)
-    return Document(_title(data), _subtitle(data), tuple(sections), _environments(data))
+    return Document(
+        _title(data), _subtitle(data), tuple(sections), _environments(data), tuple(found)
+    )
 
 
 def _findings(found: Sequence[Finding], baseline: str | None) -> list[Section]:
@@ -403,15 +406,15 @@ def compare(data: Dataset, metric: str = "auto") -> Document:
     )  # fmt: skip
     if chart:
         blocks.append(chart)
-    sections = _findings(
-        findings_view.compare_findings(data, table, metric), f"run {data.runs[0].id}"
-    )
+    found = findings_view.compare_findings(data, table, metric)
+    sections = _findings(found, f"run {data.runs[0].id}")
     sections.append(Section("Comparison", tuple(blocks)))
     sections.append(Section("Set-ups side by side", tuple(figures.bars(data, metric))))
     sections.append(Section("Environment", _environment_blocks(data)))
     sections += _notes_section(data, _comparison_warnings(data, table))
     ids = " and ".join(str(r.id) for r in data.runs)
-    return Document(f"Comparison of runs {ids}", _subtitle(data), tuple(sections))
+    title = f"Comparison of runs {ids}"
+    return Document(title, _subtitle(data), tuple(sections), findings=tuple(found))
 
 
 def _comparison(data: Dataset, metric: str) -> Table:

@@ -1,15 +1,19 @@
 """Tables as CSV: long ("tidy"), one line per value, numbers unformatted, units in their own
-column, with the statistics of repetitions (n, 95% interval of the mean, CoV) beside."""
+column, with the statistics of repetitions (n, 95% interval of the mean, CoV) beside; and the
+findings, one line each."""
 
 from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 
+from iolab.analysis.findings import Finding
 from iolab.names import one_line, spreadsheet_cell
 from iolab.report.cells import Cell, Table
 
 STATS_HEADER = ("n", "ci95_low", "ci95_high", "cov_pct", "flags")
+FINDINGS_HEADER = ("kind", "sentence", "significant", "cases", "cells", "warnings")
 
 
 def _number(value: float | None) -> str:
@@ -50,4 +54,20 @@ def render(table: Table) -> str:
             texts = [_text(t) for t in (row.label, *row.stubs, key)]
             stats = _stats(cell)
             writer.writerow([*texts, value, _text(cell.unit), *stats[:-1], _text(stats[-1])])
+    return buffer.getvalue()
+
+
+def render_findings(findings: Sequence[Finding]) -> str:
+    """One line per finding: its kind, its sentence, whether it is significant (empty: no
+    interval, or not a comparison), how many cases it rests on, the cells it cites
+    (workload @ set-up, ";"-separated) and the codes of their warnings."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(FINDINGS_HEADER)
+    for found in findings:
+        significant = "" if found.significant is None else str(found.significant).lower()
+        cells = ";".join(f"{w} @ {s}" for w, s in found.cells)
+        codes = ";".join(w.code for w in found.warned)
+        texts = (found.kind, found.sentence, significant, str(found.cases), cells, codes)
+        writer.writerow([_text(t) for t in texts])
     return buffer.getvalue()

@@ -2,7 +2,8 @@
 columns and rows, each cell with its value, unit, text as shown, the statistics of its
 repetitions (n, 95% interval, CoV), its flags and the warnings it rests on (code, message,
 advice); charts by name, kind, title and caption (their data is in the tables and in
-`iolab export`); notes as lines.
+`iolab export`); notes as lines; and the findings, each with its kind, sentence, whether it
+is significant, how many cases it rests on, the cells it cites and their warnings.
 
     iolab report --format json | jq '.sections[0].tables[0].rows[].cells[0].value'
 """
@@ -11,8 +12,11 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from typing import Any
 
+from iolab.analysis.findings import Finding
+from iolab.model import CheckWarning
 from iolab.report.cells import Cell, Row, Table
 from iolab.report.charts import Chart
 from iolab.report.document import Document, Notes, Section
@@ -27,6 +31,7 @@ def render_document(document: Document) -> str:
         "version": VERSION,
         "title": document.title,
         "subtitle": list(document.subtitle),
+        "findings": [_finding(found) for found in document.findings],
         "sections": [_section(section) for section in document.sections],
     }
     return json.dumps(out, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
@@ -70,9 +75,23 @@ def _cell(cell: Cell) -> dict[str, Any]:
         out["significant"] = cell.difference.significant
         out["half_width_pct"] = _finite(cell.difference.half_width_pct)
     out["flags"] = list(cell.flags)
-    out["warnings"] = [{"code": w.code, "message": w.message, "advice": w.advice}
-                       for w in cell.warnings]  # fmt: skip
+    out["warnings"] = _warnings(cell.warnings)
     return out
+
+
+def _finding(found: Finding) -> dict[str, Any]:
+    return {
+        "kind": found.kind,
+        "sentence": found.sentence,
+        "significant": found.significant,
+        "cases": found.cases,
+        "cells": [{"workload": w, "setup": s} for w, s in found.cells],
+        "warnings": _warnings(found.warned),
+    }
+
+
+def _warnings(warnings: Sequence[CheckWarning]) -> list[dict[str, str]]:
+    return [{"code": w.code, "message": w.message, "advice": w.advice} for w in warnings]
 
 
 def _chart(chart: Chart) -> dict[str, Any]:

@@ -90,12 +90,15 @@ def draw(jobs: Sequence[tuple[Chart, ImageFormat]]) -> list[bytes]:
 
 
 def exported(document: Document) -> dict[str, bytes]:
-    """Every chart as PNG and SVG, every table as CSV: file name -> bytes."""
+    """Every chart as PNG and SVG, every table as CSV, the findings as findings.csv: file name
+    -> bytes."""
     formats: tuple[ImageFormat, ...] = ("png", "svg")
     jobs = [(chart, fmt) for chart in document.charts() for fmt in formats]
     files = {f"{c.name}.{fmt}": data for (c, fmt), data in zip(jobs, draw(jobs), strict=True)}
     for table in document.tables():
         files[f"{table.name}.csv"] = csv_format.render(table).encode()
+    if document.findings:
+        files["findings.csv"] = csv_format.render_findings(document.findings).encode()
     return files
 
 
