@@ -182,3 +182,58 @@ def test_json_and_the_csv_export_carry_the_findings_the_text_says(tmp_path: Path
         rows = list(csv.DictReader(f))
     assert [r["sentence"] for r in rows] == said
     assert rows[0]["cells"] == ";".join(f"{c['workload']} @ {c['setup']}" for c in cited["cells"])
+
+
+PUBLISHED = Path(__file__).parent / "fixtures" / "import" / "published"
+
+
+def published_findings(
+    tmp_path: Path, table: str, facts: tuple[str, ...] = (), baseline: tuple[str, ...] = ()
+) -> dict[str, list[str]]:
+    """The findings of a study's published table imported as a run, by kind."""
+    db = tmp_path / f"{table}.db"
+    invoke = CliRunner().invoke
+    done = invoke(main, ["import", str(PUBLISHED / table), "--db", str(db), *facts])
+    assert done.exit_code == 0, done.output
+    report = invoke(main, ["report", "--db", str(db), "--format", "json", *baseline])
+    by_kind: dict[str, list[str]] = {}
+    for found in json.loads(report.output)["findings"]:
+        by_kind.setdefault(found["kind"], []).append(found["sentence"])
+    return by_kind
+
+
+def test_study_a_the_card_caps_writes_whatever_the_drives(tmp_path: Path) -> None:
+    """Study A's authors: behind the PERC, writes cap near 30k IOPS and 32m writes at 3.3 GB/s
+    whatever the drives (the 15k rpm SAS pair included): the card's cache, not the drives."""
+    caps = published_findings(tmp_path, "A_perc_h710p_ara_wb.csv")["cap"]
+    (writes,) = [s for s in caps if s.startswith("4k rw=write: all 6 set-ups")]
+    assert "SAS 15krpm 31,801" in writes and "not what differs between them" in writes
+    assert any(s.startswith("32m rw=write: all 6 set-ups") and "3,352" in s for s in caps)
+    (random,) = [s for s in caps if s.startswith("4k rw=randwrite: 5 set-ups")]
+    assert "SAS" not in random and "a shared limit" in random  # the disks stay below
+    assert not any(s.startswith("32m rw=read") for s in caps), "two of six alike is no cap"
+
+
+def test_study_a_the_card_against_the_sata_ports(tmp_path: Path) -> None:
+    """Study A's question, the drives behind the card or on the SATA ports: the card costs
+    the 4k workloads, and write-back helps the 32m ones."""
+    found = published_findings(
+        tmp_path, "A_vertex3_raid_card_vs_none.csv", baseline=("--baseline", "no RAID card")
+    )
+    wb = next(s for s in found["cost"] if s.startswith("Against no RAID card, PERC H710P ARA+WB"))
+    assert "median of -41.8% over 6 workloads" in wb and "+410.7% (32m rw=write)" in wb
+    assert "helps 32m rw=read, 32m rw=write and costs 4k rw=read" in wb
+    overall = found["overall"]
+    assert overall == ["no RAID card leads on 4 of 6 workloads."], overall
+
+
+def test_study_c_cached_figures_are_named_above_the_drives_limits(tmp_path: Path) -> None:
+    """Study C's caveat, which its authors noticed late: the RAID0 of 4 wrote 821 MB/s, more
+    than 4 x 170 MB/s; the findings name it as a cache's speed, not the drives'."""
+    facts = ("--rated-mbps", "250,170")
+    trust = published_findings(tmp_path, "C_x25e_raid_cards_dd.csv", facts)["trust"]
+    (above,) = [s for s in trust if "(above-ceiling)" in s]
+    assert above.startswith("1 figure is above the physical limit of the devices behind")
+    assert "Adaptec 5805 RAID0 of 4 821.0 MB/s (dd 100M rw=write)" in above
+    (fits,) = [s for s in trust if "(cache-size)" in s]
+    assert fits.startswith("6 figures are from a test small enough to fit a cache")

@@ -125,7 +125,9 @@ def winner(group: Sequence[Figure]) -> Finding | None:
     if change is None:
         return None
     margin = f"{change:+.1f}%" if half is None else f"{change:+.1f}% ± {half:.1f}%"
-    if half is None:
+    if half is None and first.shown == second.shown:
+        said = "the same figure (one run each: no interval)"
+    elif half is None:
         said = f"{first.setup} ahead by {margin} (one run each: no interval, indicative)"
     elif diff.significant:
         said = f"{first.setup} leads by {margin}"
@@ -226,14 +228,22 @@ def caps(by_workload: Mapping[str, Sequence[Figure]]) -> list[Finding]:
         ranked = sorted(group, key=lambda f: f.median, reverse=True)
         top = ranked[0].median
         near = [f for f in ranked if f.median >= top * (1 - CAP_SPREAD)]
-        if len(near) < 2 or len(near) == len(ranked):
+        if len(near) < max(2, (len(ranked) + 1) // 2):  # two of six alike is not a cap
             continue
         names = ", ".join(f"{f.setup} {f.shown}" for f in near)
-        sentence = (
-            f"{workload}: {len(near)} set-ups reach the same figure within {CAP_SPREAD:.0%} "
-            f"({names} {near[0].unit}): a shared limit (a controller, a bus, the host), "
-            f"not their devices{_but(near)}."
-        )
+        if len(near) == len(ranked):
+            said = (
+                f"all {len(near)} set-ups reach the same figure within {CAP_SPREAD:.0%} "
+                f"({names} {near[0].unit}): what they share sets it (a controller or its "
+                "cache, a bus, the host), not what differs between them"
+            )
+        else:
+            said = (
+                f"{len(near)} set-ups reach the same figure within {CAP_SPREAD:.0%} "
+                f"({names} {near[0].unit}): a shared limit (a controller, a bus, the host), "
+                "not their devices"
+            )
+        sentence = f"{workload}: {said}{_but(near)}."
         cells = tuple((f.workload, f.setup) for f in near)
         cases = sum(len(f.values) for f in near)
         found.append(Finding("cap", sentence, cases, None, cells, _warned(near)))
@@ -258,8 +268,34 @@ def trust(figures: Sequence[Figure]) -> list[Finding]:
         f"{len(warned)} of {len(figures)} figures rest on warned cases ({listed}): read them "
         "with the warnings under the results, which say why and what to do."
     )
-    return [Finding("trust", sentence, sum(len(f.values) for f in warned), None,
-                    tuple((f.workload, f.setup) for f in warned), _warned(warned))]  # fmt: skip
+    counted = Finding("trust", sentence, sum(len(f.values) for f in warned), None,
+                      tuple((f.workload, f.setup) for f in warned), _warned(warned))  # fmt: skip
+    return [counted, *(f for code in CACHED if (f := _cached(code, warned)) is not None)]
+
+
+# Checks that say a figure is a cache's, not the devices': each gets its own finding that
+# names the figures, since a reader would otherwise quote them as the devices' speed.
+CACHED = {
+    "above-ceiling": "above the physical limit of the devices behind",
+    "page-cache": "served by the page cache",
+    "cache-size": "from a test small enough to fit a cache",
+}
+
+
+def _cached(code: str, warned: Sequence[Figure]) -> Finding | None:
+    hit = [f for f in warned if any(w.code == code for w in f.warnings)]
+    if not hit:
+        return None
+    hit.sort(key=lambda f: f.median, reverse=True)
+    named = _some([f"{f.setup} {f.shown} {f.unit} ({f.workload})" for f in hit])
+    many, them = ("figures are", "them") if len(hit) > 1 else ("figure is", "it")
+    sentence = (
+        f"{len(hit)} {many} {CACHED[code]}: {named}; read {them} as a cache's speed, not the "
+        f"devices' ({code})."
+    )
+    codes = tuple(w for w in _warned(hit) if w.code == code)
+    return Finding("trust", sentence, sum(len(f.values) for f in hit), None,
+                   tuple((f.workload, f.setup) for f in hit), codes)  # fmt: skip
 
 
 ABOVE_MODEL = 150.0  # measured over 150% of the RAID model's prediction: a cache, not members

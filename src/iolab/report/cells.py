@@ -289,7 +289,9 @@ def setup_line(name: str, setup: Setup, facts: SetupFacts) -> str:
     if layout is None:
         fs = facts.target.filesystem if facts.target else None
         where = f" ({fs.fstype} on {fs.source})" if fs else ""
-        return f"set-up {name}: path {setup.path or None}{where}"
+        if not setup.path:
+            return f"set-up {name}: no path recorded (figures made elsewhere){where}"
+        return f"set-up {name}: path {setup.path}{where}"
     devices = ", ".join(d.removeprefix("/dev/") for d in layout.devices)
     parts = [f"{layout.raid} {layout.level}" if layout.raid != "none" else "one device"]
     if layout.metadata:

@@ -175,6 +175,7 @@ def lines(found: Sequence[Finding]) -> tuple[str, ...]:
     """Each finding as a line: its sentence, then what it rests on."""
     out = []
     for finding in found:
-        rests = f"{finding.kind}; {finding.cases} cases" if finding.cases else finding.kind
+        cases = f"{finding.cases} case{'s' if finding.cases != 1 else ''}"
+        rests = f"{finding.kind}; {cases}" if finding.cases else finding.kind
         out.append(f"{finding.sentence} [{rests}]")
     return tuple(out)
