@@ -7,6 +7,7 @@ import csv
 import json
 import re
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -237,3 +238,39 @@ def test_study_c_cached_figures_are_named_above_the_drives_limits(tmp_path: Path
     assert "Adaptec 5805 RAID0 of 4 821.0 MB/s (dd 100M rw=write)" in above
     (fits,) = [s for s in trust if "(cache-size)" in s]
     assert fits.startswith("6 figures are from a test small enough to fit a cache")
+
+
+def test_pooled_runs_are_repetitions_with_their_spread_stated(tmp_path: Path) -> None:
+    """`report 1 2 --pool`: one column per set-up holding both runs' repetitions, and how far
+    the runs' means lie apart per cell, cited from the Across runs table."""
+    store = tmp_path / "store.db"
+    shutil.copyfile(GOLDEN / "store.db", store)
+    args = ["report", "1", "2", "--pool", "--db", str(store), "--format", "json"]
+    report = json.loads(CliRunner().invoke(main, args).output)
+    tables = {t["name"]: t for s in report["sections"] for t in s["tables"]}
+    results = tables["results"]
+    assert results["column_keys"][:2] == ["one", "two"]
+    assert {c["n"] for r in results["rows"] for c in r["cells"][:2]} == {6}  # 3 + 3 each
+    spread = tables["across-runs"]
+    shown = {c["text"] for r in spread["rows"] for c in r["cells"]}
+    (pooled,) = [f["sentence"] for f in report["findings"] if f["kind"] == "pooled"]
+    assert pooled.startswith("Runs 1 and 2 read as repetitions of one another")
+    cited = re.findall(
+        r"(\d+\.\d%) apart at the median cell .* and (\d+\.\d%) at the widest", pooled
+    )
+    assert cited and set(cited[0]) <= shown, (cited, shown)
+    widest = max(c["value"] for r in spread["rows"] for c in r["cells"])
+    assert f"{widest:.1f}% at the widest" in pooled
+
+
+def test_pooling_runs_whose_set_ups_differ_is_refused(tmp_path: Path) -> None:
+    store = tmp_path / "store.db"
+    shutil.copyfile(GOLDEN / "store.db", store)
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE setups SET definition = json_set(definition, '$.path', '/elsewhere') "
+                   "WHERE run_id = 2 AND name = 'one'")  # fmt: skip
+    done = CliRunner().invoke(main, ["report", "1", "2", "--pool", "--db", str(store)])
+    assert done.exit_code == 1
+    assert "set-up 'one' differs between run 1 and run 2; pool runs of one plan" in done.output
+    alone = CliRunner().invoke(main, ["report", "1", "--pool", "--db", str(store)])
+    assert alone.exit_code == 1 and "name two runs or more" in alone.output

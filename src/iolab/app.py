@@ -258,11 +258,13 @@ def report(
     """Stored runs (default: the latest) as one document; `drawn` loads samples and histograms
     for charts. A single run's own metric and baseline are the defaults."""
     with open_store(db, ui) as store:
-        data = report_data.load(store, list(run_ids), samples=drawn, histograms=drawn)
+        if options.pool and len(set(run_ids)) < 2:
+            raise ReportError("--pool reads several runs as one: name two runs or more")
+        data = report_data.load(store, list(run_ids), drawn, drawn, options.pool)
     _check_chart_options(data, options, drawn)
     if not drawn:
         options = dataclasses.replace(options, charts=())
-    single = data.runs[0] if len(data.runs) == 1 else None
+    single = data.runs[0] if len(data.runs) == 1 or data.pooled else None
     if single is not None:
         options = dataclasses.replace(
             options,

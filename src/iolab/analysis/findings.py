@@ -23,6 +23,8 @@ a number the report does not show), and a finding makes no claim its data cannot
 - **latency**: long tails (p99.9 at least 10x p50, from the latency table), and workloads
   where the leader by figure has a tail over a quarter worse than the runner-up's.
 - **trust**: what the checks found, counted by kind, and what that means for the numbers.
+- **pooled**: several runs read as repetitions of one another (`--pool`): how far apart the
+  runs' own means lie, per cell (the report's Across runs table), the median and the widest.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from typing import Literal
 from iolab.analysis.stats import compare
 from iolab.model import CheckWarning
 
-Kind = Literal["winner", "overall", "cost", "cap", "scaling", "model", "latency", "trust"]
+Kind = Literal["pooled", "winner", "overall", "cost", "cap", "scaling", "model", "latency", "trust"]
 CAP_SPREAD = 0.05  # set-ups within 5% of each other share a cap
 WARNED = " ⚑"
 
@@ -426,3 +428,41 @@ def _tail_reversals(tails: Sequence[Tail], figures: Sequence[Figure]) -> list[Fi
 def _worst_tail(tails: Sequence[Tail], workload: str, setup: str) -> Tail | None:
     mine = [t for t in tails if t.workload == workload and t.setup == setup]
     return max(mine, key=lambda t: t.p999) if mine else None
+
+
+@dataclass(frozen=True)
+class Spread:
+    """One cell of pooled runs: how far its runs' means lie apart, as a percentage of their
+    mean, over how many runs."""
+
+    workload: str
+    setup: str
+    pct: float
+    runs: int
+
+    @property
+    def shown(self) -> str:
+        return f"{self.pct:.1f}%"
+
+
+def and_list(items: Sequence[str]) -> str:
+    """ "3", "3 and 10", "3, 7 and 10"."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def pooled(spreads: Sequence[Spread], runs: Sequence[int]) -> list[Finding]:
+    """Runs pooled as repetitions: the median cell's spread between them and the widest, each
+    a cell of the Across runs table."""
+    if not spreads or len(runs) < 2:
+        return []
+    ranked = sorted(spreads, key=lambda s: s.pct)
+    middle, widest = ranked[(len(ranked) - 1) // 2], ranked[-1]  # the median, low
+    sentence = (
+        f"Runs {and_list([str(r) for r in runs])} read as repetitions of one another: per "
+        f"cell, their means lie {middle.shown} apart at the median cell ({middle.setup} on "
+        f"{middle.workload}) and {widest.shown} at the widest ({widest.setup} on "
+        f"{widest.workload}); a spread wider than the repetitions within one run says "
+        "something differs between the runs."
+    )
+    cells = tuple((s.workload, s.setup) for s in (middle, widest))
+    return [Finding("pooled", sentence, 0, None, cells)]

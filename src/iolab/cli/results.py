@@ -72,11 +72,18 @@ def _run_json(run: RunRow) -> dict[str, object]:
 @click.option("--lines", type=click.Choice(["auto", "setup", "pattern"]), default="auto",
               show_default=True, help="Scaling charts: one line per set-up, or per pattern "
               "(auto: per set-up if several).")  # fmt: skip
+@click.option(
+    "--pool",
+    is_flag=True,
+    help="Read the runs named as repetitions of one another "
+    "(runs of one plan): one column per set-up, the spread across runs stated.",
+)
 def report(run_ids: tuple[int, ...], db: str, fmt: str, **flags: Any) -> None:
     """Render stored runs (default: the latest) as a table, Markdown, CSV or HTML.
 
-    Several runs are shown side by side. HTML is one self-contained page with interactive
-    charts; Markdown written to a file gets its charts as images beside it.
+    Several runs are shown side by side, or pooled as repetitions of one another (--pool).
+    HTML is one self-contained page with interactive charts; Markdown written to a file gets
+    its charts as images beside it.
     """
     written = {k: flags.pop(k) for k in ("output", "image_format", "export_dir", "force")}
     drawn = fmt in ("markdown", "html") or written["export_dir"] is not None
@@ -84,7 +91,8 @@ def report(run_ids: tuple[int, ...], db: str, fmt: str, **flags: Any) -> None:
     options = report_document.Options(
         metric=flags["metric"], baseline=flags["baseline"], charts=charts,
         skip=report_document.parse_kinds(flags["skip_charts"], "--skip-charts") or (),
-        x=flags["x_field"], y=flags["y_metric"], lines=flags["lines"])  # fmt: skip
+        x=flags["x_field"], y=flags["y_metric"], lines=flags["lines"], pool=flags["pool"],
+    )  # fmt: skip
     report_output.check(written["output"], written["export_dir"], force=written["force"],
                         images=fmt == "markdown")  # fmt: skip
     _emit(app.report(db, run_ids, options, drawn, ui()), fmt, **written)

@@ -1,7 +1,8 @@
 """What a report reads from the store, for one run or several, as plain values.
 
 Each (run, set-up) pair becomes one column, labelled by the set-up's name, or "run N: name"
-where several runs are shown and names would clash. Samples and json+ histograms are read for
+where several runs are shown and names would clash; pooled (`--pool`), the runs' cases of a
+set-up are one column, repetitions of one another. Samples and json+ histograms are read for
 the workloads that get time series and exceedance curves only: all of them up to a dozen,
 else the few at the ends of the ranking (see report.summary), so big stores load fast.
 """
@@ -9,7 +10,7 @@ else the few at the ends of the ranking (see report.summary), so big stores load
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 from iolab.analysis import latency
@@ -81,6 +82,12 @@ class Dataset:
     charted: tuple[str, ...] | None = None  # the workloads samples and bins were read for
     # local cases' CPU and device figures per second (runner.telemetry), when they have them
     telemetry: Mapping[SeriesKey, Telemetry] = field(default_factory=dict)
+    pooled: bool = False  # several runs read as repetitions of one another
+
+    @property
+    def pooled_runs(self) -> tuple[int, ...]:
+        """The runs pooled, when they are."""
+        return tuple(run.id for run in self.runs) if self.pooled and len(self.runs) > 1 else ()
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -120,35 +127,82 @@ class Dataset:
 
 
 def load(
-    store: Store, run_ids: Sequence[int | None], samples: bool = True, histograms: bool = True
+    store: Store,
+    run_ids: Sequence[int | None],
+    samples: bool = True,
+    histograms: bool = True,
+    pool: bool = False,
 ) -> Dataset:
-    """The runs asked for (None: the latest), their set-ups, cases, samples and histograms."""
+    """The runs asked for (None: the latest), their set-ups, cases, samples and histograms.
+    `pool`: the runs read as repetitions of one another, each set-up one column (ReportError
+    where a set-up's definition differs between them)."""
     runs = _unique([store.run(run_id) for run_id in (run_ids or [None])])
     named = [(run, name, d, env) for run in runs for name, d, env in store.setups(run.id)]
-    clash = len({name for _, name, _, _ in named}) < len(named)
+    clash = len({name for _, name, _, _ in named}) < len(named) and not pool
     setups = tuple(
         SetupInfo(f"run {run.id}: {name}" if clash else name, run.id, name, d, env)
         for run, name, d, env in named
     )
-    label = {(s.run_id, s.name): s.label for s in setups}
+    if pool:
+        setups = _pooled(setups)
+    label = {(run.id, name): name if pool else f"run {run.id}: {name}" if clash else name
+             for run, name, _, _ in named}  # fmt: skip
+    renumber = Repetitions()
     cases = tuple(
-        _case(run.id, label[(run.id, row.setup)], row)
+        renumber.case(run.id, label[(run.id, row.setup)], row)
         for run in runs
         for row in store.cases(run.id)
         if (run.id, row.setup) in label
     )
     labels = [s.label for s in setups]
-    ref = summary.reference(labels, runs[0].baseline if len(runs) == 1 else None)
+    ref = summary.reference(labels, runs[0].baseline if len(runs) == 1 or pool else None)
     charted = summary.charted(cases, labels, ref) if samples or histograms else None
-    found_samples = _samples(store, runs, label, charted) if samples else {}
+    found_samples = _samples(store, runs, label, charted, renumber) if samples else {}
     found_bins = _histograms(store, runs, label, charted) if histograms else {}
     seen = {
-        (label[(run.id, setup)], workload, repetition): found
+        renumber.key(run.id, label[(run.id, setup)], workload, repetition): found
         for run in runs
         for (setup, workload, repetition), found in store.telemetry(run.id).items()
         if (run.id, setup) in label
     }
-    return Dataset(tuple(runs), setups, cases, found_samples, found_bins, charted, seen)
+    return Dataset(tuple(runs), setups, cases, found_samples, found_bins, charted, seen, pool)
+
+
+def _pooled(setups: Sequence[SetupInfo]) -> tuple[SetupInfo, ...]:
+    """One set-up per name, the first run's; a name whose definition differs between the runs
+    cannot be pooled."""
+    first: dict[str, SetupInfo] = {}
+    for info in setups:
+        seen = first.setdefault(info.name, info)
+        if seen.setup != info.setup:
+            raise ReportError(
+                f"set-up {info.name!r} differs between run {seen.run_id} and run "
+                f"{info.run_id}; pool runs of one plan, or leave --pool out to show them side "
+                "by side"
+            )
+    return tuple(replace(info, label=info.name) for info in first.values())
+
+
+class Repetitions:
+    """Repetition numbers for pooled runs: each (set-up, workload)'s cases numbered on from
+    one run to the next (run 3's #1-#3 and run 10's #1-#3 become #1-#6); a single run's, or
+    runs side by side, keep theirs."""
+
+    def __init__(self) -> None:
+        self.offset: dict[tuple[int, str, str], int] = {}
+        self.seen: dict[tuple[str, str], int] = {}
+
+    def key(self, run_id: int, label: str, workload: str, repetition: int) -> SeriesKey:
+        where = (run_id, label, workload)
+        if where not in self.offset:
+            self.offset[where] = self.seen.get((label, workload), 0)
+        number = self.offset[where] + repetition
+        self.seen[(label, workload)] = max(self.seen.get((label, workload), 0), number)
+        return label, workload, number
+
+    def case(self, run_id: int, label: str, row: CaseRow) -> Case:
+        _, _, number = self.key(run_id, label, row.workload, row.repetition)
+        return Case(**{**row.__dict__, "setup": label, "repetition": number}, run_id=run_id)
 
 
 def _unique(runs: list[RunRow]) -> list[RunRow]:
@@ -159,20 +213,18 @@ def _unique(runs: list[RunRow]) -> list[RunRow]:
     return runs
 
 
-def _case(run_id: int, label: str, row: CaseRow) -> Case:
-    return Case(**{**row.__dict__, "setup": label}, run_id=run_id)
-
-
 def _samples(
     store: Store,
     runs: Sequence[RunRow],
     label: Mapping[tuple[int, str], str],
     workloads: Collection[str] | None,
+    renumber: Repetitions,
 ) -> dict[SeriesKey, tuple[Sample, ...]]:
     out: dict[SeriesKey, list[Sample]] = {}
     for run in runs:
         for found in store.case_samples(run.id, workloads):
-            key = (label[(run.id, found.setup)], found.workload, found.repetition)
+            setup = label[(run.id, found.setup)]
+            key = renumber.key(run.id, setup, found.workload, found.repetition)
             out.setdefault(key, []).append(found.sample)
     return {key: tuple(values) for key, values in out.items()}
 

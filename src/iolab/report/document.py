@@ -78,7 +78,11 @@ class Section:
     intro: str = ""
 
 
-FINDINGS_TABLES = ("leaders", "costs")  # the Findings section's tables, ahead of the results
+FINDINGS_TABLES = (
+    "across-runs",
+    "leaders",
+    "costs",
+)  # the Findings section's tables, ahead of the results
 
 
 @dataclass(frozen=True)
@@ -111,6 +115,7 @@ class Options:
     x: str | None = None
     y: str = "auto"
     lines: str = "auto"
+    pool: bool = False  # the runs read as repetitions of one another
 
 
 def parse_kinds(text: str | None, option: str) -> tuple[str, ...] | None:
@@ -153,6 +158,8 @@ def _subtitle(data: Dataset) -> tuple[str, ...]:
 def build(data: Dataset, options: Options) -> Document:
     """The whole report: results (± intervals, ratios), charts, latency, environment, notes."""
     where = f"run {data.runs[0].id}" if len(data.runs) == 1 else "these runs"
+    if data.pooled_runs:
+        where = f"runs {', '.join(str(r) for r in data.pooled_runs)}"
     check_baseline(options.baseline, data.labels, where)
     results = _results(data, options.metric, options.baseline)
     kinds = _kinds(data, options)
@@ -184,18 +191,26 @@ def build(data: Dataset, options: Options) -> Document:
     found = findings_view.derive(
         data, results, options.metric, options.baseline, flat, raid, latency
     )
-    sections[:0] = _findings(found, options.baseline)
+    spreads = findings_view.across_runs(data, results, options.metric)
+    spread = findings_view.across_runs_table(spreads, data.pooled_runs)
+    sections[:0] = _findings(found, options.baseline, spread)
     return Document(
         _title(data), _subtitle(data), tuple(sections), _environments(data), tuple(found)
     )
 
 
-def _findings(found: Sequence[Finding], baseline: str | None) -> list[Section]:
+def _findings(
+    found: Sequence[Finding], baseline: str | None, spread: Table | None = None
+) -> list[Section]:
     """The Findings section, first: the sentences, then the tables their figures come from."""
     if not found:
         return []
     said = Notes(findings_view.SAID, findings_view.lines(found), findings_view.NAME)
-    tables = (findings_view.leaders_table(found), findings_view.costs_table(found, baseline))
+    tables = (
+        spread,
+        findings_view.leaders_table(found),
+        findings_view.costs_table(found, baseline),
+    )
     return [Section(findings_view.TITLE, (said, *(t for t in tables if t is not None)))]
 
 

@@ -3,6 +3,7 @@ each naming what it rests on (the results table's cells, how many cases, their w
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 
 from iolab.analysis import findings
@@ -32,6 +33,44 @@ def figures(data: Dataset, results: Table, metric: str) -> list[Figure]:
             values, _ = cell_values(data.cell(key, row.label), chosen)  # IOPS, or MB/s
             out.append(Figure(row.label, key, cell.text, cell.unit, tuple(values), cell.warnings))
     return out
+
+
+def across_runs(data: Dataset, results: Table, metric: str) -> list[findings.Spread]:
+    """Pooled runs: per results cell, how far the runs' own means lie apart, as a percentage
+    of their mean."""
+    out = []
+    for row in results.rows if data.pooled_runs else ():
+        for setup in data.labels:
+            by_run: dict[int, list[float]] = {}
+            for case in data.cell(setup, row.label):
+                chosen = metric_for(case.options, metric)
+                by_run.setdefault(case.run_id, []).extend(cell_values([case], chosen)[0])
+            means = [statistics.mean(v) for v in by_run.values() if v]
+            if len(means) >= 2 and statistics.mean(means) > 0:
+                spread = (max(means) - min(means)) / statistics.mean(means) * 100
+                out.append(findings.Spread(row.label, setup, spread, len(means)))
+    return out
+
+
+def across_runs_table(spreads: Sequence[findings.Spread], runs: Sequence[int]) -> Table | None:
+    """The pooled runs' spread per cell: workloads down, set-ups across."""
+    if not spreads:
+        return None
+    setups = list(dict.fromkeys(s.setup for s in spreads))
+    at = {(s.workload, s.setup): s for s in spreads}
+    rows = tuple(
+        Row(workload, tuple(
+            Cell(found.pct, "%", found.shown) if (found := at.get((workload, setup))) else
+            Cell(None, "", "—") for setup in setups
+        ))
+        for workload in dict.fromkeys(s.workload for s in spreads)
+    )  # fmt: skip
+    return Table(
+        f"Across runs {findings.and_list([str(r) for r in runs])}", "workload", tuple(setups),
+        rows, ("each cell: the highest run mean less the lowest, as a percentage of the mean "
+               "of the run means; the results table pools every run's repetitions.",),
+        name="across-runs", column_header="set-up",
+    )  # fmt: skip
 
 
 def run_figures(data: Dataset, comparison: Table, metric: str) -> list[Figure]:
@@ -122,9 +161,11 @@ def derive(
     raid: Table | None = None,
     latency: Table | None = None,
 ) -> list[Finding]:
-    return findings.derive(
+    found = findings.derive(
         figures(data, results, metric), baseline, extra, gaps(data, raid), tails(latency)
     )
+    spreads = across_runs(data, results, metric)
+    return [*findings.pooled(spreads, data.pooled_runs), *found]
 
 
 def leaders_table(found: Sequence[Finding]) -> Table | None:
