@@ -6,16 +6,22 @@ free again."""
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from conftest import IOLAB, needs_root, run_iolab
+from iolab import plan
 from iolab.analysis import history
 from iolab.analysis.history import Point, Series
+from iolab.cli import EXIT_REGRESSION, main
+from iolab.errors import PlanError
+from iolab.plan import gate
 from loopdevs import LoopDevs, loops_fixture
 
 _ = loops_fixture
@@ -148,3 +154,50 @@ def test_bad_check_input_is_one_line(tmp_path: Path) -> None:
         done = run_iolab(*args, cwd=tmp_path)
         assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
         assert said in done.stderr and "Traceback" not in done.stderr
+
+
+GOLDEN = Path(__file__).parent / "golden" / "store.db"
+
+
+def test_the_plans_check_table_sets_the_rules_and_the_command_line_wins(tmp_path: Path) -> None:
+    """Run 2 of the golden store lost 22.3% ± 14.7% of its seq bandwidth on 'two': beyond the
+    default 5%; a plan whose [check] allows 30% passes it; --rule bw=5 fails it again."""
+    store = tmp_path / "store.db"
+    store.write_bytes(GOLDEN.read_bytes())
+    invoke = CliRunner().invoke
+    args = ["check", "2", "--db", str(store)]
+    assert invoke(main, args).exit_code == EXIT_REGRESSION
+    with sqlite3.connect(store) as db:
+        (text,) = db.execute("SELECT plan_text FROM runs WHERE id = 2").fetchone()
+        db.execute("UPDATE runs SET plan_text = ? WHERE id = 2",
+                   (text + '\n[check]\nbw = "30%"\n',))  # fmt: skip
+    loose = invoke(main, args)
+    assert loose.exit_code == 0, loose.output
+    assert "12 series, 0 regressions beyond rule and noise" in loose.output
+    strict = invoke(main, [*args, "--rule", "bw=5"])
+    assert strict.exit_code == EXIT_REGRESSION
+    assert "two · seq · bw: 909 -> 720 MB/s (-22.3% ± 14.7%; allowed 5% worse)" in strict.output
+
+
+@pytest.mark.parametrize(
+    ("table", "said"),
+    [
+        ('iops = "5%"\nlatency = "3%"', "plan.toml:7: unknown key 'latency' in [check]"),
+        ('p99 = "ten%"', "plan.toml:6: p99 = 'ten%' must be a percentage from 0 to 1000"),
+        ("bw = -1", "plan.toml:6: bw = -1 must be a percentage"),
+    ],
+)
+def test_a_bad_check_table_is_refused_at_its_line(tmp_path: Path, table: str, said: str) -> None:
+    text = f'[[setup]]\npath = "."\n[[workload]]\nrw = "read"\n[check]\n{table}\n'
+    (tmp_path / "plan.toml").write_text(text)
+    with pytest.raises(PlanError, match=re.escape(said)):
+        plan.load_file(tmp_path / "plan.toml")
+
+
+def test_the_check_table_is_read_back_from_a_runs_plan_text() -> None:
+    found = gate.recorded_rules('[check]\niops = 2\np99 = "12.5%"\n')
+    assert found == {"iops": 2.0, "p99": 12.5}
+    assert gate.recorded_rules("[global]\nrw=read\n") == {}  # a job file: no rules
+    text = '[[setup]]\npath = "."\n[[workload]]\nrw = "read"\n[check]\nbw = 7\n'
+    loaded = plan.parse_plan(text, "plan.toml")
+    assert loaded.check == (("bw", 7.0),)

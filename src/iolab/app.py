@@ -21,7 +21,7 @@ from iolab.errors import PlanError, ReportError, Resume, StoreError, TargetError
 from iolab.fio import info, jobfile
 from iolab.fio.executor import Executor
 from iolab.model import Plan, Result
-from iolab.plan import methods
+from iolab.plan import gate, methods
 from iolab.report import advice as report_advice
 from iolab.report import data as report_data
 from iolab.report import document as report_document
@@ -343,12 +343,14 @@ def check(
     ui: Ui,
 ) -> tuple[int, int, list[history.Verdict]]:  # fmt: skip
     """`iolab check`: the latest run (or RUN) of its plan against the run before it (or
-    --baseline), under the rules: (latest, baseline, verdicts)."""
+    --baseline), under the rules given, then its plan's [check], then the defaults: (latest,
+    baseline, verdicts)."""
     with open_store(db, ui) as store:
         latest = store.run(run_id)
         base = store.run(baseline) if baseline is not None else _previous(store, latest)
         runs = [(r, store.cases(r.id)) for r in (base, latest)]
-    return latest.id, base.id, history.gate(history.series(runs), latest.id, base.id, rules)
+    ruled = {**history.DEFAULT_RULES, **gate.recorded_rules(latest.plan_text), **rules}
+    return latest.id, base.id, history.gate(history.series(runs), latest.id, base.id, ruled)
 
 
 def _previous(store: Store, latest: RunRow) -> RunRow:

@@ -530,6 +530,7 @@ class Plan:
     rounds: SteadyRounds | None = None
     metric: Literal["auto", "iops", "bw"] = "auto"
     hosts: Hosts | None = None
+    check: tuple[tuple[str, float], ...] = ()  # [check]: (metric, allowed worsening in %)
 
     @property
     def hash(self) -> str:

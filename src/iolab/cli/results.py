@@ -21,6 +21,7 @@ from iolab.cli import (
     ui,
 )
 from iolab.names import one_line
+from iolab.plan import gate
 from iolab.report import cells as report_model
 from iolab.report import document as report_document
 from iolab.report.formats import output as report_output
@@ -142,7 +143,8 @@ def history(plan_name: str | None, db: str, as_json: bool) -> None:
     "rules",
     multiple=True,
     metavar="METRIC=PCT",
-    help="How much worse a metric may get: iops=5, bw=5, p99=10 (the defaults).",
+    help="How much worse a metric may get, in %: iops=5, bw=5, p99=10 (the defaults; a "
+    "plan's [check] table sets its own).",
 )
 def check(run_id: int | None, db: str, baseline: int | None, rules: tuple[str, ...]) -> None:
     """Gate a build on a run: the latest run (or RUN) against the run before it, series by
@@ -159,18 +161,17 @@ def check(run_id: int | None, db: str, baseline: int | None, rules: tuple[str, .
 
 
 def _rules(given: tuple[str, ...]) -> dict[history_model.Metric, float]:
-    rules = dict(history_model.DEFAULT_RULES)
+    """--rule METRIC=PCT, each checked; these win over the plan's [check] and the defaults."""
+    rules: dict[history_model.Metric, float] = {}
     for text in given:
         name, _, pct = text.partition("=")
-        try:
-            allowed = float(pct.strip().rstrip("%"))
-        except ValueError:
-            allowed = -1.0
-        if name.strip() not in history_model.METRICS or not 0 <= allowed <= 1000:
+        metric = next((m for m in history_model.METRICS if m == name.strip()), None)
+        allowed = gate.allowance(pct)
+        if metric is None or allowed is None:
             raise click.BadParameter(
                 f"{text!r} is not METRIC=PCT with METRIC one of "
                 f"{', '.join(history_model.METRICS)} and PCT from 0 to 1000",
                 param_hint="--rule",
             )
-        rules[name.strip()] = allowed  # type: ignore[index]
+        rules[metric] = allowed
     return rules

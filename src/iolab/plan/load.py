@@ -11,8 +11,8 @@ from typing import Any
 
 from iolab.errors import PlanError
 from iolab.model import AutoRepeat, Plan, SteadyRounds, Workload
+from iolab.plan import gate, jobfile_plan, methods, sources
 from iolab.plan import hosts as plan_hosts
-from iolab.plan import jobfile_plan, methods, sources
 from iolab.plan.checks import MAX_NAME, check_clean, check_name, check_value
 from iolab.plan.common import (
     Overrides,
@@ -29,7 +29,7 @@ from iolab.units import human_duration
 METRICS = ("auto", "iops", "bw")
 TOP_KEYS = (
     "name", "description", "origin", "repeat", "repeat_target", "repeat_max", "defaults",
-    "setup", "workload", "report", "steady", "workloads", "jobfiles",
+    "setup", "workload", "report", "steady", "workloads", "jobfiles", "check",
 )  # fmt: skip
 STEADY_KEYS = ("track", "rounds", "window", "data_excursion", "slope_excursion")
 AUTO_FIRST = 3  # repetitions every case gets under repeat = "auto", before the interval decides
@@ -129,6 +129,7 @@ def parse_plan(text: str, source: str, overrides: Overrides | None = None) -> Pl
         baseline=None if over.target is not None else report.get("baseline"),
         metric=report.get("metric", "auto"),
         hosts=plan_hosts.hosts(data, top, setups),
+        check=gate.rules(data, top),
     )
     _check_report(plan, replace(top, table="report"))
     return plan

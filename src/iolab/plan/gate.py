@@ -1,0 +1,69 @@
+"""The plan's `[check]` table: how much worse each metric may get before `iolab check` fails
+a run (a percentage of the baseline's median, beyond the noise as well).
+
+    [check]
+    iops = "5%"    # IOPS may drop 5%
+    bw = "5%"      # bandwidth (MB/s) likewise
+    p99 = "10%"    # the 99th percentile of completion latency may rise 10%
+
+Rules on the command line (`iolab check --rule iops=2`) win over the plan's, which win over
+the defaults (analysis.history.DEFAULT_RULES). The run records its plan's text, so `iolab
+check` reads the rules of the run it judges.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from typing import Any
+
+from iolab.analysis.history import METRICS, Metric
+from iolab.plan.common import Where, known_keys, table_value
+
+MOST = 1000.0  # a rule above 1000% is a typo, not a gate
+
+
+def allowance(value: object) -> float | None:
+    """5, 5.0, "5" and "5%" -> 5.0; None for anything else, or outside 0-1000%."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value.strip().removesuffix("%").strip())
+        except ValueError:
+            return None
+    if not isinstance(value, int | float) or not 0 <= value <= MOST:
+        return None
+    return float(value)
+
+
+def rules(data: dict[str, Any], top: Where) -> tuple[tuple[Metric, float], ...]:
+    """The `[check]` table of a plan, checked: (metric, allowed %) in the order written."""
+    if "check" not in data:
+        return ()
+    where = Where(top.source, top.text, "check")
+    table = table_value(data["check"], top, "check")
+    known_keys(table, METRICS, where, "[check]")
+    out = []
+    for name in METRICS:
+        if name in table:
+            allowed = allowance(table[name])
+            if allowed is None:
+                raise where.fail(
+                    name, f'{name} = {table[name]!r} must be a percentage from 0 to 1000, '
+                    f'such as "5%"',
+                )  # fmt: skip
+            out.append((name, allowed))
+    return tuple(out)
+
+
+def recorded_rules(plan_text: str) -> dict[Metric, float]:
+    """The `[check]` rules of a run's recorded plan text; none for a job file, an import, or
+    a plan without the table (the plan was checked when it ran)."""
+    try:
+        table = tomllib.loads(plan_text).get("check", {})
+    except tomllib.TOMLDecodeError:
+        return {}
+    if not isinstance(table, dict):
+        return {}
+    found = {name: allowance(table.get(name)) for name in METRICS}
+    return {name: value for name, value in found.items() if value is not None}
