@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+import statistics
 
 import pytest
 
 from iolab.analysis import environment, latency, timeseries
-from iolab.analysis.stats import Difference, compare, summarize, t975
+from iolab.analysis.stats import Difference, compare, student_p, summarize, t975, t_two_sided
 from iolab.report.cells import change_cell, stat_cell
 
 
@@ -146,3 +147,33 @@ def test_above_ceiling_catches_study_cs_raid0_beating_four_drives() -> None:
     assert honest == [], "under 4x: possible"
     mirror = comparison.above_ceiling(single, [("RAID1 of 2", 1.0, "seq write", 227.0, why)])
     assert len(mirror) == 1, "a mirror writes no faster than one device (study C's Adaptec)"
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 5, 10, 30, 120])
+def test_the_t_tail_at_the_tables_quantile_is_five_percent(df: int) -> None:
+    assert t_two_sided(t975(df), df) == pytest.approx(0.05, abs=2e-4)
+
+
+@pytest.mark.parametrize(
+    ("t", "df", "p"),
+    [
+        (1.0, 1, 0.5),  # Cauchy: P(|T| >= 1) = 1/2
+        (10.0, 1, 2 * math.atan(0.1) / math.pi),
+        (2.0, 4, 0.116117),  # 1 - I(4/(4+4); 2, 1/2), from a t table
+        (0.0, 7, 1.0),
+    ],
+)
+def test_the_t_tail_against_closed_forms(t: float, df: int, p: float) -> None:
+    assert t_two_sided(t, df) == pytest.approx(p, rel=1e-5)
+
+
+def test_students_test_of_two_samples() -> None:
+    # 1,2,3 against 4,5,6: pooled variance 1, t = 3 / sqrt(2/3) = 3.674 on 4 degrees of freedom
+    assert student_p([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]) == pytest.approx(0.0213116, rel=1e-5)
+    assert student_p([5.0, 5.0, 5.0], [5.0, 5.0]) == 1.0  # no spread and no difference
+    assert student_p([5.0, 5.0], [6.0, 6.0]) == 0.0  # no spread, a difference
+
+
+def test_the_standard_deviation_matches_exact_arithmetic() -> None:
+    values = [1e9 + 0.1, 1e9 + 0.2, 1e9 + 0.3, 1e9 + 0.7]
+    assert summarize(values).stdev == pytest.approx(statistics.stdev(values), rel=1e-12)

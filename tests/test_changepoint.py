@@ -24,12 +24,12 @@ class Synthetic:
     at: tuple[int, ...]  # the indices where a true new level starts; none for a drift
 
 
-def synthetic(kind: str, seed: int) -> Synthetic:
+def synthetic(kind: str, seed: int, lengths: tuple[int, int] = (20, 60)) -> Synthetic:
     """One seeded series: "none" (noise only), "2x" / "5x" (one shift of 2 or 5 noise sds,
     somewhere in the middle half), "back" (5 sds down for 5 to 10 points, then back: a
     regression later fixed), "drift" (a straight climb of 4 sds over the series)."""
     rng = random.Random(seed)
-    n = rng.randint(20, 60)
+    n = rng.randint(*lengths)
     at = rng.randint(n // 4, n - n // 4)
     if kind == "drift":
         return Synthetic(tuple(100 + 4 * i / (n - 1) + rng.gauss(0, 1) for i in range(n)), ())
@@ -49,16 +49,16 @@ class Rates:
     extra: float  # share with a change point away from the true change
 
 
-def rates(kind: str) -> Rates:
+def rates(kind: str, lengths: tuple[int, int] = (20, 60), series: int = SERIES) -> Rates:
     flagged = hits = extra = 0
-    for seed in range(SERIES):
-        one = synthetic(kind, seed)
+    for seed in range(series):
+        one = synthetic(kind, seed, lengths)
         found = [c.index for c in change_points(one.values)]
         near = [i for i in found if any(abs(i - at) <= NEAR for at in one.at)]
         flagged += bool(found)
         hits += bool(one.at) and all(any(abs(i - at) <= NEAR for i in near) for at in one.at)
         extra += len(near) < len(found)
-    return Rates(flagged / SERIES, hits / SERIES, extra / SERIES)
+    return Rates(flagged / series, hits / series, extra / series)
 
 
 def test_no_shift_gives_few_false_alarms() -> None:
@@ -87,6 +87,21 @@ def test_a_level_that_comes_back_is_found_at_both_ends() -> None:
 def test_a_slow_drift_is_cut_somewhere() -> None:
     got = rates("drift")
     assert got.flagged >= 0.90, got  # no single level change: cut where halves differ most
+
+
+LONG = (150, 500)  # a long history: Student's t-test above 120 points, permutations below
+
+
+def test_a_long_history_without_a_change_gives_no_false_alarm() -> None:
+    got = rates("none", LONG, 100)
+    assert got.flagged <= 0.02, got  # Bonferroni over every split: conservative
+
+
+@pytest.mark.parametrize(("kind", "hits", "extra"), [("2x", 0.85, 0.15), ("5x", 0.98, 0.10),
+                                                     ("back", 0.95, 0.10)])  # fmt: skip
+def test_a_long_history_finds_its_changes(kind: str, hits: float, extra: float) -> None:
+    got = rates(kind, LONG, 100)
+    assert got.hits >= hits and got.extra <= extra, got
 
 
 @pytest.mark.parametrize(

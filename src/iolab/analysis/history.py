@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from iolab.analysis.changepoint import MAX_POINTS, change_points
-from iolab.analysis.stats import compare, metric_for
+from iolab.analysis.stats import Difference, compare, metric_for, summarize
 from iolab.store import CaseRow, RunRow
 
 Metric = Literal["iops", "bw", "p99"]
@@ -132,8 +132,11 @@ def _steps(
     points: Sequence[Point], metric: Metric, facts: Mapping[int, Mapping[str, object]]
 ) -> tuple[Step, ...]:
     out = []
-    for before, after in itertools.pairwise(points):
-        diff = compare(list(before.values), list(after.values))
+    summaries = [summarize(p.values) for p in points]  # each point once, not twice
+    for (before, after), pair in zip(
+        itertools.pairwise(points), itertools.pairwise(summaries), strict=True
+    ):
+        diff = Difference(*pair)
         change = diff.change_pct
         if change is None or diff.significant is False or abs(change) < DEFAULT_RULES[metric]:
             continue  # within the noise, or too small to matter (runs differ by a few %)

@@ -7,11 +7,21 @@ import dataclasses
 import json
 import sqlite3
 import time
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from iolab.errors import StoreError
-from iolab.model import JSON, Direction, DirectionMetrics, JSONObject, Origin, Plan, Result
+from iolab.model import (
+    JSON,
+    CheckWarning,
+    Direction,
+    DirectionMetrics,
+    JSONObject,
+    Origin,
+    Plan,
+    Result,
+)
 from iolab.store import check, dumps, usage_rows
 from iolab.store import rows as decode
 from iolab.store.check import BUSY_TIMEOUT_S, reads
@@ -390,17 +400,18 @@ class Store:
             f" warnings, target_state FROM cases c WHERE {where} ORDER BY workload_position, id",
             args,
         )
+        options, warnings = _Decoded(json.loads), _Decoded(_warnings)  # repeated texts once
         return [
             CaseRow(
                 setup=r["setup"],
                 workload=r["workload"],
                 workload_position=r["workload_position"],
                 repetition=r["repetition"],
-                options=json.loads(r["options"]),
+                options=options(r["options"]),
                 status=r["status"],
                 error=r["error"],
                 metrics=metrics.get(int(r["id"]), {}),
-                warnings=tuple(decode.warning(w) for w in json.loads(r["warnings"])),
+                warnings=warnings(r["warnings"]),
                 target_state=r["target_state"],
                 hosts=hosts.get(int(r["id"]), {}),
             )
@@ -505,3 +516,26 @@ def _among(column: str, names: Collection[str] | None) -> tuple[str, tuple[str, 
         return "", ()
     chosen = tuple(names)
     return f" AND {column} IN ({', '.join('?' * len(chosen)) or 'NULL'})", chosen
+
+
+Decoded = TypeVar("Decoded")
+
+
+class _Decoded(Generic[Decoded]):
+    """A decoder that decodes each distinct text once: a long history repeats its workloads'
+    options and its empty warning lists hundreds of thousands of times. The values are shared,
+    so they are read-only (Mapping, tuple)."""
+
+    def __init__(self, decoder: Callable[[str], Decoded]) -> None:
+        self.decoder = decoder
+        self.seen: dict[str, Decoded] = {}
+
+    def __call__(self, text: str) -> Decoded:
+        found = self.seen.get(text)
+        if found is None:
+            found = self.seen[text] = self.decoder(text)
+        return found
+
+
+def _warnings(text: str) -> tuple[CheckWarning, ...]:
+    return tuple(decode.warning(w) for w in json.loads(text))
