@@ -22,6 +22,7 @@ from iolab.analysis.history import Point, Series
 from iolab.cli import EXIT_REGRESSION, main
 from iolab.errors import PlanError
 from iolab.plan import gate
+from iolab.store import CaseRow
 from loopdevs import LoopDevs, loops_fixture
 
 _ = loops_fixture
@@ -201,3 +202,48 @@ def test_the_check_table_is_read_back_from_a_runs_plan_text() -> None:
     text = '[[setup]]\npath = "."\n[[workload]]\nrw = "read"\n[check]\nbw = 7\n'
     loaded = plan.parse_plan(text, "plan.toml")
     assert loaded.check == (("bw", 7.0),)
+
+
+def _fio_json(workdir: Path, name: str, rw: str, bs: str) -> Path:
+    out = workdir / f"{name}-{rw}.json"
+    subprocess.run(
+        ["fio", f"--name={name}", f"--rw={rw}", f"--bs={bs}", "--size=8m", "--runtime=1",
+         "--time_based", f"--filename={workdir / 'data'}", "--output-format=json",
+         f"--output={out}"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return out
+
+
+@pytest.mark.fio
+def test_an_imported_run_whose_cases_are_the_plans_joins_its_history(workdir: Path) -> None:
+    """fio's JSON from elsewhere, its job named as the plan's workload and imported as its
+    set-up, joins the plan's history; one whose job does something else does not."""
+    store = workdir / "store.db"
+    store.write_bytes(GOLDEN.read_bytes())
+    matching = _fio_json(workdir, "seq", "read", "128k")
+    other = _fio_json(workdir, "seq", "write", "128k")  # the same name, another workload
+    for found in (matching, other):
+        run_iolab(
+            "import", str(found), "--setup", "one", "--db", str(store), cwd=workdir, check=True
+        )
+    shown = run_iolab("history", "golden", "--db", str(store), cwd=workdir, check=True).stdout
+    assert shown.startswith(
+        "plan 'golden': 3 runs, 12 series (imported runs whose cases are the plan's joined: 3)"
+    ), shown
+    block = shown.split("one · seq · bw (MB/s)")[1].split("\n\n")[0]
+    assert [line.split()[1] for line in block.splitlines()[1:]] == ["1", "2", "3"], block
+    assert block.splitlines()[3].split("(n=1)")[1].startswith(" imported"), block
+    assert "run    4" not in shown
+
+
+def test_a_case_joins_by_its_names_and_what_makes_its_workload() -> None:
+    def row(setup: str, workload: str, **options: str | int) -> CaseRow:
+        return CaseRow(setup, workload, 0, 1, options, "ok", None, {}, ())
+
+    plan_cases = [row("one", "seq", rw="read", bs="128k", ioengine="auto", numjobs=1)]
+    assert history.joins(plan_cases, [row("one", "seq", rw="read", bs="128k", ioengine="libaio")])
+    assert history.joins(plan_cases, [row("one", "seq", rw="read", numjobs="1")])
+    assert not history.joins(plan_cases, [row("one", "seq", rw="write")])
+    assert not history.joins(plan_cases, [row("two", "seq", rw="read")])
+    assert not history.joins(plan_cases, [])

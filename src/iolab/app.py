@@ -323,19 +323,24 @@ class History:
 
 
 def plan_history(db: str, plan_name: str | None, ui: Ui) -> History:
-    """Every run of one plan (by name; default: the latest run's plan), oldest first, as
-    series (analysis.history)."""
+    """Every run of one plan (by name; default: the latest run's plan), and every imported run
+    whose cases are the plan's (history.joins), oldest first, as series (analysis.history)."""
     with open_store(db, ui) as store:
         stored = store.runs()
         if not stored:
             raise StoreError(f"{db} holds no runs yet; run a plan first")
         name = plan_name if plan_name is not None else stored[-1].plan_name
-        chosen = sorted((r for r in stored if r.plan_name == name), key=lambda r: r.started_at)
-        if not chosen:
+        own = [(r, store.cases(r.id)) for r in stored if r.plan_name == name]
+        if not own:
             plans = ", ".join(sorted({r.plan_name for r in stored}))
             raise StoreError(f"{db} holds no run of a plan named {name!r}; its plans: {plans}")
-        found = history.series([(r, store.cases(r.id)) for r in chosen])
-    return History(name, tuple(chosen), tuple(found))
+        latest = max(own, key=lambda found: found[0].started_at)[1]
+        imported = [(r, store.cases(r.id)) for r in stored
+                    if r.plan_name != name and r.origin.kind == "import"]  # fmt: skip
+        joined = [(r, cases) for r, cases in imported if history.joins(latest, cases)]
+        chosen = sorted([*own, *joined], key=lambda found: found[0].started_at)
+        found = history.series(chosen)
+    return History(name, tuple(r for r, _ in chosen), tuple(found))
 
 
 def check(

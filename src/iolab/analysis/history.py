@@ -166,6 +166,33 @@ def _changes(
     return tuple(out)
 
 
+IDENTITY = ("rw", "bs", "iodepth", "numjobs", "rwmixread", "ioengine", "direct")
+
+
+def joins(plan_cases: Sequence[CaseRow], imported: Sequence[CaseRow]) -> bool:
+    """Whether an imported run's cases are cases of the plan: each one's set-up and workload
+    name among the plan's, and the options that make a workload what it is (rw, bs, iodepth,
+    numjobs, rwmixread, ioengine, direct) the same where both record them."""
+    known = {(c.setup, c.workload): c.options for c in plan_cases}
+    if not imported:
+        return False
+    for case in imported:
+        options = known.get((case.setup, case.workload))
+        if options is None or any(
+            key in options and key in case.options and not _same(options[key], case.options[key])
+            for key in IDENTITY
+        ):
+            return False
+    return True
+
+
+def _same(a: object, b: object) -> bool:
+    """fio's values as text: 4k and "4k", 1 and "1" alike; iolab's "auto" (the engine it
+    picks) like any."""
+    texts = {str(v).strip().lower() for v in (a, b)}
+    return len(texts) == 1 or "auto" in texts
+
+
 def differences(before: Mapping[str, object], after: Mapping[str, object]) -> tuple[str, ...]:
     """The run facts that differ: "kernel 6.1.0 -> 6.8.0"."""
     return tuple(

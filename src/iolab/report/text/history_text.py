@@ -43,6 +43,10 @@ def _marks(step: Step | None, change: Change | None) -> str:
 
 def history(plan_name: str, runs: Sequence[RunRow], found: Sequence[Series]) -> str:
     lines = [f"plan {one_line(plan_name)!r}: {len(runs)} runs, {len(found)} series"]
+    imported = {r.id for r in runs if r.plan_name != plan_name}
+    if imported:
+        listed = ", ".join(str(i) for i in sorted(imported))
+        lines[0] += f" (imported runs whose cases are the plan's joined: {listed})"
     for one in found:
         changed = {s.run_id: s for s in one.steps}
         levels = {c.run_id: c for c in one.changes}
@@ -52,8 +56,9 @@ def history(plan_name: str, runs: Sequence[RunRow], found: Sequence[Series]) -> 
         for point in one.points:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(point.started_at))
             marks = _marks(changed.get(point.run_id), levels.get(point.run_id))
+            origin = " imported" if point.run_id in imported else ""
             lines.append(f"  run {point.run_id:>4}  {when}  {_figure(point.median, one.unit):>10}"
-                         f"  (n={len(point.values)}){marks}")  # fmt: skip
+                         f"  (n={len(point.values)}){origin}{marks}")  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
