@@ -92,11 +92,13 @@ def test_a_slow_drift_is_cut_somewhere() -> None:
 LONG = (150, 500)  # a long history: Student's t-test above 120 points, permutations below
 
 
+@pytest.mark.slow
 def test_a_long_history_without_a_change_gives_no_false_alarm() -> None:
     got = rates("none", LONG, 100)
     assert got.flagged <= 0.02, got  # Bonferroni over every split: conservative
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("kind", "hits", "extra"), [("2x", 0.85, 0.15), ("5x", 0.98, 0.10),
                                                      ("back", 0.95, 0.10)])  # fmt: skip
 def test_a_long_history_finds_its_changes(kind: str, hits: float, extra: float) -> None:

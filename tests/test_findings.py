@@ -165,7 +165,7 @@ def test_compare_says_what_changed_between_runs_citing_the_comparison(tmp_path: 
     assert "on two" in said or "on one" in said, "a change names its set-up"
 
 
-def test_json_and_the_csv_export_carry_the_findings_the_text_says(tmp_path: Path) -> None:
+def test_json_carries_the_findings_the_text_says(tmp_path: Path) -> None:
     store = tmp_path / "devices.db"
     shutil.copyfile(GOLDEN / "devices.db", store)
     invoke = CliRunner().invoke
@@ -176,6 +176,16 @@ def test_json_and_the_csv_export_carry_the_findings_the_text_says(tmp_path: Path
     assert {f["kind"] for f in found["findings"]} >= {"winner", "model", "trust"}
     cited = next(f for f in found["findings"] if f["kind"] == "winner")
     assert cited["cells"] and cited["cases"] > 0 and cited["significant"] in (True, False, None)
+
+
+@pytest.mark.slow  # --export draws every chart
+def test_the_csv_export_carries_the_findings(tmp_path: Path) -> None:
+    store = tmp_path / "devices.db"
+    shutil.copyfile(GOLDEN / "devices.db", store)
+    invoke = CliRunner().invoke
+    found = json.loads(invoke(main, ["report", "1", "--db", str(store), "--format", "json"]).output)
+    said = [f["sentence"] for f in found["findings"]]
+    cited = found["findings"][0]
     out = tmp_path / "out"
     done = invoke(main, ["report", "1", "--db", str(store), "--export", str(out), "-o", "-"])
     assert done.exit_code == 0, done.output

@@ -44,6 +44,7 @@ def test_snapshot_matches_byte_for_byte(rendered: tuple[Path, dict[str, str]], n
     )
 
 
+@pytest.mark.slow  # renders every snapshot, charts included
 def test_markdown_images_are_written_beside_it(rendered: tuple[Path, dict[str, str]]) -> None:
     out, texts = rendered
     links = re.findall(r"!\[[^\]]+\]\(([^)]+)\)", texts["report.md"])
@@ -59,6 +60,7 @@ def _results_rows(text: str) -> list[str]:
     return [line for line in results.splitlines() if line.startswith(("| rand", "| seq"))][:3]
 
 
+@pytest.mark.slow  # renders every snapshot, charts included
 def test_repeat_3_shows_intervals_in_every_format(
     rendered: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
@@ -80,6 +82,7 @@ def test_repeat_3_shows_intervals_in_every_format(
     assert '"error_y":{"array":[' in page.read_text()  # error bars on the charts
 
 
+@pytest.mark.slow  # renders every snapshot, charts included
 def test_comparison_marks_differences_within_their_interval_not_significant(
     rendered: tuple[Path, dict[str, str]],
 ) -> None:

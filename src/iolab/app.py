@@ -378,52 +378,33 @@ def environment_of(path: str) -> dict[str, Any]:
     return {"host": host, "target": facts, **controllers.probe().to_json()}
 
 
-ADVISE_HELP = """Rank RAID levels 0, 1, 5, 6 and 10 over --devices N by the RAID model's
-predicted performance for your workloads, with capacity and failures survived.
+@dataclass(frozen=True)
+class AdviseRequest:
+    """`iolab advise`: the array's size, and one device's figures from a run's set-up or given
+    (figures: "read-iops", "write-iops", "read-mbps", "write-mbps" -> a figure or None)."""
 
-One device's figures come from a stored run (default: the latest; its set-up on one plain
-device, or --setup NAME), or from --read-iops, --write-iops, --read-mbps, --write-mbps with
---workload RW:BS[:QD[:READ%]] (repeat; default: 4k random at QD32, 1m sequential at QD8)."""
-# `iolab advise`'s options beside [RUN] and --db, as plain keyword arguments for click: kept
-# here so that the command stays wiring.
-ADVISE_OPTIONS: dict[str, dict[str, Any]] = {
-    "devices": {"type": int, "default": 4, "show_default": True, "help": "Devices in the array."},
-    "setup": {"metavar": "NAME", "help": "The run's set-up that stands for one device."},
-    "workload": {
-        "multiple": True,
-        "metavar": "RW:BS[:QD[:READ%]]",
-        "help": "A workload that matters, with figures given: e.g. randwrite:4k:1, "
-        "randrw:4k:32:70 (QD default 1, READ% default 50).",
-    },
-    **{
-        f"{direction}-{unit}": {
-            "type": float,
-            "metavar": "N",
-            "help": f"One device's {direction} {'IOPS' if unit == 'iops' else 'MB/s'}.",
-        }
-        for direction in ("read", "write")
-        for unit in ("iops", "mbps")
-    },
-}
+    devices: int = 4
+    setup: str | None = None
+    workloads: tuple[str, ...] = ()  # RW:BS[:QD[:READ%]]
+    figures: Mapping[str, float | None] = field(default_factory=dict)
 
 
-def advise(db: str, run_id: int | None, given: dict[str, Any], ui: Ui) -> report_document.Document:
+def advise(db: str, run_id: int | None, given: AdviseRequest, ui: Ui) -> report_document.Document:
     """RAID levels ranked for one device's figures: a stored run's, or those given."""
-    devices = given.get("devices")
-    devices = 4 if devices is None else int(devices)
+    devices = given.devices
     if not 2 <= devices <= 64:
         raise ReportError(f"--devices {devices}: give 2 to 64 devices")
     keys = report_advice.DEFAULT_WORKLOADS
-    figures = {key: given.get(key.replace("-", "_")) for key in keys}
+    figures = {key: given.figures.get(key) for key in keys}
     for key, value in figures.items():
         if value is not None and not (math.isfinite(value) and value > 0):
             raise ReportError(f"--{key} {value:g}: give a positive figure (a finite number)")
     try:
-        workloads = [raid_model.parse_workload(text) for text in given.get("workload") or ()]
+        workloads = [raid_model.parse_workload(text) for text in given.workloads]
     except raid_model.ModelError as error:
         raise ReportError(f"--workload: {error}") from None
     if any(value is not None for value in figures.values()):
-        if run_id is not None or given.get("setup"):
+        if run_id is not None or given.setup:
             raise ReportError("give a RUN or one device's figures (--read-iops ...), not both")
         found = report_advice.from_figures(figures, workloads)
         source = "the figures given"
@@ -435,17 +416,13 @@ def advise(db: str, run_id: int | None, given: dict[str, Any], ui: Ui) -> report
             )
         with open_store(db, ui) as store:
             data = report_data.load(store, [run_id] if run_id else [], False, False)
-        single = raid_view.single_setup(data, given.get("setup"))
+        single = raid_view.single_setup(data, given.setup)
         found = raid_view.single_figures(data, single.label)
         source = f"set-up {single.label!r} of run {single.run_id}"
     if not found:
         raise ReportError(f"no workload to advise on: {source} has no finished case")
     ranked = raid_model.rank(devices, [(f.workload, f.single) for f in found])
     return report_advice.document(ranked, found, devices, source)
-
-
-REHEARSE_HELP = """Build, run for 1 s and tear down each set-up of a plan on sparse images in a
-user-mode Linux kernel, before touching the real devices; says what failed and why."""
 
 
 def rehearse(plan_file: str, ui: Ui) -> bool:
@@ -462,47 +439,26 @@ def _stored_cases(db: Path) -> list[tuple[str, str | None]]:
     return []
 
 
-IMPORT_HELP = """Import results made elsewhere as a run: fio JSON or json+ (old fio's too),
-terse v3-v5, --status-interval streams, client/server JSON (per host), fio's _bw/_iops/_lat/
-_clat logs (client/server's NAME_bw.1.log.HOST too), bench-fio's trees, dd's and bonnie++'s
-reports, published tables (CSV), and iolab exports. Folders are searched for .json, .log,
-.txt, .out, .terse and .csv.
-
-Set-ups are named after each file's folder (or --setup; a bench-fio tree's after its target,
-a published table's after its own columns or rows), workloads after fio's jobs; a file already
-imported (same content) is skipped. A file that cannot be read (or holds an impossible
-figure) is one line; the rest still import, and the exit code is 3 (1 when nothing was
-imported)."""
-EXPORT_HELP = """Export a stored run (default: the latest) for other tools: JSON (schema
-"iolab-export" version 1, which 'iolab import' reads back), CSV or Parquet, with the workload's
-parameters as columns; CSV to FILE.csv also writes FILE.percentiles.csv and FILE.samples.csv
-(Parquet alike; needs pip install 'iolab[data]'). fio-plot -o DIR writes fio's JSON and logs
-in the folders bench-fio makes (DIR/SETUP/BS/MODE-IODEPTH-NUMJOBS.json) for fio-plot."""
-# The options of `iolab import` and `iolab export` beside --db, as click's arguments.
-IMPORT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
-    (("--setup",), {"metavar": "NAME", "help": "Set-up of every result (default: its folder)."}),
-    (("--devices",), {"metavar": "N", "help": "Devices in each imported set-up (for checks)."}),
-    (("--rated-iops",), {"metavar": "N|READ,WRITE", "help": "One device's rated IOPS."}),
-    (("--rated-mbps",), {"metavar": "N|READ,WRITE", "help": "One device's rated MB/s."}),
-    (("--cache",), {"metavar": "SIZE", "help": "A cache in front of each set-up (512M)."}),
-)
 EXPORT_FORMATS = ("json", "csv", "parquet", "fio-plot")
-EXPORT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
-    (("--format", "fmt"), {"default": "json", "show_default": True,
-                           "metavar": "|".join(EXPORT_FORMATS)}),
-    (("-o", "--output"), {"default": "-", "metavar": "FILE|DIR",
-                          "help": "Write here; '-' is stdout (json, csv). fio-plot: a folder."}),
-    (("--force",), {"is_flag": True,
-                    "help": "Replace files iolab did not write (never through a symbolic link)."}),
-)  # fmt: skip
 
 
-def import_facts(given: dict[str, str | None]) -> exchange.Facts:
+@dataclass(frozen=True)
+class FactsGiven:
+    """`iolab import`'s facts of the set-ups, as the person wrote them (checked by
+    import_facts): devices, one device's rated IOPS and MB/s (N or READ,WRITE), a cache size."""
+
+    devices: str | None = None
+    rated_iops: str | None = None
+    rated_mbps: str | None = None
+    cache: str | None = None
+
+
+def import_facts(given: FactsGiven) -> exchange.Facts:
     """--devices, --rated-iops, --rated-mbps and --cache, each checked: finite and positive."""
-    devices = _positive("--devices", given.get("devices"))
+    devices = _positive("--devices", given.devices)
     if devices != int(devices) or devices > 4096:
-        raise PlanError(f"--devices {given.get('devices')}: give a whole number, 1 to 4096")
-    cache = given.get("cache")
+        raise PlanError(f"--devices {given.devices}: give a whole number, 1 to 4096")
+    cache = given.cache
     try:
         cache_bytes = parse_size(cache) if cache else 0
     except ValueError:
@@ -510,8 +466,8 @@ def import_facts(given: dict[str, str | None]) -> exchange.Facts:
     if cache and not cache_bytes:
         raise PlanError(f"--cache {cache}: give a size above 0, such as 512M")
     return exchange.Facts(
-        int(devices), _rated("--rated-iops", given.get("rated_iops"), 1.0),
-        _rated("--rated-mbps", given.get("rated_mbps"), 1e6), cache_bytes,
+        int(devices), _rated("--rated-iops", given.rated_iops, 1.0),
+        _rated("--rated-mbps", given.rated_mbps, 1e6), cache_bytes,
     )  # fmt: skip
 
 
@@ -542,11 +498,11 @@ def import_files(
     setup: str | None,
     db: str,
     ui: Ui,
-    given: dict[str, str | None] | None = None,
+    given: FactsGiven | None = None,
 ) -> exchange.Imported:
     """fio's output (and iolab exports) into the database; nothing is created when nothing
     could be read."""
-    facts = import_facts(given or {})
+    facts = import_facts(given or FactsGiven())
     found = Store.check_path(db)  # another program's, or damaged: refused before reading
     known: dict[str, int] = {}
     if found.kind == "iolab":  # missing or empty: created below, if anything was read
@@ -606,37 +562,32 @@ def plan_toml(plan_file: str | None, preset: str | None) -> str:
     return plan.preset_text(preset or "quick")
 
 
-PEAK_HELP = """Find one target's peak: search numjobs x iodepth for the most IOPS (MB/s for
-blocks over 64 KiB), stepping on while a step gains more than the noise margin, then measure
-the winner three times for its 95% interval. With --curve, also run at 10% to 100% of its
-IOPS for latency against load, and find the knee. Stored as a run like any other."""
-# `iolab peak`'s options beside --db, as plain keyword arguments for click.
-PEAK_OPTIONS: dict[str, dict[str, Any]] = {
-    "target": {"default": ".", "metavar": "PATH", "help": "A directory or a file [default: .]."},
-    "rw": {"default": "randread", "show_default": True, "help": "fio's rw."},
-    "bs": {"default": "4k", "show_default": True, "help": "Block size."},
-    "curve": {"is_flag": True, "help": "Also run the latency-versus-load curve from the peak."},
-    "numjobs": {"default": "1-64", "show_default": True, "metavar": "LOW-HIGH"},
-    "iodepth": {"default": "1-256", "show_default": True, "metavar": "LOW-HIGH"},
-    "runtime": {"metavar": "SECONDS", "help": "Runtime of every point [default: 10]."},
-    "size": {"metavar": "SIZE", "help": "Test area [default: auto]."},
-    "yes-destroy": {"multiple": True, "metavar": "PATH", "help": "Allow writing to this file."},
-}
+@dataclass(frozen=True)
+class PeakRequest:
+    """`iolab peak`: one target, one workload, the search's bounds (LOW-HIGH), and the files
+    that may be written."""
+
+    target: str = "."
+    rw: str = "randread"
+    bs: str = "4k"
+    curve: bool = False
+    numjobs: str = "1-64"
+    iodepth: str = "1-256"
+    runtime: str | None = None  # seconds, or fio's time (checked with the plan)
+    size: str | None = None
+    destroy: tuple[str, ...] = ()
 
 
-def peak(db: str, given: dict[str, Any], ui: Ui, executor: Executor | None = None) -> RunOutcome:
+def peak(db: str, given: PeakRequest, ui: Ui, executor: Executor | None = None) -> RunOutcome:
     """`iolab peak`: a plan made for one target and one workload, run like `run`'s."""
-    text = methods.command_plan(
-        given.get("rw") or "randread", given.get("bs") or "4k", bool(given.get("curve")),
-        given.get("numjobs") or "1-64", given.get("iodepth") or "1-256",
-    )  # fmt: skip
-    runtime = given.get("runtime")
+    text = methods.command_plan(given.rw, given.bs, given.curve, given.numjobs, given.iodepth)
+    runtime = given.runtime
     overrides = plan.Overrides(
-        target=str(Path(given.get("target") or ".").resolve()), size=given.get("size"),
-        runtime=int(runtime) if runtime and str(runtime).isdigit() else runtime,
+        target=str(Path(given.target).resolve()), size=given.size,
+        runtime=int(runtime) if runtime and runtime.isdigit() else runtime,
     )  # fmt: skip
     the_plan = plan.parse_plan(text, "iolab peak", overrides)
-    request = RunRequest(db=db, overrides=overrides, destroy=tuple(given.get("yes_destroy") or ()))
+    request = RunRequest(db=db, overrides=overrides, destroy=given.destroy)
     outcome = run_plan(the_plan, overrides, request, ui, executor)
     sections = outcome.document.sections  # the search's table first: the terminal shows it
     first = [s for s in sections if s.title == "Peak and load curve"]

@@ -29,8 +29,39 @@ def env(path: str, as_json: bool) -> None:
     echo(text, nl=False)
 
 
-@main.command(help=app.ADVISE_HELP)
+ADVISE_HELP = """Rank RAID levels 0, 1, 5, 6 and 10 over --devices N by the RAID model's
+predicted performance for your workloads, with capacity and failures survived.
+
+One device's figures come from a stored run (default: the latest; its set-up on one plain
+device, or --setup NAME), or from --read-iops, --write-iops, --read-mbps, --write-mbps with
+--workload RW:BS[:QD[:READ%]] (repeat; default: 4k random at QD32, 1m sequential at QD8)."""
+# `iolab advise`'s options beside [RUN] and --db.
+ADVISE_OPTIONS: dict[str, dict[str, Any]] = {
+    "devices": {"type": int, "default": 4, "show_default": True, "help": "Devices in the array."},
+    "setup": {"metavar": "NAME", "help": "The run's set-up that stands for one device."},
+    "workload": {
+        "multiple": True,
+        "metavar": "RW:BS[:QD[:READ%]]",
+        "help": "A workload that matters, with figures given: e.g. randwrite:4k:1, "
+        "randrw:4k:32:70 (QD default 1, READ% default 50).",
+    },
+    **{
+        f"{direction}-{unit}": {
+            "type": float,
+            "metavar": "N",
+            "help": f"One device's {direction} {'IOPS' if unit == 'iops' else 'MB/s'}.",
+        }
+        for direction in ("read", "write")
+        for unit in ("iops", "mbps")
+    },
+}
+
+
+@main.command(help=ADVISE_HELP)
 @options(click.argument("run_id", type=int, required=False, metavar="[RUN]"), db_option,
-         *(click.option(f"--{name}", **kw) for name, kw in app.ADVISE_OPTIONS.items()))  # fmt: skip
-def advise(run_id: int | None, db: str, **given: Any) -> None:
-    echo(report_output.render(app.advise(db, run_id, given, ui()), "table").text, nl=False)
+         *(click.option(f"--{name}", **kw) for name, kw in ADVISE_OPTIONS.items()))  # fmt: skip
+def advise(run_id: int | None, db: str, devices: int, setup: str | None,
+           workload: tuple[str, ...], **figures: float | None) -> None:  # fmt: skip
+    given = {key.replace("_", "-"): value for key, value in figures.items()}
+    request = app.AdviseRequest(devices, setup, workload, given)
+    echo(report_output.render(app.advise(db, run_id, request, ui()), "table").text, nl=False)

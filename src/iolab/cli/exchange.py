@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from iolab import app
@@ -16,12 +18,45 @@ from iolab.cli import (
     ui,
 )
 
+IMPORT_HELP = """Import results made elsewhere as a run: fio JSON or json+ (old fio's too),
+terse v3-v5, --status-interval streams, client/server JSON (per host), fio's _bw/_iops/_lat/
+_clat logs (client/server's NAME_bw.1.log.HOST too), bench-fio's trees, dd's and bonnie++'s
+reports, published tables (CSV), and iolab exports. Folders are searched for .json, .log,
+.txt, .out, .terse and .csv.
 
-@main.command("import", help=app.IMPORT_HELP)
+Set-ups are named after each file's folder (or --setup; a bench-fio tree's after its target,
+a published table's after its own columns or rows), workloads after fio's jobs; a file already
+imported (same content) is skipped. A file that cannot be read (or holds an impossible
+figure) is one line; the rest still import, and the exit code is 3 (1 when nothing was
+imported)."""
+EXPORT_HELP = """Export a stored run (default: the latest) for other tools: JSON (schema
+"iolab-export" version 1, which 'iolab import' reads back), CSV or Parquet, with the workload's
+parameters as columns; CSV to FILE.csv also writes FILE.percentiles.csv and FILE.samples.csv
+(Parquet alike; needs pip install 'iolab[data]'). fio-plot -o DIR writes fio's JSON and logs
+in the folders bench-fio makes (DIR/SETUP/BS/MODE-IODEPTH-NUMJOBS.json) for fio-plot."""
+# The options of `iolab import` and `iolab export` beside --db, as click's arguments.
+IMPORT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
+    (("--setup",), {"metavar": "NAME", "help": "Set-up of every result (default: its folder)."}),
+    (("--devices",), {"metavar": "N", "help": "Devices in each imported set-up (for checks)."}),
+    (("--rated-iops",), {"metavar": "N|READ,WRITE", "help": "One device's rated IOPS."}),
+    (("--rated-mbps",), {"metavar": "N|READ,WRITE", "help": "One device's rated MB/s."}),
+    (("--cache",), {"metavar": "SIZE", "help": "A cache in front of each set-up (512M)."}),
+)
+EXPORT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
+    (("--format", "fmt"), {"default": "json", "show_default": True,
+                           "metavar": "|".join(app.EXPORT_FORMATS)}),
+    (("-o", "--output"), {"default": "-", "metavar": "FILE|DIR",
+                          "help": "Write here; '-' is stdout (json, csv). fio-plot: a folder."}),
+    (("--force",), {"is_flag": True,
+                    "help": "Replace files iolab did not write (never through a symbolic link)."}),
+)  # fmt: skip
+
+
+@main.command("import", help=IMPORT_HELP)
 @options(click.argument("paths", nargs=-1, required=True, metavar="PATH..."), db_option,
-         *(click.option(*names, **kw) for names, kw in app.IMPORT_OPTIONS))  # fmt: skip
+         *(click.option(*names, **kw) for names, kw in IMPORT_OPTIONS))  # fmt: skip
 def import_(paths: tuple[str, ...], db: str, setup: str | None, **given: str | None) -> None:
-    done = app.import_files(paths, setup, db, ui(), given)
+    done = app.import_files(paths, setup, db, ui(), app.FactsGiven(**given))
     if not done.runs and not done.skipped and len(done.problems) == 1:
         fail(f"error: {done.problems[0]}")  # nothing imported: the one file's line, exit 1
     echo("".join(f"{line}\n" for _, line in done.runs), nl=False)
@@ -31,9 +66,9 @@ def import_(paths: tuple[str, ...], db: str, setup: str | None, **given: str | N
         fail(f"{len(done.problems)} of the files could not be imported", code)
 
 
-@main.command(help=app.EXPORT_HELP)
+@main.command(help=EXPORT_HELP)
 @options(click.argument("run_id", type=int, required=False, metavar="[RUN]"), db_option,
-         *(click.option(*names, **kw) for names, kw in app.EXPORT_OPTIONS))  # fmt: skip
+         *(click.option(*names, **kw) for names, kw in EXPORT_OPTIONS))  # fmt: skip
 def export(run_id: int | None, db: str, fmt: str, output: str, force: bool) -> None:
     text, said = app.export_run(db, run_id, fmt, output, ui(), force=force)
     echo(text, nl=False)

@@ -58,10 +58,29 @@ def _ran(outcome: app.RunOutcome, the_ui: TerminalUi) -> None:
              EXIT_CASES_FAILED)  # fmt: skip
 
 
-@main.command(help=app.PEAK_HELP)
-@options(db_option, *(click.option(f"--{n}", **kw) for n, kw in app.PEAK_OPTIONS.items()))
-def peak(db: str, **given: Any) -> None:
-    _ran(app.peak(db, given, the_ui := ui()), the_ui)
+PEAK_HELP = """Find one target's peak: search numjobs x iodepth for the most IOPS (MB/s for
+blocks over 64 KiB), stepping on while a step gains more than the noise margin, then measure
+the winner three times for its 95% interval. With --curve, also run at 10% to 100% of its
+IOPS for latency against load, and find the knee. Stored as a run like any other."""
+# `iolab peak`'s options beside --db.
+PEAK_OPTIONS: dict[str, dict[str, Any]] = {
+    "target": {"default": ".", "metavar": "PATH", "help": "A directory or a file [default: .]."},
+    "rw": {"default": "randread", "show_default": True, "help": "fio's rw."},
+    "bs": {"default": "4k", "show_default": True, "help": "Block size."},
+    "curve": {"is_flag": True, "help": "Also run the latency-versus-load curve from the peak."},
+    "numjobs": {"default": "1-64", "show_default": True, "metavar": "LOW-HIGH"},
+    "iodepth": {"default": "1-256", "show_default": True, "metavar": "LOW-HIGH"},
+    "runtime": {"metavar": "SECONDS", "help": "Runtime of every point [default: 10]."},
+    "size": {"metavar": "SIZE", "help": "Test area [default: auto]."},
+    "yes-destroy": {"multiple": True, "metavar": "PATH", "help": "Allow writing to this file."},
+}
+
+
+@main.command(help=PEAK_HELP)
+@options(db_option, *(click.option(f"--{n}", **kw) for n, kw in PEAK_OPTIONS.items()))
+def peak(db: str, yes_destroy: tuple[str, ...], **given: Any) -> None:
+    request = app.PeakRequest(**given, destroy=yes_destroy)
+    _ran(app.peak(db, request, the_ui := ui()), the_ui)
 
 
 @main.command()
@@ -98,7 +117,11 @@ def presets() -> None:
         echo(f"{name:<24} {len(p.cases()):>3} cases  {p.origin}: {p.description}")
 
 
-@main.command(help=app.REHEARSE_HELP)
+REHEARSE_HELP = """Build, run for 1 s and tear down each set-up of a plan on sparse images in a
+user-mode Linux kernel, before touching the real devices; says what failed and why."""
+
+
+@main.command(help=REHEARSE_HELP)
 @click.argument("plan_file", metavar="PLAN.toml")
 def rehearse(plan_file: str) -> None:
     sys.exit(0 if app.rehearse(plan_file, ui()) else EXIT_CASES_FAILED)
