@@ -22,6 +22,7 @@ from iolab.analysis.history import Point, Series
 from iolab.cli import EXIT_REGRESSION, main
 from iolab.errors import PlanError
 from iolab.plan import gate
+from iolab.report import history as report_history
 from iolab.store import CaseRow
 from loopdevs import LoopDevs, loops_fixture
 
@@ -247,3 +248,44 @@ def test_a_case_joins_by_its_names_and_what_makes_its_workload() -> None:
     assert not history.joins(plan_cases, [row("one", "seq", rw="write")])
     assert not history.joins(plan_cases, [row("two", "seq", rw="read")])
     assert not history.joins(plan_cases, [])
+
+
+def test_the_history_document_draws_each_series_that_moved_with_its_change_point() -> None:
+    points = tuple(
+        Point(run, float(run), (100.0 if run < 7 else 80.0,) * 3) for run in range(1, 13)
+    )
+    change = history.Change(7, 0.005, 100.0, 80.0, -20.0, 1.0, ("kernel 6.1 -> 6.8",))
+    moved = Series("disk", "4k", "iops", points, (), (change,))
+    calm = Series("disk", "1m", "bw", points[:3], ())
+    found = report_history.document("nightly", [], [moved, calm])
+    assert [s.title for s in found.sections] == ["Series", "disk · 4k · iops"]
+    (chart,) = found.charts()
+    assert [r.label for r in chart.regions] == ["change point at run 7"]
+    assert (chart.regions[0].start, chart.regions[0].end) == (6.0, 7.0)
+    level = next(s for s in chart.series if s.name == "level between change points")
+    assert level.y == (100.0,) * 6 + (80.0,) * 6
+    assert chart.caption == (
+        "Change points (the shaded runs): run 7: -20.0% ± 1.0% (kernel 6.1 -> 6.8)."
+    )
+    (table,) = found.tables()
+    assert [r.cells[3].text for r in table.rows] == ["run 7", "none"]
+
+
+@pytest.mark.slow  # draws charts
+def test_history_as_markdown_and_html(tmp_path: Path) -> None:
+    store = tmp_path / "store.db"
+    store.write_bytes(GOLDEN.read_bytes())
+    invoke = CliRunner().invoke
+    done = invoke(main, ["history", "--db", str(store), "--format", "markdown", "-o",
+                         str(tmp_path / "h.md")])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    text = (tmp_path / "h.md").read_text()
+    images = re.findall(r"\]\((h_files/history-[^)]+\.png)\)", text)
+    assert len(images) == 4 and all((tmp_path / i).exists() for i in images), text
+    assert "- run 2: -22.3% ± 14.7% from the run before" in text  # two · seq · bw
+    page = tmp_path / "h.html"
+    assert invoke(main, ["history", "--db", str(store), "--format", "html", "-o",
+                         str(page)]).exit_code == 0  # fmt: skip
+    assert page.read_text().count('class="plotly-graph-div"') == 4
+    refused = invoke(main, ["history", "--db", str(store), "-o", str(tmp_path / "h.txt")])
+    assert refused.exit_code != 0 and "-o goes with --format markdown or html" in refused.output

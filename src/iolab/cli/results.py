@@ -24,6 +24,7 @@ from iolab.names import one_line
 from iolab.plan import gate
 from iolab.report import cells as report_model
 from iolab.report import document as report_document
+from iolab.report import history as report_history
 from iolab.report.formats import output as report_output
 from iolab.report.text import history_text
 from iolab.store import RunRow
@@ -122,15 +123,33 @@ def _emit(document: report_document.Document, fmt: str, **written: Any) -> None:
 @main.command()
 @click.argument("plan_name", required=False, metavar="[PLAN]")
 @db_option
-@click.option("--json", "as_json", is_flag=True, help="Print the series as JSON.")
-def history(plan_name: str | None, db: str, as_json: bool) -> None:
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown", "html"]),
+              default="table", show_default=True, help="markdown and html draw a trend chart "
+              "per series that moved.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the series as JSON (--format json).")
+@click.option("-o", "--output", default="-", metavar="FILE", help="Write here; '-' is stdout.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace files iolab did not write (never through a symbolic link).",
+)
+def history(plan_name: str | None, db: str, fmt: str, as_json: bool, output: str,
+            force: bool) -> None:  # fmt: skip
     """The runs of one plan (default: the latest run's) over time: per set-up, workload and
     metric, each run's median, and the changes beyond the noise with what changed."""
+    fmt = "json" if as_json else fmt
+    if fmt in ("markdown", "html"):
+        report_output.check(output, None, force=force, images=fmt == "markdown")
+    elif output != "-":
+        raise click.BadParameter("-o goes with --format markdown or html", param_hint="-o")
     found = app.plan_history(db, plan_name, ui())
-    if as_json:
+    if fmt == "json":
         echo(history_text.history_json(found.plan_name, found.series), nl=False)
-        return
-    echo(history_text.history(found.plan_name, found.runs, found.series), nl=False)
+    elif fmt == "table":
+        echo(history_text.history(found.plan_name, found.runs, found.series), nl=False)
+    else:
+        document = report_history.document(found.plan_name, found.runs, found.series)
+        _emit(document, fmt, output=output, image_format="png", export_dir=None, force=force)
 
 
 @main.command()

@@ -1,0 +1,130 @@
+"""A plan's history as a document (`iolab history --format markdown|html`): a table of every
+series, then a trend chart for each series that moved (a step beyond the noise or a change
+point): each run's median with its repetitions' 95% interval, the level between change points
+as a line of its own, each change point shaded from the run before it, with what changed in
+the caption."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from iolab.analysis.history import Change, Series
+from iolab.analysis.stats import summarize
+from iolab.names import one_line
+from iolab.report.cells import Cell, Row, Table, format_value
+from iolab.report.charts import Axis, Chart, Region, slug
+from iolab.report.charts import Series as Line
+from iolab.report.document import Document, Notes, Section
+from iolab.store import RunRow
+
+MOST_CHARTS = 60  # a long plan draws the series that moved most; the table lists them all
+
+
+def document(plan_name: str, runs: Sequence[RunRow], found: Sequence[Series]) -> Document:
+    moved = sorted((s for s in found if s.steps or s.changes), key=_moved, reverse=True)
+    drawn = moved[:MOST_CHARTS]
+    notes = [] if len(moved) <= MOST_CHARTS else [
+        f"{len(moved)} series moved; the {MOST_CHARTS} with the largest change are drawn "
+        "(iolab history --json has them all)."
+    ]  # fmt: skip
+    head = Section("Series", (_table(found), *([Notes("Notes", tuple(notes))] if notes else ())))
+    sections = [head, *(Section(_label(s), (_chart(s), *_said(s))) for s in drawn)]
+    return Document(f"History of plan {one_line(plan_name)!r}", _subtitle(runs), tuple(sections))
+
+
+def _label(series: Series) -> str:
+    return f"{series.setup} · {series.workload} · {series.metric}"
+
+
+def _moved(series: Series) -> float:
+    sizes = [abs(c.change_pct or 0.0) for c in series.changes]
+    return max([*sizes, *(abs(s.change_pct) for s in series.steps)], default=0.0)
+
+
+def _subtitle(runs: Sequence[RunRow]) -> tuple[str, ...]:
+    if not runs:
+        return ()
+    first, last = (time.strftime("%Y-%m-%d", time.localtime(r.started_at)) for r in
+                   (runs[0], runs[-1]))  # fmt: skip
+    return (f"{len(runs)} runs, {runs[0].id} to {runs[-1].id}, {first} to {last}",)
+
+
+def _table(found: Sequence[Series]) -> Table:
+    rows = []
+    for series in found:
+        first, latest = series.points[0], series.points[-1]
+        rows.append(Row(series.workload, (
+            Cell(first.median, series.unit, format_value(first.median, series.metric)),
+            Cell(latest.median, series.unit, format_value(latest.median, series.metric)),
+            Cell(float(len(series.points)), "", str(len(series.points))),
+            Cell(None, "", ", ".join(f"run {c.run_id}" for c in series.changes) or "none"),
+        ), (series.setup, series.metric)))  # fmt: skip
+    return Table(
+        "Every series", "workload", ("first run", "latest run", "runs", "change points"),
+        tuple(rows), ("each figure: the median of that run's repetitions.",),
+        stub_headers=("set-up", "metric"), name="history", column_header="figure",
+    )  # fmt: skip
+
+
+def _chart(series: Series) -> Chart:
+    runs = tuple(float(p.run_id) for p in series.points)
+    medians = tuple(p.median for p in series.points)
+    spread = tuple(summarize(p.values).half_width for p in series.points)
+    lines = [Line("run median", runs, medians, spread, color=0)]
+    level = _levels(series)
+    if level:
+        lines.append(Line("level between change points", runs, level, color=1))
+    return Chart(
+        name=f"history-{slug(_label(series))}",
+        kind="line",
+        title=f"{series.metric} over runs: {series.setup} · {series.workload}",
+        x=Axis("run"),
+        y=Axis(series.metric, series.unit),
+        series=tuple(lines),
+        regions=tuple(_region(series, c) for c in series.changes),
+        caption=_caption(series),
+    )
+
+
+def _levels(series: Series) -> tuple[float | None, ...]:
+    """Each run's level: the mean of the medians between the change points around it."""
+    if not series.changes:
+        return ()
+    starts = {c.run_id: c.after for c in series.changes}
+    level: float | None = series.changes[0].before
+    out = []
+    for point in series.points:
+        level = starts.get(point.run_id, level)
+        out.append(level)
+    return tuple(out)
+
+
+def _region(series: Series, change: Change) -> Region:
+    ids = [p.run_id for p in series.points]
+    at = ids.index(change.run_id)
+    before = ids[at - 1] if at else change.run_id
+    return Region(before + 0.0, change.run_id + 0.0, f"change point at run {change.run_id}")
+
+
+def _caption(series: Series) -> str:
+    if not series.changes:
+        return "No change point; the runs' steps beyond the noise are listed below."
+    said = [
+        f"run {c.run_id}: {c.change_pct:+.1f}%"
+        + (f" ± {c.half_width_pct:.1f}%" if c.half_width_pct is not None else "")
+        + (f" ({'; '.join(c.facts)})" if c.facts else "")
+        for c in series.changes
+        if c.change_pct is not None
+    ]
+    return "Change points (the shaded runs): " + ", ".join(said) + "."
+
+
+def _said(series: Series) -> tuple[Notes, ...]:
+    lines = [
+        f"run {s.run_id}: {s.change_pct:+.1f}%"
+        + (f" ± {s.half_width_pct:.1f}%" if s.half_width_pct is not None else "")
+        + f" from the run before{'; changed: ' + ', '.join(s.facts) if s.facts else ''}"
+        for s in series.steps
+    ]
+    return (Notes("Steps between runs", tuple(lines), "steps"),) if lines else ()
