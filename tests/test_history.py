@@ -289,3 +289,35 @@ def test_history_as_markdown_and_html(tmp_path: Path) -> None:
     assert page.read_text().count('class="plotly-graph-div"') == 4
     refused = invoke(main, ["history", "--db", str(store), "-o", str(tmp_path / "h.txt")])
     assert refused.exit_code != 0 and "-o goes with --format markdown or html" in refused.output
+
+
+DOCS = Path(__file__).parent.parent / "docs" / "history.md"
+
+
+@pytest.mark.fio
+def test_the_ci_example_in_the_docs_works_as_written(workdir: Path) -> None:
+    """docs/history.md's CI job, its database moved into a scratch folder, on a small plan
+    with the docs' own [check] table: night one has nothing to compare with (one line, exit
+    1); night two's gate gives its verdict (0, or 4 on a regression) on every line."""
+    text = DOCS.read_text()
+    job = text.split("A CI job:\n\n```sh\n", 1)[1].split("```", 1)[0]
+    rules = text.split("```toml\n[check]\n", 1)[1].split("```", 1)[0]
+    (workdir / "nightly.toml").write_text(
+        f'name = "nightly"\nrepeat = 2\n[[setup]]\npath = "{workdir}"\n[[workload]]\n'
+        'rw = "randread"\nbs = "4k"\nsize = "16m"\nruntime = 1\n[check]\n' + rules
+    )
+    lines = [line.split("#")[0].split() for line in job.strip().splitlines()]
+    assert [words[:2] for words in lines] == [["iolab", "run"], ["iolab", "check"],
+                                              ["iolab", "check"]]  # fmt: skip
+    commands = [[w.replace("/srv/iolab/", f"{workdir}/") for w in words[1:]] for words in lines]
+    for night in (1, 2):
+        for words in commands:
+            done = run_iolab(*words, cwd=workdir)
+            assert "Traceback" not in done.stderr, done.stderr
+            if words[0] == "run":
+                assert done.returncode == 0, done.stderr
+            elif night == 1:
+                assert done.returncode == 1 and "is the first run of plan 'nightly'" in done.stderr
+            else:
+                assert done.returncode in (0, 4), done.stdout + done.stderr
+                assert "check: run 2 against run 1: 2 series" in done.stdout, done.stdout
