@@ -5,6 +5,7 @@ free again."""
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import sqlite3
@@ -321,3 +322,20 @@ def test_the_ci_example_in_the_docs_works_as_written(workdir: Path) -> None:
             else:
                 assert done.returncode in (0, 4), done.stdout + done.stderr
                 assert "check: run 2 against run 1: 2 series" in done.stdout, done.stdout
+
+
+def test_history_of_the_runs_named_and_as_csv(tmp_path: Path) -> None:
+    store = tmp_path / "store.db"
+    store.write_bytes(GOLDEN.read_bytes())
+    invoke = CliRunner().invoke
+    named = invoke(main, ["history", "2", "1", "--db", str(store)])
+    assert named.output.startswith("plan 'golden': 2 runs, 12 series"), named.output
+    table = invoke(main, ["history", "--db", str(store), "--format", "csv"]).output
+    rows = list(csv.DictReader(table.splitlines()))
+    assert len(rows) == 24 and rows[0]["setup"] == "one" and rows[0]["run"] == "1"
+    step = next(r for r in rows if r["workload"] == "seq" and r["setup"] == "two"
+                and r["metric"] == "bw" and r["run"] == "2")  # fmt: skip
+    assert step["step_pct"].startswith("-22.3"), step
+    assert float(step["ci95_low"]) < float(step["median"]) < float(step["ci95_high"])
+    mixed = invoke(main, ["history", "1", "golden", "--db", str(store)])
+    assert mixed.exit_code != 0 and "give one plan's name, or run numbers" in mixed.output

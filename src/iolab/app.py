@@ -322,13 +322,20 @@ class History:
     series: tuple[history.Series, ...]
 
 
-def plan_history(db: str, plan_name: str | None, ui: Ui) -> History:
+def plan_history(db: str, plan_name: str | None, ui: Ui, run_ids: Sequence[int] = ()) -> History:
     """Every run of one plan (by name; default: the latest run's plan), and every imported run
-    whose cases are the plan's (history.joins), oldest first, as series (analysis.history)."""
+    whose cases are the plan's (history.joins), oldest first, as series (analysis.history);
+    or the runs named by `run_ids`, whatever their plans."""
     with open_store(db, ui) as store:
         stored = store.runs()
         if not stored:
             raise StoreError(f"{db} holds no runs yet; run a plan first")
+        if run_ids:
+            named = sorted((store.run(i) for i in dict.fromkeys(run_ids)),
+                           key=lambda r: r.started_at)  # fmt: skip
+            chosen = [(r, store.cases(r.id)) for r in named]
+            title = " and ".join(dict.fromkeys(r.plan_name for r in named))
+            return History(title, tuple(named), tuple(history.series(chosen)))
         name = plan_name if plan_name is not None else stored[-1].plan_name
         own = [(r, store.cases(r.id)) for r in stored if r.plan_name == name]
         if not own:

@@ -121,9 +121,9 @@ def _emit(document: report_document.Document, fmt: str, **written: Any) -> None:
 
 
 @main.command()
-@click.argument("plan_name", required=False, metavar="[PLAN]")
+@click.argument("chosen", nargs=-1, metavar="[PLAN | RUN...]")
 @db_option
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown", "html"]),
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown", "html"]),
               default="table", show_default=True, help="markdown and html draw a trend chart "
               "per series that moved.")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the series as JSON (--format json).")
@@ -133,20 +133,29 @@ def _emit(document: report_document.Document, fmt: str, **written: Any) -> None:
     is_flag=True,
     help="Replace files iolab did not write (never through a symbolic link).",
 )
-def history(plan_name: str | None, db: str, fmt: str, as_json: bool, output: str,
+def history(chosen: tuple[str, ...], db: str, fmt: str, as_json: bool, output: str,
             force: bool) -> None:  # fmt: skip
-    """The runs of one plan (default: the latest run's) over time: per set-up, workload and
-    metric, each run's median, and the changes beyond the noise with what changed."""
+    """The runs of one plan (default: the latest run's; or the runs named) over time: per
+    set-up, workload and metric, each run's median, and the changes beyond the noise with what
+    changed."""
+    ids = [int(word) for word in chosen if word.isdigit()]
+    if len(ids) not in (0, len(chosen)) or (not ids and len(chosen) > 1):
+        raise click.BadParameter(
+            "give one plan's name, or run numbers", param_hint="[PLAN | RUN...]"
+        )
+    plan_name = None if ids or not chosen else chosen[0]
     fmt = "json" if as_json else fmt
     if fmt in ("markdown", "html"):
         report_output.check(output, None, force=force, images=fmt == "markdown")
     elif output != "-":
         raise click.BadParameter("-o goes with --format markdown or html", param_hint="-o")
-    found = app.plan_history(db, plan_name, ui())
+    found = app.plan_history(db, plan_name, ui(), ids)
     if fmt == "json":
         echo(history_text.history_json(found.plan_name, found.series), nl=False)
     elif fmt == "table":
         echo(history_text.history(found.plan_name, found.runs, found.series), nl=False)
+    elif fmt == "csv":
+        echo(history_text.history_csv(found.series), nl=False)
     else:
         document = report_history.document(found.plan_name, found.runs, found.series)
         _emit(document, fmt, output=output, image_format="png", export_dir=None, force=force)

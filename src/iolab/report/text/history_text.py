@@ -1,16 +1,19 @@
 """`iolab history` and `iolab check` as text: one block per series, one line per run, the
 changes marked with their size and what differs between the runs (a step from the run before,
-"<- change"; a change point, where a new level starts, "<= new level"); one line per
-verdict."""
+"<- change"; a change point, where a new level starts, "<= new level"); the series as CSV;
+one line per verdict."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import time
 from collections.abc import Sequence
 
 from iolab.analysis.history import Change, Series, Step, Verdict
-from iolab.names import one_line
+from iolab.analysis.stats import summarize
+from iolab.names import one_line, spreadsheet_cell
 from iolab.store import RunRow
 
 
@@ -82,6 +85,31 @@ def history_json(plan_name: str, found: Sequence[Series]) -> str:
         ],
     }  # fmt: skip
     return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
+
+
+CSV_HEADER = ("setup", "workload", "metric", "unit", "run", "started_at", "median", "n",
+              "ci95_low", "ci95_high", "step_pct", "change_point_pct")  # fmt: skip
+
+
+def history_csv(found: Sequence[Series]) -> str:
+    """One line per series and run, long ("tidy"): the run's median with its repetitions'
+    95% interval, the step from the run before where one is marked, and the change of level
+    where a change point starts."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(CSV_HEADER)
+    for one in found:
+        steps = {s.run_id: s.change_pct for s in one.steps}
+        levels = {c.run_id: c.change_pct for c in one.changes}
+        for point in one.points:
+            summary = summarize(point.values)
+            texts = (one.setup, one.workload, one.metric, one.unit)
+            figures = (point.median, summary.n, summary.low, summary.high,
+                       steps.get(point.run_id), levels.get(point.run_id))  # fmt: skip
+            writer.writerow([*(spreadsheet_cell(one_line(t)) for t in texts), point.run_id,
+                             f"{point.started_at:.3f}",
+                             *("" if v is None else f"{v:.6g}" for v in figures)])  # fmt: skip
+    return buffer.getvalue()
 
 
 def verdict(v: Verdict) -> str:
