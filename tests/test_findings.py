@@ -284,3 +284,19 @@ def test_pooling_runs_whose_set_ups_differ_is_refused(tmp_path: Path) -> None:
     assert "set-up 'one' differs between run 1 and run 2; pool runs of one plan" in done.output
     alone = CliRunner().invoke(main, ["report", "1", "--pool", "--db", str(store)])
     assert alone.exit_code == 1 and "name two runs or more" in alone.output
+
+
+def test_scaling_per_doubling_says_where_it_stops_paying() -> None:
+    steps = tuple(
+        (jobs, fig("one", (iops, iops * 1.01, iops * 0.99), f"rand numjobs={jobs}"))
+        for jobs, iops in ((1, 10_000.0), (2, 19_000.0), (4, 30_000.0), (8, 31_000.0))
+    )
+    (said,) = kinds(findings.derive([f for _, f in steps], sweeps=[
+        findings.Sweep("one", "numjobs", steps)]), "scaling")  # fmt: skip
+    assert said.startswith("one · rand numjobs=1 → rand numjobs=8: per doubling of numjobs, IOPS")
+    assert "×1.90 from 1 to 2 (10,000 ± x → 19,000 ± x)" in said
+    assert "×1.58 from 2 to 4" in said and "×1.03 from 4 to 8" in said
+    assert said.endswith("it stops paying past numjobs=4.")
+    growing = findings.growth(findings.Sweep("one", "iodepth", steps[:2]))
+    assert growing.sentence.endswith("still growing up to iodepth=2.")
+    assert growing.cases == 6 and len(growing.cells) == 2

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_iolab
+from conftest import results_of, run_iolab
 from golden.make_store import SNAPSHOTS, STORE, render
 from iolab.errors import StoreError
 from iolab.fio.parse import PERCENTILES
@@ -70,7 +70,8 @@ def test_repeat_3_shows_intervals_in_every_format(
     for line in list(csv.DictReader(texts["results.csv"].splitlines())):
         assert line["n"] == "3"
         assert float(line["ci95_low"]) < float(line["value"]) < float(line["ci95_high"])
-    table = run_iolab("report", "1", "--db", str(STORE), cwd=tmp_path, check=True).stdout
+    table = results_of(run_iolab("report", "1", "--db", str(STORE), cwd=tmp_path,
+                                 check=True).stdout)  # fmt: skip
     for label in ("rand numjobs=1", "rand numjobs=2", "seq"):
         row = next(line for line in table.splitlines() if f" {label} " in line)
         assert row.count("±") == 3, row

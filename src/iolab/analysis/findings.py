@@ -15,8 +15,9 @@ a number the report does not show), and a finding makes no claim its data cannot
 - **cap**: several set-ups whose best figure on a workload is within 5% of each other, all
   other set-ups below: a shared limit (a controller, a bus, the host), as studies A and C
   found by eye.
-- **scaling**: where a sweep stops paying (analysis.scaling's flat-scaling, with the limit
-  named from the telemetry).
+- **scaling**: over a numjobs or iodepth sweep, the gain per doubling from each value to the
+  next, citing the figures, and where it stops paying (under 10% a doubling) or that it still
+  grows; and analysis.scaling's flat-scaling, with the limit named from the telemetry.
 - **model**: a RAID set-up's measured figures against the RAID model's prediction (the
   report's RAID model table): the range, and what a gap suggests (far above: a cache; far
   below: costs the rule leaves out, or an array not saturated).
@@ -29,6 +30,8 @@ a number the report does not show), and a finding makes no claim its data cannot
 
 from __future__ import annotations
 
+import itertools
+import math
 import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -83,6 +86,7 @@ def derive(
     extra: Sequence[CheckWarning] = (),
     gaps: Sequence[ModelGap] = (),
     tails: Sequence[Tail] = (),
+    sweeps: Sequence[Sweep] = (),
 ) -> list[Finding]:
     """Every finding the figures carry, in the order a reader wants them: winners, cost of
     the choice against the baseline, shared caps, scaling, the RAID model, latency, trust."""
@@ -95,6 +99,7 @@ def derive(
     if baseline is not None:
         found += cost(by_workload, baseline)
     found += caps(by_workload)
+    found += [growth(s) for s in sweeps if all(f.median > 0 for _, f in s.steps)]
     found += [scaling(w) for w in extra if w.code == "flat-scaling"]
     found += model(gaps)
     found += latency(tails, figures)
@@ -250,6 +255,41 @@ def caps(by_workload: Mapping[str, Sequence[Figure]]) -> list[Finding]:
         cases = sum(len(f.values) for f in near)
         found.append(Finding("cap", sentence, cases, None, cells, _warned(near)))
     return found
+
+
+STOPS = 1.10  # a doubling that gains less than 10% has stopped paying
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """One set-up's figures over a numjobs or iodepth sweep, the other options alike: (value
+    of the axis, its figure) in order."""
+
+    setup: str
+    axis: str
+    steps: tuple[tuple[int, Figure], ...]
+
+
+def growth(sweep: Sweep) -> Finding:
+    """The gain per doubling from each value of the sweep to the next."""
+    parts, stop = [], None
+    for (low, before), (high, after) in itertools.pairwise(sweep.steps):
+        factor = (after.median / before.median) ** (1 / math.log2(high / low))
+        parts.append(f"×{factor:.2f} from {low} to {high} ({before.shown} → {after.shown})")
+        if factor < STOPS and stop is None:
+            stop = low
+    last = sweep.steps[-1][0]
+    end = (f"it stops paying past {sweep.axis}={stop}" if stop is not None else
+           f"still growing up to {sweep.axis}={last}")  # fmt: skip
+    figures = [f for _, f in sweep.steps]
+    unit = figures[0].unit
+    sentence = (
+        f"{sweep.setup} · {figures[0].workload} → {figures[-1].workload}: per doubling of "
+        f"{sweep.axis}, {unit} {', '.join(parts)}; {end}{_but(figures)}."
+    )
+    cells = tuple((f.workload, f.setup) for f in figures)
+    return Finding("scaling", sentence, sum(len(f.values) for f in figures), None, cells,
+                   _warned(figures))  # fmt: skip
 
 
 def scaling(flat: CheckWarning) -> Finding:

@@ -38,7 +38,7 @@ def flat_scaling(points: Sequence[Point]) -> list[CheckWarning]:
     """One warning per sweep (set-up, axis, the other options) that goes flat."""
     found = []
     for axis in AXES:
-        for sweep in _sweeps(points, axis).values():
+        for sweep in sweeps(points, axis).values():
             setup = " / ".join(dict.fromkeys(p.setup for v in sorted(sweep) for p in sweep[v]))
             warning = _flat(setup, axis, sweep)
             if warning is not None:
@@ -46,8 +46,9 @@ def flat_scaling(points: Sequence[Point]) -> list[CheckWarning]:
     return found
 
 
-def _sweeps(points: Sequence[Point], axis: str) -> dict[tuple[str, str], dict[int, list[Point]]]:
-    """By (set-up, the other options): the cases at each value of `axis`."""
+def sweeps(points: Sequence[Point], axis: str) -> dict[tuple[str, str], dict[int, list[Point]]]:
+    """By (set-up, the other options): the cases at each value of `axis` (sweeps of two values
+    or more)."""
     out: dict[tuple[str, str], dict[int, list[Point]]] = {}
     for point in points:
         value = point.devices if axis == "device_count" else _int(point.options.get(axis, 1))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-from iolab.analysis import findings
+from iolab.analysis import findings, scaling
 from iolab.analysis.findings import Figure, Finding, ModelGap, Tail
 from iolab.analysis.stats import metric_for
 from iolab.model import CheckWarning
@@ -71,6 +71,21 @@ def across_runs_table(spreads: Sequence[findings.Spread], runs: Sequence[int]) -
                "of the run means; the results table pools every run's repetitions.",),
         name="across-runs", column_header="set-up",
     )  # fmt: skip
+
+
+def sweeps(data: Dataset, shown: Sequence[Figure]) -> list[findings.Sweep]:
+    """The results' numjobs and iodepth sweeps, set-up by set-up (analysis.scaling groups
+    them: the same set-up, every other option alike)."""
+    by_cell = {(f.setup, f.workload): f for f in shown}
+    points = [scaling.Point(f.setup, f.workload, data.first(f.workload).options, f.median)
+              for f in shown]  # fmt: skip
+    out = []
+    for axis in ("numjobs", "iodepth"):
+        for (setup, _), sweep in scaling.sweeps(points, axis).items():
+            steps = tuple((value, by_cell[(setup, sweep[value][0].workload)])
+                          for value in sorted(sweep))  # fmt: skip
+            out.append(findings.Sweep(setup, axis, steps))
+    return out
 
 
 def run_figures(data: Dataset, comparison: Table, metric: str) -> list[Figure]:
@@ -161,8 +176,9 @@ def derive(
     raid: Table | None = None,
     latency: Table | None = None,
 ) -> list[Finding]:
+    shown = figures(data, results, metric)
     found = findings.derive(
-        figures(data, results, metric), baseline, extra, gaps(data, raid), tails(latency)
+        shown, baseline, extra, gaps(data, raid), tails(latency), sweeps(data, shown)
     )
     spreads = across_runs(data, results, metric)
     return [*findings.pooled(spreads, data.pooled_runs), *found]
