@@ -1,0 +1,88 @@
+"""Findings on a fresh run of a small study-like plan: a btrfs RAID0 of two loop devices against
+one loop device with XFS, a numjobs sweep and a large-block read, 3 repetitions each. What the
+findings say must agree with the tables they rest on: each figure cited is in the report, a
+lead is claimed only where the results' change column says the difference is significant,
+and the sweep is described per doubling."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import results_of, run_iolab
+from loopdevs import LoopDevs, loops_fixture
+
+__all__ = ["loops_fixture"]
+
+
+def plan_text(devs: list[str]) -> str:
+    return f"""
+name = "raid0 against one"
+repeat = 3
+[defaults]
+runtime = 1
+size = "32m"
+randrepeat = 0
+
+[[setup]]
+name = "one device"
+devices = ["{devs[0]}"]
+filesystem = "xfs"
+
+[[setup]]
+name = "btrfs raid0 of 2"
+devices = ["{devs[1]}", "{devs[2]}"]
+raid = "btrfs"
+level = "raid0"
+
+[[workload]]
+name = "rand"
+rw = "randread"
+bs = "4k"
+iodepth = 8
+numjobs = [1, 2]
+
+[[workload]]
+name = "seq"
+rw = "read"
+bs = "1m"
+iodepth = 8
+
+[report]
+baseline = "one device"
+"""
+
+
+@pytest.mark.fio
+@pytest.mark.root
+def test_findings_of_a_fresh_run_agree_with_its_tables(loops: LoopDevs, workdir: Path) -> None:
+    devs = [loops.make(320) for _ in range(3)]  # XFS wants 300 MB
+    (workdir / "plan.toml").write_text(plan_text(devs))
+    confirm = [arg for d in devs for arg in ("--yes-destroy", d)]
+    run_iolab("run", "plan.toml", *confirm, cwd=workdir, check=True)
+    md = run_iolab("report", "--format", "markdown", cwd=workdir, check=True).stdout
+    assert re.findall(r"^## (.+)$", md, re.M)[:2] == ["Findings", "Results"]
+    said = md.split("### What the numbers show")[1].split("\n### ")[0]
+    lines = [line for line in said.splitlines() if line.startswith("- ")]
+    kinds = [line.rsplit("[", 1)[1].split(";")[0].rstrip("]") for line in lines]
+    assert {"winner", "cost", "scaling", "trust"} <= set(kinds), lines
+    results = results_of(md).split("\n## ")[0]
+    for figure in re.findall(r"\d[\d,]*(?:\.\d+)? ± [\d,.]+", said):
+        assert figure in md.split("## Results")[1], figure  # every figure cited is shown
+    rows = {line.split("|")[1].strip(): line for line in results.splitlines()
+            if line.startswith("| rand") or line.startswith("| seq")}  # fmt: skip
+    assert set(rows) == {"rand numjobs=1", "rand numjobs=2", "seq"}, rows
+    for workload, row in rows.items():
+        (winner,) = [line for line in lines
+                     if line.startswith(f"- {workload}:") and "[winner;" in line]  # fmt: skip
+        within = "n.s." in row.split("|")[-2]  # the change vs the baseline, within the noise
+        assert ("not distinguishable" in winner) == within, (winner, row)
+        assert "leads by" in winner or within, winner
+    for setup in ("one device", "btrfs raid0 of 2"):
+        head = f"- {setup} · rand numjobs=1"
+        (sweep,) = [line for line in lines if line.startswith(head) and "[scaling;" in line]
+        assert "per doubling of numjobs, IOPS ×" in sweep and "from 1 to 2" in sweep, sweep
+    (cost,) = [line for line in lines if "[cost;" in line]
+    assert cost.startswith("- Against one device, btrfs raid0 of 2 changes the figures by a ")
