@@ -127,7 +127,7 @@ def test_a_long_tail_and_a_leader_with_the_worse_tail_are_said() -> None:
     figures = [fig("fast", (200.0, 202.0, 198.0)), fig("steady", (100.0, 101.0, 99.0))]
     tails = [tail("fast", 80.0, 5000.0), tail("steady", 150.0, 400.0)]
     found = kinds(findings.derive(figures, tails=tails), "latency")
-    assert any("1 of 2 latency rows have a tail" in s and "p99.9 5000 µs" in s for s in found)
+    assert any("1 of 2 latency rows has a tail" in s and "p99.9 5000 µs" in s for s in found)
     assert any("fast has the better figure but the worse tail: p99.9 5000 µs against "
                "steady's 400 µs" in s for s in found), found  # fmt: skip
 

@@ -219,7 +219,8 @@ def _cost(setup: str, baseline: str, found: list[Change]) -> Finding:
     if up and down:
         sentence += f"; it helps {', '.join(up)} and costs {', '.join(down)}"
     within = sum(1 for c in found if c.significant is False)
-    sentence += f"; {within} of these changes are within the noise." if within else "."
+    verb = "is" if within == 1 else "are"
+    sentence += f"; {within} of these changes {verb} within the noise." if within else "."
     spread = (median, f"{low.shown} ({low.workload})", f"{high.shown} ({high.workload})")
     cells = tuple((c.workload, setup) for c in found)
     return Finding("cost", sentence, cases, None, cells, spread=spread)
@@ -429,7 +430,8 @@ def latency(tails: Sequence[Tail], figures: Sequence[Figure]) -> list[Finding]:
         worst = max(long, key=lambda t: t.p999 / t.p50)
         found.append(Finding(
             "latency",
-            f"{len(long)} of {len(tails)} latency rows have a tail: p99.9 at least "
+            f"{len(long)} of {len(tails)} latency rows {'has' if len(long) == 1 else 'have'} a "
+            "tail: p99.9 at least "
             f"{TAIL_RATIO:.0f}x p50; the longest, {worst.setup} on {worst.workload} "
             f"({worst.direction}), p50 {worst.p50_shown}, p99.9 {worst.p999_shown}.",
             0, None, tuple((t.workload, t.setup) for t in long),
