@@ -300,3 +300,12 @@ def test_scaling_per_doubling_says_where_it_stops_paying() -> None:
     growing = findings.growth(findings.Sweep("one", "iodepth", steps[:2]))
     assert growing.sentence.endswith("still growing up to iodepth=2.")
     assert growing.cases == 6 and len(growing.cells) == 2
+
+
+def test_a_curve_without_a_knee_says_so() -> None:
+    flat = findings.Knee("here", "4k randread", "41,000 IOPS", "310 µs", None)
+    (said,) = kinds(findings.derive([], knees=[flat]), "latency")
+    assert said == (
+        "here · 4k randread: no knee in the load curve within the noise: p99 stays near its "
+        "low-load value up to the peak (41,000 IOPS, p99 310 µs)."
+    )

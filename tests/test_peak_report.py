@@ -79,3 +79,16 @@ def test_no_search_no_section(tmp_path: Path) -> None:
     store, run_id, _ = run(tmp_path, FakeDevice(), "")
     document = report_document.build(load(store, [run_id]), CHARTED)
     assert all(s.title != "Peak and load curve" for s in document.sections)
+
+
+def test_the_knee_is_a_finding_citing_the_curves_table(tmp_path: Path) -> None:
+    store, run_id, _ = run(tmp_path, FakeDevice(), CURVE)
+    document = report_document.build(load(store, [run_id]), CHARTED)
+    (said,) = [f.sentence for f in document.findings if "load curve" in f.sentence]
+    curve = section(document).blocks[1]
+    assert isinstance(curve, Table)
+    rows = {r.label: r for r in curve.rows}
+    knee, top = rows["50%"], rows["peak"]
+    assert said.startswith(f"here · 4k randread: the load curve's knee is at 50% of the peak "
+                           f"({knee.cells[1].text} IOPS, p99 {knee.cells[3].text} µs)")  # fmt: skip
+    assert f"climbs to {top.cells[3].text} µs at the peak ({top.cells[1].text} IOPS)" in said

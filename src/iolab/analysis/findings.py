@@ -21,8 +21,9 @@ a number the report does not show), and a finding makes no claim its data cannot
 - **model**: a RAID set-up's measured figures against the RAID model's prediction (the
   report's RAID model table): the range, and what a gap suggests (far above: a cache; far
   below: costs the rule leaves out, or an array not saturated).
-- **latency**: long tails (p99.9 at least 10x p50, from the latency table), and workloads
-  where the leader by figure has a tail over a quarter worse than the runner-up's.
+- **latency**: long tails (p99.9 at least 10x p50, from the latency table), workloads where
+  the leader by figure has a tail over a quarter worse than the runner-up's, and the knee of
+  each load curve (from its table: the last load before p99 climbs for good).
 - **trust**: what the checks found, counted by kind, and what that means for the numbers.
 - **pooled**: several runs read as repetitions of one another (`--pool`): how far apart the
   runs' own means lie, per cell (the report's Across runs table), the median and the widest.
@@ -87,6 +88,7 @@ def derive(
     gaps: Sequence[ModelGap] = (),
     tails: Sequence[Tail] = (),
     sweeps: Sequence[Sweep] = (),
+    knees: Sequence[Knee] = (),
 ) -> list[Finding]:
     """Every finding the figures carry, in the order a reader wants them: winners, cost of
     the choice against the baseline, shared caps, scaling, the RAID model, latency, trust."""
@@ -103,6 +105,7 @@ def derive(
     found += [scaling(w) for w in extra if w.code == "flat-scaling"]
     found += model(gaps)
     found += latency(tails, figures)
+    found += [knee(k) for k in knees]
     found += trust(figures)
     return found
 
@@ -508,3 +511,31 @@ def pooled(spreads: Sequence[Spread], runs: Sequence[int]) -> list[Finding]:
     )
     cells = tuple((s.workload, s.setup) for s in (middle, widest))
     return [Finding("pooled", sentence, 0, None, cells)]
+
+
+@dataclass(frozen=True)
+class Knee:
+    """One load curve as its table shows it: the peak's delivered IOPS and p99, and the knee's
+    load, IOPS and p99 (no load: no knee within the noise)."""
+
+    setup: str
+    workload: str
+    peak: str
+    peak_p99: str
+    load: str | None
+    delivered: str = ""
+    p99: str = ""
+
+
+def knee(found: Knee) -> Finding:
+    head = f"{found.setup} · {found.workload}"
+    if found.load is None:
+        said = (f"{head}: no knee in the load curve within the noise: p99 stays near its "
+                f"low-load value up to the peak ({found.peak}, p99 {found.peak_p99}).")  # fmt: skip
+    else:
+        said = (
+            f"{head}: the load curve's knee is at {found.load} of the peak ({found.delivered}, "
+            f"p99 {found.p99}); past it p99 climbs to {found.peak_p99} at the peak "
+            f"({found.peak}): run it below the knee where latency matters."
+        )
+    return Finding("latency", said, 0, None, ((found.workload, found.setup),))

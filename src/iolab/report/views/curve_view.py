@@ -16,7 +16,7 @@ from iolab.report.data import Dataset
 PERCENTILES = (("p50", "p50_ns"), ("p99", "p99_ns"), ("p99.9", "p999_ns"))
 
 
-def _searches(data: Dataset) -> list[tuple[str, str, PeakRecord]]:
+def searches(data: Dataset) -> list[tuple[str, str, PeakRecord]]:
     """(set-up label, workload, what its search recorded), in set-up then plan order."""
     return [
         (setup.label, base, found)
@@ -32,7 +32,7 @@ def _percentile(point: CurvePoint, key: str) -> float | None:
 
 def blocks(data: Dataset) -> list[Table | Chart]:
     """Every search's table, every curve's table, then one chart per curved workload."""
-    found = _searches(data)
+    found = searches(data)
     out: list[Table | Chart] = []
     for label, base, search in found:
         out.append(search_table(label, base, search))

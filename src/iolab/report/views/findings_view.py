@@ -12,6 +12,7 @@ from iolab.analysis.stats import metric_for
 from iolab.model import CheckWarning
 from iolab.report.cells import WARNED, Cell, Row, Table, cell_values
 from iolab.report.data import Dataset
+from iolab.report.views import curve_view
 
 TITLE = "Findings"
 SAID = "What the numbers show"
@@ -71,6 +72,29 @@ def across_runs_table(spreads: Sequence[findings.Spread], runs: Sequence[int]) -
                "of the run means; the results table pools every run's repetitions.",),
         name="across-runs", column_header="set-up",
     )  # fmt: skip
+
+
+def knees(data: Dataset) -> list[findings.Knee]:
+    """Each load curve's knee as its table shows it: the row flagged knee (or none) and the
+    peak's row, their delivered IOPS and p99."""
+    out = []
+    for label, base, search in curve_view.searches(data):
+        if search.curve is None:
+            continue
+        table = curve_view.curve_table(label, base, search.curve)
+        p99 = next(i for i, name in enumerate(table.columns) if name.startswith("p99 "))
+        knee = next((r for r in table.rows if "knee" in r.stubs[0].split(", ")), None)
+        (peak_iops, peak_p99), (at_iops, at_p99) = _at(table.rows[-1], p99), _at(knee, p99)
+        load = None if knee is None else knee.label
+        out.append(findings.Knee(label, base, peak_iops, peak_p99, load, at_iops, at_p99))
+    return out
+
+
+def _at(row: Row | None, p99: int) -> tuple[str, str]:
+    """A curve row's delivered IOPS and p99, as the table shows them."""
+    if row is None:
+        return "", ""
+    return f"{row.cells[1].text} IOPS", f"{row.cells[p99].text} {row.cells[p99].unit}"
 
 
 def sweeps(data: Dataset, shown: Sequence[Figure]) -> list[findings.Sweep]:
@@ -178,8 +202,9 @@ def derive(
 ) -> list[Finding]:
     shown = figures(data, results, metric)
     found = findings.derive(
-        shown, baseline, extra, gaps(data, raid), tails(latency), sweeps(data, shown)
-    )
+        shown, baseline, extra, gaps(data, raid), tails(latency), sweeps(data, shown),
+        knees(data),
+    )  # fmt: skip
     spreads = across_runs(data, results, metric)
     return [*findings.pooled(spreads, data.pooled_runs), *found]
 
