@@ -3,16 +3,25 @@ chart, from runs on the fake device, in every format; absent where no search ran
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
+import pytest
+
 from fake_device import FakeDevice
+from fakes import recorded
+from iolab import plan
+from iolab.analysis import peak
+from iolab.errors import PlanError
+from iolab.plan import methods
 from iolab.report import data as report_data
 from iolab.report import document as report_document
 from iolab.report.cells import Table
 from iolab.report.charts import Chart
 from iolab.report.formats import html, markdown, output, terminal
 from iolab.store import Store
-from test_peak import run
+from test_peak import PLAN, run
 
 CURVE = 'method = "curve"\nnumjobs = [1, 4]\niodepth = [1, 64]'
 CHARTED = report_document.Options(charts=None)
@@ -92,3 +101,61 @@ def test_the_knee_is_a_finding_citing_the_curves_table(tmp_path: Path) -> None:
     assert said.startswith(f"here · 4k randread: the load curve's knee is at 50% of the peak "
                            f"({knee.cells[1].text} IOPS, p99 {knee.cells[3].text} µs)")  # fmt: skip
     assert f"climbs to {top.cells[3].text} µs at the peak ({top.cells[1].text} IOPS)" in said
+
+
+def _p99_us() -> float:
+    """The recorded output's p99 (µs): the fake device's latency at no load."""
+    read = json.loads(recorded("randread-jsonplus").json_text)["jobs"][0]["read"]
+    return float(read["clat_ns"]["percentile"]["99.000000"]) / 1000
+
+
+def test_a_latency_target_finds_the_most_iops_within_it(tmp_path: Path) -> None:
+    """The fake device's latency grows as 1 / (1 - load): a p99 target of 3x its unloaded p99
+    holds up to about two thirds of its rate; that load is measured three times, flagged in
+    the curve's table, and said with its interval."""
+    target = f"p99<={3 * _p99_us():.0f}us"
+    store, run_id, _ = run(tmp_path, FakeDevice(), f'{CURVE}\nslo = "{target}"')
+    document = report_document.build(load(store, [run_id]), CHARTED)
+    curve = section(document).blocks[1]
+    assert isinstance(curve, Table)
+    flagged = [r.label for r in curve.rows if "slo" in r.stubs[0].split(", ")]
+    assert len(flagged) == 1 and flagged[0] in ("40%", "50%", "60%"), flagged
+    (note,) = [n for n in curve.notes if n.startswith("slo ")]
+    assert note.startswith(f"slo {target}: at most ") and f"at {flagged[0]} of the peak" in note
+    assert re.search(r"\(95%: [\d,]+ to [\d,]+, 3 runs\)", note), note
+    (said,) = [f.sentence for f in document.findings if "Within the target" in f.sentence]
+    assert note.removeprefix("slo ") in said
+
+
+def test_a_latency_target_no_load_meets_says_so(tmp_path: Path) -> None:
+    target = f"p99<={_p99_us() / 2:.0f}us"
+    store, run_id, _ = run(tmp_path, FakeDevice(), f'{CURVE}\nslo = "{target}"')
+    document = report_document.build(load(store, [run_id]), CHARTED)
+    curve = section(document).blocks[1]
+    assert isinstance(curve, Table)
+    assert f"slo {target}: no load met it at the median of 3 runs" in " ".join(curve.notes)
+    assert not [r for r in curve.rows if "slo" in r.stubs[0]]
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ('method = "peak"\nslo = "p99<=1ms"', 'slo goes with method = "curve"'),
+        (f'{CURVE}\nslo = "p97<=1ms"', 'must be a latency target such as "p99<=2ms"'),
+        (f'{CURVE}\nslo = "p99<=fast"', 'must be a latency target such as "p99<=2ms"'),
+    ],
+)
+def test_a_bad_latency_target_is_refused_in_the_plan(tmp_path: Path, extra: str, said: str) -> None:
+    with pytest.raises(PlanError, match=re.escape(said)):
+        plan.parse_plan(PLAN.format(path=tmp_path, extra=extra), "plan.toml")
+
+
+def test_latency_targets_read_as_percentile_and_nanoseconds() -> None:
+    assert peak.slo("p99<=2ms") == ("p99", 2e6)
+    assert peak.slo(" P99.9 <= 500 us ") == ("p99.9", 5e5)
+    assert peak.slo("p50<=80µs") == ("p50", 8e4)
+    assert [peak.slo(t) for t in ("p99<2ms", "p99<=0ms", "p99<=inf ms", "p95<=1ms")] == [None] * 4
+    text = methods.command_plan("randread", "4k", False, "1-4", "1-8", "p99 <= 2ms")
+    assert 'method = "curve"' in text and 'slo = "p99<=2ms"' in text
+    with pytest.raises(PlanError, match=r"--slo 'p99<=2 parsecs'"):
+        methods.command_plan("randread", "4k", False, "1-4", "1-8", "p99<=2 parsecs")

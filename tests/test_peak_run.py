@@ -10,6 +10,9 @@ from pathlib import Path
 import pytest
 
 from conftest import ctrl_c_when, run_iolab, stored_cases
+from loopdevs import LoopDevs, loops_fixture, sh
+
+__all__ = ["loops_fixture"]
 
 
 def recorded(db: Path) -> dict[str, object]:
@@ -95,3 +98,45 @@ def test_bad_flags_are_one_line_and_run_nothing(workdir: Path, args: list[str], 
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and said in lines[0], done.stderr
     assert not (workdir / "x.db").exists()
+
+
+def _slo_run(target: Path, workdir: Path) -> str:
+    db = workdir / "slo.db"
+    done = run_iolab("peak", "--target", str(target), "--runtime", "1", "--size", "16m",
+                     "--numjobs", "1", "--iodepth", "1-4", "--slo", "p99<=2ms", "--db", str(db),
+                     cwd=workdir, check=True)  # fmt: skip
+    (line,) = [x for x in done.stdout.splitlines() if "curve search: slo p99<=2ms: " in x]
+    curve = recorded(db)["4k randread"]["curve"]  # type: ignore[index]
+    slo = curve["slo"]
+    assert slo["target"] == "p99<=2ms" and len(slo["iops"]) == 3, slo
+    assert sorted(slo["latency_ns"])[1] <= 2e6, "the median of its three runs meets it"
+    md = run_iolab("report", "--db", str(db), "--format", "markdown", cwd=workdir,
+                   check=True).stdout  # fmt: skip
+    cells = [[c.strip() for c in r.split("|")] for r in md.splitlines() if r.startswith("| ")]
+    flagged = [c for c in cells if len(c) > 2 and "slo" in c[2].split(", ")]
+    assert len(flagged) == 1, md
+    assert line.split("slo p99<=2ms: ", 1)[1] in md.replace("&lt;", "<")
+    return line
+
+
+@pytest.mark.fio
+def test_peak_within_a_latency_target_on_a_file(workdir: Path) -> None:
+    line = _slo_run(workdir, workdir)
+    assert " IOPS (95%: " in line and ", 3 runs) at " in line, line
+
+
+@pytest.mark.fio
+@pytest.mark.root
+def test_peak_within_a_latency_target_on_a_btrfs_raid0_of_two(
+    workdir: Path, loops: LoopDevs
+) -> None:
+    devs = [loops.make(256) for _ in range(2)]
+    mnt = workdir / "mnt"
+    mnt.mkdir()
+    sh("mkfs.btrfs", "-f", "-d", "raid0", "-m", "raid0", *devs)
+    sh("mount", devs[0], str(mnt))
+    try:
+        line = _slo_run(mnt, workdir)
+    finally:
+        sh("umount", str(mnt))
+    assert " IOPS (95%: " in line, line

@@ -582,12 +582,15 @@ class PeakRequest:
     iodepth: str = "1-256"
     runtime: str | None = None  # seconds, or fio's time (checked with the plan)
     size: str | None = None
+    slo: str | None = None  # a latency target, "p99<=2ms": the curve runs, and finds its point
     destroy: tuple[str, ...] = ()
 
 
 def peak(db: str, given: PeakRequest, ui: Ui, executor: Executor | None = None) -> RunOutcome:
     """`iolab peak`: a plan made for one target and one workload, run like `run`'s."""
-    text = methods.command_plan(given.rw, given.bs, given.curve, given.numjobs, given.iodepth)
+    text = methods.command_plan(
+        given.rw, given.bs, given.curve, given.numjobs, given.iodepth, given.slo
+    )
     runtime = given.runtime
     overrides = plan.Overrides(
         target=str(Path(given.target).resolve()), size=given.size,

@@ -223,6 +223,7 @@ class Method:
     margin: FioValue | None = None  # "3%" or 0.03 as given; None: analysis.peak's default
     again: bool = False  # the start point measured again after the search
     curve_load: int | None = None  # a curve point: the load asked, percent of the peak
+    slo: str = ""  # a curve's latency target, "p99<=2ms": the most IOPS within it is found
 
     def recorded(self) -> dict[str, FioValue]:
         """The method as a stored case's options carry it (and `iolab show` prints it)."""
@@ -235,6 +236,8 @@ class Method:
             out["peak_again"] = 1
         if self.curve_load is not None:
             out["curve_load"] = self.curve_load
+        if self.slo:
+            out["slo"] = self.slo
         return out
 
 
@@ -386,12 +389,27 @@ class CurvePoint:
 
 
 @dataclass(frozen=True)
+class SloPoint:
+    """The most IOPS a curve held within its latency target (`slo = "p99<=2ms"`): the highest
+    load whose percentile met it, measured again for an interval (load None and no values:
+    no load met it)."""
+
+    target: str
+    load_pct: int | None
+    workload: str
+    iops: tuple[float, ...]  # each repetition's delivered IOPS
+    latency_ns: tuple[float, ...]  # each repetition's percentile named by the target
+    peak: bool = False  # the unthrottled peak itself met it
+
+
+@dataclass(frozen=True)
 class Curve:
     peak_iops: float
     points: tuple[CurvePoint, ...]
     knee: int | None
     knee_factor: float
     delivered_share: float
+    slo: SloPoint | None = None
 
 
 @dataclass(frozen=True)
@@ -480,7 +498,20 @@ def _curve(data: object) -> Curve | None:
     knee = data.get("knee")
     return Curve(
         float(data["peak_iops"]), points, None if knee is None else int(knee),
-        float(data["knee_factor"]), float(data["delivered_share"]),
+        float(data["knee_factor"]), float(data["delivered_share"]), _slo(data.get("slo")),
+    )  # fmt: skip
+
+
+def _slo(data: object) -> SloPoint | None:
+    if not data:
+        return None
+    if not isinstance(data, Mapping):
+        raise TypeError("slo")
+    load = data["load_pct"]
+    return SloPoint(
+        str(data["target"]), None if load is None else int(load), str(data["workload"]),
+        tuple(float(v) for v in data["iops"]), tuple(float(v) for v in data["latency_ns"]),
+        bool(data.get("peak", False)),
     )  # fmt: skip
 
 

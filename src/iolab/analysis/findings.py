@@ -525,6 +525,7 @@ class Knee:
     load: str | None
     delivered: str = ""
     p99: str = ""
+    slo: str = ""  # the curve table's note on its latency target, when it has one
 
 
 def knee(found: Knee) -> Finding:
@@ -538,4 +539,6 @@ def knee(found: Knee) -> Finding:
             f"p99 {found.p99}); past it p99 climbs to {found.peak_p99} at the peak "
             f"({found.peak}): run it below the knee where latency matters."
         )
+    if found.slo:
+        said += f" Within the target, {found.slo.removeprefix('slo ')}"
     return Finding("latency", said, 0, None, ((found.workload, found.setup),))

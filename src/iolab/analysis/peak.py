@@ -44,7 +44,8 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from iolab.model import Curve, CurvePoint, Drift, PeakRecord
+from iolab.analysis import stats
+from iolab.model import Curve, CurvePoint, Drift, PeakRecord, SloPoint
 
 Point = tuple[int, int]  # (numjobs, iodepth)
 Measure = Callable[[Point], float | None]  # a point's first figure; None: failed or refused
@@ -62,7 +63,7 @@ KNEE_FACTOR = 2.0
 # Workload keys iolab keeps for itself and never passes to fio: the method and its margin
 # (given in plans), and those iolab writes (the bounds, the closing point, a curve's load).
 SET_BY_IOLAB = ("peak_numjobs", "peak_iodepth", "peak_again", "curve_load")
-IOLAB_ONLY = ("method", "peak_margin", *SET_BY_IOLAB)
+IOLAB_ONLY = ("method", "peak_margin", "slo", *SET_BY_IOLAB)
 
 
 @dataclass(frozen=True)
@@ -310,6 +311,48 @@ def load_name(base: str, point: Point, load_pct: int) -> str:
     return f"{point_name(base, point)} load={load_pct}%"
 
 
+SLO_KEYS = {"p50": "p50_ns", "p99": "p99_ns", "p99.9": "p999_ns"}  # as CurvePoint has them
+_TIME_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def slo(text: object) -> tuple[str, float] | None:
+    """ "p99<=2ms" -> ("p99", 2e6): the percentile (p50, p99 or p99.9) and its limit in ns;
+    None when the text is not one."""
+    words = str(text).replace(" ", "").lower().split("<=")
+    if len(words) != 2 or words[0] not in SLO_KEYS:
+        return None
+    number = words[1].rstrip("nsuµm")
+    unit = words[1][len(number) :]
+    try:
+        limit = float(number) * _TIME_NS[unit]
+    except (KeyError, ValueError):
+        return None
+    return (words[0], limit) if math.isfinite(limit) and limit > 0 else None
+
+
+def slo_said(found: SloPoint, unit: str = "µs", per: float = 1e3) -> str:
+    """The most IOPS within the target, with its interval and the percentile it kept (in
+    `unit`, `per` ns each); or that no load met it."""
+    key = found.target.split("<=")[0]
+    if not found.iops:
+        return (f"slo {found.target}: no load met it at the median of {CONFIRM} runs, not even "
+                "10% of the peak.")  # fmt: skip
+    iops, latency = stats.summarize(found.iops), stats.summarize(found.latency_ns)
+    where = "the peak itself" if found.peak else f"{found.load_pct}% of the peak"
+    interval = ""
+    if iops.low is not None and iops.high is not None:
+        interval = f" (95%: {iops.low:,.0f} to {iops.high:,.0f}, {iops.n} runs)"
+    return (
+        f"slo {found.target}: at most {iops.median:,.0f} IOPS{interval} at {where}, "
+        f"{key} {latency.median / per:,.3g} {unit}."
+    )
+
+
+def slo_text(text: str) -> str:
+    """A latency target as iolab writes it ("p99 <= 2 ms" -> "p99<=2ms"); checked by slo()."""
+    return text.replace(" ", "").lower()
+
+
 def share(value: object) -> float | None:
     """A margin given as "3%" or 0.03; None unless strictly between 0 and 1."""
     text = str(value).strip()
@@ -343,6 +386,8 @@ def said(setup: str, base: str, found: PeakRecord) -> list[str]:
         )
     if found.curve is not None:
         lines.append(f"{head}: {_curve_said(found.curve)}")
+    if found.curve is not None and found.curve.slo is not None:
+        lines.append(f"{head}: {slo_said(found.curve.slo)}")
     return lines
 
 

@@ -68,6 +68,11 @@ PEAK_OPTIONS: dict[str, dict[str, Any]] = {
     "rw": {"default": "randread", "show_default": True, "help": "fio's rw."},
     "bs": {"default": "4k", "show_default": True, "help": "Block size."},
     "curve": {"is_flag": True, "help": "Also run the latency-versus-load curve from the peak."},
+    "slo": {
+        "metavar": "TARGET",
+        "help": "Find the most IOPS within a latency target, such as "
+        '"p99<=2ms" (p50, p99 or p99.9): runs the curve and measures that point 3 times.',
+    },
     "numjobs": {"default": "1-64", "show_default": True, "metavar": "LOW-HIGH"},
     "iodepth": {"default": "1-256", "show_default": True, "metavar": "LOW-HIGH"},
     "runtime": {"metavar": "SECONDS", "help": "Runtime of every point [default: 10]."},

@@ -36,7 +36,11 @@ def bounds(merged: dict[str, Any], where: Where) -> dict[str, Any]:
     if method is None:
         if "peak_margin" in merged:
             raise where.fail("peak_margin", 'peak_margin goes with method = "peak" or "curve"')
+        if "slo" in merged:
+            raise where.fail("slo", 'slo goes with method = "curve"')
         return merged
+    if "slo" in merged and method != "curve":
+        raise where.fail("slo", 'slo goes with method = "curve": the curve finds its point')
     out = dict(merged)
     spans: dict[str, tuple[int, int]] = {}
     for key in ("numjobs", "iodepth"):
@@ -92,6 +96,7 @@ def split(workload: Workload) -> tuple[Workload, Method]:
         peak.span(str(options.pop("peak_numjobs"))),
         peak.span(str(options.pop("peak_iodepth"))),
         margin,
+        slo=str(options.pop("slo", "")),
     )
     return replace(workload, options=options, method=method), method
 
@@ -109,7 +114,9 @@ def check_plan(workloads: tuple[Workload, ...], auto: bool, rounds: bool, top: W
     )
 
 
-def command_plan(rw: str, bs: str, curve: bool, numjobs: str, iodepth: str) -> str:
+def command_plan(
+    rw: str, bs: str, curve: bool, numjobs: str, iodepth: str, slo: str | None = None
+) -> str:
     """The plan `iolab peak` runs: one workload searched on one set-up (the target comes as
     an override, like `iolab run --target`). Values are checked here, so that a fault names
     the flag that gave it."""
@@ -120,13 +127,17 @@ def command_plan(rw: str, bs: str, curve: bool, numjobs: str, iodepth: str) -> s
     bounds = {
         flag: _bounds(flag, text) for flag, text in (("numjobs", numjobs), ("iodepth", iodepth))
     }
-    method = "curve" if curve else "peak"
+    if slo is not None and peak.slo(slo) is None:
+        raise PlanError(f"--slo {slo!r} must be a latency target such as \"p99<=2ms\" "
+                        "(p50, p99 or p99.9; ns, us, ms or s)")  # fmt: skip
+    method = "curve" if curve or slo is not None else "peak"
     return "\n".join([
         f'name = "{method} {bs} {rw}"',
         f'description = "iolab peak: {bs} {rw}, numjobs {numjobs} x iodepth {iodepth}"',
         "[[setup]]", 'name = "target"', 'path = "."',
         "[[workload]]", f'rw = "{rw}"', f'bs = "{bs}"', f'method = "{method}"',
         *(f"{flag} = [{low}, {high}]" for flag, (low, high) in bounds.items()),
+        *([f'slo = "{peak.slo_text(slo)}"'] if slo is not None else []),
     ]) + "\n"  # fmt: skip
 
 

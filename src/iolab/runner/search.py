@@ -25,6 +25,7 @@ from iolab.model import (
     PeakPoint,
     PeakRecord,
     PeakWinner,
+    SloPoint,
     Workload,
 )
 from iolab.runner import precondition
@@ -104,6 +105,7 @@ class _Points:
     live: bool = True  # False: recall only; a point not stored raises _Missing
     ran: int = 0
     rows: dict[tuple[str, int], CaseRow] = field(default_factory=dict)
+    loads: list[Workload] = field(default_factory=list)  # the curve's points, the peak's too
 
     def __post_init__(self) -> None:
         options = self.start.options
@@ -156,6 +158,8 @@ class _Points:
         curve = None
         if climb.winner is not None and self.method.kind == "curve":
             curve = self.curve(climb.winner)
+            if self.method.slo:
+                curve = self.within(curve)
         return PeakRecord(
             self.method.kind,
             "bw" if self.metric == "bw" else "iops",
@@ -200,9 +204,11 @@ class _Points:
         top = statistics.median(_figure(r, "iops") or 0.0 for r in peak_rows)
         share = _read_share(self.start.options)
         out: list[CurvePoint] = []
+        self.loads = [self.workload(winner)]
         for load in peak.LOADS:
             rate, asked = peak.rates(top * load / 100, winner[0], share)
             workload = self.workload(winner, rate, load)
+            self.loads.append(workload)
             out.append(_load_point(self.row(workload), load, asked, workload.name))
         out.append(_load_point(peak_rows, None, None, self.workload(winner).name))
         ok = [i for i, p in enumerate(out) if p.ok]
@@ -211,6 +217,35 @@ class _Points:
             top, tuple(out), None if knee is None else ok[knee], peak.KNEE_FACTOR,
             peak.DELIVERED_SHARE,
         )  # fmt: skip
+
+    def within(self, curve: Curve) -> Curve:
+        """The most IOPS within the latency target: from the highest load (the peak included)
+        whose percentile met it, down, the first that still meets it at the median of three
+        measurements; that point of the curve then shows their median."""
+        found = peak.slo(self.method.slo)
+        assert found is not None  # checked with the plan
+        key, limit = found
+        met = [i for i, p in enumerate(curve.points) if p.ok and p.delivered
+               and (v := getattr(p, peak.SLO_KEYS[key])) is not None and v <= limit]  # fmt: skip
+        for index in reversed(met):
+            at = curve.points[index]
+            rows = self.again(at.workload)
+            latency = tuple(v for r in rows if (v := _percentile([r], key.removeprefix("p")))
+                            is not None)  # fmt: skip
+            if latency and statistics.median(latency) <= limit:
+                points = list(curve.points)
+                points[index] = _load_point(rows, at.load_pct, at.asked_iops, at.workload)
+                iops = tuple(v for r in rows if (v := _figure(r, "iops")) is not None)
+                slo = SloPoint(self.method.slo, at.load_pct, at.workload, iops, latency,
+                               at.load_pct is None)  # fmt: skip
+                return replace(curve, points=tuple(points), slo=slo)
+        return replace(curve, slo=SloPoint(self.method.slo, None, "", (), ()))
+
+    def again(self, name: str) -> list[CaseRow]:
+        """A curve point's cases, measured until it has three (or the plan's repeat)."""
+        workload = next(w for w in self.loads if w.name == name)
+        most = max(peak.CONFIRM, self.run.campaign.plan.repeat)
+        return [r for n in range(1, most + 1) if (r := self.row(workload, n)) and r.status == "ok"]
 
     def drift(self) -> Drift | None:
         """The start point measured again after the search, against its first measurement."""

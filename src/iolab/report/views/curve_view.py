@@ -105,6 +105,8 @@ def curve_table(label: str, base: str, curve: Curve) -> Table:
         flags = [] if point.delivered else ["not delivered"]
         if index == found.index:
             flags.append("knee")
+        if curve.slo is not None and curve.slo.iops and point.workload == curve.slo.workload:
+            flags.append("slo")
         rows.append(Row(_load(point), tuple(cells), (", ".join(flags),)))
     said = _knee_said(curve, found)
     return Table(
@@ -118,6 +120,7 @@ def curve_table(label: str, base: str, curve: Curve) -> Table:
             "rate_iops (per job); latency is completion latency, the slower direction's.",
             f"not delivered: under {curve.delivered_share:.0%} of the rate asked.",
             said,
+            *([peak.slo_said(curve.slo, unit, per)] if curve.slo is not None else []),
         ),
         name=f"curve-{slug(label)}-{slug(base)}",
         stub_headers=("flags",),

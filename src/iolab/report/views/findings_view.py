@@ -86,7 +86,8 @@ def knees(data: Dataset) -> list[findings.Knee]:
         knee = next((r for r in table.rows if "knee" in r.stubs[0].split(", ")), None)
         (peak_iops, peak_p99), (at_iops, at_p99) = _at(table.rows[-1], p99), _at(knee, p99)
         load = None if knee is None else knee.label
-        out.append(findings.Knee(label, base, peak_iops, peak_p99, load, at_iops, at_p99))
+        slo = next((n for n in table.notes if n.startswith("slo ")), "")
+        out.append(findings.Knee(label, base, peak_iops, peak_p99, load, at_iops, at_p99, slo))
     return out
 
 
