@@ -125,6 +125,9 @@ def test_a_latency_target_finds_the_most_iops_within_it(tmp_path: Path) -> None:
     assert re.search(r"\(95%: [\d,]+ to [\d,]+, 3 runs\)", note), note
     (said,) = [f.sentence for f in document.findings if "Within the target" in f.sentence]
     assert note.removeprefix("slo ") in said
+    chart = section(document).blocks[2]
+    assert isinstance(chart, Chart)
+    assert [r.label.split(":")[0] for r in chart.regions][-1] == f"within {target}"
 
 
 def test_a_latency_target_no_load_meets_says_so(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ interval, the curve's points with what was asked and delivered, and a chart of l
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 
 from iolab.analysis import latency, peak
@@ -182,7 +183,7 @@ def curve_charts(base: str, curves: Sequence[tuple[str, Curve]]) -> list[Chart]:
                 x=x,
                 y=Axis("completion latency", unit, start_at_zero=True),
                 series=tuple(line(name, search, key) for name, key in PERCENTILES),
-                regions=_past_knee(search),
+                regions=(*_past_knee(search), *_within(search)),
                 caption=_caption(label, search),
             )
         ]
@@ -202,6 +203,15 @@ def curve_charts(base: str, curves: Sequence[tuple[str, Curve]]) -> list[Chart]:
 
 def _delivered(point: CurvePoint) -> float:
     return point.delivered_iops
+
+
+def _within(curve: Curve) -> tuple[Region, ...]:
+    """The latency target's answer: up to the most IOPS within it, lightly shaded."""
+    found = curve.slo
+    if found is None or not found.iops:
+        return ()
+    most = statistics.median(found.iops)
+    return (Region(0.0, most, f"within {found.target}: up to {most:,.0f} IOPS", tone=0.08),)
 
 
 def _past_knee(curve: Curve) -> tuple[Region, ...]:
