@@ -66,8 +66,11 @@ def test_found_by_content_without_the_extension(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("[a]\nrw=read\nfilename=/dev/sda\n", "job.fio:3: filename is not allowed in a plan"),
-        ("[global]\ndirectory=/mnt\n[a]\n", "job.fio:2: directory is not allowed in a plan"),
+        ("[a]\nrw=read\nfilename=/a:/b\n", "job.fio:3: filename must name one path"),
+        (
+            "[a]\ndirectory=/x\n[b]\ndirectory=/y\n",
+            "job.fio:4: section [b] runs on /y, section [a] on /x: iolab runs a job file on one",
+        ),
         ("[a]\nexec_prerun=rm -rf /\n", "job.fio:2: exec_prerun is not allowed in a plan"),
         ("[a]\nioengine=rbd\n", "job.fio:2: ioengine = 'rbd' is not an ioengine iolab runs"),
         ("[a]\ninclude other.fio\n", "job.fio:2: include names another file"),

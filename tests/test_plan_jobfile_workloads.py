@@ -160,8 +160,6 @@ def test_show_toml_prints_a_preset_as_a_plan(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("plan_text", "job", "message"),
     [
-        (PLAN, JOB.replace("bs=4k", "filename=/dev/sda"),
-         "mine.fio:10: section [rr]: filename is not allowed in a plan"),
         (PLAN, JOB.replace("time_based", "exec_prerun=rm -rf /"),
          "mine.fio:6: section [global]: exec_prerun is not allowed in a plan"),
         (PLAN, JOB.replace("bs=128k", "ioengine=rbd"),

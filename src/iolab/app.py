@@ -151,6 +151,8 @@ def run_plan(
 ) -> RunOutcome:
     """`run` once the plan is known (a file's, a preset's, or one a command made)."""
     Store.check_path(request.db)
+    for note in the_plan.notes:
+        ui.warn(note)
     fio = info.probe()
     consent = _consent(the_plan, request, ui)
     campaign = runner.build(the_plan, fio, consent, executor=executor)

@@ -562,6 +562,7 @@ class Plan:
     metric: Literal["auto", "iops", "bw"] = "auto"
     hosts: Hosts | None = None
     check: tuple[tuple[str, float], ...] = ()  # [check]: (metric, allowed worsening in %)
+    notes: tuple[str, ...] = ()  # what iolab did with the plan that the person should know
 
     @property
     def hash(self) -> str:

@@ -2,10 +2,13 @@
 (the current directory, or --target): every section a workload, [global] options applying to
 the sections after them, and fio's own defaults for what the file leaves out. The safety rules
 of plans apply line by line (only fio options classified safe in fio.options, so no
-`filename`, `directory`, `include` or command; only local engines; plain text; an alias read
-as its option, readwrite as rw), each fault one line naming the file and its line. A plan's
-[[workload]] may name a job file too (`jobfile = "mine.fio"`, see plan.sources): its sections
-then run on the plan's set-ups, each fault naming the section as well."""
+`include` or command; only local engines; plain text; an alias read as its option, readwrite
+as rw), each fault one line naming the file and its line. Its `directory` and `filename` name
+its target: the set-up then is that path (a directory, or a file), or that block device (raw,
+written only with --yes-destroy), under the rules every set-up has; --target replaces them, and
+iolab says so. A plan's [[workload]] may name a job file too (`jobfile = "mine.fio"`, see
+plan.sources): its sections then run on the plan's set-ups (iolab says so of a section that
+named its own target), each fault naming the section as well."""
 
 from __future__ import annotations
 
@@ -71,11 +74,16 @@ def _at(source: str, line: int, section: str | None = None) -> JobWhere:
     return JobWhere(source, "", lines={(None, 0, None): line}, names=names)
 
 
+TARGET_KEYS = ("directory", "filename")  # where a job file does its I/O: its set-up's target
+
+
 def sections(
     text: str, source: str, named: bool = False
 ) -> tuple[list[dict[str, FioValue]], dict[tuple[str | None, int, str | None], int]]:
     """Each job section's options ([global] ones before it included, its name as `name`),
-    checked line by line, and where each option sits; `named`: faults name their section."""
+    checked line by line, and where each option sits; `named`: faults name their section.
+    `directory` and `filename` are kept as they are written: they name the target, which
+    iolab's set-up rules judge (target(), below), never fio's options."""
     jobs: list[dict[str, FioValue]] = []
     lines: dict[tuple[str | None, int, str | None], int] = {}
     common: dict[str, FioValue] = {}
@@ -131,6 +139,9 @@ def _option(line: str, where: JobWhere, bare: JobWhere) -> tuple[str, FioValue]:
     if not OPTION_NAME.match(key):
         raise bare.fail(None, NOT_A_LINE)
     check_clean(key, key, where)
+    if key in TARGET_KEYS and equals:
+        check_clean(key, text, where)
+        return key, text
     name = check_key(key, where, quote=False)  # fio's own name: an alias (readwrite) resolved
     value: FioValue = (int(text) if text.isdigit() and len(text) < 19 else text) if equals else 1
     check_value(key, value, where)
@@ -145,7 +156,14 @@ def parse(text: str, source: str, overrides: Overrides | None = None) -> Plan:
             check_value(key, value, Where(f"--{key}", ""))
     jobs, lines = sections(text, source)
     top = JobWhere(source, text, lines=lines)
-    here = parse_setups([{"name": "here", "path": "."}], top, over)
+    named = target(jobs, top)
+    jobs, said = without_targets(jobs, "--target" if over.target is not None else None)
+    if over.target is not None or named is None:
+        here = parse_setups([{"name": "here", "path": "."}], top, over)
+    elif named.is_block_device():
+        here = parse_setups([{"name": named.name, "devices": [str(named)]}], top, over)
+    else:
+        here = parse_setups([], top, replace(over, target=str(named)))
     workloads = parse_workloads(jobs, FIO_DEFAULTS, top, replace(top, table="defaults"), over)
     return Plan(
         name=Path(source).stem,
@@ -156,7 +174,50 @@ def parse(text: str, source: str, overrides: Overrides | None = None) -> Plan:
         setups=here,
         workloads=workloads,
         repeat=over.repeat or 1,
+        notes=said,
     )
+
+
+def target(jobs: list[dict[str, FioValue]], top: JobWhere) -> Path | None:
+    """Where the job file does its I/O (`directory`, `filename`, or both), the same for every
+    section; None when it names none (the current directory, as fio would). One file only:
+    fio's "a:b" lists and a target per section are refused in one line."""
+    found: Path | None = None
+    first = ""
+    for index, job in enumerate(jobs):
+        where = replace(top, table="workload", index=index)
+        folder, name = job.get("directory"), job.get("filename")
+        if folder is None and name is None:
+            continue
+        for key, value in (("directory", folder), ("filename", name)):
+            if value is not None and (":" in str(value) or not str(value)):
+                raise where.fail(key, f"{key} must name one path (not a ':' list): iolab runs "
+                                      "a job file on one target")  # fmt: skip
+        path = Path(str(folder or ".")) / str(name or "")
+        if found is not None and path != found:
+            raise where.fail(
+                "filename" if name is not None else "directory",
+                f"section [{job['name']}] runs on {path}, section [{first}] on {found}: iolab "
+                "runs a job file on one target; split the file, or write a plan with a set-up "
+                "each",
+            )
+        found, first = (path, str(job["name"])) if found is None else (found, first)
+    return found
+
+
+def without_targets(
+    jobs: list[dict[str, FioValue]], replaced_by: str | None
+) -> tuple[list[dict[str, FioValue]], tuple[str, ...]]:
+    """The sections without `directory` and `filename`, and a line for each section whose
+    target something else replaces (`replaced_by`: --target, or a plan's set-ups)."""
+    out, said = [], []
+    for job in jobs:
+        named = {k: job[k] for k in TARGET_KEYS if k in job}
+        if named and replaced_by is not None:
+            written = ", ".join(f"{k}={v}" for k, v in named.items())
+            said.append(f"section [{job['name']}]: its {written} is replaced by {replaced_by}")
+        out.append({k: v for k, v in job.items() if k not in TARGET_KEYS})
+    return out, tuple(said)
 
 
 @dataclass(frozen=True)
@@ -166,14 +227,16 @@ class Included:
 
     where: JobWhere
     jobs: tuple[dict[str, FioValue], ...]
+    notes: tuple[str, ...] = ()  # its sections' targets, replaced by the plan's set-ups
 
 
 def included(text: str, label: str, prefix: str | None) -> Included:
     jobs, lines = sections(text, label, named=True)
+    jobs, said = without_targets(jobs, "the plan's set-ups")
     names = tuple(str(job["name"]) for job in jobs)
     if prefix is not None:
         jobs = [{**job, "name": f"{prefix} {job['name']}"} for job in jobs]
-    return Included(JobWhere(label, text, lines=lines, names=names), tuple(jobs))
+    return Included(JobWhere(label, text, lines=lines, names=names), tuple(jobs), said)
 
 
 def included_workloads(job: Included, over: Overrides) -> tuple[Workload, ...]:

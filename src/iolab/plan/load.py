@@ -130,6 +130,7 @@ def parse_plan(text: str, source: str, overrides: Overrides | None = None) -> Pl
         metric=report.get("metric", "auto"),
         hosts=plan_hosts.hosts(data, top, setups),
         check=gate.rules(data, top),
+        notes=tuple(note for job in found.included.values() for note in job.notes),
     )
     _check_report(plan, replace(top, table="report"))
     return plan
