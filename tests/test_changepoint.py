@@ -89,7 +89,7 @@ def test_a_slow_drift_is_cut_somewhere() -> None:
     assert got.flagged >= 0.90, got  # no single level change: cut where halves differ most
 
 
-LONG = (150, 500)  # a long history: Student's t-test above 120 points, permutations below
+LONG = (150, 500)  # a long history: Student's t-test above 60 points, permutations below
 
 
 @pytest.mark.slow

@@ -19,15 +19,15 @@ the same answer every time.
 
 Long segments. A permutation test costs a quadratic number of distances per shuffle, 199
 times: about a second for 500 points, too slow for a history of many series. A segment of
-more than `PERMUTED_UP_TO` points (120) is tested instead as Apache Otava (Hunter) does, by a
+more than `PERMUTED_UP_TO` points (60) is tested instead as Apache Otava (Hunter) does, by a
 Student's t test of the split found (pooled variance: exact under the null hypothesis of
 Gaussian noise alike on both sides, where Welch's approximation is not, this far in the
 tail), on the two sides the best Q compared
 (τ points against κ - τ), its p-value multiplied by the number of splits the search could
 have chosen (Bonferroni), since the split tested is the most different of them all: a
 conservative test (it fires less often than its level on a series without a change), with
-the power of hundreds of points on each side. Once the segments are 120 points or fewer, the
-permutation test takes over, so series of up to 120 runs are tested exactly as described
+the power of hundreds of points on each side. Once the segments are 60 points or fewer, the
+permutation test takes over, so series of up to 60 runs are tested exactly as described
 above, and longer ones in milliseconds.
 
 Limits. The test assumes that, without a change, the points are exchangeable (independent,
@@ -59,7 +59,7 @@ LEVEL = 0.05
 MIN_SIZE = 3
 SEED = 24
 MAX_POINTS = 500
-PERMUTED_UP_TO = 120  # longer segments: Student's t-test, Bonferroni-corrected (see above)
+PERMUTED_UP_TO = 60  # longer segments: Student's t-test, Bonferroni-corrected (see above)
 _CELLS = 1_000_000  # distance-matrix cells per batch of shuffles (8 MB of float64)
 
 Floats = NDArray[np.float64]
