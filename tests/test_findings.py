@@ -309,3 +309,18 @@ def test_a_curve_without_a_knee_says_so() -> None:
         "here · 4k randread: no knee in the load curve within the noise: p99 stays near its "
         "low-load value up to the peak (41,000 IOPS, p99 310 µs)."
     )
+
+
+def test_a_device_count_sweep_names_its_set_ups_and_its_one_workload() -> None:
+    steps = tuple(
+        (n, fig(f"raid0 of {n}", (iops, iops, iops), "4k randread"))
+        for n, iops in ((1, 50_000.0), (2, 95_000.0), (4, 100_000.0))
+    )
+    found = findings.growth(findings.Sweep("raid0 of 1 / raid0 of 2 / raid0 of 4",
+                                           "device_count", steps))  # fmt: skip
+    assert found.sentence.startswith(
+        "raid0 of 1 / raid0 of 2 / raid0 of 4 · 4k randread: per doubling of device_count, "
+        "IOPS ×1.90 from 1 to 2"
+    )
+    assert found.sentence.endswith("it stops paying past device_count=2.")
+    assert len(found.cells) == 3

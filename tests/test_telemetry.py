@@ -165,7 +165,7 @@ def test_flat_scaling_over_device_count(level: str, iops: list[float], warned: b
     points = []
     for count, value in zip((1, 2, 4), iops, strict=True):
         definition: JSONObject = {"devices": ["/dev/x"] * count, "raid": "btrfs", "level": level}
-        devices, family = usage_view._devices(definition)
+        devices, family = usage_view.devices_of(definition)
         name = f"{level} of {count}"
         points.append(
             Point(name, "4k randread", {"rw": "randread"}, value, watched, devices, family)

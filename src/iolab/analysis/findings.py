@@ -15,9 +15,10 @@ a number the report does not show), and a finding makes no claim its data cannot
 - **cap**: several set-ups whose best figure on a workload is within 5% of each other, all
   other set-ups below: a shared limit (a controller, a bus, the host), as studies A and C
   found by eye.
-- **scaling**: over a numjobs or iodepth sweep, the gain per doubling from each value to the
-  next, citing the figures, and where it stops paying (under 10% a doubling) or that it still
-  grows; and analysis.scaling's flat-scaling, with the limit named from the telemetry.
+- **scaling**: over a numjobs, iodepth or device-count sweep, the gain per doubling from each
+  value to the next, citing the figures, and where it stops paying (under 10% a doubling) or
+  that it still grows; and analysis.scaling's flat-scaling, with the limit named from the
+  telemetry.
 - **model**: a RAID set-up's measured figures against the RAID model's prediction (the
   report's RAID model table): the range, and what a gap suggests (far above: a cache; far
   below: costs the rule leaves out, or an array not saturated).
@@ -266,8 +267,9 @@ STOPS = 1.10  # a doubling that gains less than 10% has stopped paying
 
 @dataclass(frozen=True)
 class Sweep:
-    """One set-up's figures over a numjobs or iodepth sweep, the other options alike: (value
-    of the axis, its figure) in order."""
+    """One set-up's figures over a numjobs or iodepth sweep (or striped set-ups' over their
+    device count, `setup` naming them all), the other options alike: (value of the axis, its
+    figure) in order."""
 
     setup: str
     axis: str
@@ -287,9 +289,11 @@ def growth(sweep: Sweep) -> Finding:
            f"still growing up to {sweep.axis}={last}")  # fmt: skip
     figures = [f for _, f in sweep.steps]
     unit = figures[0].unit
+    start, close = figures[0].workload, figures[-1].workload
+    where = start if start == close else f"{start} → {close}"
     sentence = (
-        f"{sweep.setup} · {figures[0].workload} → {figures[-1].workload}: per doubling of "
-        f"{sweep.axis}, {unit} {', '.join(parts)}; {end}{_but(figures)}."
+        f"{sweep.setup} · {where}: per doubling of {sweep.axis}, {unit} {', '.join(parts)}; "
+        f"{end}{_but(figures)}."
     )
     cells = tuple((f.workload, f.setup) for f in figures)
     return Finding("scaling", sentence, sum(len(f.values) for f in figures), None, cells,

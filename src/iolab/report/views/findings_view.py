@@ -12,7 +12,7 @@ from iolab.analysis.stats import metric_for
 from iolab.model import CheckWarning
 from iolab.report.cells import WARNED, Cell, Row, Table, cell_values
 from iolab.report.data import Dataset
-from iolab.report.views import curve_view
+from iolab.report.views import curve_view, usage_view
 
 TITLE = "Findings"
 SAID = "What the numbers show"
@@ -99,17 +99,23 @@ def _at(row: Row | None, p99: int) -> tuple[str, str]:
 
 
 def sweeps(data: Dataset, shown: Sequence[Figure]) -> list[findings.Sweep]:
-    """The results' numjobs and iodepth sweeps, set-up by set-up (analysis.scaling groups
-    them: the same set-up, every other option alike)."""
+    """The results' numjobs, iodepth and device-count sweeps (analysis.scaling groups them:
+    the same set-up, or striped set-ups alike but for their devices; every other option
+    alike)."""
     by_cell = {(f.setup, f.workload): f for f in shown}
-    points = [scaling.Point(f.setup, f.workload, data.first(f.workload).options, f.median)
-              for f in shown]  # fmt: skip
+    definitions = {s.label: s.definition for s in data.setups}
+    points = [
+        scaling.Point(f.setup, f.workload, data.first(f.workload).options, f.median, None,
+                      *usage_view.devices_of(definitions.get(f.setup, {})))
+        for f in shown
+    ]  # fmt: skip
     out = []
-    for axis in ("numjobs", "iodepth"):
-        for (setup, _), sweep in scaling.sweeps(points, axis).items():
-            steps = tuple((value, by_cell[(setup, sweep[value][0].workload)])
-                          for value in sorted(sweep))  # fmt: skip
-            out.append(findings.Sweep(setup, axis, steps))
+    for axis in scaling.AXES:
+        for sweep in scaling.sweeps(points, axis).values():
+            firsts = [(value, sweep[value][0]) for value in sorted(sweep)]
+            steps = tuple((value, by_cell[(p.setup, p.workload)]) for value, p in firsts)
+            owner = " / ".join(dict.fromkeys(p.setup for _, p in firsts))
+            out.append(findings.Sweep(owner, axis, steps))
     return out
 
 

@@ -152,7 +152,7 @@ def flat_scaling(data: Dataset) -> list[CheckWarning]:
             c.options,
             iops,
             data.telemetry.get(_key(c)),
-            *_devices(definitions.get(c.setup, {})),
+            *devices_of(definitions.get(c.setup, {})),
         )
         for c in data.cases
         if c.status == "ok" and (iops := case_value(c, "iops")) is not None
@@ -160,7 +160,7 @@ def flat_scaling(data: Dataset) -> list[CheckWarning]:
     return scaling.flat_scaling(points)
 
 
-def _devices(definition: JSONObject) -> tuple[int | None, str]:
+def devices_of(definition: JSONObject) -> tuple[int | None, str]:
     """A striped set-up's device count and its family (its definition but its name and
     devices), so that set-ups alike but for their device count make a device_count sweep.
     Mirrors and parity levels are left out: more devices there are not meant to add IOPS."""
