@@ -40,6 +40,7 @@ rise ("no knee within the noise").
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -313,21 +314,18 @@ def load_name(base: str, point: Point, load_pct: int) -> str:
 
 SLO_KEYS = {"p50": "p50_ns", "p99": "p99_ns", "p99.9": "p999_ns"}  # as CurvePoint has them
 _TIME_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
+_SLO = re.compile(r"(p50|p99|p99\.9)<=(\d+(?:\.\d*)?(?:e[+-]?\d+)?)(ns|us|µs|ms|s)")
 
 
 def slo(text: object) -> tuple[str, float] | None:
     """ "p99<=2ms" -> ("p99", 2e6): the percentile (p50, p99 or p99.9) and its limit in ns;
-    None when the text is not one."""
-    words = str(text).replace(" ", "").lower().split("<=")
-    if len(words) != 2 or words[0] not in SLO_KEYS:
+    None when the text is not one (spaces and case aside: no other character passes)."""
+    found = _SLO.fullmatch(slo_text(str(text)))
+    if found is None:
         return None
-    number = words[1].rstrip("nsuµm")
-    unit = words[1][len(number) :]
-    try:
-        limit = float(number) * _TIME_NS[unit]
-    except (KeyError, ValueError):
-        return None
-    return (words[0], limit) if math.isfinite(limit) and limit > 0 else None
+    key, number, unit = found.groups()
+    limit = float(number) * _TIME_NS[unit]
+    return (key, limit) if math.isfinite(limit) and limit > 0 else None
 
 
 def slo_said(found: SloPoint, unit: str = "µs", per: float = 1e3) -> str:

@@ -96,7 +96,7 @@ def split(workload: Workload) -> tuple[Workload, Method]:
         peak.span(str(options.pop("peak_numjobs"))),
         peak.span(str(options.pop("peak_iodepth"))),
         margin,
-        slo=str(options.pop("slo", "")),
+        slo=peak.slo_text(str(options.pop("slo", ""))),
     )
     return replace(workload, options=options, method=method), method
 
