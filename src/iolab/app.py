@@ -390,12 +390,22 @@ def environment_of(path: str) -> dict[str, Any]:
 @dataclass(frozen=True)
 class AdviseRequest:
     """`iolab advise`: the array's size, and one device's figures from a run's set-up or given
-    (figures: "read-iops", "write-iops", "read-mbps", "write-mbps" -> a figure or None)."""
+    (None: not given)."""
 
     devices: int = 4
     setup: str | None = None
     workloads: tuple[str, ...] = ()  # RW:BS[:QD[:READ%]]
-    figures: Mapping[str, float | None] = field(default_factory=dict)
+    read_iops: float | None = None
+    write_iops: float | None = None
+    read_mbps: float | None = None
+    write_mbps: float | None = None
+
+    @property
+    def figures(self) -> dict[str, float | None]:
+        """The figures given, by their flags' names (report.advice's keys)."""
+        return {
+            key: getattr(self, key.replace("-", "_")) for key in report_advice.DEFAULT_WORKLOADS
+        }
 
 
 def advise(db: str, run_id: int | None, given: AdviseRequest, ui: Ui) -> report_document.Document:
@@ -403,8 +413,7 @@ def advise(db: str, run_id: int | None, given: AdviseRequest, ui: Ui) -> report_
     devices = given.devices
     if not 2 <= devices <= 64:
         raise ReportError(f"--devices {devices}: give 2 to 64 devices")
-    keys = report_advice.DEFAULT_WORKLOADS
-    figures = {key: given.figures.get(key) for key in keys}
+    figures = given.figures
     for key, value in figures.items():
         if value is not None and not (math.isfinite(value) and value > 0):
             raise ReportError(f"--{key} {value:g}: give a positive figure (a finite number)")

@@ -62,6 +62,5 @@ ADVISE_OPTIONS: dict[str, dict[str, Any]] = {
          *(click.option(f"--{name}", **kw) for name, kw in ADVISE_OPTIONS.items()))  # fmt: skip
 def advise(run_id: int | None, db: str, devices: int, setup: str | None,
            workload: tuple[str, ...], **figures: float | None) -> None:  # fmt: skip
-    given = {key.replace("_", "-"): value for key, value in figures.items()}
-    request = app.AdviseRequest(devices, setup, workload, given)
+    request = app.AdviseRequest(devices, setup, workload, **figures)
     echo(report_output.render(app.advise(db, run_id, request, ui()), "table").text, nl=False)
