@@ -188,10 +188,10 @@ def build(data: Dataset, options: Options) -> Document:
     flat = usage_view.flat_scaling(data)
     warned += [f"{w.code}: {w}" for w in flat]
     sections += _notes_section(data, warned)
-    found = findings_view.derive(
-        data, results, options.metric, options.baseline, flat, raid, latency
-    )
     spreads = findings_view.across_runs(data, results, options.metric)
+    found = findings_view.derive(
+        data, results, options.metric, options.baseline, flat, raid, latency, spreads
+    )
     spread = findings_view.across_runs_table(spreads, data.pooled_runs)
     sections[:0] = _findings(found, options.baseline, spread)
     return Document(

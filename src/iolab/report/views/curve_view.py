@@ -89,11 +89,25 @@ def _load(point: CurvePoint) -> str:
     return "peak" if point.load_pct is None else f"{point.load_pct}%"
 
 
+def _unit(curve: Curve) -> tuple[str, float]:
+    """The latency unit of a curve's table (and ns per unit): the one its values read best in."""
+    values = [
+        v for p in curve.points for _, key in PERCENTILES if (v := _percentile(p, key)) is not None
+    ]  # fmt: skip
+    return latency.unit_for(values)
+
+
+def slo_note(curve: Curve) -> str | None:
+    """The table's note on the curve's latency target, in the table's unit; None without one."""
+    if curve.slo is None:
+        return None
+    return peak.slo_said(curve.slo, *_unit(curve))
+
+
 def curve_table(label: str, base: str, curve: Curve) -> Table:
     found = peak.curve_knee(curve)
     points = list(curve.points)
-    values = [v for p in points for _, key in PERCENTILES if (v := _percentile(p, key)) is not None]
-    unit, per = latency.unit_for(values)
+    unit, per = _unit(curve)
     rows = []
     for index, point in enumerate(points):
         asked = point.asked_iops
@@ -121,7 +135,7 @@ def curve_table(label: str, base: str, curve: Curve) -> Table:
             "rate_iops (per job); latency is completion latency, the slower direction's.",
             f"not delivered: under {curve.delivered_share:.0%} of the rate asked.",
             said,
-            *([peak.slo_said(curve.slo, unit, per)] if curve.slo is not None else []),
+            *([note] if (note := slo_note(curve)) is not None else []),
         ),
         name=f"curve-{slug(label)}-{slug(base)}",
         stub_headers=("flags",),

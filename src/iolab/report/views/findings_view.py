@@ -86,7 +86,7 @@ def knees(data: Dataset) -> list[findings.Knee]:
         knee = next((r for r in table.rows if "knee" in r.stubs[0].split(", ")), None)
         (peak_iops, peak_p99), (at_iops, at_p99) = _at(table.rows[-1], p99), _at(knee, p99)
         load = None if knee is None else knee.label
-        slo = next((n for n in table.notes if n.startswith("slo ")), "")
+        slo = curve_view.slo_note(search.curve) or ""
         out.append(findings.Knee(label, base, peak_iops, peak_p99, load, at_iops, at_p99, slo))
     return out
 
@@ -206,13 +206,15 @@ def derive(
     extra: Sequence[CheckWarning],
     raid: Table | None = None,
     latency: Table | None = None,
+    spreads: Sequence[findings.Spread] = (),
 ) -> list[Finding]:
+    """Every finding of a report; `spreads`: the pooled runs' (across_runs), which the
+    Across runs table shows too."""
     shown = figures(data, results, metric)
     found = findings.derive(
         shown, baseline, extra, gaps(data, raid), tails(latency), sweeps(data, shown),
         knees(data),
     )  # fmt: skip
-    spreads = across_runs(data, results, metric)
     return [*findings.pooled(spreads, data.pooled_runs), *found]
 
 
