@@ -201,7 +201,8 @@ def target(jobs: list[dict[str, FioValue]], top: JobWhere) -> Path | None:
                 "runs a job file on one target; split the file, or write a plan with a set-up "
                 "each",
             )
-        found, first = (path, str(job["name"])) if found is None else (found, first)
+        if found is None:
+            found, first = path, str(job["name"])
     return found
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Generic, TypeVar
 
 from iolab.errors import StoreError
 from iolab.model import (
@@ -400,7 +400,9 @@ class Store:
             f" warnings, target_state FROM cases c WHERE {where} ORDER BY workload_position, id",
             args,
         )
-        options, warnings = _Decoded(json.loads), _Decoded(_warnings)  # repeated texts once
+        # a long history repeats its workloads' options and its empty warning lists: each
+        # distinct text decoded once (the values are shared, read-only: Mapping, tuple)
+        options, warnings = functools.cache(json.loads), functools.cache(_warnings)
         return [
             CaseRow(
                 setup=r["setup"],
@@ -516,25 +518,6 @@ def _among(column: str, names: Collection[str] | None) -> tuple[str, tuple[str, 
         return "", ()
     chosen = tuple(names)
     return f" AND {column} IN ({', '.join('?' * len(chosen)) or 'NULL'})", chosen
-
-
-Decoded = TypeVar("Decoded")
-
-
-class _Decoded(Generic[Decoded]):
-    """A decoder that decodes each distinct text once: a long history repeats its workloads'
-    options and its empty warning lists hundreds of thousands of times. The values are shared,
-    so they are read-only (Mapping, tuple)."""
-
-    def __init__(self, decoder: Callable[[str], Decoded]) -> None:
-        self.decoder = decoder
-        self.seen: dict[str, Decoded] = {}
-
-    def __call__(self, text: str) -> Decoded:
-        found = self.seen.get(text)
-        if found is None:
-            found = self.seen[text] = self.decoder(text)
-        return found
 
 
 def _warnings(text: str) -> tuple[CheckWarning, ...]:
