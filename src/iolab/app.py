@@ -259,9 +259,9 @@ def report(
 ) -> report_document.Document:
     """Stored runs (default: the latest) as one document; `drawn` loads samples and histograms
     for charts. A single run's own metric and baseline are the defaults."""
+    if options.pool and len(set(run_ids)) < 2:
+        raise ReportError("--pool reads several runs as one: name two runs or more")
     with open_store(db, ui) as store:
-        if options.pool and len(set(run_ids)) < 2:
-            raise ReportError("--pool reads several runs as one: name two runs or more")
         data = report_data.load(store, list(run_ids), drawn, drawn, options.pool)
     _check_chart_options(data, options, drawn)
     if not drawn:
@@ -344,8 +344,12 @@ def plan_history(db: str, plan_name: str | None, ui: Ui, run_ids: Sequence[int] 
             plans = ", ".join(sorted({r.plan_name for r in stored}))
             raise StoreError(f"{db} holds no run of a plan named {name!r}; its plans: {plans}")
         latest = max(own, key=lambda found: found[0].started_at)[1]
-        imported = [(r, store.cases(r.id)) for r in stored
-                    if r.plan_name != name and r.origin.kind == "import"]  # fmt: skip
+        setups = {c.setup for c in latest}  # an import's cases are read only if it may join
+        imported = [
+            (r, store.cases(r.id)) for r in stored
+            if r.plan_name != name and r.origin.kind == "import"
+            and {n for n, _, _ in store.setups(r.id)} <= setups
+        ]  # fmt: skip
         joined = [(r, cases) for r, cases in imported if history.joins(latest, cases)]
         chosen = sorted([*own, *joined], key=lambda found: found[0].started_at)
         found = history.series(chosen)
