@@ -85,7 +85,10 @@ FAST_LANE = "IOLAB_FAST_LANE"
 
 
 # Fixtures that bring a slow part with them: a test that uses one is marked for it.
-FIXTURE_MARKS = {"loops": "root", "devs": "root", "browser": "browser", "machine": "kernel"}
+FIXTURE_MARKS = {
+    "loops": "root", "devs": "root", "browser": "browser", "machine": "kernel",
+    "lab_host": "kernel",
+}  # fmt: skip
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -115,6 +118,27 @@ def _fast_lane_guard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]
     os.environ["PATH"] = f"{folder}:{path}"
     yield
     os.environ["PATH"] = path
+
+
+@pytest.fixture(scope="session")
+def lab_host(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Boot the lab kernel once, with no disks; skip (in CI too, with the reason) where this
+    host cannot run it at all (LabHostError: a CPU this user-mode Linux cannot serve). Any
+    other failure to boot fails the tests that need it."""
+    from iolab.errors import LabHostError
+    from iolab.targets import lab
+
+    if lab.missing() is not None:
+        return  # the tests' own skip (or, in CI, their failure) says so
+    base = Path(os.environ.get("IOLAB_TEST_DIR", "/var/tmp"))
+    folder = base / f"iolab-lab-probe-{os.getpid()}"
+    try:
+        with lab.Kernel(folder, []):
+            pass
+    except LabHostError as error:
+        pytest.skip(f"CANNOT RUN HERE: {error}")
+    finally:
+        subprocess.run(["rm", "-rf", str(folder)], check=False)
 
 
 @pytest.fixture

@@ -23,6 +23,7 @@ from uml import Done, Host, Kernel, Machine, host_has_md, uml_available
 pytestmark = [
     pytest.mark.kernel,
     pytest.mark.root,
+    *([] if host_has_md() else [pytest.mark.usefixtures("lab_host")]),
     needs_root(),
     pytest.mark.skipif(
         not host_has_md() and not uml_available() and not os.environ.get("CI"),

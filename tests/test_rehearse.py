@@ -45,6 +45,7 @@ ramp_time = 5
 @pytest.mark.skipif(
     lab.missing() is not None and not os.environ.get("CI"), reason="no user-mode-linux here"
 )
+@pytest.mark.usefixtures("lab_host")
 def test_rehearse_builds_runs_and_tears_down_each_set_up_and_names_a_failing_command(
     workdir: Path,
 ) -> None:

@@ -44,9 +44,11 @@ def uml_available() -> bool:
 
 def lab_marks() -> list[pytest.MarkDecorator]:
     """A test module's marks for tests that boot the lab kernel themselves: kernel and root;
-    skipped where there is no user-mode Linux, except in CI, where they must run."""
+    skipped where there is no user-mode Linux, except in CI, where they must run, and where
+    this host cannot run it at all (conftest.lab_host)."""
     return [
         pytest.mark.kernel,
+        pytest.mark.usefixtures("lab_host"),
         pytest.mark.root,
         needs_root(),
         pytest.mark.skipif(

@@ -30,6 +30,11 @@ class TargetError(IolabError):
     """A target path or device cannot be used as asked."""
 
 
+class LabHostError(TargetError):
+    """The lab kernel (user-mode Linux) cannot run on this host at all: its CPU or kernel is
+    one the installed user-mode Linux does not support. Nothing was built or measured."""
+
+
 class FioError(IolabError):
     """fio is missing, too old, or failed in a way that stops the whole run."""
 

@@ -11,6 +11,7 @@ host writes `N.cmd`, the guest runs it and leaves `N.out` and `N.rc`.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from iolab.errors import TargetError
+from iolab.errors import LabHostError, TargetError
 
 UML = "/usr/bin/linux.uml"
 MODULES = Path("/usr/lib/uml/modules")  # the package's modules, one folder per kernel version
@@ -32,6 +33,12 @@ GUEST_MODULES = (
 MAX_DISKS = 16  # ubda to ubdp
 BOOT_TIMEOUT_S = 120
 POLL_S = 0.05
+# the console's line that says why a boot died (a crash ends in a call trace naming nothing;
+# every boot prints some harmless "failed" lines, such as mmapper_init's)
+TELLING = re.compile(r"Kernel panic|ptrace .*failed")
+# user-mode Linux 6.1 saves its processes' registers in an XSAVE buffer of a size the host's
+# kernel refuses on some CPUs (errno 14, EFAULT): then it cannot run here at all
+HOST_REFUSES = re.compile(r"ptrace set fp regs failed")
 
 INIT = """#!/bin/sh
 # init of the lab kernel: mount what the tools need, load md and dm, then run commands
@@ -185,16 +192,32 @@ class Kernel:
         while not (self.spool / "ready").exists():
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
-                raise TargetError(f"the lab kernel did not boot: {self.console_tail()}")
+                raise self._boot_error()
             time.sleep(POLL_S)
 
-    def console_tail(self, lines: int = 1) -> str:
+    def _console(self) -> list[str]:
         try:
             text = (self.folder / "console.log").read_text(errors="replace")
         except OSError:
-            return "no console output"
-        found = [line.strip() for line in text.splitlines() if line.strip()]
-        return " / ".join(found[-lines:]) or "no console output"
+            return []
+        return [line.strip() for line in text.splitlines() if line.strip()]
+
+    def console_tail(self) -> str:
+        """The console's first line that says why the kernel died, then its last line."""
+        found = self._console()
+        shown = [*(line for line in found if TELLING.search(line))][:1]
+        shown += [line for line in found[-1:] if line not in shown]
+        return " ... ".join(shown) or "no console output"
+
+    def _boot_error(self) -> TargetError:
+        said = self.console_tail()
+        if any(HOST_REFUSES.search(line) for line in self._console()):
+            return LabHostError(
+                f"the lab kernel cannot run on this host: this user-mode Linux cannot save "
+                f"this CPU's register state ({said}); use the lab on another machine, or a "
+                f"newer user-mode Linux"
+            )
+        return TargetError(f"the lab kernel did not boot: {said}")
 
     def run(self, command: str, timeout_s: float = 300) -> Done:
         """Run a shell command inside, as root, in `cwd`; TargetError if the kernel died or
