@@ -213,13 +213,18 @@ def _open(browser: Browser, tmp_path: Path, store: Path, *command: str) -> str:
     page = tmp_path / f"{'-'.join(command)}.html"
     run_iolab(*command, "--db", str(store), "--format", "html", "-o", str(page),
               cwd=tmp_path, check=True)  # fmt: skip
+    _show(browser, page)
+    return page.read_text()
+
+
+def _show(browser: Browser, page: Path) -> None:
+    """Load the page and wait until every chart is drawn; no error on the console."""
     browser.load(page.as_uri())
     deadline = time.monotonic() + 20
     while not all(c["svgs"] > 0 for c in browser.evaluate(CHARTS_JS)):
         assert time.monotonic() < deadline, "charts were not drawn"
         time.sleep(0.2)
     assert browser.errors() == []
-    return page.read_text()
 
 
 def _shot(browser: Browser, selector: str, path: Path) -> None:
@@ -298,3 +303,27 @@ def test_a_big_run_reads_as_a_summary(browser: Browser, tmp_path: Path) -> None:
     browser.screenshot(OUTPUT / "big-html-top.png", full=False)
     _shot(browser, '[data-chart="scaling-iodepth-geometric-mean"]', OUTPUT / "big-scaling.png")
     _shot(browser, '[data-chart="bars-iops"]', OUTPUT / "big-bars.png")
+
+
+def test_the_full_bundle_draws_the_same_charts_where_the_cartesian_one_is_missing(
+    browser: Browser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """plotly's full bundle, unpacked by the same loader, when setup could not fetch the
+    cartesian one (no npm): the same charts drawn, nothing fetched, no error."""
+    from iolab.report.formats import html
+    from iolab.report.render import plotly_bundle
+
+    monkeypatch.setattr(plotly_bundle, "cartesian_path", lambda: tmp_path / "none.js")
+    plotly_bundle._cartesian.cache_clear()
+    with Store(STORE) as store:
+        found = data.load(store, [1])
+    made = document.build(found, document.Options(baseline=found.runs[0].baseline))
+    page = tmp_path / "full.html"
+    page.write_text(html.render_document(made))
+    plotly_bundle._cartesian.cache_clear()
+    assert "(full bundle)" in page.read_text()
+
+    _show(browser, page)
+    assert [u for u in browser.requests() if not u.startswith(LOCAL)] == []
+    charts = browser.evaluate(CHARTS_JS)
+    assert [c["name"] for c in charts] == [c.name for c in made.charts()]

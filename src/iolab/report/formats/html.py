@@ -1,5 +1,6 @@
-"""The report as one self-contained HTML page: inline CSS, plotly.js inlined once, no URL
-fetched, so it works offline; tables (ratios coloured, diverging at 100%), interactive
+"""The report as one self-contained HTML page: inline CSS, plotly.js inlined once (the smallest
+bundle that draws its charts, compressed: see render.plotly_bundle), no URL fetched, so it
+works offline; tables (ratios coloured, diverging at 100%), interactive
 charts, warnings and the recorded environment."""
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from iolab.names import shown
 from iolab.report.cells import Cell, Table
 from iolab.report.charts import Chart, slug
 from iolab.report.document import Document, Notes
-from iolab.report.render import plotly_render
+from iolab.report.render import plotly_bundle, plotly_render
+from iolab.report.render.plotly_bundle import Bundle
 from iolab.version import __version__
 
 CSS = """
@@ -53,8 +55,10 @@ def render_document(document: Document) -> str:
         f"<title>{_e(document.title)}</title>",
         f"<style>{CSS}</style>",
     ]
-    if document.charts():
-        parts.append(f'<script type="text/javascript">{plotly_render.plotly_js()}</script>')
+    charts = document.charts()
+    library = plotly_render.library(charts) if charts else None
+    if library:
+        parts.append(f"<script>{plotly_bundle.loader(library)}</script>")
     parts += ["</head><body><main>", f"<h1>{_e(document.title)}</h1>", '<ul class="meta">']
     parts += [f"<li>{_e(line)}</li>" for line in document.subtitle]
     parts.append("</ul>")
@@ -79,8 +83,17 @@ def render_document(document: Document) -> str:
                 for heading, text in document.environments
             ]
         parts.append("</section>")
-    parts.append(f"<footer>Made by iolab {_e(__version__)}.</footer></main></body></html>")
+    parts.append(f"<footer>{_e(_made_by(library))}</footer></main></body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _made_by(library: Bundle | None) -> str:
+    if library is None:
+        return f"Made by iolab {__version__}."
+    return (
+        f"Made by iolab {__version__}; charts drawn by plotly.js {library.version} "
+        f"({library.name} bundle)."
+    )
 
 
 def _notes(notes: Notes, section_title: str) -> str:

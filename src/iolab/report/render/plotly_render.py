@@ -13,6 +13,8 @@ from typing import Any
 
 from iolab.names import one_line
 from iolab.report.charts import DENSE, Axis, Chart, Series, slug
+from iolab.report.render import plotly_bundle
+from iolab.report.render.plotly_bundle import Bundle
 
 HEIGHT_PX = 460
 CONFIG = {"displaylogo": False, "responsive": True}
@@ -41,11 +43,18 @@ def color(index: int | None) -> str | None:
     return None if index is None else PALETTE[index % len(PALETTE)]
 
 
-def plotly_js() -> str:
-    """plotly.js itself, to inline once per page (no CDN, works offline)."""
-    import plotly.offline  # type: ignore[import-untyped]
+TRACES = {"heat": frozenset({"heatmap"}), "bar": frozenset({"bar"})}
+LINES = frozenset({"scatter"})
 
-    return str(plotly.offline.get_plotlyjs())
+
+def traces(chart: Chart) -> frozenset[str]:
+    """The plotly trace types the chart's figure uses."""
+    return TRACES.get(chart.kind, LINES)
+
+
+def library(charts: list[Chart]) -> Bundle:
+    """The smallest plotly.js that draws these charts (see plotly_bundle)."""
+    return plotly_bundle.bundle(frozenset().union(*(traces(c) for c in charts)))
 
 
 def div(chart: Chart) -> str:

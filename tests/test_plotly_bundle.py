@@ -1,0 +1,82 @@
+"""The plotly.js an HTML page carries: the cartesian bundle where setup fetched it and it is
+the one pinned, else plotly's full bundle; either compressed, the same bytes each time; every
+chart iolab draws is of a trace type the cartesian bundle has."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from golden.make_store import CDM, DEVICES, STORE
+from iolab.report import data, document
+from iolab.report.formats import html
+from iolab.report.render import plotly_bundle, plotly_render
+from iolab.store import Store
+
+MIB = 1024**2
+
+
+@pytest.fixture
+def cartesian_at(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
+    """Where the cartesian bundle is looked for, moved to an empty folder."""
+    path = tmp_path / "share" / plotly_bundle.CARTESIAN_FILE
+    monkeypatch.setattr(plotly_bundle, "cartesian_path", lambda: path)
+    plotly_bundle._cartesian.cache_clear()
+    yield path
+    plotly_bundle._cartesian.cache_clear()
+
+
+def documents() -> Iterator[document.Document]:
+    for store in (STORE, DEVICES, CDM):
+        with Store(store) as opened:
+            found = data.load(opened, [1])
+            both = data.load(opened, [1, 2], samples=False) if store != CDM else None
+        yield document.build(found, document.Options(baseline=found.runs[0].baseline))
+        if both:
+            yield document.compare(both)
+
+
+def test_every_chart_uses_only_the_trace_types_it_says() -> None:
+    kinds = set()
+    for made in documents():
+        for chart in made.charts():
+            used = {trace["type"] for trace in plotly_render.figure(chart)["data"]}
+            assert used <= plotly_render.traces(chart), chart.name
+            kinds |= used
+    assert kinds == {"scatter", "bar", "heatmap"} <= plotly_bundle.CARTESIAN_TRACES
+
+
+def test_without_the_cartesian_bundle_a_page_carries_the_full_one(cartesian_at: Path) -> None:
+    chosen = plotly_render.library(next(documents()).charts())
+    assert chosen.name == "full" and len(chosen.code) > 3 * MIB
+
+
+def test_a_bundle_that_is_not_the_pinned_one_is_not_used(cartesian_at: Path) -> None:
+    cartesian_at.parent.mkdir(parents=True)
+    cartesian_at.write_text("window.Plotly = {newPlot: function () { alert(1); }};")
+    assert plotly_bundle.bundle(frozenset({"bar"})).name == "full"
+
+
+def test_the_packed_bundle_is_the_same_bytes_each_time_and_unpacks_to_the_code() -> None:
+    chosen = plotly_bundle.Bundle("full", "0", b"window.Plotly = {};" * 100)
+    packed = chosen.packed()
+    assert packed == chosen.packed()
+    assert gzip.decompress(base64.b64decode(packed)) == chosen.code
+    assert packed in plotly_bundle.loader(chosen)
+
+
+@pytest.mark.skipif(
+    not plotly_bundle.cartesian_path().exists() and not os.environ.get("CI"),
+    reason="no cartesian bundle here (scripts/setup fetches it with npm)",
+)
+def test_a_study_sized_page_is_under_one_and_a_half_mib_with_the_cartesian_bundle() -> None:
+    made = next(documents())
+    page = html.render_document(made)
+    assert len(made.charts()) >= 10
+    assert "charts drawn by plotly.js 4.1.1 (cartesian bundle)" in page
+    assert len(page.encode()) < 1.5 * MIB
