@@ -52,6 +52,7 @@ def test_a_target_iolab_cannot_take_is_one_line(where: str, said_: str) -> None:
         plan.parse_plan(job(where), "job.fio")
 
 
+@pytest.mark.fio  # iolab asks fio its version before it looks at the target
 def test_a_kernel_folder_named_by_a_job_file_is_refused(workdir: Path) -> None:
     (workdir / "job.fio").write_text(job("directory=/proc/self"))
     done = run_iolab("run", "job.fio", cwd=workdir)

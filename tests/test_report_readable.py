@@ -25,7 +25,7 @@ from iolab.report.charts import Region
 from iolab.report.formats import csv as csv_format
 from iolab.report.formats import markdown, output, terminal
 from iolab.report.render import mpl_render
-from iolab.report.views import cdm_view, figures, time_figures
+from iolab.report.views import cdm_view, figures, heat_figure, time_figures
 from iolab.store import Store
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
@@ -133,6 +133,29 @@ def test_baseline_shows_values_beside_the_change_compare_says_alike() -> None:
     svg = mpl_render.render(heat, "svg").decode()
     for words in ("change vs run 1 (%)", ">run<", "workload · setup", "n.s."):
         assert words in svg, words
+
+
+def test_one_outlier_does_not_make_every_other_change_pale() -> None:
+    """Changes of -94%, -90%, -80% and +942%: the colours run to ±94% (-94% gets the darkest
+    red), +942% is drawn at the darkest blue, and the caption says what was clipped."""
+    changes = (-94.0, -90.0, -80.0, 942.0)
+    rows = tuple(
+        Row(f"w{i}", (Cell(None, "", "one"), Cell(100 + c, "%", f"{c:+.0f}%", heat=100 + c)))
+        for i, c in enumerate(changes)
+    )
+    table = Table("Results", "workload", ("one", "change two vs one"), rows)
+    chart = heat_figure.heat(table, "Change vs one", "set-up", "one")
+    assert chart is not None
+    assert chart.heat_range() == (-94.0, 94.0)
+    assert chart.heat_clipped() == [942.0]
+    assert chart.caption.endswith(
+        "Colours stop at ±94%: 1 cell lies beyond (the largest +942%), drawn at the darkest "
+        "shade; the labels give the values."
+    )
+    calm = heat_figure.heat(
+        Table("Results", "workload", ("one", "change two vs one"), rows[:3]), "t", "x", "one"
+    )
+    assert calm is not None and calm.heat_clipped() == [] and "Colours stop" not in calm.caption
 
 
 # ---------------------------------------------------------------- 5: units and labels
@@ -254,6 +277,11 @@ def test_crystaldiskmark_gets_its_grid_best_pass_and_bars(tmp_path: Path) -> Non
     bars = next(c for c in doc.charts() if c.name == "crystaldiskmark")
     assert [s.name for s in bars.series] == ["Read", "Write"] and bars.y.unit.startswith("MB/s")
     assert bars.series[0].y[0] == grid.rows[0].cells[0].value
+    # RND4K Q1T1 (tens of MB/s) beside SEQ1M (over a thousand): a log axis from the decade
+    # below the smallest bar, so that it does not vanish
+    smallest = min(v for s in bars.series for v in s.y if v is not None)
+    assert bars.y.log and bars.y.span is not None and bars.y.span[0] <= smallest
+    assert bars.y.span[0] * 10 > smallest and "Log scale" in bars.caption
     text = run_iolab("report", "--db", str(_copy(CDM, tmp_path)), cwd=tmp_path, check=True).stdout
     grid_text = text.split("\nCrystalDiskMark\n")[1].split("As Crystal")[0]  # past findings
     assert "CrystalDiskMark" in text and "rw=read" not in grid_text

@@ -9,11 +9,13 @@ each set-up one index, so a set-up has the same colour on every chart.
 from __future__ import annotations
 
 import re
+import statistics
 from dataclasses import dataclass
 from typing import Literal
 
 ChartKind = Literal["bar", "line", "heat"]
 HEAT_FLOOR = 10.0  # the least half-range of a heat map's colours (percentage points)
+HEAT_OUTLIER = 3.0  # a distance over this many times the median one does not stretch them
 DENSE = 40  # lines of more points than this are drawn without markers
 
 
@@ -30,7 +32,8 @@ class Axis:
     base: int = 10
     ticks: tuple[tuple[float, str], ...] = ()  # fixed ticks: value and its label
     start_at_zero: bool = False
-    span: tuple[float, float] | None = None  # a fixed range, when data alone would not show it
+    span: tuple[float, float] | None = None  # a fixed range (data units, log or not), when
+    # the data alone would not show it
 
     @property
     def label(self) -> str:
@@ -81,14 +84,31 @@ class Chart:
 
     def heat_range(self) -> tuple[float, float]:
         """Colour limits symmetric about `center`, so that equal distances look alike; muted
-        cells (drawn grey) do not stretch them."""
+        cells (drawn grey) do not stretch them, nor do outliers (see `heat_spread`)."""
         center = self.center or 0.0
-        values = [
+        spread = heat_spread([abs(v - center) for v in self._coloured()])
+        return center - spread, center + spread
+
+    def heat_clipped(self) -> list[float]:
+        """The coloured values beyond the colour limits (drawn at the darkest shade)."""
+        low, high = self.heat_range()
+        return [v for v in self._coloured() if v < low or v > high]
+
+    def _coloured(self) -> list[float]:
+        return [
             v
             for s in self.series
             for v, muted in zip(s.y, s.muted or (False,) * len(s.y), strict=True)
             if v is not None and not muted
         ]
-        spread = max((abs(v - center) for v in values), default=1.0) or 1.0
-        spread = max(spread, HEAT_FLOOR)  # a small change never gets the darkest colour
-        return center - spread, center + spread
+
+
+def heat_spread(distances: list[float]) -> float:
+    """Half the colour range of a heat map: the largest distance from the centre that is not
+    an outlier (more than HEAT_OUTLIER times the median distance; with 3 values or more), so
+    that one +942% does not make every -94% pale; never under HEAT_FLOOR."""
+    if len(distances) < 3:
+        return max(max(distances, default=0.0), HEAT_FLOOR)
+    fence = HEAT_OUTLIER * statistics.median(distances)
+    kept = [d for d in distances if d <= fence]
+    return max(max(kept, default=0.0), HEAT_FLOOR)

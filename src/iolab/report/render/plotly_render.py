@@ -8,6 +8,7 @@ and the page is the same. plotly is imported when a page is drawn, not when iola
 from __future__ import annotations
 
 import html
+import math
 from functools import cache
 from typing import Any
 
@@ -172,8 +173,8 @@ def _axis(axis: Axis) -> Json:
         out["ticktext"] = [_t(t) for _, t in axis.ticks]
     if axis.start_at_zero and not axis.log:
         out["rangemode"] = "tozero"
-    if axis.span is not None:
-        out["range"] = list(axis.span)
+    if axis.span is not None:  # plotly takes a log axis' range as powers of ten
+        out["range"] = [math.log10(v) for v in axis.span] if axis.log else list(axis.span)
     return out
 
 

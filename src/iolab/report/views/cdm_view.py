@@ -9,14 +9,17 @@ the same figures. A set-up named "here" (the presets' own) is named by the folde
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
 from iolab.report.cells import Cell, Row, Table, cell_values, format_value, stat_cell
 from iolab.report.charts import Axis, Chart, Series
 from iolab.report.data import Dataset, SetupInfo
+from iolab.report.views.figures import log_ticks
 from iolab.targets.facts import SetupFacts
 
+LOG_FROM = 10.0  # bars that span this factor or more are drawn on a log scale
 TEST = re.compile(r"^(SEQ|RND)(\d+)([KM]) Q(\d+)T(\d+)$")
 DIRECTIONS = {"read": "Read", "randread": "Read", "write": "Write", "randwrite": "Write"}
 SIDES = ("Read", "Write")
@@ -78,7 +81,8 @@ def table(data: Dataset) -> Table | None:
             rows.append(Row(test, tuple(cells), (name(setup),) if several else ()))
     most = max(passes, default=0)
     notes = (
-        f"As CrystalDiskMark shows it: MB/s (10⁶ bytes/s), the best of {most} passes; beside "
+        f"As CrystalDiskMark shows it: MB/s (10⁶ bytes/s), the best of {most} "
+        f"pass{'' if most == 1 else 'es'}; beside "
         "it the median of the passes ± the half-width of its 95% interval (Student's t).",
         *(f"set-up {name(s)}: {_where(s)}" for s in data.setups if s.name == "here"),
     )
@@ -114,23 +118,33 @@ def bars(data: Dataset) -> list[Chart]:
         text = tuple(format_value(b, "bw") if b is not None else "" for b in best)
         return Series(shown, tuple(names), tuple(best), labels=text, color=color)
 
-    y = Axis("throughput, best pass", "MB/s = 10⁶ bytes/s", start_at_zero=True)
     x = Axis("CrystalDiskMark test")
-    caption = "The best of the passes, as CrystalDiskMark shows it (the table has the medians)."
     if len(data.setups) == 1:
         label = data.setups[0].label
         pair = tuple(series(label, side, side, i) for i, side in enumerate(SIDES))
         title = f"CrystalDiskMark: {name(data.setups[0])}"
+        y, caption = _y_axis(pair)
         return [Chart("crystaldiskmark", "bar", title, x, y, pair, caption=caption, legend="")]
-    return [
-        Chart(
-            f"crystaldiskmark-{side.lower()}",
-            "bar",
-            f"CrystalDiskMark: {side}",
-            x,
-            y,
-            tuple(series(s.label, side, name(s), i) for i, s in enumerate(data.setups)),
-            caption=caption,
-        )
-        for side in SIDES
-    ]
+    charts = []
+    for side in SIDES:
+        bars = tuple(series(s.label, side, name(s), i) for i, s in enumerate(data.setups))
+        y, caption = _y_axis(bars)
+        title = f"CrystalDiskMark: {side}"
+        charts.append(Chart(f"crystaldiskmark-{side.lower()}", "bar", title, x, y, bars,
+                            caption=caption))  # fmt: skip
+    return charts
+
+
+def _y_axis(bars: tuple[Series, ...]) -> tuple[Axis, str]:
+    """MB/s from 0, or on a log scale (plain ticks) when the bars span a factor of 10 or more,
+    as random 4K beside sequential 1M does: linear, the small bars vanish."""
+    caption = "The best of the passes, as CrystalDiskMark shows it (the table has the medians)."
+    values = [v for s in bars for v in s.y if v is not None and v > 0]
+    if not values or max(values) < LOG_FROM * min(values):
+        return Axis("throughput, best pass", "MB/s = 10⁶ bytes/s", start_at_zero=True), caption
+    floor = 10.0 ** math.floor(math.log10(min(values)))  # bars rise from the decade below
+    top = max(values) * 2.5  # room for the labels above the bars
+    axis = Axis("throughput, best pass", "MB/s = 10⁶ bytes/s", log=True,
+                ticks=log_ticks([floor, *values]), span=(floor, top))  # fmt: skip
+    spread = max(values) / min(values)
+    return axis, f"{caption} Log scale: the figures span a factor of {spread:,.0f}."

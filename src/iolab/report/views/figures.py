@@ -327,7 +327,10 @@ def _group_name(cases: Sequence[Case], field: str, rest: str) -> str:
     name = names.pop() if len(names) == 1 else ""
     if rest == "all":
         return name or "every workload"
-    return f"{name} ({rest})" if name and name not in rest.split() else rest
+    if not name or name in rest.split():
+        return rest
+    said = set(name.split())  # a name that already says the other fields' values is enough
+    return name if all(part in said for part in rest.split()) else f"{name} ({rest})"
 
 
 def _per_field(

@@ -3,6 +3,8 @@ change, diverging at 0, not-significant cells greyed."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from iolab.report import summary
 from iolab.report.cells import Table
 from iolab.report.charts import Axis, Chart, Series
@@ -35,7 +37,7 @@ def heat(table: Table, title: str, x_title: str, reference: str) -> Chart | None
         for row in rows
     )
     rows_title = " · ".join((table.row_header, *table.stub_headers[:-1]))
-    return Chart(
+    chart = Chart(
         "ratio-heat",
         "heat",
         title,
@@ -48,6 +50,21 @@ def heat(table: Table, title: str, x_title: str, reference: str) -> Chart | None
         ),
         scale=Axis(f"change vs {reference}", "%"),
         center=0.0,
+    )
+    return replace(chart, caption=f"{chart.caption}{_clipped(chart)}")
+
+
+def _clipped(chart: Chart) -> str:
+    """What the colour range leaves out, said in the caption: "" when nothing."""
+    beyond = chart.heat_clipped()
+    if not beyond:
+        return ""
+    _, high = chart.heat_range()
+    largest = max(beyond, key=abs)
+    cells = "1 cell lies" if len(beyond) == 1 else f"{len(beyond)} cells lie"
+    return (
+        f" Colours stop at ±{high:.0f}%: {cells} beyond (the largest {largest:+.0f}%), drawn "
+        "at the darkest shade; the labels give the values."
     )
 
 
