@@ -14,7 +14,8 @@ import pytest
 
 from conftest import run_iolab
 from iolab import app, exchange
-from iolab.exchange import terse
+from iolab.exchange import build, terse
+from iolab.exchange.found import Job
 from iolab.exchange.logs import LOGS_ONLY
 from iolab.fio import parse
 from iolab.model import DirectionMetrics
@@ -239,6 +240,50 @@ def test_logs_alone_make_a_case_of_their_means(tmp_path: Path) -> None:
     iops = [s.sample.value for s in store.case_samples(1) if s.sample.metric == "iops"
             and s.sample.direction == "read"]  # fmt: skip
     assert case.metrics["read"].iops == pytest.approx(sum(iops) / len(iops))
+
+
+def test_jobs_named_for_other_io_and_logs_they_named_alike(tmp_path: Path) -> None:
+    """As fio-plot's early sample trees were written: every job [random-read], writes too, and
+    logs named after the queue depth alone. A job whose name says other I/O than its rw is
+    named by its file; logs one job named join it; logs two runs named alike (the second
+    wrote over the first) are no one job's: left out with a line, not made a case."""
+    folder = IMPORT / "misnamed"
+    db = tmp_path / "import.db"
+    done = app.import_files([str(folder)], None, str(db), QuietUi())
+    with Store(db, create=False) as store:
+        cases = {c.workload: c for c in store.cases(1)}
+        samples = {c.workload: 0 for c in cases.values()}
+        for row in store.case_samples(1):
+            samples[row.workload] = samples.get(row.workload, 0) + 1
+    assert sorted(cases) == ["random-read", "random-read (randread-4-1)", "randwrite-2-1"]
+    assert cases["randwrite-2-1"].options["rw"] == "randwrite"
+    assert not any(w.code == "logs-only" for c in cases.values() for w in c.warnings)
+    assert samples["random-read (randread-4-1)"] > 0
+    assert samples["random-read"] == samples["randwrite-2-1"] == 0
+    (line,) = done.notes
+    assert line == (
+        f"{folder}/random-read-depth-2_*.log (5 files): named by the write_*_log of 2 jobs "
+        "(randread-2-1.json, randwrite-2-1.json), each run wrote them over the one before, so "
+        "they are no one job's: left out"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "rw", "file", "named"),
+    [
+        ("random-read", "randread", "a.json", "random-read"),  # says what it did
+        ("4k-qd32", "randwrite", "a.json", "4k-qd32"),  # says no I/O: kept
+        ("read", "randread", "a.json", "read"),  # says reads, not in which order: kept
+        ("seq-read", "randread", "randread-1-1.json", "randread-1-1"),  # the file says it
+        ("random-read", "randwrite", "job7.json", "randwrite (job7)"),  # nothing says it
+        ("mixed-readwrite", "randrw", "a.json", "mixed-readwrite"),
+        ("rewrite", "rw", "a.json", "rewrite"),  # one side of a mix: not wrong
+        ("reads", "randwrite", "rw-4-1.json", "randwrite (rw-4-1)"),  # the file says a mix
+    ],
+)
+def test_a_job_is_named_by_what_it_did(name: str, rw: str, file: str, named: str) -> None:
+    job = Job(Path("/data") / file, name, {"rw": rw}, [])
+    assert build.truthful(job) == named
 
 
 def test_failed_job_is_a_failed_case_with_fios_errno(tmp_path: Path) -> None:

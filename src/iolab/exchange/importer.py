@@ -265,6 +265,11 @@ def _attach(batch: Batch, groups: dict[tuple[Path, str], list[Path]]) -> None:
     the job of that name or the folder's only job, other logs as logs.attach does."""
     for key, paths in groups.items():
         folder, prefix = key
+        claims = logs.claimants((j for j in batch.jobs if j.file.parent == folder), prefix)
+        if len(claims) > 1:
+            batch.skipped.append(_overwritten(folder, prefix, paths, claims))
+            batch.sources = [s for s in batch.sources if s.path not in paths]
+            continue
         owner = benchfio.owner(folder, prefix, batch.jobs)
         try:
             if all(benchfio.is_host_log(p) for p in paths):
@@ -282,6 +287,16 @@ def _attach(batch: Batch, groups: dict[tuple[Path, str], list[Path]]) -> None:
         except Unreadable as error:
             batch.problems.append(f"{', '.join(str(p) for p in paths)}: {error}")
             batch.sources = [s for s in batch.sources if s.path not in paths]
+
+
+def _overwritten(folder: Path, prefix: str, paths: list[Path], claims: list[Job]) -> str:
+    """One line for the logs that several jobs' write_*_log named alike."""
+    files = ", ".join(sorted(names.shown(j.file.name) for j in claims))
+    return (
+        f"{folder / names.shown(prefix)}_*.log ({len(paths)} files): named by the write_*_log "
+        f"of {len(claims)} jobs ({files}), each run wrote them over the one before, so they "
+        "are no one job's: left out"
+    )
 
 
 def _only(jobs: list[Job], folder: Path, name: str) -> Job | None:

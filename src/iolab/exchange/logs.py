@@ -84,7 +84,7 @@ def attach(jobs: list[Job], logs: dict[tuple[Path, str], list[Path]]) -> list[Jo
     out = list(jobs)
     for (folder, prefix), files in logs.items():
         beside = [j for j in jobs if j.file.parent == folder]
-        named = [j for j in beside if j.name == prefix]
+        named = [j for j in beside if j.name == prefix] or claimants(beside, prefix)
         target = named[0] if len(named) == 1 else beside[0] if len(beside) == 1 else None
         asked = target.options.get("log_avg_msec") if target else None
         interval = asked if isinstance(asked, int) and asked > 0 else interval_of(files)
@@ -96,6 +96,14 @@ def attach(jobs: list[Job], logs: dict[tuple[Path, str], list[Path]]) -> list[Jo
         out.append(Job(files[0], prefix, {"log_avg_msec": interval}, [], metrics=metrics,
                        samples=found))  # fmt: skip
     return out
+
+
+LOG_OPTIONS = ("write_bw_log", "write_iops_log", "write_lat_log")
+
+
+def claimants(jobs: Iterable[Job], prefix: str) -> list[Job]:
+    """The jobs whose own options named logs PREFIX (write_bw_log=PREFIX, ...)."""
+    return [j for j in jobs if any(j.options.get(o) == prefix for o in LOG_OPTIONS)]
 
 
 def _samples(files: Sequence[Path], interval: int) -> list[Sample]:
