@@ -19,14 +19,16 @@ import pytest
 from conftest import run_iolab
 from golden.make_store import CDM, DEVICES, STORE
 from iolab.analysis.stats import metric_for
+from iolab.model import Setup
 from iolab.report import data, document
-from iolab.report.cells import Cell, Row, Table, cell_values, change_cell
+from iolab.report.cells import Cell, Row, Table, cell_values, change_cell, setup_line
 from iolab.report.charts import Region
 from iolab.report.formats import csv as csv_format
 from iolab.report.formats import markdown, output, terminal
 from iolab.report.render import mpl_render
 from iolab.report.views import cdm_view, figures, heat_figure, time_figures
 from iolab.store import Store
+from iolab.targets.facts import SetupFacts
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -297,6 +299,17 @@ def test_the_presets_set_up_here_is_named_by_its_folder(tmp_path: Path) -> None:
     grid = cdm_view.table(found)
     assert grid is not None and "set-up /var/tmp/iolab-golden/disk: ext4 on /dev/vda" in grid.notes
     assert cdm_view.bars(found)[0].title == "CrystalDiskMark: /var/tmp/iolab-golden/disk"
+
+
+def test_a_relative_path_is_shown_with_the_folder_it_was(tmp_path: Path) -> None:
+    """`iolab run` here, or a job file: the set-up's path is "."; its line says where that
+    was, from the target recorded when it ran."""
+    found = _load(_copy(CDM, tmp_path), [1])
+    facts = SetupFacts.from_json(found.setups[0].environment)
+    line = setup_line("here", Setup("here", path="."), facts)
+    assert line == "set-up here: path . = /var/tmp/iolab-golden/disk (ext4 on /dev/vda)"
+    absolute = setup_line("x", Setup("x", path="/mnt/x"), facts)
+    assert absolute == "set-up x: path /mnt/x (ext4 on /dev/vda)"
 
 
 # ---------------------------------------------------------------- 6: at any size

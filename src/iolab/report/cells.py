@@ -14,12 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import PurePosixPath
 
 from iolab.analysis.stats import Difference, Summary, compare, metric_for, summarize
 from iolab.errors import ReportError
 from iolab.model import CheckWarning, Setup
 from iolab.store import CaseRow, RunRow
 from iolab.targets.facts import SetupFacts
+from iolab.targets.path import TEST_FILE
 
 MB = 1_000_000
 UNSTABLE = "⚠"
@@ -291,7 +293,7 @@ def setup_line(name: str, setup: Setup, facts: SetupFacts) -> str:
         where = f" ({fs.fstype} on {fs.source})" if fs else ""
         if not setup.path:
             return f"set-up {name}: no path recorded (figures made elsewhere){where}"
-        return f"set-up {name}: path {setup.path}{where}"
+        return f"set-up {name}: path {setup.path}{_resolved(setup.path, facts)}{where}"
     devices = ", ".join(d.removeprefix("/dev/") for d in layout.devices)
     parts = [f"{layout.raid} {layout.level}" if layout.raid != "none" else "one device"]
     if layout.metadata:
@@ -308,6 +310,16 @@ def setup_line(name: str, setup: Setup, facts: SetupFacts) -> str:
     if layout.discard:
         parts.append("discarded first")
     return f"set-up {name}: {', '.join(parts)}; over {devices}"
+
+
+def _resolved(path: str, facts: SetupFacts) -> str:
+    """Where a relative path ("." of `iolab run` here, a job file's folder) was, as the run
+    recorded it: " = /abs/folder"; "" for an absolute path or when nothing was recorded."""
+    if PurePosixPath(path).is_absolute() or facts.target is None:
+        return ""
+    found = PurePosixPath(facts.target.path)
+    folder = found.parent if found.name == TEST_FILE else found
+    return f" = {folder}"
 
 
 def legend(cases: Sequence[CaseRow], baseline: str | None) -> list[str]:
