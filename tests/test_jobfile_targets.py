@@ -31,6 +31,7 @@ def test_the_target_a_job_file_names_is_its_set_up(tmp_path: Path) -> None:
     (setup,) = found.setups
     assert setup.path == str(tmp_path) and setup.name == tmp_path.name
     assert all("directory" not in w.options for w in found.workloads)
+    (tmp_path / "data.img").write_bytes(b"")
     inside = plan.parse_plan(job(f"directory={tmp_path}\nfilename=data.img"), "job.fio")
     assert inside.setups[0].path == str(tmp_path / "data.img")
     assert plan.parse_plan(job(""), "job.fio").setups[0].name == "here"
@@ -69,6 +70,31 @@ def test_a_directory_gets_iolabs_own_test_file_removed_after(workdir: Path) -> N
     done = run_iolab("run", "job.fio", "--db", "j.db", cwd=workdir, check=True)
     assert f"set-up target: path {target}" in done.stdout, done.stdout
     assert list(target.iterdir()) == [], "iolab's test file is gone"
+
+
+def test_a_file_that_does_not_exist_yet_is_iolabs_own_test_file_there(tmp_path: Path) -> None:
+    """fio's examples name a new file (filename=fio-rand-read): fio would make it; iolab
+    makes its own test file in that folder instead, says so, and removes it after."""
+    found = plan.parse_plan(job(f"filename={tmp_path}/fio-rand-read"), "job.fio")
+    (setup,) = found.setups
+    assert (setup.name, setup.path) == (tmp_path.name, str(tmp_path))
+    assert found.notes == (
+        f"filename={tmp_path}/fio-rand-read does not exist yet: iolab writes its own test file "
+        f"in {tmp_path} instead (iolab.testfile), and removes it after",
+    )
+    here = plan.parse_plan(job("filename=no-such-file-here"), "job.fio")
+    assert [(s.name, s.path) for s in here.setups] == [("here", ".")]
+    assert "in the current folder instead" in here.notes[0]
+    nowhere = plan.parse_plan(job(f"filename={tmp_path}/missing/x"), "job.fio")
+    assert nowhere.setups[0].path == f"{tmp_path}/missing/x" and nowhere.notes == ()
+
+
+@pytest.mark.fio
+def test_a_new_file_named_as_fios_examples_do_runs_and_leaves_nothing(workdir: Path) -> None:
+    (workdir / "job.fio").write_text(job("filename=fio-rand-write", rw="randwrite"))
+    done = run_iolab("run", "job.fio", "--db", "j.db", cwd=workdir, check=True)
+    assert "filename=fio-rand-write does not exist yet" in said(done.stderr)[0], done.stderr
+    assert sorted(p.name for p in workdir.iterdir()) == ["j.db", "job.fio"]
 
 
 @pytest.mark.fio

@@ -23,6 +23,7 @@ from iolab.plan.checks import OPTION_NAME, check_clean, check_key, check_name, c
 from iolab.plan.common import Overrides, Where
 from iolab.plan.setups import setups as parse_setups
 from iolab.plan.workloads import workloads as parse_workloads
+from iolab.targets.path import TEST_FILE
 
 SUFFIXES = (".fio", ".job")
 # What fio does when a job file does not say: a job file runs as it would under fio itself.
@@ -157,7 +158,15 @@ def parse(text: str, source: str, overrides: Overrides | None = None) -> Plan:
     jobs, lines = sections(text, source)
     top = JobWhere(source, text, lines=lines)
     named = target(jobs, top)
+    fresh = over.target is None and _new_file(named, jobs)
     jobs, said = without_targets(jobs, "--target" if over.target is not None else None)
+    if fresh and named is not None:
+        folder = "the current folder" if named.parent == Path(".") else str(named.parent)
+        said += (
+            f"filename={named} does not exist yet: iolab writes its own test file in {folder} "
+            f"instead ({TEST_FILE}), and removes it after",
+        )
+        named = named.parent if named.parent != Path(".") else None
     if over.target is not None or named is None:
         here = parse_setups([{"name": "here", "path": "."}], top, over)
     elif named.is_block_device():
@@ -204,6 +213,17 @@ def target(jobs: list[dict[str, FioValue]], top: JobWhere) -> Path | None:
         if found is None:
             found, first = path, str(job["name"])
     return found
+
+
+def _new_file(named: Path | None, jobs: list[dict[str, FioValue]]) -> bool:
+    """Whether the job file names, with `filename`, a file that does not exist yet in a folder
+    that does (fio would create it; iolab makes its own test file there instead)."""
+    if named is None or not any("filename" in job for job in jobs):
+        return False
+    try:
+        return not named.exists() and not named.is_symlink() and named.parent.is_dir()
+    except OSError:
+        return False
 
 
 def without_targets(
