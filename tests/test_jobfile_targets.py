@@ -72,6 +72,17 @@ def test_a_directory_gets_iolabs_own_test_file_removed_after(workdir: Path) -> N
     assert list(target.iterdir()) == [], "iolab's test file is gone"
 
 
+def test_a_comment_after_a_value_ends_it_as_fio_reads_it(tmp_path: Path) -> None:
+    """fio cuts each line at ; or # (fio's surface-scan example: `filename=datafile.tmp\t; or
+    use a full disk, for example /dev/sda`)."""
+    text = (
+        job(f"directory={tmp_path}\t; or use a full disk, for example /dev/sda") + "bs=8k # mine\n"
+    )
+    found = plan.parse_plan(text, "job.fio")
+    assert found.setups[0].path == str(tmp_path)
+    assert found.workloads[0].options["bs"] == "8k"
+
+
 def test_a_file_that_does_not_exist_yet_is_iolabs_own_test_file_there(tmp_path: Path) -> None:
     """fio's examples name a new file (filename=fio-rand-read): fio would make it; iolab
     makes its own test file in that folder instead, says so, and removes it after."""

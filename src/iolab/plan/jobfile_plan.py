@@ -92,8 +92,8 @@ def sections(
     current: dict[str, FioValue] | None = None
     section: str | None = None  # the section the next options belong to, when `named`
     for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line[0] in "#;":
+        line = re.split("[;#]", raw, maxsplit=1)[0].strip()  # fio cuts a line at ; or # too
+        if not line:
             continue
         header = _SECTION.match(line)
         if header:
