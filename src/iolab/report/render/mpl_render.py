@@ -167,6 +167,9 @@ def _heat(figure: Figure, ax: Axes, chart: Chart) -> None:
     ax.set_yticks(range(len(chart.series)), [s.name for s in chart.series])
     ax.set_xlabel(chart.x.label)
     ax.set_ylabel(chart.y.label)
-    bar = figure.colorbar(image, ax=ax)
+    beyond = chart.heat_clipped()
+    above, below = any(v > high for v in beyond), any(v < low for v in beyond)
+    ends = {(True, True): "both", (True, False): "max", (False, True): "min"}
+    bar = figure.colorbar(image, ax=ax, extend=ends.get((above, below), "neither"))
     if chart.scale is not None:
         bar.set_label(chart.scale.label)
