@@ -339,7 +339,9 @@ def plan_history(db: str, plan_name: str | None, ui: Ui, run_ids: Sequence[int] 
             title = " and ".join(dict.fromkeys(r.plan_name for r in named))
             return History(title, tuple(named), tuple(history.series(chosen)))
         name = plan_name if plan_name is not None else stored[-1].plan_name
-        own = [(r, store.cases(r.id)) for r in stored if r.plan_name == name]
+        mine = [r for r in stored if r.plan_name == name]
+        read = store.cases_of_runs([r.id for r in mine])
+        own = [(r, read[r.id]) for r in mine]
         if not own:
             plans = ", ".join(sorted({r.plan_name for r in stored}))
             raise StoreError(f"{db} holds no run of a plan named {name!r}; its plans: {plans}")

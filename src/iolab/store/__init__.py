@@ -380,6 +380,20 @@ class Store:
             if value is not None:
                 where += f" AND c.{column} = ?"
                 args.append(value)
+        return self._cases(where, args).get(run_id, [])
+
+    @reads
+    def cases_of_runs(self, run_ids: Sequence[int]) -> dict[int, list[CaseRow]]:
+        """The cases of several runs, read together (a long history: two queries, not two a
+        run), each run's as `cases` gives them."""
+        found: dict[int, list[CaseRow]] = {i: [] for i in run_ids}
+        for start in range(0, len(run_ids), 500):  # SQLite's limit on parameters
+            chunk = run_ids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            found.update(self._cases(f"c.run_id IN ({marks})", list(chunk)))
+        return found
+
+    def _cases(self, where: str, args: list[int | str]) -> dict[int, list[CaseRow]]:
         metrics: dict[int, dict[Direction, DirectionMetrics]] = {}
         hosts: dict[int, dict[str, dict[Direction, DirectionMetrics]]] = {}
         for row in self.db.execute(
@@ -396,29 +410,32 @@ class Store:
             )
             into[found.direction] = found
         rows = self.db.execute(  # not raw_json nor job_file: reports of big runs read fast
-            "SELECT id, setup, workload, workload_position, repetition, options, status, error,"
-            f" warnings, target_state FROM cases c WHERE {where} ORDER BY workload_position, id",
+            "SELECT id, run_id, setup, workload, workload_position, repetition, options, status,"
+            f" error, warnings, target_state FROM cases c WHERE {where}"
+            " ORDER BY run_id, workload_position, id",
             args,
         )
         # a long history repeats its workloads' options and its empty warning lists: each
         # distinct text decoded once (the values are shared, read-only: Mapping, tuple)
         options, warnings = functools.cache(json.loads), functools.cache(_warnings)
-        return [
-            CaseRow(
-                setup=r["setup"],
-                workload=r["workload"],
-                workload_position=r["workload_position"],
-                repetition=r["repetition"],
-                options=options(r["options"]),
-                status=r["status"],
-                error=r["error"],
-                metrics=metrics.get(int(r["id"]), {}),
-                warnings=warnings(r["warnings"]),
-                target_state=r["target_state"],
-                hosts=hosts.get(int(r["id"]), {}),
+        out: dict[int, list[CaseRow]] = {}
+        for r in rows:
+            out.setdefault(int(r["run_id"]), []).append(
+                CaseRow(
+                    setup=r["setup"],
+                    workload=r["workload"],
+                    workload_position=r["workload_position"],
+                    repetition=r["repetition"],
+                    options=options(r["options"]),
+                    status=r["status"],
+                    error=r["error"],
+                    metrics=metrics.get(int(r["id"]), {}),
+                    warnings=warnings(r["warnings"]),
+                    target_state=r["target_state"],
+                    hosts=hosts.get(int(r["id"]), {}),
+                )
             )
-            for r in rows
-        ]
+        return out
 
     # ------------------------------------------------------------ reading, for reports
 
