@@ -3,7 +3,9 @@ of the same plan, what changed between consecutive runs (a difference beyond the
 the run facts that differ), and the gate `iolab check` applies to the latest run.
 
 Method. A point is one run's repetitions of a case (set-up and workload matched by name);
-its figure is their median, its spread their 95% interval. Between two consecutive points a
+its figure is their median, its spread their 95% interval. A change between two points is
+the change of their medians (the figures shown), with Welch's 95% interval of the difference
+of the means as its spread. Between two consecutive points a
 change is reported when it is at least the default rule's size (5% for IOPS and MB/s, 10%
 for p99: runs of one plan differ by a few percent from day to day even when repetitions
 within a run agree closely) and Welch's 95% interval of the difference of the means excludes
@@ -137,7 +139,7 @@ def _steps(
         itertools.pairwise(points), itertools.pairwise(summaries), strict=True
     ):
         diff = Difference(*pair)
-        change = diff.change_pct
+        change = median_change(before, after, diff)
         if change is None or diff.significant is False or abs(change) < DEFAULT_RULES[metric]:
             continue  # within the noise, or too small to matter (runs differ by a few %)
         said = differences(facts.get(before.run_id, {}), facts.get(after.run_id, {}))
@@ -231,9 +233,17 @@ def gate(
     return sorted(out, key=lambda v: not v.regression)
 
 
+def median_change(before: Point, after: Point, diff: Difference) -> float | None:
+    """The change between two points as the figures shown say it: between their medians
+    (the interval stays Welch's, over the means); the means' change when a median is 0."""
+    if before.median == 0:
+        return diff.change_pct
+    return (after.median / before.median - 1) * 100
+
+
 def _judge(one: Series, base: Point, latest: Point, allowed: float) -> Verdict:
     diff = compare(list(base.values), list(latest.values))
-    change, half = diff.change_pct or 0.0, diff.half_width_pct
+    change, half = median_change(base, latest, diff) or 0.0, diff.half_width_pct
     worse = -change if one.metric in ("iops", "bw") else change  # > 0: worse
     if half is None:
         real = worse > allowed
