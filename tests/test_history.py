@@ -232,7 +232,7 @@ def test_an_imported_run_whose_cases_are_the_plans_joins_its_history(workdir: Pa
         )
     shown = run_iolab("history", "golden", "--db", str(store), cwd=workdir, check=True).stdout
     assert shown.startswith(
-        "plan 'golden': 3 runs, 12 series (imported runs whose cases are the plan's joined: 3)"
+        "plan 'golden': 3 runs, 12 series (imported runs joined: 3)"
     ), shown
     block = shown.split("one · seq · bw (MB/s)")[1].split("\n\n")[0]
     assert [line.split()[1] for line in block.splitlines()[1:]] == ["1", "2", "3"], block
@@ -263,7 +263,9 @@ def test_the_history_document_draws_each_series_that_moved_with_its_change_point
     assert [s.title for s in found.sections] == ["Series", "disk · 4k · iops"]
     (chart,) = found.charts()
     assert [r.label for r in chart.regions] == ["change point at run 7"]
-    assert (chart.regions[0].start, chart.regions[0].end) == (6.0, 7.0)
+    # points one step apart in time order (run 7 is the 7th, at 6), labelled by run id
+    assert (chart.regions[0].start, chart.regions[0].end) == (5.0, 6.0)
+    assert chart.x.ticks[6] == (6.0, "7") and chart.y.start_at_zero
     level = next(s for s in chart.series if s.name == "level between change points")
     assert level.y == (100.0,) * 6 + (80.0,) * 6
     assert chart.caption == (

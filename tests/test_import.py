@@ -373,6 +373,19 @@ def test_export_json_then_import_reports_byte_for_byte(
     )
 
 
+def test_an_export_of_a_run_already_here_is_not_a_second_run(golden: Path, tmp_path: Path) -> None:
+    """A run exported and imported back into its own database would be its own twin: the run
+    before itself for `iolab check`, hiding a regression. It is left out with a line."""
+    exported = tmp_path / "run2.json"
+    app.export_run(str(golden), 2, "json", str(exported), QuietUi())
+    done = app.import_files([str(exported)], None, str(golden), QuietUi())
+    assert done.runs == () and len(Store(golden, create=False).runs()) == 2
+    assert done.notes == (
+        f"{exported}: the same run as run 2 here (golden, started at the same moment on the "
+        "same host): left out, so that it is not counted twice",
+    )
+
+
 def test_export_schema_has_parameter_columns_and_own_tables(golden: Path) -> None:
     with Store(golden) as store:
         doc = exchange.export.document(store.dump(1), "test")

@@ -237,7 +237,9 @@ def _shot(browser: Browser, selector: str, path: Path) -> None:
         ".getBoundingClientRect(); return [r.x, r.y + window.scrollY, r.width, r.height]; })()"
     )
     clip = dict(zip(("x", "y", "width", "height"), box, strict=True), scale=1)
-    shot = browser.call("Page.captureScreenshot", format="png", clip=clip, captureBeyondViewport=True)
+    shot = browser.call(
+        "Page.captureScreenshot", format="png", clip=clip, captureBeyondViewport=True
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(base64.b64decode(shot["data"]))
 

@@ -19,6 +19,7 @@ from iolab.report.document import Document, Notes, Section
 from iolab.store import RunRow
 
 MOST_CHARTS = 60  # a long plan draws the series that moved most; the table lists them all
+MOST_TICKS = 12
 
 
 def document(plan_name: str, runs: Sequence[RunRow], found: Sequence[Series]) -> Document:
@@ -30,7 +31,8 @@ def document(plan_name: str, runs: Sequence[RunRow], found: Sequence[Series]) ->
     ]  # fmt: skip
     head = Section("Series", (_table(found), *([Notes("Notes", tuple(notes))] if notes else ())))
     sections = [head, *(Section(_label(s), (_chart(s), *_said(s))) for s in drawn)]
-    return Document(f"History of plan {one_line(plan_name)!r}", _subtitle(runs), tuple(sections))
+    title = f"History of plan {one_line(plan_name)!r}"
+    return Document(title, _subtitle(plan_name, runs), tuple(sections))
 
 
 def _label(series: Series) -> str:
@@ -42,12 +44,16 @@ def _moved(series: Series) -> float:
     return max([*sizes, *(abs(s.change_pct) for s in series.steps)], default=0.0)
 
 
-def _subtitle(runs: Sequence[RunRow]) -> tuple[str, ...]:
+def _subtitle(plan_name: str, runs: Sequence[RunRow]) -> tuple[str, ...]:
     if not runs:
         return ()
     first, last = (time.strftime("%Y-%m-%d", time.localtime(r.started_at)) for r in
                    (runs[0], runs[-1]))  # fmt: skip
-    return (f"{len(runs)} runs, {runs[0].id} to {runs[-1].id}, {first} to {last}",)
+    said = [f"{len(runs)} runs, {runs[0].id} to {runs[-1].id}, {first} to {last}"]
+    imported = [r.id for r in runs if r.plan_name != plan_name or r.origin.kind == "import"]
+    if imported:
+        said.append(f"imported runs joined: {', '.join(map(str, imported))}")
+    return tuple(said)
 
 
 def _table(found: Sequence[Series]) -> Table:
@@ -68,7 +74,9 @@ def _table(found: Sequence[Series]) -> Table:
 
 
 def _chart(series: Series) -> Chart:
-    runs = tuple(float(p.run_id) for p in series.points)
+    """The points in time order, one step apart (an imported run's id may be higher than a
+    later run's), each labelled with its run's id."""
+    runs = tuple(float(i) for i in range(len(series.points)))
     medians = tuple(p.median for p in series.points)
     spread = tuple(summarize(p.values).half_width for p in series.points)
     lines = [Line("run median", runs, medians, spread, color=0)]
@@ -79,8 +87,8 @@ def _chart(series: Series) -> Chart:
         name=f"history-{slug(_label(series))}",
         kind="line",
         title=f"{series.metric} over runs: {series.setup} · {series.workload}",
-        x=Axis("run"),
-        y=Axis(series.metric, series.unit),
+        x=Axis("run, in the order they ran", ticks=_ticks(series)),
+        y=Axis(series.metric, series.unit, start_at_zero=True),
         series=tuple(lines),
         regions=tuple(_region(series, c) for c in series.changes),
         caption=_caption(series),
@@ -100,11 +108,17 @@ def _levels(series: Series) -> tuple[float | None, ...]:
     return tuple(out)
 
 
+def _ticks(series: Series) -> tuple[tuple[float, str], ...]:
+    """A tick per run, or about a dozen evenly spaced over a long history."""
+    every = max(1, len(series.points) // MOST_TICKS)
+    return tuple(
+        (float(i), str(p.run_id)) for i, p in enumerate(series.points) if i % every == 0
+    )
+
+
 def _region(series: Series, change: Change) -> Region:
-    ids = [p.run_id for p in series.points]
-    at = ids.index(change.run_id)
-    before = ids[at - 1] if at else change.run_id
-    return Region(before + 0.0, change.run_id + 0.0, f"change point at run {change.run_id}")
+    at = [p.run_id for p in series.points].index(change.run_id)
+    return Region(max(at - 1, 0) + 0.0, at + 0.0, f"change point at run {change.run_id}")
 
 
 def _caption(series: Series) -> str:

@@ -171,8 +171,9 @@ def _axis(axis: Axis) -> Json:
     if axis.ticks:
         out["tickvals"] = [v for v, _ in axis.ticks]
         out["ticktext"] = [_t(t) for _, t in axis.ticks]
-    if axis.start_at_zero and not axis.log:
+    if axis.start_at_zero and not axis.log:  # from 0, never below (error bars may reach it)
         out["rangemode"] = "tozero"
+        out["autorangeoptions"] = {"minallowed": 0}
     if axis.span is not None:  # plotly takes a log axis' range as powers of ten
         out["range"] = [math.log10(v) for v in axis.span] if axis.log else list(axis.span)
     return out

@@ -46,10 +46,10 @@ def _marks(step: Step | None, change: Change | None) -> str:
 
 def history(plan_name: str, runs: Sequence[RunRow], found: Sequence[Series]) -> str:
     lines = [f"plan {one_line(plan_name)!r}: {len(runs)} runs, {len(found)} series"]
-    imported = {r.id for r in runs if r.plan_name != plan_name}
+    imported = {r.id for r in runs if r.plan_name != plan_name or r.origin.kind == "import"}
     if imported:
         listed = ", ".join(str(i) for i in sorted(imported))
-        lines[0] += f" (imported runs whose cases are the plan's joined: {listed})"
+        lines[0] += f" (imported runs joined: {listed})"
     for one in found:
         changed = {s.run_id: s for s in one.steps}
         levels = {c.run_id: c for c in one.changes}
