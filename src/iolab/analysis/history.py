@@ -196,12 +196,14 @@ def _same(a: object, b: object) -> bool:
 
 
 def differences(before: Mapping[str, object], after: Mapping[str, object]) -> tuple[str, ...]:
-    """The run facts that differ: "kernel 6.1.0 -> 6.8.0"."""
+    """The run facts that differ: "kernel 6.1.0 -> 6.8.0"; a fact one run did not record
+    (an imported fio JSON says nothing of its machine) is no known change."""
     return tuple(
         f"{key} {before.get(key)} -> {after.get(key)}"
         for key in FACTS
-        if before.get(key) != after.get(key)
-    )
+        if before.get(key) != after.get(key) and before.get(key) not in (None, "")
+        and after.get(key) not in (None, "")
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -247,7 +249,7 @@ def _judge(one: Series, base: Point, latest: Point, allowed: float) -> Verdict:
     worse = -change if one.metric in ("iops", "bw") else change  # > 0: worse
     if half is None:
         real = worse > allowed
-        words = "one run each: the size alone decides" if real else "within the rule"
+        words = "one repetition on a side: the size alone decides" if real else "within the rule"
     else:
         real = worse - half > allowed  # the whole interval is beyond what the rule allows
         words = (

@@ -26,7 +26,7 @@ def _step(step: Step) -> str:
     if step.half_width_pct is not None:
         size += f" ± {step.half_width_pct:.1f}%"
     else:
-        size += " (one run each: no interval)"
+        size += " (one repetition on a side: no interval)"
     return f"  <- change {size}"
 
 
