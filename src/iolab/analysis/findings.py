@@ -45,6 +45,9 @@ from iolab.model import CheckWarning
 
 Kind = Literal["pooled", "winner", "overall", "cost", "cap", "scaling", "model", "latency", "trust"]
 CAP_SPREAD = 0.05  # set-ups within 5% of each other share a cap
+# without repetitions, set-ups closer than this (percent) are not said to lead: runs of one
+# plan differ by a few percent from one to the next (analysis.history's rule)
+SAME_WITHOUT_INTERVAL = 5.0
 WARNED = " ⚑"
 
 
@@ -128,7 +131,9 @@ def winner(group: Sequence[Figure]) -> Finding | None:
     """The best set-up on one workload against the next."""
     if len(group) < 2:
         return None
-    first, second = sorted(group, key=lambda f: f.median, reverse=True)[:2]
+    # ranked by the mean, the figure its margin (Welch's, over the means) is taken from: a
+    # leader by median could trail by its own margin
+    first, second = sorted(group, key=lambda f: statistics.fmean(f.values), reverse=True)[:2]
     diff = compare(list(second.values), list(first.values))
     change, half = diff.change_pct, diff.half_width_pct
     head = f"{first.workload}: {first.setup} {first.shown} {first.unit}, {second.setup} "
@@ -138,6 +143,10 @@ def winner(group: Sequence[Figure]) -> Finding | None:
     margin = f"{change:+.1f}%" if half is None else f"{change:+.1f}% ± {half:.1f}%"
     if half is None and first.shown == second.shown:
         said = "the same figure (one run each: no interval)"
+    elif half is None and change < SAME_WITHOUT_INTERVAL:
+        said = (
+            f"within {SAME_WITHOUT_INTERVAL:g}% of each other ({margin}; one run each: no interval)"
+        )
     elif half is None:
         said = f"{first.setup} ahead by {margin} (one run each: no interval, indicative)"
     elif diff.significant:
@@ -145,9 +154,11 @@ def winner(group: Sequence[Figure]) -> Finding | None:
     else:
         said = f"not distinguishable ({margin} includes 0)"
     pair = (first, second)
+    tied = half is None and change < SAME_WITHOUT_INTERVAL
     return Finding(
         "winner", f"{head}: {said}{_but(pair)}.", len(first.values) + len(second.values),
-        diff.significant, tuple((f.workload, f.setup) for f in pair), _warned(pair), margin,
+        False if tied else diff.significant, tuple((f.workload, f.setup) for f in pair),
+        _warned(pair), margin,
     )  # fmt: skip
 
 
@@ -185,7 +196,7 @@ def cost(by_workload: Mapping[str, Sequence[Figure]], baseline: str) -> list[Fin
                 shown = f"{diff.change_pct:+.1f}%" + (f" ± {half:.1f}%" if half is not None else "")
                 changes.setdefault(other.setup, []).append(
                     Change(workload, diff.change_pct, shown, diff.significant,
-                           len(base.values) + len(other.values))
+                           len(base.values) + len(other.values), _warned((base, other)))
                 )  # fmt: skip
     return [_cost(setup, baseline, found) for setup, found in changes.items()]
 
@@ -199,6 +210,7 @@ class Change:
     shown: str
     significant: bool | None
     cases: int
+    warnings: tuple[CheckWarning, ...] = ()
 
 
 def _cost(setup: str, baseline: str, found: list[Change]) -> Finding:
@@ -209,8 +221,10 @@ def _cost(setup: str, baseline: str, found: list[Change]) -> Finding:
         only = found[0]
         said = "significant" if only.significant else "within the noise" \
             if only.significant is False else "one run each: no interval"  # fmt: skip
-        sentence = f"Against {baseline}, {setup} changes {only.workload} by {only.shown} ({said})."
-        return Finding("cost", sentence, cases, only.significant, ((only.workload, setup),))
+        sentence = f"Against {baseline}, {setup} changes {only.workload} by {only.shown} ({said})"
+        sentence += f"{_but_changes(found)}."
+        return Finding("cost", sentence, cases, only.significant, ((only.workload, setup),),
+                       _warned_changes(found))  # fmt: skip
     up = [c.workload for c in found if c.pct > 0 and c.significant is not False]
     down = [c.workload for c in found if c.pct < 0 and c.significant is not False]
     low, high = min(found, key=lambda c: c.pct), max(found, key=lambda c: c.pct)
@@ -224,10 +238,26 @@ def _cost(setup: str, baseline: str, found: list[Change]) -> Finding:
         sentence += f"; it helps {', '.join(up)} and costs {', '.join(down)}"
     within = sum(1 for c in found if c.significant is False)
     verb = "is" if within == 1 else "are"
-    sentence += f"; {within} of these changes {verb} within the noise." if within else "."
+    sentence += f"; {within} of these changes {verb} within the noise" if within else ""
+    sentence += f"{_but_changes(found)}."
     spread = (median, f"{low.shown} ({low.workload})", f"{high.shown} ({high.workload})")
     cells = tuple((c.workload, setup) for c in found)
-    return Finding("cost", sentence, cases, None, cells, spread=spread)
+    return Finding("cost", sentence, cases, None, cells, _warned_changes(found), spread=spread)
+
+
+def _warned_changes(found: Sequence[Change]) -> tuple[CheckWarning, ...]:
+    return tuple({w.code: w for c in found for w in c.warnings}.values())
+
+
+def _but_changes(found: Sequence[Change]) -> str:
+    """ "; but ..." when changes rest on warned figures (the baseline's or the set-up's)."""
+    codes = [w.code for w in _warned_changes(found)]
+    if not codes:
+        return ""
+    warned = sum(1 for c in found if c.warnings)
+    return (
+        f"; but {warned} of these {len(found)} changes rest on warned figures ({', '.join(codes)})"
+    )
 
 
 def caps(by_workload: Mapping[str, Sequence[Figure]]) -> list[Finding]:

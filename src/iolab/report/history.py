@@ -111,9 +111,7 @@ def _levels(series: Series) -> tuple[float | None, ...]:
 def _ticks(series: Series) -> tuple[tuple[float, str], ...]:
     """A tick per run, or about a dozen evenly spaced over a long history."""
     every = max(1, len(series.points) // MOST_TICKS)
-    return tuple(
-        (float(i), str(p.run_id)) for i, p in enumerate(series.points) if i % every == 0
-    )
+    return tuple((float(i), str(p.run_id)) for i, p in enumerate(series.points) if i % every == 0)
 
 
 def _region(series: Series, change: Change) -> Region:
