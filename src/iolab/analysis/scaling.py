@@ -2,7 +2,7 @@
 of devices (striped set-ups alike but for their device count) gains under 10% of IOPS (at a
 point with telemetry: a local case), say where the limit is, from the cases' telemetry: the
 CPUs the jobs may use (nearly saturated), the set-up's devices (fully utilised), or neither
-(software: the loop driver, the filesystem, a lock), with the figures."""
+(software: the filesystem, a driver, a lock), with the figures."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from iolab.usage import CPU, Telemetry
 
 AXES = ("numjobs", "iodepth", "device_count")
 FLAT_GAIN = 0.10  # a doubling that gains less than this is flat
+DEVICE_NEAR_PCT = 80.0  # a device this busy is named as near its limit (95%: the limit)
 
 
 @dataclass(frozen=True)
@@ -108,9 +109,11 @@ def _limit(cases: Sequence[Point]) -> str:
         return f"the CPU is the limit: {cpu}, {disk}"
     if device and util >= DEVICE_SATURATED_PCT:
         return f"the device is the limit: {disk}, {cpu}"
+    if device and util >= DEVICE_NEAR_PCT:
+        return f"the device is near its limit: {disk}, {cpu}"
     return (
         f"neither the CPU nor the device is the limit ({cpu}, {disk}): software is, such as "
-        "the loop driver or the filesystem"
+        "the filesystem, a driver (a loop device's, where there is one) or a lock"
     )
 
 
