@@ -244,8 +244,9 @@ def test_study_c_cached_figures_are_named_above_the_drives_limits(tmp_path: Path
     facts = ("--rated-mbps", "250,170")
     trust = published_findings(tmp_path, "C_x25e_raid_cards_dd.csv", facts)["trust"]
     (above,) = [s for s in trust if "(above-ceiling)" in s]
-    assert above.startswith("1 figure is above the physical limit of the devices behind")
+    assert above.startswith("2 figures are above the physical limit of the devices behind")
     assert "Adaptec 5805 RAID0 of 4 821.0 MB/s (dd 100M rw=write)" in above
+    assert "Adaptec 5805 RAID1 of 2 227.0 MB/s (dd 100M rw=write)" in above  # one mirror's
     (fits,) = [s for s in trust if "(cache-size)" in s]
     assert fits.startswith("6 figures are from a test small enough to fit a cache")
 

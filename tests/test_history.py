@@ -231,9 +231,7 @@ def test_an_imported_run_whose_cases_are_the_plans_joins_its_history(workdir: Pa
             "import", str(found), "--setup", "one", "--db", str(store), cwd=workdir, check=True
         )
     shown = run_iolab("history", "golden", "--db", str(store), cwd=workdir, check=True).stdout
-    assert shown.startswith(
-        "plan 'golden': 3 runs, 12 series (imported runs joined: 3)"
-    ), shown
+    assert shown.startswith("plan 'golden': 3 runs, 12 series (imported runs joined: 3)"), shown
     block = shown.split("one · seq · bw (MB/s)")[1].split("\n\n")[0]
     assert [line.split()[1] for line in block.splitlines()[1:]] == ["1", "2", "3"], block
     assert block.splitlines()[3].split("(n=1)")[1].startswith(" imported"), block

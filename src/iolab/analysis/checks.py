@@ -48,6 +48,7 @@ class Context:
     cache_bytes: int = 0  # a cache in front of the target that the plan declares
     ram_target: str = ""  # the memory the target is on (tmpfs, zram1, ...), if it is memory
     devices: int = 0  # the set-up's device count, where known (an import's facts)
+    write_devices: int = 0  # the devices' worth of writes its RAID level leaves (0: all)
     rated_iops: tuple[float, float] = (0.0, 0.0)  # one member's rated (read, write) IOPS
     rated_bps: tuple[float, float] = (0.0, 0.0)  # one member's rated (read, write) bytes/s
     cache_policy: str = ""  # how a RAID card's policy in effect differs from the configured
@@ -420,15 +421,17 @@ def ceiling_advice(options: Options, filesystem: str = "", sector: int = BTRFS_S
     return "Make the test area larger than every cache (card, drive): direct=1 was set."
 
 
-def _ceilings(context: Context) -> list[tuple[float, float, str]]:
-    """(measured, devices x rated, unit) for each rated speed the set-up's facts give."""
+def _ceilings(context: Context) -> list[tuple[float, float, str, int]]:
+    """(measured, rated devices x rated, unit, those devices) for each rated speed the set-up's
+    facts give: a write gets the devices its RAID level leaves (a mirror writes every copy)."""
     metrics, writes = context.metrics, _rw(context) in WRITES and _rw(context) not in READS
+    count = (context.write_devices or context.devices) if writes else context.devices
     pairs = (
         (metrics.total_iops, context.rated_iops[int(writes)], "IOPS", 1.0),
         (metrics.total_bw_bytes, context.rated_bps[int(writes)], "MB/s", 1e6),
     )
     return [
-        (measured / scale, context.devices * rated / scale, unit)
+        (measured / scale, count * rated / scale, unit, count)
         for measured, rated, unit, scale in pairs
         if rated > 0
     ]
@@ -439,14 +442,19 @@ def above_ceiling(context: Context) -> CheckWarning | None:
     wrote 821 MB/s, each rated 170 MB/s): a cache answered, not the devices."""
     if context.devices < 1:
         return None
-    for measured, most, unit in _ceilings(context):
+    for measured, most, unit, count in _ceilings(context):
         if measured > CEILING_MARGIN * most:
-            each = most / context.devices
+            each = most / count
+            level = (
+                f": its RAID level leaves {count} of its {context.devices} devices' worth of "
+                "writes, after copies or parity"
+                if count != context.devices else ""
+            )  # fmt: skip
             return CheckWarning(
                 "above-ceiling",
                 f"{measured:,.0f} {unit} measured, above the {most:,.0f} {unit} its "
-                f"{context.devices} devices are rated for ({context.devices} x {each:,.0f} "
-                f"{unit}): a cache, not the devices, answered.",
+                f"{context.devices} devices are rated for ({count} x {each:,.0f} "
+                f"{unit}{level}): a cache, not the devices, answered.",
                 ceiling_advice(context.options),
             )
     return None

@@ -42,15 +42,16 @@ class Facts:
         known = dict(setup.facts)
         return {
             "devices": int(known.get("device_count", 0)),
+            "write_devices": int(known.get("write_device_count", 0)),
             "rated_iops": (known.get("rated_read_iops", 0.0), known.get("rated_write_iops", 0.0)),
             "rated_bps": (known.get("rated_read_bps", 0.0), known.get("rated_write_bps", 0.0)),
             "cache_bytes": setup.cache_bytes,
         }
 
-    def stored(self, devices: int) -> tuple[tuple[str, float], ...]:
+    def stored(self, devices: int, writers: int = 0) -> tuple[tuple[str, float], ...]:
         """The set-up's facts as stored in its definition: what is known, nothing else."""
         pairs = (
-            ("device_count", devices or self.devices),
+            ("device_count", devices or self.devices), ("write_device_count", writers),
             ("rated_read_iops", self.rated_iops[0]), ("rated_write_iops", self.rated_iops[1]),
             ("rated_read_bps", self.rated_bps[0]), ("rated_write_bps", self.rated_bps[1]),
         )  # fmt: skip
@@ -80,11 +81,12 @@ def setup_name(job: Job, given: str | None) -> str:
 def _setup(job: Job, name: str, given: str | None, facts: Facts) -> Setup:
     own = isinstance(job, Placed) and job.setup and (job.fixed or not given)
     devices = job.devices if isinstance(job, Placed) and own else 0
+    writers = job.write_devices if isinstance(job, Placed) and own else 0
     cache = (job.cache_bytes if isinstance(job, Placed) and own else 0) or facts.cache_bytes
     path = job.setup_path if isinstance(job, Placed) and own else ""
     if not own and not given:
         path = str(job.file.resolve().parent)
-    return Setup(name, path, cache_bytes=cache, facts=facts.stored(devices))
+    return Setup(name, path, cache_bytes=cache, facts=facts.stored(devices, writers))
 
 
 def software(job: Job) -> str:

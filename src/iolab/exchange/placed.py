@@ -23,6 +23,7 @@ class Placed(Job):
     tool: str = ""  # what measured it, when not fio: "dd", "bonnie++ 2.00a", "published"
     cache_bytes: int = 0  # a cache in front of the set-up its source names (a RAID card's)
     devices: int = 0  # the devices of the set-up its source names (a table's drives column)
+    write_devices: int = 0  # how many devices' worth of writes its RAID level leaves (0: all)
 
 
 def placed(job: Job, **extra: Any) -> Placed:

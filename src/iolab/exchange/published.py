@@ -246,6 +246,7 @@ def _by_rows(path: Path, text: str, header: list[str], rows: list[Row]) -> list[
         cache = next((int(values.number(_number(row, c, f), f"line {row.number}, {c}"))
                       for c, f in CACHE_COLUMNS.items() if row.cells.get(c)), 0)  # fmt: skip
         devices = _devices(row)
+        writers = write_devices(row.cells.get("raid_level", ""), devices)
         for column in header:
             found = None
             if column in SEQUENTIAL and (value := _number(row, column, 10**6)) is not None:
@@ -259,9 +260,19 @@ def _by_rows(path: Path, text: str, header: list[str], rows: list[Row]) -> list[
                 assert found.metrics is not None
                 values.check_metrics(found.metrics, f"line {row.number}, {_column(row, column)}: ")
                 out.append(
-                    dataclasses.replace(found, setup=setup, cache_bytes=cache, devices=devices)
-                )
+                    dataclasses.replace(found, setup=setup, cache_bytes=cache, devices=devices,
+                                        write_devices=writers)
+                )  # fmt: skip
     return out
+
+
+def write_devices(level: str, devices: int) -> int:
+    """How many devices' worth of writes a RAID level leaves of `devices`: a mirror writes
+    every copy, parity costs one device (RAID5) or two (RAID6); 0 when the level is not one
+    of these (then every device counts)."""
+    kept = {"0": devices, "1": 1, "10": devices // 2, "5": devices - 1, "6": devices - 2}
+    count = kept.get(level.strip().upper().removeprefix("RAID"), 0) if devices else 0
+    return max(count, 0)
 
 
 def _devices(row: Row) -> int:
