@@ -465,13 +465,16 @@ def latency(tails: Sequence[Tail], figures: Sequence[Figure]) -> list[Finding]:
     long = [t for t in tails if t.p50 > 0 and t.p999 / t.p50 >= TAIL_RATIO]
     if long:
         worst = max(long, key=lambda t: t.p999 / t.p50)
+        cells = tuple(dict.fromkeys((t.workload, t.setup) for t in long))
+        behind = [f for f in figures if (f.workload, f.setup) in cells]
         found.append(Finding(
             "latency",
             f"{len(long)} of {len(tails)} latency rows {'has' if len(long) == 1 else 'have'} a "
             "tail: p99.9 at least "
             f"{TAIL_RATIO:.0f}x p50; the longest, {worst.setup} on {worst.workload} "
-            f"({worst.direction}), p50 {worst.p50_shown}, p99.9 {worst.p999_shown}.",
-            0, None, tuple((t.workload, t.setup) for t in long),
+            f"({worst.direction}), p50 {worst.p50_shown}, p99.9 {worst.p999_shown}"
+            f"{_but(behind)}.",
+            sum(len(f.values) for f in behind), None, cells, _warned(behind),
         ))  # fmt: skip
     found += _tail_reversals(tails, figures)
     return found
@@ -499,7 +502,7 @@ def _tail_reversals(tails: Sequence[Tail], figures: Sequence[Figure]) -> list[Fi
             f"{workload}: {first} has the better figure but the worse tail: p99.9 "
             f"{a.p999_shown} against {second}'s {b.p999_shown}; for latency-sensitive work "
             f"{second} is the safer choice.",
-            lead.cases, True, lead.cells,
+            lead.cases, True, lead.cells, lead.warned,
         ))  # fmt: skip
     return out
 
