@@ -14,10 +14,11 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import run_iolab
-from iolab.analysis import findings
+from iolab.analysis import findings, scaling
 from iolab.analysis.findings import Figure
 from iolab.cli import main
 from iolab.model import CheckWarning
+from iolab.report.views import findings_view, usage_view
 
 GOLDEN = Path(__file__).parent / "golden"
 CACHE = CheckWarning("page-cache", "read from memory.", "Use direct=1.")
@@ -325,3 +326,27 @@ def test_a_device_count_sweep_names_its_set_ups_and_its_one_workload() -> None:
     )
     assert found.sentence.endswith("it stops paying past device_count=2.")
     assert len(found.cells) == 3
+
+
+def test_one_device_is_the_first_point_of_the_striped_family_it_belongs_to() -> None:
+    """A device_count sweep of 1, 2 and 4 builds the 1 as a plain device: it shares the
+    family's filesystem and options, so it is the sweep's first point; an xfs device is not
+    a point of a btrfs family."""
+    btrfs = {"kind": "devices", "filesystem": "btrfs", "queue": {}}
+    definitions = {
+        "one": {**btrfs, "name": "one", "devices": ["/dev/a"], "raid": "none"},
+        "xfs": {**btrfs, "name": "xfs", "devices": ["/dev/a"], "raid": "none",
+                "filesystem": "xfs"},
+        **{f"raid0 of {n}": {**btrfs, "name": f"raid0 of {n}", "raid": "btrfs", "level": "raid0",
+                             "devices": [f"/dev/d{i}" for i in range(n)]} for n in (2, 4)},
+    }  # fmt: skip
+    points = [
+        scaling.Point(name, "4k randread", {"rw": "randread"}, iops, None,
+                      *usage_view.devices_of(definitions[name]))
+        for name, iops in (("one", 50_000.0), ("xfs", 48_000.0), ("raid0 of 2", 95_000.0),
+                           ("raid0 of 4", 100_000.0))
+    ]  # fmt: skip
+    added = findings_view.single_devices(points, definitions)
+    assert [(p.setup, p.devices) for p in added] == [("one", 1)]
+    (sweep,) = scaling.sweeps([*points, *added], "device_count").values()
+    assert sorted(sweep) == [1, 2, 4] and sweep[1][0].setup == "one"

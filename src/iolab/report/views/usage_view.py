@@ -171,5 +171,23 @@ def devices_of(definition: JSONObject) -> tuple[int | None, str]:
     return len(devices), json.dumps(rest, sort_keys=True, default=str)
 
 
+# what a striped set-up and a single device of the same family may differ in
+RAID_KEYS = frozenset({"name", "devices", "device_count", "raid", "level", "chunk", "metadata",
+                       "md_layout"})  # fmt: skip
+
+
+def single_device(definition: JSONObject) -> bool:
+    """A set-up on one device, with no RAID: the first point of a device-count sweep."""
+    devices = definition.get("devices")
+    return isinstance(devices, list) and len(devices) == 1 and definition.get("raid") == "none"
+
+
+def base_of(definition: JSONObject) -> str:
+    """A set-up's definition without its RAID and devices: what a single device shares with
+    the striped set-ups of its family."""
+    rest = {k: v for k, v in definition.items() if k not in RAID_KEYS}
+    return json.dumps(rest, sort_keys=True, default=str)
+
+
 def _key(case: Case) -> SeriesKey:
     return (case.setup, case.workload, case.repetition)
