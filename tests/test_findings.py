@@ -17,7 +17,7 @@ from conftest import run_iolab
 from iolab.analysis import findings, scaling
 from iolab.analysis.findings import Figure
 from iolab.cli import main
-from iolab.model import CheckWarning
+from iolab.model import CheckWarning, JSONObject
 from iolab.report.views import findings_view, usage_view
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -332,8 +332,8 @@ def test_one_device_is_the_first_point_of_the_striped_family_it_belongs_to() -> 
     """A device_count sweep of 1, 2 and 4 builds the 1 as a plain device: it shares the
     family's filesystem and options, so it is the sweep's first point; an xfs device is not
     a point of a btrfs family."""
-    btrfs = {"kind": "devices", "filesystem": "btrfs", "queue": {}}
-    definitions = {
+    btrfs: JSONObject = {"kind": "devices", "filesystem": "btrfs", "queue": {}}
+    definitions: dict[str, JSONObject] = {
         "one": {**btrfs, "name": "one", "devices": ["/dev/a"], "raid": "none"},
         "xfs": {**btrfs, "name": "xfs", "devices": ["/dev/a"], "raid": "none",
                 "filesystem": "xfs"},

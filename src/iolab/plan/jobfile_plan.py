@@ -92,7 +92,9 @@ def sections(
     current: dict[str, FioValue] | None = None
     section: str | None = None  # the section the next options belong to, when `named`
     for number, raw in enumerate(text.splitlines(), start=1):
-        line = re.split("[;#]", raw, maxsplit=1)[0].strip()  # fio cuts a line at ; or # too
+        line = raw.strip()
+        if not line.startswith("["):  # fio cuts an option's line at ; or #, not a section's
+            line = re.split("[;#]", line, maxsplit=1)[0].strip()
         if not line:
             continue
         header = _SECTION.match(line)

@@ -16,6 +16,7 @@ from iolab.report.document import Document, Notes
 
 # Notes blocks a terminal leaves to Markdown and HTML: set-up details and volatile facts.
 FIRST_NOTES = "findings"
+MOST_FINDINGS_ROWS = 40  # a longer table of the findings' figures is named, not printed
 HIDDEN_NOTES = ("volatile", "setup-details")
 
 
@@ -79,6 +80,16 @@ def render(table: Table, width: int | None = None, color: bool = False) -> str:
     return buffer.getvalue()
 
 
+def _findings_tables(document: Document) -> list[Table]:
+    """The tables of the section that holds the findings (leaders' margins, a choice's cost),
+    so that every figure a finding cites is in a table here too."""
+    for section in document.sections:
+        if any(isinstance(b, Notes) and b.name == FIRST_NOTES for b in section.blocks):
+            main = document.main_table()
+            return [b for b in section.blocks if isinstance(b, Table) and b is not main]
+    return []
+
+
 def render_document(document: Document, width: int | None = None, color: bool = False) -> str:
     """The document's first table under the document's title, then its notes; charts are
     counted, with where to see them."""
@@ -91,6 +102,12 @@ def render_document(document: Document, width: int | None = None, color: bool = 
             _line(console, f"{block.title}:")
             for item in block.items:
                 _line(console, f"- {item}")
+    for table in _findings_tables(document):  # the margins and costs the findings cite
+        if len(table.rows) <= MOST_FINDINGS_ROWS:
+            _print(console, table)
+        else:
+            _line(console, f"{table.title}: {len(table.rows)} rows, in --format markdown, html "
+                           "or csv")  # fmt: skip
     _print(console, document.main_table())
     for block in said:
         if block.name not in (*HIDDEN_NOTES, FIRST_NOTES):
