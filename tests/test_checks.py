@@ -7,6 +7,7 @@ small files); a clean plan beside it must raise none of them.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 from collections.abc import Iterator
@@ -252,6 +253,27 @@ def test_a_fresh_device_is_flagged_until_it_is_preconditioned(
     filled = env["precondition"][0]
     assert filled["job"] == "precondition-sequential"
     assert filled["written_bytes"] == 2 * 16 * 1024**2, "the test area, twice"
+
+
+@pytest.mark.fio
+@pytest.mark.root
+def test_a_device_of_yours_used_as_it_is_is_not_called_fresh(
+    workdir: Path, loops: LoopDevs
+) -> None:
+    """A raw device iolab did not build holds whatever it held: iolab cannot know it was never
+    written (a disk filled before), so no fresh-device or unwritten-read; a loop device over
+    an image that holds no data yet is the one it can tell."""
+    dev = loops.make(64)
+    with open(dev, "wb") as handle:  # filled by its owner before iolab saw it
+        handle.write(os.urandom(64 * 1024**2))
+    (workdir / "plan.toml").write_text(DEVICE.format(dev=dev, extra=""))
+    run_iolab("run", "plan.toml", "--yes-destroy", dev, cwd=workdir, check=True)
+    found = warnings_of(workdir / "iolab.db")
+    assert "fresh-device" not in found["4k randwrite"]
+    assert "unwritten-read" not in found["4k randread"]
+    with sqlite3.connect(workdir / "iolab.db") as con:
+        states = [r[0] for r in con.execute("SELECT target_state FROM cases ORDER BY id")]
+    assert states == ["", ""]
 
 
 CACHED = """

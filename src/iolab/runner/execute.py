@@ -189,7 +189,7 @@ class _Run:
         self, setup: Setup, first: Step, target: Prepared, record: Callable[[JSONDict], None]
     ) -> str:
         """Fill the target as the set-up asks; the state it leaves the target in."""
-        state = precondition.initial_state(setup)
+        state = precondition.initial_state(setup, target)
         jobs = precondition.fill_jobs(setup, first.job(target, self.campaign.fio), target)
         done: list[JSONDict] = []
         for job in jobs:

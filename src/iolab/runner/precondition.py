@@ -8,7 +8,8 @@ just trimmed) is faster than the same flash in use. A set-up's `precondition` ch
 - "both": sequential, then random; "none": nothing.
 
 The target's state travels with every result: "fresh" (a set-up built on devices, never
-written), "trimmed" (built with discard), "sequential", "random", "sequential+random", or
+written; not a device used as it is, whose past iolab cannot know), "trimmed" (built with
+discard), "sequential", "random", "sequential+random", or
 "written" (by earlier cases of the set-up); "" for a path set-up, whose history iolab cannot
 know.
 """
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from iolab.fio import jobfile
 from iolab.model import FioValue, Setup
+from iolab.targets import caches
 from iolab.targets.path import Prepared, writes
 from iolab.units import parse_size
 
@@ -36,11 +38,19 @@ FILL_OPTIONS: dict[str, dict[str, FioValue]] = {
 }
 
 
-def initial_state(setup: Setup) -> str:
-    """The state of a target just placed: a built layout is fresh (or trimmed)."""
-    if setup.layout is None:
+def initial_state(setup: Setup, target: Prepared | None = None) -> str:
+    """The state of a target just placed: a built layout is fresh (or trimmed); a device
+    used as it is (no RAID, no filesystem, not discarded) holds whatever it held: unknown,
+    unless it is a loop device over an image that holds no data yet."""
+    layout = setup.layout
+    if layout is None:
         return ""
-    return "trimmed" if setup.layout.discard else "fresh"
+    if layout.discard:
+        return "trimmed"
+    if layout.raid != "none" or layout.filesystem != "none":
+        return "fresh"
+    raw = str(target.filename).split(":") if target is not None and target.raw else []
+    return "fresh" if caches.never_written(raw) else ""
 
 
 def after(state: str, options: Mapping[str, FioValue]) -> str:

@@ -84,6 +84,27 @@ def written_share(path: Path, size: int) -> float | None:
     return min(1.0, written / size)
 
 
+def never_written(devices: Iterable[str]) -> bool:
+    """Whether every device is a loop device over a regular file that holds no data yet (a
+    sparse image just made): the one case where iolab can tell that a device it did not build
+    was never written. Anything else (a disk, a partition, a loop over a written file): no."""
+    found = False
+    for device in devices:
+        name = dv.try_kernel_name(device)
+        backing = dv.backing_file(name) if name and name.startswith("loop") else None
+        if backing is None:
+            return False
+        try:
+            size = Path(backing).stat().st_size
+        except OSError:
+            return False
+        share = written_share(Path(backing), size)
+        if share is None or share > 0:
+            return False
+        found = True
+    return found
+
+
 @dataclass(frozen=True)
 class Hidden:
     """What a target stands on that is not the storage it seems (each '' when nothing)."""
