@@ -104,6 +104,9 @@ def show(plan_file: str | None, preset: str | None, show_fio: bool, **flags: Any
         echo(plan.matrix_json(the_plan, app.provision_commands(the_plan)), nl=False)
         return
     for name, commands in app.provision_commands(the_plan):
+        if not commands:  # a device used as it is: nothing to build
+            echo(f"# set-up {name!r} is used as it is: nothing is built or torn down")
+            continue
         echo(f"# set-up {name!r} is built and torn down with:")
         for command in commands:
             echo(f"#   {shlex.join(command)}")
