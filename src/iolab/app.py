@@ -325,7 +325,8 @@ class History:
 
 
 def plan_history(db: str, plan_name: str | None, ui: Ui, run_ids: Sequence[int] = ()) -> History:
-    """Every run of one plan (by name; default: the latest run's plan), and every imported run
+    """Every run of one plan (by name; default: the plan of the latest run measured here, not
+    imported), and every imported run
     whose cases are the plan's (history.joins), oldest first, as series (analysis.history);
     or the runs named by `run_ids`, whatever their plans."""
     with open_store(db, ui) as store:
@@ -338,7 +339,8 @@ def plan_history(db: str, plan_name: str | None, ui: Ui, run_ids: Sequence[int] 
             chosen = [(r, store.cases(r.id)) for r in named]
             title = " and ".join(dict.fromkeys(r.plan_name for r in named))
             return History(title, tuple(named), tuple(history.series(chosen)))
-        name = plan_name if plan_name is not None else stored[-1].plan_name
+        measured = [r for r in stored if r.origin.kind != "import"] or stored
+        name = plan_name if plan_name is not None else measured[-1].plan_name
         mine = [r for r in stored if r.plan_name == name]
         read = store.cases_of_runs([r.id for r in mine])
         own = [(r, read[r.id]) for r in mine]

@@ -135,9 +135,9 @@ def _emit(document: report_document.Document, fmt: str, **written: Any) -> None:
 )
 def history(chosen: tuple[str, ...], db: str, fmt: str, as_json: bool, output: str,
             force: bool) -> None:  # fmt: skip
-    """The runs of one plan (default: the latest run's; or the runs named) over time: per
-    set-up, workload and metric, each run's median, and the changes beyond the noise with what
-    changed."""
+    """The runs of one plan (default: the latest measured run's; or the runs named) over
+    time: per set-up, workload and metric, each run's median, and the changes beyond the
+    noise with what changed."""
     ids = [int(word) for word in chosen if word.isascii() and word.isdigit()]
     if len(ids) not in (0, len(chosen)) or (not ids and len(chosen) > 1):
         raise click.BadParameter(
