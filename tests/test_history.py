@@ -24,7 +24,7 @@ from iolab.cli import EXIT_REGRESSION, main
 from iolab.errors import PlanError
 from iolab.plan import gate
 from iolab.report import history as report_history
-from iolab.store import CaseRow
+from iolab.store import CaseRow, Store
 from loopdevs import LoopDevs, loops_fixture
 
 _ = loops_fixture
@@ -340,3 +340,23 @@ def test_history_of_the_runs_named_and_as_csv(tmp_path: Path) -> None:
     assert float(step["ci95_low"]) < float(step["median"]) < float(step["ci95_high"])
     mixed = invoke(main, ["history", "1", "golden", "--db", str(store)])
     assert mixed.exit_code != 0 and "give one plan's name, or run numbers" in mixed.output
+
+
+def test_a_long_history_reads_its_runs_together_and_only_the_p99(tmp_path: Path) -> None:
+    """Store.cases_of_runs: every run's cases as Store.cases reads them, two queries for all;
+    with percentiles=("99",), each direction's p99 alone (SQLite's json_extract)."""
+    db = tmp_path / "store.db"
+    db.write_bytes(GOLDEN.read_bytes())
+    with Store(db) as store:
+        together = store.cases_of_runs([1, 2], percentiles=("99",))
+        for run_id in (1, 2):
+            one_by_one = store.cases(run_id)
+            assert [c.workload for c in together[run_id]] == [c.workload for c in one_by_one]
+            for light, full in zip(together[run_id], one_by_one, strict=True):
+                for direction, metrics in full.metrics.items():
+                    assert light.metrics[direction].iops == metrics.iops
+                    assert light.metrics[direction].percentiles_ns == {
+                        "99": metrics.percentiles_ns["99"]
+                    }
+        with pytest.raises(ValueError, match="not a percentile key"):
+            store.cases_of_runs([1], percentiles=("99'); DROP TABLE runs; --",))

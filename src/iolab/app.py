@@ -342,7 +342,7 @@ def plan_history(db: str, plan_name: str | None, ui: Ui, run_ids: Sequence[int] 
         measured = [r for r in stored if r.origin.kind != "import"] or stored
         name = plan_name if plan_name is not None else measured[-1].plan_name
         mine = [r for r in stored if r.plan_name == name]
-        read = store.cases_of_runs([r.id for r in mine])
+        read = store.cases_of_runs([r.id for r in mine], percentiles=(history.P99,))
         own = [(r, read[r.id]) for r in mine]
         if not own:
             plans = ", ".join(sorted({r.plan_name for r in stored}))

@@ -28,6 +28,7 @@ no regression. With one repetition on either side, the size alone decides, and i
 
 from __future__ import annotations
 
+import functools
 import itertools
 import statistics
 from collections.abc import Mapping, Sequence
@@ -52,7 +53,7 @@ class Point:
     started_at: float
     values: tuple[float, ...]
 
-    @property
+    @functools.cached_property
     def median(self) -> float:
         return statistics.median(self.values)
 

@@ -383,25 +383,31 @@ class Store:
         return self._cases(where, args).get(run_id, [])
 
     @reads
-    def cases_of_runs(self, run_ids: Sequence[int]) -> dict[int, list[CaseRow]]:
+    def cases_of_runs(
+        self, run_ids: Sequence[int], percentiles: tuple[str, ...] | None = None
+    ) -> dict[int, list[CaseRow]]:
         """The cases of several runs, read together (a long history: two queries, not two a
-        run), each run's as `cases` gives them."""
+        run), each run's as `cases` gives them; with `percentiles` ("99", ...), only those of
+        each direction's completion latency percentiles are read."""
         found: dict[int, list[CaseRow]] = {i: [] for i in run_ids}
         for start in range(0, len(run_ids), 500):  # SQLite's limit on parameters
             chunk = run_ids[start : start + 500]
             marks = ", ".join("?" * len(chunk))
-            found.update(self._cases(f"c.run_id IN ({marks})", list(chunk)))
+            found.update(self._cases(f"c.run_id IN ({marks})", list(chunk), percentiles))
         return found
 
-    def _cases(self, where: str, args: list[int | str]) -> dict[int, list[CaseRow]]:
+    def _cases(
+        self, where: str, args: list[int | str], percentiles: tuple[str, ...] | None = None
+    ) -> dict[int, list[CaseRow]]:
         metrics: dict[int, dict[Direction, DirectionMetrics]] = {}
         hosts: dict[int, dict[str, dict[Direction, DirectionMetrics]]] = {}
+        picked = "m.*" if percentiles is None else _picked(percentiles)
         for row in self.db.execute(
-            "SELECT m.* FROM metrics m JOIN cases c ON c.id = m.case_id"
+            f"SELECT {picked} FROM metrics m JOIN cases c ON c.id = m.case_id"
             f" WHERE {where} AND {MEASURED.format(t='m')}",
             args,
         ):
-            found = decode.direction_metrics(row, self.path)
+            found = decode.direction_metrics(row, self.path, percentiles)
             case_id, host = int(row["case_id"]), str(row["host"])
             into = (
                 hosts.setdefault(case_id, {}).setdefault(host, {})
@@ -535,6 +541,21 @@ def _among(column: str, names: Collection[str] | None) -> tuple[str, tuple[str, 
         return "", ()
     chosen = tuple(names)
     return f" AND {column} IN ({', '.join('?' * len(chosen)) or 'NULL'})", chosen
+
+
+def _picked(percentiles: tuple[str, ...]) -> str:
+    """The metrics columns, with the percentiles asked for as columns of their own (SQLite's
+    json_extract reads them; keys are iolab's own, "99", "99.9": checked, never user text)."""
+    for key in percentiles:
+        if not key.replace(".", "", 1).isdigit():
+            raise ValueError(f"not a percentile key: {key!r}")
+    columns = ", ".join(
+        f'json_extract(m.percentiles_ns, \'$."{key}"\') AS "p{key}"' for key in percentiles
+    )
+    return (
+        "m.case_id, m.host, m.direction, m.iops, m.bw_bytes, m.io_bytes, m.runtime_ms,"
+        f" m.lat_mean_ns, m.lat_max_ns, {columns}"
+    )
 
 
 def _warnings(text: str) -> tuple[CheckWarning, ...]:

@@ -146,9 +146,16 @@ def run_row(row: sqlite3.Row) -> RunRow:
     )
 
 
-def direction_metrics(row: sqlite3.Row, where: object) -> DirectionMetrics:
-    """One stored direction's metrics; `where` names the database in an error."""
+def direction_metrics(
+    row: sqlite3.Row, where: object, percentiles: tuple[str, ...] | None = None
+) -> DirectionMetrics:
+    """One stored direction's metrics; `where` names the database in an error. With
+    `percentiles`, the row holds those alone, as columns ("p99": Store._picked)."""
     lat_mean, lat_max = row["lat_mean_ns"], row["lat_max_ns"]
+    if percentiles is None:
+        shown = {str(p): float(v) for p, v in json.loads(row["percentiles_ns"]).items()}
+    else:
+        shown = {p: float(v) for p in percentiles if (v := row[f"p{p}"]) is not None}
     return DirectionMetrics(
         direction=known(DIRECTIONS, row["direction"], "direction", where),
         iops=float(row["iops"]),
@@ -157,7 +164,7 @@ def direction_metrics(row: sqlite3.Row, where: object) -> DirectionMetrics:
         runtime_ms=int(row["runtime_ms"]),
         lat_mean_ns=None if lat_mean is None else float(lat_mean),
         lat_max_ns=None if lat_max is None else float(lat_max),
-        percentiles_ns={str(p): float(v) for p, v in json.loads(row["percentiles_ns"]).items()},
+        percentiles_ns=shown,
     )
 
 
