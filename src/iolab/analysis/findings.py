@@ -40,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from iolab.analysis.stats import compare
+from iolab.analysis.stats import compare, summarize
 from iolab.model import CheckWarning
 
 Kind = Literal["pooled", "winner", "overall", "cost", "cap", "scaling", "model", "latency", "trust"]
@@ -272,6 +272,8 @@ def caps(by_workload: Mapping[str, Sequence[Figure]]) -> list[Finding]:
         near = [f for f in ranked if f.median >= top * (1 - CAP_SPREAD)]
         if len(near) < max(2, (len(ranked) + 1) // 2):  # two of six alike is not a cap
             continue
+        if any(_loose(f) for f in near):  # a figure this uncertain cannot show a plateau
+            continue
         names = ", ".join(f"{f.setup} {f.shown}" for f in near)
         if len(near) == len(ranked):
             said = (
@@ -290,6 +292,14 @@ def caps(by_workload: Mapping[str, Sequence[Figure]]) -> list[Finding]:
         cases = sum(len(f.values) for f in near)
         found.append(Finding("cap", sentence, cases, None, cells, _warned(near)))
     return found
+
+
+def _loose(figure: Figure) -> bool:
+    """A figure whose 95% interval is wider than the cap's spread either side of it."""
+    if len(figure.values) < 2 or figure.median <= 0:
+        return False
+    half = summarize(figure.values).half_width
+    return half is not None and half > CAP_SPREAD * figure.median
 
 
 STOPS = 1.10  # a doubling that gains less than 10% has stopped paying
