@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -19,6 +20,7 @@ from iolab.analysis.findings import Finding
 from iolab.analysis.stats import metric_for
 from iolab.errors import ReportError
 from iolab.model import FioValue, Layout, Setup
+from iolab.names import one_line
 from iolab.report import summary
 from iolab.report.cells import (
     CHART_KINDS,
@@ -152,7 +154,19 @@ def _subtitle(data: Dataset) -> tuple[str, ...]:
             f"{utc(run.started_at)}{ended}, {run.status}, {run.tally(run.done)} cases, "
             f"host {host}, {run.environment.get('fio_version', 'fio')}"
         )
+    described = dict.fromkeys(d for run in data.runs if (d := description(run.plan_text)))
+    lines += [f"what it measures: {d}" for d in described]
     return tuple(lines)
+
+
+def description(plan_text: str) -> str:
+    """A plan's own `description`, from the text the run recorded ("" for a job file, an
+    import, or a plan without one); on one line."""
+    try:
+        found = tomllib.loads(plan_text).get("description", "")
+    except (tomllib.TOMLDecodeError, ValueError):
+        return ""
+    return one_line(found) if isinstance(found, str) else ""
 
 
 def build(data: Dataset, options: Options) -> Document:
