@@ -201,6 +201,11 @@ def build(data: Dataset, options: Options) -> Document:
     warned += [f"{mixed.code}: {mixed}"] if mixed else []  # between runs, or within an import
     flat = usage_view.flat_scaling(data)
     warned += [f"{w.code}: {w}" for w in flat]
+    cells = [cell for row in results.rows for cell in row.cells]
+    fragile = comparison.few_repeats(  # changes against the baseline, as compare judges them
+        [c.summary for c in cells if c.summary], [c.difference for c in cells if c.difference]
+    )
+    warned += [f"{fragile.code}: {fragile}"] if fragile else []
     sections += _notes_section(data, warned)
     spreads = findings_view.across_runs(data, results, options.metric)
     found = findings_view.derive(
