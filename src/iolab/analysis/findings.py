@@ -114,17 +114,26 @@ def derive(
     return found
 
 
+def _merged(each: Sequence[tuple[CheckWarning, ...]]) -> tuple[CheckWarning, ...]:
+    """The warnings of several figures (or changes), one per code."""
+    return tuple({w.code: w for warnings in each for w in warnings}.values())
+
+
+def _but_said(each: Sequence[tuple[CheckWarning, ...]], what: str) -> str:
+    """ "; but ..." when some of these rest on warned cases: the reader must not miss it."""
+    codes = [w.code for w in _merged(each)]
+    if not codes:
+        return ""
+    warned = sum(1 for warnings in each if warnings)
+    return f"; but {warned} of these {len(each)} {what} ({', '.join(codes)})"
+
+
 def _warned(group: Sequence[Figure]) -> tuple[CheckWarning, ...]:
-    return tuple({w.code: w for f in group for w in f.warnings}.values())
+    return _merged([f.warnings for f in group])
 
 
 def _but(group: Sequence[Figure]) -> str:
-    """ ", but ..." when the figures rest on warned cases: the reader must not miss it."""
-    codes = [w.code for w in _warned(group)]
-    if not codes:
-        return ""
-    warned = sum(1 for f in group if f.warnings)
-    return f"; but {warned} of these {len(group)} figures carry warnings ({', '.join(codes)})"
+    return _but_said([f.warnings for f in group], "figures carry warnings")
 
 
 def winner(group: Sequence[Figure]) -> Finding | None:
@@ -246,18 +255,12 @@ def _cost(setup: str, baseline: str, found: list[Change]) -> Finding:
 
 
 def _warned_changes(found: Sequence[Change]) -> tuple[CheckWarning, ...]:
-    return tuple({w.code: w for c in found for w in c.warnings}.values())
+    return _merged([c.warnings for c in found])
 
 
 def _but_changes(found: Sequence[Change]) -> str:
     """ "; but ..." when changes rest on warned figures (the baseline's or the set-up's)."""
-    codes = [w.code for w in _warned_changes(found)]
-    if not codes:
-        return ""
-    warned = sum(1 for c in found if c.warnings)
-    return (
-        f"; but {warned} of these {len(found)} changes rest on warned figures ({', '.join(codes)})"
-    )
+    return _but_said([c.warnings for c in found], "changes rest on warned figures")
 
 
 def caps(by_workload: Mapping[str, Sequence[Figure]]) -> list[Finding]:
