@@ -202,6 +202,8 @@ def test_the_check_table_is_read_back_from_a_runs_plan_text() -> None:
     found = gate.recorded_rules('[check]\niops = 2\np99 = "12.5%"\n')
     assert found == {"iops": 2.0, "p99": 12.5}
     assert gate.recorded_rules("[global]\nrw=read\n") == {}  # a job file: no rules
+    # an imported export's plan text nesting arrays far deeper than Python's stack
+    assert gate.recorded_rules("x = " + "[" * 100_000 + "]" * 100_000 + "\n") == {}
     text = '[[setup]]\npath = "."\n[[workload]]\nrw = "read"\n[check]\nbw = 7\n'
     loaded = plan.parse_plan(text, "plan.toml")
     assert loaded.check == (("bw", 7.0),)

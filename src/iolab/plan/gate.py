@@ -13,11 +13,11 @@ check` reads the rules of the run it judges.
 
 from __future__ import annotations
 
-import tomllib
 from typing import Any
 
 from iolab.analysis.history import METRICS, Metric
 from iolab.plan.common import Where, known_keys, table_value
+from iolab.store.rows import recorded_plan
 
 MOST = 1000.0  # a rule above 1000% is a typo, not a gate
 
@@ -59,10 +59,7 @@ def rules(data: dict[str, Any], top: Where) -> tuple[tuple[Metric, float], ...]:
 def recorded_rules(plan_text: str) -> dict[Metric, float]:
     """The `[check]` rules of a run's recorded plan text; none for a job file, an import, or
     a plan without the table (the plan was checked when it ran)."""
-    try:
-        table = tomllib.loads(plan_text).get("check", {})
-    except tomllib.TOMLDecodeError:
-        return {}
+    table = recorded_plan(plan_text).get("check", {})
     if not isinstance(table, dict):
         return {}
     found = {name: allowance(table.get(name)) for name in METRICS}

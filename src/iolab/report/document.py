@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import statistics
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -59,6 +58,7 @@ from iolab.report.views import (
     time_figures,
     usage_view,
 )
+from iolab.store.rows import recorded_plan
 
 AUTO_LATENCY_MAX_WORKLOADS = 12
 
@@ -162,10 +162,7 @@ def _subtitle(data: Dataset) -> tuple[str, ...]:
 def description(plan_text: str) -> str:
     """A plan's own `description`, from the text the run recorded ("" for a job file, an
     import, or a plan without one); on one line."""
-    try:
-        found = tomllib.loads(plan_text).get("description", "")
-    except (tomllib.TOMLDecodeError, ValueError):
-        return ""
+    found = recorded_plan(plan_text).get("description", "")
     return one_line(found) if isinstance(found, str) else ""
 
 

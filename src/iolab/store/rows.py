@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -57,6 +58,16 @@ class RunRow:
 
     def tally(self, cases: int) -> str:
         return tally(cases, self.case_count)
+
+
+def recorded_plan(plan_text: str) -> dict[str, object]:
+    """The TOML table of a run's recorded plan text; {} for a job file, an import, or text
+    that is no TOML iolab can read (an imported export's may nest values hundreds deep)."""
+    try:
+        found = tomllib.loads(plan_text)
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return {}
+    return dict(found)
 
 
 def tally(cases: int, planned: int) -> str:
