@@ -20,7 +20,7 @@ from iolab.exchange.found import Job, Unreadable
 from iolab.exchange.placed import Placed
 from iolab.fio import parse
 from iolab.model import Origin
-from iolab.store import RunRow, Store
+from iolab.store import Store
 
 # Walking a folder reads the files that may be results (and fio's client/server logs, named
 # NAME_bw.1.log.HOST), and leaves job files and the like.
@@ -310,38 +310,37 @@ def save(batch: Batch, store: Store, iolab_version: str) -> Imported:
     """fio's jobs as one run; each export as its own run."""
     runs = [_save_jobs(batch, store, iolab_version)] if batch.jobs else []
     skipped = list(batch.skipped)
+    here = {_identity(r.plan_name, r.started_at, r.environment): r.id for r in store.runs()}
     for source, tables in batch.exports:
         run = tables["runs"][0]
-        twin = _same_run(store, run)
-        if twin is not None:
+        environment = run["environment"]
+        identity = _identity(run.get("plan_name"), run.get("started_at"), environment)
+        if identity in here:
             skipped.append(
-                f"{source.path}: the same run as run {twin.id} here ({twin.plan_name}, started "
-                f"at the same moment on the same host): left out, so that it is not counted twice"
+                f"{source.path}: the same run as run {here[identity]} here ({identity[0]}, "
+                "started at the same moment on the same host): left out, so that it is not "
+                "counted twice"
             )
             continue
-        environment = run["environment"]
         origin = Origin(
             "import", (str(source.path),), str(environment.get("fio_version", "")),
             str(environment.get("hostname", "")), (source.digest,),
         )  # fmt: skip
         run_id = store.restore(tables, origin)
+        here[identity] = run_id  # the same run twice in one batch: the second is a twin too
         cases = len(tables["cases"])
         runs.append((run_id, f"run {run_id}: {run['plan_name']}, {cases} cases from the export"))
     return Imported(tuple(runs), tuple(batch.problems), tuple(skipped))
 
 
-def _same_run(store: Store, run: Mapping[str, Any]) -> RunRow | None:
-    """A run of this database that an export's run is a copy of: the same plan, started at
-    the same moment on the same host (a run exported from here, or imported before)."""
-    host = str(run.get("environment", {}).get("hostname", ""))
-    return next(
-        (
-            r for r in store.runs()
-            if r.plan_name == run.get("plan_name") and r.started_at == run.get("started_at")
-            and str(r.environment.get("hostname", "")) == host
-        ),
-        None,
-    )  # fmt: skip
+def _identity(
+    plan: object, started: object, environment: Mapping[str, Any]
+) -> tuple[str, str, str]:
+    """What makes two stored runs one: the same plan, started at the same moment on the same
+    host (a run exported from here, or imported before); a moment as a float, as the store
+    keeps it (an export may write 1700000000 for 1700000000.0)."""
+    moment = float(started) if isinstance(started, int | float) else started
+    return str(plan), repr(moment), str(environment.get("hostname", ""))
 
 
 def _save_jobs(batch: Batch, store: Store, iolab_version: str) -> tuple[int, str]:
