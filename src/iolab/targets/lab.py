@@ -202,16 +202,18 @@ class Kernel:
             return []
         return [line.strip() for line in text.splitlines() if line.strip()]
 
-    def console_tail(self) -> str:
-        """The console's first line that says why the kernel died, then its last line."""
-        found = self._console()
-        shown = [*(line for line in found if TELLING.search(line))][:1]
-        shown += [line for line in found[-1:] if line not in shown]
+    def console_tail(self, found: list[str] | None = None) -> str:
+        """The console's first line that says why the kernel died, then its last line (of
+        `found`, the console's lines, when they were read already)."""
+        lines = self._console() if found is None else found
+        telling = next((line for line in lines if TELLING.search(line)), None)
+        shown = [*([telling] if telling else []), *(x for x in lines[-1:] if x != telling)]
         return " ... ".join(shown) or "no console output"
 
     def _boot_error(self) -> TargetError:
-        said = self.console_tail()
-        if any(HOST_REFUSES.search(line) for line in self._console()):
+        lines = self._console()
+        said = self.console_tail(lines)
+        if any(HOST_REFUSES.search(line) for line in lines):
             return LabHostError(
                 f"the lab kernel cannot run on this host: this user-mode Linux cannot save "
                 f"this CPU's register state ({said}); use the lab on another machine, or a "
