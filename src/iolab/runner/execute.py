@@ -240,8 +240,7 @@ class _Run:
     def watched(self, name: str, target: Prepared) -> tuple[str, ...]:
         """The set-up's devices for the telemetry (its target's device and members)."""
         if name not in self.devices:
-            paths = [Path(p) for p in str(target.filename).split(":")] if target.raw else []
-            self.devices[name] = telemetry.devices_of(paths or [target.filename])
+            self.devices[name] = telemetry.devices_of(target.paths())
         return self.devices[name]
 
     def keep(self, result: Result, step: Step) -> None:
@@ -360,8 +359,7 @@ def _hidden(target: Prepared) -> caches.Hidden:
     target on fio servers."""
     if target.remote:
         return caches.Hidden()
-    paths = [Path(p) for p in str(target.filename).split(":")] if target.raw else []
-    return caches.hidden(paths or [target.filename])
+    return caches.hidden(target.paths())
 
 
 def _known(campaign: Campaign, job: jobfile.Job, target: Prepared, state: str) -> Known:

@@ -49,7 +49,7 @@ def initial_state(setup: Setup, target: Prepared | None = None) -> str:
         return "trimmed"
     if layout.raid != "none" or layout.filesystem != "none":
         return "fresh"
-    raw = str(target.filename).split(":") if target is not None and target.raw else []
+    raw = target.paths() if target is not None and target.raw else []
     return "fresh" if caches.never_written(raw) else ""
 
 

@@ -84,7 +84,7 @@ def written_share(path: Path, size: int) -> float | None:
     return min(1.0, written / size)
 
 
-def never_written(devices: Iterable[str]) -> bool:
+def never_written(devices: Iterable[str | Path]) -> bool:
     """Whether every device is a loop device over a regular file that holds no data yet (a
     sparse image just made): the one case where iolab can tell that a device it did not build
     was never written. Anything else (a disk, a partition, a loop over a written file): no."""

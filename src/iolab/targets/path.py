@@ -50,6 +50,10 @@ class Prepared:
     loop_cache: str = ""  # a buffered loop device under the target (see targets.caches)
     remote: bool = False  # on fio servers: made and removed by fio there, not by iolab here
 
+    def paths(self) -> list[Path]:
+        """What fio does its I/O on: a raw set-up's devices (fio's ':' list), else the file."""
+        return [Path(p) for p in str(self.filename).split(":")] if self.raw else [self.filename]
+
     def auto_size(self) -> int:
         """Half the free space (counting a test file already there), at most 1 GiB, in MiB;
         a user's own file: its size."""
