@@ -169,6 +169,12 @@ def _changes(
     return tuple(out)
 
 
+def imported(plan_name: str, runs: Sequence[RunRow]) -> list[int]:
+    """The runs of a plan's history that came from elsewhere: another plan's whose cases are
+    this one's (history.joins), or an import (an iolab export keeps its plan's name)."""
+    return [r.id for r in runs if r.plan_name != plan_name or r.origin.kind == "import"]
+
+
 IDENTITY = ("rw", "bs", "iodepth", "numjobs", "rwmixread", "ioengine", "direct")
 
 

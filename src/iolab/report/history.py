@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from iolab.analysis.history import Change, Series
+from iolab.analysis.history import Change, Series, imported
 from iolab.analysis.stats import summarize
 from iolab.names import one_line
 from iolab.report.cells import Cell, Row, Table, format_value
@@ -50,9 +50,9 @@ def _subtitle(plan_name: str, runs: Sequence[RunRow]) -> tuple[str, ...]:
     first, last = (time.strftime("%Y-%m-%d", time.localtime(r.started_at)) for r in
                    (runs[0], runs[-1]))  # fmt: skip
     said = [f"{len(runs)} runs, {runs[0].id} to {runs[-1].id}, {first} to {last}"]
-    imported = [r.id for r in runs if r.plan_name != plan_name or r.origin.kind == "import"]
-    if imported:
-        said.append(f"imported runs joined: {', '.join(map(str, imported))}")
+    joined = imported(plan_name, runs)
+    if joined:
+        said.append(f"imported runs joined: {', '.join(map(str, joined))}")
     return tuple(said)
 
 

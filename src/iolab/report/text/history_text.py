@@ -11,7 +11,7 @@ import json
 import time
 from collections.abc import Sequence
 
-from iolab.analysis.history import Change, Series, Step, Verdict
+from iolab.analysis.history import Change, Series, Step, Verdict, imported
 from iolab.analysis.stats import summarize
 from iolab.names import one_line, spreadsheet_cell
 from iolab.store import RunRow
@@ -46,9 +46,9 @@ def _marks(step: Step | None, change: Change | None) -> str:
 
 def history(plan_name: str, runs: Sequence[RunRow], found: Sequence[Series]) -> str:
     lines = [f"plan {one_line(plan_name)!r}: {len(runs)} runs, {len(found)} series"]
-    imported = {r.id for r in runs if r.plan_name != plan_name or r.origin.kind == "import"}
-    if imported:
-        listed = ", ".join(str(i) for i in sorted(imported))
+    joined = set(imported(plan_name, runs))
+    if joined:
+        listed = ", ".join(str(i) for i in sorted(joined))
         lines[0] += f" (imported runs joined: {listed})"
     for one in found:
         changed = {s.run_id: s for s in one.steps}
@@ -59,7 +59,7 @@ def history(plan_name: str, runs: Sequence[RunRow], found: Sequence[Series]) -> 
         for point in one.points:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(point.started_at))
             marks = _marks(changed.get(point.run_id), levels.get(point.run_id))
-            origin = " imported" if point.run_id in imported else ""
+            origin = " imported" if point.run_id in joined else ""
             lines.append(f"  run {point.run_id:>4}  {when}  {_figure(point.median, one.unit):>10}"
                          f"  (n={len(point.values)}){origin}{marks}")  # fmt: skip
     return "\n".join(lines) + "\n"
