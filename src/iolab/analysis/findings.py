@@ -150,9 +150,10 @@ def winner(group: Sequence[Figure]) -> Finding | None:
     if change is None:
         return None
     margin = f"{change:+.1f}%" if half is None else f"{change:+.1f}% ± {half:.1f}%"
+    tied = half is None and change < SAME_WITHOUT_INTERVAL  # no interval, and too close
     if half is None and first.shown == second.shown:
         said = "the same figure (one run each: no interval)"
-    elif half is None and change < SAME_WITHOUT_INTERVAL:
+    elif tied:
         said = (
             f"within {SAME_WITHOUT_INTERVAL:g}% of each other ({margin}; one run each: no interval)"
         )
@@ -163,7 +164,6 @@ def winner(group: Sequence[Figure]) -> Finding | None:
     else:
         said = f"not distinguishable ({margin} includes 0)"
     pair = (first, second)
-    tied = half is None and change < SAME_WITHOUT_INTERVAL
     return Finding(
         "winner", f"{head}: {said}{_but(pair)}.", len(first.values) + len(second.values),
         False if tied else diff.significant, tuple((f.workload, f.setup) for f in pair),

@@ -22,7 +22,9 @@ import sys
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Literal
 
+BundleName = Literal["cartesian", "full"]
 CARTESIAN_VERSION = "4.1.1"
 NPM_SPEC = f"plotly.js-cartesian-dist-min@{CARTESIAN_VERSION}"
 CARTESIAN_FILE = "plotly-cartesian.min.js"
@@ -58,7 +60,7 @@ LOADER = """(function () {
 class Bundle:
     """The plotly.js a page carries: which one, its version, its code."""
 
-    name: str  # "cartesian" or "full"
+    name: BundleName
     version: str
     code: bytes
 

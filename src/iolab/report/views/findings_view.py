@@ -127,15 +127,13 @@ def single_devices(
     """A single device as the 1-device point of each striped family it shares everything but
     RAID and devices with (btrfs RAID0 of 2 and 4 beside one device with the same filesystem
     and options)."""
-    families = {
-        p.family: usage_view.base_of(definitions.get(p.setup, {})) for p in points if p.family
-    }
+    bases = {setup: usage_view.base_of(d) for setup, d in definitions.items()}  # once each
+    families = {p.family: bases.get(p.setup, "") for p in points if p.family}
     out = []
     for point in points:
-        definition = definitions.get(point.setup, {})
-        if point.family or not usage_view.single_device(definition):
+        if point.family or not usage_view.single_device(definitions.get(point.setup, {})):
             continue
-        base = usage_view.base_of(definition)
+        base = bases[point.setup]
         out += [
             dataclasses.replace(point, devices=1, family=family)
             for family, theirs in families.items()
