@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shlex
 import subprocess
 import tempfile
@@ -22,6 +21,7 @@ from typing import Any
 from iolab import layouts
 from iolab.errors import PlanError, TargetError
 from iolab.fio import hosts, jobfile
+from iolab.fio import reach as fio_reach
 from iolab.fio.executor import Executor, HostLimits, Local
 from iolab.fio.hosts import Cluster
 from iolab.fio.info import FioInfo
@@ -31,7 +31,7 @@ from iolab.targets import lock, provision, safety
 from iolab.targets.controllers import apply
 from iolab.targets.environment import parse_cpulist
 from iolab.targets.path import FREE_SPACE_MARGIN, TEST_FILE, Prepared, prepare, writes
-from iolab.units import human_bytes, parse_seconds, parse_size
+from iolab.units import human_bytes, parse_seconds
 
 MOUNT_ROOT = Path("/run/iolab")
 
@@ -201,21 +201,39 @@ def _host_environment(campaign: Campaign, host: str) -> dict[str, Any]:
     return {"environment_from": said, "environment": found}
 
 
-def largest(workloads: Iterable[Workload]) -> int:
-    """The most bytes any workload's file reaches: its size (or filesize), past its offset."""
-    return max((_footprint(w.options) for w in workloads), default=0)
+def footprint(workloads: Iterable[Workload], target: Prepared | None) -> int:
+    """The size fio's file reaches under the largest of these workloads, from the one model of
+    what fio lays out (`fio.reach`): size, offsets, increments, alignment, every job.
+
+    On a target not built yet (None) the file is new and size "auto" is left out (it is sized
+    from the free space once built). A value that cannot be bounded raises PlanError.
+    """
+    have = _file_size(target)
+    return max((_reach(w, target, have) for w in workloads), default=0)
 
 
-def _footprint(options: Mapping[str, FioValue]) -> int:
-    def bytes_of(key: str) -> int:
-        value = str(options.get(key, "0"))
-        top = re.split(r"[-:]", value)[-1]  # a range "1m-40m" reaches its top
-        try:
-            return parse_size(top)
-        except ValueError:
-            return 0  # "auto", percentages: sized by iolab or relative to the file
+def _file_size(target: Prepared | None) -> int:
+    if target is None or target.raw:
+        return 0
+    with contextlib.suppress(FileNotFoundError):
+        return os.lstat(target.filename).st_size
+    return 0
 
-    return max(bytes_of("size"), bytes_of("filesize")) + bytes_of("offset")
+
+def _reach(workload: Workload, target: Prepared | None, have: int) -> int:
+    options = dict(workload.options)
+    if options.get("size") == "auto":
+        if target is not None and target.owned and not target.raw:
+            options["size"] = target.auto_size()
+        else:
+            del options["size"]  # a user's file (or a device): read from offset to its end
+    try:
+        return fio_reach.reach(options, have)
+    except fio_reach.Unreadable as error:
+        raise PlanError(
+            f"workload {workload.name!r}: {error}; iolab must know how far fio's I/O reaches "
+            "before it runs (give bytes: 4m, 0x400000; or a percentage: 25%)"
+        ) from None
 
 
 def _check_hooks(setup: Setup, consent: Consent) -> None:
@@ -237,7 +255,7 @@ def _check_room(
 ) -> None:
     """The test area fits where it goes, and a user's own file is neither grown nor written
     without consent; the same rule for every kind of target."""
-    size = largest(workloads)
+    size = footprint(workloads, target)
     if target is None:
         if setup.layout is not None and probe_write:
             capacity = provision.capacity(setup.layout)
@@ -269,8 +287,8 @@ def resolve(case: Case, target: Prepared, fio: FioInfo, built: bool = True) -> d
     options: dict[str, FioValue] = {"filename": str(target.filename)}
     options.update(case.workload.options)
     if options.get("size") == "auto" and built:
-        if target.raw:
-            del options["size"]  # the whole device, as fio does by default
+        if target.raw or not target.owned:
+            del options["size"]  # the whole device or file from its offset on, never more
         else:
             options["size"] = f"{target.auto_size() // 1024**2}m"
     if options.get("ioengine") == "auto":

@@ -24,7 +24,7 @@ from iolab.fio.hosts import Cluster
 from iolab.fio.outcome import Outcome, failure
 from iolab.model import HOST_LOST, CaseMetrics, CheckWarning, Result, Setup, Window
 from iolab.runner import precondition, telemetry
-from iolab.runner.campaign import Campaign, Step, largest, mountpoint
+from iolab.runner.campaign import Campaign, Step, footprint, mountpoint
 from iolab.runner.listener import Listener
 from iolab.runner.repeats import Repeats
 from iolab.runner.search import Search
@@ -95,7 +95,7 @@ def placed(
                 {"target": environment.target(built.path), "layout": facts, "log": _log(built_log)}
             )
             if not built.raw:
-                target.check_room(largest(campaign.plan.workloads))
+                target.check_room(footprint(campaign.plan.workloads, target))
             try:
                 yield target
             finally:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import shutil
@@ -14,7 +13,7 @@ from pathlib import Path
 from iolab.errors import TargetError
 from iolab.files import kind_of
 from iolab.model import FioValue, Setup
-from iolab.targets import safety
+from iolab.targets import evidence, safety
 from iolab.units import human_bytes
 
 TEST_FILE = "iolab.testfile"
@@ -70,29 +69,26 @@ class Prepared:
         return size
 
     def check_room(self, size: int) -> None:
-        """Refuse a test file that would fill the filesystem, or grow a user's file."""
+        """Refuse a test file that would fill the filesystem, or grow a user's file: `size` is
+        how far fio's file reaches (runner.campaign.footprint)."""
         if not self.owned:
             have = self.filename.stat().st_size
             if size > have:
                 raise TargetError(
-                    f"set-up {self.setup.name!r}: size {human_bytes(size)} would grow your file "
-                    f"{self.filename} ({human_bytes(have)}); give --size {have // 1024**2}m or "
-                    "less, or a directory"
+                    f"set-up {self.setup.name!r}: fio's I/O would reach {human_bytes(size)} "
+                    f"into your file {self.filename} ({human_bytes(have)}), and fio lays out again "
+                    "(grows and rewrites) a file shorter than that; lower size or offset to stay "
+                    "inside it, or give a directory"
                 )
             return
         existing = self.filename.stat().st_size if self.filename.exists() else 0
         room = int((self.free_bytes + existing) * FREE_SPACE_MARGIN)
         if size > room:
             raise TargetError(
-                f"set-up {self.setup.name!r}: size {human_bytes(size)} does not fit in "
-                f"{human_bytes(room)} usable at {self.filename.parent}; lower it with --size"
+                f"set-up {self.setup.name!r}: the test file would reach {human_bytes(size)} "
+                f"(size and offset), more than the {human_bytes(room)} usable at "
+                f"{self.filename.parent}; lower size or offset (--size)"
             )
-
-    def cleanup(self) -> None:
-        """Remove the test file iolab made; a user's own file is left alone."""
-        if self.owned and not self.remote:
-            with contextlib.suppress(FileNotFoundError):
-                self.filename.unlink()
 
 
 def prepare(setup: Setup, probe_write: bool = True) -> Prepared:
@@ -134,8 +130,9 @@ def prepare(setup: Setup, probe_write: bool = True) -> Prepared:
 
 def _check_test_file(filename: Path, where: str) -> None:
     """iolab's test file in a directory may be left from an earlier run, but only as a plain
-    file of its own: a link (symbolic or hard) or anything else there would lead fio's writes
-    to a file or device nobody named."""
+    file that iolab made (targets.evidence: its mark, or a dead run's record): a link
+    (symbolic or hard) or anything else there would lead fio's writes to a file or device
+    nobody named, and a file of that name iolab did not make is someone's data."""
     try:
         found = os.lstat(filename)
     except FileNotFoundError:
@@ -146,6 +143,8 @@ def _check_test_file(filename: Path, where: str) -> None:
         kind = kind_of(found.st_mode)
     elif found.st_nlink > 1:
         kind = f"a file with {found.st_nlink} hard links"
+    elif not evidence.vouched(filename):
+        raise TargetError(f"{where}: {evidence.refused_words(filename)}")
     else:
         return
     raise TargetError(

@@ -1,0 +1,260 @@
+"""How far fio's I/O reaches, from one model (iolab.fio.reach), checked against fio itself
+(issue 29, findings 1 and 2).
+
+First the model against real fio: each row's options run on a 4 MiB file of random bytes
+(four I/Os, a read-only workload); fio changes the file (grows it, rewrites it, truncates it)
+exactly when the model says the job reaches past its end, and grows it to the size the model
+says. Then the same rows as plans on a user's own file, through a plan, a job file and
+--target: each refused in one line, exit 1, no traceback, the file's bytes unchanged, or (for
+a region inside the file) run with the file unchanged. Then a small filesystem that a folder
+target's offset would fill.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conftest import run_iolab
+from iolab.fio import reach
+from iolab.model import FioValue
+from loopdevs import LoopDevs, loops_fixture, sh
+from test_bad_input import Outcome, problems_with_output
+
+_ = loops_fixture  # the `loops` fixture
+MIB = 1024**2
+FILE_SIZE = 4 * MIB
+
+# (id, options, whether fio changes a 4 MiB file, the size the model says it reaches)
+ROWS: list[tuple[str, dict[str, FioValue], bool, int]] = [
+    ("size-equal", {"size": "4m"}, False, FILE_SIZE),
+    ("size-smaller", {"size": "1m", "offset": "3m"}, False, FILE_SIZE),
+    ("offset-past-size", {"size": "4m", "offset": "2m"}, True, 6 * MIB),
+    ("offset-alone", {"offset": "2m"}, False, FILE_SIZE),
+    ("offset-percent", {"offset": "75%"}, False, FILE_SIZE),
+    ("offset-percent-size", {"size": "4m", "offset": "75%"}, True, 7 * MIB),
+    ("offset-hex", {"offset": "0x300000", "size": "2m"}, True, 5 * MIB),
+    ("offset-hex-inside", {"offset": "0x100000", "size": "2m"}, False, FILE_SIZE),
+    ("increment", {"offset_increment": "4m", "numjobs": 2, "size": "2m"}, True, 6 * MIB),
+    ("increment-inside", {"offset_increment": "1m", "numjobs": 4, "size": "1m"}, False, FILE_SIZE),
+    ("increment-8-jobs", {"offset_increment": "1m", "numjobs": 8, "size": "1m"}, True, 8 * MIB),
+    ("increment-percent", {"offset_increment": "50%", "numjobs": 3, "size": "1m"}, True, 5 * MIB),
+    ("align", {"offset": "1%", "offset_align": "4m", "size": "1m"}, True, 5 * MIB),
+    ("align-inside", {"offset": "25%", "offset_align": "1m", "size": "3m"}, False, FILE_SIZE),
+    ("size-percent", {"size": "50%"}, False, FILE_SIZE),
+    ("size-percent-offset", {"size": "90%", "offset": "2m"}, False, FILE_SIZE),
+    ("size-whole-offset", {"size": "100%", "offset": "50%"}, False, FILE_SIZE),
+    ("filesize", {"filesize": "6m"}, True, 6 * MIB),
+    ("io-size-past", {"size": "1m", "io_size": "64m"}, False, FILE_SIZE),
+    ("offset-near-end", {"offset": "99%", "size": "1m"}, True, 1014 * 4096 + MIB),
+    ("mib-spelling", {"size": "1mb", "offset": "3MiB"}, False, FILE_SIZE),
+]
+# fio changes the file, and the model refuses to bound the job at all
+UNBOUNDED: list[tuple[str, dict[str, FioValue]]] = [
+    ("size-over-100-percent", {"size": "101%"}),
+    ("size-200-percent", {"size": "200%"}),
+]
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _user_file(folder: Path, name: str = "userfile.bin") -> Path:
+    path = folder / name
+    path.write_bytes(os.urandom(FILE_SIZE))
+    return path
+
+
+def _fio(path: Path, options: dict[str, FioValue]) -> None:
+    argv = ["fio", "--name=j", f"--filename={path}", "--rw=randread", "--bs=4k"]
+    argv += ["--number_ios=4", "--output=/dev/null"]
+    argv += [f"--{key}={value}" for key, value in options.items()]
+    subprocess.run(argv, capture_output=True, check=False, timeout=60)
+
+
+@pytest.mark.fio
+@pytest.mark.parametrize(
+    ("options", "changes", "size"), [r[1:] for r in ROWS], ids=[r[0] for r in ROWS]
+)
+def test_the_model_says_what_fio_does_to_a_file(
+    workdir: Path, options: dict[str, FioValue], changes: bool, size: int
+) -> None:
+    path = _user_file(workdir)
+    before = _sha(path)
+    predicted = reach.reach({"bs": "4k", **options}, FILE_SIZE)
+    _fio(path, options)
+    changed = _sha(path) != before or path.stat().st_size != FILE_SIZE
+    assert reach.grows({"bs": "4k", **options}, FILE_SIZE) == changes
+    assert changed == changes, f"fio {'changed' if changed else 'left'} the file"
+    assert predicted == size
+    if changes:  # the model is an upper bound of what fio lays out
+        assert FILE_SIZE < path.stat().st_size <= predicted
+
+
+@pytest.mark.fio
+@pytest.mark.parametrize("options", [r[1] for r in UNBOUNDED], ids=[r[0] for r in UNBOUNDED])
+def test_what_fio_truncates_the_model_refuses(workdir: Path, options: dict[str, FioValue]) -> None:
+    path = _user_file(workdir)
+    _fio(path, options)
+    assert path.stat().st_size == 0  # fio truncated the user's file to nothing
+    with pytest.raises(reach.Unreadable, match="over 100%"):
+        reach.reach(options, FILE_SIZE)
+
+
+@pytest.mark.parametrize(
+    "value", ["$mb_memory", "${HOME}", "1.5m", "(2*1m)", "1e6", "0x1p", "-1", " ", "0x", "9" * 30]
+)
+def test_a_value_the_model_cannot_bound_is_unreadable(value: str) -> None:
+    with pytest.raises(reach.Unreadable):
+        reach.regions({"offset": value, "size": "1m"}, FILE_SIZE)
+
+
+def test_every_job_of_numjobs_has_its_region() -> None:
+    regions = reach.regions(
+        {"offset": "1m", "offset_increment": "2m", "numjobs": 3, "size": "1m"}, 0
+    )
+    assert [(r.start, r.end) for r in regions] == [
+        (MIB, 2 * MIB),
+        (3 * MIB, 4 * MIB),
+        (5 * MIB, 6 * MIB),
+    ]
+
+
+# ---- the same options as iolab plans on a user's own file --------------------------------------
+
+
+@dataclass(frozen=True)
+class Way:
+    """How a user hands iolab their file and the region options."""
+
+    name: str
+
+    def args(self, folder: Path, path: Path, options: dict[str, FioValue], rw: str) -> list[str]:
+        if self.name == "plan":
+            lines = ['name = "r"', "[[setup]]", 'name = "u"', f'path = "{path.name}"']
+            lines += ["[[workload]]", 'name = "w"', f'rw = "{rw}"', 'bs = "4k"', "runtime = 1"]
+            lines += ["time_based = 1"]
+            lines += [f"{k} = {v!r}".replace("'", '"') for k, v in options.items()]
+            (folder / "plan.toml").write_text("\n".join(lines) + "\n")
+            return ["run", "plan.toml"]
+        body = "".join(f"{k}={v}\n" for k, v in options.items())
+        (folder / "job.fio").write_text(
+            f"[global]\nruntime=1\ntime_based=1\n[w]\nfilename={path.name}\nrw={rw}\n{body}"
+        )
+        return ["run", "job.fio"]
+
+
+WAYS = [Way("plan"), Way("jobfile")]
+REFUSED = [r for r in ROWS if r[2]] + [(n, o, True, 0) for n, o in UNBOUNDED]
+REFUSED += [
+    ("keyword-offset", {"offset": "$mb_memory", "size": "1m"}, True, 0),
+    ("keyword-increment", {"offset_increment": "$ncpus", "numjobs": 2, "size": "1m"}, True, 0),
+    ("terabyte-hex", {"offset": "0x10000000000", "size": "1m"}, True, 0),
+    ("fraction", {"offset": "1.5m", "size": "1m"}, True, 0),
+]
+
+
+def _bounded(options: dict[str, FioValue]) -> bool:
+    """Whether the model bounds these options (then a refusal says how far they reach)."""
+    try:
+        reach.reach(options, FILE_SIZE)
+    except reach.Unreadable:
+        return False
+    return True
+
+
+def _outcome(done: subprocess.CompletedProcess[str]) -> Outcome:
+    return Outcome(done.returncode, done.stdout, done.stderr, 0.0)
+
+
+@pytest.mark.fio
+@pytest.mark.parametrize("way", WAYS, ids=[w.name for w in WAYS])
+@pytest.mark.parametrize("options", [r[1] for r in REFUSED], ids=[r[0] for r in REFUSED])
+def test_a_region_past_a_users_file_is_refused(
+    workdir: Path, way: Way, options: dict[str, FioValue]
+) -> None:
+    path = _user_file(workdir)
+    before = _sha(path)
+    done = run_iolab(*way.args(workdir, path, options, "randread"), cwd=workdir)
+    assert not problems_with_output(_outcome(done), [])
+    assert ("would reach" in done.stderr) == _bounded(options), done.stderr
+    assert _sha(path) == before and path.stat().st_size == FILE_SIZE
+    assert not list(workdir.glob("iolab.testfile*"))
+
+
+@pytest.mark.fio
+def test_a_writer_confirmed_with_yes_destroy_still_never_grows_the_file(workdir: Path) -> None:
+    path = _user_file(workdir)
+    before = _sha(path)
+    args = Way("plan").args(workdir, path, {"size": "4m", "offset": "2m"}, "randwrite")
+    done = run_iolab(*args, "--yes-destroy", str(path), cwd=workdir)
+    assert not problems_with_output(_outcome(done), ["would reach 6.0 MiB", str(path)])
+    assert _sha(path) == before
+
+
+@pytest.mark.fio
+def test_target_flag_with_an_offset_override_is_refused(workdir: Path) -> None:
+    path = _user_file(workdir)
+    before = _sha(path)
+    (workdir / "plan.toml").write_text(
+        'name = "r"\n[[setup]]\nname = "u"\npath = "."\n[[workload]]\nname = "w"\n'
+        'rw = "read"\nbs = "4k"\nruntime = 1\ntime_based = 1\nsize = "4m"\noffset = "1m"\n'
+    )
+    done = run_iolab("run", "plan.toml", "--target", str(path), cwd=workdir)
+    assert not problems_with_output(_outcome(done), ["would reach 5.0 MiB"])
+    assert _sha(path) == before
+
+
+@pytest.mark.fio
+@pytest.mark.parametrize("way", WAYS, ids=[w.name for w in WAYS])
+@pytest.mark.parametrize(
+    "options",
+    [{"offset": "2m"}, {"offset": "2m", "size": "auto"}, {"offset": "75%"},
+     {"offset_increment": "1m", "numjobs": 2, "size": "1m"}, {"offset": "0x100000", "size": "2m"}],
+    ids=["offset", "offset-auto", "offset-percent", "increment", "hex"],
+)  # fmt: skip
+def test_a_region_inside_a_users_file_reads_it_unchanged(
+    workdir: Path, way: Way, options: dict[str, FioValue]
+) -> None:
+    if way.name == "jobfile" and options.get("size") == "auto":
+        pytest.skip("size=auto is iolab's, not fio's: a job file cannot say it")
+    path = _user_file(workdir)
+    before = _sha(path)
+    done = run_iolab(*way.args(workdir, path, options, "randread"), cwd=workdir)
+    assert done.returncode == 0, done.stderr
+    assert _sha(path) == before and path.stat().st_size == FILE_SIZE
+
+
+# ---- a folder on a small filesystem -------------------------------------------------------------
+
+
+@pytest.mark.root
+@pytest.mark.parametrize(
+    "options",
+    [{"offset": "0x4000000", "size": "1m"}, {"offset_increment": "64m", "numjobs": 2, "size": "1m"},
+     {"offset": "0x10000000000", "size": "1m"}, {"offset": "32m", "size": "16m"}],
+    ids=["hex-64m", "increment-64m", "hex-terabyte", "offset-plus-size"],
+)  # fmt: skip
+def test_an_offset_that_would_fill_a_small_filesystem_is_refused(
+    loops: LoopDevs, workdir: Path, options: dict[str, FioValue]
+) -> None:
+    dev = loops.make(40)
+    sh("mkfs.ext4", "-q", dev)
+    mnt = workdir / "small"
+    mnt.mkdir()
+    loops.mount(dev, mnt)
+    free = os.statvfs(mnt).f_bfree
+    lines = ['name = "f"', "[[setup]]", 'name = "small"', f'path = "{mnt}"', "[[workload]]"]
+    lines += ['name = "w"', 'rw = "write"', 'bs = "1m"']
+    lines += [f"{k} = {v!r}".replace("'", '"') for k, v in options.items()]
+    (workdir / "plan.toml").write_text("\n".join(lines) + "\n")
+    done = run_iolab("run", "plan.toml", cwd=workdir)
+    assert not problems_with_output(_outcome(done), ["the test file would reach", "usable at"])
+    assert os.statvfs(mnt).f_bfree == free
+    assert not (mnt / "iolab.testfile").exists()
