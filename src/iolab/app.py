@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from iolab import exchange, layouts, outputs, plan, runner
+from iolab import exchange, layouts, outputs, plan, runner, units
 from iolab.analysis import history, raid_model
 from iolab.errors import PlanError, ReportError, Resume, StoreError, TargetError
 from iolab.fio import info, jobfile
@@ -31,7 +31,7 @@ from iolab.store import RunRow, Store
 from iolab.store.rows import PLAN_ORIGIN
 from iolab.targets import controllers, devices, environment, process, provision, rehearsal
 from iolab.targets import lab_run as lab_run_module
-from iolab.targets.controllers import apply
+from iolab.targets.controllers import apply, pending
 from iolab.units import parse_size
 from iolab.version import __version__
 
@@ -98,13 +98,38 @@ def load_plan(plan_file: str | None, preset: str | None, overrides: plan.Overrid
 
 
 @contextlib.contextmanager
-def open_store(db: str, ui: Ui, create: bool = False) -> Iterator[Store]:
-    """The database, after cleaning up any run on it whose iolab died (said in one line each)."""
+def open_store(db: str, ui: Ui, create: bool = False, clean: bool = False) -> Iterator[Store]:
+    """The database, with a line for each run on it whose iolab died. With `clean` (`iolab
+    run`, the one command that makes things on the machine), what this host's record of such
+    a run says it made is removed, where it still carries iolab's proof, and the run marked
+    interrupted; any other command only says so: the database is data, and reading it never
+    deletes, unmounts or sets anything."""
     with Store(db, create=create) as store:
-        with contextlib.suppress(StoreError):  # a read-only database: nothing to clean
+        if clean:
             for found in runner.recover(store):
                 ui.warn(found.said, found.resume)
+        else:
+            for found in runner.dead_runs(store):
+                ui.warn(found.said, found.resume)
         yield store
+
+
+def restores_pending() -> list[str]:
+    """One line per card or disk policy a run changed and could not put back, with the
+    command that puts it back: every command says them until a restore succeeds."""
+    return [entry.said() for entry in pending.pending()]
+
+
+@contextlib.contextmanager
+def _restores_said(ui: Ui, run_id: int) -> Iterator[None]:
+    """What this run changed and could not put back, said at its end (also when it stops)."""
+    with pending.during(run_id):
+        try:
+            yield
+        finally:
+            for entry in pending.pending():
+                if entry.run == run_id:
+                    ui.warn(f"warning: {entry.said()}")
 
 
 def _requested_plan(request: RunRequest, ui: Ui) -> tuple[Plan, plan.Overrides]:
@@ -153,6 +178,8 @@ def run_plan(
     Store.check_path(request.db)
     for note in the_plan.notes:
         ui.warn(note)
+    for line in apply.retry_pending():  # what earlier runs could not put back on a card
+        ui.warn(line)
     fio = info.probe()
     consent = _consent(the_plan, request, ui)
     campaign = runner.build(the_plan, fio, consent, executor=executor)
@@ -160,9 +187,9 @@ def run_plan(
     hosts, differ = runner.ask_hosts(campaign)
     if differ:
         ui.say(f"warning: {differ}")
-    with runner.locked(campaign), open_store(request.db, ui, create=True) as store:
+    with runner.locked(campaign), open_store(request.db, ui, True, clean=True) as store:
         run_id = _pick_run(store, campaign, request, over, ui, hosts)
-        with ui.progress() as listener:
+        with _restores_said(ui, run_id), ui.progress() as listener:
             results = runner.execute(campaign, store, run_id, listener)
         document = run_document(store, run_id)
     return RunOutcome(run_id, tuple(results), document)
@@ -370,6 +397,11 @@ def check(
     with open_store(db, ui) as store:
         latest = store.run(run_id)
         base = store.run(baseline) if baseline is not None else _previous(store, latest)
+        if base.id == latest.id:  # every series would match itself: nothing is judged
+            raise ReportError(
+                f"--baseline {base.id} is run {latest.id} itself, which cannot be judged against "
+                "itself; give an earlier run of its plan"
+            )
         runs = [(r, store.cases(r.id)) for r in (base, latest)]
     ruled = {**history.DEFAULT_RULES, **gate.recorded_rules(latest.plan_text), **rules}
     return latest.id, base.id, history.gate(history.series(runs), latest.id, base.id, ruled)
@@ -511,7 +543,7 @@ def _positive(flag: str, text: str | None) -> float:
     if text is None:
         return 0.0
     try:
-        value = float(text)
+        value = units.number(text)
     except ValueError:
         value = math.nan
     if not math.isfinite(value) or value <= 0:
@@ -613,7 +645,7 @@ def peak(db: str, given: PeakRequest, ui: Ui, executor: Executor | None = None) 
     runtime = given.runtime
     overrides = plan.Overrides(
         target=str(Path(given.target).resolve()), size=given.size,
-        runtime=int(runtime) if runtime and runtime.isdigit() else runtime,
+        runtime=int(runtime) if runtime and runtime.isascii() and runtime.isdigit() else runtime,
     )  # fmt: skip
     the_plan = plan.parse_plan(text, "iolab peak", overrides)
     request = RunRequest(db=db, overrides=overrides, destroy=given.destroy)

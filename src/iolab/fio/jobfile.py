@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import shlex
-import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from iolab.errors import FioError
@@ -89,12 +90,25 @@ def with_logs(options: Mapping[str, FioValue], prefix: str) -> dict[str, FioValu
     return out
 
 
+@contextlib.contextmanager
+def _in_memory(text: str) -> Iterator[str]:
+    """A job file fio can open by name that lives only in this process's memory (memfd), so
+    that nothing is left in the temporary folder when iolab is killed (kill -9) while fio
+    reads it."""
+    fd = os.memfd_create("iolab-jobs.fio", os.MFD_CLOEXEC)
+    try:
+        data = memoryview(text.encode())
+        while data:
+            data = data[os.write(fd, data) :]
+        yield f"/proc/{os.getpid()}/fd/{fd}"
+    finally:
+        os.close(fd)
+
+
 def read_back(text: str, fio: str = "fio") -> list[dict[str, str]]:
     """fio's own reading of a job file, via --showcmd: one dict of options per job."""
-    with tempfile.NamedTemporaryFile("w", suffix=".fio") as handle:
-        handle.write(text)
-        handle.flush()
-        shown = info.ask([fio, "--showcmd", handle.name], "reading a job file back")
+    with _in_memory(text) as name:
+        shown = info.ask([fio, "--showcmd", name], "reading a job file back")
     jobs: list[dict[str, str]] = []
     for word in shlex.split(shown.stdout):
         key, _, value = word.removeprefix("--").partition("=")
@@ -117,10 +131,8 @@ class Rejected(FioError):
 def check(jobs: Sequence[Job], fio: str = "fio") -> None:
     """Let fio parse all jobs at once (--parse-only); raise Rejected for the first it refuses."""
     numbered = [Job(f"j{i}", job.options) for i, job in enumerate(jobs)]
-    with tempfile.NamedTemporaryFile("w", suffix=".fio") as handle:
-        handle.write(render(numbered))
-        handle.flush()
-        done = info.ask([fio, "--parse-only", handle.name], "checking the plan's jobs")
+    with _in_memory(render(numbered)) as name:
+        done = info.ask([fio, "--parse-only", name], "checking the plan's jobs")
     if done.returncode == 0:
         return
     text = done.stdout + done.stderr

@@ -15,7 +15,7 @@ from iolab.runner.campaign import (
     rejected_workload,
     resolve,
 )
-from iolab.runner.execute import execute, recover, run_step, start
+from iolab.runner.execute import dead_runs, execute, recover, run_step, start
 from iolab.runner.listener import Listener
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "ask_hosts",
     "build",
     "check",
+    "dead_runs",
     "execute",
     "locked",
     "mountpoint",

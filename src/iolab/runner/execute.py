@@ -1,7 +1,9 @@
 """Running a campaign: set-up by set-up, case by case, saving after each; clean-up always.
 
-What a run makes (test files, scratch folders, mounts) is kept in the store as it goes, so
-that a later iolab can clean up after one whose process died (`recover`).
+What a run makes (test files, scratch folders, mounts, a card's policy) is written down as
+it goes in this host's record of the run (targets.evidence), outside the database, so that the
+next `iolab run` on the database can clean up after one whose process died (`recover`); the
+database's `leftovers` rows are kept for the reader and never cause anything.
 """
 
 from __future__ import annotations
@@ -9,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import shutil
 import signal
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -30,10 +31,10 @@ from iolab.runner.repeats import Repeats
 from iolab.runner.search import Search
 from iolab.store import Store
 from iolab.store.rows import tally
-from iolab.targets import caches, devices, environment, process, provision
+from iolab.targets import caches, environment, evidence, process, provision
 from iolab.targets.controllers import apply
 from iolab.targets.environment import JSONDict
-from iolab.targets.path import TEST_FILE, Prepared
+from iolab.targets.path import Prepared
 from iolab.units import parse_seconds, parse_size
 from iolab.usage import Telemetry
 
@@ -45,19 +46,83 @@ class HostsLost(FioError):
 
 
 class Ledger:
-    """What a run has made and must remove (test files, scratch folders, mounts), kept in the
-    store as it goes, so that a later iolab can clean up after a run whose process died."""
+    """What a run has made and must remove (test files, scratch folders, mounts, a card's
+    policy): each written in this host's record of the run before it is made (and in the
+    store's leftovers, for the reader), removed with proof that it is still the run's."""
 
     def __init__(self, store: Store, run_id: int) -> None:
         self.store, self.run_id = store, run_id
+        self.record = evidence.Record.begin(store.path, run_id)
+        self.files: dict[str, evidence.Made] = {}  # the test files held, by path
 
     @contextlib.contextmanager
     def holding(self, kind: str, path: Path | str) -> Iterator[None]:
-        self.store.add_leftover(self.run_id, kind, str(path))
+        where = str(path)
+        self.store.add_leftover(self.run_id, kind, where)
+        try:
+            made = self._make(kind, where)
+            try:
+                yield
+            finally:
+                self._unmake(made)
+        finally:
+            self.store.drop_leftover(self.run_id, kind, where)
+
+    def _make(self, kind: str, where: str) -> evidence.Made:
+        """Write the thing down, then make it (a test file, marked; a scratch folder's token)."""
+        token = self.record.token
+        if kind == evidence.FILE:
+            entry = self.record.add(evidence.file_entry(Path(where)))
+            try:
+                claimed = evidence.claim_file(Path(where), token, entry)
+            except BaseException:
+                self.record.drop(entry)  # not made: the record must not vouch for what is there
+                raise
+            self.files[where] = self.record.change(entry, claimed)
+            return self.files[where]
+        if kind == evidence.DIR:
+            entry = self.record.add(evidence.dir_entry(Path(where)))
+            return self.record.change(entry, evidence.claim_dir(Path(where), token))
+        if kind == evidence.MOUNT:
+            return self.record.add(evidence.mount_entry(Path(where)))
+        if kind == evidence.USER_FILE:
+            return self.record.add(evidence.file_entry(Path(where), kind))
+        return self.record.add(evidence.Made(kind, where))
+
+    def _unmake(self, made: evidence.Made) -> None:
+        made = self.files.pop(made.path, made) if made.kind == evidence.FILE else made
+        current = next((m for m in self.record.made if m.path == made.path
+                        and m.kind == made.kind), made)  # fmt: skip
+        if current.kind in (evidence.FILE, evidence.DIR):
+            _remove(current, self.record.token)
+        self.record.drop(current)
+
+    def mounted(self, mountpoint: Path) -> None:
+        """The set-up's filesystem is now mounted there: its source written down."""
+        entry = next((m for m in self.record.made if m.kind == evidence.MOUNT
+                      and m.path == str(mountpoint)), None)  # fmt: skip
+        if entry is not None:
+            self.record.change(entry, evidence.mounted(entry))
+
+    @contextlib.contextmanager
+    def fio_on(self, target: Prepared) -> Iterator[None]:
+        """fio writes the test file meanwhile, and may lay it out anew (a new, unmarked
+        file): written down as such, and the file marked again after."""
+        made = self.files.get(str(target.filename))
+        if made is None:
+            yield
+            return
+        made = self.record.change(made, replace(made, busy=True))
+        self.files[made.path] = made
         try:
             yield
         finally:
-            self.store.drop_leftover(self.run_id, kind, str(path))
+            again = evidence.remark_file(made, self.record.token)
+            self.files[made.path] = self.record.change(made, again)
+
+    def close(self) -> None:
+        """The run ended here, having removed what it made: its record goes too."""
+        self.record.delete()
 
 
 @contextlib.contextmanager
@@ -72,12 +137,9 @@ def placed(
     if setup.layout is None:
         target = campaign.paths[setup.name]
         record({"target": environment.target(target.filename)})
-        kind = "file" if target.owned else "user-file"
+        kind = evidence.FILE if target.owned else evidence.USER_FILE
         with ledger.holding(kind, target.filename):
-            try:
-                yield target
-            finally:
-                target.cleanup()
+            yield target
         return
     consent = campaign.consent
     built_log: list[provision.LogEntry] = []
@@ -88,6 +150,7 @@ def placed(
             wipe_signatures=consent.wipe_signatures,
         ) as built:  # fmt: skip
             built_log, facts = built.log, built.facts
+            ledger.mounted(mountpoint(setup))
             filename = Path(":".join(str(p) for p in built.paths)) if built.raw else built.path
             free = shutil.disk_usage(built.mountpoint).free if built.mountpoint else 0
             target = Prepared(setup, filename, not built.raw, free, built.raw)
@@ -132,10 +195,16 @@ class _Run:
     """One execution of a campaign's remaining cases into a run of the store."""
 
     def __init__(
-        self, campaign: Campaign, store: Store, run_id: int, listener: Listener, scratch: Path
+        self,
+        campaign: Campaign,
+        store: Store,
+        run_id: int,
+        listener: Listener,
+        scratch: Path,
+        ledger: Ledger,
     ) -> None:
         self.campaign, self.store, self.run_id = campaign, store, run_id
-        self.listener, self.scratch = listener, scratch
+        self.listener, self.scratch, self.ledger = listener, scratch, ledger
         self.done = store.done_keys(run_id)
         self.todo = [s for s in campaign.steps if s.case.key not in self.done]
         self.order = {id(s): n for n, s in enumerate(self.todo)}
@@ -143,7 +212,6 @@ class _Run:
         self.results: list[Result] = []
         self.overhead: list[float] = []
         self.environments: dict[str, JSONDict] = {}
-        self.ledger = Ledger(store, run_id)
         self.cards: dict[str, apply.Card] = {}  # by set-up: the card policy its cases ran under
         self.devices: dict[str, tuple[str, ...]] = {}  # by set-up: the devices its target uses
         self.repeats = Repeats(campaign, store, run_id, listener, self.case)
@@ -196,9 +264,10 @@ class _Run:
             self.listener.note(f"preconditioning {setup.name}: {job.comment.split(': ')[-1]}")
             workdir = Path(tempfile.mkdtemp(prefix="iolab-fill-", dir=self.scratch))
             try:
-                outcome = self.campaign.executor_for(setup).run(
-                    jobfile.render([job]), workdir, self.listener.status, None
-                )
+                with self.ledger.fio_on(target):
+                    outcome = self.campaign.executor_for(setup).run(
+                        jobfile.render([job]), workdir, self.listener.status, None
+                    )
             finally:
                 shutil.rmtree(workdir, ignore_errors=True)
             problem = failure(outcome)
@@ -230,7 +299,8 @@ class _Run:
             known = replace(known, cache_policy=card.differs or "", card_cache=card.cache_bytes)
         executor = campaign.executor_for(step.case.setup)
         watched = None if target.remote else self.watched(step.case.setup.name, target)
-        result = run_step(step, job, executor, self.listener, self.scratch, known, watched)
+        with self.ledger.fio_on(target):
+            result = run_step(step, job, executor, self.listener, self.scratch, known, watched)
         self.overhead.append(result.ended_at - result.started_at - step.planned_s)
         self.keep(result, step)
         hosts = campaign.plan.hosts
@@ -252,10 +322,11 @@ class _Run:
 def execute(campaign: Campaign, store: Store, run_id: int, listener: Listener) -> list[Result]:
     """Run every case not yet stored for this run, set-up by set-up; teardown always runs."""
     start(store, run_id)
+    ledger = Ledger(store, run_id)  # this host's record of the run, before anything is made
     scratch = Path(tempfile.mkdtemp(prefix=f"iolab-run{run_id}-"))
-    run = _Run(campaign, store, run_id, listener, scratch)
+    run = _Run(campaign, store, run_id, listener, scratch, ledger)
     try:
-        with run.ledger.holding("dir", scratch):
+        with ledger.holding(evidence.DIR, scratch):
             for setup in campaign.plan.setups:
                 run.setup(setup)
     except HostsLost as error:
@@ -273,60 +344,100 @@ def execute(campaign: Campaign, store: Store, run_id: int, listener: Listener) -
         ) from None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+        ledger.close()
     store.finish_run(run_id, "done")
     return run.results
 
 
 @dataclass(frozen=True)
 class Recovered:
-    """A run whose iolab died, now marked interrupted: what was done about it."""
+    """A run whose iolab died: what was (or, for a reading command, would be) done about it."""
 
     said: str
     resume: Resume
 
 
 def recover(store: Store) -> list[Recovered]:
-    """Runs left 'running' by an iolab on this host that died: marked interrupted, their test
-    files, scratch folders and mounts removed; each said, with the run to resume."""
+    """For `iolab run`: the runs of this database whose iolab died. What this host's record of
+    each says it made is removed where it still carries iolab's proof (the database's own rows
+    cause nothing); runs the database marks running, whose process on this host is gone, are
+    marked interrupted. Each said in one line, with the run to resume."""
     said = []
-    for run_id, owner in store.running():
-        if process.alive(owner) is not False:
+    cleaned = set()
+    running = dict(store.running())
+    for record in evidence.records_of(store.path):
+        if not evidence.dead(record):
             continue
-        left = store.leftovers(run_id)
-        done = [(kind, where) for kind, where in left if _remove(kind, where)]
-        for kind, where in left:
-            store.drop_leftover(run_id, kind, where)
+        done = [words for made in record.made if (words := _remove(made, record.token))]
+        record.delete()
+        cleaned.add(record.run_id)
+        was = record.run_id in running
+        if was:
+            store.finish_run(record.run_id, "interrupted")
+        if was or done:
+            what = "; marked interrupted" if was else ""
+            what += f"; {'; '.join(done)}" if done else "; nothing of it was left to remove"
+            said.append(_said(store, record.run_id, f"process {record.owner.pid}", what))
+    for run_id, owner in running.items():
+        if run_id in cleaned or not _gone(owner):
+            continue
         store.finish_run(run_id, "interrupted")
-        restored = [apply.restored_words(w) for k, w in done if k == apply.KIND]
-        removed = [w for k, w in done if k != apply.KIND]
-        what = "".join(f"; {text}" for text in restored)
-        what += f"; removed {', '.join(removed)}" if removed else ""
-        said.append(
-            Recovered(
-                f"run {run_id} was left running by process {owner.get('pid')}, which is gone: "
-                f"marked interrupted{what}",
-                Resume(run_id, str(store.path)),
-            )
-        )
+        what = "; marked interrupted; nothing removed (this host has no record of what it made)"
+        said.append(_said(store, run_id, f"process {_pid(owner)}", what))
     return said
 
 
-def _remove(kind: str, path: str) -> bool:
-    """Remove one thing a dead run left, if it is still there and is what iolab made; a
-    card's policy (or a disk's write cache) set by the run is restored."""
-    if kind == apply.KIND:
-        return apply.restore_from(path)
-    target = Path(path)
-    if kind == "file" and target.name == TEST_FILE and target.is_file():
-        target.unlink()
-        return True
-    if kind == "dir" and target.name.startswith("iolab-run") and target.is_dir():
-        shutil.rmtree(target, ignore_errors=True)
-        return True
-    if kind == "mount" and devices.mount_of_target(str(target)) is not None:
-        done = subprocess.run(["umount", str(target)], capture_output=True, check=False)
-        return done.returncode == 0
-    return False
+def dead_runs(store: Store) -> list[Recovered]:
+    """For the commands that only read: the runs of this database whose iolab died, said in
+    one line each; nothing is removed, unmounted, restored or written."""
+    said = []
+    recorded = set()
+    for record in evidence.records_of(store.path):
+        recorded.add(record.run_id)
+        if evidence.dead(record):
+            words = (f"run {record.run_id}'s iolab (pid {record.owner.pid}) died; the next "
+                     "'iolab run' on this database removes what it left")  # fmt: skip
+            said.append(Recovered(words, Resume(record.run_id, str(store.path))))
+    for run_id, owner in store.running():
+        if run_id not in recorded and _gone(owner):
+            words = (f"run {run_id} is marked running, but its iolab (pid {_pid(owner)}) is "
+                     "gone; this host has no record of what it made, so iolab removes "
+                     "nothing")  # fmt: skip
+            said.append(Recovered(words, Resume(run_id, str(store.path))))
+    return said
+
+
+def _said(store: Store, run_id: int, who: str, what: str) -> Recovered:
+    return Recovered(
+        f"run {run_id} was left running by {who}, which is gone{what}",
+        Resume(run_id, str(store.path)),
+    )
+
+
+def _gone(owner: object) -> bool:
+    """Whether the database says the run's process was on this host and it is gone (a
+    database's word: it may mark the run interrupted, never remove anything)."""
+    return isinstance(owner, dict) and process.alive(owner) is False
+
+
+def _pid(owner: object) -> str:
+    pid = owner.get("pid") if isinstance(owner, dict) else None
+    return str(pid) if isinstance(pid, int) else "unknown"
+
+
+def _remove(made: evidence.Made, token: str) -> str:
+    """Remove one thing a run made, if it is still there and still the run's (its proof); a
+    card's policy (or a disk's write cache) the run set is restored. What was done, in words
+    ("" for nothing)."""
+    if made.kind == apply.KIND:
+        return apply.restored_words(made.path) if apply.restore_from(made.path) else ""
+    if made.kind == evidence.FILE and evidence.remove_file(made, token):
+        return f"removed {made.path}"
+    if made.kind == evidence.DIR and evidence.remove_dir(made, token):
+        return f"removed {made.path}"
+    if made.kind == evidence.MOUNT and evidence.unmount(made):
+        return f"unmounted {made.path}"
+    return ""
 
 
 def _setup_failed(step: Step, message: str) -> Result:
@@ -362,10 +473,19 @@ def _hidden(target: Prepared) -> caches.Hidden:
     return caches.hidden(target.paths())
 
 
+def _laid_out(path: Path) -> bool:
+    """Whether a test file holds anything yet: the Ledger makes it empty (to mark it), and fio
+    lays an empty one out whole before the case reads it."""
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
+
+
 def _known(campaign: Campaign, job: jobfile.Job, target: Prepared, state: str) -> Known:
     size = job.options.get("size")
     written = None
-    if not target.raw and size is not None and target.filename.exists():
+    if not target.raw and size is not None and _laid_out(target.filename):
         written = caches.written_share(target.filename, parse_size(size))
     if target.raw and state in ("fresh", "trimmed"):
         written = 0.0  # a device nothing was written to since it was built

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,3 +53,29 @@ def alive(owner: Mapping[str, Any]) -> bool | None:
         return False
     start = owner.get("start")
     return _start_ticks(pid) is not None and (start is None or _start_ticks(pid) == start)
+
+
+@dataclass(frozen=True)
+class Owner:
+    """The process that runs a run, as this host's own records name it: host, boot, pid and
+    the pid's start time (so a reused pid is not taken for it)."""
+
+    host: str
+    boot_id: str
+    pid: int
+    start: int
+
+    @classmethod
+    def mine(cls) -> Owner:
+        pid = os.getpid()
+        return cls(socket.gethostname(), _boot_id(), pid, _start_ticks(pid) or 0)
+
+    def gone(self) -> bool | None:
+        """True when that process is no more (this boot: no such pid, or a pid started at
+        another time; another boot: the machine restarted since); None when it ran on another
+        host, where nothing can be told from here."""
+        if self.host != socket.gethostname():
+            return None
+        if self.boot_id != _boot_id():
+            return True
+        return _start_ticks(self.pid) != self.start
