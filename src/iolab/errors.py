@@ -30,6 +30,17 @@ class TargetError(IolabError):
     """A target path or device cannot be used as asked."""
 
 
+class ToolOptionError(TargetError):
+    """A free-text option for a tool that builds a set-up (mkfs, mount, mdadm, lvcreate) that
+    the allow-list (targets/tool_options.py) refuses: the plan `key` it came from, the `tool`,
+    the `option` as written (shortened), and `why`, which says what to do."""
+
+    def __init__(self, key: str, tool: str, option: str, why: str) -> None:
+        shown = option if len(option) <= 60 else option[:57] + "..."
+        super().__init__(f"{key}: {tool} {shown!r} {why}")
+        self.key, self.tool, self.option, self.why = key, tool, option, why
+
+
 class LabHostError(TargetError):
     """The lab kernel (user-mode Linux) cannot run on this host at all: its CPU or kernel is
     one the installed user-mode Linux does not support. Nothing was built or measured."""

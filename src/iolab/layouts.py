@@ -22,6 +22,11 @@ RAID_KINDS: tuple[RaidKind, ...] = get_args(RaidKind)
 FILESYSTEMS: tuple[FsKind, ...] = get_args(FsKind)
 QUEUE_KEYS = ("scheduler", "read_ahead_kb", "nr_requests", "rq_affinity")
 _QUEUE_NAME = re.compile(r"^[a-z_]+$")
+# What a queue setting's value and an md layout may be: a scheduler's name ("mq-deadline"), a
+# number, an mdadm layout's name ("n2", "left-symmetric"); never a path, a space or a newline.
+_SCHEDULER = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
+_QUEUE_NUMBER = re.compile(r"[0-9]{1,9}")
+_MD_LAYOUT = re.compile(r"[a-z0-9][a-z0-9-]{0,31}")
 
 
 class LayoutError(IolabError):
@@ -265,9 +270,13 @@ def _chunk(layout: Layout) -> None:
 
 def _options(layout: Layout) -> None:
     _chunk(layout)
-    for key in layout.queue:
-        if not _QUEUE_NAME.match(key):
-            raise LayoutError("queue", f"queue setting {key!r} is not a sysfs queue file name")
+    _queue(layout)
+    if layout.md_layout is not None and not _MD_LAYOUT.fullmatch(layout.md_layout):
+        raise LayoutError(
+            "md_layout",
+            f"md_layout = {layout.md_layout[:40]!r} is not an mdadm layout's name; write one "
+            'as mdadm spells it, e.g. "n2", "f2", "left-symmetric"',
+        )
     tool = mkfs_tool(layout)
     if tool:
         words(layout.mkfs_options, tool, "mkfs_options")
@@ -277,6 +286,20 @@ def _options(layout: Layout) -> None:
         words(layout.mount_options, "mount", "mount_options")
     elif layout.mount_options:
         raise LayoutError("mount_options", "mount_options need a filesystem; set filesystem")
+
+
+def _queue(layout: Layout) -> None:
+    """Queue settings are sysfs file names, and their values a scheduler's name or a number."""
+    for key, value in layout.queue.items():
+        if not _QUEUE_NAME.match(key):
+            raise LayoutError("queue", f"queue setting {key!r} is not a sysfs queue file name")
+        form, said = (
+            (_SCHEDULER, "a scheduler's name (e.g. none, mq-deadline)")
+            if key == "scheduler"
+            else (_QUEUE_NUMBER, "a whole number")
+        )
+        if not form.fullmatch(value):
+            raise LayoutError("queue", f"queue {key} = {value[:40]!r} must be {said}")
 
 
 def settle(layout: Layout, *, side_by_side: bool = True) -> Layout:

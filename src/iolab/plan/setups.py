@@ -8,10 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from iolab import layouts
+from iolab.errors import ToolOptionError
 from iolab.fio.hosts import HostError, address
 from iolab.model import CardPolicy, FsKind, Layout, RaidKind, Setup
 from iolab.plan.checks import check_name
 from iolab.plan.common import Overrides, Where, known_keys
+from iolab.targets import tool_options
 from iolab.targets.controllers import apply
 from iolab.units import parse_size
 
@@ -203,9 +205,13 @@ def _layout(entry: Mapping[str, Any], devices: tuple[str, ...], where: Where) ->
         degraded=degraded,
     )
     try:
-        return layouts.settle(asked, side_by_side=False)
+        settled = layouts.settle(asked, side_by_side=False)
+        tool_options.check(settled)
     except layouts.LayoutError as error:
         raise where.fail(error.key, str(error)) from None
+    except ToolOptionError as error:
+        raise where.fail(error.key, str(error)) from None
+    return settled
 
 
 def _axis(value: object, key: str, where: Where) -> list[str]:

@@ -16,6 +16,7 @@ from iolab.errors import TargetError
 from iolab.layouts import LayoutError
 from iolab.model import Layout, stable_hash
 from iolab.targets import devices as dv
+from iolab.targets import tool_options
 from iolab.units import parse_size
 
 LV_NAME = "bench"
@@ -57,14 +58,6 @@ def queue_file(dev: str, key: str) -> str:
     name = dv.try_kernel_name(dev)
     disk = dv.disk_of(name) if name else f"<{Path(dev).name}>"
     return f"/sys/block/{disk}/queue/{key}"
-
-
-def mount_args(text: str) -> list[str]:
-    """Mount options as free text: "noatime,logbufs=8" or "-o noatime,logbufs=8"."""
-    words = layouts.words(text, "mount", "mount_options")
-    if words and not any(w.startswith("-") for w in words):
-        return ["-o", ",".join(words)]
-    return words
 
 
 def validate(layout: Layout) -> Layout:
@@ -121,7 +114,7 @@ def _discard_stage(layout: Layout) -> list[Stage]:
 
 def _btrfs_stage(layout: Layout) -> Stage:
     devs = layout.devices
-    words = layouts.words(layout.mkfs_options, "mkfs.btrfs", "mkfs_options")
+    words = tool_options.mkfs_args(layout)
     argv = ["mkfs.btrfs", *_with_flag(words, "-f")]
     data = layout.level if layout.raid == "btrfs" else None
     meta = layout.metadata if layout.raid == "btrfs" else None
@@ -146,11 +139,12 @@ def chunk_kib(chunk: str) -> int:
 def _md_stage(layout: Layout, md: str) -> Stage:
     """mdadm --create; a degraded layout names "missing" in place of its last devices."""
     level, members = layout.level, layouts.present(layout)
-    argv = ["mdadm", "--create", md, "--run", "--metadata=1.2", f"--level={level}"]
-    argv.append(f"--raid-devices={len(layout.devices)}")
-    argv += [f"--chunk={chunk_kib(layout.chunk)}"] if layout.chunk else []
-    argv += [f"--layout={layout.md_layout}"] if layout.md_layout else []
-    argv += ["--assume-clean"] if level != "0" else []
+    options = ["--run", "--metadata=1.2", f"--level={level}"]
+    options.append(f"--raid-devices={len(layout.devices)}")
+    options += [f"--chunk={chunk_kib(layout.chunk)}"] if layout.chunk else []
+    options += [f"--layout={layout.md_layout}"] if layout.md_layout else []
+    options += ["--assume-clean"] if level != "0" else []
+    argv = ["mdadm", "--create", md, *tool_options.mdadm_args(options)]
     return Stage(
         (Step((*argv, *members, *["missing"] * layout.degraded)),),
         (Step(("mdadm", "--stop", md)), Step(("mdadm", "--zero-superblock", *members))),
@@ -170,12 +164,12 @@ def _lvm_stage(layout: Layout) -> Stage:
         "6": ["--type", "raid6", "-i", str(count - 2)],
     }[level]
     shape += ["-I", layout.chunk] if layout.chunk and level not in ("linear", "1") else []
-    lvcreate = ["lvcreate", "--yes", "--wipesignatures", "y", "-n", LV_NAME, "-l", "100%FREE"]
+    lvcreate = ["--yes", "--wipesignatures", "y", "-n", LV_NAME, "-l", "100%FREE", *shape]
     return Stage(
         (
             Step(("pvcreate", "--yes", "-ff", *layout.devices)),
             Step(("vgcreate", vg, *layout.devices)),
-            Step((*lvcreate, *shape, vg)),
+            Step(("lvcreate", *tool_options.lvcreate_args(lvcreate), vg)),
         ),
         (
             Step(("vgremove", "--yes", "-f", vg)),
@@ -188,8 +182,7 @@ def _mkfs_stage(layout: Layout, top: str) -> list[Stage]:
     if layout.filesystem == "none":
         return []
     tool = f"mkfs.{layout.filesystem}"
-    words = layouts.words(layout.mkfs_options, tool, "mkfs_options")
-    words = _with_flag(words, "-f" if layout.filesystem == "xfs" else "-F")
+    words = _with_flag(tool_options.mkfs_args(layout), "-f" if layout.filesystem == "xfs" else "-F")
     return [Stage((Step((tool, *words, top)),), (Step(("wipefs", "-a", top)),))]
 
 
@@ -213,7 +206,7 @@ def _mount_stages(layout: Layout, top: str, mountpoint: Path) -> list[Stage]:
         else [Stage((Step(("mkdir", "-p", mnt)),), (Step(("rmdir", mnt)),))]
     )
     fstype = "btrfs" if layouts.is_btrfs(layout) else layout.filesystem
-    argv = ("mount", "-t", fstype, *mount_args(layout.mount_options), top, mnt)
+    argv = ("mount", "-t", fstype, *tool_options.mount_args(layout), top, mnt)
     return [*stages, Stage((Step(argv),), (Step(("umount", mnt)),))]
 
 
