@@ -233,9 +233,10 @@ class Store:
 
     @reads
     def running(self) -> list[tuple[int, JSONObject]]:
-        """Runs marked running, with the process that claimed them."""
+        """Runs marked running, with the process that claimed them, as the database says (an
+        owner that is not a JSON object reads as none: the database is data from anywhere)."""
         rows = self.db.execute("SELECT id, owner FROM runs WHERE status = 'running' ORDER BY id")
-        return [(int(r[0]), json.loads(r[1])) for r in rows]
+        return [(int(r[0]), _object(r[1])) for r in rows]
 
     @reads
     def dump(self, run_id: int) -> dict[str, list[dict[str, JSON]]]:
@@ -560,3 +561,12 @@ def _picked(percentiles: tuple[str, ...]) -> str:
 
 def _warnings(text: str) -> tuple[CheckWarning, ...]:
     return tuple(decode.warning(w) for w in json.loads(text))
+
+
+def _object(text: object) -> JSONObject:
+    """A column's JSON object; {} for anything else (not text, not JSON, not an object)."""
+    try:
+        found = json.loads(text) if isinstance(text, str | bytes) else None
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}

@@ -2,10 +2,10 @@
 prove a thing is iolab's.
 
 A database is data that may come from anywhere, so clean-up after a run whose iolab died
-rests on this record alone. Each run writes one, a JSON file in iolab's state folder (as
-root `/var/lib/iolab/runs`; another user `$XDG_STATE_HOME/iolab/runs`, by default
-`~/.local/state/iolab/runs`; `IOLAB_STATE_DIR` names another), a folder iolab makes 0700 and
-never reaches through a link. The record names the run (its database and number), the process
+rests on this record alone. Each run writes one, a JSON file in `runs` under iolab's state
+folder (as root `/var/lib/iolab`; another user `$XDG_STATE_HOME/iolab`, by default
+`~/.local/state/iolab`; `IOLAB_STATE_DIR` names another), folders iolab makes 0700 and never
+reaches through a link. The record names the run (its database and number), the process
 that runs it (host, boot, pid and the pid's start time) and everything the run makes, each
 written down before it is made. A thing is removed after the process died only when it is
 still what the record says and still carries iolab's proof: a test file its mark (the extended
@@ -41,18 +41,20 @@ MOUNT_ROOT = "/run/iolab/"  # where iolab mounts set-ups (runner.campaign.MOUNT_
 
 
 def state_dir() -> Path:
-    """Where this user's iolab keeps its records of runs."""
+    """Where this user's iolab keeps its records of runs: `runs` in iolab's state folder."""
     given = os.environ.get(STATE_ENV)
     if given:
-        return Path(os.path.abspath(given))
-    if os.geteuid() == 0:
-        return Path("/var/lib/iolab/runs")
-    home = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
-    return Path(os.path.abspath(home)) / "iolab" / "runs"
+        base = Path(os.path.abspath(given))
+    elif os.geteuid() == 0:
+        base = Path("/var/lib/iolab")
+    else:
+        home = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+        base = Path(os.path.abspath(home)) / "iolab"
+    return base / "runs"
 
 
 def _unsafe(folder: Path) -> str | None:
-    """Why the state folder cannot be trusted (None when it can): it must be a folder of this
+    """Why a state folder cannot be trusted (None when it can): it must be a folder of this
     user's, reached without a link, that no one else may write to."""
     try:
         found = os.lstat(folder)
@@ -64,32 +66,34 @@ def _unsafe(folder: Path) -> str | None:
         return "is not a folder"
     if found.st_uid != os.geteuid():
         return "belongs to another user"
-    if found.st_mode & 0o077:
-        return "is open to other users (it must be 0700)"
+    if found.st_mode & 0o022:
+        return "may be written by other users"
     return None
 
 
 def _folder(create: bool) -> Path | None:
-    """The state folder, made 0700 when `create`; None when it is missing or not to be trusted
-    (for reading); TargetError when a run cannot keep its record there."""
+    """The records' folder (and iolab's state folder above it), made 0700 where absent when
+    `create`; None when missing or not to be trusted (for reading); TargetError when a run
+    cannot keep its record there."""
     folder = state_dir()
-    if create and not os.path.lexists(folder):
+    for part in (folder.parent, folder) if create else ():
         try:
-            folder.parent.mkdir(parents=True, exist_ok=True)
-            os.mkdir(folder, 0o700)
+            part.parent.mkdir(parents=True, exist_ok=True)
+            os.mkdir(part, 0o700)
         except FileExistsError:
             pass
         except OSError as error:
             raise TargetError(
-                f"iolab cannot make its state folder {folder} ({error.strerror}); make it "
+                f"iolab cannot make its state folder {part} ({error.strerror}); make it "
                 f"(mode 0700) or name another with {STATE_ENV}"
             ) from None
-    problem = _unsafe(folder)
+    problem = _unsafe(folder.parent) or _unsafe(folder)
     if problem is None:
         return folder
     if create:
+        shown = folder.parent if _unsafe(folder.parent) else folder
         raise TargetError(
-            f"iolab's state folder {folder} {problem}; iolab keeps its record of what a run "
+            f"iolab's state folder {shown} {problem}; iolab keeps its record of what a run "
             f"makes only in a folder of its own: remove it, or name another with {STATE_ENV}"
         )
     return None
