@@ -1,6 +1,7 @@
 """The CPU and the devices beside each case (issue 21, finding 4): sampled per second while
 fio runs, stored, shown (terminal, Markdown, HTML, CSV, Parquet) and used by the checks
-cpu-bound (whoever used the CPUs), cpu-steal, device-saturated and flat-scaling."""
+cpu-bound (fio's load on the CPUs), cpu-steal, device-busy (a note), foreign-load (issue 30,
+finding 1) and flat-scaling (a limit named only from fio's own load)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ import pytest
 from conftest import run_iolab
 from iolab.analysis import checks, scaling
 from iolab.analysis.scaling import Point
-from iolab.model import CaseMetrics, JSONObject
+from iolab.model import CaseMetrics, DirectionMetrics, JSONObject
 from iolab.report.views import usage_view
 from iolab.runner import telemetry
 from iolab.store import Store
@@ -25,7 +27,10 @@ from iolab.usage import CPU, Telemetry, UsagePoint, clause
 
 
 def seen(
-    cpu: dict[str, float], devices: dict[str, dict[str, float]], seconds: int = 3
+    cpu: dict[str, float],
+    devices: dict[str, dict[str, float]],
+    seconds: int = 3,
+    others_pct: float | None = None,
 ) -> Telemetry:
     """Telemetry with the same figures every second (a stand-in for the pure checks)."""
     points = [
@@ -37,7 +42,7 @@ def seen(
         for name, figures in devices.items()
         for m, v in figures.items()
     ]
-    return Telemetry((0,), tuple(devices), tuple(points))
+    return Telemetry((0,), tuple(devices), tuple(points), others_cpu_pct=others_pct)
 
 
 def context(watched: Telemetry | None) -> checks.Context:
@@ -48,41 +53,86 @@ def context(watched: Telemetry | None) -> checks.Context:
 
 # ---------------------------------------------------------------- the checks, pure
 
+WATCHED = {"cpu-bound", "cpu-steal", "device-busy", "foreign-load"}
 CHECK_CASES = [
-    # (cpu figures, device figures, codes expected among cpu-bound/cpu-steal/device-saturated)
-    ({"busy": 97, "fio": 61, "steal": 0}, {"vda": {"util": 3}}, {"cpu-bound"}),
-    ({"busy": 90, "fio": 20, "steal": 0}, {"vda": {"util": 3}}, {"cpu-bound"}),
-    ({"busy": 89, "fio": 89, "steal": 0}, {"vda": {"util": 3}}, set()),
-    ({"busy": 30, "fio": 12, "steal": 12}, {"vda": {"util": 40}}, {"cpu-steal"}),
-    ({"busy": 30, "fio": 12, "steal": 9}, {"vda": {"util": 40}}, set()),
-    ({"busy": 34, "fio": 12, "steal": 0}, {"vda": {"util": 98, "queue": 31}}, {"device-saturated"}),
-    ({"busy": 34, "fio": 12, "steal": 0}, {"vda": {"util": 94, "queue": 31}}, set()),
-    ({"busy": 34, "fio": 12, "steal": 0}, {"vda": {"util": 99, "queue": 1}}, set()),
-    ({"busy": 99, "fio": 50, "steal": 20}, {"vda": {"util": 100, "queue": 4}},
-     {"cpu-bound", "cpu-steal", "device-saturated"}),
+    # (cpu figures, device figures, other processes' CPU share, codes expected among WATCHED)
+    ({"busy": 97, "fio": 61, "steal": 0}, {"vda": {"util": 3}}, None, {"cpu-bound"}),
+    ({"busy": 90, "fio": 80, "steal": 0}, {"vda": {"util": 3}}, 5.0, {"cpu-bound"}),
+    ({"busy": 89, "fio": 89, "steal": 0}, {"vda": {"util": 3}}, None, set()),
+    ({"busy": 30, "fio": 12, "steal": 12}, {"vda": {"util": 40}}, None, {"cpu-steal"}),
+    ({"busy": 30, "fio": 12, "steal": 9}, {"vda": {"util": 40}}, None, set()),
+    ({"busy": 34, "fio": 12, "steal": 0}, {"vda": {"util": 98, "queue": 31}}, None,
+     {"device-busy"}),
+    ({"busy": 34, "fio": 12, "steal": 0}, {"vda": {"util": 94, "queue": 31}}, None, set()),
+    ({"busy": 34, "fio": 12, "steal": 0}, {"vda": {"util": 99, "queue": 1}}, None, set()),
+    ({"busy": 99, "fio": 50, "steal": 20}, {"vda": {"util": 100, "queue": 4}}, 10.0,
+     {"cpu-bound", "cpu-steal", "device-busy"}),
     ({"busy": 10, "fio": 5, "steal": 0}, {"loop0": {"util": 20}, "loop1": {"util": 99, "queue": 2}},
-     {"device-saturated"}),
+     None, {"device-busy"}),
+    # another process keeps the CPUs busy: its load, not fio's; no "the CPU is the limit"
+    ({"busy": 97, "fio": 20, "steal": 0}, {"vda": {"util": 3}}, 70.0, {"foreign-load"}),
+    ({"busy": 60, "fio": 20, "steal": 0}, {"vda": {"util": 3}}, 35.0, {"foreign-load"}),
+    ({"busy": 40, "fio": 20, "steal": 0}, {"vda": {"util": 3}}, 19.0, set()),
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("cpu", "devices", "codes"), CHECK_CASES)
+@pytest.mark.parametrize(("cpu", "devices", "others", "codes"), CHECK_CASES)
 def test_checks_read_the_telemetry(
-    cpu: dict[str, float], devices: dict[str, dict[str, float]], codes: set[str]
-) -> None:
-    found = {w.code: w for w in checks.case_warnings(context(seen(cpu, devices)))}
-    assert set(found) & {"cpu-bound", "cpu-steal", "device-saturated"} == codes
-    if "cpu-bound" in codes:  # fio's share stated, whoever else used the CPU
+    cpu: dict[str, float], devices: dict[str, dict[str, float]], others: float | None,
+    codes: set[str],
+) -> None:  # fmt: skip
+    found = {w.code: w for w in checks.case_warnings(context(seen(cpu, devices, 3, others)))}
+    assert set(found) & WATCHED == codes
+    if "cpu-bound" in codes:  # fio's share stated
         assert f"fio's own share {cpu['fio']:.0f}%" in found["cpu-bound"].message
-    if "device-saturated" in codes:
+    if "device-busy" in codes:
         name = max(devices, key=lambda d: devices[d]["util"])
-        assert name in found["device-saturated"].message
-        assert "information" in found["device-saturated"].message
+        assert name in found["device-busy"].message
+        assert found["device-busy"].note and "not a fault" in found["device-busy"].message
+    if "foreign-load" in codes:
+        assert f"other processes used {others:.0f}%" in found["foreign-load"].message
+        assert not found["foreign-load"].note
+
+
+def _direct_read(iops: float, mbps: float) -> CaseMetrics:
+    read = DirectionMetrics("read", iops, mbps * 1e6, 0, 3000, None, None)
+    return CaseMetrics((read,), 0.0, 0.0, 3000, 0)
+
+
+DEVICE_LOADS = [
+    # (fio's read IOPS and MB/s, the device's over the same window, one device?, foreign?)
+    ((4_500, 18.4), (160_543, 657.6), True, True),  # another fio on the same disk
+    ((4_500, 18.4), (4_700, 19.3), True, False),  # fio's own I/O, and a little metadata
+    ((3_000, 3_145.7), (24_000, 3_150.0), True, False),  # 1 MiB reads split in 128 KiB
+    ((4_500, 18.4), (4_600, 590.0), True, False),  # read-ahead: bigger requests, not more
+    ((4_500, 18.4), (12_000, 49.0), False, False),  # a stack: members and a backing disk
+    ((4_500, 18.4), (40_000, 160.0), False, True),
+]
+
+
+@pytest.mark.parametrize(("fio", "device", "alone", "foreign"), DEVICE_LOADS)
+def test_a_device_doing_far_more_than_fio_is_foreign_load(
+    fio: tuple[float, float], device: tuple[float, float], alone: bool, foreign: bool
+) -> None:
+    figures = {"r_iops": device[0], "r_mbps": device[1], "util": 99.0, "queue": 8.0}
+    devices = {"vda": figures} if alone else {"loop0": {"util": 10.0}, "vda": figures}
+    known = checks.Context(
+        {"rw": "randread", "direct": 1}, _direct_read(*fio), 2, telemetry=seen({}, devices)
+    )
+    found = {w.code: w for w in checks.case_warnings(known)}
+    assert ("foreign-load" in found) == foreign
+    if foreign:
+        assert f"vda did {device[0]:,.0f} read IOPS" in found["foreign-load"].message
+        assert "device-busy" not in found  # the busy device was not fio's doing
+    buffered = replace(known, options={"rw": "randread", "direct": 0})
+    assert checks.foreign_load(buffered) is None  # the page cache reshapes buffered I/O
 
 
 def test_no_telemetry_falls_back_to_fios_own_count() -> None:
     """An import has no telemetry: cpu-bound counts fio's usr + sys, as before."""
     assert checks.cpu_steal(context(None)) is None
-    assert checks.device_saturated(context(None)) is None
+    assert checks.device_busy(context(None)) is None
+    assert checks.foreign_load(context(None)) is None
 
 
 def test_means_leave_the_ramp_out() -> None:
@@ -112,36 +162,62 @@ def test_no_clause_without_telemetry() -> None:
     assert clause(None) == ""
 
 
-def _sweep(iops: list[float], cpu: float, util: float) -> list[Point]:
-    watched = seen({"busy": cpu, "fio": cpu / 2}, {"loop0": {"util": util}})
-    return [
-        Point("s", f"r {n}", {"rw": "randread", "numjobs": n}, value, watched)
-        for n, value in zip((1, 2, 4, 8), iops, strict=True)
-    ]
+def _sweep(iops: list[float], cpu: float, util: float, others: float = 0.0) -> list[Point]:
+    """numjobs 1 to 8; the device's queue grows with the load where it is the limit (util 99)."""
+    points = []
+    for n, value in zip((1, 2, 4, 8), iops, strict=True):
+        queue = n * 4.0 if util >= 99 else 2.0
+        watched = seen({"busy": cpu, "fio": cpu / 2}, {"loop0": {"util": util, "queue": queue}},
+                       3, others)  # fmt: skip
+        known = checks.Context({"rw": "randread", "numjobs": n}, CaseMetrics((), 0, 0, 3000, 0),
+                               4, telemetry=watched)  # fmt: skip
+        codes = frozenset(w.code for w in checks.case_warnings(known))
+        options = {"rw": "randread", "numjobs": n}
+        points.append(Point("s", f"r {n}", options, value, watched, codes=codes))
+    return points
 
 
 SWEEPS = [
-    # (IOPS at numjobs 1, 2, 4, 8; CPU busy; device util; the limit named, or None: no warning)
-    ([10_000, 19_000, 37_000, 70_000], 50, 50, None),
-    ([10_000, 19_000, 20_000, 20_500], 97, 40, "the CPU is the limit"),
-    ([10_000, 19_000, 20_000, 20_500], 40, 99, "the device is the limit"),
-    ([36_000, 45_000, 48_000, 50_000], 50, 60, "software is"),
-    ([36_000, 45_000, 48_000, 50_000], 50, 93, "the device is near its limit: loop0 was 93% busy"),
-    ([10_000, 10_500, 30_000, 60_000], 95, 20, "numjobs 1 → 2"),
+    # (IOPS at numjobs 1, 2, 4, 8; CPU busy; device util; other processes' CPU; the limit named)
+    ([10_000, 19_000, 37_000, 70_000], 50, 50, 0, None),
+    ([10_000, 19_000, 20_000, 20_500], 97, 40, 0, "the CPU is the limit"),
+    ([10_000, 19_000, 20_000, 20_500], 40, 99, 0, "the device is the limit: loop0's queue grew"),
+    ([36_000, 45_000, 48_000, 50_000], 50, 60, 0, "software is"),
+    ([36_000, 45_000, 48_000, 50_000], 50, 93, 0, "its queue did not grow with the load"),
+    ([10_000, 10_500, 30_000, 60_000], 95, 20, 0, "numjobs 1 → 2"),
+    ([10_000, 19_000, 20_000, 20_500], 97, 40, 60, "other work shared the host"),
+    ([10_000, 19_000, 20_000, 20_500], 40, 99, 60, "other work shared the host"),
 ]
 
 
-@pytest.mark.parametrize(("iops", "cpu", "util", "limit"), SWEEPS)
+@pytest.mark.parametrize(("iops", "cpu", "util", "others", "limit"), SWEEPS)
 def test_flat_scaling_names_the_limit(
-    iops: list[float], cpu: float, util: float, limit: str | None
+    iops: list[float], cpu: float, util: float, others: float, limit: str | None
 ) -> None:
-    found = scaling.flat_scaling(_sweep(iops, cpu, util))
+    found = scaling.flat_scaling(_sweep(iops, cpu, util, others))
     if limit is None:
         assert found == []
         return
     assert [w.code for w in found] == ["flat-scaling"]
     assert limit in found[0].message
-    assert f"{util:.0f}% busy" in found[0].message and f"{cpu:.0f}% busy" in found[0].message
+    if not others:
+        assert f"{util:.0f}% busy" in found[0].message and f"{cpu:.0f}% busy" in found[0].message
+    else:
+        assert "is the limit" not in found[0].message
+
+
+def test_one_io_in_flight_over_more_devices_names_no_device() -> None:
+    """QD1, one job: one I/O uses one member at a time (the RAID model's "QD1: one member")."""
+    watched = seen({"busy": 30, "fio": 10}, {"loop0": {"util": 99, "queue": 1.0}})
+    points = []
+    for count, value in zip((1, 2, 4), (5_000.0, 5_100.0, 5_050.0), strict=True):
+        definition: JSONObject = {"devices": ["/dev/x"] * count, "raid": "btrfs", "level": "raid0"}
+        devices, family = usage_view.devices_of(definition)
+        options = {"rw": "randread", "iodepth": 1, "numjobs": 1}
+        points.append(Point(f"x{count}", "4k QD1", options, value, watched, devices, family))
+    found = scaling.flat_scaling(points)
+    assert [w.code for w in found] == ["flat-scaling"]
+    assert "one I/O is in flight" in found[0].message and "is the limit" not in found[0].message
 
 
 def test_flat_scaling_needs_telemetry() -> None:
@@ -169,7 +245,15 @@ def test_flat_scaling_over_device_count(level: str, iops: list[float], warned: b
         devices, family = usage_view.devices_of(definition)
         name = f"{level} of {count}"
         points.append(
-            Point(name, "4k randread", {"rw": "randread"}, value, watched, devices, family)
+            Point(
+                name,
+                "4k randread",
+                {"rw": "randread", "iodepth": 32},
+                value,
+                watched,
+                devices,
+                family,
+            )
         )
     found = scaling.flat_scaling(points)
     assert [w.code for w in found] == (["flat-scaling"] if warned else [])

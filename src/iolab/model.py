@@ -625,9 +625,13 @@ class CaseMetrics:
 HOST_LOST = "host-lost"  # the warning code of a case a host sent no result for
 
 
+NOTE_CODES = frozenset({"device-busy"})  # said under the table as notes; no ⚑ on the cell
+
+
 @dataclass(frozen=True)
 class CheckWarning:
-    """A methodology or measurement problem, with what to do about it."""
+    """A methodology or measurement problem, with what to do about it; or, for the codes in
+    NOTE_CODES, a note for the reader that says nothing against the figure (no ⚑)."""
 
     code: str
     message: str
@@ -636,6 +640,11 @@ class CheckWarning:
 
     def __str__(self) -> str:
         return f"{self.message} {self.advice}"
+
+    @property
+    def note(self) -> bool:
+        """A note for the reader (a busy device), not a figure iolab cannot vouch for."""
+        return self.code in NOTE_CODES
 
     def stored(self) -> dict[str, JSON]:
         """As the store keeps it: hosts only when it names some."""

@@ -104,7 +104,7 @@ class ProgressListener:
             shares = " · ".join(f"{w.host} {w.metrics.total_iops:,.0f}" for w in hosts)
             self.print(f"  IOPS by host: {shares}")
         for warning in result.warnings:
-            self.print(f"  ! {warning}")
+            self.print(f"  {'note:' if warning.note else '!'} {warning}")
 
 
 def resume_hint(resume: Resume | None) -> str:

@@ -14,7 +14,29 @@ from dataclasses import dataclass
 
 CPU = "cpu"  # the source of the CPU figures (a device's are under its kernel name)
 CPU_METRICS = ("busy", "user", "system", "iowait", "softirq", "steal", "fio")
-DEVICE_METRICS = ("util", "queue", "r_await_ms", "w_await_ms", "iops")
+DEVICE_METRICS = (
+    "util", "queue", "r_await_ms", "w_await_ms", "iops", "r_iops", "w_iops", "r_mbps", "w_mbps",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Other:
+    """A process other than fio and iolab that used the CPUs or did I/O while a case ran:
+    its CPU share (percent of the allowed CPUs' time) and the bytes per second it read from
+    and wrote to storage (/proc/PID/io), over the case."""
+
+    pid: int
+    name: str
+    cpu_pct: float
+    read_mbps: float = 0.0
+    write_mbps: float = 0.0
+
+    def said(self) -> str:
+        """'fio (pid 4321): 45% CPU, 650.2 MB/s read'."""
+        parts = [f"{self.cpu_pct:.0f}% CPU"] if self.cpu_pct >= 1 else []
+        moved = (("read", self.read_mbps), ("written", self.write_mbps))
+        parts += [f"{v:,.1f} MB/s {d}" for d, v in moved if v >= 0.1]
+        return f"{self.name} (pid {self.pid}): {', '.join(parts) or 'little'}"
 
 
 @dataclass(frozen=True)
@@ -36,6 +58,10 @@ class Telemetry:
     devices: tuple[str, ...]
     points: tuple[UsagePoint, ...] = ()
     skip_ms: int = 0  # fio's start-up and ramp: points up to it are left out of the means
+    window_ms: tuple[int, int] | None = None  # fio's measured window, in the samples' time
+    started_at: float = 0.0  # the samples' time 0, as a Unix time (to place fio's window)
+    others: tuple[Other, ...] = ()  # the busiest other processes over the case
+    others_cpu_pct: float | None = None  # all other user processes' share of the allowed CPUs
 
     def series(self, source: str, metric: str) -> list[tuple[int, float]]:
         return [
@@ -43,8 +69,15 @@ class Telemetry:
         ]
 
     def mean(self, source: str, metric: str) -> float | None:
-        """The mean over the measured window (after the ramp; all of it, if that is empty)."""
+        """The mean over fio's measured window: each second weighted by how much of it lies
+        in the window, where the window is known (a live case); else after the start-up and
+        ramp (all of it, if that is empty)."""
         found = self.series(source, metric)
+        if self.window_ms is not None:
+            weighted = [(_overlap(t, self.window_ms), v) for t, v in found]
+            total = sum(w for w, _ in weighted)
+            if total > 0:
+                return sum(w * v for w, v in weighted) / total
         kept = [v for t, v in found if t > self.skip_ms] or [v for _, v in found]
         return statistics.fmean(kept) if kept else None
 
@@ -52,6 +85,13 @@ class Telemetry:
         """The device with the highest mean utilisation, and that figure."""
         utils = [(d, u) for d in self.devices if (u := self.mean(d, "util")) is not None]
         return max(utils, key=lambda found: found[1]) if utils else None
+
+
+def _overlap(end_ms: int, window: tuple[int, int], length_ms: int = 1000) -> float:
+    """How much of the second ending at `end_ms` lies in the window, 0 to 1."""
+    start = end_ms - length_ms
+    inside = min(end_ms, window[1]) - max(start, window[0])
+    return max(inside, 0) / length_ms
 
 
 def clause(telemetry: Telemetry | None, devices: int = 2) -> str:

@@ -60,6 +60,16 @@ def case_warnings(context: Context) -> list[CheckWarning]:
     return [found for check in CHECKS.values() if (found := check(context))]
 
 
+def failed(code: str, error: Exception) -> CheckWarning:
+    """A check that could not judge this case, said (the others still ran)."""
+    return CheckWarning(
+        "check-failed",
+        f"the {code} check could not judge this case ({type(error).__name__}: "
+        f"{str(error)[:200]}): whether its trap is here is not known.",
+        "Report this as a bug of iolab's, with the case's fio JSON (iolab export).",
+    )
+
+
 def _rw(context: Context) -> str:
     return str(context.options.get("rw", "read"))
 
@@ -153,8 +163,8 @@ def cpu_bound(context: Context) -> CheckWarning | None:
 
 def _cpus_saturated(context: Context, seen: Telemetry) -> CheckWarning | None:
     busy, fio = seen.mean(CPU, "busy"), seen.mean(CPU, "fio")
-    if busy is None or busy < CPU_BOUND_SHARE * 100:
-        return None
+    if busy is None or busy < CPU_BOUND_SHARE * 100 or _foreign_cpu(seen) is not None:
+        return None  # busy with other processes' work: foreign-load says so, not "the CPU"
     cpus = len(seen.cpus)
     where = f"CPU {seen.cpus[0]}, the one" if cpus == 1 else f"the {cpus} CPUs"
     irq = seen.mean(CPU, "softirq") or 0.0
@@ -182,23 +192,90 @@ def cpu_steal(context: Context) -> CheckWarning | None:
     )
 
 
-def device_saturated(context: Context) -> CheckWarning | None:
-    """A device of the set-up was busy all the time with I/Os queued: the figure is that
-    device's limit (informational: that is often what the case is for). One I/O at a time
-    keeps %util near 100 on any device; that is latency, not saturation."""
-    top = context.telemetry.busiest() if context.telemetry else None
-    if top is None or top[1] < DEVICE_SATURATED_PCT or context.telemetry is None:
+def device_busy(context: Context) -> CheckWarning | None:
+    """A note, not a ⚑: a device of the set-up was busy all the time with I/Os queued. %util
+    cannot show the limit of a device that serves requests in parallel (an SSD, NVMe, virtio,
+    a RAID array: iostat's manual), so one case says "busy", never "saturated"; a sweep whose
+    throughput stops growing while latency grows does (flat-scaling). Not said when the load
+    on the device was not fio's (foreign-load)."""
+    seen = context.telemetry
+    top = seen.busiest() if seen else None
+    if seen is None or top is None or top[1] < DEVICE_SATURATED_PCT:
         return None
     name, util = top
-    queue = context.telemetry.mean(name, "queue") or 0.0
-    if queue < DEVICE_SATURATED_QUEUE:
+    queue = seen.mean(name, "queue") or 0.0
+    if queue < DEVICE_SATURATED_QUEUE or foreign_device(context) is not None:
         return None
     return CheckWarning(
-        "device-saturated",
-        f"{name} was {util:.0f}% busy (queue depth {queue:.1f}): the figure is the device's "
-        "own limit at this load (for your information, not a fault).",
-        "To see past it, spread the load over more devices; to measure latency below "
-        "saturation, lower the iodepth or numjobs.",
+        "device-busy",
+        f"{name} was {util:.0f}% busy (queue depth {queue:.1f}) during the case: a note, not a "
+        "fault; %util alone does not say whether this is the device's limit.",
+        "To find its limit, sweep iodepth or numjobs: where throughput stops growing while "
+        "latency grows, the findings name the device as the limit.",
+    )
+
+
+FOREIGN_CPU_PCT = 20.0  # other processes' share of the allowed CPUs' time that is material
+FOREIGN_IO_ONE = 1.5  # a lone device doing this many times fio's I/O did other work too
+FOREIGN_IO_STACK = 3.0  # under a stack (copies, parity, a loop's backing disk): more allowed
+FOREIGN_IO_SLACK = (200.0, 5.0)  # and at least this many IOPS and MB/s more
+
+
+def _foreign_cpu(seen: Telemetry) -> float | None:
+    """Other user processes' share of the allowed CPUs, where it is material."""
+    share = seen.others_cpu_pct
+    return share if share is not None and share >= FOREIGN_CPU_PCT else None
+
+
+def foreign_device(context: Context) -> str | None:
+    """'vda did 160,543 read IOPS (657.6 MB/s) where fio's jobs did 4,512 (18.5 MB/s)': a
+    device of the set-up that did far more I/O than fio's jobs, in a direction, by count and
+    by bytes (so that neither a split large I/O nor a read-ahead counts); judged on direct
+    I/O only (the page cache reshapes buffered I/O)."""
+    seen = context.telemetry
+    if seen is None or context.options.get("direct") != 1:
+        return None
+    allowed = FOREIGN_IO_ONE if len(seen.devices) == 1 else FOREIGN_IO_STACK
+    for direction in context.metrics.directions:
+        key = "r" if direction.direction == "read" else "w"
+        fio_mbps = direction.bw_bytes / 1e6
+        for name in seen.devices:
+            iops, mbps = seen.mean(name, f"{key}_iops"), seen.mean(name, f"{key}_mbps")
+            if iops is None or mbps is None:
+                continue
+            if (iops > allowed * direction.iops + FOREIGN_IO_SLACK[0]
+                    and mbps > allowed * fio_mbps + FOREIGN_IO_SLACK[1]):  # fmt: skip
+                return (
+                    f"{name} did {iops:,.0f} {direction.direction} IOPS ({mbps:,.1f} MB/s) "
+                    f"where fio's jobs did {direction.iops:,.0f} ({fio_mbps:,.1f} MB/s)"
+                )
+    return None
+
+
+def foreign_load(context: Context) -> CheckWarning | None:
+    """Other work on the host while the case ran: other processes took a material share of
+    the CPUs the jobs may use, or a device of the set-up did far more I/O than fio's jobs.
+    The figure is the set-up's under that load; no limit is named as the set-up's."""
+    seen = context.telemetry
+    if seen is None:
+        return None
+    said = []
+    cpu = _foreign_cpu(seen)
+    if cpu is not None:
+        said.append(f"other processes used {cpu:.0f}% of the CPUs the jobs may use")
+    device = foreign_device(context)
+    if device is not None:
+        said.append(device)
+    if not said:
+        return None
+    busiest = "; ".join(o.said() for o in seen.others)
+    return CheckWarning(
+        "foreign-load",
+        f"other work shared the host during this case: {'; '.join(said)}"
+        f"{f' (the busiest: {busiest})' if busiest else ''}. The figure is this set-up's "
+        "under that load, not its own.",
+        "Run it again on a quiet host, or give fio CPUs (cpus_allowed) and a device that "
+        "nothing else uses; iolab history and check mark this run.",
     )
 
 
@@ -497,7 +574,8 @@ CHECKS: dict[str, Callable[[Context], CheckWarning | None]] = {
     "overran": overran,
     "cpu-bound": cpu_bound,
     "cpu-steal": cpu_steal,
-    "device-saturated": device_saturated,
+    "foreign-load": foreign_load,
+    "device-busy": device_busy,
     "page-cache": page_cache,
     "loop-cache": loop_cache,
     "ram-target": ram_target,

@@ -10,13 +10,16 @@ they need are known.
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from iolab import units
 from iolab.analysis import checks
 from iolab.fio import parse
 from iolab.model import CaseMetrics, CheckWarning, Window
+from iolab.usage import Telemetry
 
 NOTHING_YET = CaseMetrics((), 0.0, 0.0, 0, 0)  # a Context's metrics before `read` fills them
 
@@ -30,6 +33,7 @@ class Reading:
     windows: tuple[Window, ...]  # the whole job's (when metrics is the steady window's), hosts'
     warnings: tuple[CheckWarning, ...]
     steady: parse.SteadyState | None = None
+    telemetry: Telemetry | None = None  # the case's, its means over fio's measured window
 
 
 def read(document: Mapping[str, Any], known: checks.Context) -> Reading:
@@ -40,17 +44,50 @@ def read(document: Mapping[str, Any], known: checks.Context) -> Reading:
     metrics = steady_window(whole, steady) if steady and steady.attained else whole
     windows: tuple[Window, ...] = (Window(whole, phase="job"),) if metrics is not whole else ()
     windows += tuple(Window(m, host=host) for host, m in parse.by_host(document).items())
-    context = replace(known, metrics=whole, steady=steady)
-    return Reading(whole, metrics, windows, warnings(context), steady)
+    seen = aligned(known.telemetry, document, whole)
+    context = replace(known, metrics=whole, steady=steady, telemetry=seen)
+    return Reading(whole, metrics, windows, warnings(context), steady, seen)
+
+
+def aligned(
+    seen: Telemetry | None, document: Mapping[str, Any], whole: CaseMetrics
+) -> Telemetry | None:
+    """The telemetry with fio's measured window placed in its time: fio's figures cover the
+    `runtime_ms` before it wrote its report (`timestamp_ms`, after the ramp), so the means
+    compare like with like (not fio's start-up, not its file layout)."""
+    stamp = document.get("timestamp_ms")
+    if seen is None or not seen.started_at or not isinstance(stamp, int) or whole.runtime_ms <= 0:
+        return seen
+    end = round(stamp - seen.started_at * 1000)
+    if end <= 0:
+        return seen
+    return replace(seen, window_ms=(max(end - round(whole.runtime_ms), 0), end))
 
 
 def warnings(context: checks.Context) -> tuple[CheckWarning, ...]:
-    """The methodology checks; none when the options are beyond what they read (a runtime of
-    "1m30s" in an imported file, say)."""
-    try:
-        return tuple(checks.case_warnings(context))
-    except (ValueError, TypeError):
-        return ()
+    """Every methodology check's warning, each check on its own: one that fails (a value
+    beyond what it reads, a bug) says so as a `check-failed` warning naming it, and the
+    others still run. Options a check does not read (a runtime of "1m30s" in an imported
+    file) make it pass silently, as before."""
+    found = []
+    for code, check in checks.CHECKS.items():
+        try:
+            warning = check(context)
+        except (ValueError, TypeError, ZeroDivisionError, KeyError, AttributeError,
+                IndexError, OverflowError) as error:  # fmt: skip
+            if isinstance(error, ValueError | TypeError) and _unreadable_option(error):
+                continue
+            warning = checks.failed(code, error)
+        if warning is not None:
+            found.append(warning)
+    return tuple(found)
+
+
+def _unreadable_option(error: Exception) -> bool:
+    """An option's value that iolab.units does not read (the error was raised there): the
+    check does not apply, which is no failure of it."""
+    frames = traceback.extract_tb(error.__traceback__)
+    return bool(frames) and frames[-1].filename == units.__file__
 
 
 def steady_window(whole: CaseMetrics, steady: parse.SteadyState) -> CaseMetrics:

@@ -1,8 +1,10 @@
 """`flat-scaling`, a check over a run's sweep: where doubling numjobs, iodepth or the number
 of devices (striped set-ups alike but for their device count) gains under 10% of IOPS (at a
-point with telemetry: a local case), say where the limit is, from the cases' telemetry: the
-CPUs the jobs may use (nearly saturated), the set-up's devices (fully utilised), or neither
-(software: the filesystem, a driver, a lock), with the figures."""
+point with telemetry: a local case), say where the limit is, from the cases' telemetry and
+warnings: the CPUs the jobs may use (cpu-bound), the device (its queue grew with the load
+while the throughput did not), one I/O in flight over more devices, or neither (software:
+the filesystem, a driver, a lock), with the figures; and no limit where other work shared
+the host (foreign-load)."""
 
 from __future__ import annotations
 
@@ -13,13 +15,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from iolab.analysis.checks import CPU_BOUND_SHARE, DEVICE_SATURATED_PCT
 from iolab.model import CheckWarning
 from iolab.usage import CPU, Telemetry
 
 AXES = ("numjobs", "iodepth", "device_count")
 FLAT_GAIN = 0.10  # a doubling that gains less than this is flat
-DEVICE_NEAR_PCT = 80.0  # a device this busy is named as near its limit (95%: the limit)
+DEVICE_NEAR_PCT = 80.0  # a device named as the limit was at least this busy
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Point:
     telemetry: Telemetry | None = None
     devices: int | None = None  # the set-up's device count, when it names devices
     family: str = ""  # the set-up's definition but its name and devices: alike set-ups share it
+    codes: frozenset[str] = frozenset()  # the case's warnings' codes
 
 
 def flat_scaling(points: Sequence[Point]) -> list[CheckWarning]:
@@ -82,7 +84,7 @@ def _flat(setup: str, axis: str, sweep: Mapping[int, list[Point]]) -> CheckWarni
                 "flat-scaling",
                 f"{setup} · {names}: {axis} {low} → {high} gained {gain:+.0%} IOPS "
                 f"({iops[low]:,.0f} → {iops[high]:,.0f}); at {axis}={high} "
-                f"{_limit(sweep[high])}.",
+                f"{_limit(axis, sweep[low], sweep[high])}.",
                 "Past this point more parallelism adds queueing, not throughput: look at "
                 "the limit named, or report the figure below it.",
             )
@@ -95,9 +97,24 @@ def _watched(cases: Sequence[Point]) -> bool:
     return any(p.telemetry is not None for p in cases)
 
 
-def _limit(cases: Sequence[Point]) -> str:
-    """Where the limit is, from the cases' telemetry, with the figures."""
-    seen = [p.telemetry for p in cases if p.telemetry is not None]
+def _limit(axis: str, lows: Sequence[Point], highs: Sequence[Point]) -> str:
+    """Where the limit is, from the cases' telemetry, with the figures. A limit is named only
+    where the load on it was fio's: cases with other work on the host (foreign-load) name
+    none; the CPU where the cases were cpu-bound; the device only where its queue grew with
+    the load while the throughput did not (Little's law: the added I/Os waited at the
+    device), not from %util alone, which cannot show the limit of a device serving requests
+    in parallel."""
+    if any(FOREIGN in p.codes for p in (*lows, *highs)):
+        return (
+            "other work shared the host (foreign-load), so no limit can be told from these "
+            "cases; run the sweep again on a quiet host"
+        )
+    if axis == "device_count" and all(_in_flight(p) == 1 for p in highs):
+        return (
+            "one I/O is in flight (iodepth x numjobs = 1), and one I/O uses one member at a "
+            "time: more devices cannot help at this load, whatever the devices"
+        )
+    seen = [p.telemetry for p in highs if p.telemetry is not None]
     busy = _mean([t.mean(CPU, "busy") for t in seen])
     fio = _mean([t.mean(CPU, "fio") for t in seen])
     tops = [top for t in seen if (top := t.busiest()) is not None]
@@ -105,16 +122,39 @@ def _limit(cases: Sequence[Point]) -> str:
     util = _mean([u for _, u in tops])
     cpu = f"the CPUs were {busy:.0f}% busy (fio {fio:.0f}%)"
     disk = f"{device} was {util:.0f}% busy" if device else "no device was watched"
-    if busy >= CPU_BOUND_SHARE * 100:
+    if any(CPU_BOUND in p.codes for p in highs):
         return f"the CPU is the limit: {cpu}, {disk}"
-    if device and util >= DEVICE_SATURATED_PCT:
-        return f"the device is the limit: {disk}, {cpu}"
-    if device and util >= DEVICE_NEAR_PCT:
-        return f"the device is near its limit: {disk}, {cpu}"
+    grew = _queue_growth(device, lows, highs) if device else None
+    if grew is not None and util >= DEVICE_NEAR_PCT:
+        low_q, high_q = grew
+        return (
+            f"the device is the limit: {device}'s queue grew from {low_q:.1f} to {high_q:.1f} "
+            f"while the throughput did not ({disk}, {cpu})"
+        )
     return (
-        f"neither the CPU nor the device is the limit ({cpu}, {disk}): software is, such as "
-        "the filesystem, a driver (a loop device's, where there is one) or a lock"
+        f"neither the CPU nor the device is the limit ({cpu}, {disk}"
+        f"{', its queue did not grow with the load' if device else ''}): software is, such "
+        "as the filesystem, a driver (a loop device's, where there is one) or a lock"
     )
+
+
+FOREIGN, CPU_BOUND = "foreign-load", "cpu-bound"
+QUEUE_GROWTH = 1.5  # a device whose queue grew this much as the load doubled held the I/Os
+
+
+def _in_flight(point: Point) -> int:
+    return (_int(point.options.get("iodepth", 1)) or 1) * (
+        _int(point.options.get("numjobs", 1)) or 1
+    )
+
+
+def _queue_growth(
+    device: str, lows: Sequence[Point], highs: Sequence[Point]
+) -> tuple[float, float] | None:
+    """The device's mean queue at the lower and the higher load, when it grew with the load."""
+    low = _mean([p.telemetry.mean(device, "queue") for p in lows if p.telemetry is not None])
+    high = _mean([p.telemetry.mean(device, "queue") for p in highs if p.telemetry is not None])
+    return (low, high) if high >= QUEUE_GROWTH * low and high > 1.0 else None
 
 
 def _mean(values: Sequence[float | None]) -> float:

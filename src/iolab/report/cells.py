@@ -149,7 +149,7 @@ def warned(cell: Cell, cases: Sequence[CaseRow]) -> Cell:
     gets ⚑ and their codes, its flags the codes (the CSV's `flags`), and it keeps the
     warnings (what and what to do, for a tooltip); the notes under the table say them in
     full."""
-    found = {w.code: w for case in cases for w in case.warnings}
+    found = {w.code: w for case in cases for w in case.warnings if not w.note}
     if not found or cell.value is None:
         return cell
     codes = tuple(found)
@@ -333,7 +333,7 @@ def legend(cases: Sequence[CaseRow], baseline: str | None) -> list[str]:
             f"interval (Student's t); {UNSTABLE} marks a coefficient of variation over 10% "
             "(unstable)."
         )
-    if any(c.warnings for c in cases):
+    if any(not w.note for c in cases for w in c.warnings):
         notes.append(WARNED_LEGEND)
     return notes
 
@@ -356,22 +356,26 @@ def case_notes(cases: Sequence[CaseRow]) -> list[str]:
     """Failures, one line each; then each warning once, with the cases that had it (a
     warning every repetition of a workload has would otherwise bury the table)."""
     notes = []
+    noted: set[str] = set()  # the texts of notes (no ⚑), said as "note", not "warning"
     said: dict[str, dict[tuple[str, str], list[int]]] = {}
     for case in cases:
         where = f"{case.setup} / {case.workload} #{case.repetition}"
         if case.status != "ok":
             notes.append(f"failed: {where}: {case.error}")
         for warning in case.warnings:
+            if warning.note:
+                noted.add(str(warning))
             cells = said.setdefault(str(warning), {})
             cells.setdefault((case.setup, case.workload), []).append(case.repetition)
     for text, cells in said.items():
         wheres = [f"{setup} / {workload} #{','.join(map(str, reps))}"
                   for (setup, workload), reps in cells.items()]  # fmt: skip
         count = sum(len(reps) for reps in cells.values())
+        kind = "note" if text in noted else "warning"
         if count == 1:
-            notes.append(f"warning: {wheres[0]}: {text}")
+            notes.append(f"{kind}: {wheres[0]}: {text}")
         else:
             shown = "; ".join(wheres[:WHERE_SHOWN])
             more = f"; and {len(wheres) - WHERE_SHOWN:,} more" if len(wheres) > WHERE_SHOWN else ""
-            notes.append(f"warning ({count:,} cases: {shown}{more}): {text}")
+            notes.append(f"{kind} ({count:,} cases: {shown}{more}): {text}")
     return notes

@@ -483,7 +483,7 @@ def _comparison(data: Dataset, metric: str) -> Table:
         "Each value is the median of its repetitions ± the half-width of the 95% confidence "
         "interval (Student's t).",
         change_legend(f"run {runs[0]}", any(c.repetition > 1 for c in data.cases)),
-        *([WARNED_LEGEND] if any(c.warnings for c in data.cases) else []),
+        *([WARNED_LEGEND] if any(not w.note for c in data.cases for w in c.warnings) else []),
     )
     return Table(
         "Comparison",

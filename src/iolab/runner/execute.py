@@ -557,7 +557,7 @@ def _result(
         warnings=found.warnings,
         windows=found.windows,
         target_state=known.target_state,
-        telemetry=seen,
+        telemetry=found.telemetry,
         **base,  # type: ignore[arg-type]
     )
 

@@ -12,6 +12,7 @@ devices' counters (/proc/diskstats), turned into per-second figures as iostat do
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -25,12 +26,13 @@ import psutil
 from iolab.targets import caches
 from iolab.targets import stack as stk
 from iolab.targets.environment import parse_cpulist
-from iolab.usage import CPU, Telemetry, UsagePoint
+from iolab.usage import CPU, Other, Telemetry, UsagePoint
 
 INTERVAL_S = 1.0
 LAST_MIN_S = 0.5  # a last part-second shorter than this is not kept (too noisy)
 STARTUP_MS = 1000  # the first second holds fio's start-up (files laid out, jobs forked)
 IDLE_FIELDS = ("idle", "iowait")
+KTHREADD = 2  # the parent of every kernel thread
 
 
 class _Snapshot(NamedTuple):
@@ -92,9 +94,14 @@ class Sampler:
         self._me = psutil.Process(os.getpid())
         self._seen: dict[int, float] = {}
         self._start = 0.0
+        self._started_at = 0.0
+        self._procs: dict[int, _Proc] = {}
+        self._others: tuple[tuple[Other, ...], float | None] = ((), None)
 
     def __enter__(self) -> Sampler:
         self._start = time.monotonic()
+        self._started_at = time.time()
+        self._procs = _processes(self._me)
         self._last = self._snapshot()
         self._thread.start()
         return self
@@ -110,9 +117,15 @@ class Sampler:
         now = self._snapshot()
         if now.at - self._last.at >= LAST_MIN_S:
             self._add(self._last, now)
+        self._others = _others(self._procs, _processes(self._me), now.at - self._start,
+                               len(self.cpus))  # fmt: skip
 
     def telemetry(self) -> Telemetry:
-        return Telemetry(self.cpus, self.devices, tuple(self.points), self.skip_ms)
+        others, share = self._others
+        return Telemetry(
+            self.cpus, self.devices, tuple(self.points), self.skip_ms,
+            started_at=self._started_at, others=others, others_cpu_pct=share,
+        )  # fmt: skip
 
     def _loop(self) -> None:
         while not self._stop.wait(INTERVAL_S - (time.monotonic() - self._start) % INTERVAL_S):
@@ -136,6 +149,61 @@ class Sampler:
             if name in before.disks:
                 figures = _device(before.disks[name], now, seconds)
                 self.points += [UsagePoint(at, name, m, v) for m, v in figures.items()]
+
+
+class _Proc(NamedTuple):
+    name: str
+    cpu_s: float
+    read_bytes: int
+    write_bytes: int
+
+
+OTHERS_KEPT = 3  # the busiest other processes named
+OTHER_MIN_CPU_PCT = 1.0
+OTHER_MIN_MBPS = 1.0
+
+
+def _processes(me: psutil.Process) -> dict[int, _Proc]:
+    """Every user process but this iolab and what it started (fio): its CPU seconds and the
+    bytes it made storage read and write. Kernel threads (children of kthreadd) are left
+    out: a loop device's or md's workers serve fio's own I/O."""
+    ours = {me.pid}
+    with contextlib.suppress(psutil.Error):
+        ours |= {c.pid for c in me.children(recursive=True)}
+    found = {}
+    for proc in psutil.process_iter(["pid", "ppid", "name"]):
+        info = proc.info
+        if info["pid"] in ours or info["pid"] == KTHREADD or info["ppid"] == KTHREADD:
+            continue
+        with contextlib.suppress(psutil.Error, OSError):
+            times = proc.cpu_times()
+            io = proc.io_counters()
+            found[info["pid"]] = _Proc(str(info["name"]), times.user + times.system,
+                                       io.read_bytes, io.write_bytes)  # fmt: skip
+    return found
+
+
+def _others(
+    before: Mapping[int, _Proc], after: Mapping[int, _Proc], seconds: float, cpus: int
+) -> tuple[tuple[Other, ...], float | None]:
+    """The busiest other processes over the case, and all of theirs share of the CPUs."""
+    if seconds <= 0:
+        return (), None
+    deltas = []
+    for pid, now in after.items():
+        old = before.get(pid, _Proc(now.name, 0.0, now.read_bytes, now.write_bytes))
+        cpu = 100 * max(now.cpu_s - old.cpu_s, 0.0) / (seconds * max(cpus, 1))
+        read = max(now.read_bytes - old.read_bytes, 0) / seconds / 1e6
+        write = max(now.write_bytes - old.write_bytes, 0) / seconds / 1e6
+        deltas.append(Other(pid, now.name, min(cpu, 100.0), read, write))
+    share = min(sum(o.cpu_pct for o in deltas), 100.0)
+    busy = [o for o in deltas if o.cpu_pct >= OTHER_MIN_CPU_PCT or _moved(o) >= OTHER_MIN_MBPS]
+    busy.sort(key=lambda o: -(o.cpu_pct + _moved(o)))
+    return tuple(busy[:OTHERS_KEPT]), share
+
+
+def _moved(other: Other) -> float:
+    return other.read_mbps + other.write_mbps
 
 
 def _cpu(before: _Snapshot, after: _Snapshot) -> dict[str, float]:
@@ -169,4 +237,8 @@ def _device(old: Any, new: Any, seconds: float) -> dict[str, float]:
         "r_await_ms": read_ms / reads if reads else 0.0,
         "w_await_ms": write_ms / writes if writes else 0.0,
         "iops": (reads + writes) / seconds,
+        "r_iops": reads / seconds,
+        "w_iops": writes / seconds,
+        "r_mbps": (new.read_bytes - old.read_bytes) / seconds / 1e6,
+        "w_mbps": (new.write_bytes - old.write_bytes) / seconds / 1e6,
     }

@@ -9,17 +9,25 @@ from pathlib import Path
 
 from iolab.errors import StoreError
 from iolab.store.check import RESTORE
-from iolab.usage import Telemetry, UsagePoint
+from iolab.usage import Other, Telemetry, UsagePoint
 
 
 def watched(telemetry: Telemetry | None) -> str | None:
     """The case row's `watched` column: None for a case without telemetry."""
     if telemetry is None:
         return None
-    return json.dumps(
-        {"cpus": list(telemetry.cpus), "devices": list(telemetry.devices),
-         "skip_ms": telemetry.skip_ms}
-    )  # fmt: skip
+    out: dict[str, object] = {
+        "cpus": list(telemetry.cpus), "devices": list(telemetry.devices),
+        "skip_ms": telemetry.skip_ms,
+    }  # fmt: skip
+    if telemetry.window_ms is not None:
+        out["window_ms"] = list(telemetry.window_ms)
+    if telemetry.others_cpu_pct is not None:
+        out["others_cpu_pct"] = telemetry.others_cpu_pct
+        out["others"] = [
+            [o.pid, o.name, o.cpu_pct, o.read_mbps, o.write_mbps] for o in telemetry.others
+        ]
+    return json.dumps(out)
 
 
 def points(telemetry: Telemetry) -> list[tuple[int, str, str, float]]:
@@ -37,8 +45,18 @@ def telemetry(
         devices = tuple(str(d) for d in found["devices"])
         skip = int(found.get("skip_ms", 0))
         kept = tuple(UsagePoint(int(t), str(s), str(m), float(v)) for t, s, m, v in rows)
-    except (ValueError, TypeError, KeyError, AttributeError):
+        window = found.get("window_ms")
+        window_ms = (int(window[0]), int(window[1])) if window is not None else None
+        share = found.get("others_cpu_pct")
+        others = tuple(
+            Other(int(p), str(n), float(c), float(r), float(w))
+            for p, n, c, r, w in found.get("others", [])
+        )
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError):
         raise StoreError(
             f"{where} is damaged (a case's telemetry does not decode); {RESTORE}"
         ) from None
-    return Telemetry(cpus, devices, kept, skip)
+    return Telemetry(
+        cpus, devices, kept, skip, window_ms, others=others,
+        others_cpu_pct=float(share) if share is not None else None,
+    )  # fmt: skip

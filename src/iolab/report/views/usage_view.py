@@ -153,6 +153,7 @@ def flat_scaling(data: Dataset) -> list[CheckWarning]:
             iops,
             data.telemetry.get(_key(c)),
             *devices_of(definitions.get(c.setup, {})),
+            frozenset(w.code for w in c.warnings),
         )
         for c in data.cases
         if c.status == "ok" and (iops := case_value(c, "iops")) is not None
