@@ -158,7 +158,7 @@ class _Proc(NamedTuple):
     write_bytes: int
 
 
-OTHERS_KEPT = 3  # the busiest other processes named
+OTHERS_KEPT = 2  # the busiest other processes named, by CPU and by I/O
 OTHER_MIN_CPU_PCT = 1.0
 OTHER_MIN_MBPS = 1.0
 
@@ -198,8 +198,9 @@ def _others(
         deltas.append(Other(pid, now.name, min(cpu, 100.0), read, write))
     share = min(sum(o.cpu_pct for o in deltas), 100.0)
     busy = [o for o in deltas if o.cpu_pct >= OTHER_MIN_CPU_PCT or _moved(o) >= OTHER_MIN_MBPS]
-    busy.sort(key=lambda o: -(o.cpu_pct + _moved(o)))
-    return tuple(busy[:OTHERS_KEPT]), share
+    by_cpu = sorted(busy, key=lambda o: -o.cpu_pct)[:OTHERS_KEPT]
+    by_io = sorted(busy, key=lambda o: -_moved(o))[:OTHERS_KEPT]
+    return tuple({o.pid: o for o in (*by_cpu, *by_io) if o in by_cpu or _moved(o)}.values()), share
 
 
 def _moved(other: Other) -> float:
