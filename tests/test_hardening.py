@@ -104,13 +104,18 @@ def test_sigkill_leaves_no_fio_and_the_next_command_cleans_up(target: Path) -> N
         )
         assert runs.returncode == 0, runs.stderr
         said = runs.stderr.strip().splitlines()
-        assert len(said) == 1 and "which is gone: marked interrupted" in said[0], runs.stderr
+        assert len(said) == 1 and "run 1's iolab (pid " in said[0], runs.stderr
+        assert "died; the next 'iolab run' on this database removes what it left" in said[0]
         assert "resume with: iolab run --resume 1" in said[0]
-        assert not (target / "iolab.testfile").exists(), "the dead run's test file is removed"
-        assert not list((target / "scratch").iterdir()), "its scratch folder is removed"
-        assert "interrupted" in runs.stdout
+        # a command that only reads removes nothing (issue 29, finding 3): the next run does
+        assert (target / "iolab.testfile").exists() and list((target / "scratch").iterdir())
     resumed = run_iolab("run", "plan.toml", cwd=target, check=True)
     assert "resuming run 1" in resumed.stderr
+    cleaned = resumed.stderr.splitlines()[0]
+    assert cleaned.startswith("iolab: run 1 was left running by process "), cleaned
+    assert f"removed {target / 'iolab.testfile'}" in cleaned, "the dead run's test file"
+    assert not (target / "iolab.testfile").exists()
+    assert not list((target / "scratch").iterdir()), "the scratch folders are removed"
     rows = stored_cases(db)
     assert len(rows) == CASES and {r[3] for r in rows} == {"ok"}
     assert len({(r[0], r[1], r[2]) for r in rows}) == CASES, "every case exactly once"

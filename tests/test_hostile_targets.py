@@ -36,7 +36,7 @@ from iolab.errors import FioError, TargetError
 from iolab.fio import info
 from iolab.model import Setup
 from iolab.plan import parse_plan
-from iolab.targets import lock
+from iolab.targets import evidence, lock
 from iolab.targets.path import TEST_FILE, prepare
 from loopdevs import LoopDevs, loops_fixture, sh
 from test_bad_input import invoke, listing, plan, problems_with_output, spawn
@@ -610,7 +610,9 @@ def test_a_test_file_name_that_leads_elsewhere_is_refused(workdir: Path, kind: s
 
 
 def test_a_test_file_left_by_an_earlier_run_is_reused(workdir: Path) -> None:
+    """Reused only when it carries iolab's mark (issue 29, finding 6: tests/test_hostile_ledger)."""
     (workdir / TEST_FILE).write_bytes(b"\0" * 4096)
+    os.setxattr(workdir / TEST_FILE, evidence.MARK, b"0123456789abcdef0123456789abcdef")
     prepared = prepare(Setup(name="here", path=str(workdir)), probe_write=False)
     assert prepared.owned and prepared.filename == workdir.resolve() / TEST_FILE
 
