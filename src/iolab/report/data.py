@@ -13,13 +13,21 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from iolab.analysis import latency
+from iolab.analysis import latency, virtual_cache
 from iolab.errors import ReportError
 from iolab.fio import parse
-from iolab.model import Direction, JSONObject, PeakRecord, Sample, Setup, SteadyRecord
+from iolab.model import (
+    CheckWarning,
+    Direction,
+    JSONObject,
+    PeakRecord,
+    Sample,
+    Setup,
+    SteadyRecord,
+)
 from iolab.report import summary
 from iolab.store import CaseRow, RunRow, Store
-from iolab.targets.facts import SetupFacts
+from iolab.targets.facts import DeviceFacts, SetupFacts
 from iolab.usage import Telemetry
 
 SeriesKey = tuple[str, str, int]  # (set-up label, workload, repetition)
@@ -154,6 +162,7 @@ def load(
         for row in store.cases(run.id)
         if (run.id, row.setup) in label
     )
+    cases = _with_run_checks(cases, setups)
     labels = [s.label for s in setups]
     ref = summary.reference(labels, runs[0].baseline if len(runs) == 1 or pool else None)
     charted = summary.charted(cases, labels, ref) if samples or histograms else None
@@ -166,6 +175,33 @@ def load(
         if (run.id, setup) in label
     }
     return Dataset(tuple(runs), setups, cases, found_samples, found_bins, charted, seen, pool)
+
+
+def _with_run_checks(cases: tuple[Case, ...], setups: Sequence[SetupInfo]) -> tuple[Case, ...]:
+    """The cases with the warnings only a set-up's cases together show (virtual-cache: writes
+    far above reads of the same shape on a virtual disk with write back), each on its cell."""
+    found: dict[tuple[str, str], CheckWarning] = {}
+    for info in setups:
+        disk = virtual_cache.virtual_write_back(_devices(info.facts))
+        mine = [c for c in cases if c.setup == info.label and c.status == "ok"]
+        figures = [virtual_cache.Figure(c.workload, c.options, c.total("bw") / 1e6) for c in mine]
+        for workload, warning in virtual_cache.warnings(disk, figures).items():
+            found[(info.label, workload)] = warning
+    return tuple(_warned(c, found.get((c.setup, c.workload))) for c in cases)
+
+
+def _warned(case: Case, warning: CheckWarning | None) -> Case:
+    if warning is None or case.status != "ok" or any(w.code == warning.code for w in case.warnings):
+        return case
+    return replace(case, warnings=(*case.warnings, warning))
+
+
+def _devices(facts: SetupFacts) -> list[DeviceFacts]:
+    """Every device recorded under a set-up's target, its layout's members included."""
+    found = list(facts.target.devices.values()) if facts.target else []
+    if facts.layout is not None:
+        found += list(facts.layout.devices.values())
+    return found
 
 
 def _pooled(setups: Sequence[SetupInfo]) -> tuple[SetupInfo, ...]:
