@@ -5,14 +5,16 @@ output ("client_stats", with fio's "All clients" entry, which iolab leaves out).
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from iolab.exchange import values
 from iolab.exchange.found import Job, Unreadable, options_of, percentile_key, scaled
-from iolab.model import DIRECTIONS, Sample
+from iolab.model import DIRECTIONS, Direction, Sample
 
 ALL_CLIENTS = "All clients"
 _LATENCIES = (("clat", "clat_ns"), ("lat", "lat_ns"), ("slat", "slat_ns"))
@@ -22,24 +24,81 @@ class Damaged(Unreadable):
     """Text that is not JSON, or JSON cut short."""
 
 
-def documents(text: str, where: str = "") -> list[tuple[dict[str, Any], str]]:
-    """Every JSON document in the text, with its own text; fio may print lines before the
-    first (a set-up error, or client/server's job descriptions). Each document's numbers are
-    checked (values.check_tree); `where` leads the field's name in a message."""
+# Bounds on what one file may hold, far above what fio writes: a json+ document of fio's most
+# jobs (4,096, no group_reporting) is under 100 MB; a stream of 100,000 documents is more than
+# a day at --status-interval=1. Each document is read, checked and folded in turn: a stream's
+# memory is one document's and the samples, not every document's.
+MAX_DOCUMENT_CHARS = 128 * 1024**2
+MAX_DOCUMENTS = 100_000
+_SPACE = re.compile(r"\s*")
+
+
+class Document(NamedTuple):
+    """One JSON document of a file: its value, its place in the text, and whether the file
+    holds others (then messages name it: "document 3: ...")."""
+
+    value: dict[str, Any]
+    number: int
+    several: bool
+    start: int
+    end: int
+
+    @property
+    def label(self) -> str:
+        return f"document {self.number}: " if self.several else ""
+
+
+def each(text: str, where: str = "") -> Iterator[Document]:
+    """Every JSON document in the text, one at a time (fio may print lines before the first:
+    a set-up error, or client/server's job descriptions); each one's numbers are checked
+    (values.check_tree) before it is yielded; `where` leads the field's name in a message.
+    Linear in the text: nothing before a document is looked at again."""
     start = text.find("{")
     if start < 0:
         raise Damaged("no JSON document in it")
-    found = []
+    number, bound = 0, _Bound(text)
     while start >= 0:
+        number += 1
+        if number > MAX_DOCUMENTS:
+            raise Unreadable(
+                f"a stream of more than {MAX_DOCUMENTS:,} JSON documents (more than a day of "
+                "--status-interval=1); split it where a document starts ('{' at a line's "
+                "start) and import the parts"
+            )
+        bound.check(start)
         value, end = _decoded(text, start)
         if not isinstance(value, dict):
             raise Damaged("its JSON is not an object")
-        found.append((value, text[start:end]))
-        rest = text[end:]
-        start = end + len(rest) - len(rest.lstrip()) if rest.lstrip().startswith("{") else -1
-    for number, (value, _) in enumerate(found, start=1):
-        values.check_tree(value, f"{where}document {number}: " if len(found) > 1 else where)
-    return found
+        after = _SPACE.match(text, end).end()  # type: ignore[union-attr]
+        following = text.startswith("{", after)
+        doc = Document(value, number, number > 1 or following, start, end)
+        values.check_tree(value, f"{where}{doc.label}")
+        yield doc
+        start = after if following else -1
+
+
+class _Bound:
+    """A document's size, told before it is read: from its '{' to the next '{' at a line's
+    start (where fio starts its next document), or the text's end; each search reaches past
+    the one before, so the text is searched once in all."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.next = text, -1
+
+    def check(self, start: int) -> None:
+        if self.next <= start:
+            found = self.text.find("\n{", start + 1)
+            self.next = found if found >= 0 else len(self.text)
+        if self.next - start > MAX_DOCUMENT_CHARS:
+            raise Unreadable(
+                f"a JSON document of more than {MAX_DOCUMENT_CHARS // 1024**2} MiB; fio's "
+                "largest (4,096 jobs of json+) is under 100 MB: this is not one fio wrote"
+            )
+
+
+def documents(text: str, where: str = "") -> list[tuple[dict[str, Any], str]]:
+    """Every JSON document in the text, with its own text (see `each`)."""
+    return [(doc.value, text[doc.start : doc.end]) for doc in each(text, where)]
 
 
 def _decoded(text: str, start: int) -> tuple[Any, int]:
@@ -58,17 +117,23 @@ def _decoded(text: str, start: int) -> tuple[Any, int]:
 def read(path: Path, text: str) -> list[Job]:
     """The jobs of one fio JSON file: a single document, a --status-interval stream, or
     client/server output."""
-    docs = documents(text)
-    for number, (doc, _) in enumerate(docs, start=1):
-        values.check_fio(doc, f"document {number}: " if len(docs) > 1 else "")
-    first = docs[0][0]
-    if "client_stats" in first:
-        return client_server(path, first)
-    if not isinstance(first.get("jobs"), list):
+    docs = each(text)
+    return jobs_of(path, text, next(docs), docs)
+
+
+def jobs_of(path: Path, text: str, first: Document, rest: Iterator[Document]) -> list[Job]:
+    """The jobs of a file whose first document is `first` and whose others `rest` yields (each
+    read once, in turn)."""
+    values.check_fio(first.value, first.label)
+    if "client_stats" in first.value:
+        for doc in rest:
+            values.check_fio(doc.value, doc.label)
+        return client_server(path, first.value)
+    if not isinstance(first.value.get("jobs"), list):
         raise Unreadable("JSON without fio's 'jobs' list")
-    if len(docs) > 1:
-        return status_stream(path, [doc for doc, _ in docs])
-    return standalone(path, first, text)
+    if not first.several:
+        return standalone(path, first.value, text)
+    return status_stream(path, itertools.chain([first], rest))
 
 
 def _header(doc: dict[str, Any]) -> dict[str, Any]:
@@ -115,33 +180,56 @@ def client_server(path: Path, doc: dict[str, Any]) -> list[Job]:
     ]  # fmt: skip
 
 
-def status_stream(path: Path, docs: list[dict[str, Any]]) -> list[Job]:
+def status_stream(path: Path, docs: Iterable[Document]) -> list[Job]:
     """`--status-interval`: cumulative documents; the last is fio's final result, and the
-    differences between consecutive ones are per-interval samples."""
-    jobs = standalone(path, docs[-1], "")
+    differences between consecutive ones are per-interval samples. The documents are folded
+    in one at a time: only the last is kept."""
+    intervals = _Intervals()
+    last: dict[str, Any] = {}
+    for doc in docs:
+        if doc.number > 1:
+            values.check_fio(doc.value, doc.label)
+        entries = doc.value.get("jobs", [])
+        if not isinstance(entries, list):
+            raise Unreadable(f"{doc.label}fio's 'jobs' is not a list")
+        intervals.add(_by_name(entries))
+        last = doc.value
+    jobs = standalone(path, last, "")
     for job in jobs:
         job.raw = json.dumps({**job.header, "jobs": job.entries}, indent=2)
-        snapshots = [_by_name(doc.get("jobs", [])).get(job.name, []) for doc in docs]
-        job.samples = list(interval_samples([s for s in snapshots if s]))
+        job.samples = intervals.samples(job.name)
     return jobs
 
 
-def interval_samples(snapshots: list[list[dict[str, Any]]]) -> Iterator[Sample]:
-    """IOPS, bytes/s and mean completion latency over each interval between cumulative
-    snapshots of one job, stamped with the job's runtime at the interval's end (ms)."""
-    for direction in DIRECTIONS:
-        before = _Totals(0, 0, 0, 0.0, 0)
-        for entries in snapshots:
-            now = _totals([e[direction] for e in entries if isinstance(e.get(direction), dict)])
-            span = now.runtime - before.runtime
-            if span > 0 and now.ios > 0:
-                yield Sample("iops", direction, now.runtime, (now.ios - before.ios) * 1000 / span)
-                moved = now.moved - before.moved
-                yield Sample("bw", direction, now.runtime, moved * 1000 / span)
-                if now.completed > before.completed:
-                    mean = (now.latency - before.latency) / (now.completed - before.completed)
-                    yield Sample("lat", direction, now.runtime, mean)
-            before = now
+class _Intervals:
+    """Per job and direction, the samples so far and the totals of the snapshot before."""
+
+    def __init__(self) -> None:
+        self.before: dict[tuple[str, str], _Totals] = {}
+        self.found: dict[tuple[str, str], list[Sample]] = {}
+
+    def add(self, snapshot: dict[str, list[dict[str, Any]]]) -> None:
+        for name, entries in snapshot.items():
+            for direction in DIRECTIONS:
+                key = (name, direction)
+                before = self.before.get(key, _NOTHING)
+                now = _totals([e[direction] for e in entries if isinstance(e.get(direction), dict)])
+                self.found.setdefault(key, []).extend(_between(direction, before, now))
+                self.before[key] = now
+
+    def samples(self, name: str) -> list[Sample]:
+        return [s for direction in DIRECTIONS for s in self.found.get((name, direction), [])]
+
+
+def _between(direction: Direction, before: _Totals, now: _Totals) -> Iterator[Sample]:
+    span = now.runtime - before.runtime
+    if span > 0 and now.ios > 0:
+        yield Sample("iops", direction, now.runtime, (now.ios - before.ios) * 1000 / span)
+        moved = now.moved - before.moved
+        yield Sample("bw", direction, now.runtime, moved * 1000 / span)
+        if now.completed > before.completed:
+            mean = (now.latency - before.latency) / (now.completed - before.completed)
+            yield Sample("lat", direction, now.runtime, mean)
 
 
 class _Totals(NamedTuple):
@@ -150,6 +238,9 @@ class _Totals(NamedTuple):
     moved: int  # bytes
     latency: float  # completion latencies added up, ns
     completed: int  # completion latencies
+
+
+_NOTHING = _Totals(0, 0, 0, 0.0, 0)
 
 
 def _totals(parts: list[dict[str, Any]]) -> _Totals:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +29,7 @@ from iolab.store import Store
 OUTPUT_SUFFIXES = (".json", ".log", ".txt", ".out", ".terse", ".csv")
 MAX_BYTES = 1024**3
 MAX_FOLDER_DEPTH = 64  # bench-fio's trees are 5 deep; a folder deeper than this is no result tree
+_JSON_START = re.compile(r"\s*\{")
 KNOWN = (
     "fio JSON or json+, terse v3-v5, a --status-interval stream, client/server JSON, fio's "
     "_bw/_iops/_lat/_clat logs, dd's or bonnie++'s report, a published table, or an iolab export"
@@ -141,7 +144,8 @@ def read(paths: Sequence[str], setup: str | None, imported: Mapping[str, int]) -
         except Unreadable as error:
             batch.problems.append(f"{path}: {error}")
             continue
-        if not source.text.strip() and (logs.NAME.match(path.name) or benchfio.is_host_log(path)):
+        blank = not source.text or source.text.isspace()
+        if blank and (logs.NAME.match(path.name) or benchfio.is_host_log(path)):
             continue  # fio's log of a job shorter than one interval: nothing in it
         if source.digest in imported:
             batch.skipped.append(f"{path}: already imported (run {imported[source.digest]})")
@@ -152,6 +156,7 @@ def read(paths: Sequence[str], setup: str | None, imported: Mapping[str, int]) -
         seen[source.digest] = path
         try:
             _recognise(batch, source, groups)
+            source.text = ""  # read: its name and digest are kept, not what it holds
         except _Unknown:
             if path.suffix.lower() == ".csv" and path not in named:  # found in a folder
                 batch.skipped.append(f"{path}: a CSV file of no kind iolab reads, left out")
@@ -165,14 +170,29 @@ def read(paths: Sequence[str], setup: str | None, imported: Mapping[str, int]) -
 
 def _source(path: Path) -> Source:
     try:
-        if path.stat().st_size > MAX_BYTES:
-            raise Unreadable("larger than 1 GiB; fio's output is smaller")
-        data = path.read_bytes()
+        data = _contents(path)
         return Source(path, data.decode(), hashlib.sha256(data).hexdigest())
     except UnicodeDecodeError:
         raise Unreadable(f"not text ({KNOWN} is)") from None
     except OSError as error:
         raise Unreadable(f"cannot be read ({error.strerror})") from None
+
+
+def _contents(path: Path) -> bytes:
+    """A regular file's bytes, at most MAX_BYTES; what it is is told from the open file itself
+    (opened without blocking), so a FIFO or a device put in place of a file after it was
+    listed is refused instead of waited on."""
+    handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(handle, "rb") as opened:
+        found = os.fstat(handle)
+        if not stat.S_ISREG(found.st_mode):
+            raise Unreadable("not a regular file (a FIFO, a device or a socket); name the file")
+        if found.st_size > MAX_BYTES:
+            raise Unreadable("larger than 1 GiB; fio's output is smaller")
+        data = opened.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:  # it grew while it was read
+        raise Unreadable("larger than 1 GiB; fio's output is smaller")
+    return data
 
 
 def _recognise(batch: Batch, source: Source, groups: dict[tuple[Path, str], list[Path]]) -> None:
@@ -185,12 +205,13 @@ def _recognise(batch: Batch, source: Source, groups: dict[tuple[Path, str], list
     jobs: list[Job]
     if terse.is_terse(text):
         jobs = list(terse.read(path, text))
-    elif text.lstrip().startswith("{") or '"fio version"' in text:
-        docs = fio_json.documents(text)
-        if restore.is_export(docs[0][0]):
-            batch.exports.append((source, restore.tables(docs[0][0])))
+    elif _JSON_START.match(text) or '"fio version"' in text:
+        docs = fio_json.each(text)
+        first = next(docs)
+        if restore.is_export(first.value):
+            batch.exports.append((source, restore.tables(first.value)))
             return
-        jobs = benchfio.placed_jobs(path, _usable(fio_json.read(path, text)))
+        jobs = benchfio.placed_jobs(path, _usable(fio_json.jobs_of(path, text, first, docs)))
     elif dd.is_dd(text):
         jobs = list(dd.read(path, text))
     elif bonnie.is_bonnie(text):

@@ -26,6 +26,9 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import itertools
+import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +59,8 @@ BONNIE = {
 CACHE_COLUMNS = {"cache_mb": 2**20, "cache_gb": 2**30}  # a RAID card's cache: MiB, GiB
 DEVICE_COLUMNS = ("drives", "devices")  # the set-up's device count
 MAX_DEVICES = 4096
+MAX_ROWS = 10_000  # rows of figures in one table (a study's table is tens of rows)
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")  # a line of the text, read one at a time
 
 
 @dataclass(frozen=True)
@@ -88,16 +93,19 @@ def read(path: Path, text: str) -> list[Placed]:
     ]
 
 
-def _lines(text: str) -> list[tuple[int, str]]:
-    return [(n, line) for n, line in enumerate(text.splitlines(), 1)
-            if line.strip() and not line.lstrip().startswith("#")]  # fmt: skip
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """The lines that are not empty or comments, with their numbers, one at a time."""
+    for number, found in enumerate(_LINE.finditer(text), 1):
+        line = found.group().rstrip("\r\n")
+        if line.strip() and not line.lstrip().startswith("#"):
+            yield number, line
 
 
 def _header(text: str) -> list[str] | None:
-    lines = _lines(text)
-    if not lines:
+    first = next(_lines(text), None)
+    if first is None:
         return None
-    header = _cells(*lines[0])
+    header = _cells(*first)
     return header if len(header) > 1 else None
 
 
@@ -109,7 +117,12 @@ def _cells(number: int, line: str) -> list[str]:
 
 
 def _rows(text: str, header: list[str]) -> Iterator[Row]:
-    for number, line in _lines(text)[1:]:
+    for count, (number, line) in enumerate(itertools.islice(_lines(text), 1, None), 1):
+        if count > MAX_ROWS:
+            raise Unreadable(
+                f"a table of more than {MAX_ROWS:,} rows; a study's published table is tens of "
+                "rows: split it into files of at most that many (each with the header line)"
+            )
         cells = _cells(number, line)
         if len(cells) != len(header):
             raise Unreadable(f"line {number}: {len(cells)} cells under {len(header)} columns")
@@ -173,9 +186,9 @@ def _names(first: dict[str, Row]) -> dict[str, str]:
     """Each workload as iolab names a point of a sweep ("4k rw=read"); where two would share a
     name, their other options are added to it."""
     base = {label: _base_name(row) for label, row in first.items()}
-    taken = list(base.values())
+    taken = Counter(base.values())  # counted once: a count per workload made it quadratic
     return {
-        label: name if taken.count(name) == 1 else " ".join(
+        label: name if taken[name] == 1 else " ".join(
             [name, *(f"{c}={first[label].cells[c]}" for c in OPTION_COLUMNS[2:]
                      if first[label].cells.get(c))])
         for label, name in base.items()
@@ -313,7 +326,8 @@ def _setup_name(row: Row, columns: list[str]) -> str:
 def _dd_commands(text: str) -> dict[Direction, dict[str, str]]:
     """The dd command of each direction that the comments give."""
     found: dict[Direction, dict[str, str]] = {}
-    for line in text.splitlines():
+    for match in _LINE.finditer(text):
+        line = match.group().rstrip("\r\n")
         if line.lstrip().startswith("#"):
             for operands in dd.commands(line):
                 try:

@@ -6,6 +6,7 @@ import contextlib
 import logging
 import os
 import re
+import select
 import shlex
 import signal
 import subprocess
@@ -82,11 +83,18 @@ def _follow(
     on_status: Callable[[Status], None] | None,
     timeout_s: float | None,
 ) -> bool:
-    """Read fio's status lines until it exits; True if it had to be stopped for the timeout."""
+    """Read fio's status lines until it exits; True if it had to be stopped for the timeout.
+    The wait for a line has the deadline too: a fio that prints nothing (stopped, or hung in
+    the kernel) is stopped when it passes, not waited for."""
     assert child.stdout is not None
     deadline = time.monotonic() + timeout_s if timeout_s else None
     fd, pending = child.stdout.fileno(), b""
     while True:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                stop(child)
+                return True
         chunk = os.read(fd, 4096)
         if not chunk:
             break
@@ -95,23 +103,24 @@ def _follow(
             status = status_line(line.decode(errors="replace"))
             if status and on_status:
                 on_status(status)
-        if deadline and time.monotonic() > deadline:
-            stop(child)
-            return True
     child.wait()
     return False
 
 
 def stop(child: subprocess.Popen[bytes], grace_s: float = STOP_GRACE_S) -> None:
     """Ask fio to stop as Ctrl-C would (through its keeper), then have every fio process
-    killed if it does not go; always reap it."""
+    killed if it does not go (the keeper kills them all on SIGTERM, a stopped one too); the
+    keeper itself is killed if it does not end either. Always reaps it."""
     if child.poll() is not None:
         return
-    with contextlib.suppress(ProcessLookupError):
-        child.send_signal(signal.SIGINT)
-    try:
-        child.wait(grace_s)
-    except subprocess.TimeoutExpired:
+    for signum in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(ProcessLookupError):
-            child.send_signal(signal.SIGTERM)
-        child.wait()
+            os.killpg(child.pid, signal.SIGCONT)  # a stopped keeper or fio takes no signal
+        with contextlib.suppress(ProcessLookupError):
+            child.send_signal(signum)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.wait(grace_s)
+            return
+    with contextlib.suppress(ProcessLookupError):
+        child.kill()
+    child.wait()

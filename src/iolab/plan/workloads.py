@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from iolab import names
+from iolab.fio import durations
 from iolab.fio import options as fio_options
 from iolab.model import FioValue, Workload
 from iolab.plan import methods
@@ -69,6 +70,7 @@ def table_points(
     if over.size is not None:
         merged["size"] = over.size
     if over.runtime is not None:
+        check_duration("runtime", "runtime", over.runtime, Where("--runtime", ""))
         merged["runtime"] = over.runtime
     merged = methods.bounds(merged, where)  # method = "peak": numjobs, iodepth are bounds
     return methods.points(_expand(merged, where))
@@ -92,11 +94,21 @@ def _check_table(table: Mapping[str, Any], where: Where) -> None:
     for key, value in table.items():
         name = check_key(key, where)
         check_value(key, value, where)
+        check_duration(name, key, value, where)
         if name in seen:
             raise where.fail(
                 key, f"{seen[name]} and {key} are the same fio option ({name}); keep one"
             )
         seen[name] = key
+
+
+def check_duration(name: str, key: str, value: object, where: Where) -> None:
+    """A duration that makes fio run or wait (fio.durations: runtime, ramp_time, startdelay,
+    thinktime...) within its bound, each value of a sweep too."""
+    for item in value if isinstance(value, list) else [value]:
+        problem = durations.problem(name, item)
+        if problem:
+            raise where.fail(key, f"{key} = {item!r} {problem}")
 
 
 def fio_names(table: Mapping[str, Any]) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from iolab.analysis import checks, reading
 from iolab.errors import ControllerError, FioError, Interrupted, Resume, Stopped, TargetError
-from iolab.fio import jobfile, parse
+from iolab.fio import durations, jobfile, parse
 from iolab.fio.executor import Executor, HostLimits
 from iolab.fio.hosts import Cluster
 from iolab.fio.outcome import Outcome, failure
@@ -37,8 +37,6 @@ from iolab.targets.environment import JSONDict
 from iolab.targets.path import Prepared
 from iolab.units import parse_seconds, parse_size
 from iolab.usage import Telemetry
-
-TIMEOUT_MARGIN_S = 600
 
 
 class HostsLost(FioError):
@@ -508,7 +506,7 @@ def run_step(
     workdir = Path(tempfile.mkdtemp(prefix="iolab-case-", dir=scratch))
     text = jobfile.render([job])
     started = time.time()
-    timeout = step.planned_s + TIMEOUT_MARGIN_S if step.planned_s else None
+    timeout = durations.deadline_s(job.options, durations.margin_s())
     try:
         if watched is None:
             outcome, seen = executor.run(text, workdir, listener.status, timeout), None

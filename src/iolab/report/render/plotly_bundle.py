@@ -16,8 +16,12 @@ without DecompressionStream shows a line in place of each chart saying so.
 from __future__ import annotations
 
 import base64
+import errno
 import gzip
 import hashlib
+import logging
+import os
+import stat
 import sys
 from dataclasses import dataclass
 from functools import cache
@@ -31,6 +35,8 @@ CARTESIAN_FILE = "plotly-cartesian.min.js"
 CARTESIAN_SHA256 = "79542150855a52c567260e3137095dbe2b744e6d702a5cabe67da246942fba7a"
 # the trace types the cartesian bundle draws, of those iolab's figures use
 CARTESIAN_TRACES = frozenset({"scatter", "bar", "heatmap"})
+MAX_BUNDLE_BYTES = 16 * 1024**2  # the cartesian bundle is 1.4 MiB
+log = logging.getLogger(__name__)
 
 LOADER = """(function () {
   var waiting = [];
@@ -78,12 +84,32 @@ def cartesian_path() -> Path:
 def _cartesian() -> Bundle | None:
     """The cartesian bundle where setup put it and it is the one pinned here, else None."""
     try:
-        code = cartesian_path().read_bytes()
-    except OSError:
+        code = _read_bundle(cartesian_path())
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        log.warning(
+            "%s: %s; this page carries plotly's full bundle (run scripts/setup again)",
+            cartesian_path(), error.strerror,
+        )  # fmt: skip
         return None
     if hashlib.sha256(code).hexdigest() != CARTESIAN_SHA256:
         return None
     return Bundle("cartesian", CARTESIAN_VERSION, code)
+
+
+def _read_bundle(path: Path) -> bytes:
+    """The bundle's bytes, if it is a regular file of at most MAX_BUNDLE_BYTES: opened without
+    blocking and not through a link, so a FIFO, a device or a link in its place is never
+    waited on or followed (OSError saying what it is instead)."""
+    handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    with os.fdopen(handle, "rb") as opened:
+        found = os.fstat(handle)
+        if not stat.S_ISREG(found.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO, a device or a socket)")
+        if found.st_size > MAX_BUNDLE_BYTES:
+            raise OSError(errno.EFBIG, f"larger than {MAX_BUNDLE_BYTES // 1024**2} MiB")
+        return opened.read(MAX_BUNDLE_BYTES)
 
 
 @cache

@@ -1,0 +1,314 @@
+"""Every input and every wait bounded (issue 29, finding 10), table-driven.
+
+- Durations that make fio run or wait (runtime and its alias timeout, ramp_time, startdelay
+  and its ranges, thinktime, thinktime_spin, steadystate_duration, in every unit fio reads)
+  beyond their bounds are refused when the plan is loaded, at their file:line, by `show` and
+  `run`, in a plan, its [defaults], a sweep, a job file and --runtime: the rows of
+  test_bad_input (one line "iolab: error: ...", exit code 1, no traceback, nothing made or
+  changed in the scratch or temporary directory).
+- Imports over their bounds (a --status-interval stream of more than 100,000 documents, a
+  JSON document over 128 MiB, a published table of more than 10,000 rows, in both of its
+  shapes) are refused in one line naming the bound: the rows of test_hostile_imports (the
+  real entry point, memory-capped; no database made, a stored one unchanged, the input
+  untouched). Each file is generated here (the big document is sparse).
+- A fio stopped with SIGSTOP is waited for only until its case's planned time and a margin
+  (IOLAB_CASE_MARGIN_S, 3 s here): it is killed, its case failed in one line, and the next
+  case runs and is kept.
+- A FIFO in place of plotly's cartesian bundle is not opened for reading: the HTML report is
+  written with the full bundle, and a line says why.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+import test_bad_input as bad_input
+import test_hostile_imports as hostile_imports
+from conftest import IOLAB, said, stored_cases
+from golden.make_store import STORE
+from iolab.exchange import fio_json, published
+from iolab.fio import durations
+from test_bad_input import RUNTIME, WORKLOAD, at, bad_plan, case, invoke, listing, plan
+from test_hostile_imports import FIXTURES, Hostile, stored_db
+from test_hostile_targets import Scene, _running, scene
+from test_plotly_bundle import cartesian_at
+
+__all__ = ["cartesian_at", "scene", "stored_db"]  # fixtures, used by name
+
+TEN_YEARS_S = 10 * 365 * 86400
+WEEK = "runtime at most 7 days"
+DAY_BOUND = "at most 1 day"
+PAUSE = "1 hour at most"
+JOB_FILE = "[rr]\nrw=randread\nbs=4k\nsize=8m\n{option}\n"
+
+
+# ---------------------------------------------------------------- durations: the plan's rows
+
+
+def duration(case_id: str, key: str, value: str, bound: str, command: str = "show") -> object:
+    """A [[workload]] with KEY = VALUE, refused at its line naming the bound."""
+    return bad_plan(
+        case_id, [at(WORKLOAD), key, bound], plan(workload=f"{key} = {value}"), command=command
+    )
+
+
+DURATION_ROWS = [
+    bad_plan("runtime-10-years-defaults", [at(RUNTIME), "runtime", WEEK],
+             plan(runtime=str(TEN_YEARS_S)), command="show"),
+    bad_plan("runtime-10-years-run", [at(RUNTIME), "runtime", WEEK],
+             plan(runtime=str(TEN_YEARS_S))),
+    duration("runtime-a-second-over-a-week", "runtime", str(7 * 86400 + 1), WEEK),
+    duration("runtime-seconds-suffix", "runtime", f'"{TEN_YEARS_S}s"', WEEK),
+    duration("runtime-minutes", "runtime", '"5256000m"', WEEK),
+    duration("runtime-hours", "runtime", '"87600h"', WEEK, command="run"),
+    duration("runtime-milliseconds", "runtime", f'"{TEN_YEARS_S * 1000}ms"', WEEK),
+    duration("runtime-microseconds", "runtime", f'"{TEN_YEARS_S * 10**6}us"', WEEK),
+    duration("runtime-in-a-sweep", "runtime", f"[1, 2, {TEN_YEARS_S}]", WEEK),
+    duration("timeout-alias", "timeout", str(TEN_YEARS_S), WEEK),
+    duration("ramp_time-10-years", "ramp_time", str(TEN_YEARS_S), DAY_BOUND),
+    duration("ramp_time-days", "ramp_time", '"87600h"', DAY_BOUND, command="run"),
+    duration("startdelay-10-years", "startdelay", str(TEN_YEARS_S), DAY_BOUND),
+    duration("startdelay-range", "startdelay", f'"1-{TEN_YEARS_S}"', DAY_BOUND),
+    duration("startdelay-days", "startdelay", '"3650d"', DAY_BOUND, command="run"),
+    duration("thinktime-10-years-us", "thinktime", str(TEN_YEARS_S * 10**6), PAUSE),
+    duration("thinktime-days", "thinktime", '"3650d"', PAUSE, command="run"),
+    duration("thinktime-hours", "thinktime", '"2h"', PAUSE),
+    duration("thinktime-unreadable", "thinktime", '"10 years"', "not a duration"),
+    duration("thinktime_spin-days", "thinktime_spin", '"1d"', PAUSE),
+    duration("steadystate_duration-10-years", "ss_dur", '"3650d"', "at most 7 days"),
+    case("runtime-flag-run", f"run plan.toml --runtime {TEN_YEARS_S}",
+         ["--runtime", "runtime", WEEK], {"plan.toml": plan()}),
+    case("runtime-flag-show", "show plan.toml --runtime 87600h",
+         ["--runtime", "runtime", WEEK], {"plan.toml": plan()}),
+    case("job-file-thinktime", "show job.fio", ["job.fio:5", "thinktime", PAUSE],
+         {"job.fio": JOB_FILE.format(option="thinktime=3650d")}),
+    case("job-file-runtime-run", "run job.fio", ["job.fio:5", "runtime", WEEK],
+         {"job.fio": JOB_FILE.format(option=f"runtime={TEN_YEARS_S}")}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("bad", DURATION_ROWS)
+def test_a_duration_beyond_its_bound_is_refused_at_its_line(
+    bad: bad_input.Bad,
+    request: pytest.FixtureRequest,
+    workdir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    bad_input.test_bad_input_is_one_line_exit_1_and_changes_nothing(
+        bad, request, workdir, tmp_path, monkeypatch
+    )
+
+
+GENEROUS = [
+    "runtime = 604800", 'runtime = "168h"', 'ramp_time = "24h"', 'startdelay = "1-86400"',
+    'thinktime = "1h"', 'thinktime = "500ms"', "thinktime_spin = 3600000000",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("line", GENEROUS)
+def test_durations_within_their_bounds_pass(
+    line: str, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (workdir / "plan.toml").write_text(plan(workload=line).replace("@DIR@", str(workdir)))
+    monkeypatch.chdir(workdir)
+    outcome = invoke(["show", "plan.toml"], limit_s=60)
+    assert outcome.code == 0 and not outcome.crash, outcome.stderr + outcome.crash
+
+
+def test_a_case_s_deadline_covers_every_wait_and_a_week_bounds_a_case_without_runtime() -> None:
+    options = {"runtime": 10, "ramp_time": "2m", "startdelay": "5-30", "thinktime": "1s"}
+    assert durations.deadline_s(options, 600) == 10 + 120 + 30 + 1 + 600
+    assert durations.deadline_s({"runtime": 0, "time_based": 0}, 3) == 7 * 86400 + 3
+
+
+# ---------------------------------------------------------------- imports: the rows
+
+
+def stream_over_the_bound(folder: Path) -> Path:
+    """A --status-interval stream one document longer than the bound: fio's real header (from
+    the fixture) on documents that hold no job yet, as fio prints before its jobs start."""
+    real = (FIXTURES / "import/status-interval/status-interval.json").read_text()
+    version = re.search(r'"fio version" : "([^"]+)"', real)
+    assert version is not None
+    one = f'{{\n  "fio version" : "{version.group(1)}",\n  "jobs" : []\n}}\n'
+    out = folder / "stream.json"
+    with out.open("w") as handle:
+        for _ in range(fio_json.MAX_DOCUMENTS + 1):
+            handle.write(one)
+    return out
+
+
+def document_over_the_bound(folder: Path) -> Path:
+    """A real fio JSON document with a sparse run of NULs inside it, past the bound."""
+    real = hostile_imports.RANDREAD.read_bytes()
+    out = folder / "big.json"
+    with out.open("wb") as handle:
+        handle.write(real[: real.index(b"{") + 1])
+        handle.seek(fio_json.MAX_DOCUMENT_CHARS + 1, os.SEEK_CUR)
+        handle.write(real[real.index(b"{") + 1 :])
+    return out
+
+
+def table_over_the_bound(header: str, row: str) -> hostile_imports.Make:
+    def make(folder: Path) -> Path:
+        out = folder / "table.csv"
+        lines = [f"# {published.MAX_ROWS + 1} rows", header]
+        lines += [row.format(n=n) for n in range(published.MAX_ROWS + 1)]
+        out.write_text("\n".join(lines) + "\n")
+        return out
+
+    return make
+
+
+def not_a_file(path: str) -> hostile_imports.Make:
+    return lambda folder: Path(path)
+
+
+IMPORT_ROWS = [
+    Hostile("stream-over-100000-documents", stream_over_the_bound,
+            ("more than 100,000 JSON documents", "split it"), spawn=True),
+    Hostile("json-document-over-128-mib", document_over_the_bound,
+            ("a JSON document of more than 128 MiB",), spawn=True),
+    Hostile("table-setups-as-columns-over-10000-rows",
+            table_over_the_bound("workload,rw,bs,metric,SSD A,SSD B",
+                                 "w{n},randread,4k,iops,{n},1000"),
+            ("more than 10,000 rows", "split it"), spawn=True),
+    Hostile("table-setups-as-rows-over-10000-rows",
+            table_over_the_bound("card,seq_output_block_KB/s", "card {n},1000"),
+            ("more than 10,000 rows", "split it"), spawn=True),
+    Hostile("dev-zero", not_a_file("/dev/zero"), ("not a regular file",), listed=False),
+]  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("row", IMPORT_ROWS, ids=[row.id for row in IMPORT_ROWS])
+def test_an_import_beyond_its_bound_is_one_line_and_stores_nothing(
+    row: Hostile, tmp_path: Path, stored_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hostile_imports.test_a_hostile_import_is_one_line_and_stores_nothing(
+        row, tmp_path, stored_db, monkeypatch
+    )
+
+
+def test_the_tables_hold_at_least_twenty_rows() -> None:
+    assert len(DURATION_ROWS) + len(IMPORT_ROWS) >= 20
+
+
+# ---------------------------------------------------------------- a stopped fio
+
+TWO_CASES = """name = "stopped"
+
+[defaults]
+runtime = 2
+size = "8m"
+
+[[setup]]
+name = "here"
+path = "{dir}"
+
+[[workload]]
+name = "stopped"
+rw = "randread"
+
+[[workload]]
+name = "after"
+rw = "read"
+"""
+MARGIN_S = 3
+
+
+def _case_fio(scene: Scene) -> int | None:
+    """The first fio started to run a case (not to answer a question), once it has started."""
+    calls, pids = scene.fio_calls(), scene.started()
+    for call, pid in zip(calls, pids, strict=False):
+        if call.startswith("--output-format"):
+            return pid
+    return None
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text() if entry.isdigit() else ""
+        except OSError:
+            continue
+        if stat and int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.fio
+def test_a_stopped_fio_is_killed_at_its_deadline_and_the_run_goes_on(
+    scene: Scene, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scene.fio('exec @REAL@ "$@"\n')
+    (scene.cwd / "plan.toml").write_text(TWO_CASES.format(dir=scene.cwd))
+    before = listing(scene.cwd)
+    env = {**os.environ, "TMPDIR": str(scene.tmp), durations.MARGIN_ENV: str(MARGIN_S)}
+    child = subprocess.Popen(
+        [*IOLAB, "run", "plan.toml", "--db", "x.db"], cwd=scene.cwd, env=env, text=True,
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while (fio := _case_fio(scene)) is None and child.poll() is None:
+            assert time.monotonic() < deadline, "no case's fio started"
+            time.sleep(0.05)
+        assert fio is not None, child.communicate()
+        stopped_at = time.monotonic()
+        for pid in (fio, *_children(fio)):
+            os.kill(pid, signal.SIGSTOP)
+        out, err = child.communicate(timeout=150)
+        took = time.monotonic() - stopped_at
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert "Traceback" not in out + err
+    assert child.returncode == 3, err
+    lines = said(err)
+    assert lines == ["iolab: 1 of 2 cases failed (fio's errors above)"], err
+    assert "stopped #1: failed: fio did not finish in time and was stopped" in err
+    # its planned 2 s, the margin, the next case's run and a loaded machine's slack; an
+    # unbounded wait never ends
+    assert took < 2 + MARGIN_S + 60, took
+    assert [(w, s) for _, w, _, s in stored_cases(scene.cwd / "x.db")] == [
+        ("stopped", "failed"),
+        ("after", "ok"),
+    ]
+    assert _running(scene.started()) == []
+    after = {k: v for k, v in listing(scene.cwd).items() if not k.startswith("x.db")}
+    assert after == before
+    assert sorted(scene.tmp.iterdir()) == []
+
+
+# ---------------------------------------------------------------- the plotly bundle
+
+
+@pytest.mark.slow
+def test_a_fifo_in_place_of_the_plotly_bundle_is_not_waited_on(
+    cartesian_at: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:  # fmt: skip
+    cartesian_at.parent.mkdir(parents=True)
+    os.mkfifo(cartesian_at)
+    monkeypatch.chdir(tmp_path)
+    outcome = invoke(["report", "1", "--db", str(STORE), "--format", "html", "-o", "page.html"],
+                     limit_s=120)  # fmt: skip
+    assert outcome.code == 0 and not outcome.crash, outcome.stderr + outcome.crash
+    assert outcome.stderr.startswith("wrote page.html"), outcome.stderr
+    (line,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert line.startswith(f"{cartesian_at}: not a regular file"), line
+    assert "this page carries plotly's full bundle" in line
+    # the full bundle packs to about 2 MiB, the cartesian one to about 0.6 MiB
+    assert (tmp_path / "page.html").stat().st_size > 1.5 * 1024**2
+    assert cartesian_at.exists() and not cartesian_at.is_file()
