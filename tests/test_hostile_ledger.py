@@ -35,7 +35,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXTURES, IOLAB
+from conftest import FIXTURES, IOLAB, stored_cases
 from iolab import runner
 from iolab.store import Store
 from iolab.targets import evidence, process
@@ -541,3 +541,43 @@ def test_kill_9_mid_case_reading_commands_say_it_the_next_run_removes_it(world: 
     assert f"removed {target.resolve() / TEST_FILE}" in first
     assert not (target / TEST_FILE).exists() and list(scratch.iterdir()) == []
     assert evidence.records() == []
+
+
+def opened(path: Path) -> bool:
+    """Whether any process has the file open (fio, during a case)."""
+    for fd in Path("/proc").glob("[0-9]*/fd/*"):
+        try:
+            if os.readlink(fd) == str(path):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+@pytest.mark.fio
+def test_a_test_file_swapped_for_a_link_mid_run_is_not_written_through(world: World) -> None:
+    """While a case runs, someone who can write to the folder puts a link to their own file at
+    iolab.testfile: the next case refuses, fio never writes through it, nothing is removed.
+    (A swap in the instant between iolab's check and fio's open cannot be seen from here.)"""
+    target = world.cwd / "target"
+    target.mkdir()
+    victim = world.cwd / "victim.bin"
+    victim.write_bytes(os.urandom(8 << 20))  # as big as the test file: fio would not lay it out
+    before = victim.read_bytes()
+    args = ["run", "--target", "target", "--runtime", "2", "--size", "8m", "--repeat", "1"]
+    child = subprocess.Popen(
+        [*IOLAB, *args, "--db", "s.db"], cwd=world.cwd,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        # case 1 stored, and case 2's fio has the file open: the swap falls between cases
+        wait_for(lambda: len(stored_cases(world.cwd / "s.db")) >= 1 and opened(target / TEST_FILE))
+        (target / TEST_FILE).unlink()
+        (target / TEST_FILE).symlink_to(victim)
+        _, err = child.communicate(timeout=300)
+    finally:
+        child.kill()
+    assert child.returncode == 3, err
+    assert "was replaced while the run went on" in err
+    assert victim.read_bytes() == before, "fio wrote through the link"
+    assert (target / TEST_FILE).is_symlink(), "what is not iolab's is not removed"

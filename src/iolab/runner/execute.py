@@ -110,6 +110,12 @@ class Ledger:
         if made is None:
             yield
             return
+        problem = evidence.replaced(made, self.record.token)
+        if problem:
+            raise TargetError(
+                f"iolab's test file {made.path} was replaced while the run went on: {problem}; "
+                "fio writes only to iolab's own test file, so this set-up's cases stop here"
+            )
         made = self.record.change(made, replace(made, busy=True))
         self.files[made.path] = made
         try:

@@ -363,6 +363,34 @@ def refused_words(path: Path) -> str:
     )
 
 
+def replaced(made: Made, token: str) -> str | None:
+    """What stands at a test file's name now, when it is no longer the file this run made (a
+    link, another file, a folder reached through a link); None while it is the run's, or gone
+    (fio makes it anew, as a file of its own)."""
+    fd = _open_folder(made)
+    if fd is None:
+        return "its folder was moved or replaced by a link"
+    try:
+        found = os.stat(os.path.basename(made.path), dir_fd=fd, follow_symlinks=False)
+        if not plain(found):
+            return "a link or something else now stands there"
+        file_fd = os.open(os.path.basename(made.path), os.O_RDONLY | os.O_NOFOLLOW |
+                          os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)  # fmt: skip
+        try:
+            mark = mark_of(file_fd)
+        finally:
+            os.close(file_fd)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return f"it cannot be read ({error.strerror})"
+    finally:
+        os.close(fd)
+    if mark == token or (mark is None and not made.marked and found.st_ino == made.inode):
+        return None
+    return "another file, not iolab's, now stands there"
+
+
 def remark_file(made: Made, token: str) -> Made:
     """After fio wrote the test file (it may have laid it out anew): marked again, if what is
     there is still a plain file that is this run's; the entry as it now stands."""
