@@ -138,7 +138,7 @@ def _requested_plan(request: RunRequest, ui: Ui) -> tuple[Plan, plan.Overrides]:
         return load_plan(request.plan_file, request.preset, overrides), overrides
     if request.plan_file or request.preset or request.overrides != plan.Overrides():
         raise PlanError("--resume RUN takes no plan or overrides: it reuses the run's own")
-    with open_store(request.db, ui) as store:
+    with Store(request.db, create=False) as store:  # a dead run is said once, by run_plan
         stored = store.run(request.resume_id)
     overrides = plan.Overrides.from_json(stored.overrides)
     return plan.parse_plan(stored.plan_text, stored.plan_source, overrides), overrides
