@@ -281,6 +281,8 @@ def scaling(
         for rest, cases in groups.items()
         if len({_number(field, c.options[field]) for c in cases}) > 1
     }
+    if not groups:  # no pattern has two values of the field: nothing to draw a line through
+        return []
     per_pattern = lines == "pattern" or (lines == "auto" and len(data.labels) == 1)
     axis, scale = _scale(metric, ok)
     if len(groups) > summary.SCALING_CHARTS and not (per_pattern and len(data.labels) > 1):
@@ -304,6 +306,8 @@ def scaling(
             color = None if per_pattern else colors[line]
             name = _group_name(groups[line], field, line) if per_pattern else line
             series.append(_series(name, xs, points, labelled=False, color=color))
+        if not series:  # a set-up with no sweep of its own: no empty chart for it
+            continue
         about = chart_key if per_pattern else _group_name(groups[chart_key], field, chart_key)
         charts.append(
             Chart(

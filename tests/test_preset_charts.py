@@ -1,0 +1,42 @@
+"""No chart without data (issue 32, finding 4): every preset, run over the fake executor (fio's
+real output replayed) on a folder, then reported with every chart kind: every chart drawn has
+a series with points. The quick preset's first report drew "I/O rate vs iodepth" with axes
+and nothing on them (one iodepth per pattern: no line to draw)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fakes import FakeExecutor
+from iolab import plan, runner
+from iolab.report import data as report_data
+from iolab.report import document as report_document
+from iolab.report.charts import Chart
+from iolab.store import Store
+from iolab.targets import process
+from test_runner_fake import FIO, Seen
+
+CHARTED = report_document.Options(charts=None)
+
+
+def _charts(document: report_document.Document) -> list[Chart]:
+    return [b for s in document.sections for b in s.blocks if isinstance(b, Chart)]
+
+
+def _points(chart: Chart) -> int:
+    return sum(1 for s in chart.series for y in s.y if y is not None)
+
+
+@pytest.mark.parametrize("preset", plan.preset_names())
+def test_every_chart_of_a_presets_report_has_points(preset: str, tmp_path: Path) -> None:
+    overrides = plan.Overrides(target=str(tmp_path), size="1g", runtime=1, max_cases=40)
+    the_plan = plan.load_preset(preset, overrides)
+    built = runner.build(the_plan, FIO, executor=FakeExecutor(), probe_write=False)
+    with Store(tmp_path / "results.db") as store:
+        run_id = store.create_run(built.plan, {}, "test", {}, process.me())
+        runner.execute(built, store, run_id, Seen())
+        document = report_document.build(report_data.load(store, [run_id]), CHARTED)
+    empty = [c.title for c in _charts(document) if _points(c) == 0]
+    assert empty == [], f"{preset}: charts without data: {empty}"
