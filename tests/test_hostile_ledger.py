@@ -581,3 +581,32 @@ def test_a_test_file_swapped_for_a_link_mid_run_is_not_written_through(world: Wo
     assert "was replaced while the run went on" in err
     assert victim.read_bytes() == before, "fio wrote through the link"
     assert (target / TEST_FILE).is_symlink(), "what is not iolab's is not removed"
+
+
+STATE_FOLDERS = {
+    "a-symbolic-link": ("is reached through a symbolic link", lambda f, real: f.symlink_to(real)),
+    "open-to-others": ("may be written by other users", lambda f, real: f.mkdir(mode=0o777)),
+    "a-file": ("is not a folder", lambda f, real: f.write_text("")),
+}
+
+
+@pytest.mark.fio
+@pytest.mark.parametrize("kind", STATE_FOLDERS)
+def test_a_run_that_cannot_keep_its_record_is_refused(world: World, kind: str) -> None:
+    words, make = STATE_FOLDERS[kind]
+    real = world.state.with_name("real-state")
+    real.mkdir(mode=0o700)
+    world.state.mkdir(mode=0o700)
+    make(world.state / "runs", real)
+    os.chmod(world.state / "runs", 0o777) if kind == "open-to-others" else None
+    (world.cwd / "target").mkdir()
+    before = listing(world.cwd)
+    done = subprocess.run(
+        [*IOLAB, "run", "--target", "target", "--runtime", "1", "--size", "1m", "--db", "n.db"],
+        cwd=world.cwd, capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("iolab: error: iolab's state folder "), lines
+    assert words in lines[0] and "name another with IOLAB_STATE_DIR" in lines[0]
+    assert listing(world.cwd) == before and list(real.iterdir()) == []

@@ -29,7 +29,15 @@ from iolab.report.views import figures as report_figures
 from iolab.report.views import raid_view
 from iolab.store import RunRow, Store
 from iolab.store.rows import PLAN_ORIGIN
-from iolab.targets import controllers, devices, environment, process, provision, rehearsal
+from iolab.targets import (
+    controllers,
+    devices,
+    environment,
+    evidence,
+    process,
+    provision,
+    rehearsal,
+)
 from iolab.targets import lab_run as lab_run_module
 from iolab.targets.controllers import apply, pending
 from iolab.units import parse_size
@@ -104,6 +112,8 @@ def open_store(db: str, ui: Ui, create: bool = False, clean: bool = False) -> It
     a run says it made is removed, where it still carries iolab's proof, and the run marked
     interrupted; any other command only says so: the database is data, and reading it never
     deletes, unmounts or sets anything."""
+    if clean:
+        evidence.ready()  # a run that could not keep its record is refused before anything
     with Store(db, create=create) as store:
         if clean:
             for found in runner.recover(store):

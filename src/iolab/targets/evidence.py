@@ -99,6 +99,12 @@ def _folder(create: bool) -> Path | None:
     return None
 
 
+def ready() -> None:
+    """Make sure a run can keep its record (the state folder made, or TargetError saying why
+    not), before anything else is done."""
+    _folder(create=True)
+
+
 @dataclass(frozen=True)
 class Made:
     """One thing a run made (or is about to make), as its record says."""
