@@ -301,6 +301,17 @@ def test_the_argv_is_checked_again_where_it_is_built(layout: Layout, words: str)
     assert isinstance(error.value, TargetError) and str(error.value).startswith(words)
 
 
+def test_a_command_naming_a_path_the_set_up_does_not_list_is_refused_behind_the_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Were the table ever to let a device through, the recipe still refuses a command that
+    names a path the set-up does not list."""
+    monkeypatch.setattr(tool_options, "mkfs_args", lambda layout: ["/dev/loop9"])
+    layout = Layout(devices=("/dev/loop8",), filesystem="btrfs")
+    with pytest.raises(TargetError, match=r"^mkfs.btrfs would name '/dev/loop9', which the set"):
+        recipe.commands(layout, Path("/run/iolab/nowhere"))
+
+
 def test_the_options_iolab_writes_for_md_and_lvm_pass_their_tables() -> None:
     for level, layout in (("10", "n2"), ("5", "left-symmetric"), ("0", None)):
         text = (

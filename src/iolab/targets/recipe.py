@@ -250,7 +250,7 @@ def stages(layout: Layout, mountpoint: Path, *, wipe_signatures: bool = False) -
 def recipe(layout: Layout, mountpoint: Path, md: str, wipe_signatures: bool) -> list[Stage]:
     """The stages of a validated layout, its md array named `md` (see `md_device`)."""
     top = top_device(layout, md)
-    return [
+    built = [
         *_hook_stage(layout),
         *(_wipe_stage(layout) if wipe_signatures else []),
         *(_discard_stage(layout) if layout.discard else []),
@@ -258,6 +258,33 @@ def recipe(layout: Layout, mountpoint: Path, md: str, wipe_signatures: bool) -> 
         *_mount_stages(layout, top, mountpoint),
         *_queue_stages(layout, top),
     ]
+    _names_only(built, _named(layout, md, mountpoint))
+    return built
+
+
+def _named(layout: Layout, md: str, mountpoint: Path) -> set[str]:
+    """The paths a set-up's commands may name: its devices and their partitions, the array or
+    volume it builds, and its mount point."""
+    named = {*layout.devices, top_device(layout, md), str(mountpoint)}
+    for dev in layouts.present(layout):
+        name = dv.try_kernel_name(dev)
+        named.update(dv.dev_path(part) for part in (dv.partitions(name) if name else ()))
+    return named
+
+
+def _names_only(stages: list[Stage], named: set[str]) -> None:
+    """TargetError when a command (hooks aside: they are code, run only with --allow-hooks)
+    would name a path the set-up does not: a second check behind the options' allow-list."""
+    for stage in stages:
+        for step in (*stage.do, *stage.undo):
+            if step.hook or step.queue is not None:
+                continue
+            stray = next((w for w in step.argv[1:] if w.startswith("/") and w not in named), None)
+            if stray is not None:
+                raise TargetError(
+                    f"{step.argv[0]} would name {stray!r}, which the set-up does not list; "
+                    "iolab runs only commands on the devices a plan names"
+                )
 
 
 def commands(layout: Layout, mountpoint: Path, *, wipe_signatures: bool = False) -> list[list[str]]:
