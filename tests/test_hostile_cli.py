@@ -217,7 +217,7 @@ def figure(name: str, value: str) -> Any:
 FLAGS = [
     flag("advise-devices-0", f"advise --devices 0 {FIGURES}", ["--devices 0", "2 to 64"]),
     flag("advise-devices-1", f"advise --devices 1 {FIGURES}", ["--devices 1", "2 to 64"]),
-    flag("advise-devices-negative", f"advise --devices -3 {FIGURES}", ["--devices -3"]),
+    flag("advise-devices-negative", f"advise --devices -3 {FIGURES}", ["--devices", "-3"]),
     flag("advise-devices-65", f"advise --devices 65 {FIGURES}", ["--devices 65", "2 to 64"]),
     flag("advise-devices-huge", f"advise --devices {10**30} {FIGURES}", ["2 to 64"]),
     flag("advise-devices-abc", f"advise --devices abc {FIGURES}", ["--devices", "abc"]),
@@ -289,7 +289,7 @@ FLAGS = [
     flag("run-max-cases-0", "run --preset quick --max-cases 0", ["--max-cases"]),
     flag("run-max-cases-negative", "run --preset quick --max-cases -5", ["--max-cases"]),
     flag("run-repeat-inf", "run --preset quick --repeat inf", ["--repeat"]),
-    flag("run-resume-negative", "run --resume -1 --db stored.db", ["no run -1"], db=True),
+    flag("run-resume-negative", "run --resume -1 --db stored.db", ["--resume", "'-1'"], db=True),
     flag("run-yes-destroy-empty", ["run", "--preset", "quick", "--yes-destroy", ""],
          ["--yes-destroy", EMPTY]),
     flag("show-plan-empty", ["show", ""], ["PLAN.toml", EMPTY]),

@@ -20,13 +20,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import fcntl
 import hashlib
 import json
 import os
 import secrets
 import stat
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, suppress
 from dataclasses import dataclass
 from types import TracebackType
@@ -331,7 +333,15 @@ class Folder:
 
     def check(self, names: Iterable[str]) -> None:
         """Each name can be written: new, iolab's own, or (with --force) another file; never
-        a link, in the name or in the folders on its way."""
+        a link, in the name or in the folders on its way. Read under the folder's lock: not
+        while another iolab has written a file there and not yet its record."""
+        if self.root is None:
+            self._check(names)
+            return
+        with self._locked(fcntl.LOCK_SH):
+            self._check(names)
+
+    def _check(self, names: Iterable[str]) -> None:
         for name in names:
             if self.state(name) == "other" and not self.force:
                 raise OutputRefused(f"{self.target.shown(name)} {FOREIGN}")
@@ -346,10 +356,41 @@ class Folder:
     # ------------------------------------------------------------ writing and removing
 
     def write(self, files: Mapping[str, bytes], by: str) -> None:
-        """Check every file, then write each (atomically), then the record."""
+        """Check every file, then write each (atomically), then the record; all under the
+        folder's lock (see _locked), the record read afresh once it is held."""
         self.check(files)
         if self.root is None:
             self._make_root()
+        with self._locked(fcntl.LOCK_EX):
+            self._write(files, by)
+
+    @contextlib.contextmanager
+    def _locked(self, mode: int) -> Iterator[None]:
+        """A flock on the folder, exclusive while iolab writes into it and updates its
+        record, shared while it checks what it would replace, with the record read afresh:
+        outputs written side by side (six reports into one folder at once) each see what
+        the others wrote, and none loses another's entry in the record."""
+        assert self.root is not None
+        fcntl.flock(self.root, mode)
+        try:
+            self._refresh_record()
+            yield
+        finally:
+            fcntl.flock(self.root, fcntl.LOCK_UN)
+
+    def _refresh_record(self) -> None:
+        """The record as it is on disk now (another output may have written since this
+        folder was opened), with this folder's own changes over it."""
+        _, found = self._read_record()
+        if found is None and not self.force:
+            raise OutputRefused(f"{self.target.shown(RECORD)} exists and iolab did not write "
+                                "it; choose another folder or add --force")  # fmt: skip
+        self.record = {**(found or {}), **self.written}
+        for name in self.dropped:
+            self.record.pop(name, None)
+
+    def _write(self, files: Mapping[str, bytes], by: str) -> None:
+        self._check(files)
         for name, data in files.items():
             parts = self._parts(name)
             fd = self._walk(parts[:-1], create=True)

@@ -1,11 +1,14 @@
 """How iolab meets the process that started it: the signals that stop it (SIGTERM, SIGHUP and
-SIGQUIT stop it as Ctrl-C does), and a standard output that cannot be written (a full disk, a
-closed pipe), told apart from any other file's failure. The cli uses both; nothing else does.
+SIGQUIT stop it as Ctrl-C does), standard streams the parent closed (`iolab report >&-`), and a
+standard output that cannot be written (a full disk, a closed pipe, a closed descriptor), told
+apart from any other file's failure. The cli uses them; nothing else does.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import io
 import os
 import signal
@@ -25,14 +28,44 @@ class StdoutError(OSError):
     """Writing to standard output failed (errno and strerror as the system said)."""
 
 
+STANDARD_FDS = (0, 1, 2)
+
+
+def hold_closed_standard_fds() -> None:
+    """Standard streams the parent closed (`>&-`, `2>&-`, `<&-`) are held open on /dev/null,
+    so that no file iolab opens later (the database, an output, fio's) takes their number and
+    receives what is printed, or what a child writes to its inherited stderr. Python saw them
+    closed at start: sys.stdout (or stderr, stdin) is None, and stays so, but for stdin, which
+    reads as empty (no terminal: no prompt)."""
+    for fd in STANDARD_FDS:
+        if not _is_open(fd):
+            held = os.open(os.devnull, os.O_RDWR)
+            if held != fd:  # a lower one was closed too and took it: put this one in place
+                os.dup2(held, fd)
+                os.close(held)
+    if sys.stdin is None:
+        sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 (open for the process's life)
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        fcntl.fcntl(fd, fcntl.F_GETFD)
+    except OSError:
+        return False
+    return True
+
+
 class _Stdout(io.RawIOBase):
     """File descriptor 1, whose write failures are StdoutError. After the first, what is
-    written is dropped: nobody can read it, and the interpreter's last flush stays quiet."""
+    written is dropped: nobody can read it, and the interpreter's last flush stays quiet.
+    `closed_by_parent`: fd 1 was closed when iolab started (now held on /dev/null): a write
+    fails as it would on the closed descriptor (EBADF), as other tools say."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, closed_by_parent: bool = False) -> None:
         super().__init__()
         self._fd = fd
         self.failed = False
+        self._closed_by_parent = closed_by_parent
 
     def writable(self) -> bool:
         return True
@@ -47,6 +80,9 @@ class _Stdout(io.RawIOBase):
         size = memoryview(data).nbytes
         if self.failed:
             return size
+        if self._closed_by_parent:
+            self.failed = True
+            raise StdoutError(errno.EBADF, os.strerror(errno.EBADF))
         try:
             return os.write(self._fd, data)
         except OSError as error:
@@ -57,21 +93,25 @@ class _Stdout(io.RawIOBase):
 @contextlib.contextmanager
 def guarded_stdout() -> Iterator[None]:
     """sys.stdout written through _Stdout while the block runs (the caller flushes it to see
-    a failure); only when sys.stdout is the process's own (a test's capture is left alone)."""
+    a failure); only when sys.stdout is the process's own (a test's capture is left alone),
+    or None: fd 1 was closed when iolab started (see hold_closed_standard_fds)."""
     original = sys.stdout
     try:
-        own = original is sys.__stdout__ and original is not None and original.fileno() >= 0
+        own = original is None or (original.fileno() >= 0 and original is sys.__stdout__)
     except (OSError, ValueError):  # no file descriptor behind it
         own = False
     if not own:
         yield
         return
-    original.flush()
-    raw = _Stdout(original.fileno())
+    if original is not None:
+        original.flush()
+    raw = _Stdout(1 if original is None else original.fileno(), closed_by_parent=original is None)
     sys.stdout = io.TextIOWrapper(
-        io.BufferedWriter(raw), encoding=original.encoding, errors=original.errors,
-        line_buffering=bool(original.line_buffering),
-    )  # fmt: skip
+        io.BufferedWriter(raw),
+        encoding=original.encoding if original is not None else "utf-8",
+        errors=original.errors if original is not None else "strict",
+        line_buffering=bool(original.line_buffering) if original is not None else False,
+    )
     try:
         yield
     except BaseException as error:

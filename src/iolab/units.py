@@ -5,9 +5,38 @@ from __future__ import annotations
 import functools
 import re
 
-_SIZE = re.compile(r"^\s*(\d+)\s*([kmgtp]?)(i?)(b?)\s*$", re.IGNORECASE)
+# ASCII only: Python's \d (and int(), float()) would read other scripts' digits, fullwidth
+# and superscript ones as numbers, and int() and float() underscores ("5_0" as 50) too.
+_SIZE = re.compile(r"^\s*([0-9]+)\s*([kmgtp]?)(i?)(b?)\s*$", re.IGNORECASE | re.ASCII)
 _POWERS = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
-_TIME = re.compile(r"^\s*(\d+)\s*(us|ms|s|m|h)?\s*$", re.IGNORECASE)
+_TIME = re.compile(r"^\s*([0-9]+)\s*(us|ms|s|m|h)?\s*$", re.IGNORECASE | re.ASCII)
+_WHOLE = re.compile(r"[0-9]+", re.ASCII)
+_DECIMAL = re.compile(r"[0-9]*\.?[0-9]+", re.ASCII)
+MAX_DIGITS = 100  # more is no number a person means (and int() refuses past 4,300)
+NOT_DIGITS = "no sign, '_', exponent, inf or nan"
+
+
+def whole(text: str) -> int:
+    """A whole number as a person types it: "12". ASCII digits only, spaces around allowed;
+    no sign, '_' (Python's int() reads "1_0" as 10), other scripts' or fullwidth digits
+    (which int() reads too), and no more than MAX_DIGITS of them; the caller bounds it."""
+    digits = text.strip(" \t")
+    if not _WHOLE.fullmatch(digits):
+        raise ValueError(f"{text!r} is not a whole number (ASCII digits only: {NOT_DIGITS})")
+    if len(digits) > MAX_DIGITS:
+        raise ValueError(f"{text!r} has more than {MAX_DIGITS} digits")
+    return int(digits)
+
+
+def number(text: str) -> float:
+    """A number as a person types it: "12", "12.5", ".5". ASCII digits and one '.', spaces
+    around allowed: no sign, '_', exponent ("1e-300"), inf or nan, which float() reads."""
+    digits = text.strip(" \t")
+    if not _DECIMAL.fullmatch(digits) or len(digits) > 2 * MAX_DIGITS:
+        raise ValueError(f"{text!r} is not a number (ASCII digits, one '.' at most: {NOT_DIGITS})")
+    return float(digits)
+
+
 _TIME_MS = {"us": 0.001, "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
 
 

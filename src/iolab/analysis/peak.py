@@ -45,6 +45,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from iolab import units
 from iolab.analysis import stats
 from iolab.model import Curve, CurvePoint, Drift, PeakRecord, SloPoint
 
@@ -86,7 +87,7 @@ def ladder(low: int, high: int) -> tuple[int, ...]:
 def span(text: str) -> tuple[int, int]:
     """ "1-64" -> (1, 64); "8" -> (8, 8)."""
     low, _, high = str(text).partition("-")
-    return int(low), int(high or low)
+    return units.whole(low), units.whole(high or low)
 
 
 def beats(new: float | None, old: float | None, margin: float) -> bool:
@@ -314,18 +315,39 @@ def load_name(base: str, point: Point, load_pct: int) -> str:
 
 SLO_KEYS = {"p50": "p50_ns", "p99": "p99_ns", "p99.9": "p999_ns"}  # as CurvePoint has them
 _TIME_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
-_SLO = re.compile(r"(p50|p99|p99\.9)<=(\d+(?:\.\d*)?(?:e[+-]?\d+)?)(ns|us|µs|ms|s)")
+_SLO = re.compile(r"(p50|p99|p99\.9)<=([0-9.]+)(ns|us|µs|ms|s)", re.ASCII)
+SLO_NS = (1e3, 3600e9)  # a latency target from 1 µs to an hour: what a storage stack can mean
+SLO_BOUNDS = "from 1 µs to 1 hour"
+SLO_FORM = (
+    'a latency target such as "p99<=2ms" (p50, p99 or p99.9; ns, us, ms or s; the number in '
+    f"ASCII digits, with no exponent), {SLO_BOUNDS}"
+)
 
 
 def slo(text: object) -> tuple[str, float] | None:
     """ "p99<=2ms" -> ("p99", 2e6): the percentile (p50, p99 or p99.9) and its limit in ns;
-    None when the text is not one (spaces and case aside: no other character passes)."""
+    None when the text is not one (spaces and case aside: no other character passes; the
+    number as units.number reads it), or its limit is outside SLO_NS."""
+    found = _slo_form(text)
+    return found if found is not None and SLO_NS[0] <= found[1] <= SLO_NS[1] else None
+
+
+def slo_problem(text: object) -> str | None:
+    """What a latency target must be, when it is not one: its form, or its bounds."""
+    if _slo_form(text) is None:
+        return SLO_FORM
+    return None if slo(text) is not None else f"a latency target {SLO_BOUNDS}"
+
+
+def _slo_form(text: object) -> tuple[str, float] | None:
     found = _SLO.fullmatch(slo_text(str(text)))
     if found is None:
         return None
     key, number, unit = found.groups()
-    limit = float(number) * _TIME_NS[unit]
-    return (key, limit) if math.isfinite(limit) and limit > 0 else None
+    try:
+        return key, units.number(number) * _TIME_NS[unit]
+    except ValueError:
+        return None
 
 
 def slo_said(found: SloPoint, unit: str = "µs", per: float = 1e3) -> str:
@@ -355,7 +377,7 @@ def share(value: object) -> float | None:
     """A margin given as "3%" or 0.03; None unless strictly between 0 and 1."""
     text = str(value).strip()
     try:
-        found = float(text.removesuffix("%")) / (100 if text.endswith("%") else 1)
+        found = units.number(text.removesuffix("%")) / (100 if text.endswith("%") else 1)
     except ValueError:
         return None
     return found if 0 < found < 1 else None

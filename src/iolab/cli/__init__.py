@@ -17,7 +17,7 @@ import click
 from click.core import ParameterSource
 from rich.console import Console
 
-from iolab import app, plan, shell
+from iolab import app, plan, shell, units
 from iolab.errors import Interrupted, IolabError
 from iolab.names import one_line, shown
 from iolab.report.formats import output as report_output
@@ -74,6 +74,46 @@ def _values(value: object) -> tuple[object, ...]:
     return value if isinstance(value, tuple) else (value,)
 
 
+class Whole(click.ParamType[int]):
+    """A whole number typed by a person, read by units.whole (ASCII digits only: click's int
+    reads "1_0" as 10 and other scripts' digits too), and at least `least`."""
+
+    name = "integer"
+
+    def __init__(self, least: int = 0) -> None:
+        self.least = least
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int) and not isinstance(value, bool):  # a default, not typed
+            return value
+        try:
+            number = units.whole(str(value))
+        except ValueError as error:
+            self.fail(str(error), param, ctx)
+        if number < self.least:
+            self.fail(f"{value!r} is below {self.least}", param, ctx)
+        return number
+
+
+class Number(click.ParamType[float]):
+    """A number typed by a person, read by units.number (no exponent, inf, nan or '_')."""
+
+    name = "number"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        if isinstance(value, float):
+            return value
+        try:
+            return units.number(str(value))
+        except ValueError as error:
+            self.fail(str(error), param, ctx)
+
+
+WHOLE = Whole()
+
+
 class Main(click.Group):
     """The one place errors become messages and exit codes."""
 
@@ -84,6 +124,7 @@ class Main(click.Group):
         one line and exit 1, like every other."""
         kwargs["standalone_mode"] = False
         kwargs["prog_name"] = "iolab"  # also under python -m iolab, and in tests
+        shell.hold_closed_standard_fds()  # before any file is opened: none takes fd 0, 1 or 2
         with shell.stop_signals(), shell.guarded_stdout():
             try:
                 code = super().main(*args, **kwargs)
@@ -165,6 +206,8 @@ def main(verbose: bool) -> None:
     """
     if verbose:
         _verbose()
+    for line in app.restores_pending():  # until restored, every command says each one
+        echo(f"iolab: warning: {one_line(line)}", err=True)
 
 
 plan_options = options(
@@ -173,8 +216,8 @@ plan_options = options(
     click.option("--target", metavar="PATH", help="Run every workload on PATH instead."),
     click.option("--size", metavar="SIZE", help="Test file size for every workload, e.g. 256m."),
     click.option("--runtime", metavar="SECONDS", help="Runtime of every workload, e.g. 2."),
-    click.option("--repeat", type=click.IntRange(min=1), help="Repetitions of every case."),
-    click.option("--max-cases", type=click.IntRange(min=1), metavar="N",
+    click.option("--repeat", type=Whole(least=1), help="Repetitions of every case."),
+    click.option("--max-cases", type=Whole(least=1), metavar="N",
                  help=f"Refuse plans of more cases than this (default {plan.MAX_CASES:,})."),
 )  # fmt: skip
 db_option = click.option("--db", default=app.DEFAULT_DB, show_default=True, metavar="FILE",
@@ -185,7 +228,8 @@ OVERRIDES = ("target", "size", "runtime", "repeat", "max_cases")
 
 
 def _overrides(runtime: str | None, **given: Any) -> plan.Overrides:
-    seconds: str | int | None = int(runtime) if runtime and runtime.isdigit() else runtime
+    digits = runtime is not None and runtime.isascii() and runtime.isdigit()
+    seconds: str | int | None = int(runtime) if digits and runtime else runtime
     return plan.Overrides(runtime=seconds, **given)
 
 

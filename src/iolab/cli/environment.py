@@ -9,6 +9,8 @@ import click
 
 from iolab import app
 from iolab.cli import (
+    WHOLE,
+    Number,
     db_option,
     echo,
     main,
@@ -37,7 +39,7 @@ device, or --setup NAME), or from --read-iops, --write-iops, --read-mbps, --writ
 --workload RW:BS[:QD[:READ%]] (repeat; default: 4k random at QD32, 1m sequential at QD8)."""
 # `iolab advise`'s options beside [RUN] and --db.
 ADVISE_OPTIONS: dict[str, dict[str, Any]] = {
-    "devices": {"type": int, "default": 4, "show_default": True, "help": "Devices in the array."},
+    "devices": {"type": WHOLE, "default": 4, "show_default": True, "help": "Devices in the array."},
     "setup": {"metavar": "NAME", "help": "The run's set-up that stands for one device."},
     "workload": {
         "multiple": True,
@@ -47,7 +49,7 @@ ADVISE_OPTIONS: dict[str, dict[str, Any]] = {
     },
     **{
         f"{direction}-{unit}": {
-            "type": float,
+            "type": Number(),
             "metavar": "N",
             "help": f"One device's {direction} {'IOPS' if unit == 'iops' else 'MB/s'}.",
         }
@@ -58,7 +60,7 @@ ADVISE_OPTIONS: dict[str, dict[str, Any]] = {
 
 
 @main.command(help=ADVISE_HELP)
-@options(click.argument("run_id", type=int, required=False, metavar="[RUN]"), db_option,
+@options(click.argument("run_id", type=WHOLE, required=False, metavar="[RUN]"), db_option,
          *(click.option(f"--{name}", **kw) for name, kw in ADVISE_OPTIONS.items()))  # fmt: skip
 def advise(run_id: int | None, db: str, devices: int, setup: str | None,
            workload: tuple[str, ...], **figures: float | None) -> None:  # fmt: skip

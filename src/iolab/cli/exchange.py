@@ -10,6 +10,7 @@ from iolab import app
 from iolab.cli import (
     EXIT_CASES_FAILED,
     EXIT_USER_ERROR,
+    WHOLE,
     db_option,
     echo,
     fail,
@@ -67,7 +68,7 @@ def import_(paths: tuple[str, ...], db: str, setup: str | None, **given: str | N
 
 
 @main.command(help=EXPORT_HELP)
-@options(click.argument("run_id", type=int, required=False, metavar="[RUN]"), db_option,
+@options(click.argument("run_id", type=WHOLE, required=False, metavar="[RUN]"), db_option,
          *(click.option(*names, **kw) for names, kw in EXPORT_OPTIONS))  # fmt: skip
 def export(run_id: int | None, db: str, fmt: str, output: str, force: bool) -> None:
     text, said = app.export_run(db, run_id, fmt, output, ui(), force=force)

@@ -13,6 +13,7 @@ from iolab import app
 from iolab.analysis import history as history_model
 from iolab.cli import (
     EXIT_REGRESSION,
+    WHOLE,
     db_option,
     echo,
     err,
@@ -59,7 +60,7 @@ def _run_json(run: RunRow) -> dict[str, object]:
 
 
 @main.command()
-@click.argument("run_ids", nargs=-1, type=int, metavar="[RUN]...")
+@click.argument("run_ids", nargs=-1, type=WHOLE, metavar="[RUN]...")
 @db_option
 @output_options
 @click.option("--baseline", metavar="SETUP", help="Show other set-ups as % of this one.")
@@ -101,7 +102,7 @@ def report(run_ids: tuple[int, ...], db: str, fmt: str, **flags: Any) -> None:
 
 
 @main.command()
-@click.argument("run_ids", nargs=-1, type=int, required=True, metavar="RUN_A RUN_B [RUN]...")
+@click.argument("run_ids", nargs=-1, type=WHOLE, required=True, metavar="RUN_A RUN_B [RUN]...")
 @db_option
 @output_options
 def compare(run_ids: tuple[int, ...], db: str, fmt: str, metric: str, **written: Any) -> None:
@@ -162,9 +163,9 @@ def history(chosen: tuple[str, ...], db: str, fmt: str, as_json: bool, output: s
 
 
 @main.command()
-@click.argument("run_id", type=int, required=False, metavar="[RUN]")
+@click.argument("run_id", type=WHOLE, required=False, metavar="[RUN]")
 @db_option
-@click.option("--baseline", type=int, metavar="RUN", help="Judge against this run "
+@click.option("--baseline", type=WHOLE, metavar="RUN", help="Judge against this run "
               "(default: the plan's run before RUN).")  # fmt: skip
 @click.option(
     "--rule",
@@ -185,6 +186,7 @@ def check(run_id: int | None, db: str, baseline: int | None, rules: tuple[str, .
     echo(f"check: run {latest} against run {base}: {len(verdicts)} series, "
          f"{len(failed)} regression{plural} beyond rule and noise")  # fmt: skip
     if failed:
+        sys.stdout.flush()  # what it could not print is said, before the exit code
         sys.exit(EXIT_REGRESSION)
 
 

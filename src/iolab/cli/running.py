@@ -12,6 +12,7 @@ from iolab import app, plan
 from iolab.cli import (
     EXIT_CASES_FAILED,
     OVERRIDES,
+    WHOLE,
     _overrides,
     db_option,
     echo,
@@ -28,7 +29,7 @@ from iolab.terminal_ui import TerminalUi
 @main.command()
 @plan_options
 @db_option
-@click.option("--resume", "resume_id", type=int, metavar="RUN", help="Finish stored run RUN.")
+@click.option("--resume", "resume_id", type=WHOLE, metavar="RUN", help="Finish stored run RUN.")
 @click.option("--new", "force_new", is_flag=True, help="Start a new run even if one can resume.")
 @click.option("--yes-destroy", "destroy", multiple=True, metavar="PATH",
               help="Allow writing to DEVICE, or to an existing FILE a set-up names (repeat per "

@@ -11,6 +11,7 @@ from iolab.exchange import export, fio_json, values
 from iolab.exchange.found import Unreadable, percentile_key
 from iolab.exchange.values import COUNT, RUNTIME, TIME, Limit
 from iolab.model import DIRECTIONS, METRICS, PHASES
+from iolab.units import parse_size
 
 _NUMBER = (int, float)
 _TEXT = (str,)
@@ -105,6 +106,7 @@ def tables(doc: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
             _values(table, row, "run" if table == "run" else f"{table}[{number}]")
     _named(checked)
     _references(checked)
+    _consistent(checked)
     percentiles: dict[tuple[Any, ...], dict[str, Any]] = {}
     for row in checked["percentiles"]:
         key = tuple(row[k] for k in (*export.WINDOW, "direction"))
@@ -219,6 +221,45 @@ def _references(checked: Mapping[str, list[dict[str, Any]]]) -> None:
         if tuple(row[k] for k in window) not in windows:
             raise Unreadable(f"percentiles[{number}] is of a window its metrics do not hold")
     _rising(checked["percentiles"], window)
+
+
+CONSISTENT = 2.0  # a factor: how far a window's figures may stray from what its others give
+_SIZED = ("bsrange", "blocksize_range", "bssplit", "bs_unaligned", "blocksize_unaligned")
+
+
+def _consistent(checked: Mapping[str, list[dict[str, Any]]]) -> None:
+    """Each window's figures agree within a factor of CONSISTENT: its IOPS times its case's
+    block size with its bytes/s, and its bytes/s with the bytes it moved over its runtime.
+    fio's own agree to the digit (a dd's or a log's nearly); a figure edited alone does not."""
+    sizes = {row["id"]: _block_size(row["options"]) for row in checked["cases"]}
+    for number, row in enumerate(checked["metrics"]):
+        where = f"metrics[{number}]"
+        bs = sizes.get(row["case_id"])
+        if bs:
+            _agree(row["iops"] * bs, row["bw_bytes"], f"{where}: iops x its case's bs ({bs} bytes)")
+        if row["runtime_ms"] > 0:
+            moved = row["io_bytes"] * 1000 / row["runtime_ms"]
+            _agree(moved, row["bw_bytes"], f"{where}: io_bytes over runtime_ms")
+
+
+def _block_size(options: Mapping[str, Any]) -> int | None:
+    """A case's one block size in bytes; None for sizes that vary (bsrange, bssplit, a
+    READ,WRITE pair) or none given."""
+    if any(key in options for key in _SIZED):
+        return None
+    try:
+        return parse_size(options.get("bs")) or None
+    except ValueError:
+        return None
+
+
+def _agree(rate: float, bw_bytes: float, what: str) -> None:
+    """`rate` (bytes/s, from a window's other figures) and its bw_bytes, within CONSISTENT."""
+    if rate > 0 and bw_bytes > 0 and max(rate, bw_bytes) > CONSISTENT * min(rate, bw_bytes):
+        raise Unreadable(
+            f"{what} gives {rate:,.0f} bytes/s, its bw_bytes {bw_bytes:,.0f}: more than "
+            f"{CONSISTENT:g} times apart, which no measurement gives"
+        )
 
 
 def _unique(rows: list[dict[str, Any]], table: str, key: tuple[str, ...]) -> None:

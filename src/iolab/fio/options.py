@@ -219,10 +219,31 @@ def _safe_aliases() -> list[str]:
     return [alias for alias, name in ALIASES.items() if name in SAFE]
 
 
+# fio replaces these in any option's line as it reads a job file (its "reserved keywords"),
+# and then hands a line holding + - * or / to bc to work out.
+KEYWORDS = ("$pagesize", "$mb_memory", "$ncpus")
+EXPANDED = (
+    "holds '$', which fio expands (${NAME}: an environment variable, then stored and exported "
+    f"with the results; {', '.join(KEYWORDS)}: this host's figures); write the value itself"
+)
+
+
+def expansion(value: object) -> str | None:
+    """Words after "KEY = VALUE" when fio would not read the value as written: it replaces
+    ${NAME} with an environment variable and $pagesize, $mb_memory and $ncpus with the host's
+    figures, with no way to write a '$' it leaves alone. Any '$' is refused, so that no value
+    of iolab's environment (or a host's) reaches a job, its results or their exports."""
+    return EXPANDED if "$" in str(value) else None
+
+
 def value_problem(key: str, value: object) -> str | None:
-    """Words after "KEY = VALUE" when a safe option's value would make fio open a file:
-    mem=mmap:FILE, a buffer or verify pattern holding 'FILE'."""
+    """Words after "KEY = VALUE" when a safe option's value would not reach fio as written
+    (see expansion), or would make fio open a file: mem=mmap:FILE, a buffer or verify pattern
+    holding 'FILE'."""
     name, text = canonical(key), str(value)
+    expanded = expansion(text)
+    if expanded:
+        return expanded
     if name == "mem":
         if ":" in text:
             return "names a file; iolab lets fio touch only the set-up's target"

@@ -183,9 +183,5 @@ CHECKS: dict[str, Callable[[object], str | None]] = {
     "ioengine": _engine,
     "method": _one_of(peak.METHODS),
     "peak_margin": lambda v: None if peak.share(v) else 'must be a share such as "3%"',
-    "slo": lambda v: (
-        None
-        if peak.slo(v)
-        else 'must be a latency target such as "p99<=2ms" (p50, p99 or p99.9; ns, us, ms or s)'
-    ),
+    "slo": lambda v: None if peak.slo(v) else f"must be {peak.slo_problem(v)}",
 }

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from iolab import units
 from iolab.analysis.history import METRICS, Metric
 from iolab.plan.common import Where, known_keys, table_value
 from iolab.store.rows import recorded_plan
@@ -23,12 +24,13 @@ MOST = 1000.0  # a rule above 1000% is a typo, not a gate
 
 
 def allowance(value: object) -> float | None:
-    """5, 5.0, "5" and "5%" -> 5.0; None for anything else, or outside 0-1000%."""
+    """5, 5.0, "5" and "5%" -> 5.0; None for anything else (a number as units.number reads
+    it: "5_0", "1e2", "inf" or other scripts' digits are not one), or outside 0-1000%."""
     if isinstance(value, bool):
         return None
     if isinstance(value, str):
         try:
-            value = float(value.strip().removesuffix("%").strip())
+            value = units.number(value.strip().removesuffix("%"))
         except ValueError:
             return None
     if not isinstance(value, int | float) or not 0 <= value <= MOST:

@@ -22,6 +22,7 @@ from iolab.model import FioValue, Plan, Workload
 from iolab.plan.checks import OPTION_NAME, check_clean, check_key, check_name, check_value
 from iolab.plan.common import Overrides, Where
 from iolab.plan.setups import setups as parse_setups
+from iolab.plan.workloads import check_expansion
 from iolab.plan.workloads import workloads as parse_workloads
 from iolab.targets.path import TEST_FILE
 
@@ -144,9 +145,11 @@ def _option(line: str, where: JobWhere, bare: JobWhere) -> tuple[str, FioValue]:
     check_clean(key, key, where)
     if key in TARGET_KEYS and equals:
         check_clean(key, text, where)
+        check_expansion(key, text, where)
         return key, text
     name = check_key(key, where, quote=False)  # fio's own name: an alias (readwrite) resolved
-    value: FioValue = (int(text) if text.isdigit() and len(text) < 19 else text) if equals else 1
+    digits = text.isascii() and text.isdigit() and len(text) < 19  # as units.whole reads
+    value: FioValue = (int(text) if digits else text) if equals else 1
     check_value(key, value, where)
     return name, value
 

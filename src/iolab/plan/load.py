@@ -9,6 +9,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from iolab import units
 from iolab.errors import PlanError
 from iolab.model import AutoRepeat, Plan, SteadyRounds, Workload
 from iolab.plan import gate, jobfile_plan, methods, sources
@@ -145,7 +146,7 @@ def _name(data: dict[str, Any], top: Where, source: str) -> str:
 def _share(value: object, where: Where, key: str, default: str) -> float:
     text = str(default if value is None else value).strip()
     try:
-        share = float(text.removesuffix("%")) / (100 if text.endswith("%") else 1)
+        share = units.number(text.removesuffix("%")) / (100 if text.endswith("%") else 1)
     except ValueError:
         share = 0.0
     if not 0 < share < 1:
@@ -188,7 +189,7 @@ def _auto_repeat(data: dict[str, object], top: Where) -> AutoRepeat:
     raw_target = data.get("repeat_target", "2%")
     text = str(raw_target).strip()
     try:
-        target = float(text.removesuffix("%")) / (100 if text.endswith("%") else 1)
+        target = units.number(text.removesuffix("%")) / (100 if text.endswith("%") else 1)
     except ValueError:
         target = 0.0
     if not 0 < target < 1:

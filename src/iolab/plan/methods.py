@@ -128,8 +128,7 @@ def command_plan(
         flag: _bounds(flag, text) for flag, text in (("numjobs", numjobs), ("iodepth", iodepth))
     }
     if slo is not None and peak.slo(slo) is None:
-        raise PlanError(f"--slo {slo!r} must be a latency target such as \"p99<=2ms\" "
-                        "(p50, p99 or p99.9; ns, us, ms or s)")  # fmt: skip
+        raise PlanError(f"--slo {slo!r} must be {peak.slo_problem(slo)}")
     method = "curve" if curve or slo is not None else "peak"
     return "\n".join([
         f'name = "{method} {bs} {rw}"',

@@ -12,7 +12,7 @@ from iolab.fio import durations
 from iolab.fio import options as fio_options
 from iolab.model import FioValue, Workload
 from iolab.plan import methods
-from iolab.plan.checks import check_key, check_value
+from iolab.plan.checks import PLAN_KEYS, check_key, check_value
 from iolab.plan.common import Overrides, Where
 from iolab.units import format_size, parse_seconds, parse_size
 
@@ -93,6 +93,8 @@ def _check_table(table: Mapping[str, Any], where: Where) -> None:
     seen: dict[str, str] = {}
     for key, value in table.items():
         name = check_key(key, where)
+        if key not in PLAN_KEYS:
+            check_expansion(key, value, where)
         check_value(key, value, where)
         check_duration(name, key, value, where)
         if name in seen:
@@ -100,6 +102,15 @@ def _check_table(table: Mapping[str, Any], where: Where) -> None:
                 key, f"{seen[name]} and {key} are the same fio option ({name}); keep one"
             )
         seen[name] = key
+
+
+def check_expansion(key: str, value: object, where: Where) -> None:
+    """A value fio would not read as written (fio.options.expansion: '$') is refused at its
+    line, before any other check of it, whatever the option."""
+    for item in value if isinstance(value, list) else [value]:
+        problem = fio_options.expansion(item)
+        if problem:
+            raise where.fail(key, f"{key} = {item!r} {problem}")
 
 
 def check_duration(name: str, key: str, value: object, where: Where) -> None:
