@@ -610,3 +610,37 @@ def test_a_run_that_cannot_keep_its_record_is_refused(world: World, kind: str) -
     assert len(lines) == 1 and lines[0].startswith("iolab: error: iolab's state folder "), lines
     assert words in lines[0] and "name another with IOLAB_STATE_DIR" in lines[0]
     assert listing(world.cwd) == before and list(real.iterdir()) == []
+
+
+@pytest.mark.fio
+@pytest.mark.parametrize(
+    "leftover",
+    [pytest.param(k, marks=[pytest.mark.root] if k == "tmpfs-mount" else []) for k in LEFTOVERS],
+)
+def test_a_hostile_database_makes_iolab_run_touch_nothing_either(
+    world: World, leftover: str
+) -> None:
+    """The one command that cleans up after dead runs does so by this host's record: the
+    database's rows only get the run marked interrupted, and it says that nothing was removed."""
+    kind, path = LEFTOVERS[leftover](world)
+    world.leftover(kind, path)
+    world.owner(owner_json())
+    (world.cwd / "t").mkdir()
+    mount = Path(path) if kind == "mount" else None
+    before = {k: v for k, v in listing(world.cwd).items() if k not in ("iolab.db", "t")}
+    try:
+        done = subprocess.run(
+            [*IOLAB, "run", "--target", "t", "--runtime", "1", "--size", "1m", "--repeat", "1"],
+            cwd=world.cwd, capture_output=True, text=True, check=False, timeout=300,
+        )  # fmt: skip
+        still_mounted = mount is None or mounted(mount)
+        after = {k: v for k, v in listing(world.cwd).items() if k not in ("iolab.db", "t")}
+    finally:
+        if mount is not None and mounted(mount):
+            subprocess.run(["umount", str(mount)], check=False)
+    assert done.returncode == 0, done.stderr
+    first = done.stderr.splitlines()[0]
+    assert first.startswith("iolab: run 2 was left running by process "), first
+    assert "marked interrupted; nothing removed (this host has no record of what it made)" in first
+    assert after == before and still_mounted
+    assert not world.tool_log.exists(), "the RAID card's tool was run"
