@@ -50,3 +50,31 @@ def test_the_report_is_as_wide_as_the_terminal(tmp_path: Path) -> None:
                            text=True, check=True, cwd=tmp_path).stdout  # fmt: skip
     table = [line for line in piped.splitlines() if line.startswith(("┃", "│", "┏"))]
     assert table and max(len(line) for line in table) <= 120
+
+
+def _piped(db: Path, columns: str | None) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    if columns is not None:
+        env["COLUMNS"] = columns
+    return subprocess.run([*IOLAB, "report", "1", "--db", str(db)], capture_output=True,
+                          text=True, check=True, cwd=db.parent, env=env).stdout  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("columns", [None, "60", "250", "abc", "9", "٥٠"])
+def test_a_file_or_pipe_honours_columns_and_cuts_nothing(
+    tmp_path: Path, columns: str | None
+) -> None:
+    """`COLUMNS=250 iolab report > r.txt` is 250 wide; at any width a name, a figure or a
+    flag wraps onto more lines instead of being cut to "…" (issue 32, finding 8); a COLUMNS
+    that is not a width (text, under 40, not ASCII digits) leaves the 120 of a pipe."""
+    db = tmp_path / "devices.db"
+    shutil.copyfile(GOLDEN / "devices.db", db)
+    text = _piped(db, columns)
+    table = [line for line in text.splitlines() if line.startswith(("┃", "│", "┏"))]
+    width = int(columns) if columns in ("60", "250") else 120
+    assert table and max(len(line) for line in table) <= width
+    assert "…" not in text
+    if columns == "60":  # the same table folded: more lines, nothing lost
+        wide = _piped(db, "250")
+        assert len(table) > len([line for line in wide.splitlines() if line.startswith("│")])

@@ -27,12 +27,14 @@ def _text(text: str) -> Text:
 
 
 def _grid(table: Table) -> RichTable:
+    """The table's grid: a name, a figure or a flag too long for its column wraps onto more
+    lines (rich's "fold"); none is cut to "…", on a terminal, in a file or in a pipe."""
     grid = RichTable()
-    grid.add_column(_text(table.row_header), no_wrap=True)
+    grid.add_column(_text(table.row_header), overflow="fold")
     for header in table.stub_headers:
-        grid.add_column(_text(header))
+        grid.add_column(_text(header), overflow="fold")
     for column in table.columns:
-        grid.add_column(_text(column), justify="right")
+        grid.add_column(_text(column), justify="right", overflow="fold")
     for row in table.shown_rows():
         cells = (row.label, *row.stubs, *(cell.text for cell in row.cells))
         grid.add_row(*map(_text, cells))
@@ -40,14 +42,19 @@ def _grid(table: Table) -> RichTable:
 
 
 WIDTH = 120  # when standard output is not a terminal: a file, a pipe, a test
+MIN_WIDTH, MAX_WIDTH = 40, 10_000  # COLUMNS outside these is not a width
 
 
 def _width() -> int:
-    """The terminal's own width, so long set-up names are not cut where there is room; 120
+    """COLUMNS where it is set to a width (as a shell sets it, or `COLUMNS=250 iolab report >
+    r.txt`); else the terminal's own width, so long set-up names get the room there is; 120
     columns when the report goes to a file or a pipe (the same text every time)."""
+    given = os.environ.get("COLUMNS", "")
+    if given.isascii() and given.isdigit() and MIN_WIDTH <= int(given) <= MAX_WIDTH:
+        return int(given)
     try:
         if sys.stdout.isatty():
-            return max(os.get_terminal_size(sys.stdout.fileno()).columns, 40)
+            return max(os.get_terminal_size(sys.stdout.fileno()).columns, MIN_WIDTH)
     except (OSError, ValueError):
         pass
     return WIDTH
