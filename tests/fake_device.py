@@ -5,7 +5,9 @@ shape would deliver at the job's numjobs, iodepth and rate_iops. Runs nothing.
 The shape: IOPS grow with the I/Os in flight (numjobs x iodepth) up to 64, then fall a little
 per doubling (a queue too deep); a second job helps (two cores), more contend. Under a fixed
 rate the device delivers at most 93% of what it could unthrottled (fio's pacing), and its
-latency grows as 1 / (1 - load): the knee of a queue.
+latency grows as 1 / (1 - load): the knee of a queue. The workloads named in `cpu_bound`
+report fio's jobs keeping 97% of the host's cores busy (fio's usr_cpu): iolab's cpu-bound check
+fires on them, and on no other.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from __future__ import annotations
 import json
 import math
 import random
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,8 @@ from iolab.fio.outcome import Outcome
 from iolab.fio.parse import Status
 
 PACED_SHARE = 0.93  # of the unthrottled rate, the most a paced job delivers
+BUSY_SHARE = 0.97  # of the host's cores, fio's jobs keep busy on a cpu_bound workload
+WORKLOAD = re.compile(r"^# iolab case .*?, workload '(.*)', repetition \d+$", re.MULTILINE)
 
 
 def shaped(numjobs: int, iodepth: int) -> float:
@@ -50,6 +55,7 @@ class FakeDevice:
     noise: float = 0.0
     seed: int = 1
     interrupt_at: int | None = None
+    cpu_bound: Collection[str] = ()  # workloads whose jobs keep the cores busy
     jobs: list[str] = field(default_factory=list)
     limits_: HostLimits = field(
         default_factory=lambda: HostLimits(cpus=64, memory_bytes=8 * 1024**3, aio_room=65536)
@@ -81,12 +87,18 @@ class FakeDevice:
             iops = min(asked, able * PACED_SHARE)
             slower = 1 / (1 - min(iops / able, 0.97))
         base = recorded("randread-jsonplus")
-        return Outcome(base.returncode, _scaled(base.json_text, iops, slower), base.stderr, ())
+        named = WORKLOAD.search(job_text)
+        busy = named is not None and named.group(1) in self.cpu_bound
+        cpu = 100 * BUSY_SHARE * self.limits_.cpus / jobs if busy else None
+        return Outcome(base.returncode, _scaled(base.json_text, iops, slower, cpu), base.stderr, ())
 
 
-def _scaled(text: str, iops: float, slower: float) -> str:
-    """The recorded JSON with its reads at `iops`, its latencies `slower` times longer."""
+def _scaled(text: str, iops: float, slower: float, cpu: float | None = None) -> str:
+    """The recorded JSON with its reads at `iops`, its latencies `slower` times longer, and
+    each job's CPU use (usr_cpu, percent of a core) at `cpu` where given."""
     document: dict[str, Any] = json.loads(text)
+    if cpu is not None:
+        document["jobs"][0]["usr_cpu"], document["jobs"][0]["sys_cpu"] = cpu, 0.0
     read = document["jobs"][0]["read"]
     factor = iops / read["iops"]
     for key in ("iops", "bw_bytes", "bw", "io_bytes", "io_kbytes", "total_ios"):

@@ -271,8 +271,8 @@ def test_the_curve_runs_fixed_rates_flags_the_undelivered_and_finds_the_knee(
     rated = [j for j in device.jobs if "rate_iops=" in j]
     assert len(rated) == 10 and "rate_iops=4889\n" in rated[0], "10% of the peak over 2 jobs"
     warned = {c.workload: [w.code for w in c.warnings] for c in store.cases(run_id)}
-    assert warned["4k randread numjobs=2 iodepth=32 load=100%"] == ["rate-not-delivered"]
-    assert warned["4k randread numjobs=2 iodepth=32 load=90%"] == []
+    assert "rate-not-delivered" in warned["4k randread numjobs=2 iodepth=32 load=100%"]
+    assert "rate-not-delivered" not in warned["4k randread numjobs=2 iodepth=32 load=90%"]
     assert any("knee at" in n and "(50% of the peak)" in n for n in seen.notes)
     assert any("1 rate not delivered" in n for n in seen.notes)
 

@@ -576,19 +576,22 @@ class Knee:
     delivered: str = ""
     p99: str = ""
     slo: str = ""  # the curve table's note on its latency target, when it has one
+    mark: str = ""  # the knee's ⚑ and the codes of the points it rests on (analysis.peak)
+    warned: tuple[CheckWarning, ...] = ()  # what the knee and the target's answer rest on
 
 
 def knee(found: Knee) -> Finding:
     head = f"{found.setup} · {found.workload}"
     if found.load is None:
         said = (f"{head}: no knee in the load curve within the noise: p99 stays near its "
-                f"low-load value up to the peak ({found.peak}, p99 {found.peak_p99}).")  # fmt: skip
+                f"low-load value up to the peak ({found.peak}, p99 {found.peak_p99})"
+                f"{found.mark}.")  # fmt: skip
     else:
         said = (
             f"{head}: the load curve's knee is at {found.load} of the peak ({found.delivered}, "
-            f"p99 {found.p99}); past it p99 climbs to {found.peak_p99} at the peak "
+            f"p99 {found.p99}){found.mark}; past it p99 climbs to {found.peak_p99} at the peak "
             f"({found.peak}): run it below the knee where latency matters."
         )
     if found.slo:
         said += f" Within the target, {found.slo.removeprefix('slo ')}"
-    return Finding("latency", said, 0, None, ((found.workload, found.setup),))
+    return Finding("latency", said, 0, None, ((found.workload, found.setup),), found.warned)

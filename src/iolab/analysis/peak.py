@@ -35,6 +35,14 @@ deviation of one point's log p99 if the points scatter independently about a smo
 A rise counts only when p99 exceeds 2x the lowest load's by more than twice that noise, and
 every later point stays above 2x: one noisy point is no knee. None when there is no such
 rise ("no knee within the noise").
+
+What an answer rests on. The search's answer, the knee and the latency target's "at most N
+IOPS" each rest on a few points, and carry those points' warnings, marked ⚑ with their codes
+as a table's cell is: the peak on the winner's runs; the knee on the lowest load (its 2x is of
+that point's p99), the knee's load and the first load past it; no knee on every point (any one
+could have been the rise); the latency target on the last load within it and the first beyond
+(the lowest load, when none met it). Notes (a busy device) are no ⚑, nor is a rate not
+delivered: the curve flags it itself, and the knee and the target read past it.
 """
 
 from __future__ import annotations
@@ -47,7 +55,8 @@ from dataclasses import dataclass
 
 from iolab import units
 from iolab.analysis import stats
-from iolab.model import Curve, CurvePoint, Drift, PeakRecord, SloPoint
+from iolab.analysis.findings import WARNED
+from iolab.model import CheckWarning, Curve, CurvePoint, Drift, PeakRecord, SloPoint
 
 Point = tuple[int, int]  # (numjobs, iodepth)
 Measure = Callable[[Point], float | None]  # a point's first figure; None: failed or refused
@@ -284,6 +293,87 @@ def curve_knee(curve: Curve) -> Knee:
     return Knee(None if found.index is None else ok[found.index], found.noise, found.threshold_ns)
 
 
+Warnings = Callable[[str], Sequence[CheckWarning]]  # the warnings of a workload's stored cases
+CURVE_SAYS = frozenset({"rate-not-delivered"})  # the curve flags it itself: "not delivered"
+
+
+def no_warnings(workload: str) -> Sequence[CheckWarning]:
+    """Where no stored case is at hand: nothing to mark."""
+    return ()
+
+
+@dataclass(frozen=True)
+class Rests:
+    """What an answer rests on: its points (by workload), the warnings of those that carry
+    any, one per code, and those points as the curve's table labels them ("30%", "peak")."""
+
+    workloads: tuple[str, ...] = ()
+    warned: tuple[CheckWarning, ...] = ()
+    where: tuple[str, ...] = ()
+
+    @property
+    def mark(self) -> str:
+        """ " ⚑ cpu-bound (loads 30%, 40%)", as a cell is marked (every point of several
+        warned: "(all 11 loads)"); "" for clean points."""
+        if not self.warned:
+            return ""
+        where = f" (load{'s' if len(self.where) > 1 else ''} {', '.join(self.where)})"
+        if len(self.where) == len(self.workloads) > 2:
+            where = f" (all {len(self.where)} loads)"
+        return f"{WARNED} {', '.join(w.code for w in self.warned)}{where if self.where else ''}"
+
+
+def load_label(point: CurvePoint) -> str:
+    """A curve point as its table labels it: "30%", or "peak" (unthrottled)."""
+    return "peak" if point.load_pct is None else f"{point.load_pct}%"
+
+
+def resting(points: Sequence[tuple[str, str]], warnings: Warnings) -> Rests:
+    """An answer resting on these (workload, label) points: the warnings that make a figure
+    ⚑ (no notes, nor what the curve says itself), and the labels of the points that carry
+    them (an empty label is not named)."""
+    found: dict[str, CheckWarning] = {}
+    where = []
+    named = dict.fromkeys(points)
+    for name, label in named:
+        own = [w for w in warnings(name) if not w.note and w.code not in CURVE_SAYS]
+        where += [label] if own and label else []
+        found.update((w.code, w) for w in own if w.code not in found)
+    return Rests(tuple(name for name, _ in named), tuple(found.values()), tuple(where))
+
+
+def _on(points: Sequence[CurvePoint], warnings: Warnings) -> Rests:
+    return resting([(p.workload, load_label(p)) for p in points], warnings)
+
+
+def winner_rests(found: PeakRecord, warnings: Warnings) -> Rests:
+    """The peak's answer rests on the winner's runs."""
+    winner = found.winner
+    return Rests() if winner is None else resting([(winner.workload, "")], warnings)
+
+
+def knee_rests(curve: Curve, warnings: Warnings) -> Rests:
+    """The knee rests on the lowest load, the knee's and the first past it; no knee, on
+    every point (see the module)."""
+    ran = [i for i, p in enumerate(curve.points) if p.ok and p.p99_ns is not None]
+    at = curve_knee(curve).index
+    chosen = ran if at is None or not ran else [ran[0], at, *[i for i in ran if i > at][:1]]
+    return _on([curve.points[i] for i in chosen], warnings)
+
+
+def slo_rests(curve: Curve, warnings: Warnings) -> Rests:
+    """The latency target's answer rests on the last load within it and the first beyond it
+    that ran; with no load within it, on the lowest load that ran."""
+    found, ran = curve.slo, [p for p in curve.points if p.ok]
+    if found is None or not ran:
+        return Rests()
+    within = [p for p in ran if p.workload == found.workload] if found.iops else []
+    if not within:
+        return _on(ran[:1], warnings)
+    at = ran.index(within[0])
+    return _on(ran[at : at + 2], warnings)
+
+
 def load_point(point: CurvePoint) -> LoadPoint:
     return LoadPoint(
         point.load_pct, point.asked_iops, point.delivered_iops, point.p50_ns, point.p99_ns,
@@ -350,13 +440,13 @@ def _slo_form(text: object) -> tuple[str, float] | None:
         return None
 
 
-def slo_said(found: SloPoint, unit: str = "µs", per: float = 1e3) -> str:
+def slo_said(found: SloPoint, unit: str = "µs", per: float = 1e3, mark: str = "") -> str:
     """The most IOPS within the target, with its interval and the percentile it kept (in
-    `unit`, `per` ns each); or that no load met it."""
+    `unit`, `per` ns each); or that no load met it; `mark`: its ⚑ (slo_rests)."""
     key = found.target.split("<=")[0]
     if not found.iops:
         return (f"slo {found.target}: no load met it at the median of {CONFIRM} runs, not even "
-                "10% of the peak.")  # fmt: skip
+                f"10% of the peak{mark}.")  # fmt: skip
     iops, latency = stats.summarize(found.iops), stats.summarize(found.latency_ns)
     where = "the peak itself" if found.peak else f"{found.load_pct}% of the peak"
     interval = ""
@@ -364,7 +454,7 @@ def slo_said(found: SloPoint, unit: str = "µs", per: float = 1e3) -> str:
         interval = f" (95%: {iops.low:,.0f} to {iops.high:,.0f}, {iops.n} runs)"
     return (
         f"slo {found.target}: at most {iops.median:,.0f} IOPS{interval} at {where}, "
-        f"{key} {latency.median / per:,.3g} {unit}."
+        f"{key} {latency.median / per:,.3g} {unit}{mark}."
     )
 
 
@@ -383,8 +473,9 @@ def share(value: object) -> float | None:
     return found if 0 < found < 1 else None
 
 
-def said(setup: str, base: str, found: PeakRecord) -> list[str]:
-    """What a search found, in a line or three."""
+def said(setup: str, base: str, found: PeakRecord, warnings: Warnings = no_warnings) -> list[str]:
+    """What a search found, in a line or three; each answer marked ⚑ with the warnings of
+    the points it rests on (`warnings`: of a workload's stored cases)."""
     unit = "IOPS" if found.metric == "iops" else "MB/s"
     scale = 1.0 if unit == "IOPS" else 1e6
     winner = found.winner
@@ -396,7 +487,8 @@ def said(setup: str, base: str, found: PeakRecord) -> list[str]:
     lines = [
         f"{head}: peak {winner.median / scale:,.0f}{interval} {unit} (95%, "
         f"{len(winner.values)} runs) at numjobs={winner.numjobs} "
-        f"iodepth={winner.iodepth}; {len(found.points)} of {found.grid} points tried"
+        f"iodepth={winner.iodepth}{winner_rests(found, warnings).mark}; {len(found.points)} of "
+        f"{found.grid} points tried"
     ]
     if winner.noise > found.margin:
         lines.append(
@@ -405,27 +497,29 @@ def said(setup: str, base: str, found: PeakRecord) -> list[str]:
             f"{', '.join(winner.tied) or 'none'}; a wider peak_margin suits this target"
         )
     if found.curve is not None:
-        lines.append(f"{head}: {_curve_said(found.curve)}")
+        lines.append(f"{head}: {_curve_said(found.curve, warnings)}")
     if found.curve is not None and found.curve.slo is not None:
-        lines.append(f"{head}: {slo_said(found.curve.slo)}")
+        mark = slo_rests(found.curve, warnings).mark
+        lines.append(f"{head}: {slo_said(found.curve.slo, mark=mark)}")
     return lines
 
 
-def _curve_said(curve: Curve) -> str:
+def _curve_said(curve: Curve, warnings: Warnings) -> str:
     missed = [p for p in curve.points if p.ok and not p.delivered]
     found_knee = curve_knee(curve)
     noise = f"p99 noise ±{found_knee.noise:.0%} a point"
+    mark = knee_rests(curve, warnings).mark
     if found_knee.index is None:
         where = (
             "no knee within the noise: p99 stays within 2x its low-load value up to the "
-            f"peak ({noise})"
+            f"peak ({noise}){mark}"
         )
     else:
         at = curve.points[found_knee.index]
         where = (
             f"knee at {at.delivered_iops:,.0f} IOPS"
             + (f" ({at.load_pct}% of the peak)" if at.load_pct else " (the peak)")
-            + f", {noise}"
+            + f"{mark}, {noise}"
         )
     plural = "s" if len(missed) > 1 else ""
     delivered = f"{len(missed)} rate{plural} not delivered" if missed else "every rate delivered"

@@ -17,6 +17,7 @@ from iolab.analysis import peak, stats
 from iolab.analysis.peak import Point
 from iolab.model import (
     Case,
+    CheckWarning,
     Curve,
     CurvePoint,
     Drift,
@@ -78,7 +79,7 @@ class Search:
                 records[with_stored.base] = with_stored.search()
         record({"peak_search": {base: r.to_json() for base, r in records.items()}})
         if points.ran or not method.again:
-            for line in peak.said(case.setup.name, points.base, found):
+            for line in peak.said(case.setup.name, points.base, found, points.warnings):
                 self.listener.note(line)
         if method.again and found.drift is not None:
             self.listener.note(
@@ -148,6 +149,11 @@ class _Points:
             self.ran += 1
             self.rows.update(self.run.stored(self.case.setup.name, workload.name))
         return self.rows.get(key)
+
+    def warnings(self, workload: str) -> list[CheckWarning]:
+        """The warnings of a point's stored cases: what an answer resting on it carries."""
+        return [w for (name, _), row in self.rows.items() if name == workload
+                for w in row.warnings]  # fmt: skip
 
     def value(self, point: Point, repetition: int = 1) -> float | None:
         return _figure(self.row(self.workload(point), repetition), self.metric)

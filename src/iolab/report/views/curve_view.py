@@ -1,20 +1,45 @@
 """Peak searches and latency-versus-load curves (workloads with `method = "peak"` or
 `"curve"`): per set-up and workload, the points the search tried with the winner and its 95%
 interval, the curve's points with what was asked and delivered, and a chart of latency
-(p50, p99, p99.9) against delivered IOPS, from what the run recorded with each set-up."""
+(p50, p99, p99.9) against delivered IOPS, from what the run recorded with each set-up. Each
+point's figures are marked ⚑ with its cases' warnings, as the results table's cells are; the
+peak, the knee and the latency target's answer with those of the points they rest on
+(analysis.peak's Rests)."""
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from iolab.analysis import latency, peak
-from iolab.model import Curve, CurvePoint, PeakRecord
-from iolab.report.cells import Cell, Row, Table, format_value
+from iolab.model import CheckWarning, Curve, CurvePoint, PeakRecord
+from iolab.report.cells import Cell, Row, Table, format_value, warned
 from iolab.report.charts import Axis, Chart, Region, Series, slug
 from iolab.report.data import Dataset
+from iolab.store import CaseRow
 
 PERCENTILES = (("p50", "p50_ns"), ("p99", "p99_ns"), ("p99.9", "p999_ns"))
+Cases = Callable[[str], Sequence[CaseRow]]  # a workload's stored cases on the set-up
+
+
+def no_cases(workload: str) -> Sequence[CaseRow]:
+    """Where no stored case is at hand: nothing to mark."""
+    return ()
+
+
+def cases_of(data: Dataset, label: str) -> Cases:
+    """A set-up's stored cases, by workload."""
+    return lambda workload: data.cell(label, workload)
+
+
+def warnings_of(cases: Cases) -> peak.Warnings:
+    """The warnings of a workload's stored cases, for what rests on them (analysis.peak)."""
+    return lambda workload: [w for case in cases(workload) for w in case.warnings]
+
+
+def _first(cases: Sequence[CaseRow]) -> list[CaseRow]:
+    """A search point's first run: the one its figure is."""
+    return [case for case in cases if case.repetition == 1]
 
 
 def searches(data: Dataset) -> list[tuple[str, str, PeakRecord]]:
@@ -35,19 +60,19 @@ def blocks(data: Dataset) -> list[Table | Chart]:
     """Every search's table, every curve's table, then one chart per curved workload."""
     found = searches(data)
     out: list[Table | Chart] = []
+    cases = {label: cases_of(data, label) for label in data.labels}
     for label, base, search in found:
-        out.append(search_table(label, base, search))
+        out.append(search_table(label, base, search, cases[label]))
         if search.curve is not None:
-            out.append(curve_table(label, base, search.curve))
+            out.append(curve_table(label, base, search.curve, cases[label]))
     bases = list(dict.fromkeys(base for _, base, search in found if search.curve is not None))
     for base in bases:
-        out += curve_charts(
-            base, [(label, s.curve) for label, b, s in found if b == base and s.curve is not None]
-        )
+        curves = [(label, s.curve) for label, b, s in found if b == base and s.curve is not None]
+        out += curve_charts(base, curves, cases)
     return out
 
 
-def search_table(label: str, base: str, search: PeakRecord) -> Table:
+def search_table(label: str, base: str, search: PeakRecord, cases: Cases = no_cases) -> Table:
     metric = search.metric
     unit, scale = ("IOPS", 1.0) if metric == "iops" else ("MB/s", 1e6)
     winner = search.winner
@@ -57,6 +82,7 @@ def search_table(label: str, base: str, search: PeakRecord) -> Table:
         value = point.value
         shown = value / scale if value is not None else None
         cell = Cell(shown, unit, "failed" if shown is None else format_value(shown, metric))
+        cell = warned(cell, _first(cases(point.workload)))
         mark = "winner" if (point.numjobs, point.iodepth) == at else ""
         rows.append(Row(str(number), (cell,), (str(point.numjobs), str(point.iodepth), mark)))
     return Table(
@@ -64,7 +90,10 @@ def search_table(label: str, base: str, search: PeakRecord) -> Table:
         row_header="step",
         columns=(unit,),
         rows=tuple(rows),
-        notes=(*peak.said(label, base, search), *_more_notes(label, base, search)),
+        notes=(
+            *peak.said(label, base, search, warnings_of(cases)),
+            *_more_notes(label, base, search),
+        ),
         name=f"peak-{slug(label)}-{slug(base)}",
         stub_headers=("numjobs", "iodepth", "winner"),
         column_header="metric",
@@ -85,10 +114,6 @@ def _more_notes(label: str, base: str, search: PeakRecord) -> list[str]:
     return notes
 
 
-def _load(point: CurvePoint) -> str:
-    return "peak" if point.load_pct is None else f"{point.load_pct}%"
-
-
 def _unit(curve: Curve) -> tuple[str, float]:
     """The latency unit of a curve's table (and ns per unit): the one its values read best in."""
     values = [
@@ -97,33 +122,46 @@ def _unit(curve: Curve) -> tuple[str, float]:
     return latency.unit_for(values)
 
 
-def slo_note(curve: Curve) -> str | None:
-    """The table's note on the curve's latency target, in the table's unit; None without one."""
+def slo_note(curve: Curve, cases: Cases = no_cases) -> str | None:
+    """The table's note on the curve's latency target, in the table's unit, ⚑ where the points
+    it rests on are warned; None without one."""
     if curve.slo is None:
         return None
-    return peak.slo_said(curve.slo, *_unit(curve))
+    mark = peak.slo_rests(curve, warnings_of(cases)).mark
+    return peak.slo_said(curve.slo, *_unit(curve), mark=mark)
 
 
-def curve_table(label: str, base: str, curve: Curve) -> Table:
+def rests_on(curve: Curve, cases: Cases) -> tuple[str, tuple[CheckWarning, ...]]:
+    """The knee's ⚑ (what its sentence says), and the warnings the knee and the latency
+    target's answer rest on, one per code (what a finding about them carries)."""
+    warnings = warnings_of(cases)
+    knee = peak.knee_rests(curve, warnings)
+    both = {w.code: w for w in (*knee.warned, *peak.slo_rests(curve, warnings).warned)}
+    return knee.mark, tuple(both.values())
+
+
+def curve_table(label: str, base: str, curve: Curve, cases: Cases = no_cases) -> Table:
     found = peak.curve_knee(curve)
     points = list(curve.points)
     unit, per = _unit(curve)
     rows = []
     for index, point in enumerate(points):
-        asked = point.asked_iops
+        asked, behind = point.asked_iops, cases(point.workload)
         cells = [
             Cell(asked, "IOPS", "unthrottled" if asked is None else f"{asked:,.0f}"),
-            Cell(point.delivered_iops if point.ok else None, "IOPS",
-                 f"{point.delivered_iops:,.0f}" if point.ok else "failed"),
-            *(_latency_cell(_percentile(point, key), unit, per) for _, key in PERCENTILES),
+            *(warned(cell, behind) for cell in (
+                Cell(point.delivered_iops if point.ok else None, "IOPS",
+                     f"{point.delivered_iops:,.0f}" if point.ok else "failed"),
+                *(_latency_cell(_percentile(point, key), unit, per) for _, key in PERCENTILES),
+            )),
         ]  # fmt: skip
         flags = [] if point.delivered else ["not delivered"]
         if index == found.index:
             flags.append("knee")
         if curve.slo is not None and curve.slo.iops and point.workload == curve.slo.workload:
             flags.append("slo")
-        rows.append(Row(_load(point), tuple(cells), (", ".join(flags),)))
-    said = _knee_said(curve, found)
+        rows.append(Row(peak.load_label(point), tuple(cells), (", ".join(flags),)))
+    said = _knee_said(curve, found, rests_on(curve, cases)[0])
     return Table(
         title=f"Latency against load: {label}, {base}",
         row_header="load",
@@ -135,7 +173,7 @@ def curve_table(label: str, base: str, curve: Curve) -> Table:
             "rate_iops (per job); latency is completion latency, the slower direction's.",
             f"not delivered: under {curve.delivered_share:.0%} of the rate asked.",
             said,
-            *([note] if (note := slo_note(curve)) is not None else []),
+            *([note] if (note := slo_note(curve, cases)) is not None else []),
         ),
         name=f"curve-{slug(label)}-{slug(base)}",
         stub_headers=("flags",),
@@ -144,8 +182,8 @@ def curve_table(label: str, base: str, curve: Curve) -> Table:
     )  # fmt: skip
 
 
-def _knee_said(curve: Curve, found: peak.Knee) -> str:
-    """Where the knee is, and the noise it was judged against (see analysis.peak)."""
+def _knee_said(curve: Curve, found: peak.Knee, mark: str = "") -> str:
+    """Where the knee is (⚑: `mark`), and the noise it was judged against (analysis.peak)."""
     factor = f"{curve.knee_factor:g}x"
     noise = (
         f"p99 scatters about ±{found.noise:.0%} a point (each point is one run), so a rise "
@@ -154,12 +192,12 @@ def _knee_said(curve: Curve, found: peak.Knee) -> str:
     if found.index is None:
         return (
             f"No knee within the noise: p99 does not rise past {factor} its lowest-load value "
-            f"for good up to the peak; {noise}."
+            f"for good up to the peak{mark}; {noise}."
         )
     point = curve.points[found.index]
     return (
-        f"Knee: {_load(point)} ({point.delivered_iops:,.0f} IOPS), the last load before p99 "
-        f"exceeds {factor} its value at the lowest load for good; {noise}."
+        f"Knee: {peak.load_label(point)} ({point.delivered_iops:,.0f} IOPS){mark}, the last load "
+        f"before p99 exceeds {factor} its value at the lowest load for good; {noise}."
     )
 
 
@@ -171,9 +209,13 @@ def _latency_cell(value: float | None, unit: str, per: float) -> Cell:
     return Cell(shown, unit, text)
 
 
-def curve_charts(base: str, curves: Sequence[tuple[str, Curve]]) -> list[Chart]:
+def curve_charts(
+    base: str, curves: Sequence[tuple[str, Curve]], cases: Mapping[str, Cases] | None = None
+) -> list[Chart]:
     """Latency against delivered IOPS: one set-up's p50, p99 and p99.9 on one chart; with
-    several set-ups, one chart per percentile and one line per set-up."""
+    several set-ups, one chart per percentile and one line per set-up; `cases`: each set-up's
+    stored cases, by label (for the captions' ⚑)."""
+    cases = cases or {}
     values = [
         v for _, c in curves for p in c.points for _, key in PERCENTILES
         if p.ok and (v := _percentile(p, key)) is not None
@@ -198,7 +240,7 @@ def curve_charts(base: str, curves: Sequence[tuple[str, Curve]]) -> list[Chart]:
                 y=Axis("completion latency", unit, start_at_zero=True),
                 series=tuple(line(name, search, key) for name, key in PERCENTILES),
                 regions=(*_past_knee(search), *_within(search)),
-                caption=_caption(label, search),
+                caption=_caption(label, search, cases.get(label, no_cases)),
             )
         ]
     return [
@@ -209,7 +251,9 @@ def curve_charts(base: str, curves: Sequence[tuple[str, Curve]]) -> list[Chart]:
             x=x,
             y=Axis(f"{name} completion latency", unit, start_at_zero=True),
             series=tuple(line(label, search, key) for label, search in curves),
-            caption=" ".join(_caption(label, search) for label, search in curves),
+            caption=" ".join(
+                _caption(label, search, cases.get(label, no_cases)) for label, search in curves
+            ),
         )
         for name, key in PERCENTILES
     ]
@@ -238,16 +282,17 @@ def _past_knee(curve: Curve) -> tuple[Region, ...]:
     return (Region(start, max(ok), "past the knee"),) if max(ok) > start else ()
 
 
-def _caption(label: str, curve: Curve) -> str:
+def _caption(label: str, curve: Curve, cases: Cases) -> str:
     found = peak.curve_knee(curve)
     noise = f"p99 noise ±{found.noise:.0%} a point"
+    mark = rests_on(curve, cases)[0]
     if found.index is None:
         return (
             f"{label}: no knee within the noise up to the peak ({curve.peak_iops:,.0f} "
-            f"IOPS; {noise})."
+            f"IOPS; {noise}){mark}."
         )
     point = curve.points[found.index]
     return (
-        f"{label}: knee at {_delivered(point):,.0f} IOPS ({_load(point)}), peak "
+        f"{label}: knee at {_delivered(point):,.0f} IOPS ({peak.load_label(point)}){mark}, peak "
         f"{curve.peak_iops:,.0f} IOPS; {noise}."
     )

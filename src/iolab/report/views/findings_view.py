@@ -82,21 +82,26 @@ def knees(data: Dataset) -> list[findings.Knee]:
     for label, base, search in curve_view.searches(data):
         if search.curve is None:
             continue
-        table = curve_view.curve_table(label, base, search.curve)
+        cases = curve_view.cases_of(data, label)
+        table = curve_view.curve_table(label, base, search.curve, cases)
         p99 = next(i for i, name in enumerate(table.columns) if name.startswith("p99 "))
         knee = next((r for r in table.rows if "knee" in r.stubs[0].split(", ")), None)
         (peak_iops, peak_p99), (at_iops, at_p99) = _at(table.rows[-1], p99), _at(knee, p99)
         load = None if knee is None else knee.label
-        slo = curve_view.slo_note(search.curve) or ""
-        out.append(findings.Knee(label, base, peak_iops, peak_p99, load, at_iops, at_p99, slo))
+        slo = curve_view.slo_note(search.curve, cases) or ""
+        mark, warned = curve_view.rests_on(search.curve, cases)
+        out.append(findings.Knee(
+            label, base, peak_iops, peak_p99, load, at_iops, at_p99, slo, mark, warned
+        ))  # fmt: skip
     return out
 
 
 def _at(row: Row | None, p99: int) -> tuple[str, str]:
-    """A curve row's delivered IOPS and p99, as the table shows them."""
+    """A curve row's delivered IOPS and p99, as the table shows them (their ⚑ said apart)."""
     if row is None:
         return "", ""
-    return f"{row.cells[1].text} IOPS", f"{row.cells[p99].text} {row.cells[p99].unit}"
+    iops, latency = (row.cells[at].text.split(f" {WARNED}")[0] for at in (1, p99))
+    return f"{iops} IOPS", f"{latency} {row.cells[p99].unit}"
 
 
 def sweeps(data: Dataset, shown: Sequence[Figure]) -> list[findings.Sweep]:
