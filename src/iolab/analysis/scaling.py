@@ -30,11 +30,12 @@ class Point:
     setup: str
     workload: str
     options: Mapping[str, Any]
-    iops: float
+    iops: float  # the case's figure in `unit`: IOPS, or MB/s where the workload is read so
     telemetry: Telemetry | None = None
     devices: int | None = None  # the set-up's device count, when it names devices
     family: str = ""  # the set-up's definition but its name and devices: alike set-ups share it
     codes: frozenset[str] = frozenset()  # the case's warnings' codes
+    unit: str = "IOPS"  # the unit its tables and findings give the workload in
 
 
 def flat_scaling(points: Sequence[Point]) -> list[CheckWarning]:
@@ -78,11 +79,12 @@ def _flat(setup: str, axis: str, sweep: Mapping[int, list[Point]]) -> CheckWarni
         if high < 2 * low or iops[low] <= 0 or not _watched(sweep[high]):
             continue
         gain = iops[high] / iops[low] - 1
+        unit = sweep[high][0].unit
         if gain < FLAT_GAIN:
             names = " and ".join(dict.fromkeys(p.workload for v in values for p in sweep[v]))
             return CheckWarning(
                 "flat-scaling",
-                f"{setup} · {names}: {axis} {low} → {high} gained {gain:+.0%} IOPS "
+                f"{setup} · {names}: {axis} {low} → {high} gained {gain:+.0%} {unit} "
                 f"({iops[low]:,.0f} → {iops[high]:,.0f}); at {axis}={high} "
                 f"{_limit(axis, sweep[low], sweep[high])}.",
                 "Past this point more parallelism adds queueing, not throughput: look at "

@@ -9,8 +9,9 @@ from collections.abc import Sequence
 
 from iolab.analysis import scaling
 from iolab.analysis.scaling import Point
+from iolab.analysis.stats import metric_for
 from iolab.model import CheckWarning, JSONObject
-from iolab.report.cells import Cell, Row, Table, case_value
+from iolab.report.cells import UNITS, Cell, Row, Table, case_value
 from iolab.report.charts import Axis, Chart, Series, slug
 from iolab.report.data import Case, Dataset, SeriesKey
 from iolab.report.views.figures import _colors, _unique
@@ -143,21 +144,29 @@ def blocks(data: Dataset) -> tuple[Table | Chart, ...]:
 
 
 def flat_scaling(data: Dataset) -> list[CheckWarning]:
-    """flat-scaling over the report's sweeps (analysis.scaling), with the cases' telemetry."""
+    """flat-scaling over the report's sweeps (analysis.scaling), with the cases' telemetry;
+    each case in the unit its workload's tables use (MB/s for large blocks, else IOPS)."""
     definitions = {s.label: s.definition for s in data.setups}
-    points = [
-        Point(
-            c.setup,
-            c.workload,
-            c.options,
-            iops,
-            data.telemetry.get(_key(c)),
-            *devices_of(definitions.get(c.setup, {})),
-            frozenset(w.code for w in c.warnings),
+    points = []
+    for c in data.cases:
+        metric = metric_for(c.options)
+        value = case_value(c, metric)
+        if c.status != "ok" or value is None:
+            continue
+        devices, family = devices_of(definitions.get(c.setup, {}))
+        points.append(
+            Point(
+                c.setup,
+                c.workload,
+                c.options,
+                value,
+                data.telemetry.get(_key(c)),
+                devices,
+                family,
+                frozenset(w.code for w in c.warnings),
+                UNITS[metric],
+            )
         )
-        for c in data.cases
-        if c.status == "ok" and (iops := case_value(c, "iops")) is not None
-    ]
     return scaling.flat_scaling(points)
 
 
