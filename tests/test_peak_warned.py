@@ -26,6 +26,8 @@ from fake_device import FakeDevice
 from iolab.analysis import peak
 from iolab.model import CheckWarning, Curve, CurvePoint, PeakRecord, SloPoint
 from iolab.report import document as report_document
+from iolab.report.cells import Table
+from iolab.report.charts import Chart
 from iolab.report.formats import html, json_format, markdown, terminal
 from iolab.store import CaseRow, Store
 from test_peak import Seen, run
@@ -185,6 +187,30 @@ def test_a_clean_search_marks_no_answer_with_cpu_bound(tmp_path: Path) -> None:
         assert codes == done.codes(*rests), (name, part)
         assert "cpu-bound" not in codes and "rate-not-delivered" not in codes
         assert (" ⚑" in part) is bool(done.codes(*rests)), (name, part)
+
+
+@pytest.mark.parametrize("cpu_bound", [True, False])
+def test_a_steady_state_verdict_carries_its_windows_warnings(
+    tmp_path: Path, cpu_bound: bool
+) -> None:
+    """[steady] rounds: the verdict's window mean rests on the window's rounds; cpu-bound
+    rounds mark it ⚑ cpu-bound and each round's row, in the table and the chart's caption."""
+    device = FakeDevice(cpu_bound=(BASE,) if cpu_bound else ())
+    store, run_id, _ = run(tmp_path, device, f'\n[steady]\ntrack = "{BASE}"\n')
+    document = report_document.build(load(store, [run_id]), CHARTED)
+    blocks = [b for s in document.sections for b in s.blocks]
+    (table,) = [b for b in blocks if isinstance(b, Table) and b.name == "steady-here"]
+    (chart,) = [b for b in blocks if isinstance(b, Chart) and b.name == "convergence-here"]
+    (verdict,) = table.notes
+    assert verdict.startswith("here: steady state reached; measurement window rounds 1-5"), verdict
+    rows: list[CaseRow] = store.cases(run_id, "here")
+    codes = {w.code for r in rows for w in r.warnings if not w.note}
+    assert marks(verdict)[0] == codes, verdict
+    assert ("cpu-bound" in codes) is cpu_bound
+    if cpu_bound:
+        assert " ⚑ " in verdict and "(all 5 rounds)" in verdict, verdict
+        assert all("cpu-bound" in row.cells[0].flags for row in table.rows)
+    assert chart.caption == verdict
 
 
 # ------------------------------------------------------------ what each answer rests on
