@@ -120,6 +120,18 @@ def _fast_lane_guard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]
     os.environ["PATH"] = path
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _state_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """iolab's state directory (IOLAB_STATE_DIR) in a scratch folder of the session: no test
+    reads or leaves a record (a pending restore of a card's policy) in the host's own."""
+    if os.environ.get("IOLAB_STATE_DIR"):
+        yield
+        return
+    os.environ["IOLAB_STATE_DIR"] = str(tmp_path_factory.mktemp("iolab-state"))
+    yield
+    os.environ.pop("IOLAB_STATE_DIR", None)
+
+
 @pytest.fixture(scope="session")
 def lab_host(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Boot the lab kernel once, with no disks; skip (in CI too, with the reason) where this

@@ -62,7 +62,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
+import time
 from collections.abc import Iterable, Mapping
 from copy import deepcopy
 from pathlib import Path
@@ -174,13 +177,84 @@ def main(argv: list[str]) -> int:
     state = read_state(path)
     state["calls"].append([name, *args])
     _leave_log(family, args)
+    setting = _is_set(args)
+    if state.get("child"):
+        _leave_a_child(state)
+    broken = state.get("broken_sets" if setting else "broken", state.get("broken"))
+    if state.get("hang") or (setting and state.get("stall_sets")):  # before any effect
+        write_state(path, state)
+        _hang(path)
+    if broken is not None:
+        write_state(path, state)
+        return int(broken)
+    hang = setting and state.get("hang_sets")  # as it was before this command changed it
     try:
         code, out = ANSWERS[family](state, args, family)
     except Refused as refused:
         code, out = 1, str(refused)
+    if setting and code == 0 and "after_set" in state:
+        _after_set(state)
     write_state(path, state)
-    sys.stdout.write(out)
+    if hang:
+        _hang(path)
+    sys.stdout.write(out if setting else _mutated(state, out))
     return code
+
+
+# -- misbehaving on purpose (the state's "hang", "hang_sets", "stall_sets", "broken",
+# "broken_sets", "child", "mutate", "cut", "pad", "after_set") ------------------------------
+
+
+def _is_set(args: list[str]) -> bool:
+    return any(a.lower() in ("set", "-ldsetprop", "modify", "setcache") for a in args)
+
+
+def _hang(path: Path) -> None:
+    """Never answer: the set (if any) has taken effect; only a kill ends this. Its pid goes
+    in the state's "hanging" first."""
+    state = read_state(path)
+    state.setdefault("hanging", []).append(os.getpid())
+    write_state(path, state)
+    sys.stdout.flush()
+    time.sleep(3600)
+
+
+def _leave_a_child(state: State) -> None:
+    """Start a child that keeps this tool's standard output open long after it exits (as a
+    tool that starts a daemon does); its pid goes in the state's "children"."""
+    child = subprocess.Popen(["sleep", "3600"], stdout=sys.stdout, stderr=subprocess.DEVNULL)
+    state.setdefault("children", []).append(child.pid)
+
+
+def _after_set(state: State) -> None:
+    """Once a set command has worked: the state's "after_set" changes take effect ("vds":
+    changes to each VD's fields, anything else replaced)."""
+    changes = state.pop("after_set")
+    if changes.pop("vanish", False):  # the tool is gone: every launcher of its family
+        _vanish(TOOLS[sys.argv[1]])
+    for vd, fields in changes.pop("vds", {}).items():
+        state["vds"][vd].update(fields)
+    state.update(changes)
+
+
+def _vanish(family: str) -> None:
+    found = shutil.which(sys.argv[1])
+    folder = Path(found).parent if found else None
+    for name, its in TOOLS.items():
+        if folder is not None and its == family and (folder / name).exists():
+            (folder / name).unlink()
+
+
+def _mutated(state: State, out: str) -> str:
+    """A read's answer changed as the state says: regular expressions replaced ("mutate":
+    [[pattern, replacement], ...]), cut to a share of it ("cut"), or padded ("pad" bytes)."""
+    for pattern, replacement in state.get("mutate", ()):
+        out = re.compile(pattern, re.MULTILINE).sub(str(replacement).replace("\\", "\\\\"), out)
+    if "cut" in state:
+        out = out[: int(len(out) * float(state["cut"]))]
+    if state.get("pad"):
+        out += ("x" * 1023 + "\n") * (int(state["pad"]) // 1024 + 1)
+    return out
 
 
 def _leave_log(family: str, args: list[str]) -> None:

@@ -265,21 +265,19 @@ def test_study_e_ratio_table_from_one_plan(card: Card) -> None:
 @pytest.mark.root
 @needs_root()
 def test_a_vd_that_is_another_device_is_refused(card: Card) -> None:
-    """storcli names the VD's block device: when it is not the set-up's, nothing is set and
-    nothing is measured (a policy on one disk, fio on another)."""
+    """storcli names the VD's block device: when it is not the set-up's, the run is refused
+    before anything runs (a policy on one disk, fio on another): nothing set, nothing measured."""
     vds = card.vds()
     vds["/c0/v0"]["device"] = "/dev/sdb"
     card.edit(vds=vds)
     plan = card.plan("storcli", "/c0/v0")
     done = run_iolab("run", plan, "--yes-destroy", card.dev, cwd=card.workdir)
-    assert done.returncode == 3 and "Traceback" not in done.stderr
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("iolab: error: ") and done.stderr.count("\n") == 1, done.stderr
     said = f"storcli says /c0/v0 is /dev/sdb, but the set-up measures {card.dev}"
-    assert said in done.stdout, done.stdout
+    assert said in done.stderr, done.stderr
     assert card.sets() == [], "nothing set"
-    with sqlite3.connect(card.workdir / "iolab.db") as con:
-        assert con.execute("SELECT count(*) FROM cases WHERE raw_json IS NOT NULL").fetchone() == (
-            0,
-        )
+    assert stored_cases(card.workdir / "iolab.db") == []
     assert card.vds()["/c0/v0"] == {**FIRST, "device": "/dev/sdb"}
 
 

@@ -17,25 +17,30 @@ from __future__ import annotations
 import contextlib
 import glob
 import json
-import logging
 import os
 import re
-import shlex
 import shutil
 import signal
-import subprocess
-import tempfile
-from collections.abc import Callable, Iterator
+import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from iolab.errors import ControllerError, Stopped
 from iolab.model import CardPolicy, Setup
+from iolab.targets.controllers import pending
 from iolab.targets.controllers.model import Controller, DriveCache, JSONDict, VirtualDrive, differs
-from iolab.targets.controllers.probe import READERS, label_of, run_tool
+from iolab.targets.controllers.pending import PendingRestore
+from iolab.targets.controllers.probe import (
+    READERS,
+    answer_limit,
+    call,
+    gone,
+    label_of,
+    run_tool,
+    scratch,
+)
 from iolab.targets.provision import _sigint_deferred
-
-log = logging.getLogger(__name__)  # `iolab -v` shows what it ran
 
 TIMEOUT_S = 60.0
 KIND = "controller"  # the ledger's kind for what to restore
@@ -80,17 +85,18 @@ _SSA = {"write-back": ("enable", "disable"), "always-write-back": ("enable", "en
         "write-through": ("disable", None)}  # fmt: skip
 _DRIVE_WORDS = {DriveCache.ON: "on", DriveCache.OFF: "off", DriveCache.DEFAULT: "default"}
 _SYSFS = {"write-back": "write back", "write-through": "write through"}
+_SYSFS_FILE = re.compile(r"/sys/block/[^/]+/device/scsi_disk/[^/]+/cache_type")
 
 Hold = Callable[[str, str], contextlib.AbstractContextManager[None]]
 
 
-def problem(tool: object, vd: object, fields: dict[str, object]) -> tuple[str, str] | None:
+def problem(tool: object, vd: object, fields: Mapping[str, object]) -> tuple[str, str] | None:
     """(key, words) for the first value a controller table may not hold; None if all fit."""
     if tool not in TOOLS:
         return "tool", f"tool = {tool!r} is not one of {', '.join(TOOLS)}"
     assert isinstance(tool, str)
     pattern, _, takes = TOOLS[tool]
-    if not isinstance(vd, str) or not re.fullmatch(pattern, vd):
+    if not isinstance(vd, str) or not re.fullmatch(pattern, vd, re.ASCII):
         example = {"storcli": "/c0/v0", "perccli": "/c0/v0", "megacli": "-L0 -a0",
                    "ssacli": "slot=0 ld 1", "arcconf": "1 LOGICALDRIVE 0"}[tool]  # fmt: skip
         return (
@@ -188,17 +194,9 @@ class Card:
 
 def _run(argv: list[str], label: str, cwd: Path) -> None:
     """Run one set command; a ControllerError when it fails (its output is not quoted)."""
-    shown = " ".join(argv[1:])
-    log.info("ran: %s", shlex.join(argv))
-    try:
-        done = subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=TIMEOUT_S, check=False)  # fmt: skip
-    except subprocess.TimeoutExpired:
-        raise ControllerError(f"{label}: `{shown}` did not answer within {TIMEOUT_S:g} s") from None
-    except OSError as error:
-        raise ControllerError(f"{label}: could not run `{shown}` ({error.strerror})") from None
-    if done.returncode != 0:
-        raise ControllerError(f"{label} refused `{shown}` (exit status {done.returncode})")
+    code, _ = call(argv, label, cwd, answer_limit(TIMEOUT_S))
+    if code != 0:
+        raise ControllerError(f"{label} refused `{' '.join(argv[1:])}` (exit status {code})")
 
 
 def read(policy: CardPolicy, cwd: Path) -> tuple[Controller, VirtualDrive]:
@@ -209,8 +207,10 @@ def read(policy: CardPolicy, cwd: Path) -> tuple[Controller, VirtualDrive]:
     family = FAMILY[policy.tool]
     label = label_of(family, prog)
 
+    limit = answer_limit(TIMEOUT_S)
+
     def run(args: list[str]) -> str:
-        return run_tool(prog, args, label, cwd, TIMEOUT_S)
+        return run_tool(prog, args, label, cwd, limit)
 
     problems: list[str] = []
     for card in READERS[family](label, run, problems):
@@ -285,27 +285,69 @@ def applied(setup: Setup, hold: Hold) -> Iterator[Card | None]:
 
 @contextlib.contextmanager
 def _card(policy: CardPolicy, devices: tuple[str, ...], hold: Hold) -> Iterator[Card]:
-    with tempfile.TemporaryDirectory(prefix="iolab-raid-tools-") as scratch:
-        cwd = Path(scratch)
+    with scratch() as cwd:
         card, vd = read(policy, cwd)
         _check_device(policy, vd, devices)
-        before: dict[str, str] = {}
-        for key in policy.fields():
-            now = current(card, vd, key)
-            if now is None:
-                raise ControllerError(
-                    f"{policy.tool} does not print {key} of {policy.vd}, so iolab could not "
-                    "restore it; leave it out"
-                )
-            before[key] = now
-        ledger = json.dumps({"tool": policy.tool, "vd": policy.vd, "restore": before})
+        before = _before(policy, card, vd)
+        number = _device_number(vd.block_device)
+        ledger = json.dumps({"tool": policy.tool, "vd": policy.vd, "restore": before,
+                             "left": policy.fields(), "run": pending.current_run()})  # fmt: skip
         with hold(KIND, ledger), _restoring(policy, before, cwd):
             _set_all(policy, policy.fields(), cwd)
-            card, vd = read(policy, cwd)
-            refused = _not_taken(policy, card, vd)
+            card, now = read(policy, cwd)
+            refused = _not_taken(policy, card, now) or _moved(policy, vd, now, number)
             if refused:
                 raise ControllerError(refused)
-            yield Card(_facts(policy, card, vd, before), differs(vd, card), card.cache_bytes or 0)
+            _check_device(policy, now, devices)
+            yield Card(_facts(policy, card, now, before), differs(now, card), card.cache_bytes or 0)
+
+
+def _before(policy: CardPolicy, card: Controller, vd: VirtualDrive) -> dict[str, str]:
+    """What to put back after the set-up: the VD's policy now, and, where an earlier restore
+    of this VD failed, what it had before iolab changed it (which a restore then puts back)."""
+    before: dict[str, str] = {}
+    for key in policy.fields():
+        now = current(card, vd, key)
+        if now is None:
+            raise ControllerError(
+                f"{policy.tool} does not print {key} of {policy.vd}, so iolab could not "
+                "restore it; leave it out"
+            )
+        before[key] = now
+    return {**before, **_owed(policy)}
+
+
+def _owed(policy: CardPolicy) -> dict[str, str]:
+    """The values an earlier run could not put back on this VD (none if none, or if its
+    record holds what iolab could not set)."""
+    for entry in pending.pending():
+        owed = dict(entry.restore)
+        same = (FAMILY.get(entry.tool), entry.where.lower()) == (
+            FAMILY[policy.tool], policy.vd.lower())  # fmt: skip
+        if same and problem(policy.tool, policy.vd, owed) is None:
+            return owed
+    return {}
+
+
+def _moved(
+    policy: CardPolicy, was: VirtualDrive, now: VirtualDrive, number: int | None
+) -> str | None:
+    """Why the VD is no longer the block device the set-up checked before the set (the tool
+    names another, or that name is now another device); None while it is the same."""
+    if now.block_device == was.block_device and _device_number(now.block_device) == number:
+        return None
+    return (
+        f"{policy.tool} says {policy.vd} is {now.block_device or 'no block device'} after the "
+        f"set, not {was.block_device or 'no block device'} as before; nothing was measured "
+        "under it"
+    )
+
+
+def _device_number(path: str | None) -> int | None:
+    try:
+        return os.stat(path).st_rdev if path else None
+    except OSError:
+        return None
 
 
 def _check_device(policy: CardPolicy, vd: VirtualDrive, devices: tuple[str, ...]) -> None:
@@ -334,30 +376,75 @@ def _same_device(one: str, other: str) -> bool:
 
 @contextlib.contextmanager
 def _restoring(policy: CardPolicy, before: dict[str, str], cwd: Path) -> Iterator[None]:
-    """Restore `before` after the block, also on failure and Ctrl-C (held while it runs); a
-    restore that fails is raised after a good block, a note on any other exception."""
-    primary: BaseException | None = None
+    """Restore `before` after the block, also on failure and Ctrl-C (held while it runs). A
+    restore that fails is kept as a pending restore (said at the run's end and by every later
+    command, with the commands to put it back) and said in the set-up's error."""
     try:
         yield
-    except BaseException as error:
-        primary = error
+    except ControllerError as error:
+        failed, _ = _put_back(policy, before, cwd)
+        if failed:
+            raise ControllerError(f"{error}; {failed}") from None
         raise
-    finally:
-        failed: ControllerError | None = None
-        with _sigint_deferred() as caught:
-            try:
-                _set_all(policy, before, cwd)
-            except ControllerError as error:
-                failed = error
-        said = f"{failed}; restore {policy.vd}'s {', '.join(before)} by hand" if failed else ""
-        if primary is None and failed:
-            raise ControllerError(said)
-        if primary is not None and failed:
-            primary.add_note(said)
-        if primary is None and caught:
-            if caught[0] == signal.SIGINT:
-                raise KeyboardInterrupt
-            raise Stopped(caught[0], signal.Signals(caught[0]).name)
+    except BaseException:
+        _put_back(policy, before, cwd)  # kept as a pending restore if it fails
+        raise
+    failed, caught = _put_back(policy, before, cwd)
+    if failed:
+        raise ControllerError(failed)
+    if caught:
+        if caught[0] == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise Stopped(caught[0], signal.Signals(caught[0]).name)
+
+
+def _put_back(
+    policy: CardPolicy, before: dict[str, str], cwd: Path
+) -> tuple[str | None, list[int]]:
+    """Set `before` again; (what failed, in words, or None; the stop signals held meanwhile)."""
+    with _sigint_deferred() as caught:
+        try:
+            _set_all(policy, before, cwd)
+            _taken_back(policy, before, cwd)
+        except ControllerError as error:
+            return _owe_card(
+                policy, before, policy.fields(), str(error), pending.current_run()
+            ), caught
+    pending.drop(policy.tool, policy.vd)
+    return None, caught
+
+
+def _taken_back(policy: CardPolicy, before: dict[str, str], cwd: Path) -> None:
+    """The card reads back what was put back; a ControllerError where it does not."""
+    card, vd = read(policy, cwd)
+    for key, value in before.items():
+        now = current(card, vd, key)
+        if now != value:
+            raise ControllerError(
+                f"the card did not take back {key} = {value} on {policy.vd} (read back: "
+                f"{now or 'not printed'})"
+            )
+
+
+def _owe_card(
+    policy: CardPolicy, before: dict[str, str], left: dict[str, str], error: str, run: int | None
+) -> str:
+    """Keep a failed restore of a card's VD as pending; the words for the set-up's error."""
+    prog = program(policy.tool) or ""
+    argv = [a for key, value in before.items() for a in set_commands(policy, key, value, prog)]
+    entry = PendingRestore(policy.tool, policy.vd, tuple(before.items()), tuple(left.items()),
+                           tuple(tuple(a) for a in argv), error, time.time(), run,
+                           os.getpid())  # fmt: skip
+    return _owe(entry)
+
+
+def _owe(entry: PendingRestore) -> str:
+    kept = ""
+    try:
+        pending.add(entry)
+    except ControllerError as error:
+        kept = f"; and iolab could not keep this to say it again: {error}"
+    return f"restoring failed: {entry.said()}{kept}"
 
 
 def cache_type_file(device: str) -> Path | None:
@@ -368,12 +455,23 @@ def cache_type_file(device: str) -> Path | None:
 
 
 def check(setup: Setup) -> None:
-    """Refuse, before anything runs, a policy iolab could not set here."""
+    """Refuse, before anything runs, a policy iolab could not set here: the tool is not
+    installed, or what it prints (read-only) names no such VD, cannot be read, puts the VD on
+    another device than the set-up's, or does not print a part asked for."""
     if setup.controller is not None and program(setup.controller.tool) is None:
         raise ControllerError(
             f"set-up {setup.name!r}: {setup.controller.tool} is not installed (not on PATH); "
             "install it, or remove the controller table"
         )
+    if setup.controller is not None:
+        devices = setup.layout.devices if setup.layout is not None else ()
+        try:
+            with scratch() as cwd:
+                card, vd = read(setup.controller, cwd)
+                _check_device(setup.controller, vd, devices)
+                _before(setup.controller, card, vd)
+        except ControllerError as error:
+            raise ControllerError(f"set-up {setup.name!r}: {error}") from None
     if setup.drive_cache is None or setup.layout is None:
         return
     for device in setup.layout.devices:
@@ -393,8 +491,10 @@ def _disk_cache(devices: tuple[str, ...], value: str, hold: Hold) -> Iterator[No
             if switch is None:
                 raise ControllerError(f"{device} has no sysfs cache_type; remove drive_cache")
             before = switch.read_text().strip()
-            stack.enter_context(hold(KIND, json.dumps({"sysfs": str(switch), "value": before})))
-            stack.callback(_write_sysfs, switch, before)
+            record = {"sysfs": str(switch), "value": before, "left": value,
+                      "run": pending.current_run()}  # fmt: skip
+            stack.enter_context(hold(KIND, json.dumps(record)))
+            stack.callback(_put_back_disk, switch, before, value)
             _write_sysfs(switch, _SYSFS[value])
             if switch.read_text().strip() != _SYSFS[value]:
                 raise ControllerError(
@@ -402,6 +502,23 @@ def _disk_cache(devices: tuple[str, ...], value: str, hold: Hold) -> Iterator[No
                     "otherwise); nothing was measured under it"
                 )
         yield
+
+
+def _put_back_disk(switch: Path, before: str, value: str) -> None:
+    try:
+        _write_sysfs(switch, before)
+    except ControllerError as error:
+        said = _owe_disk(switch, before, value, str(error), pending.current_run())
+        raise ControllerError(said) from None
+    pending.drop("sysfs", str(switch))
+
+
+def _owe_disk(switch: Path, before: str, value: str, error: str, run: int | None) -> str:
+    commands = (("echo", before, ">", str(switch)),)
+    left = (("drive_cache", value),)
+    entry = PendingRestore("sysfs", str(switch), (("value", before),), left, commands, error,
+                           time.time(), run, os.getpid())  # fmt: skip
+    return _owe(entry)
 
 
 def _write_sysfs(switch: Path, value: str) -> None:
@@ -424,27 +541,67 @@ def restored_words(text: str) -> str:
 
 
 def restore_from(text: str) -> bool:
-    """Restore what a killed run's ledger says was there; True when done."""
+    """Restore what a killed run's ledger says was there; True when done. A restore that
+    fails is kept as a pending restore, said by every later command until it is done."""
     try:
         saved = json.loads(text)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         return False
     if not isinstance(saved, dict):
         return False
-    try:
-        if isinstance(saved.get("sysfs"), str) and saved.get("value") in _SYSFS.values():
-            switch = Path(saved["sysfs"])
-            if not re.fullmatch(r"/sys/block/[^/]+/device/scsi_disk/[^/]+/cache_type", str(switch)):
-                return False
-            _write_sysfs(switch, saved["value"])
-            return True
-        restore = saved.get("restore")
-        fields = restore if isinstance(restore, dict) else {}
-        if problem(saved.get("tool"), saved.get("vd"), fields) is not None:
+    run = saved.get("run") if isinstance(saved.get("run"), int) else None
+    if isinstance(saved.get("sysfs"), str) and saved.get("value") in _SYSFS.values():
+        switch = Path(saved["sysfs"])
+        if not _SYSFS_FILE.fullmatch(str(switch)):
             return False
-        policy = replace(CardPolicy(str(saved["tool"]), str(saved["vd"])), **fields)
-        with tempfile.TemporaryDirectory(prefix="iolab-raid-tools-") as scratch:
-            _set_all(policy, policy.fields(), Path(scratch))
+        left = saved.get("left") if saved.get("left") in DISK_CACHE else "a changed write cache"
+        try:
+            _put_back_disk(switch, str(saved["value"]), str(left))
+        except ControllerError:
+            return False
         return True
-    except ControllerError:
+    restore = saved.get("restore")
+    fields = restore if isinstance(restore, dict) else {}
+    if problem(saved.get("tool"), saved.get("vd"), fields) is not None or not fields:
         return False
+    policy = replace(CardPolicy(str(saved["tool"]), str(saved["vd"])), **fields)
+    left = saved.get("left")
+    set_there = (
+        left if isinstance(left, dict) and problem(policy.tool, policy.vd, left) is None else {}
+    )
+    try:
+        with scratch() as cwd:
+            _set_all(policy, policy.fields(), cwd)
+    except ControllerError as error:
+        _owe_card(policy, policy.fields(), set_there or {"policy": "changed"}, str(error), run)
+        return False
+    pending.drop(policy.tool, policy.vd)
+    return True
+
+
+def retry_pending() -> list[str]:
+    """`iolab run`: put back what earlier runs, whose iolab is gone, could not; a line for
+    each one tried, done or not."""
+    return [_retry(entry) for entry in pending.pending() if gone(entry.pid)]
+
+
+def _retry(entry: PendingRestore) -> str:
+    values = dict(entry.restore)
+    name = f"{entry.tool} {entry.where}"
+    by = f"run {entry.run}" if entry.run is not None else f"iolab (pid {entry.pid})"
+    try:
+        if entry.tool == "sysfs":
+            if not _SYSFS_FILE.fullmatch(entry.where) or values.get("value") not in _SYSFS.values():
+                return f"the record of {name} is not one iolab can act on; restore it by hand"
+            _write_sysfs(Path(entry.where), values["value"])
+        else:
+            if not values or problem(entry.tool, entry.where, values) is not None:
+                return f"the record of {name} is not one iolab can act on; restore it by hand"
+            policy = replace(CardPolicy(entry.tool, entry.where), **values)
+            with scratch() as cwd:
+                _set_all(policy, values, cwd)
+    except ControllerError as error:
+        return f"could not yet restore {name}, changed by {by} ({error})"
+    pending.drop(entry.tool, entry.where)
+    put = ", ".join(f"{key} = {value}" for key, value in values.items())
+    return f"restored {name} to {put} (changed by {by}, whose restore had failed)"

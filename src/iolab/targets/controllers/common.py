@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from iolab.errors import ControllerError
 from iolab.targets.controllers.model import DriveCache, Health
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]?)i?B?\s*$", re.IGNORECASE)
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMGTP]?)i?B?\s*$", re.IGNORECASE | re.ASCII)
+MAX_SIZE = float(2**63)  # bytes: what SQLite's integers hold
 _POWERS = {"": 0, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
 _PAIR = re.compile(r"^\s*([^:]*?)\s*:\s*(.*?)\s*$")
 # A battery's state in the tools' words, by the first pattern found (case ignored).
@@ -57,7 +58,8 @@ def size_bytes(text: str | None, bare: str = "") -> int | None:
     if found is None or (not found.group(2) and not bare and "b" not in (text or "").lower()):
         return None
     power = _POWERS[(found.group(2) or bare).upper()]
-    return round(float(found.group(1)) * float(1024**power))
+    size = float(found.group(1)) * float(1024**power)
+    return round(size) if size < MAX_SIZE else None  # past 8 EiB (or infinite): no size
 
 
 def health(words: str | None) -> Health:

@@ -158,5 +158,6 @@ def _level(fields: Fields) -> str | None:
         return None
     primary, secondary = found.group(1), found.group(2)
     spans = fields.get("Span Depth", "1").strip()
-    spanned = (spans.isdigit() and int(spans) > 1) or secondary == "3"
+    counted = re.fullmatch(r"\d{1,4}", spans, re.ASCII)
+    spanned = (counted is not None and int(spans) > 1) or secondary == "3"
     return f"RAID{primary}0" if spanned and primary != "0" else f"RAID{primary}"

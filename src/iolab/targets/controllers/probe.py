@@ -12,12 +12,18 @@ found, not an error.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import math
+import os
+import re
 import shlex
 import shutil
+import signal
+import stat
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -29,6 +35,10 @@ log = logging.getLogger(__name__)  # `iolab -v` shows what it ran
 
 TOOL_TIMEOUT_S = 30.0
 MAX_QUERIES = 64  # per-VD and per-controller commands one probe may run
+ANSWER_ENV = "IOLAB_RAID_ANSWER_S"  # seconds, to change the tools' time limits (tests lower it)
+ANSWER_MAX_S = 3600.0
+MAX_OUTPUT = 16 << 20  # bytes a tool may print for one command
+SCRATCH = "iolab-raid-tools-"  # + the pid of the iolab that made it
 FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("storcli", ("storcli64", "storcli", "perccli64", "perccli")),
     ("MegaCli", ("MegaCli64", "MegaCli", "megacli")),
@@ -52,11 +62,16 @@ class Found:
         }
 
 
-def probe(timeout_s: float = TOOL_TIMEOUT_S) -> Found:
+def probe(timeout_s: float | None = None) -> Found:
     """Every card that an installed tool lists, with its VDs, cache and battery."""
+    if timeout_s is None:
+        try:
+            timeout_s = answer_limit(TOOL_TIMEOUT_S)
+        except ControllerError as error:
+            return Found((), (str(error),))
     controllers: list[Controller] = []
     problems: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="iolab-raid-tools-") as scratch:
+    with scratch() as folder:
         for family, names in FAMILIES:
             program = next((found for n in names if (found := shutil.which(n))), None)
             if program is None:
@@ -64,7 +79,7 @@ def probe(timeout_s: float = TOOL_TIMEOUT_S) -> Found:
             label = label_of(family, program)
 
             def run(args: list[str], program: str = program, label: str = label) -> str:
-                return run_tool(program, args, label, Path(scratch), timeout_s)
+                return run_tool(program, args, label, folder, timeout_s)
 
             try:
                 controllers += READERS[family](label, run, problems)
@@ -78,29 +93,98 @@ def label_of(family: str, program: str) -> str:
     return "perccli" if Path(program).name.lower().startswith("perccli") else family
 
 
+def answer_limit(default: float) -> float:
+    """Seconds a tool may take: IOLAB_RAID_ANSWER_S if set, else `default`."""
+    text = os.environ.get(ANSWER_ENV)
+    if text is None:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= ANSWER_MAX_S:
+        raise ControllerError(
+            f"{ANSWER_ENV} is not a number of seconds from 0 to {ANSWER_MAX_S:g}; unset it "
+            f"(default {default:g} s) or give e.g. {ANSWER_ENV}=60"
+        )
+    return value
+
+
+def call(argv: list[str], label: str, cwd: Path, timeout_s: float) -> tuple[int, str]:
+    """Run a tool in its own process group, its output to a file; (exit status, what it
+    printed on stdout). When the tool ends, or after `timeout_s`, its whole group is ended:
+    a child it left holding stdout neither keeps iolab waiting nor outlives it."""
+    command = " ".join(argv[1:])
+    log.info("ran: %s", shlex.join(argv))
+    with tempfile.TemporaryFile(dir=cwd) as out:
+        try:
+            child = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
+                                     stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+        except OSError as error:
+            raise ControllerError(
+                f"{label}: could not run `{command}` ({error.strerror})"
+            ) from None
+        try:
+            code = child.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            raise ControllerError(
+                f"{label}: `{command}` did not answer within {timeout_s:g} s"
+            ) from None
+        finally:
+            _end_group(child)
+        out.seek(0)
+        printed = out.read(MAX_OUTPUT + 1)
+    if len(printed) > MAX_OUTPUT:
+        raise ControllerError(f"{label}: `{command}` printed more than {MAX_OUTPUT >> 20} MiB")
+    return code, printed.decode(errors="replace")
+
+
+def _end_group(child: subprocess.Popen[bytes]) -> None:
+    """Kill what is left of the tool's process group (the tool, if it hangs; its children)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(child.pid, signal.SIGKILL)
+    child.wait()
+
+
 def run_tool(program: str, args: list[str], label: str, cwd: Path, timeout_s: float) -> str:
     """What `program args` printed on stdout; a ControllerError when it cannot run or hangs."""
-    command = " ".join(args)
-    log.info("ran: %s", shlex.join([program, *args]))
-    try:
-        done = subprocess.run(
-            [program, *args],
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout_s,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise ControllerError(
-            f"{label}: `{command}` did not answer within {timeout_s:g} s"
-        ) from None
-    except OSError as error:
-        raise ControllerError(f"{label}: could not run `{command}` ({error.strerror})") from None
-    text = done.stdout.decode(errors="replace")
-    if done.returncode != 0 and not text.strip():
-        raise ControllerError(f"{label}: `{command}` exited with status {done.returncode}")
+    code, text = call([program, *args], label, cwd, timeout_s)
+    if code != 0 and not text.strip():
+        raise ControllerError(f"{label}: `{' '.join(args)}` exited with status {code}")
     return text
+
+
+@contextlib.contextmanager
+def scratch() -> Iterator[Path]:
+    """A scratch directory for the tools' logs, named with this process's id, removed after;
+    those that processes now gone left (a kill -9) are removed first."""
+    base = Path(tempfile.gettempdir())
+    for stale in base.glob(f"{SCRATCH}*"):
+        found = re.fullmatch(rf"{SCRATCH}(\d{{1,10}})-\w+", stale.name, re.ASCII)
+        if found and gone(int(found.group(1))) and _mine(stale):
+            shutil.rmtree(stale, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix=f"{SCRATCH}{os.getpid()}-") as made:
+        yield Path(made)
+
+
+def gone(pid: int) -> bool:
+    """No process has this id now."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError):
+        return False
+    return False
+
+
+def _mine(path: Path) -> bool:
+    """A real directory (not a link) of this user."""
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(found.st_mode) and found.st_uid == os.geteuid()
 
 
 def _storcli(label: str, run: Run, problems: list[str]) -> list[Controller]:

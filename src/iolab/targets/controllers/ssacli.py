@@ -31,8 +31,8 @@ from iolab.targets.controllers.model import (
 
 TOOL = "ssacli"
 COMMAND = "ctrl all show config detail"
-_HEADER = re.compile(r"^(?P<model>\S.*?)\s+in\s+Slot\s+(?P<slot>\d{1,4})\b")
-_RATIO = re.compile(r"^\s*(\d{1,3})%\s*Read\s*/\s*(\d{1,3})%\s*Write\s*$", re.IGNORECASE)
+_HEADER = re.compile(r"^(?P<model>\S.*?)\s+in\s+Slot\s+(?P<slot>\d{1,4})\b", re.ASCII)
+_RATIO = re.compile(r"^\s*(\d{1,3})%\s*Read\s*/\s*(\d{1,3})%\s*Write\s*$", re.IGNORECASE | re.ASCII)
 _NONE_FOUND = re.compile(r"^Error:\s*No controllers detected", re.IGNORECASE | re.MULTILINE)
 
 
@@ -43,10 +43,15 @@ class _Node:
     key: str
     value: str | None
     indent: int
+    line: int = 0  # its line in the output, from 1
     children: list[_Node] = field(default_factory=list)
 
     def get(self, key: str) -> str | None:
-        return next((c.value for c in self.children if c.key == key and c.value), None)
+        found = self.child(key)
+        return found.value if found else None
+
+    def child(self, key: str) -> _Node | None:
+        return next((c for c in self.children if c.key == key and c.value), None)
 
     def walk(self) -> Iterator[_Node]:
         """Every node below, in order, without recursion (an output may nest deep)."""
@@ -71,12 +76,12 @@ def parse(text: str) -> list[Controller]:
 def _tree(text: str) -> list[_Node]:
     root = _Node("", None, -1)
     stack = [root]
-    for line in common.lines(text):
+    for number, line in enumerate(common.lines(text), start=1):
         if not line.strip():
             continue
         indent = len(line) - len(line.lstrip(" "))
         key, value = common.pair(line) or (line.strip(), None)
-        node = _Node(key, value, indent)
+        node = _Node(key, value, indent, number)
         while stack[-1].indent >= indent:
             stack.pop()
         stack[-1].children.append(node)
@@ -85,7 +90,7 @@ def _tree(text: str) -> list[_Node]:
 
 
 def _controller(card: _Node, header: re.Match[str]) -> Controller:
-    slot = int(card.get("Slot") or header.group("slot"))
+    slot = _slot(card, header)
     ratio = _ratio(card.get("Cache Ratio"))
     battery = _battery(card)
     status = card.get("Cache Status")
@@ -94,7 +99,7 @@ def _controller(card: _Node, header: re.Match[str]) -> Controller:
     drives = tuple(
         _drive(slot, node, ratio, no_battery_writes, status, battery)
         for node in card.walk()
-        if node.key == "Logical Drive" and (node.value or "").isdigit()
+        if node.key == "Logical Drive" and re.fullmatch(r"\d{1,6}", node.value or "", re.ASCII)
     )
     size = card.get("Total Cache Size")
     absent = (card.get("Cache Board Present") or "").lower() == "false"
@@ -111,6 +116,17 @@ def _controller(card: _Node, header: re.Match[str]) -> Controller:
         cache_ratio=ratio,
         cache_ok=ok,
     )
+
+
+def _slot(card: _Node, header: re.Match[str]) -> int:
+    """The card's "Slot:" (its header's slot where the card prints none): the number
+    `ctrl slot=N` takes."""
+    found = card.child("Slot")
+    if found is None or found.value is None:
+        return int(header.group("slot"))
+    if not re.fullmatch(r"\d{1,4}", found.value, re.ASCII):
+        raise common.fail(TOOL, f"line {found.line} (Slot) of `{COMMAND}` is not a slot number")
+    return int(found.value)
 
 
 def _battery(card: _Node) -> Battery:

@@ -41,7 +41,7 @@ _INITIAL = {
     "forcedwriteback": Write.ALWAYS_BACK,
     "forcewriteback": Write.ALWAYS_BACK,
 }
-_VD_KEY = re.compile(r"^/c(\d+)/v(\d+)$")
+_VD_KEY = re.compile(r"^/c(\d{1,6})/v(\d{1,6})$", re.ASCII)
 _NO_CONTROLLER = re.compile(r"no controller", re.IGNORECASE)
 
 
@@ -208,7 +208,7 @@ def _index(status: Mapping[str, Any], data: Mapping[str, Any], tool: str) -> int
     if isinstance(number, bool) or not isinstance(number, int | str):
         raise common.fail(tool, "a document's Controller field is not a number")
     text = str(number).strip()
-    if not text.isdigit() or len(text) > 6:
+    if not re.fullmatch(r"\d{1,6}", text, re.ASCII):
         raise common.fail(tool, "a document's Controller field is not a number")
     return int(text)
 
