@@ -7,12 +7,13 @@ command say it, with the exact command to restore it, until a later restore succ
 later set-up on the same VD puts the first values back; `iolab run` retries the others).
 
 The record is not in the results database (a database is data that may come from anywhere,
-and a database can be deleted or moved): it sits in a state directory iolab owns,
-$IOLAB_STATE_DIR/pending-restores, else /var/lib/iolab/pending-restores for root and
-$XDG_STATE_HOME/iolab/pending-restores (~/.local/state/iolab/...) for anyone else. iolab
-makes its folders 0700 and its files 0600, writes them whole (a file renamed into place),
-never through a symbolic link, and reads only a folder that is a real directory owned by the
-user running iolab that nobody else can write to. Reading never creates anything.
+and a database can be deleted or moved): it sits in iolab's state folder (`targets.evidence`),
+as `pending-restores/`: /var/lib/iolab/pending-restores for root,
+$XDG_STATE_HOME/iolab/pending-restores (~/.local/state/iolab/...) for anyone else, or under
+$IOLAB_STATE_DIR. iolab makes its folders 0700 and its files 0600, writes them whole (a file
+renamed into place), never through a symbolic link, and reads only a folder that is a real
+directory of the user running iolab, reached through no link, that nobody else can write to.
+Reading never creates anything.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from iolab.errors import ControllerError
+from iolab.targets import evidence
 
-STATE_ENV = "IOLAB_STATE_DIR"  # where iolab keeps what must outlive a run (tests set it)
+STATE_ENV = evidence.STATE_ENV  # where iolab keeps what must outlive a run (tests set it)
 FOLDER = "pending-restores"
 MAX_RECORD = 64 * 1024  # bytes: a record is a few hundred
 _RUN: ContextVar[int | None] = ContextVar("run", default=None)
@@ -137,19 +139,9 @@ def current_run() -> int | None:
 # -- the folder -------------------------------------------------------------------------------
 
 
-def state_dir() -> Path:
-    """Where iolab keeps what must outlive a run."""
-    given = os.environ.get(STATE_ENV)
-    if given:
-        return Path(given)
-    if os.geteuid() == 0:
-        return Path("/var/lib/iolab")
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "iolab"
-
-
 def folder() -> Path:
-    return state_dir() / FOLDER
+    """The records' folder, beside the runs' records in iolab's state folder."""
+    return evidence.state_dir().parent / FOLDER
 
 
 def _name(tool: str, where: str) -> str:
@@ -158,13 +150,14 @@ def _name(tool: str, where: str) -> str:
 
 
 def _owned_dir(path: Path) -> bool:
-    """A real directory (not a link) of this user that nobody else may write to."""
+    """A real directory of this user, reached through no link, that nobody else may write to."""
     try:
         found = os.lstat(path)
     except OSError:
         return False
     private = not found.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
-    return stat.S_ISDIR(found.st_mode) and found.st_uid == os.geteuid() and private
+    direct = os.path.realpath(path) == os.path.abspath(path)
+    return stat.S_ISDIR(found.st_mode) and found.st_uid == os.geteuid() and private and direct
 
 
 def _make(path: Path) -> None:
