@@ -393,38 +393,66 @@ def plan_history(db: str, plan_name: str | None, ui: Ui, run_ids: Sequence[int] 
         ]  # fmt: skip
         joined = [(r, cases) for r, cases in imported if history.joins(latest, cases)]
         chosen = sorted([*own, *joined], key=lambda found: found[0].started_at)
-        found = history.series(chosen)
+        window = gate.recorded_settings(chosen[-1][0].plan_text)[0] or history.WINDOW
+        found = history.series(chosen, window)
     return History(name, tuple(r for r, _ in chosen), tuple(found))
 
 
+@dataclass(frozen=True)
+class CheckRequest:
+    """`iolab check`'s flags: None where not given (the plan's [check], then the defaults)."""
+
+    run_id: int | None
+    baseline: int | None
+    rules: Mapping[history.Metric, float]
+    window: int | None = None
+    strict: bool | None = None
+
+
+CHECK_RUNS = 200  # the latest runs of the plan a check reads: its windows and change points
+
+
 def check(
-    db: str, run_id: int | None, baseline: int | None, rules: Mapping[history.Metric, float],
-    ui: Ui,
-) -> tuple[int, int, list[history.Verdict]]:  # fmt: skip
-    """`iolab check`: the latest run (or RUN) of its plan against the run before it (or
-    --baseline), under the rules given, then its plan's [check], then the defaults: (latest,
-    baseline, verdicts)."""
+    db: str, request: CheckRequest, ui: Ui
+) -> tuple[int, history.Gate, list[history.Verdict]]:
+    """`iolab check`: the latest run (or RUN) of its plan against the runs of the plan before
+    it (or up to and including --baseline), under the rules, window and strictness given,
+    then its plan's [check], then the defaults: (the run, how it was judged, verdicts)."""
     with open_store(db, ui) as store:
-        latest = store.run(run_id)
-        base = store.run(baseline) if baseline is not None else _previous(store, latest)
-        if base.id == latest.id:  # every series would match itself: nothing is judged
+        latest = store.run(request.run_id)
+        base = store.run(request.baseline) if request.baseline is not None else None
+        if base is not None and base.id == latest.id:  # every series would match itself
             raise ReportError(
                 f"--baseline {base.id} is run {latest.id} itself, which cannot be judged against "
                 "itself; give an earlier run of its plan"
             )
-        runs = [(r, store.cases(r.id)) for r in (base, latest)]
-    ruled = {**history.DEFAULT_RULES, **gate.recorded_rules(latest.plan_text), **rules}
-    return latest.id, base.id, history.gate(history.series(runs), latest.id, base.id, ruled)
+        mine = _history_runs(store, latest, base)
+        read = store.cases_of_runs([r.id for r in mine], percentiles=(history.P99,))
+        runs = [(r, read[r.id]) for r in mine]
+    window, strict = gate.recorded_settings(latest.plan_text)
+    how = history.Gate(
+        {**history.DEFAULT_RULES, **gate.recorded_rules(latest.plan_text), **request.rules},
+        request.window or window or history.WINDOW,
+        bool(request.strict or strict),
+    )
+    found = history.series(runs, how.window)
+    return latest.id, how, history.gate(found, latest.id, request.baseline, how)
 
 
-def _previous(store: Store, latest: RunRow) -> RunRow:
+def _history_runs(store: Store, latest: RunRow, base: RunRow | None) -> list[RunRow]:
+    """The runs a check reads, oldest first: the plan's runs up to the latest (or up to and
+    including --baseline, with the latest), at most CHECK_RUNS of them."""
+    until = base.started_at if base is not None else latest.started_at
     earlier = [r for r in store.runs() if r.plan_name == latest.plan_name and r.id != latest.id
-               and r.started_at <= latest.started_at]  # fmt: skip
+               and r.started_at <= until]  # fmt: skip
+    if base is not None and base.id not in {r.id for r in earlier}:
+        earlier.append(base)  # another plan's run, named: judged against it alone
     if not earlier:
         raise StoreError(
             f"run {latest.id} is the first run of plan {latest.plan_name!r}; give --baseline RUN"
         )
-    return max(earlier, key=lambda r: r.started_at)
+    earlier.sort(key=lambda r: r.started_at)
+    return [*earlier[-CHECK_RUNS:], latest]
 
 
 def environment_of(path: str) -> dict[str, Any]:

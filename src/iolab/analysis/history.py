@@ -1,42 +1,52 @@
 """A plan's results over time: the series of each set-up x workload x metric across the runs
-of the same plan, what changed between consecutive runs (a difference beyond the noise, and
-the run facts that differ), and the gate `iolab check` applies to the latest run.
+of the same plan, what changed between consecutive runs (a difference beyond the run-to-run
+noise, and the run facts that differ), and the gate `iolab check` applies to a run.
 
 Method. A point is one run's repetitions of a case (set-up and workload matched by name);
-its figure is their median, its spread their 95% interval. A change between two points is
-the change of their medians (the figures shown), with Welch's 95% interval of the difference
-of the means as its spread. Between two consecutive points a
-change is reported when it is at least the default rule's size (5% for IOPS and MB/s, 10%
-for p99: runs of one plan differ by a few percent from day to day even when repetitions
-within a run agree closely) and Welch's 95% interval of the difference of the means excludes
-0 (the test `compare` uses); with one repetition on either side no interval exists and only
-the size decides, and that is said. This finds a step at the run where it happens (and its
-end); a slow drift shows as a trend of small steps, not as one.
+its figure is their mean (the figure `compare` states too), its spread their 95% interval.
+The change between two runs is the change of their means, with Welch's 95% interval of the
+difference (analysis.stats.compare): `compare`, `history` and `check` give the same size and
+interval for the same two runs.
 
-Over the whole series (each run's median), change points are found by E-divisive means with
-a permutation test (analysis.changepoint): the runs where a new level starts and holds for at
-least three runs, at the 5% level. Each gets the size of the change between the two levels
-(the mean of the runs' medians on either side, up to the neighbouring change points) with
-Welch's 95% interval over those medians, so the run-to-run noise is what the interval
-measures, and the run facts that differ at that run (docs/history.md).
+Run-to-run noise. The runs before a point (a window of the latest `window`, default 10,
+leaving out runs with other load on the host, runs that were themselves beyond their own
+history, and runs before the latest change point) predict the next run's figure: their mean
+m and standard deviation s give the one-sided 99.5% prediction bound m ± t(0.995, n - 1) ·
+s · √(1 + 1/n) (analysis.stats.predict). With fewer than 4 such runs the noise is unknown,
+and nothing is judged on size alone.
 
-The gate compares the latest run with a baseline run: a series fails when it is worse by
-more than the rule allows (IOPS and MB/s: lower is worse; latency: higher is worse) and the
-whole 95% interval of the change is beyond that threshold, so a change within the noise is
-no regression. With one repetition on either side, the size alone decides, and it is said.
+Steps. `history` marks a step where a run leaves its history's bound (or comes back inside
+it after runs beyond it), and its change from the run before is at least the default rule's
+size (5% for IOPS and MB/s, 10% for p99) with Welch's interval not containing 0. A run beyond
+the bound between two runs inside it is a lone outlier, marked once as one.
+
+Change points. Over the whole series (each run's figure, runs with other load left out),
+change points are found by E-divisive means with a permutation test (analysis.changepoint):
+the runs where a new level starts and holds for at least three runs, at the 5% level. Each
+gets the size of the change between the two levels (the mean of the runs' figures on either
+side, up to the neighbouring change points) with Welch's 95% interval over those figures, and
+the run facts that differ at that run (docs/history.md).
+
+The gate judges a run against its history: a series fails when its change against the
+history's mean is worse than the rule allows (IOPS and MB/s: lower is worse; latency: higher
+is worse) and it lies beyond the history's prediction bound on the worse side, or when the
+change points confirm a new level that much worse since a recent run. A run with other load
+on the host (foreign-load) is not judged. With too little history, only `strict` judges, by
+the rule against one run: worse than the rule and the whole Welch interval beyond it (one
+repetition on a side: the size alone).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-import itertools
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from iolab.analysis.changepoint import MAX_POINTS, change_points
-from iolab.analysis.stats import Difference, compare, metric_for, summarize
+from iolab.analysis.stats import Prediction, compare, metric_for, predict, summarize
 from iolab.store import CaseRow, RunRow
 
 Metric = Literal["iops", "bw", "p99"]
@@ -45,6 +55,10 @@ UNITS = {"iops": "IOPS", "bw": "MB/s", "p99": "µs"}
 FACTS = ("kernel", "fio_version", "distro", "cpu_model", "memory_bytes", "hostname", "governor")
 DEFAULT_RULES: Mapping[Metric, float] = {"iops": 5.0, "bw": 5.0, "p99": 10.0}
 P99 = "99"  # the key percentiles are stored under (store: "50", "99", "99.9", ...)
+FOREIGN, CPU_BOUND = "foreign-load", "cpu-bound"  # the load warnings a point carries
+WINDOW = 10  # earlier runs that give a run's history, by default
+LEAST = 4  # earlier runs the noise needs before a run is judged against it
+MOST_WINDOW = 1000
 
 
 @dataclass(frozen=True)
@@ -52,21 +66,38 @@ class Point:
     run_id: int
     started_at: float
     values: tuple[float, ...]
+    load: frozenset[str] = frozenset()  # FOREIGN and CPU_BOUND, where its cases carried them
 
     @functools.cached_property
     def median(self) -> float:
         return statistics.median(self.values)
 
+    @functools.cached_property
+    def mean(self) -> float:
+        """The run's figure: the mean of its repetitions."""
+        return summarize(self.values).mean
+
+    @property
+    def foreign(self) -> bool:
+        """Other work shared the host while its cases ran: not the plan's own figure."""
+        return FOREIGN in self.load
+
 
 @dataclass(frozen=True)
 class Step:
-    """A change between two consecutive points of a series."""
+    """A change between two consecutive points of a series: a step out of (or back into)
+    the run-to-run noise, or a lone outlier (`back`: the run after it, back at the level)."""
 
     run_id: int  # where it happened
     change_pct: float
     half_width_pct: float | None
     significant: bool | None
     facts: tuple[str, ...]  # "kernel 6.1 -> 6.8", what differs between the two runs
+    back: int | None = None  # a lone outlier: the run after it, back inside the bound
+
+    @property
+    def outlier(self) -> bool:
+        return self.back is not None
 
 
 @dataclass(frozen=True)
@@ -75,10 +106,10 @@ class Change:
 
     run_id: int  # the first run of the new level
     p_value: float  # the permutation test's
-    before: float  # the mean of the runs' medians from the previous change point
+    before: float  # the mean of the runs' figures from the previous change point
     after: float  # the same from this run to the next change point
     change_pct: float | None  # after against before; None when before is 0
-    half_width_pct: float | None  # Welch's 95% interval over those medians; None: one run
+    half_width_pct: float | None  # Welch's 95% interval over those figures; None: one run
     facts: tuple[str, ...]  # what differs between the run before and this one
 
 
@@ -107,8 +138,13 @@ def value(case: CaseRow, metric: Metric) -> float | None:
     return total if metric == "iops" else total / 1e6
 
 
-def series(runs: Sequence[tuple[RunRow, Sequence[CaseRow]]]) -> list[Series]:
-    """Every set-up x workload x metric seen in the runs (oldest first), with its steps."""
+def _load(cases: Sequence[CaseRow]) -> frozenset[str]:
+    return frozenset(w.code for c in cases for w in c.warnings if w.code in (FOREIGN, CPU_BOUND))
+
+
+def series(runs: Sequence[tuple[RunRow, Sequence[CaseRow]]], window: int = WINDOW) -> list[Series]:
+    """Every set-up x workload x metric seen in the runs (oldest first), with its steps and
+    change points, each run judged against the `window` runs before it."""
     points: dict[tuple[str, str, Metric], list[Point]] = {}
     for run, cases in runs:
         grouped: dict[tuple[str, str], list[CaseRow]] = {}
@@ -116,51 +152,124 @@ def series(runs: Sequence[tuple[RunRow, Sequence[CaseRow]]]) -> list[Series]:
             grouped.setdefault((case.setup, case.workload), []).append(case)
         for (setup, workload), group in grouped.items():
             primary: Metric = "bw" if metric_for(group[0].options) == "bw" else "iops"
+            load = _load(group)
             for metric in (primary, "p99"):
                 got = tuple(v for c in group if (v := value(c, metric)) is not None)
                 if got:
                     key = (setup, workload, metric)
-                    points.setdefault(key, []).append(Point(run.id, run.started_at, got))
+                    points.setdefault(key, []).append(Point(run.id, run.started_at, got, load))
     facts = {run.id: run.environment for run, _ in runs}
-    return [
-        Series(
-            setup, workload, metric, tuple(found), _steps(found, metric, facts),
-            _changes(found, facts),
+    out = []
+    for (setup, workload, metric), found in points.items():
+        changes = _changes(found, facts)
+        judged = standings(found, changes, window)
+        out.append(
+            Series(setup, workload, metric, tuple(found), _steps(judged, metric, facts), changes)
         )
-        for (setup, workload, metric), found in points.items()
-    ]  # fmt: skip
+    return out
+
+
+@dataclass(frozen=True)
+class Standing:
+    """A point against what its history predicted: `beyond` -1 below the lower bound, 1
+    above the upper one, 0 inside or not judged (`noise` None: too little history, or the
+    run had other load); `level`: the index of the first point of the level it was judged in."""
+
+    point: Point
+    noise: Prediction | None
+    history: tuple[int, ...]  # the runs the prediction rests on
+    beyond: int
+    level: int = 0
+
+    def inside(self, figure: float) -> bool:
+        return self.noise is not None and self.noise.low <= figure <= self.noise.high
+
+
+def standings(
+    points: Sequence[Point], changes: Sequence[Change], window: int = WINDOW
+) -> list[Standing]:
+    """Each point judged against the `window` points before it that are its level's: none
+    with other load, none that was beyond its own history in that level, none before the
+    level's start (the latest change point with at least LEAST runs of its own before the
+    point: a younger one has too few runs to know its noise, and the level before goes on)."""
+    ids = {c.run_id for c in changes}
+    starts = [i for i, p in enumerate(points) if p.run_id in ids]
+    out: list[Standing] = []
+    for i, point in enumerate(points):
+        level = _level(points, starts, i)
+        earlier = [
+            s.point for s in out[level:i]
+            if not s.point.foreign and (s.beyond == 0 or s.level != level)
+        ][-window:]  # fmt: skip
+        if point.foreign or len(earlier) < LEAST:
+            out.append(Standing(point, None, tuple(p.run_id for p in earlier), 0, level))
+            continue
+        noise = predict([p.mean for p in earlier])
+        side = -1 if point.mean < noise.low else 1 if point.mean > noise.high else 0
+        out.append(Standing(point, noise, tuple(p.run_id for p in earlier), side, level))
+    return out
+
+
+def _level(points: Sequence[Point], starts: Sequence[int], i: int) -> int:
+    """Where the level point i is judged in starts: the latest change point before it with
+    at least LEAST runs without other load from it up to point i; else the series' start."""
+    for start in reversed(starts):
+        if start < i and sum(not p.foreign for p in points[start:i]) >= LEAST:
+            return start
+    return 0
 
 
 def _steps(
-    points: Sequence[Point], metric: Metric, facts: Mapping[int, Mapping[str, object]]
+    judged: Sequence[Standing], metric: Metric, facts: Mapping[int, Mapping[str, object]]
 ) -> tuple[Step, ...]:
+    """Where a run leaves its history's bound, or comes back inside it, by at least the
+    rule's size from the run before (Welch's interval not containing 0); a run beyond it
+    between two inside it, once, as a lone outlier."""
     out = []
-    summaries = [summarize(p.values) for p in points]  # each point once, not twice
-    for (before, after), pair in zip(
-        itertools.pairwise(points), itertools.pairwise(summaries), strict=True
-    ):
-        diff = Difference(*pair)
-        change = median_change(before, after, diff)
+    for i in range(1, len(judged)):
+        before, at = judged[i - 1], judged[i]
+        after = judged[i + 1] if i + 1 < len(judged) else None
+        if at.point.foreign or before.point.foreign:
+            continue
+        out_now = at.beyond != 0 and before.beyond == 0
+        back_now = at.beyond == 0 and before.beyond != 0 and not _lone(judged, i - 1)
+        if not (out_now or back_now) or (back_now and at.noise is None):
+            continue
+        diff = compare(list(before.point.values), list(at.point.values))
+        change = diff.change_pct
         if change is None or diff.significant is False or abs(change) < DEFAULT_RULES[metric]:
-            continue  # within the noise, or too small to matter (runs differ by a few %)
-        said = differences(facts.get(before.run_id, {}), facts.get(after.run_id, {}))
-        out.append(Step(after.run_id, change, diff.half_width_pct, diff.significant, said))
+            continue  # the change from the run before is within its noise, or too small
+        said = differences(facts.get(before.point.run_id, {}), facts.get(at.point.run_id, {}))
+        back = after.point.run_id if after is not None and _lone(judged, i) else None
+        out.append(Step(at.point.run_id, change, diff.half_width_pct, diff.significant, said, back))
     return tuple(out)
+
+
+def _lone(judged: Sequence[Standing], i: int) -> bool:
+    """Point i is beyond its bound, the run before it was not, and the run after it is back
+    inside the bound point i was judged by."""
+    at = judged[i]
+    if at.beyond == 0 or i + 1 >= len(judged) or (i > 0 and judged[i - 1].beyond != 0):
+        return False
+    after = judged[i + 1].point
+    return not after.foreign and at.inside(after.mean)
 
 
 def _changes(
     points: Sequence[Point], facts: Mapping[int, Mapping[str, object]]
 ) -> tuple[Change, ...]:
-    """The series' change points (over each run's median), each with its size and interval
-    between the levels on either side, and the run facts that differ at it."""
-    medians = [p.median for p in points]
-    found = change_points(medians)
-    start = max(0, len(points) - MAX_POINTS)  # longer series: the latest MAX_POINTS runs
-    bounds = [start, *(c.index for c in found), len(points)]
+    """The series' change points (over each run's figure, runs with other load left out),
+    each with its size and interval between the levels on either side, and the run facts
+    that differ at it."""
+    own = [p for p in points if not p.foreign]
+    figures = [p.mean for p in own]
+    found = change_points(figures)
+    start = max(0, len(own) - MAX_POINTS)  # longer series: the latest MAX_POINTS runs
+    bounds = [start, *(c.index for c in found), len(own)]
     out = []
     for i, point in enumerate(found):
-        diff = compare(medians[bounds[i] : point.index], medians[point.index : bounds[i + 2]])
-        before, at = points[point.index - 1], points[point.index]
+        diff = compare(figures[bounds[i] : point.index], figures[point.index : bounds[i + 2]])
+        before, at = own[point.index - 1], own[point.index]
         said = differences(facts.get(before.run_id, {}), facts.get(at.run_id, {}))
         out.append(
             Change(at.run_id, point.p_value, point.mean_before, point.mean_after,
@@ -213,47 +322,157 @@ def differences(before: Mapping[str, object], after: Mapping[str, object]) -> tu
     )  # fmt: skip
 
 
+Judged = Literal["history", "new-level", "rule", "short", "foreign"]
+
+
 @dataclass(frozen=True)
 class Verdict:
-    """One series of the latest run against its baseline, under a rule."""
+    """One series of a run, judged: against its history ("history"), a new level the change
+    points confirm ("new-level"), one earlier run by the rule alone ("rule": strict, with too
+    little history), or not judged ("short": too little history; "foreign": other load)."""
 
     series: Series
-    base: Point
     latest: Point
+    against: tuple[int, ...]  # the runs it was judged against
+    level: float  # their mean figure (one run: its mean; a new level: the level before)
     change_pct: float
-    half_width_pct: float | None
+    half_width_pct: float | None  # Welch's, against one run
     allowed_pct: float
     regression: bool
     words: str
+    how: Judged
+    bound: float | None = None  # the prediction bound on the worse side
+    back: int | None = None  # a lone outlier: the run after it, back at the level
+    since: Change | None = None  # the new level's change point
 
 
-def gate(
-    found: Sequence[Series], latest: int, baseline: int, rules: Mapping[Metric, float]
-) -> list[Verdict]:
-    """Each series that has both runs, judged; regressions first."""
+@dataclass(frozen=True)
+class Gate:
+    """How `iolab check` judges: the rule per metric, the window of earlier runs, and
+    whether too little history is judged by the rule alone."""
+
+    rules: Mapping[Metric, float]
+    window: int = WINDOW
+    strict: bool = False
+
+
+def gate(found: Sequence[Series], latest: int, baseline: int | None, how: Gate) -> list[Verdict]:
+    """Each series that has the run, judged against the runs before it (or up to and
+    including `baseline`); regressions first."""
     out = []
     for one in found:
-        if one.metric not in rules:
+        if one.metric not in how.rules:
             continue
-        by_run = {p.run_id: p for p in one.points}
-        if latest not in by_run or baseline not in by_run:
+        runs = [p.run_id for p in one.points]
+        if latest not in runs or (baseline is not None and baseline not in runs):
             continue
-        out.append(_judge(one, by_run[baseline], by_run[latest], rules[one.metric]))
+        at = runs.index(latest)
+        upto = runs.index(baseline) + 1 if baseline is not None else at
+        if upto == 0:
+            continue  # nothing before it to judge it against
+        earlier = [p for p in one.points[:upto] if p.run_id != latest]
+        later = one.points[at + 1] if at + 1 < len(one.points) else None
+        out.append(_judge(one, earlier, one.points[at], later, how))
     return sorted(out, key=lambda v: not v.regression)
 
 
-def median_change(before: Point, after: Point, diff: Difference) -> float | None:
-    """The change between two points as the figures shown say it: between their medians
-    (the interval stays Welch's, over the means); the means' change when a median is 0."""
-    if before.median == 0:
-        return diff.change_pct
-    return (after.median / before.median - 1) * 100
+def _worse(metric: Metric, change: float) -> float:
+    """How much worse a change is (> 0: worse): IOPS and MB/s lower, latency higher."""
+    return -change if metric in ("iops", "bw") else change
 
 
-def _judge(one: Series, base: Point, latest: Point, allowed: float) -> Verdict:
+def _judge(
+    one: Series, earlier: Sequence[Point], latest: Point, later: Point | None, how: Gate
+) -> Verdict:
+    allowed = how.rules[one.metric]
+    base = earlier[-1]
+    if latest.foreign:
+        return Verdict(
+            one,
+            latest,
+            (),
+            base.mean,
+            _pct(base.mean, latest.mean),
+            None,
+            allowed,
+            False,
+            "other load on the host: not judged",
+            "foreign",
+        )
+    sequence = [*earlier, latest]
+    changes = _changes(sequence, {})
+    judged = standings(sequence, changes, how.window)[-1]
+    if judged.noise is None:
+        if how.strict:
+            return _by_rule(one, base, latest, allowed)
+        return Verdict(one, latest, judged.history, base.mean, _pct(base.mean, latest.mean),
+                       None, allowed, False, "too little history: not judged", "short")  # fmt: skip
+    verdict = _by_history(one, judged, later, allowed)
+    return _new_level(verdict, changes, sequence, judged) or verdict
+
+
+def _pct(level: float, figure: float) -> float:
+    return (figure / level - 1) * 100 if level else 0.0
+
+
+def _by_history(one: Series, judged: Standing, later: Point | None, allowed: float) -> Verdict:
+    noise = judged.noise
+    assert noise is not None
+    latest = judged.point
+    change = _pct(noise.mean, latest.mean)
+    lower_worse = one.metric in ("iops", "bw")
+    bound = noise.low if lower_worse else noise.high
+    beyond = judged.beyond == (-1 if lower_worse else 1)
+    worse = _worse(one.metric, change) > allowed
+    runs = runs_said(judged.history)
+    back = later.run_id if later is not None and beyond and judged.inside(later.mean) else None
+    words = (
+        f"beyond the rule and what {runs} predict" if worse and beyond
+        else f"worse than the rule, but within what {runs} predict" if worse
+        else "within the rule"
+    )  # fmt: skip
+    return Verdict(
+        one,
+        latest,
+        judged.history,
+        noise.mean,
+        change,
+        None,
+        allowed,
+        worse and beyond,
+        words,
+        "history",
+        bound,
+        back,
+    )
+
+
+def _new_level(
+    verdict: Verdict, changes: Sequence[Change], sequence: Sequence[Point], judged: Standing
+) -> Verdict | None:
+    """A regression that the change points confirm: the latest change point is younger than
+    the level the run was judged in (its new level, which the run is on, has too few runs to
+    be a history of its own) and moved the way the run failed, by more than the rule: named
+    as the new level since that run, with the change between the two levels."""
+    if not verdict.regression or not changes or changes[-1].change_pct is None:
+        return None
+    since = changes[-1]
+    start = next(i for i, p in enumerate(sequence) if p.run_id == since.run_id)
+    change = since.change_pct or 0.0
+    if start <= judged.level or _worse(verdict.series.metric, change) <= verdict.allowed_pct:
+        return None
+    return dataclasses.replace(
+        verdict, level=since.before, change_pct=change, half_width_pct=since.half_width_pct,
+        words=f"a new level since run {since.run_id}", how="new-level", since=since,
+    )  # fmt: skip
+
+
+def _by_rule(one: Series, base: Point, latest: Point, allowed: float) -> Verdict:
+    """The rule alone against one run (strict, with too little history): worse than the rule
+    and the whole Welch interval beyond it; with one repetition on a side, the size alone."""
     diff = compare(list(base.values), list(latest.values))
-    change, half = median_change(base, latest, diff) or 0.0, diff.half_width_pct
-    worse = -change if one.metric in ("iops", "bw") else change  # > 0: worse
+    change, half = diff.change_pct or 0.0, diff.half_width_pct
+    worse = _worse(one.metric, change)
     if half is None:
         real = worse > allowed
         words = "one repetition on a side: the size alone decides" if real else "within the rule"
@@ -264,4 +483,17 @@ def _judge(one: Series, base: Point, latest: Point, allowed: float) -> Verdict:
             else "worse than the rule, but within the noise" if worse > allowed
             else "within the rule"
         )  # fmt: skip
-    return Verdict(one, base, latest, change, half, allowed, real, words)
+    return Verdict(one, latest, (base.run_id,), base.mean, change, half, allowed, real, words,
+                   "rule")  # fmt: skip
+
+
+def runs_said(ids: Sequence[int]) -> str:
+    """ "runs 1-6", "runs 2, 4-6", "run 3"."""
+    spans: list[list[int]] = []
+    for i in sorted(ids):
+        if spans and i == spans[-1][-1] + 1:
+            spans[-1].append(i)
+        else:
+            spans.append([i])
+    said = ", ".join(f"{s[0]}-{s[-1]}" if len(s) > 1 else str(s[0]) for s in spans)
+    return f"run{'s' if len(ids) != 1 else ''} {said}"

@@ -241,3 +241,51 @@ def relative_half_width(values: Sequence[float]) -> float | None:
     summary = summarize(values)
     hw = summary.half_width
     return None if hw is None or summary.mean == 0 else hw / abs(summary.mean)
+
+
+def t_quantile(upper: float, df: float) -> float:
+    """The `upper` quantile (above 0.5, below 1) of Student's t with `df` (> 0) degrees of
+    freedom: the t whose two-sided tail t_two_sided is 2 · (1 - upper), found by bisection
+    (the tail falls as t grows), to a relative 1e-10."""
+    if not 0.5 < upper < 1:
+        raise ValueError(f"the quantile must be between 0.5 and 1, not {upper}")
+    tail = 2 * (1 - upper)
+    low, high = 0.0, 1.0
+    while t_two_sided(high, df) > tail:
+        low, high = high, high * 2
+    while high - low > 1e-10 * high:
+        middle = (low + high) / 2
+        low, high = (middle, high) if t_two_sided(middle, df) > tail else (low, middle)
+    return (low + high) / 2
+
+
+PREDICTED = 0.995  # one-sided: the bound a new run falls beyond 1 time in 200 by chance
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """What earlier runs' figures predict for the next run's: their mean, their standard
+    deviation, and the one-sided prediction bounds mean ± t(PREDICTED, n - 1) · s · √(1 + 1/n)
+    (a new observation from the same level falls below `low`, or above `high`, with
+    probability 1 - PREDICTED each)."""
+
+    n: int
+    mean: float
+    stdev: float
+    low: float
+    high: float
+
+
+@functools.cache
+def _predicted_t(df: int) -> float:
+    return t_quantile(PREDICTED, df)
+
+
+def predict(figures: Sequence[float]) -> Prediction:
+    """The prediction bounds of the next figure from at least two earlier ones."""
+    if len(figures) < 2:
+        raise ValueError("a prediction needs at least two figures")
+    summary = summarize(figures)
+    reach = _predicted_t(summary.n - 1) * summary.stdev * math.sqrt(1 + 1 / summary.n)
+    return Prediction(summary.n, summary.mean, summary.stdev, summary.mean - reach,
+                      summary.mean + reach)  # fmt: skip

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from typing import Any
 
 import click
@@ -43,7 +42,7 @@ def runs(db: str, as_json: bool) -> None:
     if not rows:
         echo(f"{db} holds no runs yet")
     for r in rows:
-        started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.started_at))
+        started = report_model.utc(r.started_at)
         failed = f", {r.failed} failed" if r.failed else ""
         host = one_line(str(r.environment.get("hostname", "?")))
         echo(f"{r.id:>4}  {started}  {one_line(r.plan_name):<22} {r.status:<11} "
@@ -165,8 +164,8 @@ def history(chosen: tuple[str, ...], db: str, fmt: str, as_json: bool, output: s
 @main.command()
 @click.argument("run_id", type=WHOLE, required=False, metavar="[RUN]")
 @db_option
-@click.option("--baseline", type=WHOLE, metavar="RUN", help="Judge against this run "
-              "(default: the plan's run before RUN).")  # fmt: skip
+@click.option("--baseline", type=WHOLE, metavar="RUN", help="Judge against the history up to "
+              "and including this run (default: the plan's runs before RUN).")  # fmt: skip
 @click.option(
     "--rule",
     "rules",
@@ -175,18 +174,25 @@ def history(chosen: tuple[str, ...], db: str, fmt: str, as_json: bool, output: s
     help="How much worse a metric may get, in %: iops=5, bw=5, p99=10 (the defaults; a "
     "plan's [check] table sets its own).",
 )
-def check(run_id: int | None, db: str, baseline: int | None, rules: tuple[str, ...]) -> None:
-    """Gate a build on a run: the latest run (or RUN) against the run before it, series by
-    series; exit 4 when a series got worse beyond its rule and beyond the noise."""
-    latest, base, verdicts = app.check(db, run_id, baseline, _rules(rules), ui())
-    failed = [v for v in verdicts if v.regression]
-    for v in failed:
-        echo(history_text.verdict(v))
-    plural = "s" if len(failed) != 1 else ""
-    echo(f"check: run {latest} against run {base}: {len(verdicts)} series, "
-         f"{len(failed)} regression{plural} beyond rule and noise")  # fmt: skip
-    if failed:
-        sys.stdout.flush()  # what it could not print is said, before the exit code
+@click.option("--window", type=click.IntRange(history_model.LEAST, history_model.MOST_WINDOW),
+              metavar="N", help="The earlier runs a run is judged against (default: the "
+              "plan's [check] window, else 10).")  # fmt: skip
+@click.option("--strict", is_flag=True, default=None, help="With fewer than 4 earlier runs, "
+              "judge by the rule alone against the run before (default: not judged).")  # fmt: skip
+def check(run_id: int | None, db: str, baseline: int | None, rules: tuple[str, ...],
+          window: int | None, strict: bool | None) -> None:  # fmt: skip
+    """Gate a build on a run: the latest run (or RUN) against its plan's history, series by
+    series; exit 4 when a series got worse than its rule and beyond what the earlier runs
+    predict. A run with other load on the host is not judged (exit 0)."""
+    request = app.CheckRequest(run_id, baseline, _rules(rules), window, strict)
+    latest, how, verdicts = app.check(db, request, ui())
+    for line in history_text.unjudged(latest, verdicts, how.strict):
+        echo(line)
+    for v in verdicts:
+        if v.regression or v.how == "new-level" or v.back is not None:
+            echo(history_text.verdict(v))
+    echo(history_text.summary(latest, verdicts))
+    if any(v.regression for v in verdicts):
         sys.exit(EXIT_REGRESSION)
 
 

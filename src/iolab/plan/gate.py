@@ -5,6 +5,8 @@ a run (a percentage of the baseline's median, beyond the noise as well).
     iops = "5%"    # IOPS may drop 5%
     bw = "5%"      # bandwidth (MB/s) likewise
     p99 = "10%"    # the 99th percentile of completion latency may rise 10%
+    window = 10    # the earlier runs a run is judged against (4 to 1000)
+    strict = false # with fewer than 4 earlier runs, judge by the rule alone
 
 Rules on the command line (`iolab check --rule iops=2`) win over the plan's, which win over
 the defaults (analysis.history.DEFAULT_RULES). The run records its plan's text, so `iolab
@@ -16,11 +18,12 @@ from __future__ import annotations
 from typing import Any
 
 from iolab import units
-from iolab.analysis.history import METRICS, Metric
+from iolab.analysis.history import LEAST, METRICS, MOST_WINDOW, Metric
 from iolab.plan.common import Where, known_keys, table_value
 from iolab.store.rows import recorded_plan
 
 MOST = 1000.0  # a rule above 1000% is a typo, not a gate
+SETTINGS = ("window", "strict")
 
 
 def allowance(value: object) -> float | None:
@@ -44,7 +47,12 @@ def rules(data: dict[str, Any], top: Where) -> tuple[tuple[Metric, float], ...]:
         return ()
     where = Where(top.source, top.text, "check")
     table = table_value(data["check"], top, "check")
-    known_keys(table, METRICS, where, "[check]")
+    known_keys(table, (*METRICS, *SETTINGS), where, "[check]")
+    if "window" in table and window(table["window"]) is None:
+        raise where.fail("window", f"window = {table['window']!r} must be a whole number of "
+                         f"runs from {LEAST} to {MOST_WINDOW}")  # fmt: skip
+    if "strict" in table and not isinstance(table["strict"], bool):
+        raise where.fail("strict", f"strict = {table['strict']!r} must be true or false")
     out = []
     for name in METRICS:
         if name in table:
@@ -66,3 +74,19 @@ def recorded_rules(plan_text: str) -> dict[Metric, float]:
         return {}
     found = {name: allowance(table.get(name)) for name in METRICS}
     return {name: value for name, value in found.items() if value is not None}
+
+
+def window(value: object) -> int | None:
+    """A window of earlier runs: a whole number from LEAST to MOST_WINDOW; None otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if LEAST <= value <= MOST_WINDOW else None
+
+
+def recorded_settings(plan_text: str) -> tuple[int | None, bool | None]:
+    """The `[check]` window and strict of a run's recorded plan text (None where unset)."""
+    table = recorded_plan(plan_text).get("check", {})
+    if not isinstance(table, dict):
+        return None, None
+    strict = table.get("strict")
+    return window(table.get("window")), strict if isinstance(strict, bool) else None

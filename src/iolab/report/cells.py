@@ -245,8 +245,9 @@ def check_baseline(baseline: str | None, setups: Sequence[str], where: str) -> N
 
 
 def utc(timestamp: float) -> str:
-    """A stored time as people read it, in UTC so that it reads the same everywhere."""
-    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    """A stored time as people read it, to the second (runs a minute apart keep their
+    order), in UTC so that it reads the same everywhere."""
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def run_title(run: RunRow) -> str:

@@ -1,18 +1,17 @@
 """A plan's history as a document (`iolab history --format markdown|html`): a table of every
-series, then a trend chart for each series that moved (a step beyond the noise or a change
-point): each run's median with its repetitions' 95% interval, the level between change points
-as a line of its own, each change point shaded from the run before it, with what changed in
-the caption."""
+series, then a trend chart for each series that moved (a step beyond the run-to-run noise, a
+lone outlier, a change point or a run with other load): each run's mean with its
+repetitions' 95% interval, the level between change points as a line of its own, each change
+point shaded from the run before it, with what changed in the caption."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 
-from iolab.analysis.history import Change, Series, imported
+from iolab.analysis.history import FOREIGN, Change, Series, imported
 from iolab.analysis.stats import summarize
 from iolab.names import one_line
-from iolab.report.cells import Cell, Row, Table, format_value
+from iolab.report.cells import Cell, Row, Table, format_value, utc
 from iolab.report.charts import Axis, Chart, Region, slug
 from iolab.report.charts import Series as Line
 from iolab.report.document import Document, Notes, Section
@@ -23,7 +22,8 @@ MOST_TICKS = 12
 
 
 def document(plan_name: str, runs: Sequence[RunRow], found: Sequence[Series]) -> Document:
-    moved = sorted((s for s in found if s.steps or s.changes), key=_moved, reverse=True)
+    moved = sorted((s for s in found if s.steps or s.changes or any(p.foreign for p in s.points)),
+                   key=_moved, reverse=True)  # fmt: skip
     drawn = moved[:MOST_CHARTS]
     notes = [] if len(moved) <= MOST_CHARTS else [
         f"{len(moved)} series moved; the {MOST_CHARTS} with the largest change are drawn "
@@ -47,8 +47,7 @@ def _moved(series: Series) -> float:
 def _subtitle(plan_name: str, runs: Sequence[RunRow]) -> tuple[str, ...]:
     if not runs:
         return ()
-    first, last = (time.strftime("%Y-%m-%d", time.localtime(r.started_at)) for r in
-                   (runs[0], runs[-1]))  # fmt: skip
+    first, last = utc(runs[0].started_at), utc(runs[-1].started_at)
     said = [f"{len(runs)} runs, {runs[0].id} to {runs[-1].id}, {first} to {last}"]
     joined = imported(plan_name, runs)
     if joined:
@@ -61,14 +60,14 @@ def _table(found: Sequence[Series]) -> Table:
     for series in found:
         first, latest = series.points[0], series.points[-1]
         rows.append(Row(series.workload, (
-            Cell(first.median, series.unit, format_value(first.median, series.metric)),
-            Cell(latest.median, series.unit, format_value(latest.median, series.metric)),
+            Cell(first.mean, series.unit, format_value(first.mean, series.metric)),
+            Cell(latest.mean, series.unit, format_value(latest.mean, series.metric)),
             Cell(float(len(series.points)), "", str(len(series.points))),
             Cell(None, "", ", ".join(f"run {c.run_id}" for c in series.changes) or "none"),
         ), (series.setup, series.metric)))  # fmt: skip
     return Table(
         "Every series", "workload", ("first run", "latest run", "runs", "change points"),
-        tuple(rows), ("each figure: the median of that run's repetitions.",),
+        tuple(rows), ("each figure: the mean of that run's repetitions.",),
         stub_headers=("set-up", "metric"), name="history", column_header="figure",
     )  # fmt: skip
 
@@ -77,9 +76,9 @@ def _chart(series: Series) -> Chart:
     """The points in time order, one step apart (an imported run's id may be higher than a
     later run's), each labelled with its run's id."""
     runs = tuple(float(i) for i in range(len(series.points)))
-    medians = tuple(p.median for p in series.points)
+    means = tuple(p.mean for p in series.points)
     spread = tuple(summarize(p.values).half_width for p in series.points)
-    lines = [Line("run median", runs, medians, spread, color=0)]
+    lines = [Line("run mean", runs, means, spread, color=0)]
     level = _levels(series)
     if level:
         lines.append(Line("level between change points", runs, level, color=1))
@@ -96,7 +95,7 @@ def _chart(series: Series) -> Chart:
 
 
 def _levels(series: Series) -> tuple[float | None, ...]:
-    """Each run's level: the mean of the medians between the change points around it."""
+    """Each run's level: the mean of the figures between the change points around it."""
     if not series.changes:
         return ()
     starts = {c.run_id: c.after for c in series.changes}
@@ -121,7 +120,7 @@ def _region(series: Series, change: Change) -> Region:
 
 def _caption(series: Series) -> str:
     if not series.changes:
-        return "No change point; the runs' steps beyond the noise are listed below."
+        return "No change point; the runs' steps beyond the run-to-run noise are listed below."
     said = [
         f"run {c.run_id}: {c.change_pct:+.1f}%"
         + (f" ± {c.half_width_pct:.1f}%" if c.half_width_pct is not None else "")
@@ -136,7 +135,18 @@ def _said(series: Series) -> tuple[Notes, ...]:
     lines = [
         f"run {s.run_id}: {s.change_pct:+.1f}%"
         + (f" ± {s.half_width_pct:.1f}%" if s.half_width_pct is not None else "")
-        + f" from the run before{'; changed: ' + ', '.join(s.facts) if s.facts else ''}"
+        + (f" from the run before, a lone outlier (run {s.back} is back to the level)"
+           if s.back is not None else " from the run before")
+        + (f"; changed: {', '.join(s.facts)}" if s.facts else "")
         for s in series.steps
+    ]  # fmt: skip
+    loaded = [
+        f"run {p.run_id} had other load on the host ({FOREIGN}): not judged, and left out "
+        "of the other runs' history"
+        for p in series.points
+        if p.foreign
     ]
-    return (Notes("Steps between runs", tuple(lines), "steps"),) if lines else ()
+    notes = [Notes("Steps between runs", tuple(lines), "steps")] if lines else []
+    if loaded:
+        notes.append(Notes("Runs with other load", tuple(loaded), "load"))
+    return tuple(notes)

@@ -1,19 +1,31 @@
-"""`iolab history` and `iolab check` as text: one block per series, one line per run, the
-changes marked with their size and what differs between the runs (a step from the run before,
-"<- change"; a change point, where a new level starts, "<= new level"); the series as CSV;
-one line per verdict."""
+"""`iolab history` and `iolab check` as text: one block per series, one line per run (its
+time to the second, its figure: the mean of its repetitions), the changes marked with their
+size and what differs between the runs (a step out of or back into the run-to-run noise,
+"<- change"; a lone outlier, "<- outlier"; a change point, where a new level starts, "<= new
+level"), runs with other load marked; the series as CSV; one line per verdict, and the
+lines that say what `check` did not judge."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-import time
 from collections.abc import Sequence
 
-from iolab.analysis.history import Change, Series, Step, Verdict, imported
+from iolab.analysis.history import (
+    CPU_BOUND,
+    FOREIGN,
+    Change,
+    Point,
+    Series,
+    Step,
+    Verdict,
+    imported,
+    runs_said,
+)
 from iolab.analysis.stats import summarize
 from iolab.names import one_line, spreadsheet_cell
+from iolab.report.cells import utc
 from iolab.store import RunRow
 
 
@@ -27,7 +39,16 @@ def _step(step: Step) -> str:
         size += f" ± {step.half_width_pct:.1f}%"
     else:
         size += " (one repetition on a side: no interval)"
+    if step.back is not None:
+        return f"  <- outlier {size} (lone: run {step.back} is back to the level)"
     return f"  <- change {size}"
+
+
+def _load(point: Point) -> str:
+    """A run's load marks: other load on the host (not judged), fio's own CPU load."""
+    if point.foreign:
+        return f"  [{FOREIGN}: other load on the host, not judged]"
+    return f"  [{CPU_BOUND}: fio's own load]" if CPU_BOUND in point.load else ""
 
 
 def _level(change: Change) -> str:
@@ -53,15 +74,15 @@ def history(plan_name: str, runs: Sequence[RunRow], found: Sequence[Series]) -> 
     for one in found:
         changed = {s.run_id: s for s in one.steps}
         levels = {c.run_id: c for c in one.changes}
-        calm = "" if one.steps or one.changes else ": no change beyond the noise"
+        calm = "" if one.steps or one.changes else ": no change beyond the run-to-run noise"
         lines.append(f"\n{one_line(one.setup)} · {one_line(one.workload)} · {one.metric} "
                      f"({one.unit}){calm}")  # fmt: skip
         for point in one.points:
-            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(point.started_at))
             marks = _marks(changed.get(point.run_id), levels.get(point.run_id))
             origin = " imported" if point.run_id in joined else ""
-            lines.append(f"  run {point.run_id:>4}  {when}  {_figure(point.median, one.unit):>10}"
-                         f"  (n={len(point.values)}){origin}{marks}")  # fmt: skip
+            lines.append(f"  run {point.run_id:>4}  {utc(point.started_at)}  "
+                         f"{_figure(point.mean, one.unit):>10}  (n={len(point.values)})"
+                         f"{origin}{_load(point)}{marks}")  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
@@ -71,10 +92,13 @@ def history_json(plan_name: str, found: Sequence[Series]) -> str:
         "series": [
             {
                 "setup": s.setup, "workload": s.workload, "metric": s.metric, "unit": s.unit,
-                "points": [{"run": p.run_id, "started_at": p.started_at, "median": p.median,
-                            "values": list(p.values)} for p in s.points],
+                "points": [{"run": p.run_id, "started_at": p.started_at,
+                            "started": utc(p.started_at), "mean": p.mean, "median": p.median,
+                            "values": list(p.values), "load": sorted(p.load)}
+                           for p in s.points],
                 "changes": [{"run": c.run_id, "change_pct": c.change_pct,
                              "half_width_pct": c.half_width_pct, "significant": c.significant,
+                             "outlier": c.outlier, "back": c.back,
                              "facts": list(c.facts)} for c in s.steps],
                 "change_points": [{"run": c.run_id, "p_value": c.p_value, "before": c.before,
                                    "after": c.after, "change_pct": c.change_pct,
@@ -90,36 +114,88 @@ def history_json(plan_name: str, found: Sequence[Series]) -> str:
 
 
 CSV_HEADER = ("setup", "workload", "metric", "unit", "run", "started_at", "median", "n",
-              "ci95_low", "ci95_high", "step_pct", "change_point_pct")  # fmt: skip
+              "ci95_low", "ci95_high", "step_pct", "change_point_pct", "started", "mean",
+              "outlier", "load")  # fmt: skip
 
 
 def history_csv(found: Sequence[Series]) -> str:
-    """One line per series and run, long ("tidy"): the run's median with its repetitions'
-    95% interval, the step from the run before where one is marked, and the change of level
-    where a change point starts."""
+    """One line per series and run, long ("tidy"): the run's median and mean with its
+    repetitions' 95% interval, the step from the run before where one is marked (a lone
+    outlier's too, `outlier` 1), the change of level where a change point starts, the time to
+    the second, and its load warnings."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_HEADER)
     for one in found:
-        steps = {s.run_id: s.change_pct for s in one.steps}
+        steps = {s.run_id: s for s in one.steps}
         levels = {c.run_id: c.change_pct for c in one.changes}
         for point in one.points:
             summary = summarize(point.values)
             texts = (one.setup, one.workload, one.metric, one.unit)
+            step = steps.get(point.run_id)
             figures = (point.median, summary.n, summary.low, summary.high,
-                       steps.get(point.run_id), levels.get(point.run_id))  # fmt: skip
+                       step.change_pct if step else None, levels.get(point.run_id))  # fmt: skip
             writer.writerow([*(spreadsheet_cell(one_line(t)) for t in texts), point.run_id,
                              f"{point.started_at:.3f}",
-                             *("" if v is None else f"{v:.6g}" for v in figures)])  # fmt: skip
+                             *("" if v is None else f"{v:.6g}" for v in figures),
+                             utc(point.started_at), f"{point.mean:.6g}",
+                             int(step is not None and step.outlier),
+                             " ".join(sorted(point.load))])  # fmt: skip
     return buffer.getvalue()
 
 
 def verdict(v: Verdict) -> str:
+    """A judged series in one line: its change, against what, and the words of the verdict."""
     s = v.series
-    size = f"{v.change_pct:+.1f}%" + (f" ± {v.half_width_pct:.1f}%" if v.half_width_pct else "")
     head = "REGRESSION" if v.regression else "ok"
+    size = f"{v.change_pct:+.1f}%" + (f" ± {v.half_width_pct:.1f}%" if v.half_width_pct else "")
+    figures = f"{_figure(v.level, s.unit)} -> {_figure(v.latest.mean, s.unit)} {s.unit}"
+    where = f"{one_line(s.setup)} · {one_line(s.workload)} · {s.metric}"
+    if v.how == "new-level" and v.since is not None:
+        figures = f"{_figure(v.since.before, s.unit)} -> {_figure(v.since.after, s.unit)} {s.unit}"
+        said = f"{where}: {v.words}: {figures} ({size}; allowed {v.allowed_pct:g}% worse)"
+        return f"{head}: {said}"
+    said = f"{where}: mean {figures} ({size}; allowed {v.allowed_pct:g}% worse): {v.words}"
+    if v.how == "history" and v.bound is not None:
+        side = "lowest" if s.metric in ("iops", "bw") else "highest"
+        said += f" (the {side} they predict: {_figure(v.bound, s.unit)} {s.unit})"
+    elif v.how == "rule":
+        said += f" (against {runs_said(v.against)})"
+    if v.back is not None:
+        said += f"; a lone outlier: run {v.back} is back to the level"
+    if CPU_BOUND in v.latest.load:
+        said += f"; its cases were {CPU_BOUND} (fio's own load)"
+    return f"{head}: {said}"
+
+
+def unjudged(latest: int, verdicts: Sequence[Verdict], strict: bool) -> list[str]:
+    """What `check` did not judge, once per run: other load on the host, too little
+    history; and, judged as usual, fio's own CPU load."""
+    lines = []
+    if any(v.how == "foreign" for v in verdicts):
+        lines.append(f"run {latest} had other load on its CPUs/devices ({FOREIGN}): "
+                     "its changes are not judged")  # fmt: skip
+    short = [v for v in verdicts if v.how == "short"]
+    if short:
+        earlier = min(len(v.against) for v in short)
+        plural = "run" if earlier == 1 else "runs"
+        lines.append(
+            f"run {latest} has {earlier} earlier {plural} of its plan; the gate needs 4 to know "
+            f"its noise: not judged on size alone ({'' if strict else '--strict '}judges by "
+            "the rule alone)"
+        )
+    if any(CPU_BOUND in v.latest.load and v.how != "foreign" for v in verdicts):
+        lines.append(f"run {latest}'s cases were {CPU_BOUND} (fio's own load): judged as usual")
+    return lines
+
+
+def summary(latest: int, verdicts: Sequence[Verdict]) -> str:
+    judged = [v for v in verdicts if v.how not in ("short", "foreign")]
+    failed = sum(v.regression for v in verdicts)
+    plural = "s" if failed != 1 else ""
+    against = sorted({r for v in judged for r in v.against})
+    history = f" against {runs_said(against)}" if against else ""
     return (
-        f"{head}: {one_line(s.setup)} · {one_line(s.workload)} · {s.metric}: "
-        f"{_figure(v.base.median, s.unit)} -> {_figure(v.latest.median, s.unit)} {s.unit} "
-        f"({size}; allowed {v.allowed_pct:g}% worse): {v.words}"
+        f"check: run {latest}{history}: {len(verdicts)} series, {len(judged)} judged, "
+        f"{failed} regression{plural} beyond rule and noise"
     )

@@ -1,0 +1,368 @@
+"""The gate judges a run against its plan's own history (issue 31): a one-sided 99.5%
+prediction bound over the earlier runs of a window, a minimum history of 4 runs, change points
+and lone outliers named, runs with other load marked and not judged, one figure for one change
+in check, history and compare, and times to the second. Pure tests on seeded synthetic series
+(with their measured false-alarm and detection rates), then real runs of a one-repetition plan
+on a loop device, throttled through the kernel's block cgroup and loaded by a CPU hog."""
+
+from __future__ import annotations
+
+import random
+import re
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import IOLAB, needs_root, run_iolab
+from iolab.analysis import history
+from iolab.analysis.history import FOREIGN, Gate, Point, Series, Verdict
+from iolab.analysis.stats import compare, predict, t_quantile
+from iolab.cli import EXIT_REGRESSION, main
+from iolab.errors import PlanError
+from iolab.plan import gate as plan_gate
+from iolab.plan import parse_plan
+from iolab.report.text import history_text
+from loopdevs import LoopDevs, loops_fixture
+from test_history import GOLDEN, limit, throttle
+
+_ = (loops_fixture, throttle)
+RULES = Gate({"iops": 5.0, "bw": 5.0, "p99": 10.0})
+
+
+def points(figures: Sequence[float], foreign: Sequence[int] = ()) -> tuple[Point, ...]:
+    """One repetition a run, runs numbered from 1; `foreign`: runs with other load."""
+    return tuple(
+        Point(run, float(run), (figure,), frozenset({FOREIGN}) if run in foreign else frozenset())
+        for run, figure in enumerate(figures, start=1)
+    )
+
+
+def judged(figures: Sequence[float], run: int, how: Gate = RULES, **kw: Sequence[int]) -> Verdict:
+    one = Series("disk", "4k", "iops", points(figures, **kw), ())
+    (verdict,) = history.gate([one], run, None, how)
+    return verdict
+
+
+def noise(seed: int, runs: int, sd: float = 300.0) -> list[float]:
+    rng = random.Random(seed)
+    return [rng.gauss(10_000, sd) for _ in range(runs)]
+
+
+def test_the_t_quantile_is_students() -> None:
+    """t(0.995, df) as tables print it (df 3, 4, 9, 30; the normal's 2.5758 far out)."""
+    for df, table in ((3, 5.8409), (4, 4.6041), (9, 3.2498), (30, 2.7500), (100_000, 2.5758)):
+        assert abs(t_quantile(0.995, df) - table) < 5e-4, df
+    with pytest.raises(ValueError, match=r"between 0\.5 and 1"):
+        t_quantile(0.3, 4)
+
+
+def test_the_prediction_bound_is_the_one_for_a_new_run() -> None:
+    bound = predict([100.0, 101.0, 99.0, 100.0])
+    reach = 5.8409 * (2 / 3) ** 0.5 * (1 + 1 / 4) ** 0.5
+    assert abs(bound.low - (100 - reach)) < 1e-3 and abs(bound.high - (100 + reach)) < 1e-3
+
+
+def test_untouched_runs_rarely_fail_and_throttles_are_caught() -> None:
+    """Measured on 40 seeded series of 20 untouched runs (Gaussian, sd 3% of the level, one
+    repetition a run): every run from 2 to 20 checked, at most 2% false alarms (0.8% when
+    written; a run of four series stays near 1 in 20); the same runs with the latest one
+    20% and 50% lower are caught, every time once 4 earlier runs give the noise."""
+    alarms, checks, caught, throttled = 0, 0, 0, 0
+    for seed in range(40):
+        figures = noise(seed, 20)
+        for run in range(2, 21):
+            alarms += judged(figures, run).regression
+            checks += 1
+        for drop in (0.8, 0.5):
+            slowed = [*figures[:9], figures[9] * drop]
+            caught += judged(slowed, 10).regression
+            throttled += 1
+    assert alarms / checks <= 0.02, (alarms, checks)
+    assert caught == throttled, (caught, throttled)
+
+
+def test_too_little_history_is_not_judged_unless_strict() -> None:
+    """Runs 1-3 and a 50% drop at run 4: three earlier runs do not know the noise; strict
+    judges by the rule alone against the run before (one repetition: the size decides)."""
+    figures = [10_000.0, 10_100.0, 9_900.0, 5_000.0]
+    loose = judged(figures, 4)
+    assert (loose.how, loose.regression) == ("short", False)
+    strict = judged(figures, 4, Gate(RULES.rules, strict=True))
+    assert (strict.how, strict.regression, strict.against) == ("rule", True, (3,))
+    assert "the size alone decides" in strict.words
+    said = history_text.unjudged(4, [loose], strict=False)
+    assert said == ["run 4 has 3 earlier runs of its plan; the gate needs 4 to know its noise: "
+                    "not judged on size alone (--strict judges by the rule alone)"]  # fmt: skip
+
+
+def test_a_regression_is_judged_against_the_history_with_its_bound() -> None:
+    figures = [10_000.0, 10_200.0, 9_800.0, 10_100.0, 9_900.0, 10_050.0, 5_000.0]
+    verdict = judged(figures, 7)
+    assert verdict.regression and verdict.how == "history"
+    assert verdict.against == (1, 2, 3, 4, 5, 6) and verdict.bound is not None
+    line = history_text.verdict(verdict)
+    assert line.startswith("REGRESSION: disk · 4k · iops: mean 10,008 -> 5,000 IOPS (-50.0%;")
+    assert "beyond the rule and what runs 1-6 predict (the lowest they predict: 9," in line
+
+
+def test_a_change_within_the_noise_of_a_noisy_history_passes() -> None:
+    """-8% is worse than the 5% rule, but this plan's runs swing by 10%: within the bound."""
+    figures = [10_000.0, 11_000.0, 9_000.0, 10_500.0, 9_500.0, 9_200.0]
+    verdict = judged(figures, 6)
+    assert not verdict.regression and "worse than the rule, but within what runs 1-5" in (
+        verdict.words
+    )
+
+
+def test_a_run_with_other_load_is_not_judged_and_not_anyones_history() -> None:
+    figures = [10_000.0, 10_200.0, 9_800.0, 3_000.0, 10_100.0, 9_900.0, 10_050.0]
+    loaded = judged(figures, 4, foreign=(4,))
+    assert (loaded.how, loaded.regression) == ("foreign", False)
+    assert history_text.unjudged(4, [loaded], strict=False) == [
+        "run 4 had other load on its CPUs/devices (foreign-load): its changes are not judged"
+    ]
+    later = judged(figures, 7, foreign=(4,))
+    assert later.against == (1, 2, 3, 5, 6) and not later.regression
+    one = Series("disk", "4k", "iops", points(figures, foreign=(4,)), ())
+    shown = history_text.history("nightly", [], [_with_steps(one)])
+    assert "[foreign-load: other load on the host, not judged]" in shown.splitlines()[6]
+    assert "<-" not in shown
+
+
+def test_cpu_bound_alone_is_judged_and_said() -> None:
+    figures = [10_000.0, 10_200.0, 9_800.0, 10_100.0, 5_000.0]
+    found = points(figures)
+    last = Point(5, 5.0, (5_000.0,), frozenset({"cpu-bound"}))
+    one = Series("disk", "4k", "iops", (*found[:4], last), ())
+    (verdict,) = history.gate([one], 5, None, RULES)
+    assert verdict.regression, "fio's own load is the plan's: judged"
+    assert "its cases were cpu-bound (fio's own load)" in history_text.verdict(verdict)
+    assert history_text.unjudged(5, [verdict], strict=False) == [
+        "run 5's cases were cpu-bound (fio's own load): judged as usual"
+    ]
+
+
+def _with_steps(one: Series) -> Series:
+    """The series as history.series builds it: change points, then steps."""
+    changes = history._changes(one.points, {})
+    judged = history.standings(one.points, changes)
+    return Series(one.setup, one.workload, one.metric, one.points,
+                  history._steps(judged, one.metric, {}), changes)  # fmt: skip
+
+
+def test_untouched_history_has_few_step_markers() -> None:
+    """100 seeded series of 20 untouched runs, sd 3% (steps between neighbours of 5-10% are
+    common): at most 2% of the runs judged (16 a series) carry a mark (0.9% over 200 series
+    when written: a run beyond the 99.5% bound on either side, and its way back)."""
+    marked = sum(len(_with_steps(Series("d", "w", "iops", points(noise(s, 20)), ())).steps)
+                 for s in range(100))  # fmt: skip
+    assert marked / (100 * 16) <= 0.02, marked
+
+
+def test_a_lone_outlier_is_one_mark_and_a_level_is_a_change_point() -> None:
+    figures = [10_000.0, 10_200.0, 9_800.0, 10_100.0, 9_900.0, 10_050.0, 5_000.0, 10_000.0]
+    one = _with_steps(Series("disk", "4k", "iops", points(figures), ()))
+    (step,) = one.steps
+    assert (step.run_id, step.back, round(step.change_pct)) == (7, 8, -50)
+    shown = history_text.history("nightly", [], [one])
+    assert "<- outlier -50.2% (one repetition on a side: no interval) (lone: run 8 is back" in shown
+    verdict = judged(figures, 7)
+    assert verdict.regression and verdict.back == 8
+    assert "a lone outlier: run 8 is back to the level" in history_text.verdict(verdict)
+    moved = [*figures[:6], 5_000.0, 5_100.0, 4_950.0]
+    level = judged(moved, 9)
+    assert (level.how, level.regression) == ("new-level", True)
+    assert level.since is not None and level.since.run_id == 7
+    assert history_text.verdict(level).startswith(
+        "REGRESSION: disk · 4k · iops: a new level since run 7: 10,008 -> 5,017 IOPS"
+    )
+    steps = _with_steps(Series("disk", "4k", "iops", points(moved), ())).steps
+    assert [s.run_id for s in steps] == [7] and steps[0].back is None
+
+
+def test_a_throttled_run_and_its_recovery_are_marked_once_each() -> None:
+    """Two throttled runs, then free again: the step down and the step back."""
+    figures = [10_000.0, 10_200.0, 9_800.0, 10_100.0, 9_900.0, 5_000.0, 5_050.0, 10_050.0]
+    steps = _with_steps(Series("disk", "4k", "iops", points(figures), ())).steps
+    assert [(s.run_id, s.back) for s in steps] == [(6, None), (8, None)]
+
+
+def test_check_history_and_compare_give_one_figure_for_one_change(tmp_path: Path) -> None:
+    """The golden store's runs 1 and 2 (two · seq · bw): compare's change, check's by the
+    rule and a history step between them are the same -22.3% ± 14.7% (the means')."""
+    store = tmp_path / "store.db"
+    store.write_bytes(GOLDEN.read_bytes())
+    invoke = CliRunner().invoke
+    compared = invoke(main, ["compare", "1", "2", "--db", str(store)]).output
+    row = next(line for line in compared.splitlines() if "seq" in line and "two" in line)
+    assert "-22.3% ± 14.7%" in row, row
+    checked = invoke(main, ["check", "2", "--db", str(store), "--strict"])
+    assert checked.exit_code == EXIT_REGRESSION
+    assert "two · seq · bw: mean 891 -> 692 MB/s (-22.3% ± 14.7%; allowed 5% worse)" in (
+        checked.output
+    )
+    loose = invoke(main, ["check", "2", "--db", str(store)])
+    assert loose.exit_code == 0 and "the gate needs 4 to know its noise" in loose.output
+    a, b = (891.0, 900.0, 882.0), (692.0, 700.0, 684.0)
+    step = history._steps(
+        [history.Standing(Point(1, 1.0, a), None, (), 0),
+         history.Standing(Point(2, 2.0, b), predict([900, 901, 899, 900]), (), -1)],
+        "bw", {},
+    )[0]  # fmt: skip
+    diff = compare(a, b)
+    assert (step.change_pct, step.half_width_pct) == (diff.change_pct, diff.half_width_pct)
+
+
+def test_times_are_to_the_second(tmp_path: Path) -> None:
+    store = tmp_path / "store.db"
+    store.write_bytes(GOLDEN.read_bytes())
+    invoke = CliRunner().invoke
+    second = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC")
+    listed = invoke(main, ["runs", "--db", str(store)]).output.splitlines()
+    assert len(listed) == 2 and all(second.search(line) for line in listed), listed
+    shown = invoke(main, ["history", "--db", str(store)]).output
+    assert len(second.findall(shown)) == 24, shown
+    table = invoke(main, ["history", "--db", str(store), "--format", "csv"]).output
+    assert len(second.findall(table)) == 24
+    report = invoke(main, ["report", "1", "--db", str(store)]).output
+    assert second.search(report), report
+
+
+def test_the_plans_check_table_sets_window_and_strict(tmp_path: Path) -> None:
+    text = '[[setup]]\npath = "."\n[[workload]]\nrw = "read"\n[check]\nwindow = 6\nstrict = true\n'
+    parse_plan(text, "plan.toml")
+    assert plan_gate.recorded_settings(text) == (6, True)
+    assert plan_gate.recorded_settings("[check]\nwindow = 2\n") == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("table", "said"),
+    [
+        ("window = 3", "plan.toml:6: window = 3 must be a whole number of runs from 4 to 1000"),
+        ('window = "ten"', "plan.toml:6: window = 'ten' must be a whole number of runs"),
+        ("window = true", "plan.toml:6: window = True must be a whole number of runs"),
+        ('strict = "yes"', "plan.toml:6: strict = 'yes' must be true or false"),
+    ],
+)
+def test_a_bad_window_or_strict_is_refused_at_its_line(
+    tmp_path: Path, table: str, said: str
+) -> None:
+    text = f'[[setup]]\npath = "."\n[[workload]]\nrw = "read"\n[check]\n{table}\n'
+    with pytest.raises(PlanError, match=re.escape(said)):
+        parse_plan(text, "plan.toml")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ["check", "--window", "3"],
+            "Invalid value for '--window': 3 is not in the range 4<=x<=1000",
+        ),
+        (["check", "--window", "many"], "Invalid value for '--window': 'many' is not a valid"),
+        (["check", "--strict", "yes"], "Invalid value for '[RUN]': 'yes' is not a whole number"),
+    ],
+)
+def test_bad_gate_flags_are_one_line(tmp_path: Path, args: list[str], said: str) -> None:
+    store = tmp_path / "store.db"
+    store.write_bytes(GOLDEN.read_bytes())
+    before = store.read_bytes()
+    done = run_iolab(*args, "--db", str(store), cwd=tmp_path)
+    assert done.returncode in (1, 2) and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("iolab: error: ") and said in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and store.read_bytes() == before
+
+
+PLAN = """
+name = "nightly"
+[[setup]]
+name = "disk"
+devices = ["{dev}"]
+[[workload]]
+name = "4k randread QD4"
+rw = "randread"
+bs = "4k"
+iodepth = 4
+size = "32m"
+runtime = 1
+time_based = 1
+randrepeat = 0
+"""
+
+
+def run_in(group: tuple[Path, str], workdir: Path, dev: str) -> None:
+    procs = group[0] / "cgroup.procs"
+    args = ["sh", "-c", f'echo $$ > {procs} && exec "$@"', "sh", *IOLAB, "run", "plan.toml",
+            "--new", "--yes-destroy", dev]  # fmt: skip
+    done = subprocess.run(args, cwd=workdir, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.fixture
+def hog() -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Busy loops on every CPU, started by the test when it needs them."""
+    started: list[subprocess.Popen[bytes]] = []
+    yield started
+    for one in started:
+        one.kill()
+        one.wait()
+
+
+def _loaded(workdir: Path) -> set[int]:
+    with sqlite3.connect(workdir / "iolab.db") as db:
+        rows = db.execute("SELECT run_id, warnings FROM cases").fetchall()
+    return {run for run, said in rows if FOREIGN in said}
+
+
+@pytest.mark.fio
+@pytest.mark.root
+@needs_root()
+def test_untouched_runs_pass_a_throttled_one_fails_and_history_marks_only_it(
+    workdir: Path, loops: LoopDevs, throttle: tuple[Path, str], hog: list[subprocess.Popen[bytes]]
+) -> None:
+    """Six untouched runs of a one-repetition plan: check passes runs 2-6; a seventh with
+    the device throttled to 300 read IOPS fails (exit 4, its change and the runs it was
+    judged against); history marks it alone, with its recovery at the eighth, run free; a
+    ninth with busy loops on every CPU carries foreign-load, is marked, and does not fail.
+    Runs the host's own other load marked foreign-load are not judged either: what is
+    asserted for each run follows what was recorded for it."""
+    dev = loops.make(64)
+    (workdir / "plan.toml").write_text(PLAN.format(dev=dev))
+    for throttled in (False,) * 6 + (True, False):
+        limit(throttle, dev, 300 if throttled else None)
+        run_in(throttle, workdir, dev)
+    limit(throttle, dev, None)
+    hog.extend(subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(4))
+    run_in(throttle, workdir, dev)
+    for one in hog:
+        one.kill()
+    loaded = _loaded(workdir)
+    assert 9 in loaded, "busy loops on every CPU are other load"
+    for run in range(2, 10):
+        done = run_iolab("check", str(run), cwd=workdir)
+        assert done.stderr == "" and "Traceback" not in done.stderr, done.stderr
+        if run in loaded:
+            assert done.returncode == 0, done.stdout
+            assert f"run {run} had other load on its CPUs/devices (foreign-load)" in done.stdout
+        elif run == 7 and len({1, 2, 3, 4, 5, 6} - loaded) >= 4:
+            assert done.returncode == EXIT_REGRESSION, done.stdout
+            assert "REGRESSION: disk · 4k randread QD4 · iops: mean " in done.stdout
+            assert "beyond the rule and what runs " in done.stdout
+        elif run == 7:
+            assert done.returncode == 0 and "the gate needs 4 to know its noise" in done.stdout
+        else:
+            assert done.returncode == 0, done.stdout
+    shown = run_iolab("history", cwd=workdir, check=True).stdout
+    block = shown.split("disk · 4k randread QD4 · iops")[1].split("\n\n")[0]
+    lines = {int(line.split()[1]): line for line in block.splitlines()[1:]}
+    assert "[foreign-load: other load on the host, not judged]" in lines[9], block
+    marked = {run for run, line in lines.items() if "<-" in line}
+    assert marked <= {7, 8}, block
+    if 7 not in loaded and 8 not in loaded and len({1, 2, 3, 4, 5, 6} - loaded) >= 4:
+        assert 7 in marked and "-9" in lines[7], block  # 300 IOPS of thousands
