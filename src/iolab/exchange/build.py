@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab import names
-from iolab.analysis import checks, reading
+from iolab.analysis import checks, levels, reading
 from iolab.exchange.found import Job
 from iolab.exchange.logs import LOGS_ONLY
 from iolab.exchange.placed import Placed
@@ -241,6 +241,7 @@ def result(job: Job, case: Case, repeat: int = 1, facts: Facts = Facts()) -> Res
         notes = job.notes if isinstance(job, Placed) else (LOGS_ONLY,)
         known = checks.Context(case.workload.options, job.metrics, **facts.of(case.setup))
         flagged = tuple(w for w in reading.warnings(known) if w.code in FACT_CHECKS)
+        flagged += levels.warnings(job.samples, job.metrics)
         return Result(
             status="ok", started_at=start, metrics=job.metrics, warnings=notes + flagged, **base
         )
@@ -257,7 +258,8 @@ def result(job: Job, case: Case, repeat: int = 1, facts: Facts = Facts()) -> Res
         return Result(status="failed", started_at=start, error=error, raw_json=raw, **base)
     return Result(
         status="ok", started_at=start, metrics=found.metrics, raw_json=raw,
-        warnings=found.warnings, windows=found.windows, **base,
+        warnings=found.warnings + levels.warnings(job.samples, found.metrics),
+        windows=found.windows, **base,
     )  # fmt: skip
 
 

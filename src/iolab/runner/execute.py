@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from iolab.analysis import checks, reading
+from iolab.analysis import checks, levels, reading
 from iolab.errors import ControllerError, FioError, Interrupted, Resume, Stopped, TargetError
 from iolab.fio import durations, jobfile, parse
 from iolab.fio.executor import Executor, HostLimits
@@ -558,7 +558,7 @@ def _result(
         metrics=found.metrics,
         raw_json=raw,
         samples=tuple(samples),
-        warnings=found.warnings,
+        warnings=found.warnings + levels.warnings(samples, found.metrics),
         windows=found.windows,
         target_state=known.target_state,
         telemetry=found.telemetry,

@@ -1,6 +1,7 @@
 """Time series charts (study B's per-second IOPS): IOPS, MB/s and completion latency over a
 case's run, one colour per set-up, repetitions as lighter lines around their median, the
-warm-up shaded."""
+warm-up shaded; a lasting change of speed (analysis.levels) is named as a step, not shaded as
+settling."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from iolab.analysis import latency, timeseries
+from iolab.analysis import latency, levels, timeseries
 from iolab.model import JSONObject, Sample
 from iolab.report import summary
 from iolab.report.cells import MB
@@ -24,7 +25,8 @@ Points = list[tuple[float, float]]
 def time_series(data: Dataset) -> list[Chart]:
     """Per-interval IOPS, MB/s and mean latency over each case's run: one colour per set-up,
     its repetitions as thin light lines under their median; the warm-up shaded (fio's
-    ramp_time before 0, then the settling the series show)."""
+    ramp_time before 0, then the settling the series show; a set-up whose case changed speed
+    for good part way through is not judged settling: its step is named instead)."""
     charts, taken = [], set[str]()
     by_workload: dict[str, list[tuple[str, str, int]]] = {}
     for key in data.samples:
@@ -36,6 +38,7 @@ def time_series(data: Dataset) -> list[Chart]:
         if not keys:
             continue
         aligned = {key: _aligned(data.samples[key]) for key in keys}
+        steps = _steps(data, keys)
         options = data.first(workload).options
         for kind, metric in SERIES_METRICS:
             runs: dict[str, list[Points]] = {}
@@ -45,7 +48,7 @@ def time_series(data: Dataset) -> list[Chart]:
             if not any(len(points) > 1 for rs in runs.values() for points in rs):
                 continue  # one interval or none: no line to draw
             dropped = sum(1 for key in keys if kind in aligned[key][1])
-            about = _TimeNotes(options, note, dropped)
+            about = _TimeNotes(options, note, dropped, steps)
             charts.append(_time_chart(workload, metric, runs, about, _colors(data), taken))
     return charts
 
@@ -57,6 +60,30 @@ class _TimeNotes:
     options: JSONObject
     note: str
     dropped: int
+    steps: tuple[_Stepped, ...] = ()  # the set-ups whose cases changed speed part way
+
+
+@dataclass(frozen=True)
+class _Stepped:
+    """A set-up's cases of one workload that changed speed for good part way through: the
+    first such repetition's step, and how many of its repetitions had one."""
+
+    label: str
+    step: levels.Step
+    count: int
+    repetitions: int
+
+
+def _steps(data: Dataset, keys: Sequence[tuple[str, str, int]]) -> tuple[_Stepped, ...]:
+    """Each set-up's step among its repetitions of the workload, as its cells' warnings say."""
+    found: dict[str, list[levels.Step]] = {}
+    repetitions: dict[str, int] = {}
+    for key in keys:
+        repetitions[key[0]] = repetitions.get(key[0], 0) + 1
+        step = levels.step(data.samples[key])
+        if step is not None:
+            found.setdefault(key[0], []).append(step)
+    return tuple(_Stepped(k, v[0], len(v), repetitions[k]) for k, v in found.items())
 
 
 def _aligned(samples: Sequence[Sample]) -> tuple[dict[str, Points], set[str]]:
@@ -170,8 +197,13 @@ def _time_chart(
         )
     options = about.options
     ramp = _ramp_seconds(options)
+    stepped = {s.label for s in about.steps}
     few = [label for label, pts in mains.items() if len(pts) < SETTLING_POINTS]
-    ends = {label: _warmup_end(pts) for label, pts in mains.items() if label not in few}
+    ends = {
+        label: _warmup_end(pts)
+        for label, pts in mains.items()
+        if label not in few and label not in stepped
+    }
     settled = [e for e in ends.values() if e is not None and e > 0]
     regions: list[Region] = []
     words = [f"fio's averages over {options.get('log_avg_msec', '?')} ms intervals."]
@@ -182,7 +214,10 @@ def _time_chart(
         words.append(
             f"Shaded before 0: fio's ramp_time, {ramp:g} s run before measuring (no samples)."
         )
-    if settled:
+    if about.steps:
+        regions += [_step_region(s) for s in about.steps]
+        words.append(_step_words(about.steps, settled))
+    elif settled:
         regions.append(Region(0.0, max(settled), "settling"))
         words.append(
             f"Shaded from 0 to {max(settled):g} s: settling, until every line stays within ±10% "
@@ -223,6 +258,33 @@ def _time_chart(
 
 
 SETTLING_POINTS = 5  # a series with fewer logged intervals is not judged settled or not
+
+
+def _step_region(stepped: _Stepped) -> Region:
+    """The interval in which a set-up's speed changed, marked (not shaded as settling)."""
+    step = stepped.step
+    return Region(step.at_s, step.at_s + step.interval_s, f"step: {stepped.label}", tone=0.3)
+
+
+def _step_words(steps: Sequence[_Stepped], settled: Sequence[float]) -> str:
+    """The caption's sentence on the steps: which set-up, from what to what, when, and what
+    had moved by then; and the others' settling, said but not shaded."""
+    said = []
+    for stepped in steps:
+        some = (
+            f" (in {stepped.count} of its {stepped.repetitions} repetitions; the first shown)"
+            if stepped.repetitions > 1 else ""
+        )  # fmt: skip
+        said.append(f"{stepped.label} {levels.words(stepped.step)}{some}")
+    others = (
+        f" The other lines settled by {max(settled):g} s (within ±10% of their later median)."
+        if settled else ""
+    )  # fmt: skip
+    return (
+        f"A step, not settling: {'; '.join(said)}, and held the new speed to the end; the "
+        f"figure is the mean of both speeds (warning {levels.CODE}). Marked: the interval "
+        f"of the step.{others}"
+    )
 
 
 def _warmup_end(points: Sequence[tuple[float, float]]) -> float | None:
