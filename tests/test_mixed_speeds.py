@@ -148,6 +148,12 @@ def test_the_warning_says_which_speed_is_which() -> None:
     assert "rose 200% at 8 s" in rose.message and "IOPS" not in rose.message
 
 
+def test_a_start_from_a_standstill_is_a_rise() -> None:
+    (warned,) = levels.warnings(samples(0.0, 50e6, 4, 20))
+    assert "0.00 MB/s (0 IOPS) for the first 4 s (0 B written), then 50.0 MB/s" in warned.message
+    assert "the speed rose from a standstill at 4 s" in warned.message
+
+
 @pytest.mark.parametrize(
     "series",
     [
@@ -385,3 +391,12 @@ def check_steady(slowed: Path) -> None:
     with Store(slowed / "iolab.db") as store:
         charts = time_figures.time_series(data.load(store, [1]))
     assert charts and all("step" not in c.caption for c in charts)
+
+
+def test_the_code_is_documented_with_the_checks() -> None:
+    """The checks' table (docs/methods.md) names the code, as tests/test_docs.py asks of the
+    checks that read one case's figures; the time chart's doc says a step is not settling."""
+    docs = Path(__file__).parent.parent / "docs"
+    methods = (docs / "methods.md").read_text()
+    assert f"- `{levels.CODE}`:" in methods[methods.index("## Methodology checks") :]
+    assert f"(warning `{levels.CODE}`)" in (docs / "reports.md").read_text()

@@ -157,9 +157,19 @@ class Step:
     verb: str  # "written", "read", "read and written"
 
     @property
-    def change_pct(self) -> float:
-        """The after level against the before one, in percent (-90: a tenth of the speed)."""
+    def change_pct(self) -> float | None:
+        """The after level against the before one, in percent (-90: a tenth of the speed);
+        None from a standstill."""
+        if self.before.bw_bytes <= 0:
+            return None
         return (self.after.bw_bytes / self.before.bw_bytes - 1) * 100
+
+    @property
+    def change(self) -> str:
+        """ "fell 85%", "rose 200%", "rose from a standstill"."""
+        way = "fell" if self.after.bw_bytes < self.before.bw_bytes else "rose"
+        pct = self.change_pct
+        return f"{way} {abs(pct):.0f}%" if pct is not None else f"{way} from a standstill"
 
 
 def step(samples: Sequence[Sample]) -> Step | None:
@@ -219,13 +229,12 @@ def warning(found: Step, figure_bw: float | None = None) -> CheckWarning:
     if figure_bw is None:
         total = before.seconds + after.seconds
         figure_bw = (before.bw_bytes * before.seconds + after.bw_bytes * after.seconds) / total
-    way = "fell" if after.bw_bytes < before.bw_bytes else "rose"
     return CheckWarning(
         CODE,
         f"{_mbps(figure_bw)} MB/s mixes two speeds: {_speed(before)} for the first "
         f"{_seconds(before.seconds)} s ({_bytes(found.moved_bytes)} {found.verb}), then "
-        f"{_speed(after)} for the {_seconds(after.seconds)} s after; the speed {way} "
-        f"{abs(found.change_pct):.0f}% at {_seconds(found.at_s)} s and stayed there (a write "
+        f"{_speed(after)} for the {_seconds(after.seconds)} s after; the speed "
+        f"{found.change} at {_seconds(found.at_s)} s and stayed there (a write "
         "cache that filled, a device that throttled, or other load on the host).",
         "Read the two speeds, not their mean: the later one is what the target sustains "
         "after that much I/O. Run longer (or precondition) to measure it alone, and make "
