@@ -151,7 +151,7 @@ def test_ctrl_c_restores_the_cards_policy(card: Card) -> None:
 @pytest.mark.fio
 @pytest.mark.root
 @needs_root()
-def test_after_kill_9_the_next_command_restores_it(card: Card) -> None:
+def test_after_kill_9_the_next_run_restores_it(card: Card) -> None:
     plan = card.plan("storcli", "/c0/v0", 'write_cache = "write-through"', runtime=4)
     child = subprocess.Popen([*IOLAB, "run", plan, "--yes-destroy", card.dev],
                              cwd=card.workdir, stdout=subprocess.DEVNULL,
@@ -166,7 +166,10 @@ def test_after_kill_9_the_next_command_restores_it(card: Card) -> None:
     assert card.vds()["/c0/v0"]["write"] == "write-through", "left set by the killed run"
     runs = run_iolab("runs", cwd=card.workdir)
     assert runs.returncode == 0, runs.stderr
-    assert "restored the cache policy of /c0/v0" in runs.stderr
+    assert "restored" not in runs.stderr and card.sets()[-1][-2] == "wrcache=wt", "reads only"
+    resumed = run_iolab("run", "--resume", "1", "--yes-destroy", card.dev, cwd=card.workdir)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "restored the cache policy of /c0/v0" in resumed.stderr
     assert card.vds()["/c0/v0"] == card.first
     again = run_iolab("runs", cwd=card.workdir)
     assert "restored" not in again.stderr, "restored once"

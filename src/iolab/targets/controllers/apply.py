@@ -1,12 +1,16 @@
 """A set-up's cache policy on a RAID card (or a plain disk's own write cache): set, read back,
 recorded, restored.
 
-Before a set-up's cases `applied()` reads the VD's policy through the card's own tool, runs one
-set command per asked part (argv lists, never a shell, each with a timeout, in a scratch
-directory for the tools' logs), reads it back, and refuses the set-up in one line when the
-card did not take it. What was there is written to the run's ledger first (kind
-"controller", its path the JSON of what to restore), restored after the set-up (also on
-failure and Ctrl-C), and by the next command after a kill (`restore_from`).
+`check()` reads the card before anything runs (the VD exists, its output can be read, it is
+the set-up's device, each asked part is printed). Before a set-up's cases `applied()` reads
+the VD's policy through the card's own tool, runs one set command per asked part (argv lists,
+never a shell, each with a time limit, in a process group of its own, in a scratch directory
+for the tools' logs), reads it back, checks the VD is still the device it was, and refuses the
+set-up in one line when the card did not take it. What was there is written to the run's
+record first (kind "controller", its path the JSON of what to restore), restored and read back
+after the set-up (also on failure and Ctrl-C), and after a kill by the next run
+(`restore_from`). A restore that fails is kept as a pending restore (`pending`), said until
+one succeeds: a later set-up on the VD puts back the first values, `retry_pending()` the rest.
 
 A plain disk's write cache is sysfs' `cache_type` ("write back" / "write through") of its
 SCSI disk; devices without one (loop devices, NVMe) are refused before anything runs.
