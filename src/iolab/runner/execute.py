@@ -88,9 +88,11 @@ class Ledger:
         return self.record.add(evidence.Made(kind, where))
 
     def _unmake(self, made: evidence.Made) -> None:
-        made = self.files.pop(made.path, made) if made.kind == evidence.FILE else made
-        current = next((m for m in self.record.made if m.path == made.path
-                        and m.kind == made.kind), made)  # fmt: skip
+        """Remove a test file or scratch folder (with proof it is still the run's); others'
+        owners (provision, the card's policy) undo theirs. Then off the record."""
+        self.files.pop(made.path, None)
+        same = (made.kind, made.path)
+        current = next((m for m in self.record.made if (m.kind, m.path) == same), made)
         if current.kind in (evidence.FILE, evidence.DIR):
             _remove(current, self.record.token)
         self.record.drop(current)

@@ -313,8 +313,9 @@ def plain(found: os.stat_result) -> bool:
 
 
 def vouched(path: Path) -> bool:
-    """Whether a plain file at `path` is iolab's: it carries an iolab run's mark, or the record
-    of a run whose process died names it as a test file it was making or fio was writing."""
+    """Whether a plain file at `path` is iolab's: it carries an iolab run's mark, or a run's
+    record names it as a test file it was making or fio was writing (a live run's: its lock
+    then says which process holds it; a dead run's: the next run removes it)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
@@ -328,9 +329,11 @@ def vouched(path: Path) -> bool:
             return TOKEN.fullmatch(mark) is not None
     finally:
         os.close(fd)
-    for record in (r for r in records() if dead(r)):
+    where = (_identity(path.parent), path.name)  # the same folder however reached (a bind mount)
+    for record in records():
         for made in record.made:
-            if made.kind == FILE and made.path == str(path) and _unmarked_ours(made, found):
+            named = (made.folder, os.path.basename(made.path))
+            if made.kind == FILE and named == where and _unmarked_ours(made, found):
                 return True
     return False
 
