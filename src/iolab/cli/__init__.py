@@ -216,7 +216,8 @@ plan_options = options(
     click.option("--target", metavar="PATH", help="Run every workload on PATH instead."),
     click.option("--size", metavar="SIZE", help="Test file size for every workload, e.g. 256m."),
     click.option("--runtime", metavar="SECONDS", help="Runtime of every workload, e.g. 2."),
-    click.option("--repeat", type=Whole(least=1), help="Repetitions of every case."),
+    click.option("--repeat", type=Whole(least=1), metavar="N",
+                 help="Repetitions of every case (1 or more)."),
     click.option("--max-cases", type=Whole(least=1), metavar="N",
                  help=f"Refuse plans of more cases than this (default {plan.MAX_CASES:,})."),
 )  # fmt: skip
