@@ -583,9 +583,14 @@ def test_a_test_file_swapped_for_a_link_mid_run_is_not_written_through(world: Wo
     assert (target / TEST_FILE).is_symlink(), "what is not iolab's is not removed"
 
 
-STATE_FOLDERS = {
+def open_to_others(folder: Path, real: Path) -> None:
+    folder.mkdir()
+    folder.chmod(0o777)
+
+
+STATE_FOLDERS: dict[str, tuple[str, Callable[[Path, Path], object]]] = {
     "a-symbolic-link": ("is reached through a symbolic link", lambda f, real: f.symlink_to(real)),
-    "open-to-others": ("may be written by other users", lambda f, real: f.mkdir(mode=0o777)),
+    "open-to-others": ("may be written by other users", open_to_others),
     "a-file": ("is not a folder", lambda f, real: f.write_text("")),
 }
 
@@ -598,7 +603,6 @@ def test_a_run_that_cannot_keep_its_record_is_refused(world: World, kind: str) -
     real.mkdir(mode=0o700)
     world.state.mkdir(mode=0o700)
     make(world.state / "runs", real)
-    os.chmod(world.state / "runs", 0o777) if kind == "open-to-others" else None
     (world.cwd / "target").mkdir()
     before = listing(world.cwd)
     done = subprocess.run(
