@@ -247,6 +247,8 @@ FLAGS = [
     flag("check-rule-exponent", "check --rule p99=1e2 --db g.db", ["--rule"]),
     flag("check-rule-inf", "check --rule iops=inf --db g.db", ["--rule"]),
     flag("check-rule-hex", "check --rule iops=0x5 --db g.db", ["--rule"]),
+    flag("check-window-underscore", "check --window 1_0 --db g.db", ["--window", WHOLE]),
+    flag("check-window-fullwidth", "check --window ８ --db g.db", ["--window", WHOLE]),
     flag("check-baseline-fullwidth", "check --baseline ２ --db g.db", ["--baseline", WHOLE]),
     flag("check-run-superscript", "check ² --db g.db", ["RUN", WHOLE]),
     flag("report-run-arabic-indic", "report ١ --db g.db", ["RUN", WHOLE]),

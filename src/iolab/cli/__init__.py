@@ -76,12 +76,12 @@ def _values(value: object) -> tuple[object, ...]:
 
 class Whole(click.ParamType[int]):
     """A whole number typed by a person, read by units.whole (ASCII digits only: click's int
-    reads "1_0" as 10 and other scripts' digits too), and at least `least`."""
+    reads "1_0" as 10 and other scripts' digits too), from `least` to `most`."""
 
     name = "integer"
 
-    def __init__(self, least: int = 0) -> None:
-        self.least = least
+    def __init__(self, least: int = 0, most: int | None = None) -> None:
+        self.least, self.most = least, most
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         if isinstance(value, int) and not isinstance(value, bool):  # a default, not typed
@@ -90,8 +90,9 @@ class Whole(click.ParamType[int]):
             number = units.whole(str(value))
         except ValueError as error:
             self.fail(str(error), param, ctx)
-        if number < self.least:
-            self.fail(f"{value!r} is below {self.least}", param, ctx)
+        if number < self.least or (self.most is not None and number > self.most):
+            within = f"from {self.least} to {self.most}" if self.most else f"{self.least} or more"
+            self.fail(f"{value!r} is not {within}", param, ctx)
         return number
 
 

@@ -13,6 +13,7 @@ from iolab.analysis import history as history_model
 from iolab.cli import (
     EXIT_REGRESSION,
     WHOLE,
+    Whole,
     db_option,
     echo,
     err,
@@ -174,9 +175,10 @@ def history(chosen: tuple[str, ...], db: str, fmt: str, as_json: bool, output: s
     help="How much worse a metric may get, in %: iops=5, bw=5, p99=10 (the defaults; a "
     "plan's [check] table sets its own).",
 )
-@click.option("--window", type=click.IntRange(history_model.LEAST, history_model.MOST_WINDOW),
-              metavar="N", help="The earlier runs a run is judged against (default: the "
-              "plan's [check] window, else 10).")  # fmt: skip
+@click.option("--window", type=Whole(history_model.LEAST, history_model.MOST_WINDOW),
+              metavar="N", help="The earlier runs a run is judged against, "
+              f"{history_model.LEAST} to {history_model.MOST_WINDOW} (default: the plan's "
+              "[check] window, else 10).")  # fmt: skip
 @click.option("--strict", is_flag=True, default=None, help="With fewer than 4 earlier runs, "
               "judge by the rule alone against the run before (default: not judged).")  # fmt: skip
 def check(run_id: int | None, db: str, baseline: int | None, rules: tuple[str, ...],
