@@ -379,3 +379,70 @@ def test_the_noise_is_the_scatter_about_the_neighbours() -> None:
     assert peak.p99_noise(smooth) == pytest.approx(0.0, abs=1e-9), "a smooth rise is no noise"
     assert peak.p99_noise([100, 200]) == 0.0, "under three points: unknown"
     assert peak.p99_noise([100, 120, 100, 120, 100]) > 0.05
+
+
+# ------------------------------------------- issue 30, finding 8: facts per set-up, rated alike
+
+STUDY_A = PUBLISHED / "A_vertex3_raid_card_vs_none.csv"
+STUDY_C_BONNIE = PUBLISHED / "C_x25e_raid_cards_bonnie.csv"
+
+
+def _caches(db: Path) -> dict[str, int]:
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT name, definition FROM setups").fetchall()
+    return {name: int(json.loads(d).get("cache_bytes", 0)) for name, d in rows}
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (["--cache", "1g"], {"PERC H710P ARA+WB": 1, "PERC H710P NRA+WT": 1, "no RAID card": 1}),
+        (["--cache", "PERC H710P ARA+WB=1g", "--cache", "PERC H710P NRA+WT=1g"],
+         {"PERC H710P ARA+WB": 1, "PERC H710P NRA+WT": 1, "no RAID card": 0}),
+        (["--cache", "512m", "--cache", "no RAID card=2g"],
+         {"PERC H710P ARA+WB": 0.5, "PERC H710P NRA+WT": 0.5, "no RAID card": 2}),
+    ],
+    ids=["every-set-up", "the-cards-only", "one-overridden"],
+)  # fmt: skip
+def test_a_cache_goes_to_the_set_ups_it_names(
+    tmp_path: Path, flags: list[str], expected: dict[str, float]
+) -> None:
+    """`--cache 1g` on study A's table went to the "no RAID card" column too: SETUP=SIZE gives
+    a set-up its own, and a fact without a name is everyone's (a named one wins)."""
+    done = run_iolab("import", str(STUDY_A), *flags, "--db", "a.db", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert _caches(tmp_path / "a.db") == {k: int(v * 1024**3) for k, v in expected.items()}
+
+
+def test_a_fact_naming_no_imported_set_up_is_one_line(tmp_path: Path) -> None:
+    done = run_iolab("import", str(STUDY_A), "--cache", "PERC H710=1g", "--db", "a.db",
+                     cwd=tmp_path)  # fmt: skip
+    line = one_line_refusal(done)
+    assert "'PERC H710'" in line and "'no RAID card'" in line, line
+    assert not (tmp_path / "a.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("rated", "flagged"),
+    [("35000,3300", False), ("35000,3300@4k:random", False), ("35000,3300@8k:sequential", True)],
+    ids=["datasheet-4k-random", "said-4k-random", "rated-8k-sequential"],
+)  # fmt: skip
+def test_rated_iops_are_compared_with_cases_alike(
+    tmp_path: Path, rated: str, flagged: bool
+) -> None:
+    """Study C's bonnie++ block writes (8 KiB sequential) against the X25-E's 4k random
+    datasheet IOPS flagged all 8; rated IOPS hold at a block size and pattern, compared with
+    cases alike only (a rating at 8k sequential, for the sake of the test, flags them)."""
+    done = run_iolab("import", str(STUDY_C_BONNIE), "--rated-iops", rated, "--db", "c.db",
+                     cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    codes = codes_by_case(tmp_path / "c.db")
+    writes = [found for (_, workload), found in codes.items() if "write" in workload]
+    assert writes and any("above-ceiling" in found for found in writes) == flagged
+
+
+@pytest.mark.parametrize("value", ["100@", "100@4k:diagonal", "100@zz", "100@0:random", "=100"])
+def test_a_rating_whose_shape_is_not_readable_is_one_line(tmp_path: Path, value: str) -> None:
+    done = run_iolab("import", str(STUDY_A), "--rated-iops", value, "--db", "a.db", cwd=tmp_path)
+    assert "--rated-iops" in one_line_refusal(done)
+    assert not (tmp_path / "a.db").exists()

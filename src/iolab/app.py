@@ -11,7 +11,7 @@ import contextlib
 import dataclasses
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -541,30 +541,67 @@ EXPORT_FORMATS = ("json", "csv", "parquet", "fio-plot")
 @dataclass(frozen=True)
 class FactsGiven:
     """`iolab import`'s facts of the set-ups, as the person wrote them (checked by
-    import_facts): devices, one device's rated IOPS and MB/s (N or READ,WRITE), a cache size."""
+    import_facts), each flag given any number of times, for every set-up or as SETUP=VALUE
+    for one: devices, one device's rated IOPS (N or READ,WRITE, then @BS[:random|sequential])
+    and MB/s (N or READ,WRITE), a cache size."""
 
-    devices: str | None = None
-    rated_iops: str | None = None
-    rated_mbps: str | None = None
-    cache: str | None = None
+    devices: tuple[str, ...] = ()
+    rated_iops: tuple[str, ...] = ()
+    rated_mbps: tuple[str, ...] = ()
+    cache: tuple[str, ...] = ()
 
 
 def import_facts(given: FactsGiven) -> exchange.Facts:
-    """--devices, --rated-iops, --rated-mbps and --cache, each checked: finite and positive."""
-    devices = _positive("--devices", given.devices)
-    if devices != int(devices) or devices > 4096:
-        raise PlanError(f"--devices {given.devices}: give a whole number, 1 to 4096")
-    cache = given.cache
+    """Every set-up's facts, and each named set-up's own: each value checked (finite,
+    positive, a size, a block and pattern)."""
+    every = exchange.Facts()
+    named: dict[str, exchange.Facts] = {}
+    for flag, values in (("--devices", given.devices), ("--rated-iops", given.rated_iops),
+                         ("--rated-mbps", given.rated_mbps), ("--cache", given.cache)):  # fmt: skip
+        for text in values:
+            name, _, value = text.rpartition("=") if "=" in text else ("", "", text)
+            if "=" in text and not name:
+                raise PlanError(f"{flag} {text}: give VALUE, or SETUP=VALUE for one set-up")
+            before = named.get(name, exchange.Facts()) if name else every
+            after = replace(before, **_fact(flag, value))
+            every, named = (every, {**named, name: after}) if name else (after, named)
+    return replace(every, named=tuple(named.items()))
+
+
+def _fact(flag: str, text: str) -> dict[str, Any]:
+    """One flag's value as Facts fields."""
+    if flag == "--devices":
+        devices = _positive(flag, text)
+        if devices != int(devices) or devices > 4096:
+            raise PlanError(f"--devices {text}: give a whole number, 1 to 4096")
+        return {"devices": int(devices)}
+    if flag == "--cache":
+        try:
+            cache_bytes = parse_size(text)
+        except ValueError:
+            raise PlanError(f"--cache {text}: not a size; give one such as 512M or 1G") from None
+        if not cache_bytes:
+            raise PlanError(f"--cache {text}: give a size above 0, such as 512M")
+        return {"cache_bytes": cache_bytes}
+    if flag == "--rated-mbps":
+        return {"rated_bps": _rated(flag, text, 1e6)}
+    figures, at, shape = text.partition("@")
+    return {"rated_iops": _rated(flag, figures, 1.0), **(_rated_shape(text, shape) if at else {})}
+
+
+def _rated_shape(text: str, shape: str) -> dict[str, Any]:
+    """'4k:random' -> the block and pattern rated IOPS hold at (default 4 KiB random)."""
+    block, _, pattern = shape.partition(":")
     try:
-        cache_bytes = parse_size(cache) if cache else 0
+        size = parse_size(block)
     except ValueError:
-        raise PlanError(f"--cache {cache}: not a size; give one such as 512M or 1G") from None
-    if cache and not cache_bytes:
-        raise PlanError(f"--cache {cache}: give a size above 0, such as 512M")
-    return exchange.Facts(
-        int(devices), _rated("--rated-iops", given.rated_iops, 1.0),
-        _rated("--rated-mbps", given.rated_mbps, 1e6), cache_bytes,
-    )  # fmt: skip
+        size = 0
+    if not size or pattern not in ("", "random", "sequential"):
+        raise PlanError(
+            f"--rated-iops {text}: after @ give the block size and pattern the figures hold at, "
+            "such as @4k:random or @128k:sequential"
+        )
+    return {"rated_block": size, "rated_random": pattern != "sequential"}
 
 
 def _rated(flag: str, text: str | None, unit: float) -> tuple[float, float]:
@@ -606,6 +643,7 @@ def import_files(
             known = store.imported()
     batch = exchange.read(paths, setup, known)
     batch.facts = facts
+    exchange.check_named(facts, batch.jobs, batch.setup)
     if batch.empty:
         return exchange.Imported((), tuple(batch.problems), tuple(batch.skipped))
     with open_store(db, ui, create=True) as store:

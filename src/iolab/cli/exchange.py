@@ -38,10 +38,34 @@ in the folders bench-fio makes (DIR/SETUP/BS/MODE-IODEPTH-NUMJOBS.json) for fio-
 # The options of `iolab import` and `iolab export` beside --db, as click's arguments.
 IMPORT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("--setup",), {"metavar": "NAME", "help": "Set-up of every result (default: its folder)."}),
-    (("--devices",), {"metavar": "N", "help": "Devices in each imported set-up (for checks)."}),
-    (("--rated-iops",), {"metavar": "N|READ,WRITE", "help": "One device's rated IOPS."}),
-    (("--rated-mbps",), {"metavar": "N|READ,WRITE", "help": "One device's rated MB/s."}),
-    (("--cache",), {"metavar": "SIZE", "help": "A cache in front of each set-up (512M)."}),
+    (
+        ("--devices",),
+        {
+            "metavar": "[SETUP=]N",
+            "multiple": True,
+            "help": "Devices in each imported set-up, or in SETUP (for checks).",
+        },
+    ),
+    (
+        ("--rated-iops",),
+        {
+            "metavar": "[SETUP=]N|READ,WRITE[@BS[:random|sequential]]",
+            "multiple": True,
+            "help": "One device's rated IOPS, at 4k random unless @ says.",
+        },
+    ),
+    (
+        ("--rated-mbps",),
+        {"metavar": "[SETUP=]N|READ,WRITE", "multiple": True, "help": "One device's rated MB/s."},
+    ),
+    (
+        ("--cache",),
+        {
+            "metavar": "[SETUP=]SIZE",
+            "multiple": True,
+            "help": "A cache in front of each set-up, or of SETUP (512M).",
+        },
+    ),
 )
 EXPORT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("--format", "fmt"), {"default": "json", "show_default": True,
@@ -56,7 +80,7 @@ EXPORT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
 @main.command("import", help=IMPORT_HELP)
 @options(click.argument("paths", nargs=-1, required=True, metavar="PATH..."), db_option,
          *(click.option(*names, **kw) for names, kw in IMPORT_OPTIONS))  # fmt: skip
-def import_(paths: tuple[str, ...], db: str, setup: str | None, **given: str | None) -> None:
+def import_(paths: tuple[str, ...], db: str, setup: str | None, **given: tuple[str, ...]) -> None:
     done = app.import_files(paths, setup, db, ui(), app.FactsGiven(**given))
     if not done.runs and not done.skipped and len(done.problems) == 1:
         fail(f"error: {done.problems[0]}")  # nothing imported: the one file's line, exit 1

@@ -2,9 +2,19 @@
 JSON, terse, --status-interval streams, client/server, logs), and runs exported as a
 versioned JSON document or CSV tables that `iolab import` reads back."""
 
-from iolab.exchange.build import Facts
+from iolab.exchange.build import Facts, check_named
 from iolab.exchange.export import csv_texts, json_text
 from iolab.exchange.found import Unreadable
 from iolab.exchange.importer import Batch, Imported, read, save
 
-__all__ = ["Batch", "Facts", "Imported", "Unreadable", "csv_texts", "json_text", "read", "save"]
+__all__ = [
+    "Batch",
+    "Facts",
+    "Imported",
+    "Unreadable",
+    "check_named",
+    "csv_texts",
+    "json_text",
+    "read",
+    "save",
+]

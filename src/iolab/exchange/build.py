@@ -10,12 +10,13 @@ import os
 import re
 import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from iolab import names
 from iolab.analysis import checks, levels, reading
+from iolab.errors import PlanError
 from iolab.exchange.found import Job
 from iolab.exchange.logs import LOGS_ONLY
 from iolab.exchange.placed import Placed
@@ -27,15 +28,37 @@ from iolab.units import parse_size
 UNKNOWN_CORES = 1 << 20  # the importing host's cores say nothing of the host that ran fio
 
 
+RATED_BLOCK = 4096  # datasheets give IOPS at 4 KiB random unless they say otherwise
+
+
 @dataclass(frozen=True)
 class Facts:
-    """What `iolab import` was told of every imported set-up (--devices, --rated-iops,
-    --rated-mbps, --cache): 0 where not given. A table's own columns win for its set-ups."""
+    """What `iolab import` was told of the imported set-ups (--devices, --rated-iops,
+    --rated-mbps, --cache): 0 where not given; each for every set-up, or for the one it names
+    (`named`, which wins). A table's own columns win for its set-ups. Rated IOPS hold at a
+    block size and pattern (4 KiB random unless told), and are compared only with cases alike."""
 
     devices: int = 0
     rated_iops: tuple[float, float] = (0.0, 0.0)  # one member's (read, write)
     rated_bps: tuple[float, float] = (0.0, 0.0)
     cache_bytes: int = 0
+    rated_block: int = RATED_BLOCK  # the block size the rated IOPS were measured at
+    rated_random: bool = True  # ... at random offsets (False: sequential)
+    named: tuple[tuple[str, Facts], ...] = ()  # a set-up's own facts, by its name
+
+    def for_setup(self, name: str) -> Facts:
+        """The facts of the set-up `name`: its own where given, else everyone's."""
+        own = dict(self.named).get(name)
+        if own is None:
+            return replace(self, named=())
+        return Facts(
+            own.devices or self.devices,
+            own.rated_iops if any(own.rated_iops) else self.rated_iops,
+            own.rated_bps if any(own.rated_bps) else self.rated_bps,
+            own.cache_bytes or self.cache_bytes,
+            own.rated_block if any(own.rated_iops) else self.rated_block,
+            own.rated_random if any(own.rated_iops) else self.rated_random,
+        )
 
     def of(self, setup: Setup) -> dict[str, Any]:
         """The checks' Context fields for a case of `setup`."""
@@ -46,16 +69,21 @@ class Facts:
             "rated_iops": (known.get("rated_read_iops", 0.0), known.get("rated_write_iops", 0.0)),
             "rated_bps": (known.get("rated_read_bps", 0.0), known.get("rated_write_bps", 0.0)),
             "cache_bytes": setup.cache_bytes,
+            "rated_block": int(known.get("rated_iops_block", RATED_BLOCK)),
+            "rated_random": not known.get("rated_iops_sequential"),
         }
 
     def stored(self, devices: int, writers: int = 0) -> tuple[tuple[str, float], ...]:
         """The set-up's facts as stored in its definition: what is known, nothing else."""
+        rated = any(self.rated_iops)
         pairs = (
             ("device_count", devices or self.devices), ("write_device_count", writers),
             ("rated_read_iops", self.rated_iops[0]), ("rated_write_iops", self.rated_iops[1]),
             ("rated_read_bps", self.rated_bps[0]), ("rated_write_bps", self.rated_bps[1]),
+            ("rated_iops_block", self.rated_block if rated else 0),
+            ("rated_iops_sequential", 1.0 if rated and not self.rated_random else 0.0),
         )  # fmt: skip
-        return tuple((key, value) for key, value in pairs if value)
+        return tuple((key, float(value)) for key, value in pairs if value)
 
 
 # Checks that need only the job and the set-up's facts: figures without fio's run (a table,
@@ -82,6 +110,7 @@ def _setup(job: Job, name: str, given: str | None, facts: Facts) -> Setup:
     own = isinstance(job, Placed) and job.setup and (job.fixed or not given)
     devices = job.devices if isinstance(job, Placed) and own else 0
     writers = job.write_devices if isinstance(job, Placed) and own else 0
+    facts = facts.for_setup(name)
     cache = (job.cache_bytes if isinstance(job, Placed) and own else 0) or facts.cache_bytes
     path = job.setup_path if isinstance(job, Placed) and own else ""
     if not own and not given:
@@ -105,6 +134,23 @@ def _apart(jobs: Sequence[Job]) -> dict[int, str]:
         for job in jobs
         if isinstance(job, Placed) and job.fixed and len(files[job.setup]) > 1
     }
+
+
+def setup_names(jobs: Sequence[Job], given_setup: str | None) -> list[str]:
+    """The set-ups the jobs will be imported as, in order."""
+    apart = _apart(jobs)
+    return list(dict.fromkeys(apart.get(id(j)) or setup_name(j, given_setup) for j in jobs))
+
+
+def check_named(facts: Facts, jobs: Sequence[Job], given_setup: str | None) -> None:
+    """Every set-up a fact names is one the import has (PlanError naming the ones it has)."""
+    have = setup_names(jobs, given_setup)
+    missing = [name for name, _ in facts.named if name not in have]
+    if missing:
+        raise PlanError(
+            f"a fact names set-up {missing[0]!r}, which this import does not have; its set-ups "
+            f"are {', '.join(map(repr, have)) or 'none'} (SETUP=VALUE names one of them)"
+        )
 
 
 def build(
