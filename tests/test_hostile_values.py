@@ -55,6 +55,7 @@ from test_bad_input import (
     RUNTIME,
     SIZE,
     TAIL,
+    TOP,
     WORKLOAD,
     FileSpec,
     Spec,
@@ -135,7 +136,7 @@ FIGURES = {"read-iops": "1000", "write-iops": "500", "read-mbps": "100", "write-
 def figure(name: str, value: str) -> Any:
     """`iolab advise` with one device's four figures, `name` given `value` instead."""
     args = [p for key, text in {**FIGURES, name: value}.items() for p in (f"--{key}", text)]
-    return flag(f"advise-{name}-{value}", ["advise", *args], [f"--{name}", NUMBER])
+    return flag(f"advise-{name}-{value}", ["advise", *args], [f"--{name}", "positive figure"])
 
 
 PLAN_NUMBERS = [
@@ -168,6 +169,7 @@ PLAN_NUMBERS = [
             top='repeat = "auto"\nrepeat_target = "٢%"'),
     in_plan("plan-steady-underscore", ["data_excursion", "share"],
             tail='[steady]\ndata_excursion = "2_0%"'),
+    in_plan("plan-hosts-port-fullwidth", [at(TOP), "port"], top='hosts = ["127.0.0.1:８７６５"]'),
     in_job("job-iodepth-superscript", [":3:", "iodepth"], "[a]\nrw=read\niodepth=²\n"),
     in_job("job-size-arabic-indic", [":3:", "size", NOT_SIZE], "[a]\nrw=read\nsize=٥m\n"),
     in_job("job-bs-fullwidth", [":3:", "bs", NOT_SIZE], "[a]\nrw=read\nbs=４k\n"),
@@ -233,6 +235,8 @@ FLAGS = [
     figure("write-mbps", "0x10"),
     flag("advise-devices-fullwidth", ["advise", "--devices", "４",
          *(p for k, v in FIGURES.items() for p in (f"--{k}", v))], ["--devices", WHOLE]),
+    flag("advise-workload-underscore", ["advise", "--workload", "randrw:4k:3_2:7_0",
+         *(p for k, v in FIGURES.items() for p in (f"--{k}", v))], ["--workload", WHOLE]),
     flag("advise-run-underscore", "advise 1_0 --db g.db", ["RUN", WHOLE]),
     flag("import-devices-underscore", "import x.json --devices 1_6 --db new.db", ["--devices"]),
     flag("import-rated-iops-arabic-indic", "import x.json --rated-iops ٥٠٠٠ --db new.db",

@@ -89,6 +89,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from iolab import units
 from iolab.layouts import RAIDS
 from iolab.units import format_size, parse_size
 
@@ -246,7 +247,7 @@ def _mix_share(options: Mapping[str, object]) -> float:
 
 
 def _count(value: object) -> int:
-    return int(str(value))
+    return units.whole(str(value))  # ASCII digits: "3_2" is not 32
 
 
 def parse_workload(text: str) -> Workload:

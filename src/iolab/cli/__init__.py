@@ -97,7 +97,7 @@ class Whole(click.ParamType[int]):
 
 
 class Number(click.ParamType[float]):
-    """A number typed by a person, read by units.number (no exponent, inf, nan or '_')."""
+    """A figure typed by a person, read by units.number (no sign, exponent, inf, nan or '_')."""
 
     name = "number"
 
@@ -108,8 +108,9 @@ class Number(click.ParamType[float]):
             return value
         try:
             return units.number(str(value))
-        except ValueError as error:
-            self.fail(str(error), param, ctx)
+        except ValueError:
+            self.fail(f"{value!r} is not a positive figure written in ASCII digits (one '.' at "
+                      f"most; {units.NOT_DIGITS})", param, ctx)  # fmt: skip
 
 
 WHOLE = Whole()

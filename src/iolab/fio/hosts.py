@@ -70,7 +70,7 @@ def address(text: str) -> str:
 
 
 def _check(text: str, host: str, port: str) -> None:
-    if not port.isdigit() or not 0 < int(port) < 65536:
+    if not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
         raise HostError(f"host {text!r}: port {port!r} is not a port number (1-65535)")
     if ":" in host:
         try:
