@@ -16,6 +16,7 @@ import pytest
 from conftest import run_iolab
 from iolab.analysis import virtual_cache
 from iolab.analysis.virtual_cache import Figure
+from iolab.model import FioValue
 from iolab.store import Store
 from iolab.targets.facts import DeviceFacts
 
@@ -51,8 +52,8 @@ def test_a_virtual_disk_with_write_back_is_told_apart(disk: DeviceFacts, said: s
     assert found.startswith(said) if said else found == ""
 
 
-SEQ = {"bs": "1m", "iodepth": 8, "numjobs": 1}
-RAND = {"bs": "4k", "iodepth": 32, "numjobs": 1}
+SEQ: dict[str, FioValue] = {"bs": "1m", "iodepth": 8, "numjobs": 1}
+RAND: dict[str, FioValue] = {"bs": "4k", "iodepth": 32, "numjobs": 1}
 FIGURES = [
     # (read MB/s, write MB/s, the shapes alike?, warned?)
     (1_919.0, 4_129.0, True, True),  # the quick preset on a virtio disk with write back
@@ -103,9 +104,10 @@ def _claim_virtio_write_back(db: Path) -> bool:
     with Store(db) as store:
         run = store.run()
         ((name, _, environment),) = store.setups(run.id)
-        for entry in environment["target"]["devices"].values():
+        changed: dict[str, Any] = json.loads(json.dumps(environment))
+        for entry in changed["target"]["devices"].values():
             entry.update(transport="virtio", write_cache="write back")
-        store.set_setup_environment(run.id, name, environment)
+        store.set_setup_environment(run.id, name, changed)
         mb = {c.workload: c.total("bw") / 1e6 for c in store.cases(run.id)}
     return mb["seq write"] > virtual_cache.ABOVE_READS * mb["seq read"]
 
