@@ -47,6 +47,8 @@ from conftest import IOLAB, run_iolab
 from iolab import units
 from iolab.analysis import peak
 from iolab.cli import main
+from iolab.errors import FioError
+from iolab.fio.hosts import Cluster
 from iolab.outputs import RECORD
 from iolab.store import Store
 from test_bad_input import (
@@ -638,3 +640,14 @@ def test_a_run_is_still_judged_against_an_earlier_one(golden_copy: Path) -> None
     result = CliRunner().invoke(main, ["check", "2", "--baseline", "1", "--db", str(golden_copy)])
     assert result.exit_code in (0, 4), result.output
     assert "check: run 2" in result.stdout and ITSELF not in result.output
+
+
+@pytest.mark.parametrize("own", ["/data/${SECRET_TOKEN}/iolab.testfile", "/data/$ncpus/f"])
+def test_a_hosts_own_path_that_fio_would_expand_never_reaches_its_job(own: str) -> None:
+    """A set-up's path on one host replaces the file in that host's job text after the job
+    file was written and checked: it is checked for '$' there too, before fio gets it."""
+    cluster = Cluster("fio", ("10.0.0.2",), 5.0, (("/data/iolab.testfile", "10.0.0.2", own),))
+    job = "[a]\nfilename=/data/iolab.testfile\nrw=read\n"
+    with pytest.raises(FioError, match=r"host 10\.0\.0\.2: .*'\$', which fio expands"):
+        cluster.job_for(f"\n{job}", "10.0.0.2")
+    assert cluster.job_for(f"\n{job}", "10.0.0.3") == f"\n{job}", "other hosts: as written"

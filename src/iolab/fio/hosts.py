@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab.errors import FioError
-from iolab.fio import local
+from iolab.fio import local, options
 from iolab.fio.executor import JOB_FILE, HostLimits
 from iolab.fio.outcome import Outcome
 from iolab.fio.parse import ParseError, Status, load_json, metrics
@@ -169,6 +169,10 @@ class Cluster:
         """The job as `host` runs it: its own file where its set-up's path differs there."""
         for default, where, own in self.moved:
             if where == host:
+                problem = options.expansion(own)
+                if problem or not own.isprintable():  # as jobfile's lines are checked
+                    raise FioError(f"host {host}: its path {own!r} cannot go into a job file: "
+                                   f"it {problem or 'holds a control character'}")  # fmt: skip
                 job_text = job_text.replace(f"\nfilename={default}\n", f"\nfilename={own}\n")
         return job_text
 
