@@ -60,6 +60,7 @@ from test_bad_input import (
     TOP,
     WORKLOAD,
     FileSpec,
+    Outcome,
     Spec,
     Word,
     at,
@@ -651,3 +652,23 @@ def test_a_hosts_own_path_that_fio_would_expand_never_reaches_its_job(own: str) 
     with pytest.raises(FioError, match=r"host 10\.0\.0\.2: .*'\$', which fio expands"):
         cluster.job_for(f"\n{job}", "10.0.0.2")
     assert cluster.job_for(f"\n{job}", "10.0.0.3") == f"\n{job}", "other hosts: as written"
+
+
+@pytest.mark.fio
+def test_a_target_path_fio_would_expand_is_refused_before_anything_is_made(
+    workdir: Path,
+) -> None:
+    """`--target` names the folder whose test file goes into the job file as `filename`: a
+    '$' in it (here a real folder named so) would have fio write elsewhere; it is refused
+    where the job file is written, before the database or the test file is made."""
+    folder = workdir / "data$ncpus"
+    folder.mkdir()
+    before = listing(workdir)
+    done = run_iolab("run", "--preset", "quick", "--target", str(folder), "--runtime", "1",
+                     "--size", "4m", "--db", "t.db", cwd=workdir)  # fmt: skip
+    assert problems_with_output(_outcome(done), ["filename", DOLLAR]) == []
+    assert listing(workdir) == before
+
+
+def _outcome(done: subprocess.CompletedProcess[str]) -> Outcome:
+    return Outcome(done.returncode, done.stdout, done.stderr, 0.0)
