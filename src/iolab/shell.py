@@ -40,7 +40,7 @@ def hold_closed_standard_fds() -> None:
     for fd in STANDARD_FDS:
         if not _is_open(fd):
             held = os.open(os.devnull, os.O_RDWR)
-            if held != fd:  # a lower one was closed too and took it: put this one in place
+            if held != fd:  # the lowest free one is fd, the ones below held already
                 os.dup2(held, fd)
                 os.close(held)
     if sys.stdin is None:
