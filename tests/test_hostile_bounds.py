@@ -8,9 +8,11 @@
   changed in the scratch or temporary directory).
 - Imports over their bounds (a --status-interval stream of more than 100,000 documents, a
   JSON document over 128 MiB, a published table of more than 10,000 rows, in both of its
-  shapes) are refused in one line naming the bound: the rows of test_hostile_imports (the
-  real entry point, memory-capped; no database made, a stored one unchanged, the input
-  untouched). Each file is generated here (the big document is sparse).
+  shapes) are refused in one line naming the bound, and so are /dev/zero and a folder whose
+  only result is a FIFO (it was passed over in silence, exit 0): the rows of
+  test_hostile_imports (the real entry point, memory-capped, for the big ones; no database
+  made, a stored one unchanged, the input untouched). Each file is generated here (the big
+  document is sparse).
 - A fio stopped with SIGSTOP is waited for only until its case's planned time and a margin
   (IOLAB_CASE_MARGIN_S, 3 s here): it is killed, its case failed in one line, and the next
   case runs and is kept.
@@ -172,6 +174,14 @@ def not_a_file(path: str) -> hostile_imports.Make:
     return lambda folder: Path(path)
 
 
+def folder_of_a_fifo(folder: Path) -> Path:
+    """A folder whose only result-named entry is a FIFO (no writer: opening it would block)."""
+    inside = folder / "results"
+    inside.mkdir()
+    os.mkfifo(inside / "randread.json")
+    return inside
+
+
 IMPORT_ROWS = [
     Hostile("stream-over-100000-documents", stream_over_the_bound,
             ("more than 100,000 JSON documents", "split it"), spawn=True),
@@ -185,6 +195,8 @@ IMPORT_ROWS = [
             table_over_the_bound("card,seq_output_block_KB/s", "card {n},1000"),
             ("more than 10,000 rows", "split it"), spawn=True),
     Hostile("dev-zero", not_a_file("/dev/zero"), ("not a regular file",), listed=False),
+    Hostile("folder-of-a-fifo", folder_of_a_fifo,
+            ("no regular file of a kind iolab imports in it",)),
 ]  # fmt: skip
 
 

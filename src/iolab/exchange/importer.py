@@ -83,9 +83,16 @@ def files(paths: Sequence[str], problems: list[str]) -> list[Path]:
         path = Path(name)
         if path.is_dir():
             try:
-                found += _walk(path)
+                inside = _walk(path)
             except Unreadable as error:
                 problems.append(f"{name}: {error}")
+                continue
+            if not inside:  # said, not passed over: an import that reads nothing is no import
+                problems.append(
+                    f"{name}: no regular file of a kind iolab imports in it (a FIFO, a device or "
+                    f"a link to one is left out); files end in {', '.join(OUTPUT_SUFFIXES)}"
+                )
+            found += inside
         elif path.is_file():
             found.append(path)
         else:
