@@ -435,7 +435,7 @@ def check(
         request.window or window or history.WINDOW,
         bool(request.strict or strict),
     )
-    found = history.series(runs, how.window)
+    found = history.series(runs, how.window, marks=False)
     return latest.id, how, history.gate(found, latest.id, request.baseline, how)
 
 

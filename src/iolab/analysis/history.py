@@ -142,9 +142,12 @@ def _load(cases: Sequence[CaseRow]) -> frozenset[str]:
     return frozenset(w.code for c in cases for w in c.warnings if w.code in (FOREIGN, CPU_BOUND))
 
 
-def series(runs: Sequence[tuple[RunRow, Sequence[CaseRow]]], window: int = WINDOW) -> list[Series]:
+def series(
+    runs: Sequence[tuple[RunRow, Sequence[CaseRow]]], window: int = WINDOW, marks: bool = True
+) -> list[Series]:
     """Every set-up x workload x metric seen in the runs (oldest first), with its steps and
-    change points, each run judged against the `window` runs before it."""
+    change points, each run judged against the `window` runs before it (`marks` False: the
+    points alone, for the gate, which judges one run)."""
     points: dict[tuple[str, str, Metric], list[Point]] = {}
     for run, cases in runs:
         grouped: dict[tuple[str, str], list[CaseRow]] = {}
@@ -161,6 +164,9 @@ def series(runs: Sequence[tuple[RunRow, Sequence[CaseRow]]], window: int = WINDO
     facts = {run.id: run.environment for run, _ in runs}
     out = []
     for (setup, workload, metric), found in points.items():
+        if not marks:
+            out.append(Series(setup, workload, metric, tuple(found), ()))
+            continue
         changes = _changes(found, facts)
         judged = standings(found, changes, window)
         out.append(
@@ -344,6 +350,7 @@ class Verdict:
     bound: float | None = None  # the prediction bound on the worse side
     back: int | None = None  # a lone outlier: the run after it, back at the level
     since: Change | None = None  # the new level's change point
+    loaded: int = 0  # too little history: the earlier runs left out for other load
 
 
 @dataclass(frozen=True)
@@ -385,7 +392,8 @@ def _judge(
     one: Series, earlier: Sequence[Point], latest: Point, later: Point | None, how: Gate
 ) -> Verdict:
     allowed = how.rules[one.metric]
-    base = earlier[-1]
+    quiet = [p for p in earlier if not p.foreign]
+    base = (quiet or earlier)[-1]  # the rule alone: against the latest run without other load
     if latest.foreign:
         return Verdict(
             one,
@@ -406,7 +414,8 @@ def _judge(
         if how.strict:
             return _by_rule(one, base, latest, allowed)
         return Verdict(one, latest, judged.history, base.mean, _pct(base.mean, latest.mean),
-                       None, allowed, False, "too little history: not judged", "short")  # fmt: skip
+                       None, allowed, False, "too little history: not judged", "short",
+                       loaded=sum(p.foreign for p in earlier))  # fmt: skip
     verdict = _by_history(one, judged, later, allowed)
     return _new_level(verdict, changes, sequence, judged) or verdict
 

@@ -177,14 +177,16 @@ def unjudged(latest: int, verdicts: Sequence[Verdict], strict: bool) -> list[str
                      "its changes are not judged")  # fmt: skip
     short = [v for v in verdicts if v.how == "short"]
     if short:
-        earlier = min(len(v.against) for v in short)
+        fewest = min(short, key=lambda v: len(v.against))
+        earlier = len(fewest.against)
         plural = "run" if earlier == 1 else "runs"
+        left = f" without other load ({fewest.loaded} with it)" if fewest.loaded else ""
         lines.append(
-            f"run {latest} has {earlier} earlier {plural} of its plan; the gate needs 4 to know "
-            f"its noise: not judged on size alone ({'' if strict else '--strict '}judges by "
+            f"run {latest} has {earlier} earlier {plural} of its plan{left}; the gate needs 4 to "
+            f"know its noise: not judged on size alone ({'' if strict else '--strict '}judges by "
             "the rule alone)"
         )
-    if any(CPU_BOUND in v.latest.load and v.how != "foreign" for v in verdicts):
+    if any(CPU_BOUND in v.latest.load and v.how not in ("foreign", "short") for v in verdicts):
         lines.append(f"run {latest}'s cases were {CPU_BOUND} (fio's own load): judged as usual")
     return lines
 
