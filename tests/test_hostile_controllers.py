@@ -37,7 +37,7 @@ import pytest
 import fake_raid_cli as fake
 from conftest import IOLAB, needs_root, run_iolab, said, stored_cases
 from iolab.errors import ControllerError
-from iolab.targets.controllers import megacli, pending, ssacli, storcli
+from iolab.targets.controllers import apply, megacli, pending, ssacli, storcli
 from iolab.targets.controllers.common import size_bytes
 from iolab.targets.controllers.pending import PendingRestore
 from loopdevs import LoopDevs, device_sha256, loops_fixture
@@ -631,8 +631,6 @@ def test_a_record_is_acted_on_only_through_iolabs_own_commands(
 ) -> None:
     """A record whose VD is not one iolab would name, or whose commands say something else,
     is never run: `iolab run` rebuilds the commands from the tool, the VD and the values."""
-    from iolab.targets.controllers import apply
-
     _tools(tmp_path / "bin", tmp_path / "state.json", monkeypatch, "/dev/sdb")
     evil = (("sh", "-c", f"touch {tmp_path}/pwned"),)
     pending.add(_entry(where="/c0/v0; reboot", commands=evil, pid=_dead_pid()))
@@ -664,3 +662,19 @@ def test_restore_commands_are_shown_as_a_shell_takes_them() -> None:
     odd = _entry(commands=(("/opt/my tools/storcli64", "/c0/v0", "set", "wrcache=wb"),))
     assert odd.said().endswith(shlex.join(["/opt/my tools/storcli64", "/c0/v0", "set",
                                            "wrcache=wb"]))  # fmt: skip
+
+
+def test_a_disks_write_cache_that_cannot_be_put_back_is_kept_too(
+    states: Path, tmp_path: Path
+) -> None:
+    """A plain disk's sysfs cache_type that iolab set and cannot write back (the disk went
+    away): the same loud record, with the shell line that puts it back."""
+    switch = tmp_path / "gone" / "cache_type"
+    with pytest.raises(ControllerError) as caught:
+        apply._put_back_disk(switch, "write back", "write-through")
+    assert "restoring failed: sysfs " in str(caught.value) and "\n" not in str(caught.value)
+    (record,) = pending.pending()
+    assert (record.tool, record.where, record.restore) == ("sysfs", str(switch),
+                                                            (("value", "write back"),))  # fmt: skip
+    assert record.said().endswith(f"restore it: echo 'write back' > {switch}")
+    assert apply.retry_pending() == [], "its iolab (this process) still runs: not retried"
