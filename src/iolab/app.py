@@ -138,7 +138,7 @@ def _restores_said(ui: Ui, run_id: int) -> Iterator[None]:
             yield
         finally:
             for entry in pending.pending():
-                if entry.run == run_id:
+                if entry.of_run(run_id):
                     ui.warn(f"warning: {entry.said()}")
 
 

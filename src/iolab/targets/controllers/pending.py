@@ -64,6 +64,10 @@ class PendingRestore:
             f"failed: {self.error}); restore it: {' && '.join(_shown(c) for c in self.commands)}"
         )
 
+    def of_run(self, run_id: int) -> bool:
+        """Left by run `run_id`, or by this process (a dead run's restore it tried first)."""
+        return self.run == run_id or self.pid == os.getpid()
+
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
