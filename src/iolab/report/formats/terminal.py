@@ -46,17 +46,18 @@ MIN_WIDTH, MAX_WIDTH = 40, 10_000  # COLUMNS outside these is not a width
 
 
 def _width() -> int:
-    """COLUMNS where it is set to a width (as a shell sets it, or `COLUMNS=250 iolab report >
-    r.txt`); else the terminal's own width, so long set-up names get the room there is; 120
-    columns when the report goes to a file or a pipe (the same text every time)."""
-    given = os.environ.get("COLUMNS", "")
-    if given.isascii() and given.isdigit() and MIN_WIDTH <= int(given) <= MAX_WIDTH:
-        return int(given)
+    """The terminal's own width, so long set-up names get the room there is; in a file or a
+    pipe 120 columns (the same text every time), or more where COLUMNS asks for more
+    (`COLUMNS=250 iolab report > r.txt`). A smaller COLUMNS, which many environments export
+    (80), does not narrow a file: it would only fold more cells."""
     try:
         if sys.stdout.isatty():
             return max(os.get_terminal_size(sys.stdout.fileno()).columns, MIN_WIDTH)
     except (OSError, ValueError):
         pass
+    given = os.environ.get("COLUMNS", "")
+    if given.isascii() and given.isdigit() and WIDTH < int(given) <= MAX_WIDTH:
+        return int(given)
     return WIDTH
 
 
