@@ -409,7 +409,7 @@ class CheckRequest:
     strict: bool | None = None
 
 
-CHECK_RUNS = 200  # the latest runs of the plan a check reads: its windows and change points
+CHECK_RUNS = 60  # the earlier runs a check reads, at least: its windows and change points
 
 
 def check(
@@ -426,22 +426,22 @@ def check(
                 f"--baseline {base.id} is run {latest.id} itself, which cannot be judged against "
                 "itself; give an earlier run of its plan"
             )
-        mine = _history_runs(store, latest, base)
+        window, strict = gate.recorded_settings(latest.plan_text)
+        how = history.Gate(
+            {**history.DEFAULT_RULES, **gate.recorded_rules(latest.plan_text), **request.rules},
+            request.window or window or history.WINDOW,
+            bool(request.strict or strict),
+        )
+        mine = _history_runs(store, latest, base, max(CHECK_RUNS, 3 * how.window))
         read = store.cases_of_runs([r.id for r in mine], percentiles=(history.P99,))
         runs = [(r, read[r.id]) for r in mine]
-    window, strict = gate.recorded_settings(latest.plan_text)
-    how = history.Gate(
-        {**history.DEFAULT_RULES, **gate.recorded_rules(latest.plan_text), **request.rules},
-        request.window or window or history.WINDOW,
-        bool(request.strict or strict),
-    )
     found = history.series(runs, how.window, marks=False)
     return latest.id, how, history.gate(found, latest.id, request.baseline, how)
 
 
-def _history_runs(store: Store, latest: RunRow, base: RunRow | None) -> list[RunRow]:
-    """The runs a check reads, oldest first: the plan's runs up to the latest (or up to and
-    including --baseline, with the latest), at most CHECK_RUNS of them."""
+def _history_runs(store: Store, latest: RunRow, base: RunRow | None, most: int) -> list[RunRow]:
+    """The runs a check reads, oldest first: the plan's latest `most` runs before the latest
+    (or up to and including --baseline), and the latest."""
     until = base.started_at if base is not None else latest.started_at
     earlier = [r for r in store.runs() if r.plan_name == latest.plan_name and r.id != latest.id
                and r.started_at <= until]  # fmt: skip
@@ -452,7 +452,7 @@ def _history_runs(store: Store, latest: RunRow, base: RunRow | None) -> list[Run
             f"run {latest.id} is the first run of plan {latest.plan_name!r}; give --baseline RUN"
         )
     earlier.sort(key=lambda r: r.started_at)
-    return [*earlier[-CHECK_RUNS:], latest]
+    return [*earlier[-most:], latest]
 
 
 def environment_of(path: str) -> dict[str, Any]:

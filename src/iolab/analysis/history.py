@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -200,29 +201,33 @@ def standings(
     point: a younger one has too few runs to know its noise, and the level before goes on)."""
     ids = {c.run_id for c in changes}
     starts = [i for i, p in enumerate(points) if p.run_id in ids]
+    own = list(itertools.accumulate((not p.foreign for p in points), initial=0))
     out: list[Standing] = []
     for i, point in enumerate(points):
-        level = _level(points, starts, i)
-        earlier = [
-            s.point for s in out[level:i]
-            if not s.point.foreign and (s.beyond == 0 or s.level != level)
-        ][-window:]  # fmt: skip
+        level = next((s for s in reversed(starts) if s < i and own[i] - own[s] >= LEAST), 0)
+        earlier = _window(out, level, i, window)
+        ran = tuple(p.run_id for p in earlier)
         if point.foreign or len(earlier) < LEAST:
-            out.append(Standing(point, None, tuple(p.run_id for p in earlier), 0, level))
+            out.append(Standing(point, None, ran, 0, level))
             continue
         noise = predict([p.mean for p in earlier])
         side = -1 if point.mean < noise.low else 1 if point.mean > noise.high else 0
-        out.append(Standing(point, noise, tuple(p.run_id for p in earlier), side, level))
+        out.append(Standing(point, noise, ran, side, level))
     return out
 
 
-def _level(points: Sequence[Point], starts: Sequence[int], i: int) -> int:
-    """Where the level point i is judged in starts: the latest change point before it with
-    at least LEAST runs without other load from it up to point i; else the series' start."""
-    for start in reversed(starts):
-        if start < i and sum(not p.foreign for p in points[start:i]) >= LEAST:
-            return start
-    return 0
+def _window(judged: Sequence[Standing], level: int, i: int, window: int) -> list[Point]:
+    """The latest `window` points before point i, from the level's start on, that are the
+    level's: no other load, and not beyond their own history in this level (walked back from
+    i, so a long history costs the window, not its length)."""
+    found: list[Point] = []
+    for k in range(i - 1, level - 1, -1):
+        s = judged[k]
+        if not s.point.foreign and (s.beyond == 0 or s.level != level):
+            found.append(s.point)
+            if len(found) == window:
+                break
+    return found[::-1]
 
 
 def _steps(
@@ -391,6 +396,9 @@ def _worse(metric: Metric, change: float) -> float:
 def _judge(
     one: Series, earlier: Sequence[Point], latest: Point, later: Point | None, how: Gate
 ) -> Verdict:
+    """One series of a run: not judged with other load on the host; with too little history,
+    by the rule alone (strict) or not at all; else against its history's bound, named as a
+    new level where the change points confirm one."""
     allowed = how.rules[one.metric]
     quiet = [p for p in earlier if not p.foreign]
     base = (quiet or earlier)[-1]  # the rule alone: against the latest run without other load
@@ -434,7 +442,11 @@ def _by_history(one: Series, judged: Standing, later: Point | None, allowed: flo
     beyond = judged.beyond == (-1 if lower_worse else 1)
     worse = _worse(one.metric, change) > allowed
     runs = runs_said(judged.history)
-    back = later.run_id if later is not None and beyond and judged.inside(later.mean) else None
+    back = (
+        later.run_id
+        if later is not None and not later.foreign and beyond and judged.inside(later.mean)
+        else None
+    )  # a lone outlier: the run after it is back inside the bound
     words = (
         f"beyond the rule and what {runs} predict" if worse and beyond
         else f"worse than the rule, but within what {runs} predict" if worse

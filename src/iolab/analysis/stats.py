@@ -283,9 +283,10 @@ def _predicted_t(df: int) -> float:
 
 def predict(figures: Sequence[float]) -> Prediction:
     """The prediction bounds of the next figure from at least two earlier ones."""
-    if len(figures) < 2:
+    n = len(figures)
+    if n < 2:
         raise ValueError("a prediction needs at least two figures")
-    summary = summarize(figures)
-    reach = _predicted_t(summary.n - 1) * summary.stdev * math.sqrt(1 + 1 / summary.n)
-    return Prediction(summary.n, summary.mean, summary.stdev, summary.mean - reach,
-                      summary.mean + reach)  # fmt: skip
+    mean = math.fsum(figures) / n  # as summarize does, without the median it needs not
+    stdev = math.sqrt(math.fsum((v - mean) ** 2 for v in figures) / (n - 1))
+    reach = _predicted_t(n - 1) * stdev * math.sqrt(1 + 1 / n)
+    return Prediction(n, mean, stdev, mean - reach, mean + reach)
