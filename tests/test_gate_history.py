@@ -26,6 +26,8 @@ from iolab.cli import EXIT_REGRESSION, main
 from iolab.errors import PlanError
 from iolab.plan import gate as plan_gate
 from iolab.plan import parse_plan
+from iolab.report import history as report_history
+from iolab.report.document import Notes
 from iolab.report.text import history_text
 from loopdevs import LoopDevs, loops_fixture
 from test_history import GOLDEN, limit, throttle
@@ -365,3 +367,23 @@ def test_untouched_runs_pass_a_throttled_one_fails_and_history_marks_only_it(
     assert marked <= {7, 8}, block
     if 7 not in loaded and 8 not in loaded and len({1, 2, 3, 4, 5, 6} - loaded) >= 4:
         assert 7 in marked and "-9" in lines[7], block  # 300 IOPS of thousands
+
+
+def test_every_format_marks_a_run_with_other_load() -> None:
+    """Text (above), JSON and CSV carry each point's load; Markdown and HTML (the document)
+    draw the series and say which runs had other load."""
+    figures = [10_000.0, 10_200.0, 9_800.0, 3_000.0, 10_100.0, 9_900.0]
+    one = _with_steps(Series("disk", "4k", "iops", points(figures, foreign=(4,)), ()))
+    as_json = history_text.history_json("nightly", [one])
+    assert '"load": ["foreign-load"]' in as_json and '"started": "1970-01-01 00:00:04 UTC"' in (
+        as_json
+    )
+    rows = history_text.history_csv([one]).splitlines()
+    assert rows[4].endswith(",1970-01-01 00:00:04 UTC,3000,0,foreign-load"), rows[4]
+    found = report_history.document("nightly", [], [one])
+    notes = [b for s in found.sections for b in s.blocks
+             if isinstance(b, Notes) and b.name == "load"]  # fmt: skip
+    assert [n.items for n in notes] == [
+        ("run 4 had other load on the host (foreign-load): not judged, and left out of the "
+         "other runs' history",)
+    ]  # fmt: skip
