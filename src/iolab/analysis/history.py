@@ -201,30 +201,33 @@ def standings(
     point: a younger one has too few runs to know its noise, and the level before goes on)."""
     ids = {c.run_id for c in changes}
     starts = [i for i, p in enumerate(points) if p.run_id in ids]
-    own = list(itertools.accumulate((not p.foreign for p in points), initial=0))
+    foreign = [p.foreign for p in points]
+    figures = [p.mean for p in points]
+    own = list(itertools.accumulate((not f for f in foreign), initial=0))
     out: list[Standing] = []
     for i, point in enumerate(points):
         level = next((s for s in reversed(starts) if s < i and own[i] - own[s] >= LEAST), 0)
-        earlier = _window(out, level, i, window)
-        ran = tuple(p.run_id for p in earlier)
-        if point.foreign or len(earlier) < LEAST:
+        earlier = _window(out, foreign, level, i, window)
+        ran = tuple(points[k].run_id for k in earlier)
+        if foreign[i] or len(earlier) < LEAST:
             out.append(Standing(point, None, ran, 0, level))
             continue
-        noise = predict([p.mean for p in earlier])
-        side = -1 if point.mean < noise.low else 1 if point.mean > noise.high else 0
+        noise = predict([figures[k] for k in earlier])
+        side = -1 if figures[i] < noise.low else 1 if figures[i] > noise.high else 0
         out.append(Standing(point, noise, ran, side, level))
     return out
 
 
-def _window(judged: Sequence[Standing], level: int, i: int, window: int) -> list[Point]:
-    """The latest `window` points before point i, from the level's start on, that are the
-    level's: no other load, and not beyond their own history in this level (walked back from
-    i, so a long history costs the window, not its length)."""
-    found: list[Point] = []
+def _window(
+    judged: Sequence[Standing], foreign: Sequence[bool], level: int, i: int, window: int
+) -> list[int]:
+    """The indices of the latest `window` points before point i, from the level's start on,
+    that are the level's: no other load, and not beyond their own history in this level
+    (walked back from i, so a long history costs the window, not its length)."""
+    found: list[int] = []
     for k in range(i - 1, level - 1, -1):
-        s = judged[k]
-        if not s.point.foreign and (s.beyond == 0 or s.level != level):
-            found.append(s.point)
+        if not foreign[k] and (judged[k].beyond == 0 or judged[k].level != level):
+            found.append(k)
             if len(found) == window:
                 break
     return found[::-1]
