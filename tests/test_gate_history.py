@@ -387,3 +387,17 @@ def test_every_format_marks_a_run_with_other_load() -> None:
         ("run 4 had other load on the host (foreign-load): not judged, and left out of the "
          "other runs' history",)
     ]  # fmt: skip
+
+
+def test_a_regression_fails_until_its_new_level_is_the_history() -> None:
+    """Six runs near 10,000 IOPS, then six near 5,000: runs 7 and 8 fail against runs 1-6,
+    9 and 10 as the new level the change points confirm, and from run 11 on the new level's
+    four runs are the history."""
+    figures = [10_000.0, 10_200.0, 9_800.0, 10_100.0, 9_900.0, 10_050.0,
+               5_000.0, 5_100.0, 4_950.0, 5_050.0, 4_980.0, 5_020.0]  # fmt: skip
+    found = {run: judged(figures, run) for run in range(7, 13)}
+    assert {run: (v.how, v.regression) for run, v in found.items()} == {
+        7: ("history", True), 8: ("history", True), 9: ("new-level", True),
+        10: ("new-level", True), 11: ("history", False), 12: ("history", False),
+    }  # fmt: skip
+    assert found[11].against == (7, 8, 9, 10)
