@@ -364,7 +364,9 @@ def test_untouched_runs_pass_a_throttled_one_fails_and_history_marks_only_it(
     lines = {int(line.split()[1]): line for line in block.splitlines()[1:]}
     assert "[foreign-load: other load on the host, not judged]" in lines[9], block
     marked = {run for run, line in lines.items() if "<-" in line}
-    assert marked <= {7, 8}, block
+    # the throttle's mark (and its way back); an untouched run is beyond its bound by chance
+    # about 1 time in 100, so one more mark in eight runs is the noise, not a fault
+    assert 9 not in marked and len(marked - {7, 8}) <= 1, block
     if 7 not in loaded and 8 not in loaded and len({1, 2, 3, 4, 5, 6} - loaded) >= 4:
         assert 7 in marked and "-9" in lines[7], block  # 300 IOPS of thousands
 
