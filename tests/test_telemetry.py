@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_iolab
-from iolab.analysis import checks, scaling
+from iolab.analysis import checks, reading, scaling
 from iolab.analysis.scaling import Point
 from iolab.model import CaseMetrics, DirectionMetrics, JSONObject
 from iolab.report.views import usage_view
@@ -428,3 +428,22 @@ def test_damaged_telemetry_is_one_line(
     assert done.returncode == 1 and len(lines) == 1, done.stderr
     assert lines[0].startswith("iolab: ") and "damaged" in lines[0] and "Traceback" not in lines[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written
+
+
+def test_a_broken_check_is_said_and_the_others_still_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One check that raises (a bug) no longer removes every warning of the case: it is a
+    check-failed warning naming it, and cpu-bound beside it still fires (issue 30, finding 9).
+    An option a check cannot read (a runtime of "1m30s" in an import) is no failure."""
+
+    def broken(context: checks.Context) -> None:
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setitem(checks.CHECKS, "misaligned", broken)
+    known = context(seen({"busy": 97, "fio": 61, "steal": 0}, {"vda": {"util": 3}}))
+    found = {w.code: w for w in reading.warnings(known)}
+    assert "cpu-bound" in found and "check-failed" in found
+    assert "the misaligned check could not judge" in found["check-failed"].message
+    assert "ZeroDivisionError" in found["check-failed"].message
+    unreadable = replace(known, options={**known.options, "runtime": "1m30s", "time_based": 1})
+    monkeypatch.setitem(checks.CHECKS, "misaligned", checks.misaligned)
+    assert "check-failed" not in {w.code for w in reading.warnings(unreadable)}
