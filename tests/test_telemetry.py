@@ -6,6 +6,7 @@ finding 1) and flat-scaling (a limit named only from fio's own load)."""
 from __future__ import annotations
 
 import csv
+import json
 import os
 import sqlite3
 import subprocess
@@ -307,11 +308,13 @@ def test_clean_direct_case_device_busy_cpu_not_no_warning(workdir: Path) -> None
     read = found[("here", "r", 1)]
     util = read.busiest()
     assert util is not None and util[1] > 50  # the device did the work
-    assert (read.mean(CPU, "busy") or 0) < 90  # the CPU did not
+    assert (read.mean(CPU, "fio") or 0) < 90  # fio's CPU did not
     with sqlite3.connect(workdir / "t.db") as db:
-        codes = [r[0] for r in db.execute("SELECT warnings FROM cases WHERE workload = 'r'")]
-    alone = [c == "[]" or ("cpu-steal" in c and c.count('"code"') == 1) for c in codes]
-    assert codes and all(alone)
+        stored = [r[0] for r in db.execute("SELECT warnings FROM cases WHERE workload = 'r'")]
+    codes = [{w["code"] for w in json.loads(found)} for found in stored]
+    # no trap of the case's own; only what a shared host adds: a VM's steal, other work's
+    # load, and the note that the device was busy
+    assert codes and all(found <= {"cpu-steal", "foreign-load", "device-busy"} for found in codes)
     line = next(x for x in done.stderr.splitlines() if "here · r #1" in x and "✓" in x)
     assert f"{util[0]} " in line and "% busy" in line and "CPU " in line and "(fio " in line
     _shown_everywhere(workdir, util[0])
@@ -344,9 +347,11 @@ def _shown_everywhere(workdir: Path, device: str) -> None:
 
 
 @pytest.mark.fio
-def test_null_jobs_on_a_busy_cpu_are_cpu_bound(workdir: Path, busy_cpu0: None) -> None:
+def test_null_jobs_on_a_cpu_another_process_keeps_busy_are_foreign_load(
+    workdir: Path, busy_cpu0: None
+) -> None:
     """Two null-engine jobs pinned to CPU 0 while another process keeps it busy: fio's own
-    share is well under the whole, and cpu-bound says so."""
+    share is well under the whole, and foreign-load says whose the rest was (not cpu-bound)."""
     body = (
         '[[workload]]\nname = "null"\nioengine = "null"\nrw = "randread"\nbs = "4k"\n'
         'size = "1g"\nnumjobs = 2\ncpus_allowed = "0"\nruntime = 3\ntime_based = 1\n'
@@ -358,8 +363,12 @@ def test_null_jobs_on_a_busy_cpu_are_cpu_bound(workdir: Path, busy_cpu0: None) -
     assert found.cpus == (0,)
     busy, fio = found.mean(CPU, "busy"), found.mean(CPU, "fio")
     assert busy is not None and busy >= 90 and fio is not None and 10 < fio < 90
-    warned = [x for x in done.stderr.splitlines() if "! CPU 0, the one the jobs may use" in x]
-    assert len(warned) == 1 and f"fio's own share {fio:.0f}%" in warned[0]
+    # the CPU was busy with another process's work: foreign-load with its share, and the CPU
+    # is not named as the limit of fio's jobs (issue 30, finding 1)
+    assert found.others_cpu_pct is not None and found.others_cpu_pct >= 20
+    assert not [x for x in done.stderr.splitlines() if "! CPU 0, the one the jobs may use" in x]
+    warned = [x for x in done.stderr.splitlines() if "! other work shared the host" in x]
+    assert len(warned) == 1 and "other processes used" in warned[0], done.stderr
 
 
 @pytest.mark.fio
@@ -377,7 +386,12 @@ def test_numjobs_sweep_that_goes_flat(workdir: Path) -> None:
     assert report.returncode == 0, report.stderr
     flat = [x for x in report.stdout.splitlines() if "flat-scaling:" in x]
     assert len(flat) == 1, report.stdout
-    assert "the CPU is the limit: the CPUs were" in flat[0] and "numjobs" in flat[0]
+    assert "numjobs" in flat[0]
+    with sqlite3.connect(workdir / "t.db") as db:
+        shared = any("foreign-load" in w for (w,) in db.execute("SELECT warnings FROM cases"))
+    # on a quiet host the CPU is the limit; with other work on it, no limit is named
+    said = "other work shared the host" if shared else "the CPU is the limit: the CPUs were"
+    assert said in flat[0], flat[0]
 
 
 def test_devices_of_a_file_are_the_disk_under_it(tmp_path: Path) -> None:

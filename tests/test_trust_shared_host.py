@@ -25,6 +25,11 @@ from iolab.store import Store
 from loopdevs import LoopDevs, loops_fixture, sh
 
 _ = loops_fixture  # the `loops` fixture
+# fio's window is placed from the time it wrote its report, to the millisecond, and the
+# telemetry is sampled once a second: on a quiet host they agree within 5%; a loaded one
+# delays fio's report and stretches the samples by a few percent more (the issue's case was
+# 25% off: the start-up and layout inside the window)
+TOLERANCE = 0.10
 
 PLAN = """name = "shared"
 [[setup]]
@@ -118,4 +123,4 @@ def test_the_telemetry_agrees_with_fio_on_a_device_only_fio_uses(
     device_iops = seen.mean(name, "r_iops")
     assert seen.window_ms is not None
     assert device_iops is not None and fio_iops > 0
-    assert abs(device_iops / fio_iops - 1) < 0.05, (device_iops, fio_iops)
+    assert abs(device_iops / fio_iops - 1) < TOLERANCE, (device_iops, fio_iops)

@@ -74,7 +74,11 @@ class Telemetry:
         ramp (all of it, if that is empty)."""
         found = self.series(source, metric)
         if self.window_ms is not None:
-            weighted = [(_overlap(t, self.window_ms), v) for t, v in found]
+            starts = [found[0][0] - 1000, *(t for t, _ in found[:-1])] if found else []
+            weighted = [
+                (_overlap(start, t, self.window_ms), v)
+                for start, (t, v) in zip(starts, found, strict=True)
+            ]
             total = sum(w for w, _ in weighted)
             if total > 0:
                 return sum(w * v for w, v in weighted) / total
@@ -87,11 +91,10 @@ class Telemetry:
         return max(utils, key=lambda found: found[1]) if utils else None
 
 
-def _overlap(end_ms: int, window: tuple[int, int], length_ms: int = 1000) -> float:
-    """How much of the second ending at `end_ms` lies in the window, 0 to 1."""
-    start = end_ms - length_ms
-    inside = min(end_ms, window[1]) - max(start, window[0])
-    return max(inside, 0) / length_ms
+def _overlap(start_ms: int, end_ms: int, window: tuple[int, int]) -> float:
+    """How many milliseconds of the sample from `start_ms` to `end_ms` (the sample before
+    ends where it starts: a loaded host stretches them) lie in the window."""
+    return float(max(min(end_ms, window[1]) - max(start_ms, window[0]), 0))
 
 
 def clause(telemetry: Telemetry | None, devices: int = 2) -> str:

@@ -101,7 +101,7 @@ class Sampler:
     def __enter__(self) -> Sampler:
         self._start = time.monotonic()
         self._started_at = time.time()
-        self._procs = _processes(self._me)
+        self._procs = _processes(self._me, set(self.cpus))
         self._last = self._snapshot()
         self._thread.start()
         return self
@@ -117,8 +117,8 @@ class Sampler:
         now = self._snapshot()
         if now.at - self._last.at >= LAST_MIN_S:
             self._add(self._last, now)
-        self._others = _others(self._procs, _processes(self._me), now.at - self._start,
-                               len(self.cpus))  # fmt: skip
+        after = _processes(self._me, set(self.cpus))
+        self._others = _others(self._procs, after, now.at - self._start, len(self.cpus))
 
     def telemetry(self) -> Telemetry:
         others, share = self._others
@@ -163,10 +163,11 @@ OTHER_MIN_CPU_PCT = 1.0
 OTHER_MIN_MBPS = 1.0
 
 
-def _processes(me: psutil.Process) -> dict[int, _Proc]:
-    """Every user process but this iolab and what it started (fio): its CPU seconds and the
-    bytes it made storage read and write. Kernel threads (children of kthreadd) are left
-    out: a loop device's or md's workers serve fio's own I/O."""
+def _processes(me: psutil.Process, allowed: set[int]) -> dict[int, _Proc]:
+    """Every user process but this iolab and what it started (fio): its CPU seconds on the
+    allowed CPUs (its time times the share of its own CPUs that are allowed ones: none for a
+    process pinned elsewhere) and the bytes it made storage read and write. Kernel threads
+    (children of kthreadd) are left out: a loop device's or md's workers serve fio's I/O."""
     ours = {me.pid}
     with contextlib.suppress(psutil.Error):
         ours |= {c.pid for c in me.children(recursive=True)}
@@ -176,9 +177,10 @@ def _processes(me: psutil.Process) -> dict[int, _Proc]:
         if info["pid"] in ours or info["pid"] == KTHREADD or info["ppid"] == KTHREADD:
             continue
         with contextlib.suppress(psutil.Error, OSError):
-            times = proc.cpu_times()
-            io = proc.io_counters()
-            found[info["pid"]] = _Proc(str(info["name"]), times.user + times.system,
+            times, io = proc.cpu_times(), proc.io_counters()
+            mine = set(proc.cpu_affinity() or ()) or allowed
+            share = len(mine & allowed) / len(mine)
+            found[info["pid"]] = _Proc(str(info["name"]), (times.user + times.system) * share,
                                        io.read_bytes, io.write_bytes)  # fmt: skip
     return found
 
