@@ -461,3 +461,28 @@ def test_a_broken_check_is_said_and_the_others_still_run(monkeypatch: pytest.Mon
     unreadable = replace(known, options={**known.options, "runtime": "1m30s", "time_based": 1})
     monkeypatch.setitem(checks.CHECKS, "misaligned", checks.misaligned)
     assert "check-failed" not in {w.code for w in reading.warnings(unreadable)}
+
+
+def test_a_single_device_is_the_1_of_a_device_count_sweep() -> None:
+    """btrfs RAID0 over 2 and 4 devices beside one device with the same filesystem: the flat
+    doubling from 1 to 2 is found and named, as the findings' scaling lines count the 1 (the
+    1 of a `device_count = [1, 2, 4]` sweep never appeared in flat-scaling; issue 30,
+    finding 3)."""
+    watched = seen({"busy": 40, "fio": 20}, {"loop0": {"util": 60, "queue": 4.0}})
+    definitions: dict[str, JSONObject] = {
+        "x1": {"name": "x1", "devices": ["/dev/a"], "raid": "none", "filesystem": "btrfs"},
+        **{
+            f"x{n}": {"name": f"x{n}", "devices": ["/dev/a"] * n, "raid": "btrfs",
+                      "level": "raid0", "filesystem": "btrfs"}
+            for n in (2, 4)
+        },
+    }  # fmt: skip
+    options = {"rw": "randread", "iodepth": 32}
+    points = [
+        Point(name, "4k QD32", options, value, watched, *usage_view.devices_of(definitions[name]))
+        for name, value in (("x1", 40_000.0), ("x2", 41_000.0), ("x4", 80_000.0))
+    ]
+    points += usage_view.single_devices(points, definitions)
+    found = scaling.flat_scaling(points)
+    assert [w.code for w in found] == ["flat-scaling"]
+    assert "device_count 1 → 2 gained +2%" in found[0].message, found[0].message

@@ -3,14 +3,13 @@ each naming what it rests on (the results table's cells, how many cases, their w
 
 from __future__ import annotations
 
-import dataclasses
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from iolab.analysis import findings, scaling
 from iolab.analysis.findings import Figure, Finding, ModelGap, Tail
 from iolab.analysis.stats import metric_for
-from iolab.model import CheckWarning, JSONObject
+from iolab.model import CheckWarning
 from iolab.report.cells import WARNED, Cell, Row, Table, cell_values
 from iolab.report.data import Dataset
 from iolab.report.views import curve_view, usage_view
@@ -115,7 +114,7 @@ def sweeps(data: Dataset, shown: Sequence[Figure]) -> list[findings.Sweep]:
                       *usage_view.devices_of(definitions.get(f.setup, {})))
         for f in shown
     ]  # fmt: skip
-    points += single_devices(points, definitions)
+    points += usage_view.single_devices(points, definitions)
     out = []
     for axis in scaling.AXES:
         for sweep in scaling.sweeps(points, axis).values():
@@ -123,27 +122,6 @@ def sweeps(data: Dataset, shown: Sequence[Figure]) -> list[findings.Sweep]:
             steps = tuple((value, by_cell[(p.setup, p.workload)]) for value, p in firsts)
             owner = " / ".join(dict.fromkeys(p.setup for _, p in firsts))
             out.append(findings.Sweep(owner, axis, steps))
-    return out
-
-
-def single_devices(
-    points: Sequence[scaling.Point], definitions: Mapping[str, JSONObject]
-) -> list[scaling.Point]:
-    """A single device as the 1-device point of each striped family it shares everything but
-    RAID and devices with (btrfs RAID0 of 2 and 4 beside one device with the same filesystem
-    and options)."""
-    bases = {setup: usage_view.base_of(d) for setup, d in definitions.items()}  # once each
-    families = {p.family: bases.get(p.setup, "") for p in points if p.family}
-    out = []
-    for point in points:
-        if point.family or not usage_view.single_device(definitions.get(point.setup, {})):
-            continue
-        base = bases[point.setup]
-        out += [
-            dataclasses.replace(point, devices=1, family=family)
-            for family, theirs in families.items()
-            if theirs == base
-        ]
     return out
 
 

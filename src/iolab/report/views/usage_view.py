@@ -5,7 +5,8 @@ device's utilisation over time. Cases on fio servers have no telemetry and are l
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from iolab.analysis import scaling
 from iolab.analysis.scaling import Point
@@ -167,6 +168,7 @@ def flat_scaling(data: Dataset) -> list[CheckWarning]:
                 UNITS[metric],
             )
         )
+    points += single_devices(points, definitions)  # the 1 of a device-count sweep, as findings
     return scaling.flat_scaling(points)
 
 
@@ -197,6 +199,27 @@ def base_of(definition: JSONObject) -> str:
     the striped set-ups of its family."""
     rest = {k: v for k, v in definition.items() if k not in RAID_KEYS}
     return json.dumps(rest, sort_keys=True, default=str)
+
+
+def single_devices(
+    points: Sequence[scaling.Point], definitions: Mapping[str, JSONObject]
+) -> list[scaling.Point]:
+    """A single device as the 1-device point of each striped family it shares everything but
+    RAID and devices with (btrfs RAID0 of 2 and 4 beside one device with the same filesystem
+    and options)."""
+    bases = {setup: base_of(d) for setup, d in definitions.items()}  # once each
+    families = {p.family: bases.get(p.setup, "") for p in points if p.family}
+    out = []
+    for point in points:
+        if point.family or not single_device(definitions.get(point.setup, {})):
+            continue
+        base = bases[point.setup]
+        out += [
+            replace(point, devices=1, family=family)
+            for family, theirs in families.items()
+            if theirs == base
+        ]
+    return out
 
 
 def _key(case: Case) -> SeriesKey:
