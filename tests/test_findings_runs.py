@@ -86,3 +86,53 @@ def test_findings_of_a_fresh_run_agree_with_its_tables(loops: LoopDevs, workdir:
         assert "per doubling of numjobs, IOPS ×" in sweep and "from 1 to 2" in sweep, sweep
     (cost,) = [line for line in lines if "[cost;" in line]
     assert cost.startswith("- Against one device, btrfs raid0 of 2 changes the figures by a ")
+
+
+DEVICE_COUNT_PLAN = """
+name = "device count"
+[defaults]
+runtime = 2
+time_based = 1
+size = "32m"
+randrepeat = 0
+direct = 1
+
+[[setup]]
+name = "btrfs raid0"
+devices = [{devs}]
+device_count = [1, 2, 4]
+raid = "btrfs"
+level = "raid0"
+
+[[workload]]
+name = "4k"
+rw = "randread"
+bs = "4k"
+ioengine = "libaio"
+iodepth = [1, 32]
+"""
+
+
+@pytest.mark.fio
+@pytest.mark.root
+def test_a_device_count_sweep_at_qd1_is_never_blamed_on_software(
+    loops: LoopDevs, workdir: Path
+) -> None:
+    """btrfs RAID0 over 1, 2 and 4 loop devices at QD1 and QD32 (issue 30, finding 3): where
+    QD1 goes flat, the reason given is that one I/O uses one member at a time (not "software
+    is", as before), whatever else ran on the host; QD32 is never told that; the sweep starts
+    at the single device (the 1 of `device_count = [1, 2, 4]`)."""
+    devs = [loops.make(256) for _ in range(4)]
+    (workdir / "plan.toml").write_text(
+        DEVICE_COUNT_PLAN.format(devs=", ".join(f'"{d}"' for d in devs))
+    )
+    confirm = [arg for d in devs for arg in ("--yes-destroy", d)]
+    run_iolab("run", "plan.toml", *confirm, cwd=workdir, check=True)
+    md = run_iolab("report", "--format", "markdown", cwd=workdir, check=True).stdout
+    flat = [line for line in md.splitlines() if "flat-scaling:" in line and "device_count" in line]
+    for line in flat:
+        qd1 = "iodepth=1" in line.split(":")[1]
+        assert ("one I/O is in flight" in line) == qd1, line
+        assert "software is" not in line or not qd1, line
+    sweeps = [line for line in md.splitlines() if "[scaling;" in line and "device_count" in line]
+    assert sweeps and all("from 1 to" in line for line in sweeps), sweeps

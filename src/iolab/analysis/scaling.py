@@ -106,15 +106,15 @@ def _limit(axis: str, lows: Sequence[Point], highs: Sequence[Point]) -> str:
     the load while the throughput did not (Little's law: the added I/Os waited at the
     device), not from %util alone, which cannot show the limit of a device serving requests
     in parallel."""
+    if axis == "device_count" and all(_in_flight(p) == 1 for p in highs):
+        return (  # so whatever else ran on the host
+            "one I/O is in flight (iodepth x numjobs = 1), and one I/O uses one member at a "
+            "time: more devices cannot help at this load, whatever the devices"
+        )
     if any(FOREIGN in p.codes for p in (*lows, *highs)):
         return (
             "other work shared the host (foreign-load), so no limit can be told from these "
             "cases; run the sweep again on a quiet host"
-        )
-    if axis == "device_count" and all(_in_flight(p) == 1 for p in highs):
-        return (
-            "one I/O is in flight (iodepth x numjobs = 1), and one I/O uses one member at a "
-            "time: more devices cannot help at this load, whatever the devices"
         )
     seen = [p.telemetry for p in highs if p.telemetry is not None]
     busy = _mean([t.mean(CPU, "busy") for t in seen])

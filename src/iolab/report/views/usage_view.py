@@ -189,9 +189,12 @@ RAID_KEYS = frozenset({"name", "devices", "device_count", "raid", "level", "chun
 
 
 def single_device(definition: JSONObject) -> bool:
-    """A set-up on one device, with no RAID: the first point of a device-count sweep."""
+    """A set-up on one device, with no RAID or a RAID tool's one-device form (the btrfs
+    "single" a `device_count = [1, 2, 4]` sweep makes of its 1): the first point of a
+    device-count sweep."""
     devices = definition.get("devices")
-    return isinstance(devices, list) and len(devices) == 1 and definition.get("raid") == "none"
+    one = isinstance(devices, list) and len(devices) == 1
+    return one and (definition.get("raid") == "none" or definition.get("level") == "single")
 
 
 def base_of(definition: JSONObject) -> str:
