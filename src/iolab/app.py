@@ -554,18 +554,16 @@ class FactsGiven:
 def import_facts(given: FactsGiven) -> exchange.Facts:
     """Every set-up's facts, and each named set-up's own: each value checked (finite,
     positive, a size, a block and pattern)."""
-    every = exchange.Facts()
-    named: dict[str, exchange.Facts] = {}
+    found: dict[str, exchange.Facts] = {}  # by the set-up named; "": every set-up's
     for flag, values in (("--devices", given.devices), ("--rated-iops", given.rated_iops),
                          ("--rated-mbps", given.rated_mbps), ("--cache", given.cache)):  # fmt: skip
         for text in values:
-            name, _, value = text.rpartition("=") if "=" in text else ("", "", text)
-            if "=" in text and not name:
+            name, named, value = text.rpartition("=")
+            if named and not name:
                 raise PlanError(f"{flag} {text}: give VALUE, or SETUP=VALUE for one set-up")
-            before = named.get(name, exchange.Facts()) if name else every
-            after = replace(before, **_fact(flag, value))
-            every, named = (every, {**named, name: after}) if name else (after, named)
-    return replace(every, named=tuple(named.items()))
+            found[name] = replace(found.get(name, exchange.Facts()), **_fact(flag, value))
+    every = found.pop("", exchange.Facts())
+    return replace(every, named=tuple(found.items()))
 
 
 def _fact(flag: str, text: str) -> dict[str, Any]:
