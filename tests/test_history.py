@@ -89,14 +89,23 @@ def throttle() -> Iterator[tuple[Path, str]]:
     group.rmdir()
 
 
-def limit(group: tuple[Path, str], device: str, iops: int | None) -> None:
+V1_FILES = {"riops": "blkio.throttle.read_iops_device", "wbps": "blkio.throttle.write_bps_device"}
+
+
+def throttle_device(group: tuple[Path, str], device: str, what: str, value: int | None) -> None:
+    """The cgroup's reads (riops: I/Os a second) or writes (wbps: bytes a second) on `device`
+    held to `value` (None: free), in the cgroup version's own syntax."""
     path, version = group
     rdev = os.stat(device).st_rdev
     where = f"{os.major(rdev)}:{os.minor(rdev)}"
     if version == "v1":
-        (path / "blkio.throttle.read_iops_device").write_text(f"{where} {iops or 0}\n")
+        (path / V1_FILES[what]).write_text(f"{where} {value or 0}\n")
     else:
-        (path / "io.max").write_text(f"{where} riops={iops or 'max'}\n")
+        (path / "io.max").write_text(f"{where} {what}={value or 'max'}\n")
+
+
+def limit(group: tuple[Path, str], device: str, iops: int | None) -> None:
+    throttle_device(group, device, "riops", iops)
 
 
 def run_in(group: tuple[Path, str], workdir: Path, dev: str) -> None:

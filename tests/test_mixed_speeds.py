@@ -17,7 +17,6 @@ import functools
 import html
 import json
 import math
-import os
 import random
 import re
 import subprocess
@@ -36,7 +35,7 @@ from iolab.report.views import time_figures
 from iolab.report.views.time_figures import _Stepped, _time_chart, _TimeNotes
 from iolab.store import Store
 from loopdevs import LoopDevs, loops_fixture
-from test_history import throttle
+from test_history import throttle, throttle_device
 
 _ = (loops_fixture, throttle)
 MIB = 1024 * 1024
@@ -234,13 +233,7 @@ LEVELS = re.compile(
 
 def limit_writes(group: tuple[Path, str], device: str, bps: int | None) -> None:
     """The cgroup's writes to `device` held to `bps` bytes/s (None: free)."""
-    path, version = group
-    rdev = os.stat(device).st_rdev
-    where = f"{os.major(rdev)}:{os.minor(rdev)}"
-    if version == "v1":
-        (path / "blkio.throttle.write_bps_device").write_text(f"{where} {bps or 0}\n")
-    else:
-        (path / "io.max").write_text(f"{where} wbps={bps or 'max'}\n")
+    throttle_device(group, device, "wbps", bps)
 
 
 def written(device: str) -> int:
@@ -313,7 +306,8 @@ def check_levels(text: str, moved: int) -> None:
     give or take an interval at the first speed)."""
     figure, fast, first, said, slow, after, at = said_levels(text)
     assert 4 <= fast / slow <= 20 and slow < figure < fast, (fast, slow, figure)
-    assert 4 <= first <= 9 and 4 <= after <= 11 and first + after <= 15, (first, after)
+    # 14 s asked; fio's logs may hold a partial interval at each end, two on a loaded host
+    assert 4 <= first <= 9 and 4 <= after <= 12 and first + after <= 16, (first, after)
     assert abs(at - first) <= 1 and abs(said - moved / 1e6) <= 1.5 * fast, (said, moved, fast)
 
 
