@@ -1,0 +1,150 @@
+"""What every use case shares: the Ui they talk to the person through, opening a store
+(and cleaning up after dead runs), loading a plan, picking a run."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from iolab import plan, runner
+from iolab.errors import PlanError, Resume
+from iolab.model import Plan, Result
+from iolab.report import document as report_document
+from iolab.store import RunRow, Store
+from iolab.targets import (
+    environment,
+    evidence,
+    process,
+)
+from iolab.targets.controllers import pending
+from iolab.version import __version__
+
+DEFAULT_DB = "iolab.db"
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """`iolab run` as the user asked for it."""
+
+    plan_file: str | None = None
+    preset: str | None = None
+    overrides: plan.Overrides = field(default_factory=plan.Overrides)
+    db: str = DEFAULT_DB
+    resume_id: int | None = None
+    force_new: bool = False
+    destroy: tuple[str, ...] = ()
+    wipe_signatures: bool = False
+    allow_hooks: bool = False
+    lab: bool = False  # measure the device set-ups in the virtual lab (targets.lab_run)
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    run_id: int
+    results: tuple[Result, ...]
+    document: report_document.Document
+    counted: tuple[int, int] | None = None  # (failed, cases) where results are not at hand
+
+    @property
+    def failed(self) -> int:
+        if self.counted is not None:
+            return self.counted[0]
+        return sum(1 for r in self.results if r.status != "ok")
+
+    @property
+    def total(self) -> int:
+        return self.counted[1] if self.counted is not None else len(self.results)
+
+
+class Ui(Protocol):
+    """What a use case needs from whoever drives it."""
+
+    def say(self, line: str) -> None:
+        """A line of news for the person (a run started or resumed)."""
+
+    def warn(self, line: str, resume: Resume | None = None) -> None:
+        """A line about something iolab did on its own (a dead run cleaned up, which the
+        person can resume)."""
+
+    def confirm(self, device: str, description: str) -> bool | None:
+        """Ask whether `device` may be destroyed; None when nobody can be asked."""
+
+    def progress(self) -> contextlib.AbstractContextManager[runner.Listener]:
+        """A listener that shows the run's progress while it is open."""
+
+
+def load_plan(plan_file: str | None, preset: str | None, overrides: plan.Overrides) -> Plan:
+    if plan_file and preset:
+        raise PlanError("give a plan file or --preset NAME, not both")
+    if plan_file:
+        return plan.load_file(plan_file, overrides)
+    return plan.load_preset(preset or "quick", overrides)
+
+
+@contextlib.contextmanager
+def open_store(db: str, ui: Ui, create: bool = False, clean: bool = False) -> Iterator[Store]:
+    """The database, with a line for each run on it whose iolab died. With `clean` (`iolab
+    run`, the one command that makes things on the machine), what this host's record of such
+    a run says it made is removed, where it still carries iolab's proof, and the run marked
+    interrupted; any other command only says so: the database is data, and reading it never
+    deletes, unmounts or sets anything."""
+    if clean:
+        evidence.ready()  # a run that could not keep its record is refused before anything
+    with Store(db, create=create) as store:
+        if clean:
+            for found in runner.recover(store):
+                ui.warn(found.said, found.resume)
+        else:
+            for found in runner.dead_runs(store):
+                ui.warn(found.said, found.resume)
+        yield store
+
+
+def restores_pending() -> list[str]:
+    """One line per card or disk policy a run changed and could not put back, with the
+    command that puts it back: every command says them until a restore succeeds."""
+    return [entry.said() for entry in pending.pending()]
+
+
+@contextlib.contextmanager
+def restores_said(ui: Ui, run_id: int) -> Iterator[None]:
+    """What this run changed and could not put back, said at its end (also when it stops)."""
+    with pending.during(run_id):
+        try:
+            yield
+        finally:
+            for entry in pending.pending():
+                if entry.of_run(run_id):
+                    ui.warn(f"warning: {entry.said()}")
+
+
+def pick_run(
+    store: Store,
+    campaign: runner.Campaign,
+    request: RunRequest,
+    overrides: plan.Overrides,
+    ui: Ui,
+    hosts: list[dict[str, Any]],
+) -> int:
+    """The run to fill: the one asked for, an unfinished one of the same plan, or a new one."""
+    the_plan = campaign.plan
+    found: RunRow | None = None
+    if request.resume_id is not None:
+        found = store.run(request.resume_id)
+    elif not request.force_new:
+        found = store.resumable(the_plan.hash)
+    if found is not None:
+        retried = f"; {found.failed} failed will run again" if found.failed else ""
+        ui.say(f"resuming run {found.id}: {found.tally(found.ok)} cases already stored{retried}")
+        return found.id
+    env = environment.host(campaign.fio.version)
+    if hosts:  # fio's servers say this much of themselves; iolab's full view is this host's
+        env["hosts"] = hosts
+    run_id = store.create_run(
+        the_plan, env, __version__, dataclasses.asdict(overrides), process.me()
+    )
+    ui.say(f"run {run_id}: {the_plan.name}, {len(campaign.steps)} cases, results in {store.path}")
+    return run_id

@@ -1,0 +1,113 @@
+"""A plan followed over time: `iolab history` and the gate, `iolab check`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from iolab.analysis import history
+from iolab.app.base import Ui, open_store
+from iolab.errors import ReportError, StoreError
+from iolab.plan import gate
+from iolab.store import RunRow, Store
+
+
+@dataclass(frozen=True)
+class History:
+    plan_name: str
+    runs: tuple[RunRow, ...]
+    series: tuple[history.Series, ...]
+
+
+def plan_history(db: str, plan_name: str | None, ui: Ui, run_ids: Sequence[int] = ()) -> History:
+    """Every run of one plan (by name; default: the plan of the latest run measured here, not
+    imported), and every imported run
+    whose cases are the plan's (history.joins), oldest first, as series (analysis.history);
+    or the runs named by `run_ids`, whatever their plans."""
+    with open_store(db, ui) as store:
+        stored = store.runs()
+        if not stored:
+            raise StoreError(f"{db} holds no runs yet; run a plan first")
+        if run_ids:
+            named = sorted((store.run(i) for i in dict.fromkeys(run_ids)),
+                           key=lambda r: r.started_at)  # fmt: skip
+            chosen = [(r, store.cases(r.id)) for r in named]
+            title = " and ".join(dict.fromkeys(r.plan_name for r in named))
+            return History(title, tuple(named), tuple(history.series(chosen)))
+        measured = [r for r in stored if r.origin.kind != "import"] or stored
+        name = plan_name if plan_name is not None else measured[-1].plan_name
+        mine = [r for r in stored if r.plan_name == name]
+        read = store.cases_of_runs([r.id for r in mine], percentiles=(history.P99,))
+        own = [(r, read[r.id]) for r in mine]
+        if not own:
+            plans = ", ".join(sorted({r.plan_name for r in stored}))
+            raise StoreError(f"{db} holds no run of a plan named {name!r}; its plans: {plans}")
+        latest = max(own, key=lambda found: found[0].started_at)[1]
+        setups = {c.setup for c in latest}  # an import's cases are read only if it may join
+        imported = [
+            (r, store.cases(r.id)) for r in stored
+            if r.plan_name != name and r.origin.kind == "import"
+            and {n for n, _, _ in store.setups(r.id)} <= setups
+        ]  # fmt: skip
+        joined = [(r, cases) for r, cases in imported if history.joins(latest, cases)]
+        chosen = sorted([*own, *joined], key=lambda found: found[0].started_at)
+        window = gate.recorded_settings(chosen[-1][0].plan_text)[0] or history.WINDOW
+        found = history.series(chosen, window)
+    return History(name, tuple(r for r, _ in chosen), tuple(found))
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """`iolab check`'s flags: None where not given (the plan's [check], then the defaults)."""
+
+    run_id: int | None
+    baseline: int | None
+    rules: Mapping[history.Metric, float]
+    window: int | None = None
+    strict: bool | None = None
+
+
+CHECK_RUNS = 60  # the earlier runs a check reads, at least: its windows and change points
+
+
+def check(
+    db: str, request: CheckRequest, ui: Ui
+) -> tuple[int, history.Gate, list[history.Verdict]]:
+    """`iolab check`: the latest run (or RUN) of its plan against the runs of the plan before
+    it (or up to and including --baseline), under the rules, window and strictness given,
+    then its plan's [check], then the defaults: (the run, how it was judged, verdicts)."""
+    with open_store(db, ui) as store:
+        latest = store.run(request.run_id)
+        base = store.run(request.baseline) if request.baseline is not None else None
+        if base is not None and base.id == latest.id:  # every series would match itself
+            raise ReportError(
+                f"--baseline {base.id} is run {latest.id} itself, which cannot be judged against "
+                "itself; give an earlier run of its plan"
+            )
+        window, strict = gate.recorded_settings(latest.plan_text)
+        how = history.Gate(
+            {**history.DEFAULT_RULES, **gate.recorded_rules(latest.plan_text), **request.rules},
+            request.window or window or history.WINDOW,
+            bool(request.strict or strict),
+        )
+        mine = _history_runs(store, latest, base, max(CHECK_RUNS, 3 * how.window))
+        read = store.cases_of_runs([r.id for r in mine], percentiles=(history.P99,))
+        runs = [(r, read[r.id]) for r in mine]
+    found = history.series(runs, how.window, marks=False)
+    return latest.id, how, history.gate(found, latest.id, request.baseline, how)
+
+
+def _history_runs(store: Store, latest: RunRow, base: RunRow | None, most: int) -> list[RunRow]:
+    """The runs a check reads, oldest first: the plan's latest `most` runs before the latest
+    (or up to and including --baseline), and the latest."""
+    until = base.started_at if base is not None else latest.started_at
+    earlier = [r for r in store.runs() if r.plan_name == latest.plan_name and r.id != latest.id
+               and r.started_at <= until]  # fmt: skip
+    if base is not None and base.id not in {r.id for r in earlier}:
+        earlier.append(base)  # another plan's run, named: judged against it alone
+    if not earlier:
+        raise StoreError(
+            f"run {latest.id} is the first run of plan {latest.plan_name!r}; give --baseline RUN"
+        )
+    earlier.sort(key=lambda r: r.started_at)
+    return [*earlier[-most:], latest]
