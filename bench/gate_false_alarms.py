@@ -127,8 +127,10 @@ def as_if_quiet(db: Path, runs: int) -> list[int]:
         read = store.cases_of_runs([r.id for r in stored], percentiles=(history.P99,))
         found = history.series([(r, read[r.id]) for r in stored])
     quiet = [
-        history.Series(s.setup, s.workload, s.metric,
-                       tuple(history.Point(p.run_id, p.started_at, p.values) for p in s.points), ())
+        history.RunSeries(
+            s.setup, s.workload, s.metric,
+            tuple(history.RunPoint(p.run_id, p.started_at, p.values) for p in s.points), (),
+        )
         for s in found
     ]  # fmt: skip
     rules = history.Gate(history.DEFAULT_RULES)

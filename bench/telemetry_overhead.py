@@ -25,7 +25,7 @@ from iolab.fio import jobfile
 from iolab.fio.executor import Local
 from iolab.fio.parse import Status
 from iolab.model import Case, Result, Setup, Workload
-from iolab.runner.campaign import Step
+from iolab.runner.campaign import CampaignStep
 from iolab.runner.execute import run_step
 from iolab.runner.telemetry import Sampler, allowed_cpus, devices_of
 
@@ -39,7 +39,7 @@ class Quiet:
     def case_finished(self, result: Result) -> None: ...
 
 
-def one(step: Step, job: jobfile.Job, watched: tuple[str, ...] | None) -> float:
+def one(step: CampaignStep, job: jobfile.Job, watched: tuple[str, ...] | None) -> float:
     result = run_step(step, job, Local("fio"), Quiet(), None, watched=watched)
     if result.metrics is None:
         raise SystemExit(f"fio failed: {result.error}")
@@ -71,7 +71,7 @@ def main() -> None:
                "randrepeat": 0}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="iolab-bench-") as where:
         setup, workload = Setup("bench", where), Workload("null", options)
-        step = Step(Case(setup, workload, 1), 0)
+        step = CampaignStep(Case(setup, workload, 1), 0)
         job = jobfile.Job("null", {**options, "filename": str(Path(where) / "f")}, "")
         watched = devices_of([Path(where)])
         cost = sampler_cost(options, watched)

@@ -11,7 +11,7 @@ import pytest
 
 from iolab.analysis import history
 from iolab.analysis.changepoint import ChangePoint, change_points
-from iolab.analysis.history import Point
+from iolab.analysis.history import RunPoint
 from iolab.report.text import history_text
 
 SERIES = 150  # per kind
@@ -165,7 +165,7 @@ def test_history_carries_change_points_with_their_run_and_facts() -> None:
     rng = random.Random(5)
     levels = [60_000.0] * 8 + [52_000.0] * 8
     points = [
-        Point(run, float(run), tuple(rng.gauss(level, 600) for _ in range(3)))
+        RunPoint(run, float(run), tuple(rng.gauss(level, 600) for _ in range(3)))
         for run, level in enumerate(levels, start=101)
     ]
     facts: dict[int, dict[str, object]] = {p.run_id: {"kernel": "6.1"} for p in points[:8]}
@@ -174,7 +174,7 @@ def test_history_carries_change_points_with_their_run_and_facts() -> None:
     assert change.run_id == 109 and change.facts == ("kernel 6.1 -> 6.8",)
     assert change.change_pct is not None and change.half_width_pct is not None
     assert abs(change.change_pct - (-13.3)) < 2 and change.half_width_pct < 5
-    found = history.Series("disk", "4k", "iops", tuple(points), (), (change,))
+    found = history.RunSeries("disk", "4k", "iops", tuple(points), (), (change,))
     shown = history_text.history("nightly", [], [found])
     marked = [line for line in shown.splitlines() if "<= new level" in line]
     assert len(marked) == 1 and marked[0].split()[1] == "109", shown

@@ -70,7 +70,7 @@ def install(fakes: Fakes, tool: str, **changes: Any) -> None:
     fake.write_state(fakes.state, {**fake.default_state(FAMILY_OF[tool]), **changes})
 
 
-def only(found: controllers.Found) -> Controller:
+def only(found: controllers.CardsFound) -> Controller:
     assert found.problems == ()
     (card,) = found.controllers
     return card
@@ -300,7 +300,7 @@ def _script(folder: Path, name: str, body: str) -> None:
 
 def test_no_controller_is_nothing_and_no_problem(fakes: Fakes) -> None:
     install(fakes, "perccli", no_controller=True)
-    assert controllers.probe() == controllers.Found()
+    assert controllers.probe() == controllers.CardsFound()
 
 
 def test_nothing_installed_is_nothing_found(
@@ -309,7 +309,7 @@ def test_nothing_installed_is_nothing_found(
     empty = tmp_path / "empty"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
-    assert controllers.probe() == controllers.Found((), ())
+    assert controllers.probe() == controllers.CardsFound((), ())
 
 
 # (the broken tool's script, the one problem it is)

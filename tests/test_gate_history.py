@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from conftest import IOLAB, needs_root, run_iolab
 from iolab.analysis import history
-from iolab.analysis.history import FOREIGN, Gate, Point, Series, Verdict
+from iolab.analysis.history import FOREIGN, Gate, RunPoint, RunSeries, SeriesVerdict
 from iolab.analysis.stats import compare, predict, t_quantile
 from iolab.cli import EXIT_REGRESSION, main
 from iolab.errors import PlanError
@@ -36,16 +36,20 @@ _ = (loops_fixture, throttle)
 RULES = Gate({"iops": 5.0, "bw": 5.0, "p99": 10.0})
 
 
-def points(figures: Sequence[float], foreign: Sequence[int] = ()) -> tuple[Point, ...]:
+def points(figures: Sequence[float], foreign: Sequence[int] = ()) -> tuple[RunPoint, ...]:
     """One repetition a run, runs numbered from 1; `foreign`: runs with other load."""
     return tuple(
-        Point(run, float(run), (figure,), frozenset({FOREIGN}) if run in foreign else frozenset())
+        RunPoint(
+            run, float(run), (figure,), frozenset({FOREIGN}) if run in foreign else frozenset()
+        )
         for run, figure in enumerate(figures, start=1)
     )
 
 
-def judged(figures: Sequence[float], run: int, how: Gate = RULES, **kw: Sequence[int]) -> Verdict:
-    one = Series("disk", "4k", "iops", points(figures, **kw), ())
+def judged(
+    figures: Sequence[float], run: int, how: Gate = RULES, **kw: Sequence[int]
+) -> SeriesVerdict:
+    one = RunSeries("disk", "4k", "iops", points(figures, **kw), ())
     (verdict,) = history.gate([one], run, None, how)
     return verdict
 
@@ -130,7 +134,7 @@ def test_a_run_with_other_load_is_not_judged_and_not_anyones_history() -> None:
     ]
     later = judged(figures, 7, foreign=(4,))
     assert later.against == (1, 2, 3, 5, 6) and not later.regression
-    one = Series("disk", "4k", "iops", points(figures, foreign=(4,)), ())
+    one = RunSeries("disk", "4k", "iops", points(figures, foreign=(4,)), ())
     shown = history_text.history("nightly", [], [_with_steps(one)])
     assert "[foreign-load: other load on the host, not judged]" in shown.splitlines()[6]
     assert "<-" not in shown
@@ -139,8 +143,8 @@ def test_a_run_with_other_load_is_not_judged_and_not_anyones_history() -> None:
 def test_cpu_bound_alone_is_judged_and_said() -> None:
     figures = [10_000.0, 10_200.0, 9_800.0, 10_100.0, 5_000.0]
     found = points(figures)
-    last = Point(5, 5.0, (5_000.0,), frozenset({"cpu-bound"}))
-    one = Series("disk", "4k", "iops", (*found[:4], last), ())
+    last = RunPoint(5, 5.0, (5_000.0,), frozenset({"cpu-bound"}))
+    one = RunSeries("disk", "4k", "iops", (*found[:4], last), ())
     (verdict,) = history.gate([one], 5, None, RULES)
     assert verdict.regression, "fio's own load is the plan's: judged"
     assert "its cases were cpu-bound (fio's own load)" in history_text.verdict(verdict)
@@ -149,11 +153,11 @@ def test_cpu_bound_alone_is_judged_and_said() -> None:
     ]
 
 
-def _with_steps(one: Series) -> Series:
+def _with_steps(one: RunSeries) -> RunSeries:
     """The series as history.series builds it: change points, then steps."""
     changes = history._changes(one.points, {})
     judged = history.standings(one.points, changes)
-    return Series(one.setup, one.workload, one.metric, one.points,
+    return RunSeries(one.setup, one.workload, one.metric, one.points,
                   history._steps(judged, one.metric, {}), changes)  # fmt: skip
 
 
@@ -161,14 +165,14 @@ def test_untouched_history_has_few_step_markers() -> None:
     """100 seeded series of 20 untouched runs, sd 3% (steps between neighbours of 5-10% are
     common): at most 2% of the runs judged (16 a series) carry a mark (0.9% over 200 series
     when written: a run beyond the 99.5% bound on either side, and its way back)."""
-    marked = sum(len(_with_steps(Series("d", "w", "iops", points(noise(s, 20)), ())).steps)
+    marked = sum(len(_with_steps(RunSeries("d", "w", "iops", points(noise(s, 20)), ())).steps)
                  for s in range(100))  # fmt: skip
     assert marked / (100 * 16) <= 0.02, marked
 
 
 def test_a_lone_outlier_is_one_mark_and_a_level_is_a_change_point() -> None:
     figures = [10_000.0, 10_200.0, 9_800.0, 10_100.0, 9_900.0, 10_050.0, 5_000.0, 10_000.0]
-    one = _with_steps(Series("disk", "4k", "iops", points(figures), ()))
+    one = _with_steps(RunSeries("disk", "4k", "iops", points(figures), ()))
     (step,) = one.steps
     assert (step.run_id, step.back, round(step.change_pct)) == (7, 8, -50)
     shown = history_text.history("nightly", [], [one])
@@ -183,14 +187,14 @@ def test_a_lone_outlier_is_one_mark_and_a_level_is_a_change_point() -> None:
     assert history_text.verdict(level).startswith(
         "REGRESSION: disk · 4k · iops: a new level since run 7: 10,008 -> 5,017 IOPS"
     )
-    steps = _with_steps(Series("disk", "4k", "iops", points(moved), ())).steps
+    steps = _with_steps(RunSeries("disk", "4k", "iops", points(moved), ())).steps
     assert [s.run_id for s in steps] == [7] and steps[0].back is None
 
 
 def test_a_throttled_run_and_its_recovery_are_marked_once_each() -> None:
     """Two throttled runs, then free again: the step down and the step back."""
     figures = [10_000.0, 10_200.0, 9_800.0, 10_100.0, 9_900.0, 5_000.0, 5_050.0, 10_050.0]
-    steps = _with_steps(Series("disk", "4k", "iops", points(figures), ())).steps
+    steps = _with_steps(RunSeries("disk", "4k", "iops", points(figures), ())).steps
     assert [(s.run_id, s.back) for s in steps] == [(6, None), (8, None)]
 
 
@@ -212,8 +216,8 @@ def test_check_history_and_compare_give_one_figure_for_one_change(tmp_path: Path
     assert loose.exit_code == 0 and "the gate needs 4 to know its noise" in loose.output
     a, b = (891.0, 900.0, 882.0), (692.0, 700.0, 684.0)
     step = history._steps(
-        [history.Standing(Point(1, 1.0, a), None, (), 0),
-         history.Standing(Point(2, 2.0, b), predict([900, 901, 899, 900]), (), -1)],
+        [history.Standing(RunPoint(1, 1.0, a), None, (), 0),
+         history.Standing(RunPoint(2, 2.0, b), predict([900, 901, 899, 900]), (), -1)],
         "bw", {},
     )[0]  # fmt: skip
     diff = compare(a, b)
@@ -375,7 +379,7 @@ def test_every_format_marks_a_run_with_other_load() -> None:
     """Text (above), JSON and CSV carry each point's load; Markdown and HTML (the document)
     draw the series and say which runs had other load."""
     figures = [10_000.0, 10_200.0, 9_800.0, 3_000.0, 10_100.0, 9_900.0]
-    one = _with_steps(Series("disk", "4k", "iops", points(figures, foreign=(4,)), ()))
+    one = _with_steps(RunSeries("disk", "4k", "iops", points(figures, foreign=(4,)), ()))
     as_json = history_text.history_json("nightly", [one])
     assert '"load": ["foreign-load"]' in as_json and '"started": "1970-01-01 00:00:04 UTC"' in (
         as_json

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from conftest import IOLAB, needs_root, run_iolab
 from iolab import plan
 from iolab.analysis import history
-from iolab.analysis.history import Point, Series
+from iolab.analysis.history import RunPoint, RunSeries
 from iolab.cli import EXIT_REGRESSION, main
 from iolab.errors import PlanError
 from iolab.plan import gate
@@ -32,9 +32,9 @@ BLKIO = Path("/sys/fs/cgroup/blkio")
 UNIFIED = (Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup"))
 
 
-def one(points: list[tuple[int, tuple[float, ...]]], metric: history.Metric = "iops") -> Series:
-    found = tuple(Point(run, float(run), values) for run, values in points)
-    return Series("here", "4k", metric, found, ())
+def one(points: list[tuple[int, tuple[float, ...]]], metric: history.Metric = "iops") -> RunSeries:
+    found = tuple(RunPoint(run, float(run), values) for run, values in points)
+    return RunSeries("here", "4k", metric, found, ())
 
 
 STRICT = history.Gate({"iops": 5.0, "p99": 10.0}, strict=True)
@@ -56,13 +56,13 @@ def test_the_gate_by_the_rule_fails_only_beyond_the_rule_and_the_noise() -> None
 
 
 def test_a_step_is_marked_when_it_matters_and_is_beyond_the_noise() -> None:
-    points = [Point(1, 1.0, (58_496.0, 58_600.0, 58_400.0)),
-              Point(2, 2.0, (60_179.0, 60_300.0, 60_100.0)),
-              Point(3, 3.0, (59_560.0, 59_600.0, 59_500.0)),
-              Point(4, 4.0, (58_900.0, 59_000.0, 58_800.0)),
-              Point(5, 5.0, (60_900.0, 61_000.0, 60_800.0)),  # +3.4%: beyond? too small
-              Point(6, 6.0, (301.0, 300.0, 302.0)),  # the step
-              Point(7, 7.0, (320.0, 200.0, 410.0))]  # +2.8% ± a lot: noise  # fmt: skip
+    points = [RunPoint(1, 1.0, (58_496.0, 58_600.0, 58_400.0)),
+              RunPoint(2, 2.0, (60_179.0, 60_300.0, 60_100.0)),
+              RunPoint(3, 3.0, (59_560.0, 59_600.0, 59_500.0)),
+              RunPoint(4, 4.0, (58_900.0, 59_000.0, 58_800.0)),
+              RunPoint(5, 5.0, (60_900.0, 61_000.0, 60_800.0)),  # +3.4%: beyond? too small
+              RunPoint(6, 6.0, (301.0, 300.0, 302.0)),  # the step
+              RunPoint(7, 7.0, (320.0, 200.0, 410.0))]  # +2.8% ± a lot: noise  # fmt: skip
     judged = history.standings(points, ())
     steps = history._steps(judged, "iops", {6: {"kernel": "6.1"}, 5: {"kernel": "6.0"}})
     assert [s.run_id for s in steps] == [6]
@@ -281,11 +281,11 @@ def test_a_case_joins_by_its_names_and_what_makes_its_workload() -> None:
 
 def test_the_history_document_draws_each_series_that_moved_with_its_change_point() -> None:
     points = tuple(
-        Point(run, float(run), (100.0 if run < 7 else 80.0,) * 3) for run in range(1, 13)
+        RunPoint(run, float(run), (100.0 if run < 7 else 80.0,) * 3) for run in range(1, 13)
     )
-    change = history.Change(7, 0.005, 100.0, 80.0, -20.0, 1.0, ("kernel 6.1 -> 6.8",))
-    moved = Series("disk", "4k", "iops", points, (), (change,))
-    calm = Series("disk", "1m", "bw", points[:3], ())
+    change = history.RunChange(7, 0.005, 100.0, 80.0, -20.0, 1.0, ("kernel 6.1 -> 6.8",))
+    moved = RunSeries("disk", "4k", "iops", points, (), (change,))
+    calm = RunSeries("disk", "1m", "bw", points[:3], ())
     found = report_history.document("nightly", [], [moved, calm])
     assert [s.title for s in found.sections] == ["Series", "disk · 4k · iops"]
     (chart,) = found.charts()

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from conftest import run_iolab
 from iolab import layouts, plan
 from iolab.analysis import raid_model
-from iolab.analysis.raid_model import Geometry, Single, Workload, factor, geometry, predict
+from iolab.analysis.raid_model import Geometry, RaidWorkload, Single, factor, geometry, predict
 from iolab.cli import main
 from iolab.model import Case, CaseMetrics, Direction, DirectionMetrics, Layout, Result
 from iolab.report import data as report_data
@@ -37,7 +37,7 @@ def md(level: str, devices: int, chunk: str | None = None) -> Geometry:
     return found
 
 
-def w(spec: str) -> Workload:
+def w(spec: str) -> RaidWorkload:
     return raid_model.parse_workload(spec)
 
 
@@ -179,9 +179,9 @@ def test_a_workload_that_cannot_be_read_says_what_is_allowed(text: str) -> None:
 
 
 def test_parse_workload() -> None:
-    assert w("randwrite:4k") == Workload(random=True, read_share=0.0, bs=4096, in_flight=1)
-    assert w("read:1m:8") == Workload(random=False, read_share=1.0, bs=1024 * 1024, in_flight=8)
-    assert w("randrw:4k:32:70%") == Workload(True, 0.7, 4096, 32)
+    assert w("randwrite:4k") == RaidWorkload(random=True, read_share=0.0, bs=4096, in_flight=1)
+    assert w("read:1m:8") == RaidWorkload(random=False, read_share=1.0, bs=1024 * 1024, in_flight=8)
+    assert w("randrw:4k:32:70%") == RaidWorkload(True, 0.7, 4096, 32)
 
 
 # ---------------------------------------------------------------- study B

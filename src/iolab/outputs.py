@@ -516,7 +516,7 @@ def check_folder(path: str, *, force: bool, what: str) -> Folder:
 
 
 @dataclass(frozen=True)
-class Batch:
+class WriteBatch:
     """Files to write into one folder, and the kind of output they are ('report', ...)."""
 
     target: Target
@@ -524,7 +524,7 @@ class Batch:
     by: str
 
 
-def save(batches: Sequence[Batch], *, force: bool) -> None:
+def save(batches: Sequence[WriteBatch], *, force: bool) -> None:
     """Write every batch, after checking all of them: a refusal writes nothing."""
     with ExitStack() as stack:
         folders = [stack.enter_context(Folder(b.target, force=force)) for b in batches]

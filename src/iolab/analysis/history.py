@@ -20,7 +20,7 @@ it after runs beyond it), and its change from the run before is at least the def
 size (5% for IOPS and MB/s, 10% for p99) with Welch's interval not containing 0. A run beyond
 the bound between two runs inside it is a lone outlier, marked once as one.
 
-Change points. Over the whole series (each run's figure, runs with other load left out),
+RunChange points. Over the whole series (each run's figure, runs with other load left out),
 change points are found by E-divisive means with a permutation test (analysis.changepoint):
 the runs where a new level starts and holds for at least three runs, at the 5% level. Each
 gets the size of the change between the two levels (the mean of the runs' figures on either
@@ -63,7 +63,7 @@ MOST_WINDOW = 1000
 
 
 @dataclass(frozen=True)
-class Point:
+class RunPoint:
     run_id: int
     started_at: float
     values: tuple[float, ...]
@@ -85,7 +85,7 @@ class Point:
 
 
 @dataclass(frozen=True)
-class Step:
+class RunStep:
     """A change between two consecutive points of a series: a step out of (or back into)
     the run-to-run noise, or a lone outlier (`back`: the run after it, back at the level)."""
 
@@ -102,7 +102,7 @@ class Step:
 
 
 @dataclass(frozen=True)
-class Change:
+class RunChange:
     """A change point of a series: the run where a new level starts."""
 
     run_id: int  # the first run of the new level
@@ -115,13 +115,13 @@ class Change:
 
 
 @dataclass(frozen=True)
-class Series:
+class RunSeries:
     setup: str
     workload: str
     metric: Metric
-    points: tuple[Point, ...]
-    steps: tuple[Step, ...]
-    changes: tuple[Change, ...] = ()
+    points: tuple[RunPoint, ...]
+    steps: tuple[RunStep, ...]
+    changes: tuple[RunChange, ...] = ()
 
     @property
     def unit(self) -> str:
@@ -145,11 +145,11 @@ def _load(cases: Sequence[CaseRow]) -> frozenset[str]:
 
 def series(
     runs: Sequence[tuple[RunRow, Sequence[CaseRow]]], window: int = WINDOW, marks: bool = True
-) -> list[Series]:
+) -> list[RunSeries]:
     """Every set-up x workload x metric seen in the runs (oldest first), with its steps and
     change points, each run judged against the `window` runs before it (`marks` False: the
     points alone, for the gate, which judges one run)."""
-    points: dict[tuple[str, str, Metric], list[Point]] = {}
+    points: dict[tuple[str, str, Metric], list[RunPoint]] = {}
     for run, cases in runs:
         grouped: dict[tuple[str, str], list[CaseRow]] = {}
         for case in cases:
@@ -161,17 +161,17 @@ def series(
                 got = tuple(v for c in group if (v := value(c, metric)) is not None)
                 if got:
                     key = (setup, workload, metric)
-                    points.setdefault(key, []).append(Point(run.id, run.started_at, got, load))
+                    points.setdefault(key, []).append(RunPoint(run.id, run.started_at, got, load))
     facts = {run.id: run.environment for run, _ in runs}
     out = []
     for (setup, workload, metric), found in points.items():
         if not marks:
-            out.append(Series(setup, workload, metric, tuple(found), ()))
+            out.append(RunSeries(setup, workload, metric, tuple(found), ()))
             continue
         changes = _changes(found, facts)
         judged = standings(found, changes, window)
         out.append(
-            Series(setup, workload, metric, tuple(found), _steps(judged, metric, facts), changes)
+            RunSeries(setup, workload, metric, tuple(found), _steps(judged, metric, facts), changes)
         )
     return out
 
@@ -182,7 +182,7 @@ class Standing:
     above the upper one, 0 inside or not judged (`noise` None: too little history, or the
     run had other load); `level`: the index of the first point of the level it was judged in."""
 
-    point: Point
+    point: RunPoint
     noise: Prediction | None
     history: tuple[int, ...]  # the runs the prediction rests on
     beyond: int
@@ -193,7 +193,7 @@ class Standing:
 
 
 def standings(
-    points: Sequence[Point], changes: Sequence[Change], window: int = WINDOW
+    points: Sequence[RunPoint], changes: Sequence[RunChange], window: int = WINDOW
 ) -> list[Standing]:
     """Each point judged against the `window` points before it that are its level's: none
     with other load, none that was beyond its own history in that level, none before the
@@ -235,7 +235,7 @@ def _window(
 
 def _steps(
     judged: Sequence[Standing], metric: Metric, facts: Mapping[int, Mapping[str, object]]
-) -> tuple[Step, ...]:
+) -> tuple[RunStep, ...]:
     """Where a run leaves its history's bound, or comes back inside it, by at least the
     rule's size from the run before (Welch's interval not containing 0); a run beyond it
     between two inside it, once, as a lone outlier."""
@@ -255,12 +255,14 @@ def _steps(
             continue  # the change from the run before is within its noise, or too small
         said = differences(facts.get(before.point.run_id, {}), facts.get(at.point.run_id, {}))
         back = after.point.run_id if after is not None and _lone(judged, i) else None
-        out.append(Step(at.point.run_id, change, diff.half_width_pct, diff.significant, said, back))
+        out.append(
+            RunStep(at.point.run_id, change, diff.half_width_pct, diff.significant, said, back)
+        )
     return tuple(out)
 
 
 def _lone(judged: Sequence[Standing], i: int) -> bool:
-    """Point i is beyond its bound, the run before it was not, and the run after it is back
+    """RunPoint i is beyond its bound, the run before it was not, and the run after it is back
     inside the bound point i was judged by."""
     at = judged[i]
     if at.beyond == 0 or i + 1 >= len(judged) or (i > 0 and judged[i - 1].beyond != 0):
@@ -270,8 +272,8 @@ def _lone(judged: Sequence[Standing], i: int) -> bool:
 
 
 def _changes(
-    points: Sequence[Point], facts: Mapping[int, Mapping[str, object]]
-) -> tuple[Change, ...]:
+    points: Sequence[RunPoint], facts: Mapping[int, Mapping[str, object]]
+) -> tuple[RunChange, ...]:
     """The series' change points (over each run's figure, runs with other load left out),
     each with its size and interval between the levels on either side, and the run facts
     that differ at it."""
@@ -286,7 +288,7 @@ def _changes(
         before, at = own[point.index - 1], own[point.index]
         said = differences(facts.get(before.run_id, {}), facts.get(at.run_id, {}))
         out.append(
-            Change(at.run_id, point.p_value, point.mean_before, point.mean_after,
+            RunChange(at.run_id, point.p_value, point.mean_before, point.mean_after,
                    diff.change_pct, diff.half_width_pct, said)
         )  # fmt: skip
     return tuple(out)
@@ -340,13 +342,13 @@ Judged = Literal["history", "new-level", "rule", "short", "foreign"]
 
 
 @dataclass(frozen=True)
-class Verdict:
+class SeriesVerdict:
     """One series of a run, judged: against its history ("history"), a new level the change
     points confirm ("new-level"), one earlier run by the rule alone ("rule": strict, with too
     little history), or not judged ("short": too little history; "foreign": other load)."""
 
-    series: Series
-    latest: Point
+    series: RunSeries
+    latest: RunPoint
     against: tuple[int, ...]  # the runs it was judged against
     level: float  # their mean figure (one run: its mean; a new level: the level before)
     change_pct: float
@@ -357,7 +359,7 @@ class Verdict:
     how: Judged
     bound: float | None = None  # the prediction bound on the worse side
     back: int | None = None  # a lone outlier: the run after it, back at the level
-    since: Change | None = None  # the new level's change point
+    since: RunChange | None = None  # the new level's change point
     loaded: int = 0  # too little history: the earlier runs left out for other load
 
 
@@ -371,7 +373,9 @@ class Gate:
     strict: bool = False
 
 
-def gate(found: Sequence[Series], latest: int, baseline: int | None, how: Gate) -> list[Verdict]:
+def gate(
+    found: Sequence[RunSeries], latest: int, baseline: int | None, how: Gate
+) -> list[SeriesVerdict]:
     """Each series that has the run, judged against the runs before it (or up to and
     including `baseline`); regressions first."""
     out = []
@@ -397,8 +401,8 @@ def _worse(metric: Metric, change: float) -> float:
 
 
 def _judge(
-    one: Series, earlier: Sequence[Point], latest: Point, later: Point | None, how: Gate
-) -> Verdict:
+    one: RunSeries, earlier: Sequence[RunPoint], latest: RunPoint, later: RunPoint | None, how: Gate
+) -> SeriesVerdict:
     """One series of a run: not judged with other load on the host; with too little history,
     by the rule alone (strict) or not at all; else against its history's bound, named as a
     new level where the change points confirm one."""
@@ -406,7 +410,7 @@ def _judge(
     quiet = [p for p in earlier if not p.foreign]
     base = (quiet or earlier)[-1]  # the rule alone: against the latest run without other load
     if latest.foreign:
-        return Verdict(
+        return SeriesVerdict(
             one,
             latest,
             (),
@@ -424,7 +428,7 @@ def _judge(
     if judged.noise is None:
         if how.strict:
             return _by_rule(one, base, latest, allowed)
-        return Verdict(one, latest, judged.history, base.mean, _pct(base.mean, latest.mean),
+        return SeriesVerdict(one, latest, judged.history, base.mean, _pct(base.mean, latest.mean),
                        None, allowed, False, "too little history: not judged", "short",
                        loaded=sum(p.foreign for p in earlier))  # fmt: skip
     verdict = _by_history(one, judged, later, allowed)
@@ -435,7 +439,9 @@ def _pct(level: float, figure: float) -> float:
     return (figure / level - 1) * 100 if level else 0.0
 
 
-def _by_history(one: Series, judged: Standing, later: Point | None, allowed: float) -> Verdict:
+def _by_history(
+    one: RunSeries, judged: Standing, later: RunPoint | None, allowed: float
+) -> SeriesVerdict:
     noise = judged.noise
     assert noise is not None
     latest = judged.point
@@ -455,7 +461,7 @@ def _by_history(one: Series, judged: Standing, later: Point | None, allowed: flo
         else f"worse than the rule, but within what {runs} predict" if worse
         else "within the rule"
     )  # fmt: skip
-    return Verdict(
+    return SeriesVerdict(
         one,
         latest,
         judged.history,
@@ -472,8 +478,11 @@ def _by_history(one: Series, judged: Standing, later: Point | None, allowed: flo
 
 
 def _new_level(
-    verdict: Verdict, changes: Sequence[Change], sequence: Sequence[Point], judged: Standing
-) -> Verdict | None:
+    verdict: SeriesVerdict,
+    changes: Sequence[RunChange],
+    sequence: Sequence[RunPoint],
+    judged: Standing,
+) -> SeriesVerdict | None:
     """A regression that the change points confirm: the latest change point is younger than
     the level the run was judged in (its new level, which the run is on, has too few runs to
     be a history of its own) and moved the way the run failed, by more than the rule: named
@@ -491,7 +500,7 @@ def _new_level(
     )  # fmt: skip
 
 
-def _by_rule(one: Series, base: Point, latest: Point, allowed: float) -> Verdict:
+def _by_rule(one: RunSeries, base: RunPoint, latest: RunPoint, allowed: float) -> SeriesVerdict:
     """The rule alone against one run (strict, with too little history): worse than the rule
     and the whole Welch interval beyond it; with one repetition on a side, the size alone."""
     diff = compare(list(base.values), list(latest.values))
@@ -507,7 +516,7 @@ def _by_rule(one: Series, base: Point, latest: Point, allowed: float) -> Verdict
             else "worse than the rule, but within the noise" if worse > allowed
             else "within the rule"
         )  # fmt: skip
-    return Verdict(one, latest, (base.run_id,), base.mean, change, half, allowed, real, words,
+    return SeriesVerdict(one, latest, (base.run_id,), base.mean, change, half, allowed, real, words,
                    "rule")  # fmt: skip
 
 

@@ -137,7 +137,7 @@ def _p_value(before: Sequence[float], after: Sequence[float], found: Shift) -> f
 
 
 @dataclass(frozen=True)
-class Level:
+class SpeedLevel:
     """One of the two speeds of a case: how long it held and its means."""
 
     seconds: float
@@ -146,13 +146,13 @@ class Level:
 
 
 @dataclass(frozen=True)
-class Step:
+class SpeedStep:
     """A case's figure that mixes two speeds."""
 
     at_s: float  # when the first speed ended, on the logs' clock (the time charts' x axis)
     interval_s: float  # fio's logging interval
-    before: Level
-    after: Level
+    before: SpeedLevel
+    after: SpeedLevel
     moved_bytes: float  # moved (written, read) before the change
     verb: str  # "written", "read", "read and written"
 
@@ -172,7 +172,7 @@ class Step:
         return f"{way} {abs(pct):.0f}%" if pct is not None else f"{way} from a standstill"
 
 
-def step(samples: Sequence[Sample]) -> Step | None:
+def step(samples: Sequence[Sample]) -> SpeedStep | None:
     """The lasting change of speed in a case's per-interval bandwidth; None without one."""
     series = _per_interval(samples, "bw")
     if len(series) < 2:
@@ -187,7 +187,7 @@ def step(samples: Sequence[Sample]) -> Step | None:
     spans = [interval, *((b - a) / 1000 for a, b in itertools.pairwise(times))]
     iops = dict(_per_interval(samples, "iops"))
     first, second = slice(0, found.index), slice(found.index, None)
-    return Step(
+    return SpeedStep(
         times[found.index - 1] / 1000,
         interval,
         _level(series[first], spans[first], iops),
@@ -208,9 +208,9 @@ def _per_interval(samples: Sequence[Sample], metric: str) -> list[tuple[int, flo
 
 def _level(
     points: Sequence[tuple[int, float]], spans: Sequence[float], iops: dict[int, float]
-) -> Level:
+) -> SpeedLevel:
     known = [iops[t] for t, _ in points if t in iops]
-    return Level(
+    return SpeedLevel(
         sum(spans),
         statistics.fmean(v for _, v in points),
         statistics.fmean(known) if len(known) == len(points) else None,
@@ -222,7 +222,7 @@ def _verb(directions: set[str]) -> str:
     return "read and written" if reads and writes else "read" if reads else "written"
 
 
-def warning(found: Step, figure_bw: float | None = None) -> CheckWarning:
+def warning(found: SpeedStep, figure_bw: float | None = None) -> CheckWarning:
     """The cell's warning: which speed is which, when it changed and what had moved by then.
     `figure_bw` is the case's figure (bytes/s); without it, the series' mean."""
     before, after = found.before, found.after
@@ -253,7 +253,7 @@ def warnings(
     return (warning(found, metrics.total_bw_bytes if metrics is not None else None),)
 
 
-def words(found: Step) -> str:
+def words(found: SpeedStep) -> str:
     """The step in a few words, for a chart's caption."""
     way = "fell" if found.after.bw_bytes < found.before.bw_bytes else "rose"
     return (
@@ -262,7 +262,7 @@ def words(found: Step) -> str:
     )
 
 
-def _speed(level: Level) -> str:
+def _speed(level: SpeedLevel) -> str:
     iops = f" ({level.iops:,.0f} IOPS)" if level.iops is not None else ""
     return f"{_mbps(level.bw_bytes)} MB/s{iops}"
 

@@ -107,7 +107,7 @@ class ModelError(ValueError):
 
 
 @dataclass(frozen=True)
-class Workload:
+class RaidWorkload:
     """What the model needs of a workload: pattern, block size, read share, I/Os in flight."""
 
     random: bool
@@ -169,7 +169,7 @@ class Geometry:
 
 
 @dataclass(frozen=True)
-class Prediction:
+class RaidPrediction:
     """The array's figures for one workload, with the rule that gave them."""
 
     factor: float  # the array as a multiple of the single device
@@ -217,7 +217,7 @@ def fewest(level: str) -> int:
     return RAIDS["mdadm"].levels[level].fewest
 
 
-def workload(options: Mapping[str, object]) -> Workload | None:
+def workload(options: Mapping[str, object]) -> RaidWorkload | None:
     """A stored workload's fio options as the model reads them; None for trims, and for
     values it cannot read (fio's "4k,64k" split block sizes, ...)."""
     try:
@@ -226,7 +226,7 @@ def workload(options: Mapping[str, object]) -> Workload | None:
         return None
 
 
-def _read(options: Mapping[str, object]) -> Workload | None:
+def _read(options: Mapping[str, object]) -> RaidWorkload | None:
     rw = str(options.get("rw", options.get("readwrite", "read")))
     if rw in _READS:
         share = _READS[rw]
@@ -235,7 +235,7 @@ def _read(options: Mapping[str, object]) -> Workload | None:
     else:
         return None
     depth = _count(options.get("iodepth", 1)) * _count(options.get("numjobs", 1))
-    return Workload(rw.startswith("rand"), share, parse_size(options.get("bs", "4k")), depth)
+    return RaidWorkload(rw.startswith("rand"), share, parse_size(options.get("bs", "4k")), depth)
 
 
 def _mix_share(options: Mapping[str, object]) -> float:
@@ -250,7 +250,7 @@ def _count(value: object) -> int:
     return units.whole(str(value))  # ASCII digits: "3_2" is not 32
 
 
-def parse_workload(text: str) -> Workload:
+def parse_workload(text: str) -> RaidWorkload:
     """RW:BS[:QD[:READ%]], e.g. "randwrite:4k:1", "read:1m:8", "randrw:4k:32:70"."""
     parts = text.split(":")
     rw = parts[0]
@@ -290,7 +290,7 @@ def _pieces(array: Geometry, bs: int) -> float:
     return min(math.ceil(bs / array.chunk), array.data)
 
 
-def read_factor(array: Geometry, w: Workload) -> tuple[float, str]:
+def read_factor(array: Geometry, w: RaidWorkload) -> tuple[float, str]:
     if w.in_flight == 1:
         k = _pieces(array, w.bs)
         return k, "one member" if k == 1 else f"split over {k:g} members"
@@ -300,7 +300,7 @@ def read_factor(array: Geometry, w: Workload) -> tuple[float, str]:
 
 
 def write_factor(
-    array: Geometry, w: Workload, rho: float = 1.0, spread: float = SPREAD
+    array: Geometry, w: RaidWorkload, rho: float = 1.0, spread: float = SPREAD
 ) -> tuple[float, str]:
     width = array.data * array.chunk
     if w.in_flight > 1:
@@ -321,7 +321,7 @@ def write_factor(
 
 
 def factor(
-    array: Geometry, w: Workload, rho: float = 1.0, spread: float = SPREAD
+    array: Geometry, w: RaidWorkload, rho: float = 1.0, spread: float = SPREAD
 ) -> tuple[float, str]:
     """The array as a multiple of one device for workload `w`, and the rule's words."""
     r = w.read_share
@@ -336,12 +336,14 @@ def factor(
     return mixed, f"reads: {read_rule}; writes: {write_rule}"
 
 
-def predict(array: Geometry, w: Workload, single: Single, spread: float = SPREAD) -> Prediction:
+def predict(
+    array: Geometry, w: RaidWorkload, single: Single, spread: float = SPREAD
+) -> RaidPrediction:
     """The array's IOPS and bandwidth for `w`, from the single device's for the same `w`."""
     found, words = factor(array, w, single.read_time_ratio, spread)
     ceiling = w.in_flight > 1
     rule = f"{'ceiling' if ceiling else 'QD1'}: {words} (x{found:.2f})"
-    return Prediction(found, single.iops * found, single.bw_bytes * found, rule, ceiling)
+    return RaidPrediction(found, single.iops * found, single.bw_bytes * found, rule, ceiling)
 
 
 # ---------------------------------------------------------------- advice
@@ -352,7 +354,7 @@ class Ranked:
     """One level's predictions for the user's workloads, and its overall score."""
 
     array: Geometry
-    predictions: tuple[Prediction, ...]
+    predictions: tuple[RaidPrediction, ...]
 
     @property
     def score(self) -> float:
@@ -362,7 +364,7 @@ class Ranked:
 
 
 def rank(
-    devices: int, needs: Sequence[tuple[Workload, Single]], chunk: int | None = None
+    devices: int, needs: Sequence[tuple[RaidWorkload, Single]], chunk: int | None = None
 ) -> list[Ranked]:
     """RAID levels 0, 1, 5, 6, 10 that `devices` members can build, best first: by score,
     then failures tolerated, then capacity."""

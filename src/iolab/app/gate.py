@@ -16,7 +16,7 @@ from iolab.store import RunRow, Store
 class History:
     plan_name: str
     runs: tuple[RunRow, ...]
-    series: tuple[history.Series, ...]
+    series: tuple[history.RunSeries, ...]
 
 
 def plan_history(db: str, plan_name: str | None, ui: Ui, run_ids: Sequence[int] = ()) -> History:
@@ -72,7 +72,7 @@ CHECK_RUNS = 60  # the earlier runs a check reads, at least: its windows and cha
 
 def check(
     db: str, request: CheckRequest, ui: Ui
-) -> tuple[int, history.Gate, list[history.Verdict]]:
+) -> tuple[int, history.Gate, list[history.SeriesVerdict]]:
     """`iolab check`: the latest run (or RUN) of its plan against the runs of the plan before
     it (or up to and including --baseline), under the rules, window and strictness given,
     then its plan's [check], then the defaults: (the run, how it was judged, verdicts)."""

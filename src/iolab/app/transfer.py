@@ -162,5 +162,5 @@ def export_run(
         return texts[output], []
     folder = outputs.split(output)[0]
     files = {outputs.split(path)[1]: text.encode() for path, text in texts.items()}
-    outputs.save([outputs.Batch(folder, files, "export")], force=force)
+    outputs.save([outputs.WriteBatch(folder, files, "export")], force=force)
     return "", [f"wrote {path}" for path in texts]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from iolab.analysis import raid_model
-from iolab.analysis.raid_model import Ranked, Single, Workload
+from iolab.analysis.raid_model import RaidWorkload, Ranked, Single
 from iolab.errors import ReportError
 from iolab.report.cells import MB, UNITS, Cell, Row, Table, format_value
 from iolab.report.document import Document, Section
@@ -28,7 +28,7 @@ DEFAULT_WORKLOADS = {
 
 
 def from_figures(
-    figures: Mapping[str, float | None], workloads: Sequence[Workload]
+    figures: Mapping[str, float | None], workloads: Sequence[RaidWorkload]
 ) -> list[Figures]:
     """Figures per workload from one device's read/write IOPS and MB/s (keys as
     DEFAULT_WORKLOADS's); ReportError for a workload whose figure is missing."""
@@ -44,7 +44,7 @@ def from_figures(
     return [_one(figures, w) for w in workloads]
 
 
-def _one(figures: Mapping[str, float | None], w: Workload) -> Figures:
+def _one(figures: Mapping[str, float | None], w: RaidWorkload) -> Figures:
     unit = "iops" if Figures("", w, Single(0, 0)).metric() == "iops" else "mbps"
     per_io = {}  # direction -> seconds per I/O of one device
     for direction, share in (("read", w.read_share), ("write", 1 - w.read_share)):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from iolab.analysis.history import FOREIGN, Change, Series, imported
+from iolab.analysis.history import FOREIGN, RunChange, RunSeries, imported
 from iolab.analysis.stats import summarize
 from iolab.names import one_line
 from iolab.report.cells import Cell, Row, Table, format_value, utc
@@ -21,7 +21,7 @@ MOST_CHARTS = 60  # a long plan draws the series that moved most; the table list
 MOST_TICKS = 12
 
 
-def document(plan_name: str, runs: Sequence[RunRow], found: Sequence[Series]) -> Document:
+def document(plan_name: str, runs: Sequence[RunRow], found: Sequence[RunSeries]) -> Document:
     moved = sorted((s for s in found if s.steps or s.changes or any(p.foreign for p in s.points)),
                    key=_moved, reverse=True)  # fmt: skip
     drawn = moved[:MOST_CHARTS]
@@ -35,11 +35,11 @@ def document(plan_name: str, runs: Sequence[RunRow], found: Sequence[Series]) ->
     return Document(title, _subtitle(plan_name, runs), tuple(sections))
 
 
-def _label(series: Series) -> str:
+def _label(series: RunSeries) -> str:
     return f"{series.setup} · {series.workload} · {series.metric}"
 
 
-def _moved(series: Series) -> float:
+def _moved(series: RunSeries) -> float:
     sizes = [abs(c.change_pct or 0.0) for c in series.changes]
     return max([*sizes, *(abs(s.change_pct) for s in series.steps)], default=0.0)
 
@@ -55,7 +55,7 @@ def _subtitle(plan_name: str, runs: Sequence[RunRow]) -> tuple[str, ...]:
     return tuple(said)
 
 
-def _table(found: Sequence[Series]) -> Table:
+def _table(found: Sequence[RunSeries]) -> Table:
     rows = []
     for series in found:
         first, latest = series.points[0], series.points[-1]
@@ -72,7 +72,7 @@ def _table(found: Sequence[Series]) -> Table:
     )  # fmt: skip
 
 
-def _chart(series: Series) -> Chart:
+def _chart(series: RunSeries) -> Chart:
     """The points in time order, one step apart (an imported run's id may be higher than a
     later run's), each labelled with its run's id."""
     runs = tuple(float(i) for i in range(len(series.points)))
@@ -94,7 +94,7 @@ def _chart(series: Series) -> Chart:
     )
 
 
-def _levels(series: Series) -> tuple[float | None, ...]:
+def _levels(series: RunSeries) -> tuple[float | None, ...]:
     """Each run's level: the mean of the figures between the change points around it."""
     if not series.changes:
         return ()
@@ -107,18 +107,18 @@ def _levels(series: Series) -> tuple[float | None, ...]:
     return tuple(out)
 
 
-def _ticks(series: Series) -> tuple[tuple[float, str], ...]:
+def _ticks(series: RunSeries) -> tuple[tuple[float, str], ...]:
     """A tick per run, or about a dozen evenly spaced over a long history."""
     every = max(1, len(series.points) // MOST_TICKS)
     return tuple((float(i), str(p.run_id)) for i, p in enumerate(series.points) if i % every == 0)
 
 
-def _region(series: Series, change: Change) -> Region:
+def _region(series: RunSeries, change: RunChange) -> Region:
     at = [p.run_id for p in series.points].index(change.run_id)
     return Region(max(at - 1, 0) + 0.0, at + 0.0, f"change point at run {change.run_id}")
 
 
-def _caption(series: Series) -> str:
+def _caption(series: RunSeries) -> str:
     if not series.changes:
         return "No change point; the runs' steps beyond the run-to-run noise are listed below."
     said = [
@@ -131,7 +131,7 @@ def _caption(series: Series) -> str:
     return "Change points (the shaded runs): " + ", ".join(said) + "."
 
 
-def _said(series: Series) -> tuple[Notes, ...]:
+def _said(series: RunSeries) -> tuple[Notes, ...]:
     lines = [
         f"run {s.run_id}: {s.change_pct:+.1f}%"
         + (f" ± {s.half_width_pct:.1f}%" if s.half_width_pct is not None else "")

@@ -5,8 +5,8 @@
 
 from iolab.runner.campaign import (
     Campaign,
+    CampaignStep,
     Consent,
-    Step,
     ask_hosts,
     build,
     check,
@@ -20,9 +20,9 @@ from iolab.runner.listener import Listener
 
 __all__ = [
     "Campaign",
+    "CampaignStep",
     "Consent",
     "Listener",
-    "Step",
     "ask_hosts",
     "build",
     "check",

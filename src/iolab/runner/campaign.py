@@ -37,7 +37,7 @@ MOUNT_ROOT = Path("/run/iolab")
 
 
 @dataclass(frozen=True)
-class Step:
+class CampaignStep:
     """One case in the matrix: its workload options, with "auto" values still to resolve."""
 
     case: Case
@@ -81,7 +81,7 @@ class Campaign:
     executor: Executor
     consent: Consent
     paths: dict[str, Prepared]
-    steps: list[Step] = field(default_factory=list)
+    steps: list[CampaignStep] = field(default_factory=list)
 
     def executor_for(self, setup: Setup) -> Executor:
         """Who runs the set-up's cases: on hosts, the first `host_count` of them."""
@@ -89,7 +89,7 @@ class Campaign:
             return replace(self.executor, hosts=self.executor.hosts[: setup.host_count])
         return self.executor
 
-    def preview(self, step: Step) -> jobfile.Job:
+    def preview(self, step: CampaignStep) -> jobfile.Job:
         """The job as it will run; on a set-up still to build, its planned file and sizes."""
         setup = step.case.setup
         if setup.name in self.paths:
@@ -134,7 +134,7 @@ def build(
 
 def _with_steps(campaign: Campaign) -> Campaign:
     positions = {w.name: i for i, w in enumerate(campaign.plan.workloads)}
-    campaign.steps = [Step(c, positions[c.workload.name]) for c in campaign.plan.cases()]
+    campaign.steps = [CampaignStep(c, positions[c.workload.name]) for c in campaign.plan.cases()]
     return campaign
 
 

@@ -25,7 +25,7 @@ from iolab.fio.hosts import Cluster
 from iolab.fio.outcome import Outcome, failure
 from iolab.model import HOST_LOST, CaseMetrics, CheckWarning, Result, Setup, Window
 from iolab.runner import precondition, telemetry
-from iolab.runner.campaign import Campaign, Step, footprint, mountpoint
+from iolab.runner.campaign import Campaign, CampaignStep, footprint, mountpoint
 from iolab.runner.listener import Listener
 from iolab.runner.repeats import Repeats
 from iolab.runner.search import Search
@@ -260,7 +260,11 @@ class _Run:
                 self.keep(_setup_failed(step, f"set-up {setup.name!r} failed: {error}"), step)
 
     def precondition(
-        self, setup: Setup, first: Step, target: Prepared, record: Callable[[JSONDict], None]
+        self,
+        setup: Setup,
+        first: CampaignStep,
+        target: Prepared,
+        record: Callable[[JSONDict], None],
     ) -> str:
         """Fill the target as the set-up asks; the state it leaves the target in."""
         state = precondition.initial_state(setup, target)
@@ -289,7 +293,7 @@ class _Run:
         kinds = precondition.FILLS[setup.precondition]
         return precondition.filled(state, kinds)
 
-    def case(self, step: Step, target: Prepared, state: str = "") -> None:
+    def case(self, step: CampaignStep, target: Prepared, state: str = "") -> None:
         campaign = self.campaign
         index = len(self.done) + len(self.results) + 1
         start = self.order.get(id(step))  # None: an extra repetition of repeat = "auto"
@@ -319,7 +323,7 @@ class _Run:
             self.devices[name] = telemetry.devices_of(target.paths())
         return self.devices[name]
 
-    def keep(self, result: Result, step: Step) -> None:
+    def keep(self, result: Result, step: CampaignStep) -> None:
         self.store.save(self.run_id, result, step.position)
         self.results.append(result)
         self.listener.case_finished(result)
@@ -446,12 +450,12 @@ def _remove(made: evidence.Made, token: str) -> str:
     return ""
 
 
-def _setup_failed(step: Step, message: str) -> Result:
+def _setup_failed(step: CampaignStep, message: str) -> Result:
     now = time.time()
     return Result(case=step.case, status="failed", started_at=now, ended_at=now, error=message)
 
 
-def _eta(remaining: Iterable[Step], overhead: list[float]) -> float:
+def _eta(remaining: Iterable[CampaignStep], overhead: list[float]) -> float:
     steps = list(remaining)
     per_case = sum(overhead) / len(overhead) if overhead else 1.0
     return sum(s.planned_s for s in steps) + per_case * len(steps)
@@ -500,7 +504,7 @@ def _known(campaign: Campaign, job: jobfile.Job, target: Prepared, state: str) -
 
 
 def run_step(
-    step: Step,
+    step: CampaignStep,
     job: jobfile.Job,
     executor: Executor,
     listener: Listener,
@@ -530,7 +534,7 @@ def run_step(
 
 
 def _result(
-    step: Step,
+    step: CampaignStep,
     job: jobfile.Job,
     outcome: Outcome,
     text: str,

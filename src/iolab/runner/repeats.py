@@ -11,13 +11,13 @@ from dataclasses import replace
 from iolab.analysis import stats, steady
 from iolab.model import Case, Setup, SteadyRecord, SteadyRounds
 from iolab.runner import precondition
-from iolab.runner.campaign import Campaign, Step
+from iolab.runner.campaign import Campaign, CampaignStep
 from iolab.runner.listener import Listener
 from iolab.store import Store
 from iolab.targets.facts import JSONDict
 from iolab.targets.path import Prepared
 
-CaseRunner = Callable[[Step, Prepared, str], None]  # runs one case and keeps its result
+CaseRunner = Callable[[CampaignStep, Prepared, str], None]  # runs one case and keeps its result
 
 
 class Repeats:
@@ -29,7 +29,7 @@ class Repeats:
         self.campaign, self.store, self.run_id = campaign, store, run_id
         self.listener, self.case = listener, case
 
-    def repeat_more(self, step: Step, target: Prepared, state: str) -> str:
+    def repeat_more(self, step: CampaignStep, target: Prepared, state: str) -> str:
         """repeat = "auto": after a point's planned repetitions, more until its interval is
         within the target (or the most repetitions ran); says how close it came."""
         auto, case = self.campaign.plan.auto_repeat, step.case
@@ -39,7 +39,7 @@ class Repeats:
         while (number := self.next_repetition(case)) <= auto.most and _too_wide(
             values, auto.target
         ):  # failed repetitions count too: this ends
-            extra = Step(replace(case, repetition=number), step.position)
+            extra = CampaignStep(replace(case, repetition=number), step.position)
             self.case(extra, target, state)
             state = precondition.after(state, case.workload.options)
             values = self.values(case)
@@ -53,7 +53,7 @@ class Repeats:
         return state
 
     def rounds_more(
-        self, step: Step, target: Prepared, state: str, record: Callable[[JSONDict], None]
+        self, step: CampaignStep, target: Prepared, state: str, record: Callable[[JSONDict], None]
     ) -> str:
         """[steady] rounds: after the first `window` rounds, a round more (every workload)
         until the tracked workload is steady or the most rounds ran; the determination is
@@ -68,7 +68,7 @@ class Repeats:
         while (verdict is None or not verdict.steady) and number < rounds.most:
             number += 1
             for workload in plan.workloads:
-                extra = Step(Case(case.setup, workload, number), positions[workload.name])
+                extra = CampaignStep(Case(case.setup, workload, number), positions[workload.name])
                 self.case(extra, target, state)
                 state = precondition.after(state, workload.options)
             verdict = self.judge(case.setup, rounds)

@@ -30,7 +30,7 @@ from iolab.model import (
     Workload,
 )
 from iolab.runner import precondition
-from iolab.runner.campaign import Campaign, Step, host_problem
+from iolab.runner.campaign import Campaign, CampaignStep, host_problem
 from iolab.runner.listener import Listener
 from iolab.runner.repeats import CaseRunner
 from iolab.store import CaseRow, Store
@@ -55,7 +55,7 @@ class Search:
         self.found: dict[str, dict[str, PeakRecord]] = {}  # by set-up, then workload
 
     def search_more(
-        self, step: Step, target: Prepared, state: str, record: Callable[[JSONDict], None]
+        self, step: CampaignStep, target: Prepared, state: str, record: Callable[[JSONDict], None]
     ) -> str:
         """After a method workload's start (or its closing "again" case, which a resumed run
         reaches first): the search to its end, the curve, the record, and what was found."""
@@ -143,7 +143,7 @@ class _Points:
                 return None
             if not self.live:
                 raise _Missing(workload.name)
-            step = Step(Case(self.case.setup, workload, repetition), self.position)
+            step = CampaignStep(Case(self.case.setup, workload, repetition), self.position)
             self.run.case(step, self.target, self.state)
             self.state = precondition.after(self.state, workload.options)
             self.ran += 1

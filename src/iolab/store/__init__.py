@@ -62,7 +62,7 @@ class Store:
             raise check.unreadable(self.path, error) from None
 
     @staticmethod
-    def check_path(path: str | Path, create: bool = True) -> check.Found:
+    def check_path(path: str | Path, create: bool = True) -> check.DbFound:
         """A database is a regular file that iolab created (or, to create, a new name in an
         existing folder, or an empty file), and not damaged; found out without writing."""
         return check.check(path, create)

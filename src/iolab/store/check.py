@@ -36,14 +36,14 @@ BUGS = (sqlite3.ProgrammingError, sqlite3.IntegrityError)
 
 
 @dataclass(frozen=True)
-class Found:
+class DbFound:
     """What a --db path holds: nothing yet, an empty file, or an iolab database (its schema)."""
 
     kind: Literal["missing", "empty", "iolab"]
     version: int = 0
 
 
-def check(path: str | Path, create: bool) -> Found:
+def check(path: str | Path, create: bool) -> DbFound:
     """`path` as a database iolab may open: a plain file name that holds an iolab database, or
     is empty (or, to `create`, missing). Anything else is one StoreError, before any write."""
     special(path)
@@ -81,17 +81,17 @@ def special(path: str | Path) -> None:
         )
 
 
-def examine(path: Path) -> Found:
+def examine(path: Path) -> DbFound:
     """Look at `path` without changing it: first its header, then (read-only) its schema."""
     try:
         with open(path, "rb") as handle:
             head = handle.read(HEADER)
     except FileNotFoundError:
-        return Found("missing")
+        return DbFound("missing")
     except OSError as error:
         raise StoreError(f"{path} cannot be read ({error.strerror}); {USE_ANOTHER}") from None
     if not head:
-        return Found("empty")
+        return DbFound("empty")
     if len(head) < HEADER or not head.startswith(MAGIC):
         raise StoreError(f"{path} is not an iolab database ({_what(path)}); {USE_ANOTHER}")
     mark = int.from_bytes(head[68:72], "big")
@@ -122,7 +122,7 @@ def _foreign(path: Path) -> StoreError:
     )
 
 
-def _schema(path: Path, marked: bool) -> Found:
+def _schema(path: Path, marked: bool) -> DbFound:
     """The schema, read through a read-only connection. A journal that a dead iolab left on
     its own database is rolled back first; a dead program's journal on another file is left
     alone."""
@@ -143,7 +143,7 @@ def _schema(path: Path, marked: bool) -> Found:
         raise unreadable(path, error) from None
 
 
-def _look(path: Path) -> Found:
+def _look(path: Path) -> DbFound:
     """What the file holds; an iolab database must pass quick_check."""
     with read_only(path) as db:
         found = _classify(path, db)
@@ -165,7 +165,7 @@ def _roll_back(path: Path) -> None:
         raise unreadable(path, error) from None
 
 
-def _classify(path: Path, db: sqlite3.Connection) -> Found:
+def _classify(path: Path, db: sqlite3.Connection) -> DbFound:
     mark = int(db.execute("PRAGMA application_id").fetchone()[0])
     version = int(db.execute("PRAGMA user_version").fetchone()[0])
     objects = int(db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0])
@@ -181,11 +181,11 @@ def _classify(path: Path, db: sqlite3.Connection) -> Found:
         missing = sorted(tables_of(version) - tables)
         if missing:
             raise StoreError(f"{path} is damaged (no table {missing[0]}); {RESTORE}")
-        return Found("iolab", version)
+        return DbFound("iolab", version)
     if objects == 0 and version == 0:
-        return Found("empty")
+        return DbFound("empty")
     if version in UNMARKED_VERSIONS and tables == tables_of(version):
-        return Found("iolab", version)
+        return DbFound("iolab", version)
     raise _foreign(path)
 
 

@@ -53,7 +53,7 @@ class Disk:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class RehearsalVerdict:
     """What a set-up's rehearsal did, in one line."""
 
     setup: str
@@ -152,23 +152,25 @@ def last_said(output: str) -> str:
     return line.removeprefix("iolab: ").removeprefix("error: ")
 
 
-def verdict(name: str, returncode: int, output: str, cases: Cases) -> Verdict:
+def verdict(name: str, returncode: int, output: str, cases: Cases) -> RehearsalVerdict:
     """What one set-up's `iolab run` did, from its exit status, output and stored cases."""
     if returncode == 0:
-        return Verdict(name, True, "built, ran and torn down")
+        return RehearsalVerdict(name, True, "built, ran and torn down")
     errors = [error for status, error in cases if status != "ok" and error]
     if errors:
         error = errors[0]
         failed = f"set-up {name!r} failed: "
         if not error.startswith(failed):
-            return Verdict(name, False, f"built; fio failed: {error}; torn down")
+            return RehearsalVerdict(name, False, f"built; fio failed: {error}; torn down")
         error = error.removeprefix(failed).removeprefix("set-up step failed: ")
         error = error.replace("; and teardown step failed: ", "; and its teardown failed: ")
-        return Verdict(name, False, f"did not build: {error}")
+        return RehearsalVerdict(name, False, f"did not build: {error}")
     said = last_said(output)
     if cases and "teardown step failed: " in said:
-        return Verdict(name, False, f"built and ran; teardown failed: {said.split(': ', 1)[1]}")
-    return Verdict(name, False, f"did not run: {said}")
+        return RehearsalVerdict(
+            name, False, f"built and ran; teardown failed: {said.split(': ', 1)[1]}"
+        )
+    return RehearsalVerdict(name, False, f"did not run: {said}")
 
 
 def work_dir() -> Path:
@@ -185,7 +187,7 @@ def mapping_line(found: Sequence[Disk]) -> str:
     )
 
 
-def rehearse(plan: Plan, say: Callable[[str], None], stored: Stored) -> list[Verdict]:
+def rehearse(plan: Plan, say: Callable[[str], None], stored: Stored) -> list[RehearsalVerdict]:
     """Rehearse every set-up built on devices, one line each through `say`; path set-ups are
     only mentioned. TargetError (one line) when there is nothing to rehearse or no kernel."""
     problem = lab.missing()
@@ -212,9 +214,11 @@ def rehearse(plan: Plan, say: Callable[[str], None], stored: Stored) -> list[Ver
 def _one(
     plan: Plan, setup: Setup, kernel: lab.Kernel, folder: Path, say: Callable[[str], None],
     stored: Stored,
-) -> Verdict:  # fmt: skip
+) -> RehearsalVerdict:  # fmt: skip
     if setup.layout is None:
-        said = Verdict(setup.name, True, f"not rehearsed: a path ({setup.path}), nothing to build")
+        said = RehearsalVerdict(
+            setup.name, True, f"not rehearsed: a path ({setup.path}), nothing to build"
+        )
         say(f"{setup.name}: {said.text}")
         return said
     index = plan.setups.index(setup)

@@ -118,11 +118,11 @@ def emit(
     said, batches = [], []
     if export_dir is not None:
         files = exported(document)
-        batches.append(outputs.Batch(outputs.Target(export_dir, named=True), files, "report"))
+        batches.append(outputs.WriteBatch(outputs.Target(export_dir, named=True), files, "report"))
         said.append(f"wrote {len(files)} files (charts: PNG and SVG; tables: CSV) in {export_dir}")
     if output != "-":
         folder, name = outputs.split(output)
-        batches.append(outputs.Batch(folder, {name: rendered.text.encode(), **rendered.files},
+        batches.append(outputs.WriteBatch(folder, {name: rendered.text.encode(), **rendered.files},
                                      "report"))  # fmt: skip
     outputs.save(batches, force=force)
     if output == "-":

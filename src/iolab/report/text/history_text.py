@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from iolab.analysis.history import (
     CPU_BOUND,
     FOREIGN,
-    Change,
-    Point,
-    Series,
-    Step,
-    Verdict,
+    RunChange,
+    RunPoint,
+    RunSeries,
+    RunStep,
+    SeriesVerdict,
     imported,
     runs_said,
 )
@@ -33,7 +33,7 @@ def _figure(value: float, unit: str) -> str:
     return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}" if unit != "µs" else f"{value:,.0f}"
 
 
-def _step(step: Step) -> str:
+def _step(step: RunStep) -> str:
     size = f"{step.change_pct:+.1f}%"
     if step.half_width_pct is not None:
         size += f" ± {step.half_width_pct:.1f}%"
@@ -44,28 +44,28 @@ def _step(step: Step) -> str:
     return f"  <- change {size}"
 
 
-def _load(point: Point) -> str:
+def _load(point: RunPoint) -> str:
     """A run's load marks: other load on the host (not judged), fio's own CPU load."""
     if point.foreign:
         return f"  [{FOREIGN}: other load on the host, not judged]"
     return f"  [{CPU_BOUND}: fio's own load]" if CPU_BOUND in point.load else ""
 
 
-def _level(change: Change) -> str:
+def _level(change: RunChange) -> str:
     size = "from 0" if change.change_pct is None else f"{change.change_pct:+.1f}%"
     if change.half_width_pct is not None:
         size += f" ± {change.half_width_pct:.1f}%"
     return f"  <= new level {size} (p {change.p_value:.3f})"
 
 
-def _marks(step: Step | None, change: Change | None) -> str:
+def _marks(step: RunStep | None, change: RunChange | None) -> str:
     """A run's marks: its step, its change point, then once what differs from the run before."""
     facts = (step.facts if step else ()) or (change.facts if change else ())
     said = f"; changed: {', '.join(facts)}" if facts else ""
     return (_step(step) if step else "") + (_level(change) if change else "") + said
 
 
-def history(plan_name: str, runs: Sequence[RunRow], found: Sequence[Series]) -> str:
+def history(plan_name: str, runs: Sequence[RunRow], found: Sequence[RunSeries]) -> str:
     lines = [f"plan {one_line(plan_name)!r}: {len(runs)} runs, {len(found)} series"]
     joined = set(imported(plan_name, runs))
     if joined:
@@ -86,7 +86,7 @@ def history(plan_name: str, runs: Sequence[RunRow], found: Sequence[Series]) -> 
     return "\n".join(lines) + "\n"
 
 
-def history_json(plan_name: str, found: Sequence[Series]) -> str:
+def history_json(plan_name: str, found: Sequence[RunSeries]) -> str:
     out = {
         "plan": plan_name,
         "series": [
@@ -118,7 +118,7 @@ CSV_HEADER = ("setup", "workload", "metric", "unit", "run", "started_at", "media
               "outlier", "load")  # fmt: skip
 
 
-def history_csv(found: Sequence[Series]) -> str:
+def history_csv(found: Sequence[RunSeries]) -> str:
     """One line per series and run, long ("tidy"): the run's median and mean with its
     repetitions' 95% interval, the step from the run before where one is marked (a lone
     outlier's too, `outlier` 1), the change of level where a change point starts, the time to
@@ -144,7 +144,7 @@ def history_csv(found: Sequence[Series]) -> str:
     return buffer.getvalue()
 
 
-def verdict(v: Verdict) -> str:
+def verdict(v: SeriesVerdict) -> str:
     """A judged series in one line: its change, against what, and the words of the verdict."""
     s = v.series
     head = "REGRESSION" if v.regression else "ok"
@@ -168,7 +168,7 @@ def verdict(v: Verdict) -> str:
     return f"{head}: {said}"
 
 
-def unjudged(latest: int, verdicts: Sequence[Verdict], strict: bool) -> list[str]:
+def unjudged(latest: int, verdicts: Sequence[SeriesVerdict], strict: bool) -> list[str]:
     """What `check` did not judge, once per run: other load on the host, too little
     history; and, judged as usual, fio's own CPU load."""
     lines = []
@@ -191,7 +191,7 @@ def unjudged(latest: int, verdicts: Sequence[Verdict], strict: bool) -> list[str
     return lines
 
 
-def summary(latest: int, verdicts: Sequence[Verdict]) -> str:
+def summary(latest: int, verdicts: Sequence[SeriesVerdict]) -> str:
     judged = [v for v in verdicts if v.how not in ("short", "foreign")]
     failed = sum(v.regression for v in verdicts)
     plural = "s" if failed != 1 else ""

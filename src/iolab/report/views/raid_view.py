@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from iolab.analysis import raid_model
-from iolab.analysis.raid_model import Geometry, Single, Workload
+from iolab.analysis.raid_model import Geometry, RaidWorkload, Single
 from iolab.analysis.stats import metric_for
 from iolab.errors import ReportError
 from iolab.model import Setup
@@ -35,7 +35,7 @@ class Figures:
     """One device's figures for one workload, as the model reads them."""
 
     name: str
-    workload: Workload
+    workload: RaidWorkload
     single: Single
 
     def metric(self, forced: str = "auto") -> str:
@@ -92,7 +92,7 @@ def _names(data: Dataset) -> str:
 def single_figures(data: Dataset, setup: str) -> list[Figures]:
     """The set-up's median IOPS and bandwidth per workload (ok cases only), with rho, its read
     time over its write time, for QD1 writes that have a read of the same block size beside."""
-    found: dict[str, tuple[Workload, float, float]] = {}
+    found: dict[str, tuple[RaidWorkload, float, float]] = {}
     for name in data.workloads():
         cases = [c for c in data.cell(setup, name) if c.status == "ok" and c.metrics]
         model = raid_model.workload(cases[0].options) if cases else None

@@ -69,14 +69,14 @@ class _Stepped:
     first such repetition's step, and how many of its repetitions had one."""
 
     label: str
-    step: levels.Step
+    step: levels.SpeedStep
     count: int
     repetitions: int
 
 
 def _steps(data: Dataset, keys: Sequence[tuple[str, str, int]]) -> tuple[_Stepped, ...]:
     """Each set-up's step among its repetitions of the workload, as its cells' warnings say."""
-    found: dict[str, list[levels.Step]] = {}
+    found: dict[str, list[levels.SpeedStep]] = {}
     repetitions: dict[str, int] = {}
     for key in keys:
         repetitions[key[0]] = repetitions.get(key[0], 0) + 1

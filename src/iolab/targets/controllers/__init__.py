@@ -15,15 +15,15 @@ from iolab.targets.controllers.model import (
     Write,
     differs,
 )
-from iolab.targets.controllers.probe import Found, probe
+from iolab.targets.controllers.probe import CardsFound, probe
 
 __all__ = [
     "Battery",
     "CachePolicy",
     "CacheRatio",
+    "CardsFound",
     "Controller",
     "DriveCache",
-    "Found",
     "Health",
     "Io",
     "Read",

@@ -51,7 +51,7 @@ Run = Callable[[list[str]], str]
 
 
 @dataclass(frozen=True)
-class Found:
+class CardsFound:
     """The cards found, and what could not be read, one line each."""
 
     controllers: tuple[Controller, ...] = ()
@@ -64,13 +64,13 @@ class Found:
         }
 
 
-def probe(timeout_s: float | None = None) -> Found:
+def probe(timeout_s: float | None = None) -> CardsFound:
     """Every card that an installed tool lists, with its VDs, cache and battery."""
     if timeout_s is None:
         try:
             timeout_s = answer_limit(TOOL_TIMEOUT_S)
         except ControllerError as error:
-            return Found((), (str(error),))
+            return CardsFound((), (str(error),))
     controllers: list[Controller] = []
     problems: list[str] = []
     with scratch() as folder:
@@ -87,7 +87,7 @@ def probe(timeout_s: float | None = None) -> Found:
                 controllers += READERS[family](label, run, problems)
             except ControllerError as error:
                 problems.append(str(error))
-    return Found(tuple(controllers), tuple(problems))
+    return CardsFound(tuple(controllers), tuple(problems))
 
 
 def label_of(family: str, program: str) -> str:
