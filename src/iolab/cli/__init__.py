@@ -230,7 +230,7 @@ db_option = click.option("--db", default=app.DEFAULT_DB, show_default=True, meta
 OVERRIDES = ("target", "size", "runtime", "repeat", "max_cases")
 
 
-def _overrides(runtime: str | None, **given: Any) -> plan.Overrides:
+def overrides_given(runtime: str | None, **given: Any) -> plan.Overrides:
     digits = runtime is not None and runtime.isascii() and runtime.isdigit()
     seconds: str | int | None = int(runtime) if digits and runtime else runtime
     return plan.Overrides(runtime=seconds, **given)

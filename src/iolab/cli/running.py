@@ -13,12 +13,12 @@ from iolab.cli import (
     EXIT_CASES_FAILED,
     OVERRIDES,
     WHOLE,
-    _overrides,
     db_option,
     echo,
     fail,
     main,
     options,
+    overrides_given,
     plan_options,
     ui,
 )
@@ -46,7 +46,7 @@ def run(plan_file: str | None, preset: str | None, db: str, **flags: Any) -> Non
     Every finished case is saved at once; re-running the same plan into the same
     database, or --resume RUN, skips the cases already stored.
     """
-    overrides = _overrides(**{k: flags.pop(k) for k in OVERRIDES})
+    overrides = overrides_given(**{k: flags.pop(k) for k in OVERRIDES})
     request = app.RunRequest(plan_file, preset, overrides, db, **flags)
     _ran(app.run(request, the_ui := ui()), the_ui)
 
@@ -100,7 +100,7 @@ def show(plan_file: str | None, preset: str | None, show_fio: bool, **flags: Any
         echo(app.plan_toml(plan_file, preset), nl=False)
         return
     as_json = flags.pop("as_json")
-    the_plan = app.load_plan(plan_file, preset, _overrides(**flags))
+    the_plan = app.load_plan(plan_file, preset, overrides_given(**flags))
     if as_json:
         echo(plan.matrix_json(the_plan, app.provision_commands(the_plan)), nl=False)
         return

@@ -187,7 +187,7 @@ def _undo_now(stage: Stage, before: dict[str, dict[str, str]]) -> tuple[Step, ..
 
 
 @contextlib.contextmanager
-def _sigint_deferred() -> Iterator[list[int]]:
+def sigint_deferred() -> Iterator[list[int]]:
     """Hold Ctrl-C (and SIGTERM, SIGHUP, SIGQUIT, which stop iolab as it does) while tearing
     down; the caller re-raises the first once teardown is done."""
     caught: list[int] = []
@@ -283,7 +283,7 @@ def build(
         primary = error
         raise
     finally:
-        with _sigint_deferred() as caught:
+        with sigint_deferred() as caught:
             errors = _teardown(undo, runner)
         _after_teardown(primary, errors, caught)
 

@@ -30,11 +30,11 @@ FIELD_AXES = {
 IGNORED_FIELDS = frozenset({"name"})
 
 
-def _capital(text: str) -> str:
+def capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _unique(name: str, taken: set[str]) -> str:
+def unique_id(name: str, taken: set[str]) -> str:
     out, number = name, 2
     while out in taken:
         out, number = f"{name}-{number}", number + 1
@@ -101,7 +101,7 @@ def _series(
     )
 
 
-def _colors(data: Dataset) -> dict[str, int]:
+def setup_colors(data: Dataset) -> dict[str, int]:
     """One palette index per set-up, in report order: a set-up's colour on every chart."""
     return {label: index for index, label in enumerate(data.labels)}
 
@@ -135,7 +135,7 @@ def bars(data: Dataset, metric: str = "auto", baseline: str | None = None) -> li
     by_metric: dict[str, list[str]] = {}
     for workload in names:
         by_metric.setdefault(metric_for(data.first(workload).options, metric), []).append(workload)
-    colors = _colors(data)
+    colors = setup_colors(data)
     charts = []
     for chosen, workloads in by_metric.items():
         names, shared = shortened(workloads)
@@ -290,7 +290,7 @@ def scaling(
     xs = sorted({v for c in ok if (v := _number(field, c.options[field])) is not None})
     charts, taken = [], set[str]()
     outer = data.labels if per_pattern else tuple(groups)
-    colors = _colors(data)
+    colors = setup_colors(data)
     for chart_key in outer:
         series = []
         inner = tuple(groups) if per_pattern else data.labels
@@ -311,9 +311,9 @@ def scaling(
         about = chart_key if per_pattern else _group_name(groups[chart_key], field, chart_key)
         charts.append(
             Chart(
-                _unique(f"scaling-{slug(field)}-{slug(about)}", taken),
+                unique_id(f"scaling-{slug(field)}-{slug(about)}", taken),
                 "line",
-                f"{_capital(axis.title)} vs {field}: {about} (one line per "
+                f"{capital(axis.title)} vs {field}: {about} (one line per "
                 f"{'pattern' if per_pattern else 'set-up'})",
                 _x_axis(field, xs),
                 axis,
@@ -355,7 +355,7 @@ def _per_field(
             cells.setdefault((case.setup, case.workload), []).append(value / scale)
     logs = {key: math.log(statistics.median(values)) for key, values in cells.items()}
     options = {c.workload: c.options for c in ok}
-    colors = _colors(data)
+    colors = setup_colors(data)
     charts = []
     for field in fields:
         xs = sorted({n for v in varying[field] if (n := _number(field, v)) is not None})
@@ -424,7 +424,7 @@ def exceedance(data: Dataset) -> list[Chart]:
             ys = [v for s in series for v in s.y if v is not None and v > 0]
             charts.append(
                 Chart(
-                    _unique(f"latency-{slug(workload)}-{direction}", taken),
+                    unique_id(f"latency-{slug(workload)}-{direction}", taken),
                     "line",
                     f"Latency exceedance: {workload}, {direction}s",
                     Axis("completion latency", unit[0], log=True, ticks=log_ticks(xs)),

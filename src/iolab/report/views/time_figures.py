@@ -15,7 +15,7 @@ from iolab.report import summary
 from iolab.report.cells import MB
 from iolab.report.charts import Axis, Chart, Region, Series, slug
 from iolab.report.data import Dataset
-from iolab.report.views.figures import _capital, _colors, _unique, y_axis
+from iolab.report.views.figures import capital, setup_colors, unique_id, y_axis
 from iolab.units import parse_seconds
 
 SERIES_METRICS = (("iops", "iops"), ("bw", "bw"), ("lat", "lat"))
@@ -49,7 +49,7 @@ def time_series(data: Dataset) -> list[Chart]:
                 continue  # one interval or none: no line to draw
             dropped = sum(1 for key in keys if kind in aligned[key][1])
             about = _TimeNotes(options, note, dropped, steps)
-            charts.append(_time_chart(workload, metric, runs, about, _colors(data), taken))
+            charts.append(_time_chart(workload, metric, runs, about, setup_colors(data), taken))
     return charts
 
 
@@ -246,9 +246,9 @@ def _time_chart(
         span=(-ramp, last * 1.02) if ramp > 0 else None,
     )
     return Chart(
-        _unique(f"timeseries-{slug(workload)}-{metric}", taken),
+        unique_id(f"timeseries-{slug(workload)}-{metric}", taken),
         "line",
-        f"{_capital(axis.title)} over time: {workload}",
+        f"{capital(axis.title)} over time: {workload}",
         x,
         axis,
         tuple(series),

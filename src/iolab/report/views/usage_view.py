@@ -15,7 +15,7 @@ from iolab.model import CheckWarning, JSONObject
 from iolab.report.cells import UNITS, Cell, Row, Table, case_value
 from iolab.report.charts import Axis, Chart, Series, slug
 from iolab.report.data import Case, Dataset, SeriesKey
-from iolab.report.views.figures import _colors, _unique
+from iolab.report.views.figures import setup_colors, unique_id
 from iolab.usage import CPU, Telemetry
 
 STRIPED = frozenset({"0", "raid0", "10", "raid10", "striped"})
@@ -89,7 +89,7 @@ def charts(data: Dataset) -> list[Chart]:
     one colour per set-up (its first repetition with telemetry)."""
     found: list[Chart] = []
     taken: set[str] = set()
-    colors = _colors(data)
+    colors = setup_colors(data)
     firsts: dict[tuple[str, str], SeriesKey] = {}
     for key in _keys(data):
         firsts.setdefault((key[1], key[0]), key)
@@ -125,7 +125,7 @@ def _line(
 
 def _chart(workload: str, series: Sequence[Series], taken: set[str]) -> Chart:
     return Chart(
-        _unique(f"telemetry-{slug(workload)}", taken),
+        unique_id(f"telemetry-{slug(workload)}", taken),
         "line",
         f"CPU busy and device utilisation over time: {workload}",
         Axis("time since the case started", "s", start_at_zero=True),

@@ -44,7 +44,7 @@ from iolab.targets.controllers.probe import (
     run_tool,
     scratch,
 )
-from iolab.targets.provision import _sigint_deferred
+from iolab.targets.provision import sigint_deferred
 
 TIMEOUT_S = 60.0
 KIND = "controller"  # the ledger's kind for what to restore
@@ -406,7 +406,7 @@ def _put_back(
     policy: CardPolicy, before: dict[str, str], cwd: Path
 ) -> tuple[str | None, list[int]]:
     """Set `before` again; (what failed, in words, or None; the stop signals held meanwhile)."""
-    with _sigint_deferred() as caught:
+    with sigint_deferred() as caught:
         try:
             _set_all(policy, before, cwd)
             _taken_back(policy, before, cwd)
