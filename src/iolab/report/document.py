@@ -4,7 +4,7 @@
 numeric sweep (numjobs, iodepth, bs, rwmixread, ...) gives scaling lines, stored samples give
 time series, json+ histograms give latency exceedance curves, and a baseline gives the change
 heat map. Options select or suppress each kind. CrystalDiskMark's tests get its own grid and
-bars (report.cdm_view); big runs show the ends of a ranking (report.summary).
+bars (report.views.cdm_view); big runs show the ends of a ranking (report.summary).
 """
 
 from __future__ import annotations
