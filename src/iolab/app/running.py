@@ -85,9 +85,9 @@ def run_plan(
     consent = _consent(the_plan, request, ui)
     campaign = runner.build(the_plan, fio, consent, executor=executor)
     _check_with_fio(campaign)
-    hosts, differ = runner.ask_hosts(campaign)
-    if differ:
-        ui.say(f"warning: {differ}")
+    hosts, warned = runner.ask_hosts(campaign)
+    for line in warned:  # fio versions that differ; hosts whose inventory is missing
+        ui.say(f"warning: {line}")
     with runner.locked(campaign), open_store(request.db, ui, True, clean=True) as store:
         run_id = pick_run(store, campaign, request, over, ui, hosts)
         with restores_said(ui, run_id), ui.progress() as listener:

@@ -115,6 +115,8 @@ class Hosts:
     on_lost: Literal["continue", "stop"] = "continue"
     # a command that prints a host's `iolab env --json` ({host}, {path} filled in); () for none
     env_command: tuple[str, ...] = ()
+    # "sum": the hosts are one subject (their aggregate); "each": every host is its own
+    report: Literal["sum", "each"] = "sum"
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
     hosts = ["10.0.0.2", "10.0.0.3:8766"]   # or hosts = "hosts.txt", one host a line
     host_timeout = 30                        # seconds a host may be silent after the others
     on_host_lost = "continue"                # or "stop"
+    hosts_report = "each"                    # every host its own subject (default "sum")
 
 A set-up on hosts is a path: a directory that exists on every host, where fio makes its test
 file. Devices on remote hosts are refused: iolab cannot check its safety rules there.
@@ -19,11 +20,9 @@ from iolab.fio.hosts import HostError, address
 from iolab.model import Hosts, Setup
 from iolab.plan.common import Where
 from iolab.targets.path import several_files
+from iolab.targets.remote_env import SSH_ENV  # host_env = "ssh"
 
-KEYS = ("hosts", "host_timeout", "on_host_lost", "host_env")
-# host_env = "ssh": each host's full environment, where iolab is installed there
-SSH_ENV = ("ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "{host}", "iolab", "env",
-           "--json", "{path}")  # fmt: skip
+KEYS = ("hosts", "host_timeout", "on_host_lost", "host_env", "hosts_report")
 MAX_HOSTS = 256
 MAX_HOSTS_FILE = 64 * 1024
 HOST_FORMS = "NAME, NAME:PORT, ADDRESS:PORT, [IPv6]:PORT or ip:ADDRESS,PORT"
@@ -49,7 +48,8 @@ def hosts(data: dict[str, Any], top: Where, setups: tuple[Setup, ...]) -> Hosts 
     addresses = _addresses(listed, top)
     for setup in setups:
         _check_setup(setup, top, addresses)
-    return Hosts(tuple(addresses), _timeout(data, top), _on_lost(data, top), _env(data, top))
+    return Hosts(tuple(addresses), _timeout(data, top), _on_lost(data, top), _env(data, top),
+                 _report(data, top))  # fmt: skip
 
 
 def _addresses(listed: list[tuple[str, str | None]], top: Where) -> list[str]:
@@ -184,3 +184,17 @@ def _on_lost(data: dict[str, Any], top: Where) -> Literal["continue", "stop"]:
     if value != "continue":
         raise top.fail("on_host_lost", 'on_host_lost is "continue" or "stop"')
     return "continue"
+
+
+def _report(data: dict[str, Any], top: Where) -> Literal["sum", "each"]:
+    """hosts_report: "sum" (the hosts' aggregate is the subject) or "each" (every host is)."""
+    value = data.get("hosts_report", "sum")
+    if value == "each":
+        return "each"
+    if value != "sum":
+        raise top.fail(
+            "hosts_report",
+            'hosts_report is "sum" (the hosts add up to one figure: a shared filesystem) or '
+            '"each" (every host is its own subject: a fleet)',
+        )
+    return "sum"

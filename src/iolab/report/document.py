@@ -50,6 +50,7 @@ from iolab.report.views import (
     env_view,
     figures,
     findings_view,
+    fleet_view,
     heat_figure,
     hosts_view,
     raid_view,
@@ -196,6 +197,7 @@ def build(data: Dataset, options: Options) -> Document:
     warned = [*_ceiling_warnings(data, options.metric), *hosts_view.warnings(data, options.metric)]
     mixed = comparison.mixed_versions([(r.id, r.environment) for r in data.runs])
     warned += [f"{mixed.code}: {mixed}"] if mixed else []  # between runs, or within an import
+    warned += fleet_view.warnings(data, options.metric)  # a fleet's odd hosts, what differs
     flat = usage_view.flat_scaling(data)
     warned += [f"{w.code}: {w}" for w in flat]
     cells = [cell for row in results.rows for cell in row.cells]
@@ -236,7 +238,8 @@ def _hosts_section(data: Dataset, options: Options) -> list[Section]:
     chart = "scaling" not in options.skip and (
         options.charts is None or "scaling" in options.charts
     )
-    found = hosts_view.blocks(data, options.metric, chart)
+    metric = options.metric
+    found = [*fleet_view.blocks(data, metric), *hosts_view.blocks(data, metric, chart)]
     return [Section("Hosts", tuple(found))] if found else []
 
 

@@ -8,10 +8,7 @@ of steps that `execute` runs.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import shlex
-import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -26,11 +23,11 @@ from iolab.fio.executor import Executor, HostLimits, Local
 from iolab.fio.hosts import Cluster
 from iolab.fio.info import FioInfo
 from iolab.model import Case, FioValue, Plan, Setup, Workload
-from iolab.plan.hosts import SSH_ENV
-from iolab.targets import lock, provision, safety
+from iolab.targets import lock, provision, remote_env, safety
 from iolab.targets.controllers import apply
 from iolab.targets.environment import parse_cpulist
 from iolab.targets.path import FREE_SPACE_MARGIN, TEST_FILE, Prepared, prepare, writes
+from iolab.targets.remote_env import SSH_ENV
 from iolab.units import human_bytes, parse_seconds
 
 MOUNT_ROOT = Path("/run/iolab")
@@ -164,41 +161,29 @@ def _on_hosts(plan: Plan, fio: FioInfo, consent: Consent, executor: Executor | N
     return _with_steps(Campaign(plan, fio, executor or cluster, consent, paths))
 
 
-def ask_hosts(campaign: Campaign) -> tuple[list[dict[str, Any]], str | None]:
+def ask_hosts(campaign: Campaign) -> tuple[list[dict[str, Any]], list[str]]:
     """Every host asked before anything runs (HostError naming one that does not answer):
-    what each says of itself, and a warning when their fio versions differ."""
+    what each says of itself (and its inventory, host_env), and the warnings: fio versions
+    that differ, hosts whose inventory could not be read."""
     if campaign.plan.hosts is None:
-        return [], None
+        return [], []
     with tempfile.TemporaryDirectory(prefix="iolab-hosts-") as workdir:
         infos = hosts.probe(
             campaign.fio.path, campaign.plan.hosts.addresses,
             campaign.plan.hosts.lost_after_s, Path(workdir),
         )  # fmt: skip
-    facts = [{**info.facts(), **_host_environment(campaign, info.host)} for info in infos]
-    return facts, hosts.versions(infos, campaign.fio.version)
-
-
-def _host_environment(campaign: Campaign, host: str) -> dict[str, Any]:
-    """A host's full environment where the plan says how to get it (host_env), or why not."""
-    assert campaign.plan.hosts is not None
+    facts = [info.facts() for info in infos]
+    warned = [said for said in [hosts.versions(infos, campaign.fio.version)] if said]
     command = campaign.plan.hosts.env_command
     if not command:
-        return {"environment_from": "fio's server only (host_env not set)"}
+        return [
+            {**f, "environment_from": "fio's server only (host_env not set)"} for f in facts
+        ], warned
     setup = campaign.plan.setups[0]
-    path = dict(setup.host_paths).get(host, setup.path)
-    name = host.rsplit(":", 1)[0].strip("[]")
-    argv = [part.replace("{host}", name).replace("{path}", path) for part in command]
-    said = "iolab env --json over SSH" if command == SSH_ENV else shlex.join(argv)
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False,
-                              stdin=subprocess.DEVNULL)  # fmt: skip
-        found = json.loads(done.stdout) if done.returncode == 0 else None
-    except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as error:
-        return {"environment_from": "fio's server only", "environment_missing": f"{said}: {error}"}
-    if not isinstance(found, dict):
-        why = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
-        return {"environment_from": "fio's server only", "environment_missing": f"{said}: {why}"}
-    return {"environment_from": said, "environment": found}
+    paths = [(info.host, dict(setup.host_paths).get(info.host, setup.path)) for info in infos]
+    found = remote_env.read_all(command, paths)
+    warned += [said for said in [remote_env.missing_line(found)] if said]
+    return [{**f, **env.facts()} for f, env in zip(facts, found, strict=True)], warned
 
 
 def footprint(workloads: Iterable[Workload], target: Prepared | None) -> int:

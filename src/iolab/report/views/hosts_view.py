@@ -4,6 +4,9 @@ median host is marked (a slow client, link or server); a host lost mid-case read
 Where the runs hold cases on different numbers of hosts (a set-up's `host_count`), a chart of
 the aggregate against the number of hosts and a table of the scaling efficiency: the
 aggregate at N hosts over N times the aggregate at one host.
+
+A set-up on more than FLEET_COLUMNS hosts, or a run whose plan says hosts_report = "each", is
+a fleet: no column per host, but the Fleet and Each host tables of fleet_view.
 """
 
 from __future__ import annotations
@@ -30,12 +33,14 @@ from iolab.report.cells import (
 from iolab.report.charts import Axis, Chart, Series, slug
 from iolab.report.data import Case, Dataset, SetupInfo
 from iolab.report.views.figures import y_axis
+from iolab.store.rows import recorded_plan
 
 ALL_HOSTS = "all hosts"
 LOST = "lost"
 SLOW_SHARE = 0.5  # a host under this share of the median host's figure is named
 SLOW = "▼"
 SLOW_FLAG = "slow host"
+FLEET_COLUMNS = 12  # past this many hosts, no table has a column per host
 CHART_TITLE = "Aggregate against the number of hosts"
 EFFICIENCY_TITLE = "Scaling over hosts"
 _ON_HOSTS = re.compile(r"\s+on\s+\d+\s+hosts?$")
@@ -101,6 +106,16 @@ def setup_hosts(data: Dataset, setup: SetupInfo) -> list[str]:
     return found + [host for host in seen if host not in found]
 
 
+def each(data: Dataset) -> bool:
+    """Whether a run's plan makes every host its own subject (hosts_report = "each")."""
+    return any(recorded_plan(run.plan_text).get("hosts_report") == "each" for run in data.runs)
+
+
+def fleet(data: Dataset, hosts: Sequence[str]) -> bool:
+    """Whether a set-up's hosts are a fleet (fleet_view's tables, not a column per host)."""
+    return len(hosts) > FLEET_COLUMNS or each(data)
+
+
 def _host_cell(group: Sequence[Case], host: str, metric: str) -> Cell:
     """The host's median over the ok repetitions (over what a failed case kept, when none is
     ok); "lost" where it sent no result."""
@@ -150,7 +165,7 @@ def _by_setup(data: Dataset, metric: str) -> list[tuple[SetupInfo, Table]]:
     out = []
     for setup in data.setups:
         hosts = setup_hosts(data, setup)
-        if not hosts:
+        if not hosts or fleet(data, hosts):
             continue
         rows = tuple(
             _row(workload, group, hosts, metric)

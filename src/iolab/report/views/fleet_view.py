@@ -1,0 +1,208 @@
+"""A fleet: runs on more hosts than a table has room for (or with hosts_report = "each"),
+where every host is its own subject.
+
+Per set-up, a "Fleet" table (a row per workload: the hosts' median, MAD, lowest and highest,
+how many hosts, and the outlier hosts named), then an "Each host" table (a row per host, a
+column per workload), which the CSV export writes whole. The outliers (analysis.fleet: median
+and MAD, |robust z| > 3.5) are host-outlier warnings, each with the host's figure, the fleet's,
+and what differs in the host's inventory from the majority's.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from iolab.analysis import fleet
+from iolab.analysis.stats import metric_for
+from iolab.report.cells import UNITS, WHERE_SHOWN, Cell, Row, Table, format_value
+from iolab.report.charts import slug
+from iolab.report.data import Case, Dataset, SetupInfo
+from iolab.report.views import hosts_view
+
+OUTLIER = "outlier"
+LOW, HIGH = "▼", "▲"
+CODE = "host-outlier"
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One workload on a fleet's set-up: each host's figure (None: lost or none)."""
+
+    name: str
+    metric: str  # "iops" or "bw"
+    figures: tuple[tuple[str, float | None], ...]
+    outliers: tuple[fleet.Outlier, ...]
+
+    def known(self) -> dict[str, float]:
+        return {host: value for host, value in self.figures if value is not None}
+
+
+def blocks(data: Dataset, metric: str = "auto") -> list[Table]:
+    """Per fleet set-up: the Fleet table, then the Each host table."""
+    out: list[Table] = []
+    for setup, hosts, workloads in _fleets(data, metric):
+        out += [_fleet_table(setup, workloads), _each_table(setup, hosts, workloads)]
+    return out
+
+
+def warnings(data: Dataset, metric: str = "auto") -> list[str]:
+    """host-outlier: per set-up and host, the workloads where it lies far from the fleet."""
+    out = []
+    for setup, hosts, workloads in _fleets(data, metric):
+        for host in hosts:
+            found = [o for w in workloads for o in w.outliers if o.host == host]
+            if found:
+                out.append(_line(setup.label, host, found))
+    return out
+
+
+def _fleets(data: Dataset, metric: str) -> list[tuple[SetupInfo, list[str], list[Workload]]]:
+    if not hosts_view.any_hosts(data):
+        return []
+    out = []
+    for setup in data.setups:
+        hosts = hosts_view.setup_hosts(data, setup)
+        if hosts and hosts_view.fleet(data, hosts):
+            out.append((setup, hosts, _workloads(data, setup, hosts, metric)))
+    return out
+
+
+def _workloads(
+    data: Dataset, setup: SetupInfo, hosts: Sequence[str], metric: str
+) -> list[Workload]:
+    inventories = inventories_of(data, setup.run_id)
+    out = []
+    for name in data.workloads():
+        group = data.cell(setup.label, name)
+        if not group:
+            continue
+        chosen = metric_for(group[0].options, metric)
+        figures = tuple((host, host_figure(group, host, chosen)) for host in hosts)
+        known = {h: v for h, v in figures if v is not None}
+        found = fleet.outliers(setup.label, name, UNITS[chosen], known, inventories)
+        out.append(Workload(name, chosen, figures, tuple(found)))
+    return out
+
+
+def host_figure(group: Sequence[Case], host: str, metric: str) -> float | None:
+    """The host's median over the ok repetitions (over what failed cases kept, when none is
+    ok); None where it sent no result."""
+    used = [c for c in group if c.status == "ok"] or list(group)
+    values = [hosts_view.host_value(c.hosts[host], metric) for c in used if host in c.hosts]
+    return statistics.median(values) if values else None
+
+
+def inventories_of(data: Dataset, run_id: int) -> list[fleet.Inventory]:
+    """Each host's inventory facts, as its run recorded them (host_env)."""
+    run = next((r for r in data.runs if r.id == run_id), None)
+    listed = run.environment.get("hosts") if run else None
+    if not isinstance(listed, list):
+        return []
+    return [
+        fleet.inventory(str(entry["host"]), entry.get("environment"))
+        for entry in listed
+        if isinstance(entry, Mapping) and "host" in entry
+    ]
+
+
+# ---------------------------------------------------------------- tables
+
+
+def _fleet_table(setup: SetupInfo, workloads: Sequence[Workload]) -> Table:
+    rows = tuple(_fleet_row(w) for w in workloads)
+    notes = (
+        "Over the hosts' own figures (each the median of its repetitions): the median, the "
+        "median absolute deviation (MAD), the lowest and the highest. An outlier lies more "
+        f"than {fleet.Z_LIMIT} robust z from the median (Iglewicz and Hoaglin: z = "
+        f"{fleet.Z_SCALE} (x - median) / MAD, the MAD at least {fleet.MAD_FLOOR:.0%} of the "
+        f"median; at least {fleet.OUTLIER_MIN_HOSTS} hosts); see the {CODE} warnings.",
+    )
+    return Table(
+        f"Fleet: {setup.label}", "workload",
+        ("median", "MAD", "lowest", "highest", "hosts", "outliers"), rows, notes,
+        name=f"fleet-{slug(setup.label)}", stub_headers=("metric",), column_header="figure",
+    )  # fmt: skip
+
+
+def _fleet_row(workload: Workload) -> Row:
+    unit = UNITS[workload.metric]
+    found = fleet.spread(list(workload.known().values()))
+    if found is None:
+        return Row(workload.name, (*(Cell(None, unit, "—") for _ in range(5)), Cell(None, "", "")),
+                   (unit,))  # fmt: skip
+
+    def figure(value: float) -> Cell:
+        return Cell(value, unit, format_value(value, workload.metric))
+
+    named = ", ".join(f"{o.host} ({o.z:+.1f})" for o in workload.outliers)
+    cells = (
+        figure(found.median), figure(found.mad), figure(found.low), figure(found.high),
+        Cell(float(found.count), "hosts", f"{found.count:,}"),
+        Cell(None, "", named or "none", flags=(OUTLIER,) if named else ()),
+    )  # fmt: skip
+    return Row(workload.name, cells, (unit,))
+
+
+def _each_table(setup: SetupInfo, hosts: Sequence[str], workloads: Sequence[Workload]) -> Table:
+    rows = tuple(Row(host, tuple(_host_cell(w, host) for w in workloads)) for host in hosts)
+    notes = [f"{LOW} {HIGH}: an outlier, below or above the fleet (see the {CODE} warnings)."]
+    if any(hosts_view.LOST in c.flags for r in rows for c in r.cells):
+        notes.append(f"{hosts_view.LOST}: the host sent no result; the case failed and the "
+                     "other hosts' figures are kept.")  # fmt: skip
+    return Table(
+        f"Each host: {setup.label}", "host",
+        tuple(f"{w.name} ({UNITS[w.metric]})" for w in workloads), rows, tuple(notes),
+        name=f"each-host-{slug(setup.label)}", column_header="workload",
+        column_keys=tuple(w.name for w in workloads),
+    )  # fmt: skip
+
+
+def _host_cell(workload: Workload, host: str) -> Cell:
+    unit = UNITS[workload.metric]
+    value = dict(workload.figures).get(host)
+    if value is None:
+        return Cell(None, unit, hosts_view.LOST, flags=(hosts_view.LOST,))
+    text = format_value(value, workload.metric)
+    odd = next((o for o in workload.outliers if o.host == host), None)
+    if odd is None:
+        return Cell(value, unit, text)
+    return Cell(value, unit, f"{text} {LOW if odd.z < 0 else HIGH}", flags=(OUTLIER,))
+
+
+# ---------------------------------------------------------------- the warning
+
+
+def _line(setup: str, host: str, found: Sequence[fleet.Outlier]) -> str:
+    said = [_said(o) for o in found[:WHERE_SHOWN]]
+    more = f"; and {len(found) - WHERE_SHOWN:,} more workloads" if len(found) > WHERE_SHOWN else ""
+    why = _differs(found[0])
+    return (
+        f"{CODE}: {setup}: host {host}: {'; '.join(said)}{more}; {why}. "
+        "Check that host: its storage, its settings and its load."
+    )
+
+
+def _differs(outlier: fleet.Outlier) -> str:
+    if outlier.differs:
+        return "; ".join(outlier.differs)
+    if outlier.known:
+        names = ", ".join(name for name, _ in fleet.FACTS)
+        return f"none of its inventory facts ({names}) differs from the majority's"
+    return 'its inventory is not known (host_env = "ssh" reads it)'
+
+
+def _said(outlier: fleet.Outlier) -> str:
+    metric = "iops" if outlier.unit == "IOPS" else "bw"
+    s = outlier.spread
+
+    def show(value: float) -> str:
+        return format_value(value, metric)
+
+    side = "below" if outlier.off < 0 else "above"
+    return (
+        f"{outlier.workload} {show(outlier.value)} {outlier.unit}, {abs(outlier.off):.0%} {side} "
+        f"the fleet's median {show(s.median)} {outlier.unit} (robust z {outlier.z:+.1f}; MAD "
+        f"{show(s.mad)}, range {show(s.low)} to {show(s.high)} over {s.count} hosts)"
+    )
