@@ -1,5 +1,5 @@
-"""Latency tables: each column in the unit that reads 1-999 for its median (ns, µs, ms, s),
-and no non-zero value ever shown as 0.00 (issue 25, item 4)."""
+"""Latency tables: the unit that reads 1-999 (ns, µs, ms, s), one per row, chosen by its
+largest figure (issue 32, finding 3); no non-zero value ever shown as 0.00 (issue 25, item 4)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from iolab.report.views.tables import _cell, _format, column_unit
+from iolab.report.views.tables import _cell, _format, column_unit, row_unit
 
 NS, US, MS, S = 1.0, 1e3, 1e6, 1e9
 
@@ -45,6 +45,7 @@ def test_column_unit_reads_1_to_999_at_the_median(values_ns: list[float], unit: 
         (512 * NS / MS, "0.00051"),
         (51 * NS / MS, "0.000051"),
         (5.12 * US / MS, "0.0051"),
+        (42.2 * US / MS, "0.042"),
         (0.5, "0.50"),
         (5.0, "5.00"),
         (50.0, "50.0"),
@@ -75,3 +76,19 @@ def test_a_small_value_in_a_large_unit_column_is_not_zero(
     assert cell.unit == unit[0]
     assert not cell.text.startswith("0.00 ") and cell.text != "0.00"
     assert float(cell.text.split()[0]) == pytest.approx(value_ns / unit[1], rel=0.1)
+
+
+@pytest.mark.parametrize(
+    ("row_ns", "unit"),
+    [
+        ({"mean": [6685 * US], "p50": [5 * MS], "p99": [8.85 * MS], "max": [40 * MS]}, "ms"),
+        ({"mean": [66 * US], "p50": [42 * US], "p99.99": [6.57 * MS], "max": [8 * MS]}, "ms"),
+        ({"mean": [80 * US], "p99": [300 * US], "max": [2 * S]}, "µs"),  # max: one outlier
+        ({"mean": [], "max": [3 * MS]}, "ms"),
+    ],
+)
+def test_a_latency_row_reads_in_the_unit_of_its_largest_figure(
+    row_ns: dict[str, list[float]], unit: str
+) -> None:
+    """One unit per row (issue 32, finding 3): never "mean (µs) 6,685 ... p99 (ms) 8.85"."""
+    assert row_unit(row_ns)[0] == unit

@@ -120,6 +120,16 @@ class Hosts:
 
 
 @dataclass(frozen=True)
+class ChartText:
+    """An author's words for one chart of the report ([report.charts.<chart>]): its title and
+    caption in place of iolab's ("" keeps iolab's)."""
+
+    chart: str  # the chart's id: its name in the report (its image file's, its anchor's)
+    title: str = ""
+    caption: str = ""
+
+
+@dataclass(frozen=True)
 class Plan:
     """A validated plan: what to run, where, how often, and how to report it."""
 

@@ -19,6 +19,7 @@ from pathlib import PurePosixPath
 from iolab.analysis.stats import Difference, Summary, compare, metric_for, summarize
 from iolab.errors import ReportError
 from iolab.model import CheckWarning, Setup
+from iolab.report import directions
 from iolab.store import CaseRow, RunRow
 from iolab.targets.facts import SetupFacts
 from iolab.targets.path import TEST_FILE
@@ -32,6 +33,7 @@ WARNED_LEGEND = (
 )
 WHERE_SHOWN = 6  # a warning names at most this many workloads that had it
 NOT_SIGNIFICANT = "n.s."
+NO_INTERVAL = "no useful interval"  # a 95% interval wider than the value it is about
 UNITS = {"iops": "IOPS", "bw": "MB/s", "pct": "%"}
 CHART_KINDS = ("bars", "scaling", "timeseries", "latency", "ratio")
 Y_METRICS = ("auto", "iops", "bw", "lat", "p50", "p90", "p99", "p99.9", "p99.99")
@@ -56,6 +58,14 @@ class Row:
     label: str
     cells: tuple[Cell, ...]
     stubs: tuple[str, ...] = ()  # descriptive columns between the label and the cells
+    # a mixed workload's row: "read", "write", "trim" or "total" (see report.directions);
+    # "" for a workload's one row
+    part: str = ""
+
+    @property
+    def whole(self) -> bool:
+        """Whether the row is its workload's figure: its one row, or a mixed one's total."""
+        return self.part in ("", directions.TOTAL)
 
 
 @dataclass(frozen=True)
@@ -91,8 +101,11 @@ class Table:
         return (self.left_out, *self.notes) if self.left_out else self.notes
 
 
-def case_value(case: CaseRow, metric: str) -> float | None:
-    """IOPS or MB/s of one case, read + write + trim added; None if it failed."""
+def case_value(case: CaseRow, metric: str, part: str = "") -> float | None:
+    """IOPS or MB/s of one case, read + write + trim added (or one direction's, `part`
+    "read", "write" or "trim"); None if it failed."""
+    if directions.is_direction(part):
+        return directions.direction_value(case, metric, part)
     if case.status != "ok" or not case.metrics:
         return None
     return case.total(metric) if metric == "iops" else case.total(metric) / MB
@@ -107,20 +120,35 @@ def format_value(value: float, metric: str) -> str:
 
 
 def stat_cell(
-    values: Sequence[float], unit: str, metric: str, formatter: Callable[[float], str] | None = None
+    values: Sequence[float],
+    unit: str,
+    metric: str,
+    formatter: Callable[[float], str] | None = None,
+    runs: str = "repetitions",
 ) -> Cell:
-    """A cell of repetitions: the median, ± the 95% half-width, ⚠ when unstable."""
+    """A cell of repetitions: the median, ± the 95% half-width, ⚠ when unstable. An interval
+    wider than the median is said in words ("2 repetitions: no useful interval"; `runs` names
+    what was repeated), not printed: "2,107 ± 6,255" reads as a figure that could be
+    negative."""
     summary = summarize(values)
     show = formatter or (lambda value: format_value(value, metric))
     text = show(summary.median)
     hw = summary.half_width
-    if hw is not None:
-        text += f" ± {show(hw)}"
     flags: tuple[str, ...] = ()
+    if hw is not None and hw > abs(summary.median):
+        text += f" ({interval_words(summary.n, runs)})"
+        flags = (NO_INTERVAL,)
+    elif hw is not None:
+        text += f" ± {show(hw)}"
     if summary.unstable:
         text += f" {UNSTABLE}"
-        flags = ("unstable",)
+        flags = (*flags, "unstable")
     return Cell(summary.median, unit, text, summary=summary, flags=flags)
+
+
+def interval_words(n: int, runs: str = "repetitions") -> str:
+    """What a cell says instead of an interval wider than its value."""
+    return f"{n:,} {runs}: {NO_INTERVAL}"
 
 
 def change_cell(base: Sequence[float], values: Sequence[float]) -> Cell:
@@ -161,9 +189,10 @@ def warned(cell: Cell, cases: Sequence[CaseRow]) -> Cell:
     )
 
 
-def cell_values(group: Sequence[CaseRow], metric: str) -> tuple[list[float], int]:
-    """The ok repetitions' values of one cell, and how many failed."""
-    values = [v for c in group if (v := case_value(c, metric)) is not None]
+def cell_values(group: Sequence[CaseRow], metric: str, part: str = "") -> tuple[list[float], int]:
+    """The ok repetitions' values of one cell (of one direction, `part` "read", "write" or
+    "trim"; else their total), and how many failed."""
+    values = [v for c in group if (v := case_value(c, metric, part)) is not None]
     return values, sum(1 for c in group if c.status != "ok")
 
 
@@ -174,19 +203,26 @@ def results_table(
     metric: str = "auto",
     baseline: str | None = None,
 ) -> Table:
-    """Study A's layout: one row per workload, one column per set-up; medians of repetitions."""
+    """Study A's layout: one row per workload, one column per set-up; medians of repetitions.
+    A mixed workload has a row per direction, then its total (report.directions); a table
+    with one then names each row's direction."""
     workloads: dict[str, list[CaseRow]] = {}
     for case in cases:
         workloads.setdefault(case.workload, []).append(case)
+    mixed = {name: directions.parts(group) for name, group in workloads.items()}
+    split = any(mixed.values())
     rows = []
     for name, group in workloads.items():
         chosen = metric_for(group[0].options, metric)
         by_setup: dict[str, list[CaseRow]] = {}
         for case in group:
             by_setup.setdefault(case.setup, []).append(case)
-        found = {s: cell_values(by_setup.get(s, []), chosen) for s in setups}
-        cells = _cells(found, setups, chosen, baseline)
-        rows.append(Row(name, _marked(cells, by_setup, setups, baseline), (UNITS[chosen],)))
+        for part in mixed[name] or ("",):
+            found = {s: cell_values(by_setup.get(s, []), chosen, part) for s in setups}
+            cells = _marked(_cells(found, setups, chosen, baseline), by_setup, setups, baseline)
+            said = part or "/".join(directions.measured(group)) or "—"
+            stubs = (said, UNITS[chosen]) if split else (UNITS[chosen],)
+            rows.append(Row(name, cells, stubs, part))
     columns: list[str] = []
     keys: list[str] = []
     for setup in setups:
@@ -196,9 +232,17 @@ def results_table(
             columns.append(f"change vs {baseline}")
             keys.append(f"change {setup} vs {baseline}")
     return Table(
-        title, "workload", tuple(columns), tuple(rows), stub_headers=("metric",),
-        column_keys=tuple(keys),
+        title, "workload", tuple(columns), tuple(rows),
+        stub_headers=("direction", "metric") if split else ("metric",), column_keys=tuple(keys),
     )  # fmt: skip
+
+
+def whole_rows(table: Table) -> Table:
+    """The table with each workload's one figure only: a mixed workload's total, not its
+    directions (for what judges a workload as one: findings, rankings)."""
+    if all(row.whole for row in table.rows):
+        return table
+    return replace(table, rows=tuple(r for r in table.rows if r.whole), shown=None)
 
 
 def _cells(
@@ -336,6 +380,12 @@ def legend(cases: Sequence[CaseRow], baseline: str | None) -> list[str]:
         )
     if any(not w.note for c in cases for w in c.warnings):
         notes.append(WARNED_LEGEND)
+    by_workload: dict[str, list[CaseRow]] = {}
+    for case in cases:
+        by_workload.setdefault(case.workload, []).append(case)
+    mixed = [w for w, group in by_workload.items() if directions.parts(group)]
+    if mixed:
+        notes.append(directions.legend(mixed))
     return notes
 
 

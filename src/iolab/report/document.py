@@ -41,6 +41,7 @@ from iolab.report.cells import (
     stat_cell,
     utc,
     warned,
+    whole_rows,
 )
 from iolab.report.charts import Chart
 from iolab.report.data import Case, Dataset
@@ -196,8 +197,8 @@ def build(data: Dataset, options: Options) -> Document:
     sections.append(Section("Environment", _environment_blocks(data)))
     warned = [*_ceiling_warnings(data, options.metric), *hosts_view.warnings(data, options.metric)]
     mixed = comparison.mixed_versions([(r.id, r.environment) for r in data.runs])
-    warned += [f"{mixed.code}: {mixed}"] if mixed else []  # between runs, or within an import
     warned += fleet_view.warnings(data, options.metric)  # a fleet's odd hosts, what differs
+    warned += [f"{mixed.code}: {mixed}"] if mixed else []  # between runs, or within an import
     flat = usage_view.flat_scaling(data)
     warned += [f"{w.code}: {w}" for w in flat]
     cells = [cell for row in results.rows for cell in row.cells]
@@ -206,9 +207,10 @@ def build(data: Dataset, options: Options) -> Document:
     )
     warned += [f"{fragile.code}: {fragile}"] if fragile else []
     sections += _notes_section(data, warned)
-    spreads = findings_view.across_runs(data, results, options.metric)
+    whole = whole_rows(results)  # a workload's one figure: a mixed one's total
+    spreads = findings_view.across_runs(data, whole, options.metric)
     found = findings_view.derive(
-        data, results, options.metric, options.baseline, flat, raid, latency, spreads
+        data, whole, options.metric, options.baseline, flat, raid, latency, spreads
     )
     spread = findings_view.across_runs_table(spreads, data.pooled_runs)
     sections[:0] = _findings(found, options.baseline, spread)

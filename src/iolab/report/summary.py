@@ -110,10 +110,13 @@ def about(top: int, bottom: int, total: int, labels: Sequence[str], ref: str | N
 
 
 def positions(names: Sequence[str], top: Sequence[str], bottom: Sequence[str]) -> tuple[int, ...]:
-    """Row indices for Table.shown: the top, a gap (-1), the bottom."""
-    index = {name: i for i, name in enumerate(names)}
-    head = [index[w] for w in top if w in index]
-    tail = [index[w] for w in bottom if w in index]
+    """Row indices for Table.shown: the top, a gap (-1), the bottom; every row of a workload
+    (a mixed one has a row per direction and its total)."""
+    index: dict[str, list[int]] = {}
+    for i, name in enumerate(names):
+        index.setdefault(name, []).append(i)
+    head = [i for w in top for i in index.get(w, ())]
+    tail = [i for w in bottom for i in index.get(w, ())]
     return (*head, -1, *tail) if tail else tuple(head)
 
 

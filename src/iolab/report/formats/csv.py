@@ -44,14 +44,18 @@ def _text(text: str) -> str:
 def render(table: Table) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    header = [table.row_header, *table.stub_headers, table.column_header]
+    # a stub that says what a column of every line says already (a latency row's "unit") is
+    # left out: each line has its cell's unit
+    kept = [i for i, h in enumerate(table.stub_headers) if h not in ("value", "unit")]
+    header = [table.row_header, *(table.stub_headers[i] for i in kept), table.column_header]
     writer.writerow([*map(_text, header), "value", "unit", *STATS_HEADER])
     for row in table.rows:
+        stubs = [row.stubs[i] for i in kept if i < len(row.stubs)]
         for key, cell in zip(table.keys, row.cells, strict=True):
             value = _number(cell.value) if cell.value is not None else _text(cell.text)
             if cell.value is None and cell.text in ("—", ""):
                 value = ""
-            texts = [_text(t) for t in (row.label, *row.stubs, key)]
+            texts = [_text(t) for t in (row.label, *stubs, key)]
             stats = _stats(cell)
             writer.writerow([*texts, value, _text(cell.unit), *stats[:-1], _text(stats[-1])])
     return buffer.getvalue()

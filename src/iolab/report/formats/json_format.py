@@ -1,5 +1,6 @@
 """A report as JSON, for scripts: the document's sections in order, each table with its
-columns and rows, each cell with its value, unit, text as shown, the statistics of its
+columns and rows (a mixed workload's rows each with their `part`: "read", "write" or
+"total"), each cell with its value, unit, text as shown, the statistics of its
 repetitions (n, 95% interval, CoV), its flags and the warnings it rests on (code, message,
 advice); charts by name, kind, title and caption (their data is in the tables and in
 `iolab export`); notes as lines; and the findings, each with its kind, sentence, whether it
@@ -61,7 +62,10 @@ def _table(table: Table) -> dict[str, Any]:
 
 
 def _row(row: Row) -> dict[str, Any]:
-    return {"label": row.label, "stubs": list(row.stubs), "cells": [_cell(c) for c in row.cells]}
+    out = {"label": row.label, "stubs": list(row.stubs), "cells": [_cell(c) for c in row.cells]}
+    if row.part:  # a mixed workload's row: "read", "write", "trim" or "total"
+        out["part"] = row.part
+    return out
 
 
 def _cell(cell: Cell) -> dict[str, Any]:

@@ -76,14 +76,15 @@ def table(data: Dataset) -> Table | None:
                 best = max(values)
                 cells += [
                     Cell(best, "MB/s", format_value(best, "bw")),
-                    stat_cell(values, "MB/s", "bw"),
+                    stat_cell(values, "MB/s", "bw", runs="passes"),
                 ]
             rows.append(Row(test, tuple(cells), (name(setup),) if several else ()))
     most = max(passes, default=0)
     notes = (
         f"As CrystalDiskMark shows it: MB/s (10⁶ bytes/s), the best of {most} "
         f"pass{'' if most == 1 else 'es'}; beside "
-        "it the median of the passes ± the half-width of its 95% interval (Student's t).",
+        "it the median of the passes ± the half-width of its 95% interval (Student's t), or in "
+        "words where that interval is wider than the median.",
         *(f"set-up {name(s)}: {_where(s)}" for s in data.setups if s.name == "here"),
     )
     return Table(

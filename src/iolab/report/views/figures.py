@@ -12,7 +12,7 @@ from iolab.analysis import latency
 from iolab.analysis.stats import metric_for, summarize
 from iolab.errors import ReportError
 from iolab.model import DIRECTIONS
-from iolab.report import summary
+from iolab.report import directions, summary
 from iolab.report.cells import UNITS, case_value, format_value
 from iolab.report.charts import Axis, Chart, Series, slug
 from iolab.report.data import Case, Dataset
@@ -54,11 +54,11 @@ def y_axis(metric: str, unit: tuple[str, float] | None = None) -> Axis:
     return Axis(f"{name} completion latency", (unit or latency.MICROSECONDS)[0], start_at_zero=True)
 
 
-def case_metric(case: Case, metric: str) -> float | None:
-    """IOPS, MB/s, or a latency in ns: the I/O-weighted mean, or a percentile of the slower
-    direction (for mixed workloads)."""
+def case_metric(case: Case, metric: str, part: str = "") -> float | None:
+    """IOPS, MB/s (of one direction, `part` "read" or "write"), or a latency in ns: the
+    I/O-weighted mean, or a percentile of the slower direction (for mixed workloads)."""
     if metric in ("iops", "bw"):
-        return case_value(case, metric)
+        return case_value(case, metric, part)
     if case.status != "ok" or not case.metrics:
         return None
     parts = list(case.metrics.values())
@@ -72,10 +72,11 @@ def case_metric(case: Case, metric: str) -> float | None:
 
 
 def _points(
-    cases: Sequence[Case], metric: str, scale: float = 1.0
+    cases: Sequence[Case], metric: str, scale: float = 1.0, part: str = ""
 ) -> tuple[float | None, float | None, str]:
-    """(median, half-width, label) of the repetitions in `cases`, divided by `scale`."""
-    values = [v / scale for c in cases if (v := case_metric(c, metric)) is not None]
+    """(median, half-width, label) of the repetitions in `cases` (of one direction, `part`),
+    divided by `scale`."""
+    values = [v / scale for c in cases if (v := case_metric(c, metric, part)) is not None]
     if not values:
         return None, None, "failed" if cases else ""
     found = summarize(values)
@@ -138,12 +139,15 @@ def bars(data: Dataset, metric: str = "auto", baseline: str | None = None) -> li
     colors = setup_colors(data)
     charts = []
     for chosen, workloads in by_metric.items():
+        bars_of = [(w, part) for w in workloads for part in _bar_parts(data, w)]
         names, shared = shortened(workloads)
+        shown = dict(zip(workloads, names, strict=True))
+        xs = [f"{shown[w]} ({part})" if part else shown[w] for w, part in bars_of]
         series = [
             _series(
                 label,
-                names,
-                [_points(data.cell(label, w), chosen) for w in workloads],
+                xs,
+                [_points(data.cell(label, w), chosen, part=part) for w, part in bars_of],
                 color=colors[label],
             )
             for label in data.labels
@@ -160,6 +164,12 @@ def bars(data: Dataset, metric: str = "auto", baseline: str | None = None) -> li
             )
         )
     return charts
+
+
+def _bar_parts(data: Dataset, workload: str) -> tuple[str, ...]:
+    """A mixed workload's bars: its read and its write, as fio measured them ("": one bar)."""
+    parts = directions.parts(c for s in data.labels for c in data.cell(s, workload))
+    return tuple(p for p in parts if p != directions.TOTAL) or ("",)
 
 
 def shortened(names: Sequence[str]) -> tuple[list[str], str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -67,22 +67,31 @@ def column_unit(values_ns: Sequence[float]) -> latency.LatencyUnit:
     return next((u for u in reversed(COLUMN_UNITS) if typical >= u[1]), COLUMN_UNITS[0])
 
 
+def row_unit(values: Mapping[str, Sequence[float]]) -> latency.LatencyUnit:
+    """The unit of one table row: the one its largest figure (the largest median of its mean
+    and percentiles; the maximum, often one outlier, reads in it too) reads 1-999 in."""
+    medians = [statistics.median(v) for name, v in values.items() if v and name != "max"]
+    return column_unit(
+        [max(medians)] if medians else [v for found in values.values() for v in found]
+    )
+
+
 def _format(value: float) -> str:
-    """A latency in its column's unit; a non-zero value below 1 keeps two significant digits
-    rather than reading 0.00."""
+    """A latency in its row's unit; a non-zero value below 1 keeps two significant digits
+    rather than reading 0.04 (42 µs in a row of ms) or 0.00."""
     if value >= 100:
         return f"{value:,.0f}"
     if value >= 10:
         return f"{value:,.1f}"
-    if value == 0 or value >= 0.01:
+    if value == 0 or value >= 0.1:
         return f"{value:.2f}"
     return f"{value:.{1 - math.floor(math.log10(value))}f}"
 
 
 def latency_table(data: Dataset, baseline: str | None = None) -> Table | None:
     """Completion latency per workload, set-up and direction: mean, percentiles and max, each
-    the median of the repetitions (± its 95% interval); each column in its own unit (ns, µs, ms
-    or s, see column_unit).
+    the median of the repetitions (± its 95% interval); each row in one unit (ns, µs, ms or s,
+    see row_unit), named once in its "unit" column.
     Past summary.LATENCY_WORKLOADS workloads, the ends of the ranking only."""
     names, left_out = data.workloads(), ""
     if len(names) > summary.LATENCY_WORKLOADS:
@@ -108,17 +117,13 @@ def latency_table(data: Dataset, baseline: str | None = None) -> Table | None:
                     entries.append((workload, label, direction, values, clamped))
     if not entries:
         return None
-    units = {
-        name: column_unit([v for *_, values, _ in entries for v in values[name]])
-        for name, _ in LATENCY_COLUMNS
-    }
-    rows = []
+    rows, units = [], set()
     for workload, label, direction, values, clamped in entries:
-        cells = tuple(
-            _cell(values[name], units[name], name in clamped) for name, _ in LATENCY_COLUMNS
-        )
-        rows.append(Row(workload, cells, (label, direction)))
-    shown = [u[0] for u in COLUMN_UNITS if u in units.values()]
+        unit = row_unit(values)
+        units.add(unit)
+        cells = tuple(_cell(values[name], unit, name in clamped) for name, _ in LATENCY_COLUMNS)
+        rows.append(Row(workload, cells, (label, direction, unit[0])))
+    shown = [u[0] for u in COLUMN_UNITS if u in units]
     notes = []
     if any(clamped for *_, clamped in entries):
         notes.append(
@@ -129,11 +134,11 @@ def latency_table(data: Dataset, baseline: str | None = None) -> Table | None:
     return Table(
         f"Completion latency ({', '.join(shown[:-1])}{' and ' if shown[:-1] else ''}{shown[-1]})",
         "workload",
-        tuple(f"{name} ({units[name][0]})" for name, _ in LATENCY_COLUMNS),
+        tuple(name for name, _ in LATENCY_COLUMNS),
         tuple(rows),
         tuple(notes),
         name="latency",
-        stub_headers=("setup", "direction"),
+        stub_headers=("setup", "direction", "unit"),
         column_header="statistic",
         column_keys=tuple(name for name, _ in LATENCY_COLUMNS),
         left_out=left_out,
