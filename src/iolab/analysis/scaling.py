@@ -4,7 +4,8 @@ point with telemetry: a local case), say where the limit is, from the cases' tel
 warnings: the CPUs the jobs may use (cpu-bound), the device (its queue grew with the load
 while the throughput did not), one I/O in flight over more devices, or neither (software:
 the filesystem, a driver, a lock), with the figures; and no limit where other work shared
-the host (foreign-load)."""
+the host (foreign-load). Each warning is a `Flat`, which the findings fold into their sweep's
+sentence."""
 
 from __future__ import annotations
 
@@ -38,9 +39,23 @@ class Point:
     unit: str = "IOPS"  # the unit its tables and findings give the workload in
 
 
+@dataclass(frozen=True)
+class Flat(CheckWarning):
+    """A flat-scaling warning with what it is about, for the findings' sweep sentence: the
+    sweep (its set-ups, axis and workloads), the doubling that gained too little, and the
+    limit named in a few words ("the CPU", "the device", "software", ...)."""
+
+    setups: tuple[str, ...] = ()
+    axis: str = ""
+    workloads: tuple[str, ...] = ()
+    low: int = 0
+    high: int = 0
+    limit: str = ""
+
+
 def flat_scaling(points: Sequence[Point]) -> list[CheckWarning]:
     """One warning per sweep (set-up, axis, the other options) that goes flat."""
-    found = []
+    found: list[CheckWarning] = []
     for axis in AXES:
         for sweep in sweeps(points, axis).values():
             setup = " / ".join(dict.fromkeys(p.setup for v in sorted(sweep) for p in sweep[v]))
@@ -72,7 +87,7 @@ def _int(value: object) -> int | None:
         return None
 
 
-def _flat(setup: str, axis: str, sweep: Mapping[int, list[Point]]) -> CheckWarning | None:
+def _flat(setup: str, axis: str, sweep: Mapping[int, list[Point]]) -> Flat | None:
     values = sorted(sweep)
     iops = {v: statistics.median(p.iops for p in sweep[v]) for v in values}
     for low, high in itertools.pairwise(values):
@@ -81,14 +96,20 @@ def _flat(setup: str, axis: str, sweep: Mapping[int, list[Point]]) -> CheckWarni
         gain = iops[high] / iops[low] - 1
         unit = sweep[high][0].unit
         if gain < FLAT_GAIN:
-            names = " and ".join(dict.fromkeys(p.workload for v in values for p in sweep[v]))
-            return CheckWarning(
+            workloads = tuple(dict.fromkeys(p.workload for v in values for p in sweep[v]))
+            limit, said = _limit(axis, sweep[low], sweep[high])
+            return Flat(
                 "flat-scaling",
-                f"{setup} · {names}: {axis} {low} → {high} gained {gain:+.0%} {unit} "
-                f"({iops[low]:,.0f} → {iops[high]:,.0f}); at {axis}={high} "
-                f"{_limit(axis, sweep[low], sweep[high])}.",
+                f"{setup} · {' and '.join(workloads)}: {axis} {low} → {high} gained {gain:+.0%} "
+                f"{unit} ({iops[low]:,.0f} → {iops[high]:,.0f}); at {axis}={high} {said}.",
                 "Past this point more parallelism adds queueing, not throughput: look at "
                 "the limit named, or report the figure below it.",
+                setups=tuple(setup.split(" / ")),
+                axis=axis,
+                workloads=workloads,
+                low=low,
+                high=high,
+                limit=limit,
             )
     return None
 
@@ -99,20 +120,20 @@ def _watched(cases: Sequence[Point]) -> bool:
     return any(p.telemetry is not None for p in cases)
 
 
-def _limit(axis: str, lows: Sequence[Point], highs: Sequence[Point]) -> str:
+def _limit(axis: str, lows: Sequence[Point], highs: Sequence[Point]) -> tuple[str, str]:
     """Where the limit is, from the cases' telemetry, with the figures. A limit is named only
     where the load on it was fio's: cases with other work on the host (foreign-load) name
     none; the CPU where the cases were cpu-bound; the device only where its queue grew with
     the load while the throughput did not (Little's law: the added I/Os waited at the
     device), not from %util alone, which cannot show the limit of a device serving requests
-    in parallel."""
+    in parallel. Returned as (the limit in a few words, what is said of it)."""
     if axis == "device_count" and all(_in_flight(p) == 1 for p in highs):
-        return (  # so whatever else ran on the host
+        return "one I/O in flight", (  # so whatever else ran on the host
             "one I/O is in flight (iodepth x numjobs = 1), and one I/O uses one member at a "
             "time: more devices cannot help at this load, whatever the devices"
         )
     if any(FOREIGN in p.codes for p in (*lows, *highs)):
-        return (
+        return "not known (other work shared the host)", (
             "other work shared the host (foreign-load), so no limit can be told from these "
             "cases; run the sweep again on a quiet host"
         )
@@ -125,15 +146,15 @@ def _limit(axis: str, lows: Sequence[Point], highs: Sequence[Point]) -> str:
     cpu = f"the CPUs were {busy:.0f}% busy (fio {fio:.0f}%)"
     disk = f"{device} was {util:.0f}% busy" if device else "no device was watched"
     if any(CPU_BOUND in p.codes for p in highs):
-        return f"the CPU is the limit: {cpu}, {disk}"
+        return "the CPU", f"the CPU is the limit: {cpu}, {disk}"
     grew = _queue_growth(device, lows, highs) if device else None
     if grew is not None and util >= DEVICE_NEAR_PCT:
         low_q, high_q = grew
-        return (
+        return "the device", (
             f"the device is the limit: {device}'s queue grew from {low_q:.1f} to {high_q:.1f} "
             f"while the throughput did not ({disk}, {cpu})"
         )
-    return (
+    return "software", (
         f"neither the CPU nor the device is the limit ({cpu}, {disk}"
         f"{', its queue did not grow with the load' if device else ''}): software is, such "
         "as the filesystem, a driver (a loop device's, where there is one) or a lock"

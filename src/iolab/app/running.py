@@ -30,7 +30,7 @@ from iolab.targets import (
     rehearsal,
 )
 from iolab.targets import lab_run as lab_run_module
-from iolab.targets.controllers import apply
+from iolab.targets.controllers import apply, card_commands
 
 
 def _requested_plan(request: RunRequest, ui: Ui) -> tuple[Plan, plan.Overrides]:
@@ -140,7 +140,8 @@ def provision_commands(the_plan: Plan) -> list[tuple[str, list[list[str]]]]:
     return [
         (
             setup.name,
-            apply.commands(setup) + provision.commands(setup.layout, runner.mountpoint(setup)),
+            card_commands.commands(setup)
+            + provision.commands(setup.layout, runner.mountpoint(setup)),
         )
         for setup in the_plan.setups
         if setup.layout is not None

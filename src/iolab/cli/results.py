@@ -81,6 +81,9 @@ def _run_json(run: RunRow) -> dict[str, object]:
     help="Read the runs named as repetitions of one another "
     "(runs of one plan): one column per set-up, the spread across runs stated.",
 )
+@click.option("--short", is_flag=True, help="Findings for an article: the 8 that say most, "
+              "without tags, each caveat said once, one legend (JSON and CSV keep them "
+              "all).")  # fmt: skip
 def report(run_ids: tuple[int, ...], db: str, fmt: str, **flags: Any) -> None:
     """Render stored runs (default: the latest) as a table, Markdown, CSV or HTML.
 
@@ -95,6 +98,7 @@ def report(run_ids: tuple[int, ...], db: str, fmt: str, **flags: Any) -> None:
         metric=flags["metric"], baseline=flags["baseline"], charts=charts,
         skip=report_document.parse_kinds(flags["skip_charts"], "--skip-charts") or (),
         x=flags["x_field"], y=flags["y_metric"], lines=flags["lines"], pool=flags["pool"],
+        short=flags["short"],
     )  # fmt: skip
     report_output.check(written["output"], written["export_dir"], force=written["force"],
                         images=fmt == "markdown")  # fmt: skip

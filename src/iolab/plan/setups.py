@@ -14,7 +14,7 @@ from iolab.model import CardPolicy, FsKind, Layout, RaidKind, Setup
 from iolab.plan.checks import check_name
 from iolab.plan.common import Overrides, Where, known_keys
 from iolab.targets import tool_options
-from iolab.targets.controllers import apply
+from iolab.targets.controllers import apply, card_commands
 from iolab.units import parse_size
 
 PATH_KEYS = ("name", "path", "precondition", "cache", "hosts", "host_count")
@@ -24,13 +24,13 @@ DEVICE_KEYS = (
     "filesystem", "mkfs_options", "mount_options", "queue", "discard", "setup_hook",
     "teardown_hook", "precondition", "cache", "degraded", "controller", "drive_cache",
 )  # fmt: skip
-CONTROLLER_KEYS = ("tool", "vd", *apply.FIELDS)
+CONTROLLER_KEYS = ("tool", "vd", *card_commands.FIELDS)
 # A policy axis's value as it reads in a set-up's name, where the value alone is unclear.
 SAID = {("read_ahead", "none"): "no read-ahead", ("io_policy", "direct"): "direct I/O",
         ("io_policy", "cached"): "cached I/O", ("drive_cache", "on"): "drive cache on",
         ("drive_cache", "off"): "drive cache off",
         ("drive_cache", "default"): "drive cache default",
-        **{("cache_ratio", r): f"cache {r}" for r in apply.RATIOS}}  # fmt: skip
+        **{("cache_ratio", r): f"cache {r}" for r in card_commands.RATIOS}}  # fmt: skip
 
 
 def setups(raw: object, top: Where, over: Overrides) -> tuple[Setup, ...]:
@@ -246,16 +246,16 @@ def _with_policies(plain: list[Setup], entry: Mapping[str, Any], where: Where) -
                          '"storcli", vd = "/c0/v0", write_cache = "write-back" }')  # fmt: skip
     known_keys(table, CONTROLLER_KEYS, where, "controller")
     tool, vd = table.get("tool"), table.get("vd")
-    found = apply.problem(tool, vd, {})
+    found = card_commands.problem(tool, vd, {})
     if found:
         raise where.fail("controller", f"controller {found[1]}")
     out = [replace(s, controller=CardPolicy(str(tool), str(vd))) for s in out]
-    for key in apply.FIELDS:
+    for key in card_commands.FIELDS:
         if key not in table:
             continue
         values = _axis(table[key], f"controller {key}", where)
         for value in values:
-            found = apply.problem(tool, vd, {key: value})
+            found = card_commands.problem(tool, vd, {key: value})
             if found:
                 raise where.fail("controller", f"controller {found[1]}")
         out = [

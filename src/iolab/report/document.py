@@ -120,6 +120,7 @@ class Options:
     y: str = "auto"
     lines: str = "auto"
     pool: bool = False  # the runs read as repetitions of one another
+    short: bool = False  # --short: the findings' short form, for articles (findings_view)
 
 
 def parse_kinds(text: str | None, option: str) -> tuple[str, ...] | None:
@@ -213,25 +214,40 @@ def build(data: Dataset, options: Options) -> Document:
         data, whole, options.metric, options.baseline, flat, raid, latency, spreads
     )
     spread = findings_view.across_runs_table(spreads, data.pooled_runs)
-    sections[:0] = _findings(found, options.baseline, spread)
+    found = findings_view.ordered(found)  # ranked
+    sections[:0] = _findings(found, options.baseline, spread, options.short)
+    sections += _more_findings(found, options.short)
     return Document(
         _title(data), _subtitle(data), tuple(sections), _environments(data), tuple(found)
     )
 
 
 def _findings(
-    found: Sequence[Finding], baseline: str | None, spread: Table | None = None
+    found: Sequence[Finding],
+    baseline: str | None,
+    spread: Table | None = None,
+    short: bool = False,
 ) -> list[Section]:
-    """The Findings section, first: the sentences, then the tables their figures come from."""
+    """The Findings section, first: the sentences (the first ones, ranked; or the short
+    form's), then the tables their figures come from."""
     if not found:
         return []
-    said = Notes(findings_view.SAID, findings_view.lines(found), findings_view.NAME)
+    items = findings_view.short_lines(found) if short else findings_view.first_lines(found)
+    said = Notes(findings_view.SAID, items, findings_view.NAME)
     tables = (
         spread,
         findings_view.leaders_table(found),
         findings_view.costs_table(found, baseline),
     )
     return [Section(findings_view.TITLE, (said, *(t for t in tables if t is not None)))]
+
+
+def _more_findings(found: Sequence[Finding], short: bool) -> list[Section]:
+    """The findings past the first ones, as an appendix at the end (none in the short form:
+    the JSON and CSV hold them all)."""
+    rest = () if short else findings_view.more_lines(found)
+    more = Notes(findings_view.MORE_TITLE, rest, findings_view.MORE_NAME)
+    return [Section(findings_view.MORE_TITLE, (more,))] if rest else []
 
 
 def _hosts_section(data: Dataset, options: Options) -> list[Section]:
@@ -442,12 +458,13 @@ def compare(data: Dataset, metric: str = "auto") -> Document:
     )  # fmt: skip
     if chart:
         blocks.append(chart)
-    found = findings_view.compare_findings(data, table, metric)
+    found = findings_view.ordered(findings_view.compare_findings(data, table, metric))
     sections = _findings(found, f"run {data.runs[0].id}")
     sections.append(Section("Comparison", tuple(blocks)))
     sections.append(Section("Set-ups side by side", tuple(figures.bars(data, metric))))
     sections.append(Section("Environment", _environment_blocks(data)))
     sections += _notes_section(data, _comparison_warnings(data, table))
+    sections += _more_findings(found, short=False)
     ids = " and ".join(str(r.id) for r in data.runs)
     title = f"Comparison of runs {ids}"
     return Document(title, _subtitle(data), tuple(sections), findings=tuple(found))

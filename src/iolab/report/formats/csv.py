@@ -13,7 +13,7 @@ from iolab.names import one_line, spreadsheet_cell
 from iolab.report.cells import Cell, Table
 
 STATS_HEADER = ("n", "ci95_low", "ci95_high", "cov_pct", "flags")
-FINDINGS_HEADER = ("kind", "sentence", "significant", "cases", "cells", "warnings")
+FINDINGS_HEADER = ("rank", "group", "kind", "sentence", "significant", "cases", "cells", "warnings")
 
 
 def _number(value: float | None) -> str:
@@ -62,7 +62,8 @@ def render(table: Table) -> str:
 
 
 def render_findings(findings: Sequence[Finding]) -> str:
-    """One line per finding: its kind, its sentence, whether it is significant (empty: no
+    """One line per finding, ranked: its rank (how much it says), its group (the comparison
+    or sweep it speaks for), its kind, its sentence, whether it is significant (empty: no
     interval, or not a comparison), how many cases it rests on, the cells it cites
     (workload @ set-up, ";"-separated) and the codes of their warnings."""
     buffer = io.StringIO()
@@ -72,6 +73,7 @@ def render_findings(findings: Sequence[Finding]) -> str:
         significant = "" if found.significant is None else str(found.significant).lower()
         cells = ";".join(f"{w} @ {s}" for w, s in found.cells)
         codes = ";".join(w.code for w in found.warned)
-        texts = (found.kind, found.sentence, significant, str(found.cases), cells, codes)
+        texts = (f"{found.rank:g}", found.group, found.kind, found.sentence, significant,
+                 str(found.cases), cells, codes)  # fmt: skip
         writer.writerow([_text(t) for t in texts])
     return buffer.getvalue()

@@ -3,7 +3,8 @@ columns and rows (a mixed workload's rows each with their `part`: "read", "write
 "total"), each cell with its value, unit, text as shown, the statistics of its
 repetitions (n, 95% interval, CoV), its flags and the warnings it rests on (code, message,
 advice); charts by name, kind, title and caption (their data is in the tables and in
-`iolab export`); notes as lines; and the findings, each with its kind, sentence, whether it
+`iolab export`); notes as lines; and every finding, ranked (highest first), each with its
+kind, rank, group (the comparison or sweep it speaks for), sentence, whether it
 is significant, how many cases it rests on, the cells it cites and their warnings.
 
     iolab report --format json | jq '.sections[0].tables[0].rows[].cells[0].value'
@@ -86,6 +87,8 @@ def _cell(cell: Cell) -> dict[str, Any]:
 def _finding(found: Finding) -> dict[str, Any]:
     return {
         "kind": found.kind,
+        "rank": found.rank,
+        "group": found.group,
         "sentence": found.sentence,
         "significant": found.significant,
         "cases": found.cases,

@@ -16,6 +16,7 @@ from iolab.report.document import Document, Notes
 
 # Notes blocks a terminal leaves to Markdown and HTML: set-up details and volatile facts.
 FIRST_NOTES = "findings"
+LAST_NOTES = "more-findings"  # the findings past the first ones, at the end
 MOST_FINDINGS_ROWS = 40  # a longer table of the findings' figures is named, not printed
 HIDDEN_NOTES = ("volatile", "setup-details")
 
@@ -98,6 +99,14 @@ def _findings_tables(document: Document) -> list[Table]:
     return []
 
 
+def _appendix(console: Console, blocks: list[Notes]) -> None:
+    """The findings past the first ones, last, as the first ones are printed."""
+    for block in blocks:
+        _line(console, f"{block.title}:")
+        for item in block.items:
+            _line(console, f"- {item}")
+
+
 def render_document(document: Document, width: int | None = None, color: bool = False) -> str:
     """The document's first table under the document's title, then its notes; charts are
     counted, with where to see them."""
@@ -118,9 +127,10 @@ def render_document(document: Document, width: int | None = None, color: bool = 
                            "or csv")  # fmt: skip
     _print(console, document.main_table())
     for block in said:
-        if block.name not in (*HIDDEN_NOTES, FIRST_NOTES):
+        if block.name not in (*HIDDEN_NOTES, FIRST_NOTES, LAST_NOTES):
             for item in block.items:
                 _line(console, item)
+    _appendix(console, [b for b in said if b.name == LAST_NOTES])
     charts = len(document.charts())
     if charts:
         console.print(

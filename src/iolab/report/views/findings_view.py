@@ -1,42 +1,122 @@
-"""The Findings section, first in a report: analysis.findings's statements, one per line,
-each naming what it rests on (the results table's cells, how many cases, their warnings)."""
+"""The Findings section, first in a report: analysis.finding_groups's statements, ranked,
+one per line, each naming what it rests on (the results table's cells, how many cases,
+their warnings); the first FIRST of them, the rest under "More findings" at the end of the
+report. The short form (`iolab report --short`) has the first SHORT only, without tags, each
+caveat said once under them, and one legend."""
 
 from __future__ import annotations
 
+import json
+import re
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from iolab.analysis import findings, scaling
-from iolab.analysis.findings import Figure, Finding, ModelGap, Tail
+from iolab.analysis import finding_details, finding_groups, scaling
+from iolab.analysis.finding_details import Knee, ModelGap, Spread, Tail
+from iolab.analysis.finding_sweeps import Sweep
+from iolab.analysis.findings import WARNED as MARK
+from iolab.analysis.findings import Figure, Finding, Part, and_list
 from iolab.analysis.stats import metric_for
-from iolab.model import CheckWarning
-from iolab.report.cells import WARNED, Cell, Row, Table, cell_values
-from iolab.report.data import Dataset
+from iolab.model import DIRECTIONS, CheckWarning
+from iolab.report.cells import WARNED, Cell, Row, Table, cell_values, format_value
+from iolab.report.data import Case, Dataset
 from iolab.report.views import curve_view, usage_view
 
 TITLE = "Findings"
 SAID = "What the numbers show"
 NAME = "findings"  # the Notes block's name: the terminal prints it above the results
+MORE_TITLE, MORE_NAME = "More findings", "more-findings"  # the appendix, at the end
+FIRST = 8  # findings in the Findings section; the rest in the appendix
+SHORT = 8  # findings in the short form
+LOAD_AXES = ("numjobs", "iodepth")  # what the points of a workload family differ in
+# what a family's workloads share (beside their names less the load axes): the pattern, the
+# block size and the mix; never file or log names
+FAMILY_OPTIONS = ("rw", "readwrite", "bs", "blocksize", "bssplit", "rwmixread", "rwmixwrite",
+                  "direct", "ioengine")  # fmt: skip
 
 
 def figures(data: Dataset, results: Table, metric: str) -> list[Figure]:
-    """The results table's set-up cells (not its change columns), with their repetitions."""
-    out = []
+    """The results table's set-up cells (not its change columns), with their repetitions,
+    each workload's family and point, and a mixed workload's read and write apart; a
+    workload's last row is its figure (a mixed workload's total)."""
+    out: dict[tuple[str, str], Figure] = {}
     setups = set(data.labels)
+    family = families(data, [row.label for row in results.rows])
     for row in results.rows:
         cases = [c for s in data.labels for c in data.cell(s, row.label)]
         if not cases:
             continue
         chosen = metric_for(cases[0].options, metric)
+        named, point = family.get(row.label, ("", ""))
         for key, cell in zip(results.keys, row.cells, strict=True):
             if key not in setups or cell.value is None:
                 continue
-            values, _ = cell_values(data.cell(key, row.label), chosen)  # IOPS, or MB/s
-            out.append(Figure(row.label, key, cell.text, cell.unit, tuple(values), cell.warnings))
+            group = data.cell(key, row.label)
+            values, _ = cell_values(group, chosen)  # IOPS, or MB/s
+            out[(row.label, key)] = Figure(
+                row.label, key, cell.text, cell.unit, tuple(values), cell.warnings, named, point,
+                parts(group, chosen), _total_means(cases[0].options, chosen),
+            )  # fmt: skip
+    return list(out.values())
+
+
+def parts(cases: Sequence[Case], metric: str) -> tuple[Part, ...]:
+    """A mixed workload's figure per direction (the median of its ok repetitions), as the
+    results table's direction rows give it; () where the cases moved data one way only."""
+    ok = [c for c in cases if c.status == "ok"]
+    moved = [d for d in DIRECTIONS if any(d in c.metrics and c.metrics[d].io_bytes for c in ok)]
+    if len(moved) < 2:
+        return ()
+    out = []
+    for direction in moved:
+        values = [
+            (m.iops if metric == "iops" else m.bw_bytes / 1e6) if (m := c.metrics.get(direction))
+            else 0.0 for c in ok
+        ]  # fmt: skip
+        out.append(Part(direction, format_value(statistics.median(values), metric)))
+    return tuple(out)
+
+
+def _total_means(options: Mapping[str, object], metric: str) -> bool:
+    """Whether read + write means something: bytes always; I/Os where both are one size."""
+    return metric != "iops" or "," not in str(options.get("bs", "")) + str(
+        options.get("bssplit", "")
+    )
+
+
+_LOAD = re.compile(rf"\s*\b(?:{'|'.join(LOAD_AXES)})=\S+")
+
+
+def _position(name: str, axis: str) -> int:
+    """Where a workload's name sets an axis ("iodepth=8 numjobs=4"), to name a point's axes
+    in the same order; an axis its name does not set comes last."""
+    found = name.find(f"{axis}=")
+    return len(name) if found < 0 else found
+
+
+def families(data: Dataset, workloads: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """Each workload of a family (workloads alike in name and FAMILY_OPTIONS but for
+    numjobs or iodepth: a sweep's points) as (the family's name, the point's: "iodepth=8
+    numjobs=4", the load axes that vary in it); a workload alone is not listed."""
+    keyed: dict[tuple[str, str], list[str]] = {}
+    for workload in dict.fromkeys(workloads):
+        options = data.first(workload).options
+        name = _LOAD.sub("", workload).strip() or f"{options.get('rw')} {options.get('bs')}"
+        shared = json.dumps([str(options.get(k, "")) for k in FAMILY_OPTIONS])
+        keyed.setdefault((name, shared), []).append(workload)
+    out = {}
+    for (name, _), members in keyed.items():
+        at = {w: data.first(w).options for w in members}
+        varied = [a for a in LOAD_AXES if len({str(o.get(a, 1)) for o in at.values()}) > 1]
+        varied.sort(key=lambda a: _position(members[0], a))
+        if len(members) < 2 or not varied:
+            continue
+        for workload, options in at.items():
+            out[workload] = (name, " ".join(f"{a}={options.get(a, 1)}" for a in varied))
     return out
 
 
-def across_runs(data: Dataset, results: Table, metric: str) -> list[findings.Spread]:
+def across_runs(data: Dataset, results: Table, metric: str) -> list[Spread]:
     """Pooled runs: per results cell, how far the runs' own means lie apart, as a percentage
     of their mean."""
     out = []
@@ -49,11 +129,11 @@ def across_runs(data: Dataset, results: Table, metric: str) -> list[findings.Spr
             means = [statistics.mean(v) for v in by_run.values() if v]
             if len(means) >= 2 and statistics.mean(means) > 0:
                 spread = (max(means) - min(means)) / statistics.mean(means) * 100
-                out.append(findings.Spread(row.label, setup, spread, len(means)))
+                out.append(Spread(row.label, setup, spread, len(means)))
     return out
 
 
-def across_runs_table(spreads: Sequence[findings.Spread], runs: Sequence[int]) -> Table | None:
+def across_runs_table(spreads: Sequence[Spread], runs: Sequence[int]) -> Table | None:
     """The pooled runs' spread per cell: workloads down, set-ups across."""
     if not spreads:
         return None
@@ -67,14 +147,14 @@ def across_runs_table(spreads: Sequence[findings.Spread], runs: Sequence[int]) -
         for workload in dict.fromkeys(s.workload for s in spreads)
     )  # fmt: skip
     return Table(
-        f"Across runs {findings.and_list([str(r) for r in runs])}", "workload", tuple(setups),
+        f"Across runs {and_list([str(r) for r in runs])}", "workload", tuple(setups),
         rows, ("each cell: the highest run mean less the lowest, as a percentage of the mean "
                "of the run means; the results table pools every run's repetitions.",),
         name="across-runs", column_header="set-up",
     )  # fmt: skip
 
 
-def knees(data: Dataset) -> list[findings.Knee]:
+def knees(data: Dataset) -> list[Knee]:
     """Each load curve's knee as its table shows it: the row flagged knee (or none) and the
     peak's row, their delivered IOPS and p99."""
     out = []
@@ -89,7 +169,7 @@ def knees(data: Dataset) -> list[findings.Knee]:
         load = None if knee is None else knee.label
         slo = curve_view.slo_note(search.curve, cases) or ""
         mark, warned = curve_view.rests_on(search.curve, cases)
-        out.append(findings.Knee(
+        out.append(Knee(
             label, base, peak_iops, peak_p99, load, at_iops, at_p99, slo, mark, warned
         ))  # fmt: skip
     return out
@@ -103,7 +183,7 @@ def _at(row: Row | None, p99: int) -> tuple[str, str]:
     return f"{iops} IOPS", f"{latency} {row.cells[p99].unit}"
 
 
-def sweeps(data: Dataset, shown: Sequence[Figure]) -> list[findings.Sweep]:
+def sweeps(data: Dataset, shown: Sequence[Figure]) -> list[Sweep]:
     """The results' numjobs, iodepth and device-count sweeps (analysis.scaling groups them:
     the same set-up, or striped set-ups alike but for their devices; every other option
     alike)."""
@@ -121,7 +201,7 @@ def sweeps(data: Dataset, shown: Sequence[Figure]) -> list[findings.Sweep]:
             firsts = [(value, sweep[value][0]) for value in sorted(sweep)]
             steps = tuple((value, by_cell[(p.setup, p.workload)]) for value, p in firsts)
             owner = " / ".join(dict.fromkeys(p.setup for _, p in firsts))
-            out.append(findings.Sweep(owner, axis, steps))
+            out.append(Sweep(owner, axis, steps))
     return out
 
 
@@ -159,7 +239,7 @@ def compare_findings(data: Dataset, comparison: Table, metric: str) -> list[Find
     """What changed between the runs: each later run against the first (median change, its
     range, where it reverses), and what the checks found."""
     reference = f"run {data.runs[0].id}"
-    found = findings.derive(run_figures(data, comparison, metric), reference)
+    found = finding_groups.derive(run_figures(data, comparison, metric), reference)
     return [f for f in found if f.kind in ("cost", "trust")]
 
 
@@ -212,24 +292,25 @@ def derive(
     extra: Sequence[CheckWarning],
     raid: Table | None = None,
     latency: Table | None = None,
-    spreads: Sequence[findings.Spread] = (),
+    spreads: Sequence[Spread] = (),
 ) -> list[Finding]:
     """Every finding of a report; `spreads`: the pooled runs' (across_runs), which the
     Across runs table shows too."""
     shown = figures(data, results, metric)
-    found = findings.derive(
+    found = finding_groups.derive(
         shown, baseline, extra, gaps(data, raid), tails(latency), sweeps(data, shown),
         knees(data),
     )  # fmt: skip
-    return [*findings.pooled(spreads, data.pooled_runs), *found]
+    return finding_groups.ranked([*finding_details.pooled(spreads, data.pooled_runs), *found])
 
 
 def leaders_table(found: Sequence[Finding]) -> Table | None:
     """Each workload's leader and runner-up, and the leader's margin with its interval."""
+    points = [p for f in found if f.kind == "winner" for p in f.points or (f,)]
     rows = tuple(
         Row(f.cells[0][0], (Cell(None, "", f.cells[0][1]), Cell(None, "", f.cells[1][1]),
                             _margin(f)))
-        for f in found if f.kind == "winner" and len(f.cells) == 2
+        for f in points if len(f.cells) == 2
     )  # fmt: skip
     if not rows:
         return None
@@ -268,6 +349,11 @@ def _margin(finding: Finding) -> Cell:
     return Cell(None, "%", text, flags=(*flags, *codes), warnings=finding.warned)
 
 
+def ordered(found: Sequence[Finding]) -> list[Finding]:
+    """The findings ranked, highest first (findings made elsewhere, per factor, join here)."""
+    return finding_groups.ranked(found)
+
+
 def lines(found: Sequence[Finding]) -> tuple[str, ...]:
     """Each finding as a line: its sentence, then what it rests on."""
     out = []
@@ -276,3 +362,57 @@ def lines(found: Sequence[Finding]) -> tuple[str, ...]:
         rests = f"{finding.kind}; {cases}" if finding.cases else finding.kind
         out.append(f"{finding.sentence} [{rests}]")
     return tuple(out)
+
+
+def first_lines(found: Sequence[Finding]) -> tuple[str, ...]:
+    """The Findings section's lines: the first FIRST, and where the rest are."""
+    rest = len(found) - FIRST
+    more = (f"{rest} more finding{'s' if rest > 1 else ''}, ranked below these, under "
+            f"{MORE_TITLE} at the end of the report.",)  # fmt: skip
+    return (*lines(found[:FIRST]), *(more if rest > 0 else ()))
+
+
+def more_lines(found: Sequence[Finding]) -> tuple[str, ...]:
+    """The appendix's lines: the findings past the first FIRST."""
+    return lines(found[FIRST:])
+
+
+# What a caveat means, said once under the short form's findings; other codes say what to do
+CAVEATS = {
+    "foreign-load": "other work shared the host while these cases ran: the figures are the "
+    "set-ups' under that load, not their own",
+    "cpu-bound": "the CPU may have been the limit, not the device",
+    "page-cache": "the page cache served some of the I/O: a cache's speed, not the device's",
+    "above-ceiling": "a figure above what the devices behind can deliver: a cache answered",
+    "cache-size": "a test small enough to fit a cache",
+    "published": "a published figure, imported as printed: not measured here",
+}
+
+
+def short_lines(found: Sequence[Finding]) -> tuple[str, ...]:
+    """The short form: the first SHORT findings without tags or caveats, each marked ⚑ with
+    the codes of the warnings it rests on; then each caveat once, and one legend."""
+    shown = found[:SHORT]
+    out = []
+    codes: dict[str, list[CheckWarning]] = {}
+    for finding in shown:
+        mine = [w for w in finding.warned if not w.note]
+        for warning in mine:
+            codes.setdefault(warning.code, []).append(warning)
+        mark = f"{MARK} {', '.join(w.code for w in mine)}" if mine else ""
+        out.append(f"{finding.short}{mark}")
+    for code, said in codes.items():
+        meaning = CAVEATS.get(code) or said[0].advice
+        many = f"{len(said)} of these {len(shown)} findings" if len(shown) > 1 else "it"
+        out.append(f"{MARK.strip()} {code}, on {many}: {meaning}.")
+    out.append(LEGEND)
+    return tuple(out)
+
+
+LEGEND = (
+    "Figures as the results table shows them: the median of the repetitions ± the half-width "
+    "of its 95% interval; a lead is one beyond the noise when Welch's 95% interval of the "
+    f"difference excludes 0; {MARK.strip()} marks a finding that rests on figures iolab cannot "
+    "vouch for, with the caveat's code. Every finding, ranked, is in --format json and csv "
+    "(--export)."
+)

@@ -1,0 +1,169 @@
+"""Scaling findings: over a numjobs, iodepth or device-count sweep, the gain per doubling from
+each value to the next, citing the figures, and where it stops paying (under 10% a doubling)
+or that it still grows; analysis.scaling's flat-scaling (where the telemetry names the limit)
+folded into the sweep's sentence.
+
+A workload family swept over a second axis (numjobs at iodepth 1, 8 and 32) has one sweep
+per value of it and per set-up: they make one sentence per family and axis, grouped by where
+each stops ("stops paying past numjobs=8 on x1 at iodepth=8 (...), x2 at iodepth=1 (...);
+still growing up to numjobs=16 on x1 at iodepth=1 (...)"), rather than a line per sweep.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from iolab.analysis.findings import Figure, Finding, but, some, warned_of
+from iolab.analysis.scaling import Flat
+from iolab.model import CheckWarning
+
+STOPS = 1.10  # a doubling that gains less than 10% has stopped paying
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """One set-up's figures over a numjobs or iodepth sweep (or striped set-ups' over their
+    device count, `setup` naming them all), the other options alike: (value of the axis, its
+    figure) in order."""
+
+    setup: str
+    axis: str
+    steps: tuple[tuple[int, Figure], ...]
+
+    @property
+    def figures(self) -> list[Figure]:
+        return [f for _, f in self.steps]
+
+    @property
+    def at(self) -> str:
+        """Where in its family the sweep runs: its first point without the swept axis
+        ("iodepth=8" for a numjobs sweep at iodepth 8); "" for a workload of its own."""
+        point = self.steps[0][1].point
+        return re.sub(rf"(^| ){re.escape(self.axis)}=\S+", "", point).strip()
+
+    @property
+    def who(self) -> str:
+        return f"{self.setup} at {self.at}" if self.at else self.setup
+
+
+def _factor(low: int, before: Figure, high: int, after: Figure) -> float:
+    return float((after.median / before.median) ** (1 / math.log2(high / low)))
+
+
+def _stop(sweep: Sweep) -> tuple[int, Figure, Figure] | None:
+    """The first value past which a doubling gains under 10%, and the figures either side."""
+    for (low, before), (high, after) in itertools.pairwise(sweep.steps):
+        if _factor(low, before, high, after) < STOPS:
+            return low, before, after
+    return None
+
+
+def _gain(sweep: Sweep) -> float:
+    """The whole sweep's gain, first value to last, in percent."""
+    first, last = sweep.steps[0][1].median, sweep.steps[-1][1].median
+    return abs(100 * (last / first - 1)) if first > 0 else 0.0
+
+
+def _flat_of(sweep: Sweep, flats: Sequence[Flat]) -> Flat | None:
+    """The flat-scaling warning about this sweep: the same axis, set-ups and workloads."""
+    setups = set(sweep.setup.split(" / "))
+    workloads = {f.workload for f in sweep.figures}
+    return next(
+        (w for w in flats if w.axis == sweep.axis and set(w.setups) == setups
+         and set(w.workloads) == workloads),
+        None,
+    )  # fmt: skip
+
+
+def growth(sweep: Sweep, flat: Flat | None = None) -> Finding:
+    """The gain per doubling from each value of the sweep to the next; where flat-scaling
+    found it flat, the limit it names."""
+    parts = []
+    for (low, before), (high, after) in itertools.pairwise(sweep.steps):
+        factor = _factor(low, before, high, after)
+        parts.append(f"×{factor:.2f} from {low} to {high} ({before.shown} → {after.shown})")
+    stop = _stop(sweep)
+    last = sweep.steps[-1][0]
+    end = (f"it stops paying past {sweep.axis}={stop[0]}" if stop is not None else
+           f"still growing up to {sweep.axis}={last}")  # fmt: skip
+    if flat is not None:
+        end += f"; flat from {sweep.axis}={flat.low} (limit: {flat.limit})"
+    figures = sweep.figures
+    start, close = figures[0].workload, figures[-1].workload
+    where = start if start == close else f"{start} → {close}"
+    said = f"{sweep.setup} · {where}: per doubling of {sweep.axis}, {figures[0].unit} "
+    said += f"{', '.join(parts)}; {end}"
+    cells = tuple((f.workload, f.setup) for f in figures)
+    return Finding(
+        "scaling", f"{said}{but(figures)}.", sum(len(f.values) for f in figures), None, cells,
+        warned_of(figures), effect=_gain(sweep), group=f"{figures[0].group} · {sweep.axis}",
+        plain=f"{said}.",
+    )  # fmt: skip
+
+
+def scaling(flat: CheckWarning) -> Finding:
+    """A flat-scaling warning no sweep of the findings holds, as it was said."""
+    return Finding("scaling", flat.message, 0, None, (), group="flat-scaling")
+
+
+def sweep_findings(sweeps: Sequence[Sweep], flats: Sequence[CheckWarning]) -> list[Finding]:
+    """One finding per workload family and axis (a sweep alone keeps its per-doubling
+    sentence), flat-scaling folded in; a flat-scaling warning that belongs to no sweep
+    shown is said as it is."""
+    typed = [w for w in flats if isinstance(w, Flat)]
+    by_group: dict[tuple[str, str, str], list[Sweep]] = {}
+    for sweep in sweeps:
+        first = sweep.steps[0][1]
+        by_group.setdefault((first.group, sweep.axis, first.unit), []).append(sweep)
+    found = []
+    used: list[CheckWarning] = []
+    for (group, axis, unit), members in by_group.items():
+        folded = {id(s): _flat_of(s, typed) for s in members}
+        used += [w for w in folded.values() if w is not None]
+        if len(members) == 1:
+            found.append(growth(members[0], folded[id(members[0])]))
+        else:
+            found.append(_family(group, axis, unit, members, [*folded.values()]))
+    found += [scaling(w) for w in flats if w not in used]
+    return found
+
+
+def _family(
+    group: str, axis: str, unit: str, sweeps: Sequence[Sweep], flats: Sequence[Flat | None]
+) -> Finding:
+    """Several sweeps of one family over one axis: where each stops paying, grouped by that
+    value, which still grow, and the limits flat-scaling named."""
+    stops: dict[int, list[str]] = {}
+    growing = []
+    for sweep in sweeps:
+        stop = _stop(sweep)
+        if stop is None:
+            first, last = sweep.steps[0][1], sweep.steps[-1][1]
+            growing.append(f"{sweep.who} ({first.shown} → {last.shown})")
+        else:
+            low, before, after = stop
+            stops.setdefault(low, []).append(f"{sweep.who} ({before.shown} → {after.shown})")
+    clauses = [f"past {axis}={low} on {some(stops[low])}" for low in sorted(stops)]
+    clauses[:1] = [f"stops paying {clause}" for clause in clauses[:1]]
+    if growing:
+        top = max(s.steps[-1][0] for s in sweeps)
+        clauses.append(f"still growing up to {axis}={top} on {some(growing)}")
+    limits: dict[str, list[str]] = {}
+    for sweep, flat in zip(sweeps, flats, strict=True):
+        if flat is not None:
+            limits.setdefault(flat.limit, []).append(sweep.who)
+    if limits:
+        named = "; ".join(f"{limit} on {some(who)}" for limit, who in limits.items())
+        clauses.append(f"where flat, the limit: {named}")
+    said = f"{group}, per doubling of {axis} ({unit}): {'; '.join(clauses)}"
+    figures = [f for s in sweeps for f in s.figures]
+    cells = tuple(dict.fromkeys((f.workload, f.setup) for f in figures))
+    return Finding(
+        "scaling", f"{said}{but(figures)}.", sum(len(f.values) for f in figures), None, cells,
+        warned_of(figures), effect=max(_gain(s) for s in sweeps), group=f"{group} · {axis}",
+        plain=f"{said}.", points=tuple(growth(s, f) for s, f in zip(sweeps, flats, strict=True)),
+    )  # fmt: skip
