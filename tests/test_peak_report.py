@@ -12,7 +12,7 @@ import pytest
 from fake_device import FakeDevice
 from fakes import recorded
 from iolab import plan
-from iolab.analysis import peak
+from iolab.analysis import objective
 from iolab.errors import PlanError
 from iolab.plan import methods
 from iolab.report import data as report_data
@@ -154,10 +154,12 @@ def test_a_bad_latency_target_is_refused_in_the_plan(tmp_path: Path, extra: str,
 
 
 def test_latency_targets_read_as_percentile_and_nanoseconds() -> None:
-    assert peak.slo("p99<=2ms") == ("p99", 2e6)
-    assert peak.slo(" P99.9 <= 500 us ") == ("p99.9", 5e5)
-    assert peak.slo("p50<=80µs") == ("p50", 8e4)
-    assert [peak.slo(t) for t in ("p99<2ms", "p99<=0ms", "p99<=inf ms", "p95<=1ms")] == [None] * 4
+    assert objective.slo("p99<=2ms") == ("p99", 2e6)
+    assert objective.slo(" P99.9 <= 500 us ") == ("p99.9", 5e5)
+    assert objective.slo("p50<=80µs") == ("p50", 8e4)
+    assert [objective.slo(t) for t in ("p99<2ms", "p99<=0ms", "p99<=inf ms", "p95<=1ms")] == [
+        None
+    ] * 4
     text = methods.command_plan("randread", "4k", False, "1-4", "1-8", "p99 <= 2ms")
     assert 'method = "curve"' in text and 'slo = "p99<=2ms"' in text
     with pytest.raises(PlanError, match=r"--slo 'p99<=2 parsecs'"):

@@ -48,7 +48,6 @@ delivered: the curve flags it itself, and the knee and the target read past it.
 from __future__ import annotations
 
 import math
-import re
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -403,66 +402,6 @@ def load_name(base: str, point: Point, load_pct: int) -> str:
     return f"{point_name(base, point)} load={load_pct}%"
 
 
-SLO_KEYS = {"p50": "p50_ns", "p99": "p99_ns", "p99.9": "p999_ns"}  # as CurvePoint has them
-_TIME_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
-_SLO = re.compile(r"(p50|p99|p99\.9)<=([0-9.]+)(ns|us|µs|ms|s)", re.ASCII)
-SLO_NS = (1e3, 3600e9)  # a latency target from 1 µs to an hour: what a storage stack can mean
-SLO_BOUNDS = "from 1 µs to 1 hour"
-SLO_FORM = (
-    'a latency target such as "p99<=2ms" (p50, p99 or p99.9; ns, us, ms or s; the number in '
-    f"ASCII digits, with no exponent), {SLO_BOUNDS}"
-)
-
-
-def slo(text: object) -> tuple[str, float] | None:
-    """ "p99<=2ms" -> ("p99", 2e6): the percentile (p50, p99 or p99.9) and its limit in ns;
-    None when the text is not one (spaces and case aside: no other character passes; the
-    number as units.number reads it), or its limit is outside SLO_NS."""
-    found = _slo_form(text)
-    return found if found is not None and SLO_NS[0] <= found[1] <= SLO_NS[1] else None
-
-
-def slo_problem(text: object) -> str | None:
-    """What a latency target must be, when it is not one: its form, or its bounds."""
-    if _slo_form(text) is None:
-        return SLO_FORM
-    return None if slo(text) is not None else f"a latency target {SLO_BOUNDS}"
-
-
-def _slo_form(text: object) -> tuple[str, float] | None:
-    found = _SLO.fullmatch(slo_text(str(text)))
-    if found is None:
-        return None
-    key, number, unit = found.groups()
-    try:
-        return key, units.number(number) * _TIME_NS[unit]
-    except ValueError:
-        return None
-
-
-def slo_said(found: SloPoint, unit: str = "µs", per: float = 1e3, mark: str = "") -> str:
-    """The most IOPS within the target, with its interval and the percentile it kept (in
-    `unit`, `per` ns each); or that no load met it; `mark`: its ⚑ (slo_rests)."""
-    key = found.target.split("<=")[0]
-    if not found.iops:
-        return (f"slo {found.target}: no load met it at the median of {CONFIRM} runs, not even "
-                f"10% of the peak{mark}.")  # fmt: skip
-    iops, latency = stats.summarize(found.iops), stats.summarize(found.latency_ns)
-    where = "the peak itself" if found.peak else f"{found.load_pct}% of the peak"
-    interval = ""
-    if iops.low is not None and iops.high is not None:
-        interval = f" (95%: {iops.low:,.0f} to {iops.high:,.0f}, {iops.n} runs)"
-    return (
-        f"slo {found.target}: at most {iops.median:,.0f} IOPS{interval} at {where}, "
-        f"{key} {latency.median / per:,.3g} {unit}{mark}."
-    )
-
-
-def slo_text(text: str) -> str:
-    """A latency target as iolab writes it ("p99 <= 2 ms" -> "p99<=2ms"); checked by slo()."""
-    return text.replace(" ", "").lower()
-
-
 def share(value: object) -> float | None:
     """A margin given as "3%" or 0.03; None unless strictly between 0 and 1."""
     text = str(value).strip()
@@ -502,6 +441,24 @@ def said(setup: str, base: str, found: PeakRecord, warnings: Warnings = no_warni
         mark = slo_rests(found.curve, warnings).mark
         lines.append(f"{head}: {slo_said(found.curve.slo, mark=mark)}")
     return lines
+
+
+def slo_said(found: SloPoint, unit: str = "µs", per: float = 1e3, mark: str = "") -> str:
+    """The most IOPS within the target, with its interval and the percentile it kept (in
+    `unit`, `per` ns each); or that no load met it; `mark`: its ⚑ (slo_rests)."""
+    key = found.target.split("<=")[0]
+    if not found.iops:
+        return (f"slo {found.target}: no load met it at the median of {CONFIRM} runs, not even "
+                f"10% of the peak{mark}.")  # fmt: skip
+    iops, latency = stats.summarize(found.iops), stats.summarize(found.latency_ns)
+    where = "the peak itself" if found.peak else f"{found.load_pct}% of the peak"
+    interval = ""
+    if iops.low is not None and iops.high is not None:
+        interval = f" (95%: {iops.low:,.0f} to {iops.high:,.0f}, {iops.n} runs)"
+    return (
+        f"slo {found.target}: at most {iops.median:,.0f} IOPS{interval} at {where}, "
+        f"{key} {latency.median / per:,.3g} {unit}{mark}."
+    )
 
 
 def _curve_said(curve: Curve, warnings: Warnings) -> str:

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Mapping
 
 from iolab import names
-from iolab.analysis import peak
+from iolab.analysis import objective, peak
 from iolab.fio import options as fio_options
 from iolab.plan.common import Where
 from iolab.units import parse_seconds, parse_size
@@ -183,5 +183,5 @@ CHECKS: dict[str, Callable[[object], str | None]] = {
     "ioengine": _engine,
     "method": _one_of(peak.METHODS),
     "peak_margin": lambda v: None if peak.share(v) else 'must be a share such as "3%"',
-    "slo": lambda v: None if peak.slo(v) else f"must be {peak.slo_problem(v)}",
+    "slo": lambda v: None if objective.slo(v) else f"must be {objective.slo_problem(v)}",
 }

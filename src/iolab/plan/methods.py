@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from iolab.analysis import peak
+from iolab.analysis import objective, peak
 from iolab.errors import PlanError
 from iolab.model import Method, Workload
 from iolab.plan.checks import CHECKS, MAX_IODEPTH, MAX_JOBS
@@ -96,7 +96,7 @@ def split(workload: Workload) -> tuple[Workload, Method]:
         peak.span(str(options.pop("peak_numjobs"))),
         peak.span(str(options.pop("peak_iodepth"))),
         margin,
-        slo=peak.slo_text(str(options.pop("slo", ""))),
+        slo=objective.slo_text(str(options.pop("slo", ""))),
     )
     return replace(workload, options=options, method=method), method
 
@@ -127,8 +127,8 @@ def command_plan(
     bounds = {
         flag: _bounds(flag, text) for flag, text in (("numjobs", numjobs), ("iodepth", iodepth))
     }
-    if slo is not None and peak.slo(slo) is None:
-        raise PlanError(f"--slo {slo!r} must be {peak.slo_problem(slo)}")
+    if slo is not None and objective.slo(slo) is None:
+        raise PlanError(f"--slo {slo!r} must be {objective.slo_problem(slo)}")
     method = "curve" if curve or slo is not None else "peak"
     return "\n".join([
         f'name = "{method} {bs} {rw}"',
@@ -136,7 +136,7 @@ def command_plan(
         "[[setup]]", 'name = "target"', 'path = "."',
         "[[workload]]", f'rw = "{rw}"', f'bs = "{bs}"', f'method = "{method}"',
         *(f"{flag} = [{low}, {high}]" for flag, (low, high) in bounds.items()),
-        *([f'slo = "{peak.slo_text(slo)}"'] if slo is not None else []),
+        *([f'slo = "{objective.slo_text(slo)}"'] if slo is not None else []),
     ]) + "\n"  # fmt: skip
 
 

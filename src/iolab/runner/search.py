@@ -13,7 +13,7 @@ import statistics
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
-from iolab.analysis import peak, stats
+from iolab.analysis import objective, peak, stats
 from iolab.analysis.peak import Point
 from iolab.model import (
     Case,
@@ -228,11 +228,12 @@ class _Points:
         """The most IOPS within the latency target: from the highest load (the peak included)
         whose percentile met it, down, the first that still meets it at the median of three
         measurements; that point of the curve then shows their median."""
-        found = peak.slo(self.method.slo)
+        found = objective.slo(self.method.slo)
         assert found is not None  # checked with the plan
         key, limit = found
         met = [i for i, p in enumerate(curve.points) if p.ok and p.delivered
-               and (v := getattr(p, peak.SLO_KEYS[key])) is not None and v <= limit]  # fmt: skip
+               and (v := getattr(p, objective.SLO_KEYS[key])) is not None
+               and v <= limit]  # fmt: skip
         for index in reversed(met):
             at = curve.points[index]
             rows = self.again(at.workload)
