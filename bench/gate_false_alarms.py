@@ -109,7 +109,7 @@ def night(group: Group, folder: Path, run: int) -> Night:
         raise SystemExit(f"iolab run failed: {done.stderr.strip()}")
     with Store(folder / "iolab.db") as store:
         latest = store.runs()[-1]
-        cases = store.cases_of_runs([latest.id], percentiles=(history.P99,))[latest.id]
+        cases = store.case_figures([latest.id])[latest.id]
     found = {s.metric: s.points[-1] for s in history.series([(latest, cases)])}
     checked = subprocess.run([*IOLAB, "check"], cwd=folder, capture_output=True, text=True,
                              check=False)  # fmt: skip
@@ -124,7 +124,7 @@ def as_if_quiet(db: Path, runs: int) -> list[int]:
     stored series, each point's load marks dropped, judged as `check` judges."""
     with Store(db) as store:
         stored = store.runs()
-        read = store.cases_of_runs([r.id for r in stored], percentiles=(history.P99,))
+        read = store.case_figures([r.id for r in stored])
         found = history.series([(r, read[r.id]) for r in stored])
     quiet = [
         history.RunSeries(

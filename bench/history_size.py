@@ -4,20 +4,26 @@ set-ups x 25 workloads) run 1,000 times, built directly with iolab's Store and m
 with noise on every figure, a step down at run 700 on one set-up and a slow drift on another
 workload. Then the real commands, side by side with the same plan run 100 times: `history`
 (text), `history --json` and `check` (the latest run against the one before). Targets:
-history at most 5 s and check at most 2 s at 1,000 runs (interactive), and the ratio 1,000 to
+history at most 1 s and check at most 2 s at 1,000 runs (interactive), and the ratio 1,000 to
 100 runs printed, so a step that grows faster than the runs shows.
 
 Whole-process wall time (Python's start included), median of --rounds runs; max RSS from
-/usr/bin/time when it is there.
+/usr/bin/time when it is there. Before and after, side by side in one run: in this process,
+the store's reading for a history as it was (every case read whole, a typed row per direction)
+against the figures summed in SQL (Store.case_figures), each followed by the same series;
+and with `--before REV`, the same commands by the iolab of that git revision (its src/ taken
+with `git archive`), alternating with this one's, and their ratio.
 
-    python3 bench/history_size.py [--runs 1000] [--rounds 3]
+    python3 bench/history_size.py [--runs 1000] [--rounds 3] [--before REV]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -28,10 +34,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from report_size import timed
 
+from iolab.analysis import history
 from iolab.model import Case, CaseMetrics, DirectionMetrics, Origin, Plan, Result, Setup, Workload
 from iolab.store import Store
+from iolab.store.figures import of_row
 
-TARGETS = {"history": 5.0, "history --json": 5.0, "check": 2.0}
+TARGETS = {"history": 1.0, "history --json": 1.0, "check": 2.0}
 SETUPS, WORKLOADS = 2, 25
 STEP_AT, STEP = 0.7, 0.8  # a 20% drop on set-up 0 from 70% of the runs on
 
@@ -79,29 +87,71 @@ def build(db: Path, runs: int) -> None:
                               (start, start + 3600))  # fmt: skip
 
 
-def measure(db: Path, cwd: Path, rounds: int) -> dict[str, tuple[float, float | None]]:
+Timing = dict[str, tuple[float, float | None]]
+
+
+def measure(db: Path, cwd: Path, rounds: int, before: Path | None) -> tuple[Timing, Timing]:
+    """Each command's median wall time and max RSS, by this iolab and (alternating with it)
+    by the one whose src/ is `before`."""
     commands = {
         "history": ["history", "--db", str(db)],
         "history --json": ["history", "--json", "--db", str(db)],
         "check": ["check", "--db", str(db)],
     }
-    out = {}
+    then = {**os.environ, "PYTHONPATH": str(before)} if before is not None else None
+    now: Timing = {}
+    old: Timing = {}
     for name, args in commands.items():
-        runs = [timed(args, cwd, ok=(0, 4)) for _ in range(rounds)]
-        rss = max((m for _, m in runs if m is not None), default=None)
-        out[name] = (statistics.median(t for t, _ in runs), rss)
-    return out
+        runs, earlier = [], []
+        for _ in range(rounds):
+            runs.append(timed(args, cwd, ok=(0, 4)))
+            if then is not None:
+                earlier.append(timed(args, cwd, ok=(0, 4), env=then))
+        for into, found in ((now, runs), (old, earlier)):
+            if found:
+                rss = max((m for _, m in found if m is not None), default=None)
+                into[name] = (statistics.median(t for t, _ in found), rss)
+    return now, old
+
+
+def in_process(db: Path, rounds: int) -> tuple[float, float]:
+    """The store read for a history and its series, in this process (median CPU seconds of
+    `rounds`): every case read whole, then summed in SQL."""
+    whole, summed = [], []
+    for _ in range(rounds):
+        with Store(db) as store:
+            runs = store.runs()
+            began = time.process_time()
+            read = store.cases_of_runs([r.id for r in runs], percentiles=(history.P99,))
+            history.series([(r, [of_row(c) for c in read[r.id]]) for r in runs])
+            whole.append(time.process_time() - began)
+            began = time.process_time()
+            figures = store.case_figures([r.id for r in runs])
+            history.series([(r, figures[r.id]) for r in runs])
+            summed.append(time.process_time() - began)
+    return statistics.median(whole), statistics.median(summed)
+
+
+def source_of(revision: str, into: Path) -> Path:
+    """The src/ folder of a git revision of this repository, unpacked into `into`."""
+    root = Path(__file__).resolve().parent.parent
+    packed = subprocess.run(["git", "archive", revision, "src"], cwd=root, check=True,
+                            capture_output=True).stdout  # fmt: skip
+    subprocess.run(["tar", "-x", "-C", str(into)], input=packed, check=True)
+    return into / "src"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--before", metavar="REV", help="time this git revision's iolab too")
     args = parser.parse_args()
     small = max(2, args.runs // 10)
     with tempfile.TemporaryDirectory(prefix="iolab-history-size-") as folder:
         cwd = Path(folder)
-        found = {}
+        before = source_of(args.before, cwd) if args.before else None
+        found, old, reading = {}, {}, {}
         for runs in (small, args.runs):
             db = cwd / f"h{runs}.db"
             began = time.perf_counter()
@@ -110,16 +160,35 @@ def main() -> None:
             print(f"store: {runs:,} runs x {SETUPS * WORKLOADS} cases x 3 repetitions = "
                   f"{cases:,} results, {db.stat().st_size / 1e6:,.0f} MB, built in "
                   f"{time.perf_counter() - began:.1f} s")  # fmt: skip
-            found[runs] = measure(db, cwd, args.rounds)
-        for name, target in TARGETS.items():
-            took, rss = found[args.runs][name]
-            base, _ = found[small][name]
-            line = (f"{name:<15} {took:6.2f} s at {args.runs:,} runs ({took / target:.2f} of "
-                    f"{target:.0f} s); {base:.2f} s at {small:,} runs: x{took / base:.1f} for "
-                    f"x{args.runs / small:.0f} the runs")  # fmt: skip
-            if rss is not None:
-                line += f"; max RSS {rss:,.0f} MB"
-            print(line)
+            found[runs], old[runs] = measure(db, cwd, args.rounds, before)
+            reading[runs] = in_process(db, args.rounds)
+        report(args.runs, small, found, old, reading, args.before)
+
+
+def report(
+    runs: int, small: int, found: dict[int, Timing], old: dict[int, Timing],
+    reading: dict[int, tuple[float, float]], before: str | None,
+) -> None:  # fmt: skip
+    for name, target in TARGETS.items():
+        took, rss = found[runs][name]
+        base, _ = found[small][name]
+        line = (f"{name:<15} {took:6.2f} s at {runs:,} runs ({took / target:.2f} of "
+                f"{target:.0f} s); {base:.2f} s at {small:,} runs: x{took / base:.1f} for "
+                f"x{runs / small:.0f} the runs")  # fmt: skip
+        if rss is not None:
+            line += f"; max RSS {rss:,.0f} MB"
+        if name in old.get(runs, {}):
+            then, then_rss = old[runs][name]
+            line += f"\n{'':15} {before}: {then:6.2f} s"
+            line += f", max RSS {then_rss:,.0f} MB" if then_rss is not None else ""
+            line += f"; now over then: {took / then:.2f}"
+        print(line)
+    for count in (small, runs):
+        whole, summed = reading[count]
+        print(
+            f"read + series at {count:,} runs, in this process (CPU s): cases read whole "
+            f"{whole:.2f}, figures summed in SQL {summed:.2f}: {summed / whole:.2f} of it"
+        )
 
 
 if __name__ == "__main__":

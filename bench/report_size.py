@@ -132,9 +132,11 @@ def build(db: Path, setups: int, count: int) -> None:
         )
 
 
-def timed(args: list[str], cwd: Path, ok: tuple[int, ...] = (0,)) -> tuple[float, float | None]:
+def timed(
+    args: list[str], cwd: Path, ok: tuple[int, ...] = (0,), env: dict[str, str] | None = None
+) -> tuple[float, float | None]:
     """Wall seconds and max RSS in MB of one whole process (`ok`: the exit codes it may end
-    with)."""
+    with; `env`: its environment, if not this one's)."""
     timer = shutil.which("time") and Path("/usr/bin/time")
     report = cwd / "time.txt"
     prefix = [str(timer), "-f", "%M", "-o", str(report)] if timer else []
@@ -142,7 +144,7 @@ def timed(args: list[str], cwd: Path, ok: tuple[int, ...] = (0,)) -> tuple[float
     began = time.perf_counter()
     done = subprocess.run(
         [*prefix, sys.executable, "-m", "iolab", *args],
-        cwd=cwd, capture_output=True, text=True, check=False,
+        cwd=cwd, capture_output=True, text=True, check=False, env=env,
     )  # fmt: skip
     took = time.perf_counter() - began
     if done.returncode not in ok:

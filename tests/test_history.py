@@ -25,6 +25,7 @@ from iolab.errors import PlanError
 from iolab.plan import gate
 from iolab.report import history as report_history
 from iolab.store import CaseRow, Store
+from iolab.store.figures import CaseFigures, of_row
 from loopdevs import LoopDevs, loops_fixture
 
 _ = loops_fixture
@@ -268,8 +269,8 @@ def test_an_imported_run_whose_cases_are_the_plans_joins_its_history(workdir: Pa
 
 
 def test_a_case_joins_by_its_names_and_what_makes_its_workload() -> None:
-    def row(setup: str, workload: str, **options: str | int) -> CaseRow:
-        return CaseRow(setup, workload, 0, 1, options, "ok", None, {}, ())
+    def row(setup: str, workload: str, **options: str | int) -> CaseFigures:
+        return of_row(CaseRow(setup, workload, 0, 1, options, "ok", None, {}, ()))
 
     plan_cases = [row("one", "seq", rw="read", bs="128k", ioengine="auto", numjobs=1)]
     assert history.joins(plan_cases, [row("one", "seq", rw="read", bs="128k", ioengine="libaio")])

@@ -41,14 +41,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from iolab.analysis.changepoint import MAX_POINTS, change_points
-from iolab.analysis.stats import Prediction, compare, metric_for, predict, summarize
-from iolab.store import CaseRow, RunRow
+from iolab.analysis.stats import Prediction, compare, metric_for, predict
+from iolab.store import RunRow
+from iolab.store.figures import CaseFigures
 
 Metric = Literal["iops", "bw", "p99"]
 METRICS: tuple[Metric, ...] = ("iops", "bw", "p99")
@@ -75,8 +77,9 @@ class RunPoint:
 
     @functools.cached_property
     def mean(self) -> float:
-        """The run's figure: the mean of its repetitions."""
-        return summarize(self.values).mean
+        """The run's figure: the mean of its repetitions (as stats.summarize makes it, without
+        the median and spread it needs not: a long history has 100,000 points)."""
+        return math.fsum(self.values) / len(self.values)
 
     @property
     def foreign(self) -> bool:
@@ -128,34 +131,40 @@ class RunSeries:
         return UNITS[self.metric]
 
 
-def value(case: CaseRow, metric: Metric) -> float | None:
+def value(case: CaseFigures, metric: Metric) -> float | None:
     """A case's figure: IOPS, MB/s, or the worst direction's p99 completion latency in µs."""
-    if case.status != "ok" or not case.metrics:
+    if case.status != "ok" or case.iops is None:
         return None
     if metric == "p99":
-        found = [m.percentiles_ns[P99] for m in case.metrics.values() if P99 in m.percentiles_ns]
-        return max(found) / 1000 if found else None
-    total = case.total(metric)
-    return total if metric == "iops" else total / 1e6
+        return None if case.p99_ns is None else case.p99_ns / 1000
+    if metric == "iops":
+        return case.iops
+    return None if case.bw_bytes is None else case.bw_bytes / 1e6
 
 
-def _load(cases: Sequence[CaseRow]) -> frozenset[str]:
-    return frozenset(w.code for c in cases for w in c.warnings if w.code in (FOREIGN, CPU_BOUND))
+def _load(cases: Sequence[CaseFigures]) -> frozenset[str]:
+    return frozenset(code for c in cases for code in c.codes if code in (FOREIGN, CPU_BOUND))
+
+
+def _primary(options: Mapping[str, object]) -> Metric:
+    return "bw" if metric_for(options) == "bw" else "iops"
 
 
 def series(
-    runs: Sequence[tuple[RunRow, Sequence[CaseRow]]], window: int = WINDOW, marks: bool = True
+    runs: Sequence[tuple[RunRow, Sequence[CaseFigures]]], window: int = WINDOW, marks: bool = True
 ) -> list[RunSeries]:
     """Every set-up x workload x metric seen in the runs (oldest first), with its steps and
     change points, each run judged against the `window` runs before it (`marks` False: the
     points alone, for the gate, which judges one run)."""
     points: dict[tuple[str, str, Metric], list[RunPoint]] = {}
+    primaries: dict[int, Metric] = {}  # by the options' id: a history shares each run's
     for run, cases in runs:
-        grouped: dict[tuple[str, str], list[CaseRow]] = {}
+        grouped: dict[tuple[str, str], list[CaseFigures]] = {}
         for case in cases:
             grouped.setdefault((case.setup, case.workload), []).append(case)
         for (setup, workload), group in grouped.items():
-            primary: Metric = "bw" if metric_for(group[0].options) == "bw" else "iops"
+            primary = primaries.get(id(group[0].options)) or _primary(group[0].options)
+            primaries[id(group[0].options)] = primary
             load = _load(group)
             for metric in (primary, "p99"):
                 got = tuple(v for c in group if (v := value(c, metric)) is not None)
@@ -206,7 +215,11 @@ def standings(
     own = list(itertools.accumulate((not f for f in foreign), initial=0))
     out: list[Standing] = []
     for i, point in enumerate(points):
-        level = next((s for s in reversed(starts) if s < i and own[i] - own[s] >= LEAST), 0)
+        level = (
+            next((s for s in reversed(starts) if s < i and own[i] - own[s] >= LEAST), 0)
+            if starts
+            else 0
+        )
         earlier = _window(out, foreign, level, i, window)
         ran = tuple(points[k].run_id for k in earlier)
         if foreign[i] or len(earlier) < LEAST:
@@ -303,7 +316,7 @@ def imported(plan_name: str, runs: Sequence[RunRow]) -> list[int]:
 IDENTITY = ("rw", "bs", "iodepth", "numjobs", "rwmixread", "ioengine", "direct")
 
 
-def joins(plan_cases: Sequence[CaseRow], imported: Sequence[CaseRow]) -> bool:
+def joins(plan_cases: Sequence[CaseFigures], imported: Sequence[CaseFigures]) -> bool:
     """Whether an imported run's cases are cases of the plan: each one's set-up and workload
     name among the plan's, and the options that make a workload what it is (rw, bs, iodepth,
     numjobs, rwmixread, ioengine, direct) the same where both record them."""

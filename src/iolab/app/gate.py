@@ -31,13 +31,14 @@ def plan_history(db: str, plan_name: str | None, ui: Ui, run_ids: Sequence[int] 
         if run_ids:
             named = sorted((store.run(i) for i in dict.fromkeys(run_ids)),
                            key=lambda r: r.started_at)  # fmt: skip
-            chosen = [(r, store.cases(r.id)) for r in named]
+            named_cases = store.case_figures([r.id for r in named])
+            chosen = [(r, named_cases[r.id]) for r in named]
             title = " and ".join(dict.fromkeys(r.plan_name for r in named))
             return History(title, tuple(named), tuple(history.series(chosen)))
         measured = [r for r in stored if r.origin.kind != "import"] or stored
         name = plan_name if plan_name is not None else measured[-1].plan_name
         mine = [r for r in stored if r.plan_name == name]
-        read = store.cases_of_runs([r.id for r in mine], percentiles=(history.P99,))
+        read = store.case_figures([r.id for r in mine])
         own = [(r, read[r.id]) for r in mine]
         if not own:
             plans = ", ".join(sorted({r.plan_name for r in stored}))
@@ -45,7 +46,7 @@ def plan_history(db: str, plan_name: str | None, ui: Ui, run_ids: Sequence[int] 
         latest = max(own, key=lambda found: found[0].started_at)[1]
         setups = {c.setup for c in latest}  # an import's cases are read only if it may join
         imported = [
-            (r, store.cases(r.id)) for r in stored
+            (r, store.case_figures([r.id])[r.id]) for r in stored
             if r.plan_name != name and r.origin.kind == "import"
             and {n for n, _, _ in store.setups(r.id)} <= setups
         ]  # fmt: skip
@@ -91,7 +92,7 @@ def check(
             bool(request.strict or strict),
         )
         mine = _history_runs(store, latest, base, max(CHECK_RUNS, 3 * how.window))
-        read = store.cases_of_runs([r.id for r in mine], percentiles=(history.P99,))
+        read = store.case_figures([r.id for r in mine])
         runs = [(r, read[r.id]) for r in mine]
     found = history.series(runs, how.window, marks=False)
     return latest.id, how, history.gate(found, latest.id, request.baseline, how)

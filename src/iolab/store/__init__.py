@@ -22,7 +22,7 @@ from iolab.model import (
     Plan,
     Result,
 )
-from iolab.store import check, dumps, usage_rows
+from iolab.store import check, dumps, figures, usage_rows
 from iolab.store import rows as decode
 from iolab.store.check import BUSY_TIMEOUT_S, reads
 from iolab.store.rows import PLAN_ORIGIN, CaseRow, CaseSample, RunRow
@@ -396,6 +396,12 @@ class Store:
             marks = ", ".join("?" * len(chunk))
             found.update(self._cases(f"c.run_id IN ({marks})", list(chunk), percentiles))
         return found
+
+    @reads
+    def case_figures(self, run_ids: Sequence[int]) -> dict[int, list[figures.CaseFigures]]:
+        """The cases of several runs as a history reads them: a row of figures each, summed in
+        SQL (store.figures)."""
+        return figures.of_runs(self.db, self.path, run_ids)
 
     def _cases(
         self, where: str, args: list[int | str], percentiles: tuple[str, ...] | None = None
