@@ -20,7 +20,7 @@ from iolab.analysis.stats import metric_for
 from iolab.errors import ReportError
 from iolab.model import FioValue, Layout, Setup
 from iolab.names import one_line
-from iolab.report import summary
+from iolab.report import directions, summary
 from iolab.report.cells import (
     CHART_KINDS,
     UNITS,
@@ -458,7 +458,7 @@ def compare(data: Dataset, metric: str = "auto") -> Document:
     )  # fmt: skip
     if chart:
         blocks.append(chart)
-    found = findings_view.ordered(findings_view.compare_findings(data, table, metric))
+    found = findings_view.ordered(findings_view.compare_findings(data, whole_rows(table), metric))
     sections = _findings(found, f"run {data.runs[0].id}")
     sections.append(Section("Comparison", tuple(blocks)))
     sections.append(Section("Set-ups side by side", tuple(figures.bars(data, metric))))
@@ -482,7 +482,7 @@ def _comparison(data: Dataset, metric: str) -> Table:
     columns = [f"run {runs[0]}"]
     for run in runs[1:]:
         columns += [f"run {run}", f"change {run} vs {runs[0]}", f"verdict {run} vs {runs[0]}"]
-    rows = []
+    found: list[tuple[str, tuple[Cell, ...], str, str, str, str]] = []
     for setup, workload in keys:
         cases = {
             run: [
@@ -499,13 +499,21 @@ def _comparison(data: Dataset, metric: str) -> Table:
         setup_text = setup or " / ".join(
             sorted({name_of[c.setup] for g in cases.values() for c in g})
         )
-        cells = _compare_cells(cases, runs, chosen)
-        rows.append(Row(workload, tuple(cells), (setup_text, UNITS[chosen])))
+        every = [c for g in cases.values() for c in g]
+        for part in directions.parts(every) or ("",):  # a mixed workload: read, write, total
+            said = part or "/".join(directions.measured(every)) or "—"
+            cells = tuple(_compare_cells(cases, runs, chosen, part))
+            found.append((workload, cells, setup_text, said, UNITS[chosen], part))
+    split = any(part for *_, part in found)
+    rows = [Row(w, cells, (s, said, unit) if split else (s, unit), part)
+            for w, cells, s, said, unit, part in found]  # fmt: skip
+    mixed = dict.fromkeys(w for w, *_, part in found if part)
     notes = (
         "Each value is the median of its repetitions ± the half-width of the 95% confidence "
         "interval (Student's t).",
         change_legend(f"run {runs[0]}", any(c.repetition > 1 for c in data.cases)),
         *([WARNED_LEGEND] if any(not w.note for c in data.cases for w in c.warnings) else []),
+        *([directions.legend(mixed)] if mixed else []),
     )
     return Table(
         "Comparison",
@@ -514,13 +522,15 @@ def _comparison(data: Dataset, metric: str) -> Table:
         tuple(rows),
         notes,
         name="comparison",
-        stub_headers=("setup", "metric"),
+        stub_headers=("setup", "direction", "metric") if split else ("setup", "metric"),
         column_header="column",
     )
 
 
-def _compare_cells(cases: dict[int, list[Case]], runs: Sequence[int], metric: str) -> list[Cell]:
-    values = {run: cell_values(cases[run], metric)[0] for run in runs}
+def _compare_cells(
+    cases: dict[int, list[Case]], runs: Sequence[int], metric: str, part: str = ""
+) -> list[Cell]:
+    values = {run: cell_values(cases[run], metric, part)[0] for run in runs}
     base = values[runs[0]]
     cells = [warned(_value_cell(base, metric), cases[runs[0]])]
     for run in runs[1:]:
