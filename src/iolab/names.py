@@ -51,6 +51,18 @@ def check(value: object) -> str:
     return name
 
 
+FACTOR_MARKS = ",:="  # a factor's name or value holds none: they part `--pivot a,b:c`, `k=v`
+
+
+def factor(value: object) -> str:
+    """A factor's name or value (a set-up's card, level, policy): a name by `check`, without
+    the marks that part a pivot and a `NAME=VALUE` flag (FACTOR_MARKS)."""
+    name = check(value)
+    if any(mark in name for mark in FACTOR_MARKS):
+        raise BadName(f"holds one of {' '.join(FACTOR_MARKS)}, which part factors; leave them out")
+    return name
+
+
 def normal(text: str) -> str:
     """The text in NFC, without spaces at either end: how a name is compared and kept."""
     return unicodedata.normalize("NFC", text).strip()

@@ -10,6 +10,7 @@ from typing import Any
 from iolab import exchange, outputs, units
 from iolab.app.base import Ui, open_store
 from iolab.errors import PlanError, ReportError
+from iolab.exchange import importer
 from iolab.store import Store
 from iolab.units import parse_size
 from iolab.version import __version__
@@ -28,6 +29,7 @@ class FactsGiven:
     rated_iops: tuple[str, ...] = ()
     rated_mbps: tuple[str, ...] = ()
     cache: tuple[str, ...] = ()
+    factor: tuple[str, ...] = ()  # --factor [SETUP=]NAME=VALUE (exchange.importer.given_factors)
 
 
 def import_facts(given: FactsGiven) -> exchange.Facts:
@@ -113,6 +115,7 @@ def import_files(
     """fio's output (and iolab exports) into the database; nothing is created when nothing
     could be read."""
     facts = import_facts(given or FactsGiven())
+    factors = importer.given_factors(given.factor if given else ())
     found = Store.check_path(db)  # another program's, or damaged: refused before reading
     known: dict[str, int] = {}
     if found.kind == "iolab":  # missing or empty: created below, if anything was read
@@ -121,6 +124,7 @@ def import_files(
     batch = exchange.read(paths, setup, known)
     batch.facts = facts
     exchange.check_named(facts, batch.jobs, batch.setup)
+    importer.add_factors(batch, factors)
     if batch.empty:
         return exchange.Imported((), tuple(batch.problems), tuple(batch.skipped))
     with open_store(db, ui, create=True) as store:

@@ -66,6 +66,14 @@ IMPORT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
             "help": "A cache in front of each set-up, or of SETUP (512M).",
         },
     ),
+    (
+        ("--factor",),
+        {
+            "metavar": "[SETUP=]NAME=VALUE",
+            "multiple": True,
+            "help": "A factor of each set-up, or of SETUP, for report --pivot (card=P420i).",
+        },
+    ),
 )
 EXPORT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("--format", "fmt"), {"default": "json", "show_default": True,

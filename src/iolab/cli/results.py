@@ -28,6 +28,7 @@ from iolab.report import document as report_document
 from iolab.report import history as report_history
 from iolab.report.formats import output as report_output
 from iolab.report.text import history_text
+from iolab.report.views import pivot_view
 from iolab.store import RunRow
 
 
@@ -84,6 +85,9 @@ def _run_json(run: RunRow) -> dict[str, object]:
 @click.option("--short", is_flag=True, help="Findings for an article: the 8 that say most, "
               "without tags, each caveat said once, one legend (JSON and CSV keep them "
               "all).")  # fmt: skip
+@click.option("--pivot", metavar="ROWS:COLUMNS", help="Also a table per workload laid out by "
+              "the set-ups' factors, e.g. card,level:policy (setup and run are factors "
+              "too).")  # fmt: skip
 def report(run_ids: tuple[int, ...], db: str, fmt: str, **flags: Any) -> None:
     """Render stored runs (default: the latest) as a table, Markdown, CSV or HTML.
 
@@ -98,6 +102,7 @@ def report(run_ids: tuple[int, ...], db: str, fmt: str, **flags: Any) -> None:
         metric=flags["metric"], baseline=flags["baseline"], charts=charts,
         skip=report_document.parse_kinds(flags["skip_charts"], "--skip-charts") or (),
         x=flags["x_field"], y=flags["y_metric"], lines=flags["lines"], pool=flags["pool"],
+        pivot=pivot_view.parse(flags["pivot"]) if flags["pivot"] else None,
         short=flags["short"],
     )  # fmt: skip
     report_output.check(written["output"], written["export_dir"], force=written["force"],

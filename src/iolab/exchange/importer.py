@@ -5,6 +5,7 @@ cannot be read is one line naming it and why; the rest still import."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -17,11 +18,11 @@ from typing import Any
 from iolab import names
 from iolab.errors import PlanError
 from iolab.exchange import benchfio, bonnie, dd, fio_json, logs, published, restore, terse, values
-from iolab.exchange.build import Facts, build, setup_name, software
+from iolab.exchange.build import Built, Facts, build, setup_name, setup_names, software
 from iolab.exchange.found import Job, Unreadable
 from iolab.exchange.placed import Placed
 from iolab.fio import parse
-from iolab.model import Origin
+from iolab.model import Origin, Setup
 from iolab.store import Store
 
 # Walking a folder reads the files that may be results (and fio's client/server logs, named
@@ -58,6 +59,10 @@ class Batch:
     problems: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     facts: Facts = field(default_factory=Facts)  # what `iolab import` was told of the set-ups
+    # each set-up's factors, by its name ("": every set-up's), from --factor
+    factors: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    # a published table's set-ups' factors (its columns), by (set-up, the table's file)
+    tables: dict[tuple[str, Path], tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -225,6 +230,8 @@ def _recognise(batch: Batch, source: Source, groups: dict[tuple[Path, str], list
         jobs = list(bonnie.read(path, text))
     elif published.is_table(text):
         jobs = list(published.read(path, text))
+        for setup, found in published.factors(text).items():
+            batch.tables[(_name(setup, "set-up name"), path)] = found
     else:
         raise _Unknown(KNOWN)
     _checked(jobs)
@@ -276,6 +283,38 @@ def given_setup(setup: str | None) -> str | None:
         return names.check(setup)
     except names.BadName as error:
         raise PlanError(f"--setup: the set-up name {error}") from None
+
+
+def given_factors(texts: Sequence[str]) -> dict[str, tuple[tuple[str, str], ...]]:
+    """--factor NAME=VALUE (every set-up) or SETUP=NAME=VALUE (one), each checked by the rule
+    of names (names.factor); PlanError (one line) saying how otherwise."""
+    found: dict[str, dict[str, str]] = {}
+    for text in texts:
+        parts = text.rsplit("=", 2)
+        if len(parts) < 2:
+            raise PlanError(f"--factor {names.shown(text)!r}: give NAME=VALUE, or SETUP=NAME=VALUE")
+        setup, name, value = parts if len(parts) == 3 else ("", *parts)
+        try:
+            factor = names.factor(name), names.factor(value)
+            setup = names.check(setup) if setup else ""
+        except names.BadName as error:
+            raise PlanError(f"--factor {names.shown(text)!r}: a name or value {error}") from None
+        found.setdefault(setup, {})[factor[0]] = factor[1]
+    return {setup: tuple(given.items()) for setup, given in found.items()}
+
+
+def add_factors(batch: Batch, given: Mapping[str, tuple[tuple[str, str], ...]]) -> None:
+    """--factor's factors after the tables' own (so they win); a set-up named that the import
+    does not have is refused (PlanError naming those it has)."""
+    have = setup_names(batch.jobs, batch.setup)
+    missing = [name for name in given if name and name not in have]
+    if missing:
+        raise PlanError(
+            f"--factor names set-up {names.shown(missing[0])!r}, which this import does not have; "
+            f"its set-ups are {', '.join(map(repr, have)) or 'none'}"
+        )
+    for setup, found in given.items():
+        batch.factors[setup] = (*batch.factors.get(setup, ()), *found)
 
 
 def _usable(jobs: list[Job]) -> list[Job]:
@@ -371,9 +410,43 @@ def _identity(
     return str(plan), repr(moment), str(environment.get("hostname", ""))
 
 
+def _with_factors(built: Built, batch: Batch) -> Built:
+    """The set-ups with their factors: a table's own, then --factor's for every set-up ("")
+    and for each one named (a later value of a name replaces an earlier one)."""
+    given = {**_tables(batch.tables, {s.name for s in built.plan.setups})}
+    for name, found in batch.factors.items():
+        given[name] = (*given.get(name, ()), *found)
+    if not given:
+        return built
+
+    def factored(setup: Setup) -> Setup:
+        found = {**dict(given.get("", ())), **dict(given.get(setup.name, ()))}
+        return dataclasses.replace(setup, factors=(*setup.factors, *found.items()))
+
+    setups = {s.name: factored(s) for s in built.plan.setups}
+    results = tuple(
+        (dataclasses.replace(r, case=dataclasses.replace(r.case, setup=setups[r.case.setup.name])),
+         position) for r, position in built.results
+    )  # fmt: skip
+    plan = dataclasses.replace(built.plan, setups=tuple(setups.values()))
+    return dataclasses.replace(built, plan=plan, results=results)
+
+
+def _tables(
+    tables: Mapping[tuple[str, Path], tuple[tuple[str, str], ...]], built: set[str]
+) -> dict[str, tuple[tuple[str, str], ...]]:
+    """The tables' factors by the set-up names the run has: a name several tables share is
+    told apart by its file's name ("Areca 1680i RAID0 of 4 (C_dd)", as build names it)."""
+    found = {}
+    for (setup, path), factors in tables.items():
+        apart = f"{setup} ({names.shown(path.stem)})"
+        found[apart if apart in built else setup] = factors
+    return found
+
+
 def _save_jobs(batch: Batch, store: Store, iolab_version: str) -> tuple[int, str]:
     names = [str(s.path) for s in batch.sources]
-    built = build(batch.jobs, batch.setup, names, batch.facts)
+    built = _with_factors(build(batch.jobs, batch.setup, names, batch.facts), batch)
     version = ", ".join(sorted({software(j) for j in batch.jobs} - {""}))
     hosts = ", ".join(sorted({str(e["hostname"]) for j in batch.jobs for e in j.entries
                               if e.get("hostname")}))  # fmt: skip

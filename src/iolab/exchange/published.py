@@ -33,6 +33,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from iolab import names
 from iolab.exchange import bonnie, dd, values
 from iolab.exchange.found import Unreadable
 from iolab.exchange.placed import Placed, case, direction, exact
@@ -277,6 +278,31 @@ def _by_rows(path: Path, text: str, header: list[str], rows: list[Row]) -> list[
                                         write_devices=writers)
                 )  # fmt: skip
     return out
+
+
+def factors(text: str) -> dict[str, tuple[tuple[str, str], ...]]:
+    """A table of set-ups as rows: each set-up's factors, the columns that name it (card,
+    raid_level, drives; not a cache's size, a fact of the card): what a report pivots by.
+    A table of set-ups as columns names no factor ({})."""
+    header = _header(text)
+    if header is None or _wide(header) or any(c.endswith("_pct") for c in header):
+        return {}
+    described = [c for c in header if c not in SEQUENTIAL and c not in BONNIE]
+    found: dict[str, tuple[tuple[str, str], ...]] = {}
+    for row in _rows(text, header):
+        given = [(c, row.cells[c]) for c in described if row.cells[c] and c not in CACHE_COLUMNS]
+        found[_setup_name(row, described)] = tuple(_factor(row, c, v) for c, v in given)
+    return found
+
+
+def _factor(row: Row, column: str, value: str) -> tuple[str, str]:
+    """A column's name and a row's value as a factor, by the rule of names (names.factor)."""
+    try:
+        return names.factor(column), names.factor(value)
+    except names.BadName as error:
+        raise Unreadable(
+            f"line {row.number}, {_column(row, column)}: as a factor, {error}"
+        ) from None
 
 
 def write_devices(level: str, devices: int) -> int:

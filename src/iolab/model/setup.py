@@ -121,6 +121,13 @@ class Setup:
     host_count: int = 0  # on hosts: the first this many run its cases (0: all of them)
     controller: CardPolicy | None = None  # a RAID card's policy set before its cases
     drive_cache: str | None = None  # a plain disk's own write cache (sysfs cache_type)
+    # named factors (name, value), e.g. (("card", "P420i"), ("level", "raid5")): what a
+    # report pivots by (from the plan's `factors`, its axes, or an import's table and flags)
+    factors: tuple[tuple[str, str], ...] = ()
+
+    def factor(self, name: str) -> str | None:
+        """This set-up's value of a factor; None when it has none of that name."""
+        return dict(self.factors).get(name)
 
     @property
     def kind(self) -> str:
@@ -141,6 +148,8 @@ class Setup:
             extra["controller"] = self.controller.definition()
         if self.drive_cache is not None:
             extra["drive_cache"] = self.drive_cache
+        if self.factors:  # only when given: the hash of a set-up without factors is unchanged
+            extra["factors"] = dict(self.factors)
         if self.layout is None:
             return {"name": self.name, "kind": "path", "path": self.path, **extra}
         return {"name": self.name, "kind": "devices", **self.layout.definition(), **extra}
@@ -168,7 +177,15 @@ class Setup:
             host_count=_whole(data.get("host_count")),
             controller=CardPolicy.from_definition(card) if isinstance(card, dict) else None,
             drive_cache=text("drive_cache"),
+            factors=_factors(data.get("factors")),
         )
+
+
+def _factors(value: JSON) -> tuple[tuple[str, str], ...]:
+    """Stored factors: a JSON object of texts; anything else is none."""
+    if not isinstance(value, dict):
+        return ()
+    return tuple((str(k), str(v)) for k, v in value.items() if isinstance(v, str | int | float))
 
 
 FACT_KEYS = ("device_count", "rated_iops", "rated_bps")  # an import's facts (exchange.build)

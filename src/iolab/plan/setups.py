@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from iolab import layouts
+from iolab import layouts, names
 from iolab.errors import ToolOptionError
 from iolab.fio.hosts import HostError, address
 from iolab.model import CardPolicy, FsKind, Layout, RaidKind, Setup
@@ -17,12 +17,13 @@ from iolab.targets import tool_options
 from iolab.targets.controllers import apply, card_commands
 from iolab.units import parse_size
 
-PATH_KEYS = ("name", "path", "precondition", "cache", "hosts", "host_count")
+PATH_KEYS = ("name", "path", "precondition", "cache", "hosts", "host_count", "factors")
 PRECONDITIONS = ("none", "sequential", "random", "both")
 DEVICE_KEYS = (
     "name", "devices", "device_count", "raid", "level", "metadata", "chunk", "md_layout",
     "filesystem", "mkfs_options", "mount_options", "queue", "discard", "setup_hook",
     "teardown_hook", "precondition", "cache", "degraded", "controller", "drive_cache",
+    "factors",
 )  # fmt: skip
 CONTROLLER_KEYS = ("tool", "vd", *card_commands.FIELDS)
 # A policy axis's value as it reads in a set-up's name, where the value alone is unclear.
@@ -49,12 +50,48 @@ def setups(raw: object, top: Where, over: Overrides) -> tuple[Setup, ...]:
         if not isinstance(entry, dict):
             raise where.fail(None, "each [[setup]] must be a table")
         conditioned, cache = _precondition(entry, where), _cache(entry, where)
+        given = _factors(entry, where)
         for plain in _with_policies(_one(entry, where, index), entry, where):
-            setup = replace(plain, precondition=conditioned, cache_bytes=cache)
+            setup = replace(plain, precondition=conditioned, cache_bytes=cache,
+                            factors=_merged(given, plain.factors, where))  # fmt: skip
             if setup.name in (s.name for s in found):
                 raise where.fail("name", f"set-up name {setup.name!r} is used twice")
             found.append(setup)
     return tuple(found)
+
+
+def _factors(entry: Mapping[str, Any], where: Where) -> tuple[tuple[str, str], ...]:
+    """factors = { card = "P420i", level = "raid5" }: what a report pivots by; names and
+    values by the rule of names, without the marks that part factors (names.factor)."""
+    table = entry.get("factors", {})
+    if not isinstance(table, dict):
+        raise where.fail("factors", 'factors is a table, e.g. factors = { card = "P420i" }')
+    found = []
+    for key, value in table.items():
+        if not isinstance(value, str | int) or isinstance(value, bool):
+            raise where.fail("factors", f"factor {key!r}: give its value as text or a number")
+        try:
+            found.append((names.factor(key), names.factor(str(value))))
+        except names.BadName as error:
+            raise where.fail("factors", f"a factor's name or value {error}") from None
+    return tuple(found)
+
+
+def _merged(
+    given: tuple[tuple[str, str], ...], swept: tuple[tuple[str, str], ...], where: Where
+) -> tuple[tuple[str, str], ...]:
+    """The plan's factors, then the axes' (device_count, drive_cache, a card policy); a
+    factor the plan names that an axis sets is refused (the axis gives each set-up its own)."""
+    twice = {k for k, _ in given} & {k for k, _ in swept}
+    if twice:
+        raise where.fail("factors", f"factor {sorted(twice)[0]!r} is an axis this set-up sweeps; "
+                         "its set-ups carry it already: leave it out of factors")  # fmt: skip
+    return (*given, *swept)
+
+
+def _swept(setup: Setup, key: str, value: object) -> Setup:
+    """The set-up with the factor an axis gave it ("device_count" = "2")."""
+    return replace(setup, factors=(*setup.factors, (key, str(value))))
 
 
 def _cache(entry: Mapping[str, Any], where: Where) -> int:
@@ -107,7 +144,8 @@ def _one(entry: Mapping[str, Any], where: Where, index: int) -> list[Setup]:
             raise where.fail(
                 "device_count", f"device_count {count!r} must be between 1 and {len(devices)}"
             )
-        out.append(Setup(f"{name} x{count}", layout=_layout(entry, devices[:count], where)))
+        swept = Setup(f"{name} x{count}", layout=_layout(entry, devices[:count], where))
+        out.append(_swept(swept, "device_count", count))
     return out
 
 
@@ -120,9 +158,10 @@ def _by_host_count(setup: Setup, counts: object, where: Where) -> list[Setup]:
                              for n in listed):  # fmt: skip
         raise where.fail("host_count", "host_count is a number of hosts, or a list of them")
     return [
-        replace(setup, name=f"{setup.name} on {n} host{'s' if n > 1 else ''}", host_count=n)
+        _swept(replace(setup, name=f"{setup.name} on {n} host{'s' if n > 1 else ''}",
+                       host_count=n), "host_count", n)
         for n in dict.fromkeys(listed)
-    ]
+    ]  # fmt: skip
 
 
 def _host_paths(entry: Mapping[str, Any], where: Where) -> tuple[tuple[str, str], ...]:
@@ -222,9 +261,12 @@ def _axis(value: object, key: str, where: Where) -> list[str]:
     return list(dict.fromkeys(str(v) for v in items))
 
 
-def _renamed(setup: Setup, value: str, count: int) -> Setup:
-    """A set-up of a policy axis is named after its value: "NAME write-back"."""
-    return replace(setup, name=f"{setup.name} {value}") if count > 1 else setup
+def _renamed(setup: Setup, value: str, count: int, factor: tuple[str, str]) -> Setup:
+    """A set-up of a policy axis is named after its value: "NAME write-back"; with several
+    values, the axis is its factor (key, value)."""
+    if count <= 1:
+        return setup
+    return _swept(replace(setup, name=f"{setup.name} {value}"), *factor)
 
 
 def _with_policies(plain: list[Setup], entry: Mapping[str, Any], where: Where) -> list[Setup]:
@@ -237,7 +279,8 @@ def _with_policies(plain: list[Setup], entry: Mapping[str, Any], where: Where) -
             if value not in apply.DISK_CACHE:
                 raise where.fail("drive_cache", f"drive_cache = {value!r} is not allowed; choose "
                                  f"one of {', '.join(apply.DISK_CACHE)}")  # fmt: skip
-        out = [_renamed(replace(s, drive_cache=v), v, len(values)) for s in out for v in values]
+        out = [_renamed(replace(s, drive_cache=v), v, len(values), ("drive_cache", v))
+               for s in out for v in values]  # fmt: skip
     table = entry.get("controller")
     if table is None:
         return out
@@ -260,7 +303,7 @@ def _with_policies(plain: list[Setup], entry: Mapping[str, Any], where: Where) -
                 raise where.fail("controller", f"controller {found[1]}")
         out = [
             _renamed(replace(s, controller=replace(s.controller, **{key: v})),
-                     SAID.get((key, v), v), len(values))
+                     SAID.get((key, v), v), len(values), (key, v))
             for s in out if s.controller is not None for v in values
         ]  # fmt: skip
     return out

@@ -14,7 +14,8 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from iolab.analysis import checks, comparison, raid_model
+from iolab.analysis import checks, comparison, factors, raid_model
+from iolab.analysis.factors import Pivot
 from iolab.analysis.findings import Finding
 from iolab.analysis.stats import metric_for
 from iolab.errors import ReportError
@@ -54,6 +55,7 @@ from iolab.report.views import (
     fleet_view,
     heat_figure,
     hosts_view,
+    pivot_view,
     raid_view,
     rounds_view,
     tables,
@@ -120,6 +122,7 @@ class Options:
     y: str = "auto"
     lines: str = "auto"
     pool: bool = False  # the runs read as repetitions of one another
+    pivot: Pivot | None = None  # --pivot ROWS:COLUMNS (report.views.pivot_view)
     short: bool = False  # --short: the findings' short form, for articles (findings_view)
 
 
@@ -181,6 +184,9 @@ def build(data: Dataset, options: Options) -> Document:
     if (crystal := cdm_view.table(data)) is not None:
         head = (crystal, *(head if options.baseline else ()))
     sections = [Section("Results", head)]
+    if options.pivot is not None:
+        pivots = pivot_view.blocks(data, options.pivot, options.metric)
+        sections.append(Section(f"{pivot_view.TITLE}: {options.pivot.said}", tuple(pivots)))
     sections += _hosts_section(data, options)
     raid = raid_view.table(data, options.metric)
     sections += [Section("RAID model", (raid,))] if raid else []
@@ -214,6 +220,10 @@ def build(data: Dataset, options: Options) -> Document:
         data, whole, options.metric, options.baseline, flat, raid, latency, spreads
     )
     spread = findings_view.across_runs_table(spreads, data.pooled_runs)
+    found += factors.findings(  # each factor's consistent effect, where set-ups carry factors
+        findings_view.figures(data, results, options.metric),
+        {s.label: s.setup.factors for s in data.setups},
+    )
     found = findings_view.ordered(found)  # ranked
     sections[:0] = _findings(found, options.baseline, spread, options.short)
     sections += _more_findings(found, options.short)
