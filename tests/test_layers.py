@@ -12,7 +12,8 @@ from typing import Any
 SRC = Path(__file__).parent.parent / "src" / "iolab"
 LAYERS = {
     **dict.fromkeys(
-        ("model", "errors", "units", "files", "outputs", "names", "version", "layouts"), 0
+        ("model", "errors", "units", "files", "outputs", "saving", "names", "version", "layouts"),
+        0,
     ),
     "presets": 0,
     **dict.fromkeys(("fio", "targets", "store", "analysis"), 1),

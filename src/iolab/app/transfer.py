@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from iolab import exchange, outputs, units
+from iolab import exchange, outputs, saving, units
 from iolab.app.base import Ui, open_store
 from iolab.errors import PlanError, ReportError
 from iolab.exchange import importer
@@ -149,7 +149,7 @@ def export_run(
         suffix = {"csv": ".csv", "parquet": ".parquet"}.get(fmt)
         for path in export.file_names(output, suffix).values() if suffix else [output]:
             fix = "give a file name such as run.json"
-            outputs.check_file(path, force=force, what=f"-o {path}", fix=fix)
+            saving.check_file(path, force=force, what=f"-o {path}", fix=fix)
     if fmt == "parquet":
         parquet.module("pyarrow", "--format parquet")  # before any work
     with open_store(db, ui) as store:
@@ -166,5 +166,5 @@ def export_run(
         return texts[output], []
     folder = outputs.split(output)[0]
     files = {outputs.split(path)[1]: text.encode() for path, text in texts.items()}
-    outputs.save([outputs.WriteBatch(folder, files, "export")], force=force)
+    saving.save([saving.WriteBatch(folder, files, "export")], force=force)
     return "", [f"wrote {path}" for path in texts]

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from iolab import outputs
+from iolab import outputs, saving
 from iolab.exchange import export
 
 BY = "fio-plot"  # the kind of output, in the folder's record
@@ -190,7 +190,7 @@ def check(folder: str, force: bool = False) -> None:
 
 
 def _folder(folder: str, force: bool) -> outputs.Folder:
-    out = outputs.check_folder(folder, force=force, what=f"-o {folder}")
+    out = saving.check_folder(folder, force=force, what=f"-o {folder}")
     if not force and not out.holds_only_iolabs():
         out.close()
         raise outputs.OutputRefused(

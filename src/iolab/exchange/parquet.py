@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-from iolab import outputs
+from iolab import outputs, saving
 from iolab.errors import ReportError
 from iolab.exchange import export
 
@@ -75,5 +75,5 @@ def write(tables: export.Tables, iolab_version: str, name: str, force: bool = Fa
         sink = pa.BufferOutputStream()
         parquet.write_table(arrow_table(flat[table], iolab_version, purpose), sink)
         files[outputs.split(path)[1]] = bytes(sink.getvalue().to_pybytes())
-    outputs.save([outputs.WriteBatch(outputs.split(name)[0], files, "export")], force=force)
+    saving.save([saving.WriteBatch(outputs.split(name)[0], files, "export")], force=force)
     return list(paths.values())

@@ -9,7 +9,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from iolab import outputs
+from iolab import outputs, saving
 from iolab.errors import ReportError
 from iolab.report.charts import Chart
 from iolab.report.document import Document
@@ -39,12 +39,12 @@ def check(
     `images`: a Markdown report's images folder (report_files/) beside it is checked too."""
     if output != "-":
         fix = "give a file name such as report.md"
-        outputs.check_file(output, force=force, what=f"-o {output}", fix=fix)
+        saving.check_file(output, force=force, what=f"-o {output}", fix=fix)
         if images:
             with outputs.Folder(outputs.split(output)[0], force=force) as folder:
                 folder.check_folders([images_folder(output)])
     if export_dir is not None:
-        outputs.check_folder(export_dir, force=force, what=f"--export {export_dir}").close()
+        saving.check_folder(export_dir, force=force, what=f"--export {export_dir}").close()
 
 
 def images_folder(output: str) -> str:
@@ -118,13 +118,13 @@ def emit(
     said, batches = [], []
     if export_dir is not None:
         files = exported(document)
-        batches.append(outputs.WriteBatch(outputs.Target(export_dir, named=True), files, "report"))
+        batches.append(saving.WriteBatch(outputs.Target(export_dir, named=True), files, "report"))
         said.append(f"wrote {len(files)} files (charts: PNG and SVG; tables: CSV) in {export_dir}")
     if output != "-":
         folder, name = outputs.split(output)
-        batches.append(outputs.WriteBatch(folder, {name: rendered.text.encode(), **rendered.files},
+        batches.append(saving.WriteBatch(folder, {name: rendered.text.encode(), **rendered.files},
                                      "report"))  # fmt: skip
-    outputs.save(batches, force=force)
+    saving.save(batches, force=force)
     if output == "-":
         return rendered.text, said
     size = human_bytes(len(rendered.text.encode()))
