@@ -16,6 +16,7 @@ from rich.progress import BarColumn, Progress, TextColumn
 
 from iolab import usage
 from iolab.errors import Resume
+from iolab.fio import hosts
 from iolab.fio.parse import Status
 from iolab.model import Case, Result
 from iolab.names import one_line
@@ -78,7 +79,7 @@ class ProgressListener:
         left = human_duration(self.eta_s - (time.monotonic() - self.t0))
         live = f"{status.iops:,.0f} IOPS {status.bw_bytes / 1e6:,.1f} MB/s"
         if status.hosts:  # fio's client tells no live rates: each host's state instead
-            live = one_line(" · ".join(f"{host} {state}" for host, state in status.hosts))
+            live = one_line(hosts.progress_line(status.hosts))
         self.progress.update(self.task, eta=left, live=live)
 
     def case_finished(self, result: Result) -> None:
@@ -99,10 +100,9 @@ class ProgressListener:
         )
         said = usage.clause(result.telemetry)
         self.print(f"{line}; {said}" if said else line)
-        hosts = [w for w in result.windows if w.host]
-        if hosts:
-            shares = " · ".join(f"{w.host} {w.metrics.total_iops:,.0f}" for w in hosts)
-            self.print(f"  IOPS by host: {shares}")
+        shares = [(w.host, w.metrics.total_iops) for w in result.windows if w.host]
+        if shares:
+            self.print(f"  IOPS by host: {hosts.shares_line(shares)}")
         for warning in result.warnings:
             self.print(f"  {'note:' if warning.note else '!'} {warning}")
 

@@ -17,8 +17,10 @@ import json
 import logging
 import re
 import shlex
+import statistics
 import subprocess
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +44,7 @@ _PROBE = re.compile(
     r"hostname=(?P<hostname>[^,]*),.*\bos=(?P<os>[^,]*), arch=(?P<arch>[^,]*), fio=(?P<fio>[^,\s]*)"
 )
 POLL_S = 0.1
+NAMED_HOSTS = 12  # past this many hosts, progress counts them rather than naming each
 PROBE_JOB = "[iolab-probe]\nioengine=null\nsize=4k\nrw=read\n"
 
 
@@ -253,6 +256,27 @@ class Cluster:
         code = max((child.returncode or 0 for child in children.values()), default=0)
         return Outcome(code if not entries or lost else 0, combined, stderr, (),
                        lost=tuple(lost))  # fmt: skip
+
+
+def progress_line(states: Sequence[tuple[str, str]]) -> str:
+    """The hosts' states for the progress line: each named up to NAMED_HOSTS hosts, past that
+    counted ("32 hosts: 30 running · 1 done · 1 lost"), so that a fleet's line stays one line."""
+    if len(states) <= NAMED_HOSTS:
+        return " · ".join(f"{host} {state}" for host, state in states)
+    counts = Counter("done" if state.endswith(" IOPS") else state for _, state in states)
+    return f"{len(states)} hosts: " + " · ".join(f"{n} {state}" for state, n in counts.items())
+
+
+def shares_line(shares: Sequence[tuple[str, float]]) -> str:
+    """A finished case's IOPS by host: each named up to NAMED_HOSTS hosts, past that the
+    median, the lowest and the highest host."""
+    if len(shares) <= NAMED_HOSTS:
+        return " · ".join(f"{host} {iops:,.0f}" for host, iops in shares)
+    ranked = sorted(shares, key=lambda share: share[1])
+    (low, least), (high, most) = ranked[0], ranked[-1]
+    middle = statistics.median(iops for _, iops in shares)
+    return (f"median {middle:,.0f} over {len(shares)} hosts, lowest {low} {least:,.0f}, "
+            f"highest {high} {most:,.0f}")  # fmt: skip
 
 
 def _entries(document: dict[str, Any]) -> list[dict[str, Any]]:
