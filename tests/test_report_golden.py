@@ -1,5 +1,10 @@
 """Golden tests: the committed store (real fio, two runs of one plan, 3 repetitions) renders
-to exactly the committed Markdown and CSV; its statistics read as they should."""
+to exactly the committed Markdown and CSV; its statistics read as they should.
+
+The byte-for-byte snapshots are pure (the fast lane runs them): every command by the real
+command line in this process, the charts' images left undrawn (a Markdown report's text names
+them, whatever they hold). The images themselves, and the commands as separate processes,
+are the slow tests' (`rendered`: tests/golden/make_store.py's own rendering)."""
 
 from __future__ import annotations
 
@@ -7,15 +12,22 @@ import csv
 import re
 import shutil
 import sqlite3
+import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from conftest import results_of, run_iolab
-from golden.make_store import SNAPSHOTS, STORE, render
+from golden.make_store import SNAPSHOTS, STORE, WRITTEN, render, store_of
+from iolab.cli import main
 from iolab.errors import StoreError
 from iolab.fio.parse import PERCENTILES
 from iolab.model import CheckWarning, DirectionMetrics, Sample
+from iolab.report.charts import Chart
+from iolab.report.formats import output
+from iolab.report.render.mpl_render import ImageFormat
 from iolab.store import Store
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -35,13 +47,48 @@ def test_store_is_small_and_real() -> None:
         assert db.execute("SELECT count(*) FROM samples").fetchone()[0] > 0
 
 
-@pytest.mark.slow
+def undrawn(jobs: Sequence[tuple[Chart, ImageFormat]]) -> list[bytes]:
+    return [f"{chart.name}.{fmt}".encode() for chart, fmt in jobs]
+
+
+@pytest.fixture(scope="module")
+def texts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Every snapshot as make_store renders it (the same commands, the same far-off time
+    zone), by the command line in this process, with the charts left undrawn."""
+    out = tmp_path_factory.mktemp("golden-text")
+    done: set[tuple[str, ...]] = set()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(output, "draw", undrawn)
+        patch.setenv("TZ", "Pacific/Kiritimati")
+        patch.chdir(out)
+        time.tzset()
+        try:
+            for name, command in SNAPSHOTS.items():
+                args = (*(a.format(out=out) for a in command), "--db",
+                        str(STORE.parent / store_of(name)))  # fmt: skip
+                if args not in done:
+                    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+                    assert result.exit_code == 0, (args, result.output)
+                    done.add(args)
+        finally:
+            patch.undo()
+            time.tzset()
+    return {name: (out / WRITTEN.get(name, name)).read_text() for name in SNAPSHOTS}
+
+
 @pytest.mark.parametrize("name", sorted(SNAPSHOTS))
-def test_snapshot_matches_byte_for_byte(rendered: tuple[Path, dict[str, str]], name: str) -> None:
-    _, texts = rendered
+def test_snapshot_matches_byte_for_byte(texts: dict[str, str], name: str) -> None:
     assert texts[name] == (GOLDEN / name).read_text(), (
         f"{name} changed; if on purpose: python tests/golden/make_store.py --render"
     )
+
+
+@pytest.mark.slow  # every command a process of its own, every chart drawn
+def test_the_commands_as_processes_write_the_same_text(
+    rendered: tuple[Path, dict[str, str]], texts: dict[str, str]
+) -> None:
+    _, drawn = rendered
+    assert drawn == texts
 
 
 @pytest.mark.slow  # renders every snapshot, charts included
@@ -83,11 +130,9 @@ def test_repeat_3_shows_intervals_in_every_format(
     assert '"error_y":{"array":[' in page.read_text()  # error bars on the charts
 
 
-@pytest.mark.slow  # renders every snapshot, charts included
 def test_comparison_marks_differences_within_their_interval_not_significant(
-    rendered: tuple[Path, dict[str, str]],
+    texts: dict[str, str],
 ) -> None:
-    _, texts = rendered
     rows = list(csv.DictReader(texts["comparison.csv"].splitlines()))
     changes = [r for r in rows if r["column"] == "change 2 vs 1"]
     verdicts = [r["value"] for r in rows if r["column"] == "verdict 2 vs 1"]
