@@ -385,7 +385,7 @@ def legend(cases: Sequence[CaseRow], baseline: str | None) -> list[str]:
         by_workload.setdefault(case.workload, []).append(case)
     mixed = [w for w, group in by_workload.items() if directions.parts(group)]
     if mixed:
-        notes.append(directions.legend(mixed))
+        notes.append(directions.legend(mixed, any(c.repetition > 1 for c in cases)))
     return notes
 
 

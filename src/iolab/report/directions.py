@@ -47,11 +47,12 @@ def is_direction(part: str) -> TypeGuard[Direction]:
     return part in DIRECTIONS
 
 
-def legend(mixed: Iterable[str]) -> str:
+def legend(mixed: Iterable[str], repeated: bool = True) -> str:
     """What a table's direction rows mean, naming its mixed workloads."""
     names = list(mixed)
     shown = ", ".join(names[:3]) + (f" and {len(names) - 3:,} more" if len(names) > 3 else "")
-    return (
+    text = (
         f"Mixed workloads ({shown}): reads and writes apart, as fio measured them, then their "
-        "total (read + write) on the total row; each the median of its repetitions."
+        "total (read + write) on the total row"
     )
+    return text + ("; each the median of its repetitions." if repeated else ".")

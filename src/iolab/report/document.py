@@ -285,8 +285,8 @@ def _summarised(table: Table, data: Dataset, baseline: str | None) -> Table:
         return table
     ref = summary.reference(data.labels, baseline)
     top, bottom = summary.ends(summary.ranked(data.cases, data.labels, ref), summary.TABLE_ENDS)
-    told = summary.about(len(top), len(bottom), len(table.rows), data.labels, ref)
-    names = [row.label for row in table.rows]
+    names = [row.label for row in table.rows]  # a mixed workload's rows: one workload
+    told = summary.about(len(top), len(bottom), len(set(names)), data.labels, ref)
     return replace(
         table,
         shown=summary.positions(names, top, bottom),
@@ -523,7 +523,7 @@ def _comparison(data: Dataset, metric: str) -> Table:
         "interval (Student's t).",
         change_legend(f"run {runs[0]}", any(c.repetition > 1 for c in data.cases)),
         *([WARNED_LEGEND] if any(not w.note for c in data.cases for w in c.warnings) else []),
-        *([directions.legend(mixed)] if mixed else []),
+        *([directions.legend(mixed, any(c.repetition > 1 for c in data.cases))] if mixed else []),
     )
     return Table(
         "Comparison",
