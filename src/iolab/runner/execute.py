@@ -31,7 +31,7 @@ from iolab.runner.repeats import Repeats
 from iolab.runner.search import Search
 from iolab.store import Store
 from iolab.store.rows import tally
-from iolab.targets import caches, environment, evidence, process, provision
+from iolab.targets import caches, environment, evidence, evidence_mounts, process, provision
 from iolab.targets.controllers import apply
 from iolab.targets.environment import JSONDict
 from iolab.targets.path import Prepared
@@ -79,10 +79,10 @@ class Ledger:
             self.files[where] = self.record.change(entry, claimed)
             return self.files[where]
         if kind == evidence.DIR:
-            entry = self.record.add(evidence.dir_entry(Path(where)))
-            return self.record.change(entry, evidence.claim_dir(Path(where), token))
+            entry = self.record.add(evidence_mounts.dir_entry(Path(where)))
+            return self.record.change(entry, evidence_mounts.claim_dir(Path(where), token))
         if kind == evidence.MOUNT:
-            return self.record.add(evidence.mount_entry(Path(where)))
+            return self.record.add(evidence_mounts.mount_entry(Path(where)))
         if kind == evidence.USER_FILE:
             return self.record.add(evidence.file_entry(Path(where), kind))
         return self.record.add(evidence.Made(kind, where))
@@ -102,7 +102,7 @@ class Ledger:
         entry = next((m for m in self.record.made if m.kind == evidence.MOUNT
                       and m.path == str(mountpoint)), None)  # fmt: skip
         if entry is not None:
-            self.record.change(entry, evidence.mounted(entry))
+            self.record.change(entry, evidence_mounts.mounted(entry))
 
     @contextlib.contextmanager
     def fio_on(self, target: Prepared) -> Iterator[None]:
@@ -443,9 +443,9 @@ def _remove(made: evidence.Made, token: str) -> str:
         return apply.restored_words(made.path) if apply.restore_from(made.path) else ""
     if made.kind == evidence.FILE and evidence.remove_file(made, token):
         return f"removed {made.path}"
-    if made.kind == evidence.DIR and evidence.remove_dir(made, token):
+    if made.kind == evidence.DIR and evidence_mounts.remove_dir(made, token):
         return f"removed {made.path}"
-    if made.kind == evidence.MOUNT and evidence.unmount(made):
+    if made.kind == evidence.MOUNT and evidence_mounts.unmount(made):
         return f"unmounted {made.path}"
     return ""
 

@@ -21,14 +21,11 @@ import json
 import os
 import re
 import secrets
-import shutil
 import stat
-import subprocess
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from iolab.errors import TargetError
-from iolab.targets import devices
 from iolab.targets.process import Owner
 
 STATE_ENV = "IOLAB_STATE_DIR"
@@ -266,12 +263,12 @@ def dead(record: Record) -> bool:
 # ------------------------------------------------------------------ proofs
 
 
-def _identity(path: Path) -> tuple[int, int]:
+def identity_of(path: Path) -> tuple[int, int]:
     found = os.stat(path)
     return found.st_dev, found.st_ino
 
 
-def _open_folder(made: Made) -> int | None:
+def open_folder(made: Made) -> int | None:
     """The folder that holds `made`, opened without a link anywhere on its path, if it is
     still the folder the record names; None if not."""
     folder = os.path.dirname(made.path)
@@ -329,7 +326,7 @@ def vouched(path: Path) -> bool:
             return TOKEN.fullmatch(mark) is not None
     finally:
         os.close(fd)
-    where = (_identity(path.parent), path.name)  # the same folder however reached (a bind mount)
+    where = (identity_of(path.parent), path.name)  # the same folder however reached (a bind mount)
     for record in records():
         for made in record.made:
             named = (made.folder, os.path.basename(made.path))
@@ -376,7 +373,7 @@ def replaced(made: Made, token: str) -> str | None:
     """What stands at a test file's name now, when it is no longer the file this run made (a
     link, another file, a folder reached through a link); None while it is the run's, or gone
     (fio makes it anew, as a file of its own)."""
-    fd = _open_folder(made)
+    fd = open_folder(made)
     if fd is None:
         return "its folder was moved or replaced by a link"
     try:
@@ -403,7 +400,7 @@ def replaced(made: Made, token: str) -> str | None:
 def remark_file(made: Made, token: str) -> Made:
     """After fio wrote the test file (it may have laid it out anew): marked again, if what is
     there is still a plain file that is this run's; the entry as it now stands."""
-    fd = _open_folder(made)
+    fd = open_folder(made)
     if fd is None:
         return replace(made, busy=False)
     try:
@@ -425,7 +422,7 @@ def remark_file(made: Made, token: str) -> Made:
 
 def remove_file(made: Made, token: str) -> bool:
     """Remove a test file a run made, if it is still there, plain, and the run's."""
-    fd = _open_folder(made)
+    fd = open_folder(made)
     if fd is None:
         return False
     name = os.path.basename(made.path)
@@ -450,67 +447,4 @@ def remove_file(made: Made, token: str) -> bool:
 
 def file_entry(path: Path, kind: str = FILE) -> Made:
     """A test file's (or a user's file's) entry, before it is made."""
-    return Made(kind, str(path), _identity(path.parent), busy=kind == FILE)
-
-
-def claim_dir(path: Path, token: str) -> Made:
-    """A scratch folder iolab just made, given its token file; its entry."""
-    real = Path(os.path.realpath(path))
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(real / TOKEN_FILE, flags, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        handle.write(token)
-    return Made(DIR, str(real), _identity(real.parent), _identity(real)[1])
-
-
-def dir_entry(path: Path) -> Made:
-    real = Path(os.path.realpath(path))
-    return Made(DIR, str(real), _identity(real.parent), _identity(real)[1])
-
-
-def remove_dir(made: Made, token: str) -> bool:
-    """Remove a scratch folder a run made, if it is still that folder and holds its token."""
-    fd = _open_folder(made)
-    if fd is None:
-        return False
-    name = os.path.basename(made.path)
-    try:
-        found = os.stat(name, dir_fd=fd, follow_symlinks=False)
-        if not stat.S_ISDIR(found.st_mode) or found.st_ino != made.inode:
-            return False
-        inside = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-        try:
-            kept = os.open(TOKEN_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=inside)
-            with os.fdopen(kept, "rb") as handle:
-                if handle.read(64).decode("ascii", "replace") != token:
-                    return False
-        finally:
-            os.close(inside)
-        shutil.rmtree(name, dir_fd=fd)
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-
-
-def mount_entry(mountpoint: Path) -> Made:
-    """A mount's entry, before it is made: no source yet, so nothing to unmount."""
-    return Made(MOUNT, str(mountpoint))
-
-
-def mounted(made: Made) -> Made:
-    """The entry with the source now mounted there (what a later clean-up checks)."""
-    found = devices.mount_of_target(made.path)
-    return replace(made, source=found.source if found is not None else "")
-
-
-def unmount(made: Made) -> bool:
-    """Unmount a set-up's mount a run made, if the same source is still mounted there."""
-    if not made.path.startswith(MOUNT_ROOT) or not made.source:
-        return False
-    found = devices.mount_of_target(made.path)
-    if found is None or found.source != made.source:
-        return False
-    done = subprocess.run(["umount", made.path], capture_output=True, check=False)
-    return done.returncode == 0
+    return Made(kind, str(path), identity_of(path.parent), busy=kind == FILE)
