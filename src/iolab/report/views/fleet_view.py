@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from iolab.analysis import fleet
 from iolab.analysis.stats import metric_for
 from iolab.report.cells import UNITS, WHERE_SHOWN, Cell, Row, Table, format_value
-from iolab.report.charts import slug
+from iolab.report.charts import Axis, Chart, Series, slug
 from iolab.report.data import Case, Dataset, SetupInfo
 from iolab.report.views import hosts_view
+from iolab.report.views.figures import y_axis
 
 OUTLIER = "outlier"
 LOW, HIGH = "▼", "▲"
@@ -39,11 +40,12 @@ class Workload:
         return {host: value for host, value in self.figures if value is not None}
 
 
-def blocks(data: Dataset, metric: str = "auto") -> list[Table]:
-    """Per fleet set-up: the Fleet table, then the Each host table."""
-    out: list[Table] = []
+def blocks(data: Dataset, metric: str = "auto") -> list[Table | Chart]:
+    """Per fleet set-up: the Fleet table, the Each host table, and a strip chart per unit."""
+    out: list[Table | Chart] = []
     for setup, hosts, workloads in _fleets(data, metric):
         out += [_fleet_table(setup, workloads), _each_table(setup, hosts, workloads)]
+        out += [strip for unit in ("iops", "bw") if (strip := _strip(setup, workloads, unit))]
     return out
 
 
@@ -169,6 +171,31 @@ def _host_cell(workload: Workload, host: str) -> Cell:
     if odd is None:
         return Cell(value, unit, text)
     return Cell(value, unit, f"{text} {LOW if odd.z < 0 else HIGH}", flags=(OUTLIER,))
+
+
+def _strip(setup: SetupInfo, workloads: Sequence[Workload], metric: str) -> Chart | None:
+    """One point per host and workload, a workload's hosts on one vertical line from the
+    lowest to the highest; each outlier its own point, named in the legend. None without a
+    figure in this unit."""
+    shown = [w for w in workloads if w.metric == metric and w.known()]
+    if not shown:
+        return None
+    series = [
+        Series(w.name, tuple(float(i) for _ in w.known()), tuple(sorted(w.known().values())))
+        for i, w in enumerate(shown)
+    ]
+    series += [
+        Series(f"{o.host} ({w.name}, z {o.z:+.1f})", (float(i),), (o.value,), color=len(shown) + n)
+        for n, (i, w, o) in enumerate((i, w, o) for i, w in enumerate(shown) for o in w.outliers)
+    ]
+    return Chart(
+        name=f"fleet-{slug(setup.label)}-{metric}", kind="line",
+        title=f"Each host per workload: {setup.label}, {y_axis(metric).title}",
+        x=Axis("workload", ticks=tuple((float(i), w.name) for i, w in enumerate(shown))),
+        y=y_axis(metric), series=tuple(series), legend="",
+        caption="One point per host; a workload's hosts lie on one vertical line from the "
+        "lowest to the highest. Each outlier is a point of its own, named in the legend.",
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------- the warning
