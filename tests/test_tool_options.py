@@ -30,7 +30,7 @@ from conftest import run_iolab
 from iolab import plan
 from iolab.errors import PlanError, TargetError, ToolOptionError
 from iolab.model import Layout
-from iolab.targets import provision, recipe, tool_options
+from iolab.targets import provision, recipe, tool_options, tool_options_doc
 from loopdevs import MIB, LoopDevs, device_sha256, loops_fixture, sh
 from test_bad_input import SETUP, at, devices_plan, fill, invoke, listing, problems_with_output
 
@@ -347,9 +347,9 @@ def test_a_plan_refusal_names_its_line_and_the_option() -> None:
 
 
 def test_the_docs_list_every_option_iolab_passes() -> None:
-    assert tool_options.markdown() in DOCS.read_text(), (
+    assert tool_options_doc.markdown() in DOCS.read_text(), (
         "docs/setups.md's table of tool options differs from targets/tool_options.py; paste "
-        "tool_options.markdown() there"
+        "tool_options_doc.markdown() there"
     )
 
 

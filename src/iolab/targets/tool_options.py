@@ -170,13 +170,13 @@ _COMPRESS = Value(
      *(f"zstd:{n}" for n in range(1, 16))),
     shown="one of zlib, lzo, zstd, no, none, zlib:1 to zlib:9, zstd:1 to zstd:15",
 )  # fmt: skip
-_MOUNT_COMMON: dict[str, Value | None] = {
+MOUNT_COMMON: dict[str, Value | None] = {
     **dict.fromkeys(("defaults", "rw", "async", "sync", "dirsync", "atime", "noatime",
                      "diratime", "nodiratime", "relatime", "norelatime", "strictatime",
                      "nostrictatime", "lazytime", "nolazytime", "iversion", "noiversion",
                      "discard", "nodiscard")),
 }  # fmt: skip
-_MOUNT: Mapping[str, dict[str, Value | None]] = {
+MOUNT_OPTIONS: Mapping[str, dict[str, Value | None]] = {
     "xfs": {
         **dict.fromkeys(("inode64", "inode32", "largeio", "nolargeio", "swalloc", "noalign",
                          "wsync", "attr2", "noattr2", "ikeep", "noikeep", "filestreams",
@@ -208,10 +208,10 @@ _MOUNT: Mapping[str, dict[str, Value | None]] = {
     },
 }  # fmt: skip
 # A mount option may be both bare and NAME=VALUE ("barrier", "barrier=1"): the bare ones.
-_MOUNT_BARE: Mapping[str, frozenset[str]] = {
+MOUNT_BARE: Mapping[str, frozenset[str]] = {
     "ext4": frozenset(("barrier", "dax")), "btrfs": frozenset(("space_cache", "discard")),
 }  # fmt: skip
-_MOUNT_REFUSED = {
+MOUNT_REFUSED = {
     "device": _A_FILE, "logdev": _A_FILE, "rtdev": _A_FILE, "journal_path": _A_FILE,
     "journal_dev": _A_FILE, "subvol": "it mounts a part of the filesystem; iolab mounts it whole",
     "subvolid": "it mounts a part of the filesystem; iolab mounts it whole",
@@ -351,9 +351,9 @@ def mount_list(words: Sequence[str]) -> list[str]:
 
 def _mount_option(item: str, fs: str) -> None:
     name, eq, value = item.partition("=")
-    table = {**_MOUNT_COMMON, **_MOUNT.get(fs, {})}
-    if name in _MOUNT_REFUSED:
-        raise ToolOptionError("mount_options", "mount", item, _REFUSED + _MOUNT_REFUSED[name])
+    table = {**MOUNT_COMMON, **MOUNT_OPTIONS.get(fs, {})}
+    if name in MOUNT_REFUSED:
+        raise ToolOptionError("mount_options", "mount", item, _REFUSED + MOUNT_REFUSED[name])
     if name not in table:
         raise ToolOptionError(
             "mount_options", "mount", item, f"is not a {fs} mount option iolab passes"
@@ -361,7 +361,7 @@ def _mount_option(item: str, fs: str) -> None:
         )  # fmt: skip
     spec = table[name]
     if not eq:
-        if spec is not None and name not in _MOUNT_BARE.get(fs, frozenset()):
+        if spec is not None and name not in MOUNT_BARE.get(fs, frozenset()):
             raise ToolOptionError("mount_options", "mount", item, f"needs a value: {_say(spec)}")
         return
     if spec is None:
@@ -495,57 +495,3 @@ def _say(spec: Value) -> str:
     if spec.kind == "sub":
         return "NAME=VALUE sub-options: " + ", ".join(spec.sub)
     return _SAID[spec.kind]
-
-
-# -- the tables as docs/setups.md shows them ----------------------------------------------------
-
-
-def markdown() -> str:
-    """The allow-list as a Markdown table, as docs/setups.md holds it (a test keeps it so)."""
-    rows = ["| tool | option | value |", "| --- | --- | --- |"]
-    for tool in (*MKFS.values(), MDADM, LVCREATE):
-        spellings = {name: [name] for name in tool.options}
-        for other, name in tool.aliases.items():
-            spellings[name].append(other)
-        flags = [spelled for name, spec in tool.options.items() if spec is None
-                 for spelled in spellings[name]]  # fmt: skip
-        rows += [f"| {tool.name} | {_code(flags)} | none |"] if flags else []
-        rows += [f"| {tool.name} | {_code(spellings[name])} | {_doc(spec)} |"
-                 for name, spec in tool.options.items() if spec is not None]  # fmt: skip
-        rows += [f"| {tool.name} | {_code(list(tool.refused))} | refused |"] if tool.refused else []
-    rows += _mount_rows("all", _MOUNT_COMMON)
-    for fs, table in _MOUNT.items():
-        rows += _mount_rows(fs, table)
-    rows.append(f"| mount -o | {_code(list(_MOUNT_REFUSED))} | refused |")
-    return "\n".join(rows) + "\n"
-
-
-def _mount_rows(fs: str, table: Mapping[str, Value | None]) -> list[str]:
-    bare = [n for n, v in table.items() if v is None or n in _MOUNT_BARE.get(fs, ())]
-    rows = [f"| mount -o ({fs}) | {_code(bare)} | none |"] if bare else []
-    return rows + [f"| mount -o ({fs}) | {_code([name + '='])} | {_doc(spec)} |"
-                   for name, spec in table.items() if spec is not None]  # fmt: skip
-
-
-def _code(names: Sequence[str]) -> str:
-    return ", ".join(f"`{name}`" for name in names)
-
-
-_SHORT = {"number": "a number", "decimal": "a number (decimals too)", "size": "a size",
-          "name": "a name", "label": "a label"}  # fmt: skip
-
-
-def _doc(spec: Value | None) -> str:
-    """A value as the docs' table says it, in few words."""
-    if spec is None:
-        return "none"
-    if spec.kind == "sub":
-        parts = [f"`{name}`" if value is None else f"`{name}=` {_doc(value)}"
-                 for name, value in spec.sub.items()]  # fmt: skip
-        refused = [f"`{name}=` refused" for name in spec.refused]
-        return ", ".join(parts + refused)
-    if spec.kind == "features":
-        return "a list of " + ", ".join(spec.words) + " (^ turns one off)"
-    if spec.kind == "word":
-        return spec.shown.removeprefix("one of ") or " or ".join(spec.words)
-    return _SHORT[spec.kind]
