@@ -6,6 +6,7 @@ and the sweep is described per doubling."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -65,25 +66,28 @@ def test_findings_of_a_fresh_run_agree_with_its_tables(loops: LoopDevs, workdir:
     md = run_iolab("report", "--format", "markdown", cwd=workdir, check=True).stdout
     assert re.findall(r"^## (.+)$", md, re.M)[:2] == ["Findings", "Results"]
     said = md.split("### What the numbers show")[1].split("\n### ")[0]
-    lines = [line for line in said.splitlines() if line.startswith("- ")]
+    more = md.split("## More findings")[1] if "## More findings" in md else ""  # the appendix
+    lines = [line for line in (said + more).splitlines() if line.startswith("- ") and "[" in line]
     kinds = [line.rsplit("[", 1)[1].split(";")[0].rstrip("]") for line in lines]
     assert {"winner", "cost", "scaling", "trust"} <= set(kinds), lines
     results = results_of(md).split("\n## ")[0]
-    for figure in re.findall(r"\d[\d,]*(?:\.\d+)? ± [\d,.]+", said):
+    for figure in re.findall(r"\d[\d,]*(?:\.\d+)? ± [\d,.]+", said + more):
         assert figure in md.split("## Results")[1], figure  # every figure cited is shown
     rows = {line.split("|")[1].strip(): line for line in results.splitlines()
             if line.startswith("| rand") or line.startswith("| seq")}  # fmt: skip
     assert set(rows) == {"rand numjobs=1", "rand numjobs=2", "seq"}, rows
+    leaders = md.split("### Leaders per workload")[1].split("\n### ")[0]
     for workload, row in rows.items():
-        (winner,) = [line for line in lines
-                     if line.startswith(f"- {workload}:") and "[winner;" in line]  # fmt: skip
+        (lead,) = [line for line in leaders.splitlines() if line.startswith(f"| {workload} |")]
         within = "n.s." in row.split("|")[-2]  # the change vs the baseline, within the noise
-        assert ("not distinguishable" in winner) == within, (winner, row)
-        assert "leads by" in winner or within, winner
+        assert ("n.s." in lead.split("|")[-2]) == within, (lead, row)
+    (family,) = [line for line in lines if line.startswith("- rand, 2 points (numjobs 1-2): ")]
+    (seq,) = [line for line in lines if line.startswith("- seq:") and "[winner;" in line]
+    assert re.search(r"\): (\S+ leads on \d|leads: |within the noise on 2)", family), family
+    assert "leads by" in seq or "not distinguishable" in seq, seq
+    (sweep,) = [line for line in lines if line.startswith("- rand, per doubling of numjobs")]
     for setup in ("one device", "btrfs raid0 of 2"):
-        head = f"- {setup} · rand numjobs=1"
-        (sweep,) = [line for line in lines if line.startswith(head) and "[scaling;" in line]
-        assert "per doubling of numjobs, IOPS ×" in sweep and "from 1 to 2" in sweep, sweep
+        assert re.search(rf"{setup} \(\d[^→]* → \d", sweep), (setup, sweep)  # its figures
     (cost,) = [line for line in lines if "[cost;" in line]
     assert cost.startswith("- Against one device, btrfs raid0 of 2 changes the figures by a ")
 
@@ -134,5 +138,9 @@ def test_a_device_count_sweep_at_qd1_is_never_blamed_on_software(
         qd1 = "iodepth=1" in line.split(":")[1]
         assert ("one I/O is in flight" in line) == qd1, line
         assert "software is" not in line or not qd1, line
-    sweeps = [line for line in md.splitlines() if "[scaling;" in line and "device_count" in line]
-    assert sweeps and all("from 1 to" in line for line in sweeps), sweeps
+    report = json.loads(run_iolab("report", "--format", "json", cwd=workdir, check=True).stdout)
+    sweeps = [f for f in report["findings"] if f["group"].endswith("· device_count")]
+    assert sweeps, report["findings"]
+    for found in sweeps:  # each sweep's first figure is its single device's
+        single = {c["setup"] for c in found["cells"][:1]}
+        assert all(re.search(r"\b1\b|single", s) for s in single), found["cells"]

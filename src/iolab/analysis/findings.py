@@ -41,6 +41,7 @@ CAP_SPREAD = 0.05  # set-ups within 5% of each other share a cap
 # plan differ by a few percent from one to the next (analysis.history's rule)
 SAME_WITHOUT_INTERVAL = 5.0
 WARNED = " ⚑"
+CHECKS = "checks"  # the group of the trust findings that count the checks' warnings
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,12 @@ class Figure:
         if not self.parts:
             return f"{self.shown} {self.unit}"
         apart = " + ".join(f"{p.shown} {p.direction}" for p in self.parts)
-        return f"{apart} {self.unit}" + (f" (total {self.shown})" if self.total else "")
+        if not self.total:
+            return f"{apart} {self.unit}"
+        # a total that says its interval in words ("(2 repetitions: ...)") after a comma
+        return f"{apart} {self.unit}" + (
+            f", total {self.shown}" if "(" in self.shown else f" (total {self.shown})"
+        )
 
     @property
     def median(self) -> float:
@@ -325,7 +331,7 @@ def trust(figures: Sequence[Figure]) -> list[Finding]:
     warned = [f for f in figures if f.warnings]
     if not warned:
         return [Finding("trust", f"No methodology check fired on the {len(figures)} figures.",
-                        sum(len(f.values) for f in figures), None, (), group="trust")]  # fmt: skip
+                        sum(len(f.values) for f in figures), None, (), group=CHECKS)]  # fmt: skip
     counts = Counter(w.code for f in warned for w in f.warnings)
     listed = ", ".join(f"{code} on {n}" for code, n in counts.most_common())
     sentence = (
@@ -334,7 +340,7 @@ def trust(figures: Sequence[Figure]) -> list[Finding]:
     )
     counted = Finding("trust", sentence, sum(len(f.values) for f in warned), None,
                       tuple((f.workload, f.setup) for f in warned), warned_of(warned),
-                      effect=100 * len(warned) / len(figures), group="trust")  # fmt: skip
+                      effect=100 * len(warned) / len(figures), group=CHECKS)  # fmt: skip
     return [counted, *(f for code in CACHED if (f := _cached(code, warned)) is not None)]
 
 
@@ -361,7 +367,7 @@ def _cached(code: str, warned: Sequence[Figure]) -> Finding | None:
     codes = tuple(w for w in warned_of(hit) if w.code == code)
     return Finding("trust", sentence, sum(len(f.values) for f in hit), None,
                    tuple((f.workload, f.setup) for f in hit), codes, effect=100.0,
-                   group="trust")  # fmt: skip
+                   group=f"{CHECKS}: {code}")  # fmt: skip
 
 
 def some(names: Sequence[str], most: int = 3) -> str:

@@ -14,13 +14,13 @@ from collections.abc import Mapping, Sequence
 from iolab.analysis import finding_details, finding_groups, scaling
 from iolab.analysis.finding_details import Knee, ModelGap, Spread, Tail
 from iolab.analysis.finding_sweeps import Sweep
+from iolab.analysis.findings import CHECKS, Figure, Finding, Part, and_list
 from iolab.analysis.findings import WARNED as MARK
-from iolab.analysis.findings import Figure, Finding, Part, and_list
 from iolab.analysis.stats import metric_for
 from iolab.model import DIRECTIONS, CheckWarning
 from iolab.report.cells import WARNED, Cell, Row, Table, cell_values, format_value
 from iolab.report.data import Case, Dataset
-from iolab.report.views import curve_view, usage_view
+from iolab.report.views import curve_view, fleet_view, usage_view
 
 TITLE = "Findings"
 SAID = "What the numbers show"
@@ -301,7 +301,8 @@ def derive(
         shown, baseline, extra, gaps(data, raid), tails(latency), sweeps(data, shown),
         knees(data),
     )  # fmt: skip
-    return finding_groups.ranked([*finding_details.pooled(spreads, data.pooled_runs), *found])
+    odd = fleet_view.findings(data, metric)  # a fleet's outlier hosts, with what differs
+    return finding_groups.ranked([*finding_details.pooled(spreads, data.pooled_runs), *found, *odd])
 
 
 def leaders_table(found: Sequence[Finding]) -> Table | None:
@@ -391,8 +392,10 @@ CAVEATS = {
 
 def short_lines(found: Sequence[Finding]) -> tuple[str, ...]:
     """The short form: the first SHORT findings without tags or caveats, each marked ⚑ with
-    the codes of the warnings it rests on; then each caveat once, and one legend."""
-    shown = found[:SHORT]
+    the codes of the warnings it rests on; then each caveat once, and one legend. The count
+    of warned figures is left to the caveats, which say it once."""
+    counted = [f for f in found if f.group == CHECKS and f.warned]
+    shown = [f for f in found if f not in counted][:SHORT]
     out = []
     codes: dict[str, list[CheckWarning]] = {}
     for finding in shown:
