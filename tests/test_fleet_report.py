@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from iolab.model import JSON
 from iolab.report import document
+from iolab.report.cells import Table
+from iolab.report.charts import Chart
 from iolab.report.data import Dataset
 from iolab.report.formats import output
 from iolab.report.views import fleet_view, hosts_view
@@ -16,7 +19,7 @@ HOSTS = [f"10.0.1.{k}:8765" for k in range(1, 17)]
 SLOW = HOSTS[6]
 
 
-def inventory(host: str) -> dict[str, object]:
+def inventory(host: str) -> JSON:
     scheduler = "none" if host == SLOW else "mq-deadline"
     return {"host": {"kernel": "6.1.0"}, "target": {"device": {"scheduler": scheduler}}}
 
@@ -30,7 +33,7 @@ def fleet_data(with_inventory: bool = True) -> Dataset:
     data = dataset(cases, HOSTS)
     if with_inventory:
         run = data.runs[0]
-        listed = [{"host": h, "environment": inventory(h)} for h in HOSTS]
+        listed: list[JSON] = [{"host": h, "environment": inventory(h)} for h in HOSTS]
         data = replace(data, runs=(replace(run, environment={**run.environment, "hosts": listed}),))
     return data
 
@@ -39,6 +42,8 @@ def test_a_fleet_has_no_column_per_host_and_names_its_outlier() -> None:
     data = fleet_data()
     assert hosts_view.fleet(data, HOSTS) and hosts_view.blocks(data, chart=False) == []
     fleet_table, each, *charts = fleet_view.blocks(data)
+    assert isinstance(fleet_table, Table) and isinstance(each, Table)
+    assert all(isinstance(c, Chart) for c in charts)
     assert fleet_table.columns == ("median", "MAD", "lowest", "highest", "hosts", "outliers")
     row = fleet_table.rows[0]
     assert row.label == WORKLOAD and row.cells[4].text == "16"
@@ -46,8 +51,9 @@ def test_a_fleet_has_no_column_per_host_and_names_its_outlier() -> None:
     assert fleet_table.rows[1].cells[4].text == "15", "the lost host has no figure"
     assert [r.label for r in each.rows] == HOSTS
     assert each.rows[6].cells[0].text == "7,140 ▼" and each.rows[3].cells[1].text == "lost"
-    assert [c.y.unit for c in charts] == ["IOPS", "MB/s = 10⁶ bytes/s"], "a chart per unit"
+    assert [c.y.unit for c in charts if isinstance(c, Chart)] == ["IOPS", "MB/s = 10⁶ bytes/s"]
     strip = charts[0]
+    assert isinstance(strip, Chart)
     assert len(strip.series[0].y) == 16 and strip.series[1].name.startswith(f"{SLOW} (")
     (line,) = fleet_view.warnings(data)
     assert line.startswith(f"host-outlier: rack: host {SLOW}: {WORKLOAD} 7,140 IOPS, 41% below")
@@ -63,6 +69,10 @@ def test_without_inventory_the_line_says_so_and_every_format_renders() -> None:
     for name in ("markdown", "table", "json", "html"):  # CSV: the tables by --export
         text = output.render(doc, name).text
         assert SLOW in text, name
+    (odd,) = [f for f in doc.findings if f.group == "fleet rack"]
+    assert odd.sentence == line.removeprefix("host-outlier: ") and odd.cells == (
+        ("4k randread", "rack"),
+    )
     markdown = output.render(doc, "markdown").text
     assert "### Fleet: rack" in markdown and "### Each host: rack" in markdown
     assert "host-outlier: rack" in markdown

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from iolab.analysis import fleet
+from iolab.analysis.findings import Finding
 from iolab.analysis.stats import metric_for
 from iolab.report.cells import UNITS, WHERE_SHOWN, Cell, Row, Table, format_value
 from iolab.report.charts import Axis, Chart, Series, slug
@@ -57,6 +58,21 @@ def warnings(data: Dataset, metric: str = "auto") -> list[str]:
             found = [o for w in workloads for o in w.outliers if o.host == host]
             if found:
                 out.append(_line(setup.label, host, found))
+    return out
+
+
+def findings(data: Dataset, metric: str = "auto") -> list[Finding]:
+    """A finding per odd host of a fleet: the host-outlier line, without its code."""
+    out = []
+    for setup, hosts, workloads in _fleets(data, metric):
+        for host in hosts:
+            found = [o for w in workloads for o in w.outliers if o.host == host]
+            if found:
+                sentence = _line(setup.label, host, found).removeprefix(f"{CODE}: ")
+                cells = tuple((o.workload, setup.label) for o in found)
+                effect = 100 * max(abs(o.off) for o in found)
+                out.append(Finding("trust", sentence, found[0].spread.count, True, cells,
+                                   effect=effect, group=f"fleet {setup.label}"))  # fmt: skip
     return out
 
 
