@@ -8,9 +8,9 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TextIO
 
 from iolab.exchange import values
 from iolab.exchange.found import Job, Unreadable, options_of, percentile_key, scaled
@@ -30,6 +30,10 @@ class Damaged(Unreadable):
 # and folded in one at a time: its memory is one document's and the samples, not every one's.
 MAX_DOCUMENT_CHARS = 128 * 1024**2
 MAX_DOCUMENTS = 100_000
+# A file larger than this is read a chunk at a time (`stream`): its memory is one document's
+# and the samples, not the file's, however long the stream.
+STREAM_FROM = 32 * 1024**2
+CHUNK_CHARS = 1024**2
 _SPACE = re.compile(r"\s*")
 
 
@@ -60,11 +64,7 @@ def each(text: str, where: str = "") -> Iterator[Document]:
     while start >= 0:
         number += 1
         if number > MAX_DOCUMENTS:
-            raise Unreadable(
-                f"a stream of more than {MAX_DOCUMENTS:,} JSON documents (more than a day of "
-                "--status-interval=1); split it where a document starts ('{' at a line's "
-                "start) and import the parts"
-            )
+            raise _too_many()
         bound.check(start, start)
         value, end = _decoded(text, start)
         bound.check(start, end)  # a document that reached past a '{' at a line's start
@@ -91,11 +91,119 @@ class _Bound:
             found = self.text.find("\n{", start + 1)
             self.next = found if found >= 0 else len(self.text)
         if max(self.next, end) - start > MAX_DOCUMENT_CHARS:
-            raise Unreadable(
-                f"a JSON document of more than {MAX_DOCUMENT_CHARS // 1024**2} MiB, more than "
-                "iolab reads whole (fio's json+ is about 12 KB a job: 10,000 jobs); fio's "
-                "json output (not json+) or group_reporting makes a run's document smaller"
-            )
+            raise _too_large()
+
+
+def _too_many() -> Unreadable:
+    return Unreadable(
+        f"a stream of more than {MAX_DOCUMENTS:,} JSON documents (more than a day of "
+        "--status-interval=1); split it where a document starts ('{' at a line's "
+        "start) and import the parts"
+    )
+
+
+def _too_large() -> Unreadable:
+    return Unreadable(
+        f"a JSON document of more than {MAX_DOCUMENT_CHARS // 1024**2} MiB, more than "
+        "iolab reads whole (fio's json+ is about 12 KB a job: 10,000 jobs); fio's "
+        "json output (not json+) or group_reporting makes a run's document smaller"
+    )
+
+
+def _too_deep() -> Damaged:
+    return Damaged(
+        f"its JSON is nested deeper than Python reads; fio's output is at most "
+        f"{values.MAX_DEPTH} levels deep"
+    )
+
+
+class _Buffer:
+    """A text stream's next characters: what was read and not yet consumed, topped up a chunk
+    at a time (each top-up copies what is left, not what was consumed: linear in the file)."""
+
+    def __init__(self, handle: TextIO, told: Callable[[int], None]) -> None:
+        self.handle, self.told = handle, told
+        self.text, self.at, self.base = "", 0, 0
+
+    def more(self) -> bool:
+        """Read another chunk; False at the end of the file."""
+        chunk = self.handle.read(CHUNK_CHARS)
+        if not chunk:
+            return False
+        self.text = self.text[self.at :] + chunk
+        self.base += self.at
+        self.at = 0
+        self.told(len(chunk))
+        return True
+
+    def find(self, what: str, start: int) -> int:
+        """The index of `what` at or after `start` (an index into `text`, which a top-up
+        shifts), reading on until it is there (-1: the file ended first); MAX_DOCUMENT_CHARS
+        past the document at `at` without it is refused."""
+        while True:
+            found = self.text.find(what, start)
+            if found >= 0:
+                return found
+            if len(self.text) - self.at > MAX_DOCUMENT_CHARS:
+                raise _too_large()
+            start = max(len(self.text) - len(what) + 1, start) - self.at
+            if not self.more():
+                return -1
+
+    def next_char(self, start: int) -> int:
+        """The index of the first character at or after `start` that is not white space
+        (-1: none before the file ends)."""
+        while True:
+            found = _SPACE.match(self.text, start).end()  # type: ignore[union-attr]
+            if found < len(self.text):
+                return found
+            start = found - self.at
+            if not self.more():
+                return -1
+
+
+def stream(handle: TextIO, told: Callable[[int], None] = lambda _: None) -> Iterator[Document]:
+    """Every JSON document of a text stream, as `each` finds them in a text, read a chunk at
+    a time (`told` hears how many characters each chunk held): one document and a chunk are
+    held at once."""
+    buffer = _Buffer(handle, told)
+    start = buffer.find("{", 0)
+    if start < 0:
+        raise Damaged("no JSON document in it")
+    number = 0
+    while start >= 0:
+        number += 1
+        if number > MAX_DOCUMENTS:
+            raise _too_many()
+        buffer.at = start
+        value, end = _streamed(buffer)
+        begun, ended = buffer.base + buffer.at, buffer.base + end  # a top-up moves the text
+        after = buffer.next_char(end)
+        following = after >= 0 and buffer.text.startswith("{", after)
+        doc = Document(value, number, number > 1 or following, begun, ended)
+        values.check_tree(value, doc.label)
+        yield doc
+        start = after if following else -1
+
+
+def _streamed(buffer: _Buffer) -> tuple[dict[str, Any], int]:
+    """The document at buffer.at: read on to where fio starts its next one ('{' at a line's
+    start) or the file's end, then decoded; one that reaches past that '{' reads on again."""
+    search = buffer.at + 1
+    while True:
+        found = buffer.find("\n{", search)
+        try:
+            value, end = values.DECODER.raw_decode(buffer.text, buffer.at)
+        except json.JSONDecodeError as error:
+            if found < 0:
+                raise Damaged(f"its JSON is cut short or damaged ({error})") from None
+            search = found + 1
+            continue
+        except RecursionError:
+            raise _too_deep() from None
+        if not isinstance(value, dict):
+            raise Damaged("its JSON is not an object")
+        return value, end
 
 
 def documents(text: str, where: str = "") -> list[tuple[dict[str, Any], str]]:
@@ -109,10 +217,7 @@ def _decoded(text: str, start: int) -> tuple[Any, int]:
     except json.JSONDecodeError as error:
         raise Damaged(f"its JSON is cut short or damaged ({error})") from None
     except RecursionError:
-        raise Damaged(
-            f"its JSON is nested deeper than Python reads; fio's output is at most "
-            f"{values.MAX_DEPTH} levels deep"
-        ) from None
+        raise _too_deep() from None
     return value, end
 
 

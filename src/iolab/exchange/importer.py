@@ -46,6 +46,7 @@ class Source:
     path: Path
     text: str
     digest: str
+    large: bool = False  # fio's JSON over fio_json.STREAM_FROM: read a chunk at a time
 
 
 @dataclass
@@ -182,6 +183,8 @@ def read(paths: Sequence[str], setup: str | None, imported: Mapping[str, int]) -
 
 def _source(path: Path) -> Source:
     try:
+        if _large_json(path):
+            return Source(path, "", _digest(path), large=True)
         data = _contents(path)
         return Source(path, data.decode(), hashlib.sha256(data).hexdigest())
     except UnicodeDecodeError:
@@ -207,8 +210,52 @@ def _contents(path: Path) -> bytes:
     return data
 
 
+def _large_json(path: Path) -> bool:
+    """A regular file larger than fio_json.STREAM_FROM (and at most MAX_BYTES) that starts as
+    fio's JSON: read a chunk at a time, never whole."""
+    handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(handle, "rb") as opened:
+        found = os.fstat(handle)
+        if not stat.S_ISREG(found.st_mode) or found.st_size <= fio_json.STREAM_FROM:
+            return False
+        if found.st_size > MAX_BYTES:
+            raise Unreadable("larger than 1 GiB; fio's output is smaller")
+        head = opened.read(4096).decode(errors="replace")
+    return bool(_JSON_START.match(head)) or '"fio version"' in head
+
+
+def _digest(path: Path) -> str:
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _recognise_large(batch: Batch, source: Source) -> None:
+    """fio's JSON (or an export) read a document at a time: its memory is a document's and
+    the samples, not the file's."""
+    with source.path.open(encoding="utf-8") as handle:
+        docs = fio_json.stream(handle)
+        first = next(docs)
+        if restore.is_export(first.value):
+            batch.exports.append((source, restore.tables(first.value)))
+            return
+        # a file of one document is its raw json+, kept whole (at most MAX_DOCUMENT_CHARS)
+        raw = "" if first.several else source.path.read_text(encoding="utf-8")
+        found = fio_json.jobs_of(source.path, raw, first, docs)
+    jobs = benchfio.placed_jobs(source.path, _usable(found))
+    _checked(jobs)
+    _named(jobs, batch.setup)
+    batch.jobs += jobs
+    batch.sources.append(source)
+
+
 def _recognise(batch: Batch, source: Source, groups: dict[tuple[Path, str], list[Path]]) -> None:
     path, text = source.path, source.text
+    if source.large:
+        try:
+            _recognise_large(batch, source)
+        except UnicodeDecodeError:
+            raise Unreadable(f"not text ({KNOWN} is)") from None
+        return
     if logs.is_log(path, text) or benchfio.is_host_log(path):
         logs.check(path, text)
         groups.setdefault((path.parent, benchfio.log_prefix(path)), []).append(path)
