@@ -282,7 +282,7 @@ def test_the_curve_runs_fixed_rates_flags_the_undelivered_and_finds_the_knee(
 
 def _context(options: dict[str, Any], iops: float) -> checks.Context:
     direction = DirectionMetrics("read", iops, iops * 4096, int(iops * 4096), 1000, 1.0, 2.0)
-    return checks.Context(options, CaseMetrics((direction,), 1.0, 1.0, 1000, 0))
+    return checks.Context(options=options, metrics=CaseMetrics((direction,), 1.0, 1.0, 1000, 0))
 
 
 @pytest.mark.parametrize(

@@ -48,8 +48,9 @@ def seen(
 
 def context(watched: Telemetry | None) -> checks.Context:
     return checks.Context(
-        {"rw": "randread", "numjobs": 2}, CaseMetrics((), 0.0, 0.0, 3000, 0), 2, telemetry=watched
-    )
+        options={"rw": "randread", "numjobs": 2}, metrics=CaseMetrics((), 0.0, 0.0, 3000, 0),
+        cpus=2, telemetry=watched,
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------- the checks, pure
@@ -118,8 +119,9 @@ def test_a_device_doing_far_more_than_fio_is_foreign_load(
     figures = {"r_iops": device[0], "r_mbps": device[1], "util": 99.0, "queue": 8.0}
     devices = {"vda": figures} if alone else {"loop0": {"util": 10.0}, "vda": figures}
     known = checks.Context(
-        {"rw": "randread", "direct": 1}, _direct_read(*fio), 2, telemetry=seen({}, devices)
-    )
+        options={"rw": "randread", "direct": 1}, metrics=_direct_read(*fio), cpus=2,
+        telemetry=seen({}, devices),
+    )  # fmt: skip
     found = {w.code: w for w in checks.case_warnings(known)}
     assert ("foreign-load" in found) == foreign
     if foreign:
@@ -170,8 +172,9 @@ def _sweep(iops: list[float], cpu: float, util: float, others: float = 0.0) -> l
         queue = n * 4.0 if util >= 99 else 2.0
         watched = seen({"busy": cpu, "fio": cpu / 2}, {"loop0": {"util": util, "queue": queue}},
                        3, others)  # fmt: skip
-        known = checks.Context({"rw": "randread", "numjobs": n}, CaseMetrics((), 0, 0, 3000, 0),
-                               4, telemetry=watched)  # fmt: skip
+        known = checks.Context(options={"rw": "randread", "numjobs": n},
+                               metrics=CaseMetrics((), 0, 0, 3000, 0), cpus=4,
+                               telemetry=watched)  # fmt: skip
         codes = frozenset(w.code for w in checks.case_warnings(known))
         options = {"rw": "randread", "numjobs": n}
         points.append(Point("s", f"r {n}", options, value, watched, codes=codes))

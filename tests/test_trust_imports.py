@@ -241,7 +241,7 @@ CASES = [
 def test_too_short_and_overran_judge_what_ran(
     options: Mapping[str, Any], ran: int, moved: int, expected: tuple[bool, bool, bool]
 ) -> None:
-    context = checks.Context(options, metrics(ran, moved))
+    context = checks.Context(options=options, metrics=metrics(ran, moved))
     short, overran = checks.too_short(context), checks.overran(context)
     assert (short is not None, overran is not None) == expected[:2], (short, overran)
     if short is not None:

@@ -347,7 +347,9 @@ def test_ram_under_names_the_memory_a_stack_ends_in(tree: Layer, named: str | No
         assert said == ""
         return
     assert named in said
-    context = checks.Context({"rw": "randread", "bs": "4k"}, _metrics(), ram_target=said)
+    context = checks.Context(
+        options={"rw": "randread", "bs": "4k"}, metrics=_metrics(), ram_target=said
+    )
     found = {w.code: w for w in checks.case_warnings(context)}
     message = found["ram-target"].message
     assert named in message and "199,827 IOPS" in message and "2,136 MB/s" in message

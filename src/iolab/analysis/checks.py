@@ -30,11 +30,13 @@ WRITES = ("write", "randwrite", "rw", "readwrite", "randrw", "trimwrite", "randt
 RANDOM = ("randread", "randwrite", "randrw", "randtrim", "randtrimwrite")
 
 Options = Mapping[str, FioValue]
+RATED_BLOCK = 4096  # datasheets give IOPS at 4 KiB random unless they say otherwise
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Context:
-    """What the checks know of one case."""
+    """What the checks know of one case, each field by its name; the runner and the importer
+    build it in one place (`analysis.reading.context`)."""
 
     options: Options
     metrics: CaseMetrics
@@ -51,7 +53,7 @@ class Context:
     write_devices: int = 0  # the devices' worth of writes its RAID level leaves (0: all)
     rated_iops: tuple[float, float] = (0.0, 0.0)  # one member's rated (read, write) IOPS
     rated_bps: tuple[float, float] = (0.0, 0.0)  # one member's rated (read, write) bytes/s
-    rated_block: int = 4096  # the block size the rated IOPS hold at
+    rated_block: int = RATED_BLOCK  # the block size the rated IOPS hold at
     rated_random: bool = True  # and whether at random offsets (False: sequential)
     cache_policy: str = ""  # how a RAID card's policy in effect differs from the configured
     telemetry: Telemetry | None = None  # the allowed CPUs and the devices, sampled (local)

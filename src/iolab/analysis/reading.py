@@ -4,24 +4,63 @@ windows, and the methodology checks over what is known of the case.
 
 The runner calls `read` for every case it measured; every importer calls it for every job it
 found in a fio document, with what it was told of the set-up (`iolab import --devices ...`);
-so a figure read from a file gets the same checks as the same job run here, where the facts
-they need are known.
+both build what the checks know (`checks.Context`) with `context`, so a figure read from a
+file gets the same checks as the same job run here, where the facts they need are known.
 """
 
 from __future__ import annotations
 
 import traceback
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
 
 from iolab import units
 from iolab.analysis import checks
 from iolab.fio import parse
-from iolab.model import CaseMetrics, CheckWarning, Window
+from iolab.fio.document import Document
+from iolab.model import CaseMetrics, CheckWarning, Setup, Window
 from iolab.usage import Telemetry
 
 NOTHING_YET = CaseMetrics((), 0.0, 0.0, 0, 0)  # a Context's metrics before `read` fills them
+
+
+@dataclass(frozen=True, kw_only=True)
+class Known:
+    """What iolab knows of a case beyond its options, its set-up and fio's document: the host
+    that ran it, the target before it (the runner's; an import knows little of either) and,
+    for a local run, the host and devices sampled beside it."""
+
+    cpus: int = 1  # cores of the host that ran fio
+    memory_bytes: int = 0
+    repeat: int = 1  # repetitions of this case in the plan
+    written_share: float | None = None  # of the test area, before the case (None: unknown)
+    loop_cache: str = ""  # the loop device over a host-cached file under the target, if any
+    target_state: str = ""  # fresh, trimmed, sequential, random, ... (runner.precondition)
+    ram_target: str = ""  # the memory the target is on (tmpfs, zram1, ...), if it is memory
+    cache_policy: str = ""  # how the card's policy in effect differs from the one configured
+    card_cache: int = 0  # the RAID card's cache, read from it
+    telemetry: Telemetry | None = None
+
+
+def context(
+    options: checks.Options, setup: Setup, known: Known, metrics: CaseMetrics = NOTHING_YET
+) -> checks.Context:
+    """What the checks know of a case of `setup`: its options, `known`, and the set-up's facts
+    (a cache the plan declares, else the card's; an import's device count and rated figures).
+    `metrics` are fio's, where they are known without its document (`read` fills them)."""
+    facts = dict(setup.facts)
+    rated = ("rated_read_iops", "rated_write_iops", "rated_read_bps", "rated_write_bps")
+    iops_r, iops_w, bps_r, bps_w = (facts.get(key, 0.0) for key in rated)
+    block = int(facts.get("rated_iops_block", checks.RATED_BLOCK))
+    return checks.Context(
+        options=options, metrics=metrics, cpus=known.cpus, memory_bytes=known.memory_bytes,
+        repeat=known.repeat, written_share=known.written_share, loop_cache=known.loop_cache,
+        target_state=known.target_state, cache_bytes=setup.cache_bytes or known.card_cache,
+        ram_target=known.ram_target, devices=int(facts.get("device_count", 0)),
+        write_devices=int(facts.get("write_device_count", 0)), rated_iops=(iops_r, iops_w),
+        rated_bps=(bps_r, bps_w), rated_block=block,
+        rated_random=not facts.get("rated_iops_sequential"), cache_policy=known.cache_policy,
+        telemetry=known.telemetry,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -36,27 +75,25 @@ class Reading:
     telemetry: Telemetry | None = None  # the case's, its means over fio's measured window
 
 
-def read(document: Mapping[str, Any], known: checks.Context) -> Reading:
+def read(document: Document, known: checks.Context) -> Reading:
     """`document` read, its checks run with `known` (the options and what is known of the
-    target and the host; its metrics and steady state are replaced by the document's)."""
-    whole = parse.metrics(document)
-    steady = parse.steady_state(document)
+    target and the host, from `context`; its metrics and steady state are replaced by the
+    document's)."""
+    whole, steady = document.metrics, document.steady
     metrics = steady_window(whole, steady) if steady and steady.attained else whole
     windows: tuple[Window, ...] = (Window(whole, phase="job"),) if metrics is not whole else ()
-    windows += tuple(Window(m, host=host) for host, m in parse.by_host(document).items())
+    windows += tuple(Window(m, host=host) for host, m in document.by_host.items())
     seen = aligned(known.telemetry, document, whole)
     context = replace(known, metrics=whole, steady=steady, telemetry=seen)
     return Reading(whole, metrics, windows, warnings(context), steady, seen)
 
 
-def aligned(
-    seen: Telemetry | None, document: Mapping[str, Any], whole: CaseMetrics
-) -> Telemetry | None:
+def aligned(seen: Telemetry | None, document: Document, whole: CaseMetrics) -> Telemetry | None:
     """The telemetry with fio's measured window placed in its time: fio's figures cover the
     `runtime_ms` before it wrote its report (`timestamp_ms`, after the ramp), so the means
     compare like with like (not fio's start-up, not its file layout)."""
-    stamp = document.get("timestamp_ms")
-    if seen is None or not seen.started_at or not isinstance(stamp, int) or whole.runtime_ms <= 0:
+    stamp = document.timestamp_ms
+    if seen is None or not seen.started_at or stamp is None or whole.runtime_ms <= 0:
         return seen
     end = round(stamp - seen.started_at * 1000)
     if end <= 0:

@@ -16,10 +16,12 @@ from typing import Any
 
 from iolab import names
 from iolab.analysis import checks, levels, reading
+from iolab.analysis.reading import Known
 from iolab.errors import PlanError
 from iolab.exchange.found import Job
 from iolab.exchange.logs import LOGS_ONLY
 from iolab.exchange.placed import Placed
+from iolab.fio.document import Document
 from iolab.fio.outcome import errno_words
 from iolab.model import Case, FioValue, Plan, Result, Setup, Workload
 from iolab.targets import caches
@@ -28,7 +30,7 @@ from iolab.units import parse_size
 UNKNOWN_CORES = 1 << 20  # the importing host's cores say nothing of the host that ran fio
 
 
-RATED_BLOCK = 4096  # datasheets give IOPS at 4 KiB random unless they say otherwise
+RATED_BLOCK = checks.RATED_BLOCK
 
 
 @dataclass(frozen=True)
@@ -59,19 +61,6 @@ class Facts:
             own.rated_block if any(own.rated_iops) else self.rated_block,
             own.rated_random if any(own.rated_iops) else self.rated_random,
         )
-
-    def of(self, setup: Setup) -> dict[str, Any]:
-        """The checks' Context fields for a case of `setup`."""
-        known = dict(setup.facts)
-        return {
-            "devices": int(known.get("device_count", 0)),
-            "write_devices": int(known.get("write_device_count", 0)),
-            "rated_iops": (known.get("rated_read_iops", 0.0), known.get("rated_write_iops", 0.0)),
-            "rated_bps": (known.get("rated_read_bps", 0.0), known.get("rated_write_bps", 0.0)),
-            "cache_bytes": setup.cache_bytes,
-            "rated_block": int(known.get("rated_iops_block", RATED_BLOCK)),
-            "rated_random": not known.get("rated_iops_sequential"),
-        }
 
     def stored(self, devices: int, writers: int = 0) -> tuple[tuple[str, float], ...]:
         """The set-up's facts as stored in its definition: what is known, nothing else."""
@@ -175,7 +164,7 @@ def build(
         placed.append((job, Case(setup, workload, repetition)))
     results = tuple(
         (
-            result(job, case, counts[(case.setup.name, case.workload.name)], facts),
+            result(job, case, counts[(case.setup.name, case.workload.name)]),
             case.workload.table,
         )
         for job, case in placed
@@ -278,26 +267,25 @@ def _agrees(said: tuple[str | None, str], did: tuple[str, str]) -> bool:
     return kind and said[0] in (None, did[0])
 
 
-def result(job: Job, case: Case, repeat: int = 1, facts: Facts = Facts()) -> Result:
+def result(job: Job, case: Case, repeat: int = 1) -> Result:
     """One job's Result, as a live run would have stored the same fio output."""
     ended = job.timestamp or job.file.stat().st_mtime
     base: dict[str, Any] = {"case": case, "ended_at": ended, "samples": tuple(job.samples)}
     if job.metrics is not None:  # known from its logs alone, or another tool's figures
         start = ended - job.metrics.runtime_ms / 1000
         notes = job.notes if isinstance(job, Placed) else (LOGS_ONLY,)
-        known = checks.Context(case.workload.options, job.metrics, **facts.of(case.setup))
+        known = reading.context(case.workload.options, case.setup, Known(), job.metrics)
         flagged = tuple(w for w in reading.warnings(known) if w.code in FACT_CHECKS)
         flagged += levels.warnings(job.samples, job.metrics)
         return Result(
             status="ok", started_at=start, metrics=job.metrics, warnings=notes + flagged, **base
         )
-    document = {**job.header, "jobs": job.entries}
-    raw = job.raw if job.raw is not None else json.dumps(document, indent=2)
-    known = checks.Context(
-        case.workload.options, reading.NOTHING_YET, UNKNOWN_CORES, 0, repeat,
-        written_share=_written_share(job, ended), **facts.of(case.setup),
-    )  # fmt: skip
-    found = reading.read(document, known)
+    raw = job.raw
+    if raw is None:
+        raw = json.dumps({**job.header, "jobs": job.entries}, indent=2)
+    said = Known(cpus=UNKNOWN_CORES, repeat=repeat, written_share=_written_share(job, ended))
+    known = reading.context(case.workload.options, case.setup, said)
+    found = reading.read(Document(job.header, tuple(job.entries)), known)
     start = ended - found.whole.runtime_ms / 1000
     if found.whole.error:
         error = f"{errno_words(found.whole.error)} (fio's job {job.name!r} in {job.file})"

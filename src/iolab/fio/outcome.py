@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
-from iolab.fio import parse
+from iolab.fio.document import Document
+from iolab.fio.parse import ParseError
 
 
 @dataclass(frozen=True)
@@ -23,16 +24,24 @@ class Outcome:
     timed_out: bool = False
     lost: tuple[tuple[str, str], ...] = ()  # (host, why) for hosts that sent no result
 
+    @cached_property
+    def document(self) -> Document | None:
+        """fio's JSON result, read once for everyone who looks at it; None when fio printed
+        none that can be read (nothing, cut short, no jobs)."""
+        try:
+            return Document.read(self.json_text)
+        except ParseError:
+            return None
+
 
 def failure(outcome: Outcome) -> str | None:
     """One line saying why fio failed, in fio's own words; None when it did not."""
     if outcome.timed_out:
         return "fio did not finish in time and was stopped"
-    error = 0
-    with contextlib.suppress(parse.ParseError):
-        error = parse.metrics(parse.load_json(outcome.json_text)).error
-        if outcome.returncode == 0 and error == 0:
-            return None
+    document = outcome.document
+    error = document.error if document is not None else 0
+    if document is not None and outcome.returncode == 0 and error == 0:
+        return None
     lines = [line.strip() for line in outcome.stderr.splitlines() if line.strip()]
     told = [line for line in lines if "error" in line.lower() or line.startswith("fio:")]
     line = told[0] if told else lines[0] if lines else ""

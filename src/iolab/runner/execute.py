@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from iolab.analysis import checks, levels, reading
+from iolab.analysis import levels, reading
 from iolab.errors import ControllerError, FioError, Interrupted, Resume, Stopped, TargetError
 from iolab.fio import durations, jobfile, parse
 from iolab.fio.executor import Executor, HostLimits
@@ -280,10 +280,10 @@ class _Run:
                     )
             finally:
                 shutil.rmtree(workdir, ignore_errors=True)
-            problem = failure(outcome)
-            if problem:
+            problem, document = failure(outcome), outcome.document
+            if problem or document is None:
                 raise TargetError(f"preconditioning ({job.name}) failed: {problem}")
-            metrics = parse.metrics(parse.load_json(outcome.json_text))
+            metrics = document.metrics
             written = sum(d.io_bytes for d in metrics.directions)
             done.append({"job": job.name, "written_bytes": written,
                          "seconds": metrics.runtime_ms / 1000,
@@ -461,19 +461,6 @@ def _eta(remaining: Iterable[CampaignStep], overhead: list[float]) -> float:
     return sum(s.planned_s for s in steps) + per_case * len(steps)
 
 
-@dataclass(frozen=True)
-class Known:
-    """What iolab knew of a case's target before it ran, for the methodology checks."""
-
-    repeat: int = 1
-    written_share: float | None = None
-    loop_cache: str = ""
-    target_state: str = ""
-    ram_target: str = ""
-    cache_policy: str = ""  # how the card's policy in effect differs from the one configured
-    card_cache: int = 0  # the card's cache, read from it
-
-
 def _hidden(target: Prepared) -> caches.Hidden:
     """Buffered loops and memory under the target, followed down its device stack: a
     set-up's devices (fio's ':' list), or the file on its filesystem; nothing is known of a
@@ -492,7 +479,7 @@ def _laid_out(path: Path) -> bool:
         return False
 
 
-def _known(campaign: Campaign, job: jobfile.Job, target: Prepared, state: str) -> Known:
+def _known(campaign: Campaign, job: jobfile.Job, target: Prepared, state: str) -> reading.Known:
     size = job.options.get("size")
     written = None
     if not target.raw and size is not None and _laid_out(target.filename):
@@ -500,7 +487,10 @@ def _known(campaign: Campaign, job: jobfile.Job, target: Prepared, state: str) -
     if target.raw and state in ("fresh", "trimmed"):
         written = 0.0  # a device nothing was written to since it was built
     hidden = _hidden(target)
-    return Known(campaign.plan.repeat, written, hidden.loop_cache, ram_target=hidden.ram)
+    return reading.Known(
+        repeat=campaign.plan.repeat, written_share=written, loop_cache=hidden.loop_cache,
+        ram_target=hidden.ram,
+    )  # fmt: skip
 
 
 def run_step(
@@ -509,7 +499,7 @@ def run_step(
     executor: Executor,
     listener: Listener,
     scratch: Path | None,
-    known: Known = Known(),
+    known: reading.Known | None = None,
     watched: tuple[str, ...] | None = None,
 ) -> Result:
     """Run one case's fio job in a scratch directory and turn what fio left into a Result;
@@ -528,6 +518,7 @@ def run_step(
             with telemetry.Sampler(cpus, watched, skip) as sampler:
                 outcome = executor.run(text, workdir, listener.status, timeout)
             seen = sampler.telemetry()
+        known = known or reading.Known()
         return _result(step, job, outcome, text, started, executor.limits(), known, seen)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -540,25 +531,20 @@ def _result(
     text: str,
     started: float,
     limits: HostLimits,
-    known: Known,
+    known: reading.Known,
     seen: Telemetry | None = None,
 ) -> Result:
     base = {"case": step.case, "started_at": started, "ended_at": time.time(), "job_file": text}
     raw = outcome.json_text or None
     if outcome.lost:
         return _partial(outcome, base)
-    problem = failure(outcome)
-    if problem:
+    problem, document = failure(outcome), outcome.document
+    if problem or document is None:
         return Result(status="failed", error=problem, raw_json=raw, **base)  # type: ignore[arg-type]
     interval = job.options.get("log_avg_msec")
     samples = parse.samples(outcome.log_files, int(interval)) if isinstance(interval, int) else []
-    context = checks.Context(
-        job.options, reading.NOTHING_YET, limits.cpus, limits.memory_bytes, known.repeat,
-        known.written_share, known.loop_cache, None, known.target_state,
-        step.case.setup.cache_bytes or known.card_cache, known.ram_target,
-        cache_policy=known.cache_policy, telemetry=seen,
-    )  # fmt: skip
-    found = reading.read(parse.load_json(outcome.json_text), context)
+    known = replace(known, cpus=limits.cpus, memory_bytes=limits.memory_bytes, telemetry=seen)
+    found = reading.read(document, reading.context(job.options, step.case.setup, known))
     return Result(
         status="ok",
         metrics=found.metrics,
@@ -574,9 +560,7 @@ def _result(
 
 def _partial(outcome: Outcome, base: dict[str, object]) -> Result:
     """A case some hosts did not finish: failed, with what the others measured kept."""
-    hosts: dict[str, CaseMetrics] = {}
-    if outcome.json_text:
-        hosts = parse.by_host(parse.load_json(outcome.json_text))
+    hosts: dict[str, CaseMetrics] = outcome.document.by_host if outcome.document else {}
     said = "; ".join(why for _, why in outcome.lost)
     kept = f"; the results of {', '.join(hosts)} are kept" if hosts else ""
     names = tuple(host for host, _ in outcome.lost)
