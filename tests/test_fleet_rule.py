@@ -44,20 +44,22 @@ def test_a_fact_without_a_majority_or_unknown_is_not_said() -> None:
     assert fleet.inventory("h0", None).facts == tuple((name, None) for name, _ in fleet.FACTS)
 
 
-def test_the_mad_has_a_floor_and_few_hosts_name_none() -> None:
+def test_an_outlier_is_far_in_z_and_in_share_and_few_hosts_name_none() -> None:
     equal = {f"h{k}": 500.0 for k in range(31)}
-    assert fleet.far({**equal, "odd": 480.0}) == [], "4% off: under the 1% floor's 5.2%"
-    (named,) = fleet.far({**equal, "odd": 470.0})
-    assert named[0] == "odd" and named[1] == fleet.Z_SCALE * -30 / 5.0
+    assert fleet.far({**equal, "odd": 460.0}) == [], "z -5.4 (the MAD's 1% floor), but 8% off"
+    (named,) = fleet.far({**equal, "odd": 440.0})
+    assert named[0] == "odd" and named[1] == fleet.Z_SCALE * -60 / 5.0
+    loose = {f"h{k}": 500.0 + 40 * (k % 5 - 2) for k in range(31)}  # MAD 40: 8% of 500
+    assert fleet.far({**loose, "odd": 400.0}) == [], "20% off, but z -1.7"
     assert fleet.far({"a": 1.0, "b": 1.0, "c": 1.0, "d": 100.0}) == [], "4 hosts: too few"
 
 
 @pytest.mark.slow
 def test_false_alarms_on_fleets_of_equal_hosts() -> None:
     """32 equal hosts whose figures scatter normally (2% and 10% of the mean), 2,000 fleets
-    each: the share of hosts named where nothing is wrong (measured 0.21% and 0.36%; the
-    normal's own |z| > 3.5 is 0.05%, a MAD of 32 values wavers), and of fleets with a host
-    named (measured 6% and 9%: see docs/hosts.md)."""
+    each: the share of hosts named where nothing is wrong (measured 0 and 0.36%: the normal's
+    own |z| > 3.5 is 0.05%, a MAD of 32 values wavers; at 2% no host is 10% off), and of
+    fleets with a host named (measured 0 and 9%: see docs/hosts.md)."""
     rng = random.Random(34)
     for spread in (0.02, 0.10):
         named = fleets = 0

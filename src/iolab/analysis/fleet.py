@@ -2,9 +2,11 @@
 
 The rule is Iglewicz and Hoaglin's modified z-score: per workload, the fleet's median and its
 median absolute deviation (MAD); a host's robust z is 0.6745 (x - median) / MAD, and a host is
-an outlier when |z| > 3.5. The MAD has a floor of 1% of the median (a fleet of equal hosts
-has a MAD near 0, where any difference would be "far"): no host closer than 5.2% to the
-median is named. It needs OUTLIER_MIN_HOSTS hosts: under that, "the majority" means little.
+an outlier when |z| > 3.5 and it lies at least MIN_OFF (10%) from the median. A fleet of
+equal hosts has a MAD near 0, where a host 3% off would be 3.5 z away: real, but not what a
+fleet's owner acts on, and on a shared or busy machine hosts differ by that much from one
+run to the next. The MAD has a floor of 1% of the median (no division by 0). It needs
+OUTLIER_MIN_HOSTS hosts: under that, "the majority" means little.
 
 What differs: each host's inventory (`iolab env --json`, read over SSH) reduced to the facts
 that set a storage figure (device model and firmware, kernel, fio version, CPU governor,
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 Z_SCALE = 0.6745  # the normal's MAD over its standard deviation
 Z_LIMIT = 3.5  # Iglewicz and Hoaglin's cut
 MAD_FLOOR = 0.01  # of the median
+MIN_OFF = 0.10  # an outlier lies at least this far from the median, as a share of it
 OUTLIER_MIN_HOSTS = 5
 # the inventory facts compared, in the order they are said: (name, where in iolab env --json)
 FACTS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -84,12 +87,16 @@ def robust_z(value: float, found: Spread) -> float:
 
 
 def far(figures: Mapping[str, float]) -> list[tuple[str, float]]:
-    """The hosts whose |robust z| is over Z_LIMIT, with it, furthest first; none under
-    OUTLIER_MIN_HOSTS hosts."""
+    """The hosts whose |robust z| is over Z_LIMIT and that lie MIN_OFF or more from the
+    median, with their z, furthest first; none under OUTLIER_MIN_HOSTS hosts."""
     found = spread(list(figures.values()))
     if found is None or found.count < OUTLIER_MIN_HOSTS:
         return []
-    scored = [(host, robust_z(value, found)) for host, value in figures.items()]
+    scored = [
+        (host, robust_z(value, found))
+        for host, value in figures.items()
+        if abs(value - found.median) >= MIN_OFF * abs(found.median)
+    ]
     return sorted([(h, z) for h, z in scored if abs(z) > Z_LIMIT], key=lambda hz: -abs(hz[1]))
 
 

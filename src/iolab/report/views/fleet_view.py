@@ -133,9 +133,10 @@ def _fleet_table(setup: SetupInfo, workloads: Sequence[Workload]) -> Table:
     notes = (
         "Over the hosts' own figures (each the median of its repetitions): the median, the "
         "median absolute deviation (MAD), the lowest and the highest. An outlier lies more "
-        f"than {fleet.Z_LIMIT} robust z from the median (Iglewicz and Hoaglin: z = "
-        f"{fleet.Z_SCALE} (x - median) / MAD, the MAD at least {fleet.MAD_FLOOR:.0%} of the "
-        f"median; at least {fleet.OUTLIER_MIN_HOSTS} hosts); see the {CODE} warnings.",
+        f"than {fleet.Z_LIMIT} robust z and at least {fleet.MIN_OFF:.0%} from the median "
+        f"(Iglewicz and Hoaglin: z = {fleet.Z_SCALE} (x - median) / MAD, the MAD at least "
+        f"{fleet.MAD_FLOOR:.0%} of the median; at least {fleet.OUTLIER_MIN_HOSTS} hosts); see "
+        f"the {CODE} warnings.",
     )
     return Table(
         f"Fleet: {setup.label}", "workload",
