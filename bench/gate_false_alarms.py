@@ -27,6 +27,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from iolab.analysis import gate_verdicts
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from iolab.analysis import history
@@ -133,11 +135,11 @@ def as_if_quiet(db: Path, runs: int) -> list[int]:
         )
         for s in found
     ]  # fmt: skip
-    rules = history.Gate(history.DEFAULT_RULES)
+    rules = gate_verdicts.Gate(history.DEFAULT_RULES)
     return [
         r
         for r in range(2, runs + 1)
-        if any(v.regression for v in history.gate(quiet, r, None, rules))
+        if any(v.regression for v in gate_verdicts.gate(quiet, r, None, rules))
     ]
 
 

@@ -170,7 +170,7 @@ def test_history_carries_change_points_with_their_run_and_facts() -> None:
     ]
     facts: dict[int, dict[str, object]] = {p.run_id: {"kernel": "6.1"} for p in points[:8]}
     facts.update({p.run_id: {"kernel": "6.8"} for p in points[8:]})
-    (change,) = history._changes(points, facts)
+    (change,) = history.run_changes(points, facts)
     assert change.run_id == 109 and change.facts == ("kernel 6.1 -> 6.8",)
     assert change.change_pct is not None and change.half_width_pct is not None
     assert abs(change.change_pct - (-13.3)) < 2 and change.half_width_pct < 5

@@ -19,8 +19,9 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import IOLAB, needs_root, run_iolab
-from iolab.analysis import history
-from iolab.analysis.history import FOREIGN, Gate, RunPoint, RunSeries, SeriesVerdict
+from iolab.analysis import gate_verdicts, history
+from iolab.analysis.gate_verdicts import Gate, SeriesVerdict
+from iolab.analysis.history import FOREIGN, RunPoint, RunSeries
 from iolab.analysis.stats import compare, predict, t_quantile
 from iolab.cli import EXIT_REGRESSION, main
 from iolab.errors import PlanError
@@ -50,7 +51,7 @@ def judged(
     figures: Sequence[float], run: int, how: Gate = RULES, **kw: Sequence[int]
 ) -> SeriesVerdict:
     one = RunSeries("disk", "4k", "iops", points(figures, **kw), ())
-    (verdict,) = history.gate([one], run, None, how)
+    (verdict,) = gate_verdicts.gate([one], run, None, how)
     return verdict
 
 
@@ -145,7 +146,7 @@ def test_cpu_bound_alone_is_judged_and_said() -> None:
     found = points(figures)
     last = RunPoint(5, 5.0, (5_000.0,), frozenset({"cpu-bound"}))
     one = RunSeries("disk", "4k", "iops", (*found[:4], last), ())
-    (verdict,) = history.gate([one], 5, None, RULES)
+    (verdict,) = gate_verdicts.gate([one], 5, None, RULES)
     assert verdict.regression, "fio's own load is the plan's: judged"
     assert "its cases were cpu-bound (fio's own load)" in history_text.verdict(verdict)
     assert history_text.unjudged(5, [verdict], strict=False) == [
@@ -155,7 +156,7 @@ def test_cpu_bound_alone_is_judged_and_said() -> None:
 
 def _with_steps(one: RunSeries) -> RunSeries:
     """The series as history.series builds it: change points, then steps."""
-    changes = history._changes(one.points, {})
+    changes = history.run_changes(one.points, {})
     judged = history.standings(one.points, changes)
     return RunSeries(one.setup, one.workload, one.metric, one.points,
                   history._steps(judged, one.metric, {}), changes)  # fmt: skip

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from conftest import IOLAB, needs_root, run_iolab
 from iolab import plan
-from iolab.analysis import history
+from iolab.analysis import gate_verdicts, history
 from iolab.analysis.history import RunPoint, RunSeries
 from iolab.cli import EXIT_REGRESSION, main
 from iolab.errors import PlanError
@@ -38,22 +38,22 @@ def one(points: list[tuple[int, tuple[float, ...]]], metric: history.Metric = "i
     return RunSeries("here", "4k", metric, found, ())
 
 
-STRICT = history.Gate({"iops": 5.0, "p99": 10.0}, strict=True)
+STRICT = gate_verdicts.Gate({"iops": 5.0, "p99": 10.0}, strict=True)
 
 
 def test_the_gate_by_the_rule_fails_only_beyond_the_rule_and_the_noise() -> None:
     """With too little history, strict judges by the rule against the run before."""
     steady = one([(1, (100.0, 101.0, 99.0)), (2, (60.0, 61.0, 59.0))])
-    (verdict,) = history.gate([steady], 2, None, STRICT)
+    (verdict,) = gate_verdicts.gate([steady], 2, None, STRICT)
     assert verdict.regression and "beyond the rule and the noise" in verdict.words
     noisy = one([(1, (100.0, 140.0, 60.0)), (2, (90.0, 130.0, 50.0))])
-    (verdict,) = history.gate([noisy], 2, None, STRICT)
+    (verdict,) = gate_verdicts.gate([noisy], 2, None, STRICT)
     assert not verdict.regression and "within the noise" in verdict.words
     better = one([(1, (100.0, 101.0)), (2, (150.0, 151.0))])
-    assert not history.gate([better], 2, None, STRICT)[0].regression
+    assert not gate_verdicts.gate([better], 2, None, STRICT)[0].regression
     slower = one([(1, (100.0, 101.0)), (2, (150.0, 151.0))], "p99")
-    assert history.gate([slower], 2, None, STRICT)[0].regression, "latency: higher is worse"
-    assert not history.gate([steady], 2, None, history.Gate(STRICT.rules))[0].regression
+    assert gate_verdicts.gate([slower], 2, None, STRICT)[0].regression, "latency: higher is worse"
+    assert not gate_verdicts.gate([steady], 2, None, gate_verdicts.Gate(STRICT.rules))[0].regression
 
 
 def test_a_step_is_marked_when_it_matters_and_is_beyond_the_noise() -> None:

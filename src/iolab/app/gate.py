@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from iolab.analysis import history
+from iolab.analysis import gate_verdicts, history
 from iolab.app.base import Ui, open_store
 from iolab.errors import ReportError, StoreError
 from iolab.plan import gate
@@ -73,7 +73,7 @@ CHECK_RUNS = 60  # the earlier runs a check reads, at least: its windows and cha
 
 def check(
     db: str, request: CheckRequest, ui: Ui
-) -> tuple[int, history.Gate, list[history.SeriesVerdict]]:
+) -> tuple[int, gate_verdicts.Gate, list[gate_verdicts.SeriesVerdict]]:
     """`iolab check`: the latest run (or RUN) of its plan against the runs of the plan before
     it (or up to and including --baseline), under the rules, window and strictness given,
     then its plan's [check], then the defaults: (the run, how it was judged, verdicts)."""
@@ -86,7 +86,7 @@ def check(
                 "itself; give an earlier run of its plan"
             )
         window, strict = gate.recorded_settings(latest.plan_text)
-        how = history.Gate(
+        how = gate_verdicts.Gate(
             {**history.DEFAULT_RULES, **gate.recorded_rules(latest.plan_text), **request.rules},
             request.window or window or history.WINDOW,
             bool(request.strict or strict),
@@ -95,7 +95,7 @@ def check(
         read = store.case_figures([r.id for r in mine])
         runs = [(r, read[r.id]) for r in mine]
     found = history.series(runs, how.window, marks=False)
-    return latest.id, how, history.gate(found, latest.id, request.baseline, how)
+    return latest.id, how, gate_verdicts.gate(found, latest.id, request.baseline, how)
 
 
 def _history_runs(store: Store, latest: RunRow, base: RunRow | None, most: int) -> list[RunRow]:

@@ -12,6 +12,7 @@ import io
 import json
 from collections.abc import Sequence
 
+from iolab.analysis.gate_verdicts import SeriesVerdict
 from iolab.analysis.history import (
     CPU_BOUND,
     FOREIGN,
@@ -19,7 +20,6 @@ from iolab.analysis.history import (
     RunPoint,
     RunSeries,
     RunStep,
-    SeriesVerdict,
     imported,
     runs_said,
 )
