@@ -13,7 +13,7 @@ import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -33,8 +33,9 @@ from iolab.store import Store
 from iolab.store.rows import tally
 from iolab.targets import caches, environment, evidence, evidence_mounts, process, provision
 from iolab.targets.controllers import apply
-from iolab.targets.environment import JSONDict
+from iolab.targets.facts import LayoutFacts, LogLine, TargetFacts
 from iolab.targets.path import Prepared
+from iolab.targets.setup_record import Fill, Recorder
 from iolab.units import parse_seconds, parse_size
 from iolab.usage import Telemetry
 
@@ -133,7 +134,7 @@ class Ledger:
 
 @contextlib.contextmanager
 def placed(
-    setup: Setup, campaign: Campaign, record: Callable[[JSONDict], None], ledger: Ledger
+    setup: Setup, campaign: Campaign, record: Recorder, ledger: Ledger
 ) -> Iterator[Prepared]:
     """The set-up's target, ready for fio; removed or torn down afterwards, always."""
     if setup.layout is None and campaign.paths[setup.name].remote:
@@ -142,44 +143,41 @@ def placed(
         return
     if setup.layout is None:
         target = campaign.paths[setup.name]
-        record({"target": environment.target(target.filename)})
+        record.target(environment.target_facts(target.filename))
         kind = evidence.FILE if target.owned else evidence.USER_FILE
         with ledger.holding(kind, target.filename):
             yield target
         return
     consent = campaign.consent
     built_log: list[provision.LogEntry] = []
-    facts: JSONDict = {}
+    layout: LayoutFacts | None = None
     try:
         with ledger.holding("mount", mountpoint(setup)), provision.build(
             setup.layout, mountpoint(setup), confirmed=consent.devices,
             wipe_signatures=consent.wipe_signatures,
         ) as built:  # fmt: skip
-            built_log, facts = built.log, built.facts
+            built_log, layout = built.log, built.layout
             ledger.mounted(mountpoint(setup))
             filename = Path(":".join(str(p) for p in built.paths)) if built.raw else built.path
             free = shutil.disk_usage(built.mountpoint).free if built.mountpoint else 0
             target = Prepared(setup, filename, not built.raw, free, built.raw)
-            record(
-                {"target": environment.target(built.path), "layout": facts, "log": _log(built_log)}
-            )
+            record.target(environment.target_facts(built.path))
+            record.built(layout, _log(built_log))
             if not built.raw:
                 target.check_room(footprint(campaign.plan.workloads, target))
             try:
                 yield target
             finally:
-                facts = built.at_end()  # a member that failed meanwhile: the array degraded
+                layout = LayoutFacts.from_json(built.at_end())  # a member that failed meanwhile
     finally:
-        if built_log:
-            record({"layout": facts, "log": _log(built_log)})
+        if built_log and layout is not None:
+            record.built(layout, _log(built_log))
 
 
 @contextlib.contextmanager
-def _on_hosts(
-    campaign: Campaign, target: Prepared, record: Callable[[JSONDict], None]
-) -> Iterator[Prepared]:
+def _on_hosts(campaign: Campaign, target: Prepared, record: Recorder) -> Iterator[Prepared]:
     """A directory on fio servers: fio makes the test file there; removed there afterwards."""
-    record({"target": {"path": str(target.filename.parent), "on": "the hosts"}})
+    record.target(TargetFacts.elsewhere(str(target.filename.parent)))
     try:
         yield target
     finally:
@@ -188,8 +186,8 @@ def _on_hosts(
                 campaign.executor.remove(str(target.filename), Path(workdir))
 
 
-def _log(entries: Iterable[provision.LogEntry]) -> list[JSONDict]:
-    return [{"command": c, "returncode": rc, "output": out} for c, rc, out in entries]
+def _log(entries: Iterable[provision.LogEntry]) -> tuple[LogLine, ...]:
+    return tuple(LogLine(command, code, output) for command, code, output in entries)
 
 
 def start(store: Store, run_id: int) -> None:
@@ -217,18 +215,14 @@ class _Run:
         self.cursor = 0
         self.results: list[Result] = []
         self.overhead: list[float] = []
-        self.environments: dict[str, JSONDict] = {}
         self.cards: dict[str, apply.Card] = {}  # by set-up: the card policy its cases ran under
         self.devices: dict[str, tuple[str, ...]] = {}  # by set-up: the devices its target uses
         self.repeats = Repeats(campaign, store, run_id, listener, self.case)
         self.search = Search(campaign, store, run_id, listener, self.case)
 
-    def record(self, name: str) -> Callable[[JSONDict], None]:
-        def save(facts: JSONDict) -> None:
-            self.environments.setdefault(name, {}).update(facts)
-            self.store.set_setup_environment(self.run_id, name, self.environments[name])
-
-        return save
+    def record(self, name: str) -> Recorder:
+        """The set-up's record for this run, saved whole after each change."""
+        return Recorder(lambda record: self.store.set_setup_record(self.run_id, name, record))
 
     def setup(self, setup: Setup) -> None:
         """Build the set-up, run its cases, tear it down; if it fails, its cases fail."""
@@ -243,7 +237,7 @@ class _Run:
                 placed(setup, self.campaign, record, self.ledger) as target,
             ):
                 if card is not None:
-                    record({"controller": card.facts})
+                    record.controller(card.facts)
                     self.cards[setup.name] = card
                 state = self.precondition(setup, steps[0], target, record)
                 for step in steps:
@@ -264,12 +258,12 @@ class _Run:
         setup: Setup,
         first: CampaignStep,
         target: Prepared,
-        record: Callable[[JSONDict], None],
+        record: Recorder,
     ) -> str:
         """Fill the target as the set-up asks; the state it leaves the target in."""
         state = precondition.initial_state(setup, target)
         jobs = precondition.fill_jobs(setup, first.job(target, self.campaign.fio), target)
-        done: list[JSONDict] = []
+        fills: list[Fill] = []
         for job in jobs:
             self.listener.note(f"preconditioning {setup.name}: {job.comment.split(': ')[-1]}")
             workdir = Path(tempfile.mkdtemp(prefix="iolab-fill-", dir=self.scratch))
@@ -285,11 +279,9 @@ class _Run:
                 raise TargetError(f"preconditioning ({job.name}) failed: {problem}")
             metrics = document.metrics
             written = sum(d.io_bytes for d in metrics.directions)
-            done.append({"job": job.name, "written_bytes": written,
-                         "seconds": metrics.runtime_ms / 1000,
-                         "bw_bytes": metrics.total_bw_bytes})  # fmt: skip
-        if done:
-            record({"precondition": done})
+            fills.append(Fill(job.name, written, metrics.runtime_ms / 1000, metrics.total_bw_bytes))
+        if fills:
+            record.filled(fills)
         kinds = precondition.FILLS[setup.precondition]
         return precondition.filled(state, kinds)
 

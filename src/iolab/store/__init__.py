@@ -33,6 +33,7 @@ from iolab.store.schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
 )
+from iolab.targets.setup_record import SetupRecord
 from iolab.usage import Telemetry
 
 __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "CaseRow", "CaseSample", "RunRow", "Store"]
@@ -201,6 +202,16 @@ class Store:
                 "UPDATE setups SET environment = ? WHERE run_id = ? AND name = ?",
                 (json.dumps(environment), run_id, name),
             )
+
+    def set_setup_record(self, run_id: int, name: str, record: SetupRecord) -> None:
+        """One set-up's record in a run, saved whole."""
+        self.set_setup_environment(run_id, name, record.to_json())
+
+    @reads
+    def setup_records(self, run_id: int) -> dict[str, SetupRecord]:
+        """Each set-up's record in a run, by name, loaded whole (what any version stored)."""
+        rows = self.db.execute("SELECT name, environment FROM setups WHERE run_id = ?", (run_id,))
+        return {r["name"]: SetupRecord.from_json(json.loads(r["environment"])) for r in rows}
 
     def claim(self, run_id: int, owner: JSONObject) -> None:
         """This process now runs `run_id` (a resumed run is running again)."""

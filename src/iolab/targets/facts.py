@@ -206,6 +206,11 @@ class TargetFacts:
         }
 
     @classmethod
+    def elsewhere(cls, path: str) -> TargetFacts:
+        """A path on other hosts (fio's servers): nothing more is known of it here."""
+        return cls(path, None, None, Layer("file", path=path), {}, (), None, {})
+
+    @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TargetFacts:
         path = str(data.get("path") or "")
         stack = data.get("stack")

@@ -1,0 +1,125 @@
+"""One typed record per set-up (targets.setup_record): the runner updates it as the set-up
+goes and the store saves and loads it whole; databases written before it was typed read the
+same. The runner here is driven by the fake executor (output fio really printed)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from fakes import FakeExecutor
+from iolab import plan, runner
+from iolab.fio.info import FioInfo
+from iolab.fio.parse import Status
+from iolab.model import Case, PeakRecord, Result, SteadyRecord
+from iolab.store import Store
+from iolab.targets import process
+from iolab.targets.facts import SetupFacts
+from iolab.targets.setup_record import Fill, SetupRecord
+
+FIO = FioInfo(path="fio", version="fio-3.33", engines=("libaio", "io_uring", "psync"))
+TESTS = Path(__file__).parent
+STORES = [TESTS / "fixtures" / "store" / "v1.db", *sorted((TESTS / "golden").glob("*.db"))]
+PLAN = """
+[defaults]
+runtime = 1
+size = "8m"
+
+[[setup]]
+name = "here"
+precondition = "both"
+path = "{path}"
+
+[[workload]]
+rw = ["randread", "randwrite"]
+
+[steady]
+track = "4k randwrite"
+window = 2
+rounds = 3
+"""
+
+
+class Seen:
+    def note(self, line: str) -> None: ...
+    def case_started(self, index: int, total: int, case: Case, eta_s: float) -> None: ...
+    def status(self, status: Status) -> None: ...
+    def case_finished(self, result: Result) -> None: ...
+
+
+def test_the_runner_saves_one_record_per_set_up_whole(tmp_path: Path) -> None:
+    the_plan = plan.parse_plan(PLAN.format(path=tmp_path), "plan.toml")
+    built = runner.build(the_plan, FIO, executor=FakeExecutor())
+    store = Store(tmp_path / "results.db")
+    run_id = store.create_run(built.plan, {}, "test", {}, process.me())
+    runner.execute(built, store, run_id, Seen())
+    record = store.setup_records(run_id)["here"]
+    assert record.facts.target is not None
+    assert record.facts.target.path == str(tmp_path / "iolab.testfile")
+    assert [fill.job for fill in record.precondition] == [
+        "precondition-sequential",
+        "precondition-random",
+    ]
+    assert all(fill.written_bytes > 0 and fill.seconds > 0 for fill in record.precondition)
+    assert record.steady is not None and record.steady.track == "4k randwrite"
+    assert record.controller is None and not record.searches
+    ((_, _, stored),) = store.setups(run_id)
+    assert record.to_json() == stored, "saved whole, as the JSON it always was"
+    assert list(stored) == ["target", "precondition", "steady_rounds"]
+
+
+@pytest.mark.parametrize("path", STORES, ids=lambda path: path.name)
+def test_a_database_written_before_the_record_reads_the_same(path: Path, tmp_path: Path) -> None:
+    copy = tmp_path / path.name
+    shutil.copy(path, copy)
+    store = Store(copy)
+    runs = store.runs()
+    assert runs
+    for run in runs:
+        records = store.setup_records(run.id)
+        for name, _, stored in store.setups(run.id):
+            record = records[name]
+            assert record.facts == SetupFacts.from_json(stored)
+            assert record.steady == SteadyRecord.from_json(stored.get("steady_rounds"))
+            assert record.facts.target is not None, f"{path.name}: {name} has its target"
+
+
+def test_every_part_comes_back_as_it_was_saved() -> None:
+    steady = SteadyRecord("randwrite", "iops", (9.0, 10.0, 10.0), (2, 3), 10.0, 0.05, 0.2,
+                          0.0, 0.1, True, 3)  # fmt: skip
+    search = {
+        "method": "peak", "metric": "iops", "bounds": {"numjobs": [1, 4], "iodepth": [1, 32]},
+        "grid": 12, "margin": 0.05, "steps": ["qd1"], "points": [
+            {"numjobs": 1, "iodepth": 1, "workload": "4k randread qd1", "value": 1000.0}
+        ], "winner": None,
+    }  # fmt: skip
+    peak = PeakRecord.from_json(search)
+    assert peak is not None
+    record = SetupRecord(
+        SetupFacts(),
+        {"tool": "storcli", "vd": "/c0/v0", "write_cache": "WB"},
+        (Fill("precondition-sequential", 16 << 20, 0.5, 32e6),),
+        steady,
+        {"4k randread": peak},
+    )
+    text = json.dumps(record.to_json())
+    assert SetupRecord.from_json(json.loads(text)) == record
+    assert json.loads(text)["peak_search"]["4k randread"] == search
+
+
+def test_a_damaged_part_is_left_out_and_the_rest_kept() -> None:
+    stored = {
+        "target": {"path": "/mnt/x/iolab.testfile"},
+        "precondition": [{"job": "fill"}, {"job": "ok", "written_bytes": 1, "seconds": 1,
+                                             "bw_bytes": 1}],
+        "steady_rounds": {"track": 3},
+        "peak_search": {"a": "damaged"},
+        "controller": ["not", "a", "card"],
+    }  # fmt: skip
+    record = SetupRecord.from_json(stored)
+    assert record.facts.target is not None and record.facts.target.path.endswith("testfile")
+    assert [fill.job for fill in record.precondition] == ["ok"]
+    assert record.steady is None and not record.searches and record.controller is None
