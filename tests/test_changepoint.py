@@ -78,12 +78,14 @@ def test_a_shift_of_two_sds_is_found_most_of_the_time() -> None:
     assert got.extra <= 0.20, got
 
 
+@pytest.mark.slow  # a second or more: SERIES series of 60 points, each permuted
 def test_a_level_that_comes_back_is_found_at_both_ends() -> None:
     got = rates("back")
     assert got.hits >= 0.90, got
     assert got.extra <= 0.15, got
 
 
+@pytest.mark.slow  # a second or more: SERIES series of 60 points, each permuted
 def test_a_slow_drift_is_cut_somewhere() -> None:
     got = rates("drift")
     assert got.flagged >= 0.90, got  # no single level change: cut where halves differ most

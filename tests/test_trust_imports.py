@@ -155,7 +155,19 @@ BAD_FACTS = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("flag", "value", "named"), BAD_FACTS)
+def first_of_each_flag(facts: list[tuple[str, str, str]]) -> list[Any]:
+    """The fast lane's share: each flag's first bad value (an iolab process each); the rest
+    are slow (the whole suite runs them)."""
+    seen: set[str] = set()
+    marked = []
+    for flag, value, named in facts:
+        marks = [pytest.mark.slow] if flag in seen else []
+        marked.append(pytest.param(flag, value, named, marks=marks))
+        seen.add(flag)
+    return marked
+
+
+@pytest.mark.parametrize(("flag", "value", "named"), first_of_each_flag(BAD_FACTS))
 def test_bad_set_up_facts_are_one_line_and_nothing_imported(
     tmp_path: Path, flag: str, value: str, named: str
 ) -> None:
