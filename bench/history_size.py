@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -30,14 +31,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+if "PYTHONPATH" not in os.environ:  # else: an older iolab's, building its own store
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from report_size import timed
 
-from iolab.analysis import history
 from iolab.model import Case, CaseMetrics, DirectionMetrics, Origin, Plan, Result, Setup, Workload
 from iolab.store import Store
-from iolab.store.figures import of_row
 
 TARGETS = {"history": 1.0, "history --json": 1.0, "check": 2.0}
 SETUPS, WORKLOADS = 2, 25
@@ -90,6 +90,12 @@ def build(db: Path, runs: int) -> None:
 Timing = dict[str, tuple[float, float | None]]
 
 
+def built_by(source: Path, db: Path, runs: int) -> None:
+    """The store, built by the iolab whose src/ is `source` (this script, run with it)."""
+    subprocess.run([sys.executable, __file__, "--build", str(db), "--runs", str(runs)],
+                   env={**os.environ, "PYTHONPATH": str(source)}, check=True)  # fmt: skip
+
+
 def measure(db: Path, cwd: Path, rounds: int, before: Path | None) -> tuple[Timing, Timing]:
     """Each command's median wall time and max RSS, by this iolab and (alternating with it)
     by the one whose src/ is `before`."""
@@ -106,7 +112,8 @@ def measure(db: Path, cwd: Path, rounds: int, before: Path | None) -> tuple[Timi
         for _ in range(rounds):
             runs.append(timed(args, cwd, ok=(0, 4)))
             if then is not None:
-                earlier.append(timed(args, cwd, ok=(0, 4), env=then))
+                older = [a.replace(".db", ".before.db") if a == str(db) else a for a in args]
+                earlier.append(timed(older, cwd, ok=(0, 4), env=then))
         for into, found in ((now, runs), (old, earlier)):
             if found:
                 rss = max((m for _, m in found if m is not None), default=None)
@@ -117,6 +124,9 @@ def measure(db: Path, cwd: Path, rounds: int, before: Path | None) -> tuple[Timi
 def in_process(db: Path, rounds: int) -> tuple[float, float]:
     """The store read for a history and its series, in this process (median CPU seconds of
     `rounds`): every case read whole, then summed in SQL."""
+    from iolab.analysis import history  # this iolab's (not needed to build a store)
+    from iolab.store.figures import of_row
+
     whole, summed = [], []
     for _ in range(rounds):
         with Store(db) as store:
@@ -146,7 +156,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--before", metavar="REV", help="time this git revision's iolab too")
+    parser.add_argument("--build", metavar="DB", help=argparse.SUPPRESS)  # by REV's iolab
     args = parser.parse_args()
+    if args.build:
+        build(Path(args.build), args.runs)
+        return
     small = max(2, args.runs // 10)
     with tempfile.TemporaryDirectory(prefix="iolab-history-size-") as folder:
         cwd = Path(folder)
@@ -155,7 +169,11 @@ def main() -> None:
         for runs in (small, args.runs):
             db = cwd / f"h{runs}.db"
             began = time.perf_counter()
-            build(db, runs)
+            if before is None:
+                build(db, runs)
+            else:  # by the older iolab, whose schema this one upgrades (a copy of its own)
+                built_by(before, db.with_suffix(".before.db"), runs)
+                shutil.copy(db.with_suffix(".before.db"), db)
             cases = runs * SETUPS * WORKLOADS * 3
             print(f"store: {runs:,} runs x {SETUPS * WORKLOADS} cases x 3 repetitions = "
                   f"{cases:,} results, {db.stat().st_size / 1e6:,.0f} MB, built in "

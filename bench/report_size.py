@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import random
 import resource
 import shutil
@@ -27,7 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+if "PYTHONPATH" not in os.environ:  # else: the iolab it names (history_size.py --before)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from iolab.model import (
     Case,
