@@ -14,11 +14,11 @@ import pytest
 
 from conftest import run_iolab
 from iolab import app, exchange
-from iolab.exchange import build, terse
+from iolab.exchange import naming, terse
 from iolab.exchange.found import Job
 from iolab.exchange.logs import LOGS_ONLY
 from iolab.fio import parse
-from iolab.model import DirectionMetrics
+from iolab.model import DirectionMetrics, FioValue
 from iolab.store import Store
 from iolab.terminal_ui import TerminalUi
 
@@ -244,9 +244,10 @@ def test_logs_alone_make_a_case_of_their_means(tmp_path: Path) -> None:
 
 def test_jobs_named_for_other_io_and_logs_they_named_alike(tmp_path: Path) -> None:
     """As fio-plot's early sample trees were written: every job [random-read], writes too, and
-    logs named after the queue depth alone. A job whose name says other I/O than its rw is
-    named by its file; logs one job named join it; logs two runs named alike (the second
-    wrote over the first) are no one job's: left out with a line, not made a case."""
+    logs named after the queue depth alone. Jobs of one name with other options are named by
+    their pattern, block size, depth and jobs, as a plan's sweep points are; logs one job
+    named join it; logs two runs named alike (the second wrote over the first) are no one
+    job's: left out with a line, not made a case."""
     folder = IMPORT / "misnamed"
     db = tmp_path / "import.db"
     done = app.import_files([str(folder)], None, str(db), QuietUi())
@@ -255,11 +256,15 @@ def test_jobs_named_for_other_io_and_logs_they_named_alike(tmp_path: Path) -> No
         samples = {c.workload: 0 for c in cases.values()}
         for row in store.case_samples(1):
             samples[row.workload] = samples.get(row.workload, 0) + 1
-    assert sorted(cases) == ["random-read", "random-read (randread-4-1)", "randwrite-2-1"]
-    assert cases["randwrite-2-1"].options["rw"] == "randwrite"
+    read2, read4, write2 = (f"4k {rw} iodepth={d} numjobs=1" for rw, d in
+                            (("randread", 2), ("randread", 4), ("randwrite", 2)))  # fmt: skip
+    assert sorted(cases) == [read2, read4, write2]
+    for name, case in cases.items():
+        rw, _, depth, _ = name.replace("=", " ").split()[1:5]
+        assert (case.options["rw"], case.options["iodepth"]) == (rw, int(depth))
     assert not any(w.code == "logs-only" for c in cases.values() for w in c.warnings)
-    assert samples["random-read (randread-4-1)"] > 0
-    assert samples["random-read"] == samples["randwrite-2-1"] == 0
+    assert samples[read4] > 0
+    assert samples[read2] == samples[write2] == 0
     (line,) = done.notes
     assert line == (
         f"{folder}/random-read-depth-2_*.log (5 files): named by the write_*_log of 2 jobs "
@@ -274,16 +279,44 @@ def test_jobs_named_for_other_io_and_logs_they_named_alike(tmp_path: Path) -> No
         ("random-read", "randread", "a.json", "random-read"),  # says what it did
         ("4k-qd32", "randwrite", "a.json", "4k-qd32"),  # says no I/O: kept
         ("read", "randread", "a.json", "read"),  # says reads, not in which order: kept
-        ("seq-read", "randread", "randread-1-1.json", "randread-1-1"),  # the file says it
-        ("random-read", "randwrite", "job7.json", "randwrite (job7)"),  # nothing says it
+        ("seq-read", "randread", "randread-1-1.json", "4k randread iodepth=1 numjobs=1"),
+        ("random-read", "randwrite", "job7.json", "4k randwrite iodepth=1 numjobs=1"),
         ("mixed-readwrite", "randrw", "a.json", "mixed-readwrite"),
         ("rewrite", "rw", "a.json", "rewrite"),  # one side of a mix: not wrong
-        ("reads", "randwrite", "rw-4-1.json", "randwrite (rw-4-1)"),  # the file says a mix
+        ("reads", "randwrite", "rw-4-1.json", "4k randwrite iodepth=1 numjobs=1"),
+        ("writes", "randrw", "a.json", "writes"),  # one side of a mix
+        ("random-read", "rw", "a.json", "4k rw rwmixread=50 iodepth=1 numjobs=1"),  # not random
     ],
 )
 def test_a_job_is_named_by_what_it_did(name: str, rw: str, file: str, named: str) -> None:
     job = Job(Path("/data") / file, name, {"rw": rw}, [])
-    assert build.truthful(job) == named
+    assert naming.truthful(job) == named
+
+
+def test_jobs_of_one_name_are_named_by_the_options_that_tell_them_apart() -> None:
+    """One job name for several workloads (fio-plot's sample trees): each is named by its
+    pattern, block size, depth and jobs, and by any other workload option that differs
+    between them; never by its file, its logs or its target."""
+
+    def job(file: str, rw: str, depth: int, **more: FioValue) -> Job:
+        options: dict[str, FioValue] = {"rw": rw, "bs": "4k", "iodepth": depth, "numjobs": 1}
+        logs = {"write_bw_log": f"random-read-depth-{depth}", "filename": f"/dev/{file}"}
+        return Job(Path("/data") / f"{file}.json", "random-read", options | logs | more, [])
+
+    jobs = [job("a", "randread", 1), job("b", "randwrite", 1), job("c", "randread", 16),
+            job("d", "randread", 1, size="1g"), job("e", "randread", 1, size="2g")]  # fmt: skip
+    named = naming.workload_names(jobs)
+    assert [named[id(j)] for j in jobs] == [
+        "4k randread iodepth=1 numjobs=1", "4k randwrite iodepth=1 numjobs=1",
+        "4k randread iodepth=16 numjobs=1", "4k randread iodepth=1 numjobs=1 size=1g",
+        "4k randread iodepth=1 numjobs=1 size=2g",
+    ]  # fmt: skip
+    alone = Job(Path("/data/x.json"), "random-read", {"rw": "randread", "iodepth": 4}, [])
+    assert naming.workload_names([alone]) == {id(alone): "random-read"}  # one workload: kept
+    reads = [job("f", "randread", 1), job("g", "randread", 16)]
+    for one in reads:
+        one.name = "reads"  # says what each did: a named sweep's points
+    assert list(naming.workload_names(reads).values()) == ["reads iodepth=1", "reads iodepth=16"]
 
 
 def test_failed_job_is_a_failed_case_with_fios_errno(tmp_path: Path) -> None:
@@ -314,8 +347,8 @@ def test_the_same_job_found_again_is_a_repetition(tmp_path: Path) -> None:
     by_point: dict[str, list[int]] = {}
     for case in cases:
         by_point.setdefault(case.workload, []).append(case.repetition)
-    assert by_point["randread"] == [1, 2]  # json and json+ of the same 1 s job
-    assert len(by_point) == 2  # the 3 s one is another workload
+    assert by_point["randread runtime=1"] == [1, 2]  # json and json+ of the same 1 s job
+    assert by_point["randread runtime=3"] == [1]  # the 3 s one is another: named by what differs
 
 
 @pytest.mark.slow

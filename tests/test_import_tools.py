@@ -73,7 +73,7 @@ def bench_name(path: Path) -> str:
     mode, depth, jobs = BENCH_JSON.match(path.name).groups()  # type: ignore[union-attr]
     mix = re.fullmatch(rf"{mode}(\d+)", path.parent.parent.name)
     share = f" rwmixread={mix.group(1)}" if mix else ""
-    return f"{mode} {path.parent.name}{share} iodepth={depth} numjobs={jobs}"
+    return f"{path.parent.name} {mode}{share} iodepth={depth} numjobs={jobs}"
 
 
 def log_values(paths: list[Path], scale: int) -> list[float]:

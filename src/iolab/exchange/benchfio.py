@@ -6,10 +6,11 @@
     ...log.HOST                                             the same logs through client/server
 
 TARGET is the base name of the device, file or directory bench-fio tested: it names the set-up.
-Every job in the files is named FIOJOB, so its workload is named after the tree instead
-("randread 4k iodepth=1 numjobs=2"); the options themselves are fio's own, from the JSON. A
-folder `run-N` below BS holds bench-fio's preconditioning before benchmark N, and iolab's own
-fio-plot export puts repetitions in `repetition-N` folders there.
+Every job in the files is named FIOJOB, so its workload is named after the tree instead, as
+iolab names a plan's sweep points ("4k randread iodepth=1 numjobs=2"); the options themselves
+are fio's own, from the JSON. A folder `run-N` below BS holds bench-fio's preconditioning
+before benchmark N, and iolab's own fio-plot export puts repetitions in `repetition-N` folders
+there.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
-from iolab.exchange import logs
+from iolab.exchange import logs, naming
 from iolab.exchange.found import Job
 from iolab.exchange.placed import placed
 from iolab.fio import parse
+from iolab.model import FioValue
 
 MIXED = ("readwrite", "rw", "randrw")
 BENCH_FIO_JOB = "FIOJOB"
@@ -48,8 +50,14 @@ class Place:
 
     @property
     def workload(self) -> str:
-        mix = f" rwmixread={self.rwmixread}" if self.rwmixread is not None else ""
-        name = f"{self.mode} {self.bs}{mix} iodepth={self.iodepth} numjobs={self.numjobs}"
+        """As iolab names a plan's sweep points (naming.by_options): "4k randread iodepth=1
+        numjobs=2", "4k randrw rwmixread=70 iodepth=4 numjobs=1"."""
+        said: dict[str, FioValue] = {
+            "rw": self.mode, "bs": self.bs, "iodepth": self.iodepth, "numjobs": self.numjobs
+        }  # fmt: skip
+        if self.rwmixread is not None:
+            said["rwmixread"] = self.rwmixread
+        name = naming.by_options(said) or f"{self.mode} {self.bs}"
         return f"precondition {name}" if self.precondition else name
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -18,6 +17,7 @@ from iolab import names
 from iolab.analysis import checks, levels, reading
 from iolab.analysis.reading import Known
 from iolab.errors import PlanError
+from iolab.exchange import naming
 from iolab.exchange.found import Job
 from iolab.exchange.logs import LOGS_ONLY
 from iolab.exchange.placed import Placed
@@ -149,7 +149,9 @@ def build(
     workloads: dict[tuple[str, Any], Workload] = {}
     counts: dict[tuple[str, str], int] = {}
     placed: list[tuple[Job, Case]] = []
+    jobs = naming.in_order(jobs)
     apart = _apart(jobs)
+    named = naming.workload_names(jobs)
     for job in jobs:
         name = apart.get(id(job)) or setup_name(job, given_setup)
         setup = setups.setdefault(name, _setup(job, name, given_setup, facts))
@@ -158,7 +160,8 @@ def build(
             workload = next((w for w in workloads.values() if w.name == job.name), None)
         if workload is None:
             taken = {w.name for w in workloads.values()}
-            workload = Workload(_unique(job, taken), _sized(job.options), (), len(workloads))
+            own = naming.unique(named[id(job)], job, taken)
+            workload = Workload(own, _sized(job.options), (), len(workloads))
             workloads[job.identity()] = workload
         repetition = counts[(name, workload.name)] = counts.get((name, workload.name), 0) + 1
         placed.append((job, Case(setup, workload, repetition)))
@@ -202,69 +205,6 @@ def _sized(options: Mapping[str, FioValue]) -> dict[str, FioValue]:
     except ValueError:
         out["bs_given"] = out.pop("bs")  # not a size iolab reads: kept, out of its way
     return out
-
-
-def _unique(job: Job, taken: set[str]) -> str:
-    """The job's name (see `truthful`); another job of that name with other options gets its
-    file's name too."""
-    first = truthful(job)
-    name, number = first, 1
-    while name in taken:
-        number += 1
-        stem = names.shown(job.file.stem)  # the file's name: the rule checked only the job's
-        name = f"{first} ({stem})" if number == 2 else f"{first} ({number})"
-    return name
-
-
-RW_PATTERNS = {
-    "read": ("seq", "read"), "write": ("seq", "write"), "rw": ("seq", "mixed"),
-    "readwrite": ("seq", "mixed"), "randread": ("rand", "read"), "randwrite": ("rand", "write"),
-    "randrw": ("rand", "mixed"),
-}  # fmt: skip
-
-
-MIXED_WORDS = ("rw", "readwrite", "mixed", "mix", "randrw", "rwmix")
-
-
-def said_pattern(text: str) -> tuple[str | None, str] | None:
-    """The I/O a name says: its rw=VALUE where it has one, else word by word (fio options
-    written key=value aside): (random or sequential where it says which, read/write/mixed),
-    or None when it names neither reads nor writes."""
-    lower = text.lower()
-    given = re.search(r"\brw=([a-z]+)", lower)
-    if given and given.group(1) in RW_PATTERNS:
-        return RW_PATTERNS[given.group(1)]
-    words = re.findall(r"[a-z]+", re.sub(r"\b[a-z_]+=\S*", " ", lower))
-    mixed = any(w.startswith(MIXED_WORDS) for w in words)
-    reads = any(w.endswith(("read", "reads")) for w in words)
-    writes = any(w.endswith(("write", "writes")) for w in words)
-    if not (mixed or reads or writes):
-        return None
-    order = "rand" if any(w.startswith("rand") for w in words) else None
-    order = order or ("seq" if any(w.startswith("seq") for w in words) else None)
-    return order, "mixed" if mixed or (reads and writes) else "read" if reads else "write"
-
-
-def truthful(job: Job) -> str:
-    """The job's name, unless it says other I/O than the job's rw did (fio-plot's early
-    sample trees named every job [random-read], writes too): then the file's name where it
-    says the right I/O, else the rw with the file's name."""
-    did = RW_PATTERNS.get(str(job.options.get("rw", "")))
-    said = said_pattern(job.name)
-    if did is None or said is None or _agrees(said, did):
-        return job.name
-    stem = names.shown(job.file.stem)
-    by_file = said_pattern(stem)
-    return (
-        stem if by_file is not None and _agrees(by_file, did) else f"{job.options['rw']} ({stem})"
-    )
-
-
-def _agrees(said: tuple[str | None, str], did: tuple[str, str]) -> bool:
-    """A name agrees unless it says reads of a writer, writes of a reader, a mix of either,
-    or the other order; naming one side of a mix ("rewrite") is not wrong."""
-    kind = said[1] == did[1] or did[1] == "mixed"
-    return kind and said[0] in (None, did[0])
 
 
 def result(job: Job, case: Case, repeat: int = 1) -> Result:

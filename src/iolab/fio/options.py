@@ -204,6 +204,15 @@ def classify(key: str) -> Option | None:
     return None
 
 
+def workload_axis(key: str) -> bool:
+    """Whether an option changes the workload fio runs, so that cases which differ in it are
+    different points of a sweep (a chart's axis, a name's part): a safe option but for those
+    of reporting (log_avg_msec, percentiles, description...). Never the file fio used, its
+    logs or its job's name (iolab's own), nor an option iolab has not classified."""
+    option = classify(key)
+    return option is not None and option.kind == "safe" and option.name not in _REPORTING
+
+
 def classified() -> frozenset[str]:
     """Every name and alias in the table."""
     return frozenset((*SAFE, *OWN, *REFUSED, *ALIASES))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import re
-import statistics
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,18 +15,18 @@ from iolab.report import directions, summary
 from iolab.report.cells import UNITS, case_value, format_value
 from iolab.report.charts import Axis, Chart, Series, slug
 from iolab.report.data import Case, Dataset
-from iolab.units import format_size, parse_size
+from iolab.report.views import sweep_axes
+from iolab.units import format_size
 
 PERCENTILE_KEYS = {"p50": "50", "p90": "90", "p99": "99", "p99.9": "99.9", "p99.99": "99.99"}
-SCALING_FIELDS = ("numjobs", "iodepth", "bs", "rwmixread")
-SIZE_FIELDS = frozenset({"bs", "size", "filesize"})
+SCALING_FIELDS = sweep_axes.SCALING_FIELDS
+SIZE_FIELDS = sweep_axes.SIZE_FIELDS
 FIELD_AXES = {
     "numjobs": ("numjobs", "jobs"),
     "iodepth": ("iodepth", "I/Os in flight per job"),
     "bs": ("block size", "bytes"),
     "rwmixread": ("rwmixread", "% reads"),
 }
-IGNORED_FIELDS = frozenset({"name"})
 
 
 def capital(text: str) -> str:
@@ -195,27 +194,11 @@ def _repetition_caption(data: Dataset) -> str:
 
 
 def _varying(cases: Sequence[Case]) -> dict[str, list[Any]]:
-    """Workload fields whose values differ between cases, with their distinct values."""
-    keys = sorted({k for c in cases for k in c.options} - IGNORED_FIELDS)
-    out: dict[str, list[Any]] = {}
-    for key in keys:
-        values: list[Any] = []
-        for case in cases:
-            value = case.options.get(key)
-            if value not in values:
-                values.append(value)
-        if len(values) > 1:
-            out[key] = values
-    return out
+    """Workload axes whose values differ between cases (sweep_axes), with their values."""
+    return sweep_axes.varying(cases)
 
 
-def _number(field: str, value: Any) -> float | None:
-    try:
-        if field in SIZE_FIELDS:
-            return float(parse_size(value))
-        return float(value) if not isinstance(value, bool) else None
-    except (TypeError, ValueError):
-        return None
+_number = sweep_axes.number
 
 
 def _swept(data: Dataset) -> list[Case]:
@@ -343,62 +326,21 @@ def _group_name(cases: Sequence[Case], field: str, rest: str) -> str:
         return name or "every workload"
     if not name or name in rest.split():
         return rest
-    said = set(name.split())  # a name that already says the other fields' values is enough
-    return name if all(part in said for part in rest.split()) else f"{name} ({rest})"
+    return name if all(sweep_axes.said(part, name) for part in rest.split()) else f"{name} ({rest})"
 
 
 def _per_field(
     data: Dataset, ok: Sequence[Case], metric: str, scaled: tuple[Axis, float], groups: int
 ) -> list[Chart]:
     """Too many combinations for a chart each: one chart per swept numeric field, each point
-    the geometric mean, per set-up, of the medians of every workload point with that value."""
-    axis, scale = scaled
-    varying = _varying(ok)
-    fields = [f for f in (*SCALING_FIELDS, *sorted(varying)) if f in varying]
-    fields = list(
-        dict.fromkeys(f for f in fields if all(_number(f, v) is not None for v in varying[f]))
-    )
+    the geometric mean, per set-up, of the medians of every workload point with that value;
+    reads and writes never on one line (sweep_axes.means)."""
     cells: dict[tuple[str, str], list[float]] = {}
     for case in ok:
         value = case_metric(case, metric)
         if value is not None and value > 0:
-            cells.setdefault((case.setup, case.workload), []).append(value / scale)
-    logs = {key: math.log(statistics.median(values)) for key, values in cells.items()}
-    options = {c.workload: c.options for c in ok}
-    colors = setup_colors(data)
-    charts = []
-    for field in fields:
-        xs = sorted({n for v in varying[field] if (n := _number(field, v)) is not None})
-        at = {w: _number(field, o.get(field)) for w, o in options.items()}
-        found: dict[tuple[str, float | None], list[float]] = {}
-        for (setup, workload), log in logs.items():
-            found.setdefault((setup, at[workload]), []).append(log)
-        series = []
-        for label in data.labels:
-            points: list[tuple[float | None, float | None, str]] = [
-                (math.exp(statistics.fmean(v)), None, "") if (v := found.get((label, x))) else
-                (None, None, "")
-                for x in xs
-            ]  # fmt: skip
-            series.append(_series(label, xs, points, labelled=False, color=colors[label]))
-        others = [f for f in varying if f != field]
-        charts.append(
-            Chart(
-                f"scaling-{slug(field)}-geometric-mean",
-                "line",
-                f"{_capital(axis.title)} vs {field}: geometric mean over {', '.join(others)} "
-                "(one line per set-up)",
-                _x_axis(field, xs),
-                axis,
-                tuple(series),
-                caption=(
-                    f"{len(options):,} workload points sweep {', '.join(varying)}: too many "
-                    f"combinations for a chart each ({groups:,}). Each point is the geometric "
-                    f"mean of the medians of every workload point with that {field}, per set-up."
-                ),
-            )
-        )
-    return charts
+            cells.setdefault((case.setup, case.workload), []).append(value / scaled[1])
+    return sweep_axes.means(data, ok, cells, (scaled[0], _x_axis), groups)
 
 
 # ---------------------------------------------------------------- latency exceedance
