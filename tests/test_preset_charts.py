@@ -44,3 +44,40 @@ def test_every_chart_of_a_presets_report_has_points(preset: str, tmp_path: Path)
         document = report_document.build(report_data.load(store, [run_id]), CHARTED)
     empty = [c.title for c in _charts(document) if _points(c) == 0]
     assert empty == [], f"{preset}: charts without data: {empty}"
+
+
+SWEPT = """
+name = "depth by jobs"
+
+[defaults]
+runtime = 1
+size = "8m"
+
+[[setup]]
+name = "here"
+path = "{path}"
+
+[[workload]]
+name = "4k random read"
+rw = "randread"
+bs = "4k"
+iodepth = [1, 4]
+numjobs = [1, 2]
+"""
+
+
+@pytest.mark.parametrize(("failing", "maps"), [(0, 2), (4, 0)])
+def test_a_depth_by_jobs_heat_map_has_points_or_is_not_drawn(
+    tmp_path: Path, failing: int, maps: int
+) -> None:
+    """The iodepth x numjobs heat maps (IOPS, p99) of a sweep of both: drawn with a point in
+    every cell that has a figure; not drawn when every case failed (no map without data)."""
+    the_plan = plan.parse_plan(SWEPT.format(path=tmp_path), "swept.toml")
+    fake = FakeExecutor(script=["enospc"] * failing)
+    built = runner.build(the_plan, FIO, executor=fake, probe_write=False)
+    with Store(tmp_path / "results.db") as store:
+        run_id = store.create_run(built.plan, {}, "test", {}, process.me())
+        runner.execute(built, store, run_id, Seen())
+        document = report_document.build(report_data.load(store, [run_id]), CHARTED)
+    heat = [c for c in _charts(document) if c.kind == "heat"]
+    assert [_points(c) for c in heat] == [4] * maps

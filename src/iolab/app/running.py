@@ -23,7 +23,6 @@ from iolab.model import Plan
 from iolab.report import data as report_data
 from iolab.report import document as report_document
 from iolab.store import Store
-from iolab.store.rows import PLAN_ORIGIN
 from iolab.targets import (
     devices,
     provision,
@@ -62,11 +61,9 @@ def lab_run(the_plan: Plan, request: RunRequest, ui: Ui) -> RunOutcome:
     Store.check_path(request.db)
     with lab_run_module.measured(the_plan, ui.say) as inside, Store(inside) as lab_store:
         tables = lab_store.dump(lab_store.run().id)
-    for case in tables["cases"]:
-        kept = case["warnings"]
-        case["warnings"] = [*(kept if isinstance(kept, list) else []), lab_run_module.LAB.stored()]
+    origin = lab_run_module.as_stored(tables, the_plan)  # "lab", under the user's plan file
     with open_store(request.db, ui, create=True) as store:
-        run_id = store.restore(tables, PLAN_ORIGIN)
+        run_id = store.restore(tables, origin)
         failed = sum(1 for case in tables["cases"] if case["status"] != "ok")
         document = run_document(store, run_id)
     return RunOutcome(run_id, (), document, (failed, len(tables["cases"])))

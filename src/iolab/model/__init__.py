@@ -17,7 +17,16 @@ from iolab.model.common import (
     Phase,
     stable_hash,
 )
-from iolab.model.plan import AutoRepeat, Case, Hosts, Method, Plan, SteadyRounds, Workload
+from iolab.model.plan import (
+    AutoRepeat,
+    Case,
+    ChartText,
+    Hosts,
+    Method,
+    Plan,
+    SteadyRounds,
+    Workload,
+)
 from iolab.model.record import (
     Curve,
     CurvePoint,
@@ -54,6 +63,7 @@ __all__ = [
     "CardPolicy",
     "Case",
     "CaseMetrics",
+    "ChartText",
     "CheckWarning",
     "Curve",
     "CurvePoint",

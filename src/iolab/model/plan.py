@@ -148,6 +148,7 @@ class Plan:
     hosts: Hosts | None = None
     check: tuple[tuple[str, float], ...] = ()  # [check]: (metric, allowed worsening in %)
     notes: tuple[str, ...] = ()  # what iolab did with the plan that the person should know
+    charts: tuple[ChartText, ...] = ()  # [report.charts]: the author's chart titles, captions
 
     @property
     def hash(self) -> str:

@@ -109,9 +109,10 @@ class Window:
 
 @dataclass(frozen=True)
 class Origin:
-    """Where a run's results come from: a plan iolab ran, or files it imported."""
+    """Where a run's results come from: a plan iolab ran (here, or in its virtual lab: "lab"),
+    or files it imported."""
 
-    kind: Literal["plan", "import"] = "plan"
+    kind: Literal["plan", "import", "lab"] = "plan"
     files: tuple[str, ...] = ()
     fio_version: str = ""
     hostname: str = ""

@@ -12,7 +12,7 @@ from typing import Any
 from iolab import units
 from iolab.errors import PlanError
 from iolab.model import AutoRepeat, Plan, SteadyRounds, Workload
-from iolab.plan import gate, jobfile_plan, methods, sources
+from iolab.plan import gate, jobfile_plan, methods, report_keys, sources
 from iolab.plan import hosts as plan_hosts
 from iolab.plan.checks import MAX_NAME, check_clean, check_name, check_value
 from iolab.plan.common import (
@@ -34,7 +34,7 @@ TOP_KEYS = (
 )  # fmt: skip
 STEADY_KEYS = ("track", "rounds", "window", "data_excursion", "slope_excursion")
 AUTO_FIRST = 3  # repetitions every case gets under repeat = "auto", before the interval decides
-REPORT_KEYS = ("baseline", "metric")
+REPORT_KEYS = ("baseline", "metric", "charts")
 MAX_CASES = 100_000  # a plan beyond this is refused unless --max-cases raises the limit
 MAX_PLAN_BYTES = 1024**2
 
@@ -111,6 +111,7 @@ def parse_plan(text: str, source: str, overrides: Overrides | None = None) -> Pl
     workloads = sources.expand(found, defaults, top, defaults_where, over)
     report = table_value(data.get("report", {}), top, "report")
     known_keys(report, REPORT_KEYS, replace(top, table="report"), "[report]")
+    charts = report_keys.chart_texts(report, replace(top, table="report"))
     rounds = _rounds(data, top, workloads, auto is not None)
     methods.check_plan(workloads, auto is not None, rounds is not None, top)
     if rounds:
@@ -132,6 +133,7 @@ def parse_plan(text: str, source: str, overrides: Overrides | None = None) -> Pl
         hosts=plan_hosts.hosts(data, top, setups),
         check=gate.rules(data, top),
         notes=tuple(note for job in found.included.values() for note in job.notes),
+        charts=charts,
     )
     _check_report(plan, replace(top, table="report"))
     return plan

@@ -3,7 +3,10 @@
 Every axis has a title and a unit (categorical axes name what their categories are); a log
 axis says so, and carries its own ticks written as plain numbers. One chart has one y axis:
 different units never share one. A series' `color` is a palette index: the report gives
-each set-up one index, so a set-up has the same colour on every chart.
+each set-up one index, so a set-up has the same colour on every chart. Numbers on an axis
+are written as people write them (1,000, not 1000 or 1k). A chart's `source` line says where
+its figures come from (iolab, the plan, the run's date, the host): both renderers draw it
+under the chart, so a copied image keeps it.
 """
 
 from __future__ import annotations
@@ -14,6 +17,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 ChartKind = Literal["bar", "line", "heat"]
+# a heat map's colours: diverging about `center` (a change), or one hue rising with the value
+# (a measure: "rising" darker where higher, as IOPS; "falling" for latency, darker where slower)
+HeatColors = Literal["diverging", "rising", "falling"]
 HEAT_FLOOR = 10.0  # the least half-range of a heat map's colours (percentage points)
 HEAT_OUTLIER = 3.0  # a distance over this many times the median one does not stretch them
 DENSE = 40  # lines of more points than this are drawn without markers
@@ -81,10 +87,17 @@ class Chart:
     scale: Axis | None = None
     center: float | None = None
     legend: str = "set-up"  # the legend's title on bar charts ("" for none)
+    colors: HeatColors = "diverging"
+    source: str = ""  # where the figures come from, drawn under the chart
 
     def heat_range(self) -> tuple[float, float]:
         """Colour limits symmetric about `center`, so that equal distances look alike; muted
-        cells (drawn grey) do not stretch them, nor do outliers (see `heat_spread`)."""
+        cells (drawn grey) do not stretch them, nor do outliers (see `heat_spread`). A
+        rising or falling map: from the least value to the greatest."""
+        if self.colors != "diverging":
+            values = self._coloured()
+            low, high = min(values, default=0.0), max(values, default=1.0)
+            return low, high if high > low else low + 1.0
         center = self.center or 0.0
         spread = heat_spread([abs(v - center) for v in self._coloured()])
         return center - spread, center + spread
@@ -101,6 +114,12 @@ class Chart:
             for v, muted in zip(s.y, s.muted or (False,) * len(s.y), strict=True)
             if v is not None and not muted
         ]
+
+
+def plain_number(value: float) -> str:
+    """A number as an axis shows it: thousands separated (1,000; 12,500), smaller ones as
+    they are (0.5, 20)."""
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:g}"
 
 
 def heat_spread(distances: list[float]) -> float:

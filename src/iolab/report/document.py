@@ -40,7 +40,6 @@ from iolab.report.cells import (
     run_title,
     setup_line,
     stat_cell,
-    utc,
     warned,
     whole_rows,
 )
@@ -56,9 +55,11 @@ from iolab.report.views import (
     heat_figure,
     hosts_view,
     pivot_view,
+    publish,
     raid_view,
     rounds_view,
     tables,
+    sweep_heat,
     time_figures,
     usage_view,
 )
@@ -144,22 +145,15 @@ def parse_kinds(text: str | None, option: str) -> tuple[str, ...] | None:
 
 def _title(data: Dataset) -> str:
     if len(data.runs) == 1:
-        return run_title(data.runs[0])
+    lab = env_view.title_note(data)  # measured in iolab's virtual lab
+        return run_title(data.runs[0]) + lab
     ids = ", ".join(str(r.id) for r in data.runs)
     names = sorted({r.plan_name for r in data.runs})
-    return f"runs {ids}: {' / '.join(names)}"
+    return f"runs {ids}: {' / '.join(names)}{lab}"
 
 
 def _subtitle(data: Dataset) -> tuple[str, ...]:
-    lines = []
-    for run in data.runs:
-        host = run.environment.get("hostname", "?")
-        ended = f", ended {utc(run.ended_at)}" if run.ended_at else ""
-        lines.append(
-            f"run {run.id}: plan {run.plan_name!r} ({run.plan_source}), started "
-            f"{utc(run.started_at)}{ended}, {run.status}, {run.tally(run.done)} cases, "
-            f"host {host}, {run.environment.get('fio_version', 'fio')}"
-        )
+    lines = env_view.run_lines(data)  # a lab run's says so first
     described = dict.fromkeys(d for run in data.runs if (d := description(run.plan_text)))
     lines += [f"what it measures: {d}" for d in described]
     return tuple(lines)
@@ -227,9 +221,21 @@ def build(data: Dataset, options: Options) -> Document:
     found = findings_view.ordered(found)  # ranked
     sections[:0] = _findings(found, options.baseline, spread, options.short)
     sections += _more_findings(found, options.short)
-    return Document(
-        _title(data), _subtitle(data), tuple(sections), _environments(data), tuple(found)
-    )
+    published = _published(sections, data, options.charts is None and not options.skip)
+    return Document(_title(data), _subtitle(data), published, _environments(data), tuple(found))
+
+
+def _published(sections: Sequence[Section], data: Dataset, check: bool) -> tuple[Section, ...]:
+    """Every chart with the author's words (the plan's [report.charts]), checked against the
+    charts drawn when iolab chose them, and its source line (report.views.publish)."""
+    words, source = publish.texts(data), publish.source_line(data)
+    if check:
+        publish.check(words, [b for s in sections for b in s.blocks if isinstance(b, Chart)], data)
+
+    def one(block: Block) -> Block:
+        return publish.finished(block, words, source) if isinstance(block, Chart) else block
+
+    return tuple(replace(s, blocks=tuple(map(one, s.blocks))) for s in sections)
 
 
 def _findings(
@@ -308,6 +314,8 @@ def _kinds(data: Dataset, options: Options) -> tuple[str, ...]:
     if data.samples:
         auto.append("timeseries")
     if len(data.workloads()) <= AUTO_LATENCY_MAX_WORKLOADS and data.histograms:
+    if sweep_heat.possible(data):
+        auto.append("heatmap")
         auto.append("latency")
     if options.baseline and len(data.labels) > 1:
         auto.append("ratio")
@@ -324,6 +332,10 @@ def _check_possible(data: Dataset, options: Options) -> None:
     if "timeseries" in asked and not data.samples:
         raise ReportError(
             "--charts timeseries: no samples are stored; add log_avg_msec = 1000 to the "
+    if "heatmap" in asked and not sweep_heat.possible(data):
+        raise ReportError(
+            "--charts heatmap: no set-up sweeps both iodepth and numjobs over 2 values or more"
+        )
             "workloads and run again"
         )
     if "latency" in asked and not data.histograms:
@@ -352,6 +364,8 @@ def _chart_sections(data: Dataset, options: Options, kinds: Sequence[str]) -> li
     if "timeseries" in kinds:
         charts = time_figures.time_series(data)
         if charts:
+    if "heatmap" in kinds and (maps := sweep_heat.charts(data)):
+        sections.append(Section("Queue depth × jobs", tuple(maps)))
             sections.append(Section("Over time", tuple(charts)))
     return sections
 
@@ -477,7 +491,8 @@ def compare(data: Dataset, metric: str = "auto") -> Document:
     sections += _more_findings(found, short=False)
     ids = " and ".join(str(r.id) for r in data.runs)
     title = f"Comparison of runs {ids}"
-    return Document(title, _subtitle(data), tuple(sections), findings=tuple(found))
+    published = _published(sections, data, check=False)  # the plan's charts are not compare's
+    return Document(title, _subtitle(data), published, findings=tuple(found))
 
 
 def _comparison(data: Dataset, metric: str) -> Table:

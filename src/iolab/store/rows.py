@@ -45,6 +45,7 @@ class RunRow:
     metric: str
     environment: JSONObject
     origin: Origin = PLAN_ORIGIN
+    iolab_version: str = ""  # the iolab that measured (or imported) it
 
     @property
     def ok(self) -> int:
@@ -127,8 +128,9 @@ def _texts(value: JSON) -> tuple[str, ...]:
 
 
 def origin(data: JSONObject) -> Origin:
+    kind = data.get("kind")
     return Origin(
-        kind="import" if data.get("kind") == "import" else "plan",
+        kind="import" if kind == "import" else "lab" if kind == "lab" else "plan",
         files=_texts(data.get("files")),
         fio_version=str(data.get("fio_version", "")),
         hostname=str(data.get("hostname", "")),
@@ -154,6 +156,7 @@ def run_row(row: sqlite3.Row) -> RunRow:
         metric=row["metric"],
         environment=json.loads(row["environment"]),
         origin=origin(json.loads(row["origin"])),
+        iolab_version=str(row["iolab_version"] or ""),
     )
 
 

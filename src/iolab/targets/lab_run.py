@@ -8,6 +8,8 @@ what a filesystem costs on it), not how fast the real disks are: every image liv
 host's disk, through its page cache. So every case is stored with a `virtual-lab` warning,
 which reports show on every cell in every format. Set-ups on paths are not run in the lab
 (there is nothing to build); hooks and RAID-card policies are left out (no card is there).
+The run is stored with a "lab" origin naming the host the lab ran on, under the user's plan
+file (not the lab's copy of it, removed with its folder): reports say so at the top.
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ import contextlib
 import os
 import shlex
 import shutil
+import socket
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from iolab import layouts
 from iolab.errors import TargetError
-from iolab.model import CheckWarning, Plan, Setup
+from iolab.model import JSON, CheckWarning, Origin, Plan, Setup
 from iolab.targets import lab, rehearsal
 
 RUN_TIMEOUT_S = 6 * 3600
@@ -44,12 +47,30 @@ def plan_text(plan: Plan) -> str:
     report: dict[str, object] = {"metric": plan.metric}
     if plan.baseline in {s.name for s in chosen}:
         report["baseline"] = plan.baseline
+    if plan.charts:  # the author's chart titles and captions, for the report of the run
+        report["charts"] = {c.chart: _words(c.title, c.caption) for c in plan.charts}
     parts.append(rehearsal.table("[report]", report))
     parts += [rehearsal.table("[[setup]]", {"name": s.name, **_built(s)}) for s in chosen]
     parts += [
         rehearsal.table("[[workload]]", {"name": w.name, **dict(w.options)}) for w in plan.workloads
     ]
     return "\n".join(parts)
+
+
+def _words(title: str, caption: str) -> dict[str, str]:
+    return {k: v for k, v in (("title", title), ("caption", caption)) if v}
+
+
+def as_stored(tables: dict[str, list[dict[str, JSON]]], plan: Plan) -> Origin:
+    """The lab's run as the user's database keeps it (`tables` as Store.dump gave them,
+    changed in place): every case marked virtual-lab, the run under the user's plan file;
+    returns its origin, "lab", on this host."""
+    for run in tables["runs"]:
+        run["plan_source"] = plan.source
+    for case in tables["cases"]:
+        kept = case["warnings"]
+        case["warnings"] = [*(kept if isinstance(kept, list) else []), LAB.stored()]
+    return Origin(kind="lab", hostname=socket.gethostname())
 
 
 def _built(setup: Setup) -> dict[str, object]:

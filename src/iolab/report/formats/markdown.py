@@ -134,4 +134,6 @@ def _chart(chart: Chart, path: str) -> list[str]:
     lines = ["", f"![{_escape(chart.title, brackets=True)}]({path})"]
     if chart.caption:
         lines += ["", f"_{_escape(chart.caption)}_"]
+    if chart.source:
+        lines += ["", _escape(chart.source)]
     return lines

@@ -1,6 +1,8 @@
 """Charts as PNG or SVG files, drawn with matplotlib (Agg, no display, no global pyplot state).
 
 matplotlib is imported when a chart is drawn, not when iolab starts: most commands draw none.
+Text is drawn as it is written (no "$...$" mathematics: a title is an author's, a name a
+plan's); numeric axes carry thousands separators; the chart's source line is drawn under it.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ import io
 import math
 from typing import TYPE_CHECKING, Literal
 
-from iolab.report.charts import DENSE, Axis, Chart
+from iolab.report.charts import DENSE, Axis, Chart, plain_number
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -26,6 +28,7 @@ def render(chart: Chart, fmt: ImageFormat = "png") -> bytes:
 
     mpl.rcParams["svg.hashsalt"] = "iolab"  # stable ids in SVG output
     mpl.rcParams["svg.fonttype"] = "none"  # text stays text: selectable, searchable, smaller
+    mpl.rcParams["text.parse_math"] = False  # "$" is a dollar sign, not mathematics
     figure = Figure(figsize=_size(chart), dpi=DPI, layout="constrained")
     ax = figure.add_subplot()
     if chart.kind == "heat":
@@ -35,6 +38,8 @@ def render(chart: Chart, fmt: ImageFormat = "png") -> bytes:
     else:
         _lines(ax, chart)
     ax.set_title(chart.title, fontsize=11, loc="left")
+    if chart.source:
+        figure.supxlabel(chart.source, fontsize=7, color="0.4", x=0.01, ha="left")
     buffer = io.BytesIO()
     metadata = {"Date": None} if fmt == "svg" else {"Software": None}
     figure.savefig(buffer, format=fmt, metadata=metadata)
@@ -55,13 +60,19 @@ def _nan(values: tuple[float | None, ...]) -> list[float]:
     return [math.nan if v is None else v for v in values]
 
 
+def _separated(value: float, _position: object = None) -> str:
+    return plain_number(value)
+
+
 def _axis(ax: Axes, axis: Axis, which: Literal["x", "y"]) -> None:
-    from matplotlib.ticker import NullLocator
+    from matplotlib.ticker import FuncFormatter, NullLocator
 
     is_x = which == "x"
     (ax.set_xlabel if is_x else ax.set_ylabel)(axis.label)
     if axis.log:
         (ax.set_xscale if is_x else ax.set_yscale)("log", base=axis.base)
+    if not axis.ticks:  # 1,000, not 1000 (nor 10³ on a log axis)
+        (ax.xaxis if is_x else ax.yaxis).set_major_formatter(FuncFormatter(_separated))
     if axis.ticks:
         values, labels = [v for v, _ in axis.ticks], [t for _, t in axis.ticks]
         (ax.set_xticks if is_x else ax.set_yticks)(values, labels)
@@ -147,6 +158,7 @@ def _lines(ax: Axes, chart: Chart) -> None:
 
 def _heat(figure: Figure, ax: Axes, chart: Chart) -> None:
     import matplotlib as mpl
+    from matplotlib.ticker import FuncFormatter
 
     columns = [str(c) for c in chart.series[0].x] if chart.series else []
     muted = [s.muted or (False,) * len(s.y) for s in chart.series]
@@ -155,12 +167,11 @@ def _heat(figure: Figure, ax: Axes, chart: Chart) -> None:
         for s, row in zip(chart.series, muted, strict=True)
     ]
     low, high = chart.heat_range()
-    cmap = mpl.colormaps["RdBu"].with_extremes(bad="0.85")  # muted cells: grey
+    cmap = mpl.colormaps[HEAT_MAPS[chart.colors]].with_extremes(bad="0.85")  # muted: grey
     image = ax.imshow(matrix, cmap=cmap, vmin=low, vmax=high, aspect="auto")
-    center = chart.center or 0.0
     for row, series in enumerate(chart.series):
         for col, (text, value) in enumerate(zip(series.labels, series.y, strict=False)):
-            dark = value is not None and abs(value - center) > 0.6 * (high - center)
+            dark = value is not None and _dark(chart, value, low, high)
             color = "0.3" if muted[row][col] else "white" if dark else "black"
             ax.text(col, row, text, ha="center", va="center", fontsize=8, color=color)
     ax.set_xticks(range(len(columns)), columns)
@@ -171,5 +182,18 @@ def _heat(figure: Figure, ax: Axes, chart: Chart) -> None:
     above, below = any(v > high for v in beyond), any(v < low for v in beyond)
     ends = {(True, True): "both", (True, False): "max", (False, True): "min"}
     bar = figure.colorbar(image, ax=ax, extend=ends.get((above, below), "neither"))
+    bar.formatter = FuncFormatter(_separated)
+    bar.update_ticks()
     if chart.scale is not None:
         bar.set_label(chart.scale.label)
+
+
+HEAT_MAPS = {"diverging": "RdBu", "rising": "Blues", "falling": "Oranges"}
+
+
+def _dark(chart: Chart, value: float, low: float, high: float) -> bool:
+    """Whether a cell's colour is dark enough for white text."""
+    if chart.colors != "diverging":
+        return value - low > 0.6 * (high - low)
+    center = chart.center or 0.0
+    return abs(value - center) > 0.6 * (high - center)

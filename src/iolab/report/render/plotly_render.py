@@ -3,6 +3,8 @@
 A figure is written as plotly's plain JSON (traces and layout as dicts) and handed to plotly
 unvalidated: building plotly's graph objects costs about 0.1 s a chart, the dicts a few ms,
 and the page is the same. plotly is imported when a page is drawn, not when iolab starts.
+Numeric axes and colour bars carry thousands separators (1,000, not 1k); the chart's source
+line sits under it, inside the figure, so a downloaded image keeps it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,13 @@ MUTED = "#d9d9d9"
 # red (lower) - white (the same) - blue (higher), as the HTML tables colour their cells; plotly's
 # own "RdBu" runs the other way, with a grey middle that would read as "not significant"
 DIVERGING = [[0.0, "rgb(178,24,43)"], [0.5, "rgb(255,255,255)"], [1.0, "rgb(33,102,172)"]]
+# one hue from light to dark, as matplotlib's Blues and Oranges (the PNG/SVG's)
+SEQUENTIAL = {
+    "rising": [[0.0, "rgb(247,251,255)"], [0.5, "rgb(107,174,214)"], [1.0, "rgb(8,48,107)"]],
+    "falling": [[0.0, "rgb(255,245,235)"], [0.5, "rgb(253,141,60)"], [1.0, "rgb(127,39,4)"]],
+}
+SEPARATED = ","  # d3's format: thousands separated, no SI prefix ("1,000", not "1k")
+SOURCE_PX = 22  # the room the source line takes under a chart
 Json = dict[str, Any]
 
 
@@ -86,9 +95,10 @@ def _template() -> Json:
 
 
 def _height(chart: Chart) -> int:
+    below = SOURCE_PX if chart.source else 0
     if chart.kind == "heat":
-        return max(300, min(900, 36 * len(chart.series) + 160))
-    return HEIGHT_PX
+        return max(300, min(900, 36 * len(chart.series) + 160)) + below
+    return HEIGHT_PX + below
 
 
 def _clean(values: dict[str, Any]) -> Json:
@@ -114,7 +124,7 @@ def figure(chart: Chart) -> Json:
         layout["margin"] = {"t": 90, "r": 20, "b": 30, "l": min(360, 40 + 7 * longest)}
         layout["xaxis"] = {"title": {"text": _t(chart.x.label)}, "side": "top"}
         layout["yaxis"] = {"title": {"text": _t(chart.y.label)}, "autorange": "reversed"}
-        return {"data": data, "layout": layout}
+        return {"data": data, "layout": _sourced(layout, chart, 8)}
     data = [_bar(s) if chart.kind == "bar" else _line(s) for s in chart.series]
     shapes, notes = [], []
     for region in chart.regions:
@@ -127,8 +137,25 @@ def figure(chart: Chart) -> Json:
             "text": _t(region.label), "xref": "x", "yref": "paper", "x": region.start, "y": 1,
             "xanchor": "left", "yanchor": "top", "showarrow": False,
         })  # fmt: skip
-    layout.update(xaxis=_axis(chart.x), yaxis=_axis(chart.y), shapes=shapes, annotations=notes)
-    return {"data": data, "layout": layout}
+    x_axis: Json = {"type": "category"} if chart.kind == "bar" else _axis(chart.x)
+    x_axis["title"] = {"text": _t(chart.x.label)}
+    layout.update(xaxis=x_axis, yaxis=_axis(chart.y), shapes=shapes, annotations=notes)
+    return {"data": data, "layout": _sourced(layout, chart, 48)}
+
+
+def _sourced(layout: Json, chart: Chart, below_axis: int) -> Json:
+    """The layout with the chart's source line under the plot, `below_axis` pixels under
+    the bottom of its axes (past an x axis' title), in the room the margin makes for it."""
+    if not chart.source:
+        return layout
+    margin = {**layout["margin"], "b": layout["margin"]["b"] + SOURCE_PX}
+    line = {
+        "text": _t(chart.source), "xref": "paper", "yref": "paper", "x": 0, "y": 0,
+        "xanchor": "left", "yanchor": "top", "yshift": -below_axis, "showarrow": False,
+        "font": {"size": 11, "color": "#666666"}, "align": "left",
+    }  # fmt: skip
+    notes = [*layout.get("annotations", []), line]
+    return {**layout, "margin": margin, "annotations": notes}
 
 
 def _errors(error: tuple[float | None, ...]) -> Json | None:
@@ -168,6 +195,8 @@ def _axis(axis: Axis) -> Json:
     out: Json = {"title": {"text": _t(axis.label)}}
     if axis.log:
         out["type"] = "log"
+    if not axis.ticks:
+        out["tickformat"] = SEPARATED
     if axis.ticks:
         out["tickvals"] = [v for v, _ in axis.ticks]
         out["ticktext"] = [_t(t) for _, t in axis.ticks]
@@ -193,8 +222,11 @@ def _heat(chart: Chart) -> list[Json]:
         "type": "heatmap", "x": x, "y": y,
         "z": [pick(list(s.y), r, False, None) for r, s in enumerate(chart.series)],
         "text": [pick(_values(s.labels), r, False, "") for r, s in enumerate(chart.series)],
-        "texttemplate": "%{text}", "colorscale": DIVERGING, "zmin": low, "zmax": high,
-        "colorbar": {"title": {"text": _t(chart.scale.label) if chart.scale else ""}},
+        "texttemplate": "%{text}", "colorscale": SEQUENTIAL.get(chart.colors, DIVERGING),
+        "zmin": low, "zmax": high, "colorbar": {
+            "title": {"text": _t(chart.scale.label) if chart.scale else ""},
+            "tickformat": SEPARATED,
+        },
         "hovertemplate": "%{y} · %{x}: %{text}<extra></extra>", "hoverongaps": False,
     }]  # fmt: skip
     if any(any(row) for row in muted):

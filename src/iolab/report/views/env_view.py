@@ -18,7 +18,9 @@ from typing import Any
 
 from iolab.analysis.environment import differences
 from iolab.model import JSONObject
-from iolab.report.data import Dataset, SetupInfo
+from iolab.report.cells import utc
+from iolab.report.data import Case, Dataset, SetupInfo
+from iolab.store import RunRow
 from iolab.targets.facts import DeviceFacts, Layer, LogLine, RaidFacts, SetupFacts, TargetFacts
 from iolab.units import human_bytes
 
@@ -320,3 +322,59 @@ def setup_details(data: Dataset) -> list[str]:
         seen.setdefault(key, setup.label)
         lines += [f"{setup.label}: {line}" for line in own]
     return lines
+
+
+# ---------------------------------------------------------------- the report's header
+
+LAB_CODE = "virtual-lab"  # the warning every case measured in the lab carries
+LAB_WORDS = "measured in iolab's virtual lab (user-mode Linux, image files)"
+
+
+def in_lab(run: RunRow, cases: Sequence[Case]) -> bool:
+    """Whether a run was measured in iolab's virtual lab: its origin says so, or (a run
+    stored before origins named the lab) every case of it carries the virtual-lab warning."""
+    if run.origin.kind == "lab":
+        return True
+    own = [c for c in cases if c.run_id == run.id]
+    return bool(own) and all(any(w.code == LAB_CODE for w in c.warnings) for c in own)
+
+
+def host_of(run: RunRow, lab: bool) -> str:
+    """The host a run's figures come from; a lab run's is the host its lab ran on (the lab
+    kernel calls itself "(none)")."""
+    if lab:
+        outer = run.origin.hostname
+        return f"{outer}, in iolab's virtual lab" if outer else "iolab's virtual lab"
+    return str(run.environment.get("hostname") or run.origin.hostname or "?")
+
+
+def run_lines(data: Dataset) -> list[str]:
+    """The header's line per run: plan (and its file), when, how it went, host, fio; a lab
+    run's first says where it was measured."""
+    lines = []
+    for run in data.runs:
+        lab = in_lab(run, data.cases)
+        if lab:
+            lines.append(
+                f"run {run.id} ran in the lab's kernel on image files: its figures show how "
+                "the RAID software behaves, not how fast the real devices are"
+            )
+        ended = f", ended {utc(run.ended_at)}" if run.ended_at else ""
+        lines.append(
+            f"run {run.id}: plan {run.plan_name!r} ({run.plan_source}), started "
+            f"{utc(run.started_at)}{ended}, {run.status}, {run.tally(run.done)} cases, "
+            f"host {host_of(run, lab)}, {run.environment.get('fio_version', 'fio')}"
+        )
+    return lines
+
+
+def title_note(data: Dataset) -> str:
+    """What a report's title adds for runs measured in the lab ("" for none), so that every
+    format, the terminal's too, says it at the top."""
+    labs = [run.id for run in data.runs if in_lab(run, data.cases)]
+    if not labs:
+        return ""
+    if len(labs) == len(data.runs):
+        return f", {LAB_WORDS}"
+    which = f"run {labs[0]}" if len(labs) == 1 else f"runs {', '.join(map(str, labs))}"
+    return f"; {which} {LAB_WORDS}"

@@ -1,0 +1,293 @@
+"""Charts to publish (issue 32, finding 10) and a lab run's header (finding 9).
+
+Charts: the plan's [report.charts.<chart>] title and caption (checked with file:line; an id
+no chart of the report has is an error naming those it has), a source line under every chart
+(iolab's version, the plan, the run's date, the host) in PNG/SVG, HTML and Markdown,
+thousands separators on numeric axes in both renderers, and the iodepth x numjobs heat map
+of IOPS and p99 latency, drawn only where both axes have 2 values or more.
+
+A lab run's header: this host may not boot the lab kernel, so the store is filled as `iolab
+run --lab` fills it (the run inside dumped, then kept by targets.lab_run.as_stored) and the
+report is read from what it recorded.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import sqlite3
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from conftest import run_iolab
+from fakes import FakeExecutor
+from iolab import plan, runner
+from iolab.errors import PlanError, ReportError
+from iolab.report import data as report_data
+from iolab.report import document as report_document
+from iolab.report.charts import Axis, Chart, Series
+from iolab.report.formats import markdown, terminal
+from iolab.report.render import mpl_render, plotly_render
+from iolab.store import Store
+from iolab.targets import lab_run, process
+from test_runner_fake import FIO, Seen
+
+SWEEP = """
+name = "depth by jobs"
+
+[defaults]
+runtime = 1
+size = "8m"
+
+[[setup]]
+name = "here"
+path = "{path}"
+
+[[workload]]
+name = "4k random read"
+rw = "randread"
+bs = "4k"
+iodepth = {depths}
+numjobs = {jobs}
+{extra}
+"""
+HEAT_IOPS = "heat-here-4k-random-read-iops"
+HEAT_P99 = "heat-here-4k-random-read-p99"
+
+
+def _plan(tmp_path: Path, depths: str = "[1, 4]", jobs: str = "[1, 2]", extra: str = "") -> str:
+    return SWEEP.format(path=tmp_path, depths=depths, jobs=jobs, extra=extra)
+
+
+def _stored(tmp_path: Path, text: str, name: str = "results.db") -> Path:
+    """The plan run over the fake executor (fio's real output replayed) into a store."""
+    the_plan = plan.parse_plan(text, str(tmp_path / "sweep.toml"))
+    built = runner.build(the_plan, FIO, executor=FakeExecutor(), probe_write=False)
+    db = tmp_path / name
+    with Store(db) as store:
+        run_id = store.create_run(built.plan, {"hostname": "db1"}, "test", {}, process.me())
+        runner.execute(built, store, run_id, Seen())
+    return db
+
+
+def _document(db: Path, options: report_document.Options | None = None) -> report_document.Document:
+    with Store(db) as store:
+        found = report_data.load(store, [store.run().id])
+    return report_document.build(found, options or report_document.Options())
+
+
+# ---------------------------------------------------------------- the plan's keys
+
+
+def test_chart_texts_come_from_the_plan(tmp_path: Path) -> None:
+    extra = f'\n[report.charts.{HEAT_IOPS}]\ntitle = "Reads by depth and jobs"\ncaption = "A."\n'
+    the_plan = plan.parse_plan(_plan(tmp_path, extra=extra), "sweep.toml")
+    assert [(c.chart, c.title, c.caption) for c in the_plan.charts] == [
+        (HEAT_IOPS, "Reads by depth and jobs", "A.")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("table", "line", "said"),
+    [
+        ('[report.charts."Bars IOPS"]\ntitle = "x"', 18, "'Bars IOPS' is not a chart id"),
+        ("[report.charts.bars-iops]\nsubtitle = 'x'", 19, "unknown key 'subtitle'"),
+        ("[report.charts.bars-iops]\ntitle = 3", 19, "title must be a string, not 3"),
+        ('[report.charts.bars-iops]\ntitle = ""', 19, "title is empty"),
+        ("[report.charts.bars-iops]\ncaption = '''\ntwo\nlines'''", None, "control character"),
+        ('[report]\ncharts = "bars-iops"', 19, "charts must be a table"),
+    ],
+)
+def test_bad_chart_texts_are_placed(
+    tmp_path: Path, table: str, line: int | None, said: str
+) -> None:
+    with pytest.raises(PlanError) as raised:
+        plan.parse_plan(_plan(tmp_path, extra=table), "sweep.toml")
+    message = str(raised.value)
+    assert said in message, message
+    if line is not None:
+        assert message.startswith(f"sweep.toml:{line}: "), message
+
+
+# ---------------------------------------------------------------- the heat map
+
+
+def _points(chart: Chart) -> int:
+    return sum(1 for s in chart.series for y in s.y if y is not None)
+
+
+def test_a_depth_by_jobs_sweep_gets_iops_and_p99_heat_maps(tmp_path: Path) -> None:
+    document = _document(_stored(tmp_path, _plan(tmp_path, "[1, 4, 16]", "[1, 2]")))
+    maps = [c for c in document.charts() if c.kind == "heat"]
+    assert [c.name for c in maps] == [HEAT_IOPS, HEAT_P99]
+    iops = maps[0]
+    assert [s.name for s in iops.series] == ["1", "2"]  # rows: numjobs
+    assert iops.series[0].x == ("1", "4", "16")  # columns: iodepth
+    assert all(_points(c) == 6 for c in maps)
+    assert iops.colors == "rising" and maps[1].colors == "falling"
+    assert iops.scale is not None and iops.scale.unit == "IOPS"
+    assert "Queue depth × jobs" in [s.title for s in document.sections]
+
+
+@pytest.mark.parametrize(("depths", "jobs"), [("[1, 4]", "1"), ("4", "[1, 2]")])
+def test_no_heat_map_without_two_values_on_each_axis(
+    tmp_path: Path, depths: str, jobs: str
+) -> None:
+    db = _stored(tmp_path, _plan(tmp_path, depths, jobs))
+    assert [c.name for c in _document(db).charts() if c.kind == "heat"] == []
+    with pytest.raises(ReportError, match="no set-up sweeps both iodepth and numjobs"):
+        _document(db, report_document.Options(charts=("heatmap",)))
+
+
+# ---------------------------------------------------------------- titles, captions, source
+
+
+def test_the_authors_words_and_a_source_line_on_every_chart(tmp_path: Path) -> None:
+    extra = (
+        f'\n[report.charts.{HEAT_IOPS}]\ntitle = "Where reads stop scaling"\n'
+        'caption = "4k random reads on one file."\n'
+    )
+    document = _document(_stored(tmp_path, _plan(tmp_path, extra=extra)))
+    charts = {c.name: c for c in document.charts()}
+    assert charts[HEAT_IOPS].title == "Where reads stop scaling"
+    caption = charts[HEAT_IOPS].caption  # iolab's follows where it says ⚑ (a busy host's load)
+    assert caption == "4k random reads on one file." or (
+        caption.startswith("4k random reads on one file. Each cell:") and "⚑" in caption
+    ), caption
+    assert charts[HEAT_P99].title.startswith("p99 latency over iodepth × numjobs")
+    for chart in charts.values():
+        assert re.fullmatch(
+            r"Source: iolab \S+; plan 'depth by jobs'; run 1 of \d{4}-\d\d-\d\d; host db1",
+            chart.source,
+        ), chart.source
+    text = markdown.render_document(document, {c: f"r_files/{c}.png" for c in charts})
+    assert text.count("\nSource: iolab ") == len(charts)
+
+
+def test_a_chart_id_the_report_lacks_names_those_it_has(tmp_path: Path) -> None:
+    extra = '\n[report.charts.heat-here-iops]\ntitle = "Typo"\n'
+    db = _stored(tmp_path, _plan(tmp_path, extra=extra))
+    with pytest.raises(ReportError) as raised:
+        _document(db)
+    message = str(raised.value)
+    assert message.startswith("[report.charts.heat-here-iops] in the plan of run 1 names no")
+    assert HEAT_IOPS in message and HEAT_P99 in message
+    run_end = _document(db, report_document.Options(charts=()))  # the table `iolab run` prints
+    assert run_end.charts() == []
+
+
+# ---------------------------------------------------------------- both renderers
+
+
+SOURCE = "Source: iolab 1.0; plan 'p'; run 1 of 2026-11-26; host db1"
+
+
+def _line_chart() -> Chart:
+    return Chart(
+        "scaling", "line", "I/O rate vs iodepth", Axis("iodepth", "I/Os"),
+        Axis("I/O rate", "IOPS", start_at_zero=True),
+        (Series("here", (1.0, 2.0, 4.0), (12_000.0, 23_500.0, 31_000.0)),),
+        source=SOURCE,
+    )  # fmt: skip
+
+
+def test_plotly_separates_thousands_and_draws_the_source_line() -> None:
+    figure = plotly_render.figure(_line_chart())
+    layout = figure["layout"]
+    assert layout["xaxis"]["tickformat"] == layout["yaxis"]["tickformat"] == ","
+    assert layout["annotations"][-1]["text"] == SOURCE
+    bare = plotly_render.figure(replace(_line_chart(), source=""))["layout"]
+    assert layout["margin"]["b"] == bare["margin"]["b"] + plotly_render.SOURCE_PX
+    assert bare["annotations"] == []
+
+
+@pytest.mark.slow  # draws a chart with matplotlib
+def test_matplotlib_separates_thousands_and_draws_the_source_line() -> None:
+    svg = mpl_render.render(_line_chart(), "svg").decode()
+    labels = re.findall(r">([^<>]*)</text>", svg)
+    assert "30,000" in labels and "30000" not in svg
+    assert labels[-1] == SOURCE
+
+
+# ---------------------------------------------------------------- a lab run's header
+
+
+STUDY_B = """
+name = "study B md"
+
+[[setup]]
+name = "md RAID5 of 3 (mdadm, 64k chunk, no bitmap)"
+{first}
+
+[[setup]]
+name = "md RAID10 of 4 (mdadm, near-2, 512k chunk)"
+{second}
+
+[[workload]]
+name = "4k randwrite QD1"
+rw = "randwrite"
+bs = "4k"
+iodepth = 1
+runtime = 1
+size = "8m"
+"""
+MD5 = 'devices = ["/dev/nvme1n1", "/dev/nvme2n1", "/dev/nvme3n1"]\nraid = "mdadm"\nlevel = 5'
+MD10 = (
+    'devices = ["/dev/nvme1n1", "/dev/nvme2n1", "/dev/nvme3n1", "/dev/nvme4n1"]\n'
+    'raid = "mdadm"\nlevel = 10'
+)
+
+
+def _as_the_lab_stores_it(tmp_path: Path) -> Path:
+    """A run as the lab kernel's `iolab run` leaves it (its plan.toml in a work folder that
+    is removed after, its host "(none)"), then kept in the user's database as `iolab run
+    --lab` keeps it (targets.lab_run.as_stored). The kernel's md arrays are stood in for by
+    folders of the same set-up names: the header and the cells are what is tried here."""
+    user_plan = plan.parse_plan(STUDY_B.format(first=MD5, second=MD10), str(tmp_path / "b.toml"))
+    folder = tmp_path / "iolab-rehearse-x1y2"
+    for name in ("md5", "md10"):
+        (folder / name).mkdir(parents=True)
+    text = STUDY_B.format(first=f'path = "{folder}/md5"', second=f'path = "{folder}/md10"')
+    inside = plan.parse_plan(text, str(folder / "plan.toml"))
+    built = runner.build(inside, FIO, executor=FakeExecutor(), probe_write=False)
+    with Store(folder / "lab.db") as lab:
+        run_id = lab.create_run(inside, {"hostname": "(none)"}, "test", {}, process.me())
+        runner.execute(built, lab, run_id, Seen())
+        tables = lab.dump(run_id)
+    origin = lab_run.as_stored(tables, user_plan)
+    db = tmp_path / "iolab.db"
+    with Store(db) as store:
+        store.restore(tables, origin)
+    return db
+
+
+def test_a_lab_runs_header_says_so_and_names_the_users_plan(tmp_path: Path) -> None:
+    db = _as_the_lab_stores_it(tmp_path)
+    with sqlite3.connect(db) as con:
+        origin, source = con.execute("SELECT origin, plan_source FROM runs").fetchone()
+    assert '"kind": "lab"' in origin and source == str(tmp_path / "b.toml")
+    document = _document(db)
+    assert document.subtitle[0].startswith("run 1 ran in the lab's kernel on image files")
+    run_line = document.subtitle[1]
+    assert f"({tmp_path / 'b.toml'})" in run_line and "iolab-rehearse" not in run_line
+    assert f"host {socket.gethostname()}, in iolab's virtual lab" in run_line
+    assert "(none)" not in "\n".join(document.subtitle)
+    assert document.title.endswith(", measured in iolab's virtual lab (user-mode Linux, "
+                                   "image files)")  # fmt: skip
+    text = terminal.render_document(document, width=120)  # as in a file
+    assert text.startswith(f"{document.title}\n")
+    results = text.split("\nResults\n", 1)[1]
+    rows = [line for line in results.splitlines() if line.startswith("│ 4k randwrite")]
+    assert len(rows) == 1 and rows[0].count("virtual-lab") == 2, results
+    assert "…" not in results and "..." not in results, "no cell cut"
+
+
+def test_a_lab_runs_report_says_so_from_the_command_line(tmp_path: Path) -> None:
+    db = _as_the_lab_stores_it(tmp_path)
+    done = run_iolab("report", "--db", str(db), "--format", "markdown", cwd=tmp_path, check=True)
+    head = done.stdout.split("\n## ", 1)[0]
+    assert head.startswith("# run 1: study B md (") and head.count("virtual lab") == 2
+    assert "measured in iolab's virtual lab (user-mode Linux, image files)" in head
+    assert "b.toml" in head and "iolab-rehearse" not in head
