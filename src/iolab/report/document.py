@@ -58,8 +58,8 @@ from iolab.report.views import (
     publish,
     raid_view,
     rounds_view,
-    tables,
     sweep_heat,
+    tables,
     time_figures,
     usage_view,
 )
@@ -144,8 +144,8 @@ def parse_kinds(text: str | None, option: str) -> tuple[str, ...] | None:
 
 
 def _title(data: Dataset) -> str:
-    if len(data.runs) == 1:
     lab = env_view.title_note(data)  # measured in iolab's virtual lab
+    if len(data.runs) == 1:
         return run_title(data.runs[0]) + lab
     ids = ", ".join(str(r.id) for r in data.runs)
     names = sorted({r.plan_name for r in data.runs})
@@ -249,13 +249,16 @@ def _findings(
     if not found:
         return []
     items = findings_view.short_lines(found) if short else findings_view.first_lines(found)
-    said = Notes(findings_view.SAID, items, findings_view.NAME)
+    said: tuple[Block, ...] = (Notes(findings_view.SAID, items, findings_view.NAME),)
+    if short:  # each caveat once, and one legend, under them
+        caveats = findings_view.caveat_lines(found)
+        said += (Notes(findings_view.CAVEATS, caveats, findings_view.NAME),)
     tables = (
         spread,
         findings_view.leaders_table(found),
         findings_view.costs_table(found, baseline),
     )
-    return [Section(findings_view.TITLE, (said, *(t for t in tables if t is not None)))]
+    return [Section(findings_view.TITLE, (*said, *(t for t in tables if t is not None)))]
 
 
 def _more_findings(found: Sequence[Finding], short: bool) -> list[Section]:
@@ -311,11 +314,11 @@ def _kinds(data: Dataset, options: Options) -> tuple[str, ...]:
         auto.append("bars")
     if options.x or (figures.sweep_field(data) and not crystal):
         auto.append("scaling")
+    if sweep_heat.possible(data):
+        auto.append("heatmap")
     if data.samples:
         auto.append("timeseries")
     if len(data.workloads()) <= AUTO_LATENCY_MAX_WORKLOADS and data.histograms:
-    if sweep_heat.possible(data):
-        auto.append("heatmap")
         auto.append("latency")
     if options.baseline and len(data.labels) > 1:
         auto.append("ratio")
@@ -329,13 +332,13 @@ def _check_possible(data: Dataset, options: Options) -> None:
             "--charts scaling: the runs sweep no numeric workload field; "
             "use a list in numjobs, iodepth, bs or rwmixread, or name one with --x"
         )
-    if "timeseries" in asked and not data.samples:
-        raise ReportError(
-            "--charts timeseries: no samples are stored; add log_avg_msec = 1000 to the "
     if "heatmap" in asked and not sweep_heat.possible(data):
         raise ReportError(
             "--charts heatmap: no set-up sweeps both iodepth and numjobs over 2 values or more"
         )
+    if "timeseries" in asked and not data.samples:
+        raise ReportError(
+            "--charts timeseries: no samples are stored; add log_avg_msec = 1000 to the "
             "workloads and run again"
         )
     if "latency" in asked and not data.histograms:
@@ -361,11 +364,11 @@ def _chart_sections(data: Dataset, options: Options, kinds: Sequence[str]) -> li
         charts = figures.scaling(data, options.x, options.y, options.lines)
         if charts:
             sections.append(Section("Scaling", tuple(charts)))
+    if "heatmap" in kinds and (maps := sweep_heat.charts(data)):
+        sections.append(Section("Queue depth × jobs", tuple(maps)))
     if "timeseries" in kinds:
         charts = time_figures.time_series(data)
         if charts:
-    if "heatmap" in kinds and (maps := sweep_heat.charts(data)):
-        sections.append(Section("Queue depth × jobs", tuple(maps)))
             sections.append(Section("Over time", tuple(charts)))
     return sections
 

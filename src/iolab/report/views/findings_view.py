@@ -26,6 +26,7 @@ TITLE = "Findings"
 SAID = "What the numbers show"
 NAME = "findings"  # the Notes block's name: the terminal prints it above the results
 MORE_TITLE, MORE_NAME = "More findings", "more-findings"  # the appendix, at the end
+CAVEATS = "Caveats and legend"  # under the short form's findings
 FIRST = 8  # findings in the Findings section; the rest in the appendix
 SHORT = 8  # findings in the short form
 LOAD_AXES = ("numjobs", "iodepth")  # what the points of a workload family differ in
@@ -379,7 +380,7 @@ def more_lines(found: Sequence[Finding]) -> tuple[str, ...]:
 
 
 # What a caveat means, said once under the short form's findings; other codes say what to do
-CAVEATS = {
+MEANINGS = {
     "foreign-load": "other work shared the host while these cases ran: the figures are the "
     "set-ups' under that load, not their own",
     "cpu-bound": "the CPU may have been the limit, not the device",
@@ -390,22 +391,38 @@ CAVEATS = {
 }
 
 
+def _short(found: Sequence[Finding]) -> list[Finding]:
+    """The short form's findings: the first SHORT, past the count of warned figures (which
+    the caveats say once)."""
+    return [f for f in found if not (f.group == CHECKS and f.warned)][:SHORT]
+
+
+def _marked(finding: Finding) -> list[CheckWarning]:
+    return [w for w in finding.warned if not w.note]
+
+
 def short_lines(found: Sequence[Finding]) -> tuple[str, ...]:
     """The short form: the first SHORT findings without tags or caveats, each marked ⚑ with
-    the codes of the warnings it rests on; then each caveat once, and one legend. The count
-    of warned figures is left to the caveats, which say it once."""
-    counted = [f for f in found if f.group == CHECKS and f.warned]
-    shown = [f for f in found if f not in counted][:SHORT]
+    the codes of the warnings it rests on (said once, by caveat_lines)."""
     out = []
-    codes: dict[str, list[CheckWarning]] = {}
-    for finding in shown:
-        mine = [w for w in finding.warned if not w.note]
-        for warning in mine:
-            codes.setdefault(warning.code, []).append(warning)
+    for finding in _short(found):
+        mine = _marked(finding)
         mark = f"{MARK} {', '.join(w.code for w in mine)}" if mine else ""
         out.append(f"{finding.short}{mark}")
+    return tuple(out)
+
+
+def caveat_lines(found: Sequence[Finding]) -> tuple[str, ...]:
+    """Under the short form's findings: each caveat once, with how many findings it is on,
+    and one legend."""
+    shown = _short(found)
+    codes: dict[str, list[CheckWarning]] = {}
+    for finding in shown:
+        for warning in _marked(finding):
+            codes.setdefault(warning.code, []).append(warning)
+    out = []
     for code, said in codes.items():
-        meaning = CAVEATS.get(code) or said[0].advice
+        meaning = MEANINGS.get(code) or said[0].advice
         many = f"{len(said)} of these {len(shown)} findings" if len(shown) > 1 else "it"
         out.append(f"{MARK.strip()} {code}, on {many}: {meaning}.")
     out.append(LEGEND)
