@@ -350,7 +350,7 @@ def exceedance(data: Dataset) -> list[Chart]:
     """1 - CDF of completion latency from the json+ histograms, log on both axes with plain
     ticks; one chart per workload and direction, one line per set-up (repetitions pooled)."""
     charts, taken = [], set[str]()
-    colors = _colors(data)
+    colors = setup_colors(data)
     note = summary.charted_note(data.charted, len(data.workloads()), "Exceedance curves")
     for workload in data.workloads():
         for direction in DIRECTIONS:
