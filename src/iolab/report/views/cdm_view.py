@@ -17,7 +17,6 @@ from iolab.report.cells import Cell, Row, Table, cell_values, format_value, stat
 from iolab.report.charts import Axis, Chart, Series
 from iolab.report.data import Dataset, SetupInfo
 from iolab.report.views.figures import log_ticks
-from iolab.targets.facts import SetupFacts
 
 LOG_FROM = 10.0  # bars that span this factor or more are drawn on a log scale
 TEST = re.compile(r"^(SEQ|RND)(\d+)([KM]) Q(\d+)T(\d+)$")
@@ -44,7 +43,7 @@ def name(setup: SetupInfo) -> str:
     """A set-up's name, or for the presets' "here" the folder it ran in."""
     if setup.name != "here":
         return setup.label
-    target = SetupFacts.from_json(setup.environment).target
+    target = setup.facts.target
     if target is None:
         return setup.label
     folder = str(Path(target.path).parent)
@@ -101,7 +100,7 @@ def table(data: Dataset) -> Table | None:
 
 
 def _where(setup: SetupInfo) -> str:
-    target = SetupFacts.from_json(setup.environment).target
+    target = setup.facts.target
     fs = target.filesystem if target else None
     return f"{fs.fstype} on {fs.source}" if fs else "the current folder"
 

@@ -141,7 +141,7 @@ def fs_text(params: JSONObject | None) -> str:
 
 def setup_facts(setup: SetupInfo) -> dict[str, str]:
     """What can change a set-up's results, by readable name."""
-    facts = SetupFacts.from_json(setup.environment)
+    facts = setup.facts
     target = facts.target
     fs = target.filesystem if target else None
     out = {"options": options_text(setup.definition) or "—"}
@@ -232,7 +232,7 @@ def volatile_differences(data: Dataset) -> list[str]:
     ids = [r.id for r in data.runs]
     found = [(d, ids) for d in differences("host", [r.environment for r in data.runs])]
     for name, same in _pairs(data):
-        stored = [SetupFacts.from_json(s.environment).to_json() for s in same]
+        stored = [s.facts.to_json() for s in same]
         found += [(d, [s.run_id for s in same]) for d in differences(f"set-up {name!r}", stored)]
     lines = []
     for diff, runs in found:
@@ -300,7 +300,7 @@ def setup_details(data: Dataset) -> list[str]:
     lines = []
     seen: dict[tuple[str, tuple[str, ...]], str] = {}
     for setup in data.setups:
-        facts = SetupFacts.from_json(setup.environment)
+        facts = setup.facts
         target: TargetFacts | None = facts.target
         params = (facts.layout.filesystem if facts.layout else None) or (
             target.filesystem_params if target else None

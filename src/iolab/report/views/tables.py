@@ -183,7 +183,7 @@ SETUP_FACTS: tuple[tuple[str, TargetFact], ...] = (
 
 
 def _setup_facts(setup: SetupInfo) -> SetupFacts:
-    return SetupFacts.from_json(setup.environment)
+    return setup.facts
 
 
 def _layout(setup: SetupInfo) -> str:
