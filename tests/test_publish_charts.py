@@ -173,6 +173,7 @@ def test_a_chart_id_the_report_lacks_names_those_it_has(tmp_path: Path) -> None:
         _document(db)
     message = str(raised.value)
     assert message.startswith("[report.charts.heat-here-iops] in the plan of run 1 names no")
+    assert f"(did you mean {HEAT_IOPS}?)" in message
     assert HEAT_IOPS in message and HEAT_P99 in message
     run_end = _document(db, report_document.Options(charts=()))  # the table `iolab run` prints
     assert run_end.charts() == []

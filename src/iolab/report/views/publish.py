@@ -11,6 +11,7 @@ is an error naming the charts there are, when the report draws its charts by its
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -74,9 +75,11 @@ def check(words: Mapping[str, ChartText], charts: Sequence[Chart], data: Dataset
         return
     runs = ", ".join(str(r.id) for r in data.runs)
     there = ", ".join(names) if names else "none"
+    close = difflib.get_close_matches(unknown[0], names, n=1, cutoff=0.5)
+    meant = f" (did you mean {close[0]}?)" if close else ""
     raise ReportError(
         f"[report.charts.{unknown[0]}] in the plan of run{'s' if len(data.runs) > 1 else ''} "
-        f"{runs} names no chart of this report; its charts: {there}"
+        f"{runs} names no chart of this report{meant}; its charts: {there}"
     )
 
 
