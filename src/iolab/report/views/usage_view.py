@@ -172,6 +172,10 @@ def flat_scaling(data: Dataset) -> list[CheckWarning]:
     return scaling.flat_scaling(points)
 
 
+# what set-ups of one device-count sweep differ in
+SWEPT_KEYS = frozenset({"name", "devices", "device_count", "factors"})
+
+
 def devices_of(definition: JSONObject) -> tuple[int | None, str]:
     """A striped set-up's device count and its family (its definition but its name and
     devices), so that set-ups alike but for their device count make a device_count sweep.
@@ -179,13 +183,14 @@ def devices_of(definition: JSONObject) -> tuple[int | None, str]:
     devices = definition.get("devices")
     if not isinstance(devices, list) or str(definition.get("level")) not in STRIPED:
         return None, ""
-    rest = {k: v for k, v in definition.items() if k not in {"name", "devices", "device_count"}}
+    rest = {k: v for k, v in definition.items() if k not in SWEPT_KEYS}
     return len(devices), json.dumps(rest, sort_keys=True, default=str)
 
 
-# what a striped set-up and a single device of the same family may differ in
-RAID_KEYS = frozenset({"name", "devices", "device_count", "raid", "level", "chunk", "metadata",
-                       "md_layout"})  # fmt: skip
+# what a striped set-up and a single device of the same family may differ in (their factors
+# name what they were swept over, so the factors differ too)
+RAID_KEYS = frozenset({"name", "devices", "device_count", "factors", "raid", "level", "chunk",
+                       "metadata", "md_layout"})  # fmt: skip
 
 
 def single_device(definition: JSONObject) -> bool:
