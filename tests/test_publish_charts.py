@@ -24,9 +24,11 @@ import pytest
 from conftest import run_iolab
 from fakes import FakeExecutor
 from iolab import plan, runner
+from iolab.analysis.history import RunChange, RunPoint, RunSeries
 from iolab.errors import PlanError, ReportError
 from iolab.report import data as report_data
 from iolab.report import document as report_document
+from iolab.report import history as report_history
 from iolab.report.charts import Axis, Chart, Series
 from iolab.report.formats import markdown, terminal
 from iolab.report.render import mpl_render, plotly_render
@@ -177,6 +179,22 @@ def test_a_chart_id_the_report_lacks_names_those_it_has(tmp_path: Path) -> None:
     assert HEAT_IOPS in message and HEAT_P99 in message
     run_end = _document(db, report_document.Options(charts=()))  # the table `iolab run` prints
     assert run_end.charts() == []
+
+
+def test_a_history_chart_carries_its_source_line(tmp_path: Path) -> None:
+    db = _stored(tmp_path, _plan(tmp_path))
+    with Store(db) as store:
+        runs = store.runs()
+    points = tuple(
+        RunPoint(run, float(run), (100.0 if run < 4 else 80.0,) * 3) for run in (1, 2, 3, 4, 5)
+    )
+    moved = RunSeries(
+        "here", "4k", "iops", points, (), (RunChange(4, 0.01, 100.0, 80.0, -20.0, 1.0, ()),)
+    )
+    (chart,) = report_history.document("depth by jobs", runs, [moved]).charts()
+    assert re.fullmatch(
+        r"Source: iolab \S+; plan 'depth by jobs'; run 1 of \d{4}-\d\d-\d\d; host db1", chart.source
+    ), chart.source
 
 
 # ---------------------------------------------------------------- both renderers

@@ -30,7 +30,8 @@ def document(plan_name: str, runs: Sequence[RunRow], found: Sequence[RunSeries])
         "(iolab history --json has them all)."
     ]  # fmt: skip
     head = Section("Series", (_table(found), *([Notes("Notes", tuple(notes))] if notes else ())))
-    sections = [head, *(Section(_label(s), (_chart(s), *_said(s))) for s in drawn)]
+    source = _source(plan_name, runs)
+    sections = [head, *(Section(_label(s), (_chart(s, source), *_said(s))) for s in drawn)]
     title = f"History of plan {one_line(plan_name)!r}"
     return Document(title, _subtitle(plan_name, runs), tuple(sections))
 
@@ -55,6 +56,23 @@ def _subtitle(plan_name: str, runs: Sequence[RunRow]) -> tuple[str, ...]:
     return tuple(said)
 
 
+def _source(plan_name: str, runs: Sequence[RunRow]) -> str:
+    """The line under every chart: the iolab that measured, the plan, its runs and dates,
+    the hosts (as a report's charts carry, report.views.publish)."""
+    if not runs:
+        return ""
+    versions = ", ".join(dict.fromkeys(r.iolab_version for r in runs if r.iolab_version))
+    hosts = dict.fromkeys(str(r.environment.get("hostname") or r.origin.hostname or "?")
+                          for r in runs)  # fmt: skip
+    first, last = utc(runs[0].started_at)[:10], utc(runs[-1].started_at)[:10]
+    dates = first if first == last else f"{first} to {last}"
+    which = f"run {runs[0].id}" if len(runs) == 1 else f"runs {runs[0].id} to {runs[-1].id}"
+    return (
+        f"Source: iolab {versions or '?'}; plan {one_line(plan_name)!r}; {which} of {dates}; "
+        f"host{'s' if len(hosts) > 1 else ''} {', '.join(hosts)}"
+    )
+
+
 def _table(found: Sequence[RunSeries]) -> Table:
     rows = []
     for series in found:
@@ -72,7 +90,7 @@ def _table(found: Sequence[RunSeries]) -> Table:
     )  # fmt: skip
 
 
-def _chart(series: RunSeries) -> Chart:
+def _chart(series: RunSeries, source: str = "") -> Chart:
     """The points in time order, one step apart (an imported run's id may be higher than a
     later run's), each labelled with its run's id."""
     runs = tuple(float(i) for i in range(len(series.points)))
@@ -91,6 +109,7 @@ def _chart(series: RunSeries) -> Chart:
         series=tuple(lines),
         regions=tuple(_region(series, c) for c in series.changes),
         caption=_caption(series),
+        source=source,
     )
 
 
