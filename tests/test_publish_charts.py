@@ -13,9 +13,14 @@ report is read from what it recorded.
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 import socket
 import sqlite3
+import tempfile
+import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,6 +39,7 @@ from iolab.report.formats import markdown, terminal
 from iolab.report.render import mpl_render, plotly_render
 from iolab.store import Store
 from iolab.targets import lab_run, process
+from test_report_html import CHARTS_JS, CHROMIUM, OUTPUT, Browser
 from test_runner_fake import FIO, Seen
 
 SWEEP = """
@@ -310,3 +316,92 @@ def test_a_lab_runs_report_says_so_from_the_command_line(tmp_path: Path) -> None
     assert head.startswith("# run 1: study B md (") and head.count("virtual lab") == 2
     assert "measured in iolab's virtual lab (user-mode Linux, image files)" in head
     assert "b.toml" in head and "iolab-rehearse" not in head
+
+
+# ---------------------------------------------------------------- a real sweep, drawn
+
+REAL = """
+name = "depth by jobs"
+
+[defaults]
+size = "16m"
+runtime = 1
+randrepeat = 0
+
+[[setup]]
+name = "here"
+path = "."
+
+[[workload]]
+name = "4k random read"
+rw = "randread"
+bs = "4k"
+iodepth = [1, 8]
+numjobs = [1, 2]
+
+[report.charts.heat-here-4k-random-read-iops]
+title = "4k random reads by depth and jobs"
+"""
+HEAT_JS = """
+[...document.querySelectorAll('figure.chart')].filter(f => f.dataset.chart.startsWith('heat'))
+  .map(f => { const p = f.querySelector('.js-plotly-plot'); const L = p._fullLayout;
+    return {name: f.dataset.chart, title: L.title.text, z: p.data[0].z,
+            bar: p.data[0].colorbar.tickformat, source: L.annotations.map(a => a.text).pop(),
+            svgs: f.querySelectorAll('.main-svg').length}; })
+"""
+
+
+@pytest.fixture
+def chromium() -> Iterator[Browser]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail("chromium is not installed: run scripts/setup --test (as root)")
+    with tempfile.TemporaryDirectory(prefix="iolab-chromium-") as profile:
+        opened = Browser(Path(profile))
+        yield opened
+        opened.close()
+
+
+@pytest.mark.fio
+@pytest.mark.browser
+def test_a_real_sweeps_heat_maps_in_markdown_and_html(workdir: Path, chromium: Browser) -> None:
+    (workdir / "sweep.toml").write_text(REAL)
+    run_iolab("run", "sweep.toml", cwd=workdir, check=True)
+    run_iolab("report", "--format", "markdown", "-o", "r.md", cwd=workdir, check=True)
+    text = (workdir / "r.md").read_text()
+    images = re.findall(r"!\[([^\]]+)\]\((r_files/heat-[^)]+)\)", text)
+    assert images[0][0] == "4k random reads by depth and jobs", images
+    assert len(images) == 2 and text.count("\nSource: iolab ") == text.count("![")
+    for _, link in images:
+        assert (workdir / link).read_bytes().startswith(b"\x89PNG")
+    run_iolab("report", "--format", "html", "-o", "r.html", cwd=workdir, check=True)
+    chromium.load((workdir / "r.html").as_uri())
+    deadline = time.monotonic() + 30
+    while not all(c["svgs"] > 0 for c in chromium.evaluate(CHARTS_JS)):
+        assert time.monotonic() < deadline, "charts were not drawn"
+        time.sleep(0.2)
+    assert chromium.errors() == []
+    maps = chromium.evaluate(HEAT_JS)
+    assert [m["name"] for m in maps] == [HEAT_IOPS, HEAT_P99]
+    for found in maps:
+        assert found["bar"] == "," and found["source"].startswith("Source: iolab ")
+        cells = [v for row in found["z"] for v in row]
+        assert len(cells) == 4 and all(v > 0 for v in cells), cells
+    _shot(chromium, f'[data-chart="{HEAT_IOPS}"]', OUTPUT / "heat-map-html.png")
+
+
+def _shot(browser: Browser, selector: str, path: Path) -> None:
+    """One element of the page as a PNG, for a person to look at (test-output/)."""
+    height = browser.evaluate("document.documentElement.scrollHeight")
+    browser.call("Emulation.setDeviceMetricsOverride", width=1280, height=min(int(height), 16000),
+                 deviceScaleFactor=1, mobile=False)  # fmt: skip
+    box = browser.evaluate(
+        f"(() => {{ const r = document.querySelector({json.dumps(selector)})"
+        ".getBoundingClientRect(); return [r.x, r.y + window.scrollY, r.width, r.height]; })()"
+    )
+    clip = dict(zip(("x", "y", "width", "height"), box, strict=True), scale=1)
+    shot = browser.call(
+        "Page.captureScreenshot", format="png", clip=clip, captureBeyondViewport=True
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(base64.b64decode(shot["data"]))
+    assert path.read_bytes().startswith(b"\x89PNG")
