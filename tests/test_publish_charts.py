@@ -309,6 +309,7 @@ def test_a_lab_runs_header_says_so_and_names_the_users_plan(tmp_path: Path) -> N
     assert "…" not in results and "..." not in results, "no cell cut"
 
 
+@pytest.mark.slow  # an iolab process
 def test_a_lab_runs_report_says_so_from_the_command_line(tmp_path: Path) -> None:
     db = _as_the_lab_stores_it(tmp_path)
     done = run_iolab("report", "--db", str(db), "--format", "markdown", cwd=tmp_path, check=True)
