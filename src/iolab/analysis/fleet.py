@@ -40,7 +40,7 @@ FACTS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 
 @dataclass(frozen=True)
-class Spread:
+class FleetSpread:
     """A workload's figures over the fleet: median, MAD (floored), range, host count."""
 
     median: float
@@ -60,7 +60,7 @@ class Outlier:
     host: str
     value: float
     unit: str
-    spread: Spread
+    spread: FleetSpread
     z: float
     differs: tuple[str, ...] = ()
     known: bool = False  # whether the host's inventory was read (host_env)
@@ -71,17 +71,17 @@ class Outlier:
         return self.value / self.spread.median - 1 if self.spread.median else 0.0
 
 
-def spread(values: Sequence[float]) -> Spread | None:
+def spread(values: Sequence[float]) -> FleetSpread | None:
     """The fleet's median and MAD; None without a figure."""
     if not values:
         return None
     middle = statistics.median(values)
     mad = statistics.median(abs(v - middle) for v in values)
     scale = max(mad, MAD_FLOOR * abs(middle))
-    return Spread(middle, mad, scale, min(values), max(values), len(values))
+    return FleetSpread(middle, mad, scale, min(values), max(values), len(values))
 
 
-def robust_z(value: float, found: Spread) -> float:
+def robust_z(value: float, found: FleetSpread) -> float:
     """Iglewicz and Hoaglin's modified z-score of one host (0 where the fleet is all 0)."""
     return Z_SCALE * (value - found.median) / found.scale if found.scale > 0 else 0.0
 

@@ -29,7 +29,7 @@ CODE = "host-outlier"
 
 
 @dataclass(frozen=True)
-class Workload:
+class HostFigures:
     """One workload on a fleet's set-up: each host's figure (None: lost or none)."""
 
     name: str
@@ -76,7 +76,7 @@ def findings(data: Dataset, metric: str = "auto") -> list[Finding]:
     return out
 
 
-def _fleets(data: Dataset, metric: str) -> list[tuple[SetupInfo, list[str], list[Workload]]]:
+def _fleets(data: Dataset, metric: str) -> list[tuple[SetupInfo, list[str], list[HostFigures]]]:
     if not hosts_view.any_hosts(data):
         return []
     out = []
@@ -89,7 +89,7 @@ def _fleets(data: Dataset, metric: str) -> list[tuple[SetupInfo, list[str], list
 
 def _workloads(
     data: Dataset, setup: SetupInfo, hosts: Sequence[str], metric: str
-) -> list[Workload]:
+) -> list[HostFigures]:
     inventories = inventories_of(data, setup.run_id)
     out = []
     for name in data.workloads():
@@ -100,7 +100,7 @@ def _workloads(
         figures = tuple((host, host_figure(group, host, chosen)) for host in hosts)
         known = {h: v for h, v in figures if v is not None}
         found = fleet.outliers(setup.label, name, UNITS[chosen], known, inventories)
-        out.append(Workload(name, chosen, figures, tuple(found)))
+        out.append(HostFigures(name, chosen, figures, tuple(found)))
     return out
 
 
@@ -128,7 +128,7 @@ def inventories_of(data: Dataset, run_id: int) -> list[fleet.Inventory]:
 # ---------------------------------------------------------------- tables
 
 
-def _fleet_table(setup: SetupInfo, workloads: Sequence[Workload]) -> Table:
+def _fleet_table(setup: SetupInfo, workloads: Sequence[HostFigures]) -> Table:
     rows = tuple(_fleet_row(w) for w in workloads)
     notes = (
         "Over the hosts' own figures (each the median of its repetitions): the median, the "
@@ -145,7 +145,7 @@ def _fleet_table(setup: SetupInfo, workloads: Sequence[Workload]) -> Table:
     )  # fmt: skip
 
 
-def _fleet_row(workload: Workload) -> Row:
+def _fleet_row(workload: HostFigures) -> Row:
     unit = UNITS[workload.metric]
     found = fleet.spread(list(workload.known().values()))
     if found is None:
@@ -164,7 +164,7 @@ def _fleet_row(workload: Workload) -> Row:
     return Row(workload.name, cells, (unit,))
 
 
-def _each_table(setup: SetupInfo, hosts: Sequence[str], workloads: Sequence[Workload]) -> Table:
+def _each_table(setup: SetupInfo, hosts: Sequence[str], workloads: Sequence[HostFigures]) -> Table:
     rows = tuple(Row(host, tuple(_host_cell(w, host) for w in workloads)) for host in hosts)
     notes = [f"{LOW} {HIGH}: an outlier, below or above the fleet (see the {CODE} warnings)."]
     if any(hosts_view.LOST in c.flags for r in rows for c in r.cells):
@@ -178,7 +178,7 @@ def _each_table(setup: SetupInfo, hosts: Sequence[str], workloads: Sequence[Work
     )  # fmt: skip
 
 
-def _host_cell(workload: Workload, host: str) -> Cell:
+def _host_cell(workload: HostFigures, host: str) -> Cell:
     unit = UNITS[workload.metric]
     value = dict(workload.figures).get(host)
     if value is None:
@@ -190,7 +190,7 @@ def _host_cell(workload: Workload, host: str) -> Cell:
     return Cell(value, unit, f"{text} {LOW if odd.z < 0 else HIGH}", flags=(OUTLIER,))
 
 
-def _strip(setup: SetupInfo, workloads: Sequence[Workload], metric: str) -> Chart | None:
+def _strip(setup: SetupInfo, workloads: Sequence[HostFigures], metric: str) -> Chart | None:
     """One point per host and workload, a workload's hosts on one vertical line from the
     lowest to the highest; each outlier its own point, named in the legend. None without a
     figure in this unit."""
