@@ -10,7 +10,7 @@ from typing import Any
 from iolab import exchange, outputs, saving, units
 from iolab.app.base import Ui, open_store
 from iolab.errors import PlanError, ReportError
-from iolab.exchange import importer
+from iolab.exchange import factored, importer
 from iolab.store import Store
 from iolab.units import parse_size
 from iolab.version import __version__
@@ -29,7 +29,7 @@ class FactsGiven:
     rated_iops: tuple[str, ...] = ()
     rated_mbps: tuple[str, ...] = ()
     cache: tuple[str, ...] = ()
-    factor: tuple[str, ...] = ()  # --factor [SETUP=]NAME=VALUE (exchange.importer.given_factors)
+    factor: tuple[str, ...] = ()  # --factor [SETUP=]NAME=VALUE (exchange.factored.given)
 
 
 def import_facts(given: FactsGiven) -> exchange.Facts:
@@ -111,17 +111,18 @@ def import_files(
     db: str,
     ui: Ui,
     given: FactsGiven | None = None,
+    baseline: str | None = None,
 ) -> exchange.Imported:
     """fio's output (and iolab exports) into the database; nothing is created when nothing
-    could be read."""
+    could be read. `baseline`: the set-up a table of percentages is relative to."""
     facts = import_facts(given or FactsGiven())
-    factors = importer.given_factors(given.factor if given else ())
+    factors = factored.given(given.factor if given else ())
     found = Store.check_path(db)  # another program's, or damaged: refused before reading
     known: dict[str, int] = {}
     if found.kind == "iolab":  # missing or empty: created below, if anything was read
         with open_store(db, ui) as store:
             known = store.imported()
-    batch = exchange.read(paths, setup, known)
+    batch = exchange.read(paths, setup, known, baseline)
     batch.facts = facts
     exchange.check_named(facts, batch.jobs, batch.setup)
     importer.add_factors(batch, factors)
@@ -153,7 +154,13 @@ def export_run(
     if fmt == "parquet":
         parquet.module("pyarrow", "--format parquet")  # before any work
     with open_store(db, ui) as store:
-        tables = store.dump(store.run(run_id).id)
+        run = store.run(run_id)
+        if store.ratios(run.id):  # said, not dropped: an export of it would hold nothing
+            raise ReportError(
+                f"run {run.id} holds published shares of a baseline (a table of percentages), "
+                f"which exports do not carry; import {', '.join(run.origin.files)} again instead"
+            )
+        tables = store.dump(run.id)
     if fmt == "fio-plot":
         return "", fioplot.write(tables, output, force)
     if fmt == "parquet":

@@ -22,8 +22,9 @@ from iolab.cli import (
 IMPORT_HELP = """Import results made elsewhere as a run: fio JSON or json+ (old fio's too),
 terse v3-v5, --status-interval streams, client/server JSON (per host), fio's _bw/_iops/_lat/
 _clat logs (client/server's NAME_bw.1.log.HOST too), bench-fio's trees, dd's and bonnie++'s
-reports, published tables (CSV), and iolab exports. Folders are searched for .json, .log,
-.txt, .out, .terse and .csv.
+reports, published tables (CSV; a table of percentages of another set-up's figures, as study
+E's, is stored as figures relative to --baseline, never as IOPS), and iolab exports. Folders
+are searched for .json, .log, .txt, .out, .terse and .csv.
 
 Set-ups are named after each file's folder (or --setup; a bench-fio tree's after its target,
 a published table's after its own columns or rows), workloads after fio's jobs; a file already
@@ -38,6 +39,14 @@ in the folders bench-fio makes (DIR/SETUP/BS/MODE-IODEPTH-NUMJOBS.json) for fio-
 # The options of `iolab import` and `iolab export` beside --db, as click's arguments.
 IMPORT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("--setup",), {"metavar": "NAME", "help": "Set-up of every result (default: its folder)."}),
+    (
+        ("--baseline",),
+        {
+            "metavar": "NAME",
+            "help": "The set-up a table of percentages is relative to (--setup: the one it "
+            "describes).",
+        },
+    ),
     (
         ("--devices",),
         {
@@ -88,8 +97,14 @@ EXPORT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
 @main.command("import", help=IMPORT_HELP)
 @options(click.argument("paths", nargs=-1, required=True, metavar="PATH..."), db_option,
          *(click.option(*names, **kw) for names, kw in IMPORT_OPTIONS))  # fmt: skip
-def import_(paths: tuple[str, ...], db: str, setup: str | None, **given: tuple[str, ...]) -> None:
-    done = app.import_files(paths, setup, db, ui(), app.FactsGiven(**given))
+def import_(
+    paths: tuple[str, ...],
+    db: str,
+    setup: str | None,
+    baseline: str | None,
+    **given: tuple[str, ...],
+) -> None:
+    done = app.import_files(paths, setup, db, ui(), app.FactsGiven(**given), baseline)
     if not done.runs and not done.skipped and len(done.problems) == 1:
         fail(f"error: {done.problems[0]}")  # nothing imported: the one file's line, exit 1
     echo("".join(f"{line}\n" for _, line in done.runs), nl=False)

@@ -5,7 +5,6 @@ cannot be read is one line naming it and why; the rest still import."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import os
 import re
@@ -17,12 +16,23 @@ from typing import Any
 
 from iolab import names
 from iolab.errors import PlanError
-from iolab.exchange import benchfio, bonnie, dd, fio_json, logs, published, restore, terse, values
-from iolab.exchange.build import Built, Facts, build, setup_name, setup_names, software
+from iolab.exchange import (
+    benchfio,
+    bonnie,
+    dd,
+    factored,
+    fio_json,
+    logs,
+    published,
+    restore,
+    terse,
+    values,
+)
+from iolab.exchange.build import Facts, build, setup_name, setup_names, software
 from iolab.exchange.found import Job, Unreadable
 from iolab.exchange.placed import Placed
 from iolab.fio import parse
-from iolab.model import Origin, Setup
+from iolab.model import Origin, Ratio
 from iolab.store import Store
 
 # Walking a folder reads the files that may be results (and fio's client/server logs, named
@@ -64,10 +74,12 @@ class Batch:
     factors: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     # a published table's set-ups' factors (its columns), by (set-up, the table's file)
     tables: dict[tuple[str, Path], tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    baseline: str | None = None  # --baseline: the set-up a table of percentages is of
+    ratios: list[tuple[Source, list[Ratio]]] = field(default_factory=list)  # each such table's
 
     @property
     def empty(self) -> bool:
-        return not self.jobs and not self.exports
+        return not self.jobs and not self.exports and not self.ratios
 
 
 @dataclass(frozen=True)
@@ -144,10 +156,16 @@ def _is_file(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def read(paths: Sequence[str], setup: str | None, imported: Mapping[str, int]) -> Batch:
+def read(
+    paths: Sequence[str],
+    setup: str | None,
+    imported: Mapping[str, int],
+    baseline: str | None = None,
+) -> Batch:
     """Every file read and recognised; those already in the database (by their content's
-    sha256), or given twice, are skipped with a line saying so."""
-    batch = Batch(given_setup(setup))
+    sha256), or given twice, are skipped with a line saying so. `baseline`: the set-up a
+    table of percentages is relative to (--baseline)."""
+    batch = Batch(given_setup(setup), baseline=given_setup(baseline, "--baseline"))
     seen: dict[str, Path] = {}
     groups: dict[tuple[Path, str], list[Path]] = {}
     named = {Path(name) for name in paths}
@@ -275,6 +293,10 @@ def _recognise(batch: Batch, source: Source, groups: dict[tuple[Path, str], list
         jobs = list(dd.read(path, text))
     elif bonnie.is_bonnie(text):
         jobs = list(bonnie.read(path, text))
+    elif published.is_table(text) and published.is_ratio_table(text):
+        batch.ratios.append((source, factored.ratios(text, batch.setup, batch.baseline)))
+        batch.sources.append(source)
+        return
     elif published.is_table(text):
         jobs = list(published.read(path, text))
         for setup, found in published.factors(text).items():
@@ -322,44 +344,23 @@ def _name(value: str, what: str, remedy: str = "") -> str:
         raise Unreadable(f"{what} {error}{remedy}") from None
 
 
-def given_setup(setup: str | None) -> str | None:
-    """--setup NAME, by the rule of names; PlanError (one line) when it breaks it."""
+def given_setup(setup: str | None, flag: str = "--setup") -> str | None:
+    """--setup NAME (or --baseline NAME), by the rule of names; PlanError (one line) when it
+    breaks it."""
     if setup is None:
         return None
     try:
         return names.check(setup)
     except names.BadName as error:
-        raise PlanError(f"--setup: the set-up name {error}") from None
-
-
-def given_factors(texts: Sequence[str]) -> dict[str, tuple[tuple[str, str], ...]]:
-    """--factor NAME=VALUE (every set-up) or SETUP=NAME=VALUE (one), each checked by the rule
-    of names (names.factor); PlanError (one line) saying how otherwise."""
-    found: dict[str, dict[str, str]] = {}
-    for text in texts:
-        parts = text.rsplit("=", 2)
-        if len(parts) < 2:
-            raise PlanError(f"--factor {names.shown(text)!r}: give NAME=VALUE, or SETUP=NAME=VALUE")
-        setup, name, value = parts if len(parts) == 3 else ("", *parts)
-        try:
-            factor = names.factor(name), names.factor(value)
-            setup = names.check(setup) if setup else ""
-        except names.BadName as error:
-            raise PlanError(f"--factor {names.shown(text)!r}: a name or value {error}") from None
-        found.setdefault(setup, {})[factor[0]] = factor[1]
-    return {setup: tuple(given.items()) for setup, given in found.items()}
+        raise PlanError(f"{flag}: the set-up name {error}") from None
 
 
 def add_factors(batch: Batch, given: Mapping[str, tuple[tuple[str, str], ...]]) -> None:
     """--factor's factors after the tables' own (so they win); a set-up named that the import
     does not have is refused (PlanError naming those it has)."""
     have = setup_names(batch.jobs, batch.setup)
-    missing = [name for name in given if name and name not in have]
-    if missing:
-        raise PlanError(
-            f"--factor names set-up {names.shown(missing[0])!r}, which this import does not have; "
-            f"its set-ups are {', '.join(map(repr, have)) or 'none'}"
-        )
+    have += [n for _, found in batch.ratios for n in (found[0].setup, found[0].baseline)]
+    factored.check_named(given, list(dict.fromkeys(have)))
     for setup, found in given.items():
         batch.factors[setup] = (*batch.factors.get(setup, ()), *found)
 
@@ -423,6 +424,7 @@ def _only(jobs: list[Job], folder: Path, name: str) -> Job | None:
 def save(batch: Batch, store: Store, iolab_version: str) -> Imported:
     """fio's jobs as one run; each export as its own run."""
     runs = [_save_jobs(batch, store, iolab_version)] if batch.jobs else []
+    runs += [_save_ratios(batch, s, r, store, iolab_version) for s, r in batch.ratios]
     skipped = list(batch.skipped)
     here = {_identity(r.plan_name, r.started_at, r.environment): r.id for r in store.runs()}
     for source, tables in batch.exports:
@@ -457,43 +459,20 @@ def _identity(
     return str(plan), repr(moment), str(environment.get("hostname", ""))
 
 
-def _with_factors(built: Built, batch: Batch) -> Built:
-    """The set-ups with their factors: a table's own, then --factor's for every set-up ("")
-    and for each one named (a later value of a name replaces an earlier one)."""
-    given = {**_tables(batch.tables, {s.name for s in built.plan.setups})}
-    for name, found in batch.factors.items():
-        given[name] = (*given.get(name, ()), *found)
-    if not given:
-        return built
-
-    def factored(setup: Setup) -> Setup:
-        found = {**dict(given.get("", ())), **dict(given.get(setup.name, ()))}
-        return dataclasses.replace(setup, factors=(*setup.factors, *found.items()))
-
-    setups = {s.name: factored(s) for s in built.plan.setups}
-    results = tuple(
-        (dataclasses.replace(r, case=dataclasses.replace(r.case, setup=setups[r.case.setup.name])),
-         position) for r, position in built.results
-    )  # fmt: skip
-    plan = dataclasses.replace(built.plan, setups=tuple(setups.values()))
-    return dataclasses.replace(built, plan=plan, results=results)
-
-
-def _tables(
-    tables: Mapping[tuple[str, Path], tuple[tuple[str, str], ...]], built: set[str]
-) -> dict[str, tuple[tuple[str, str], ...]]:
-    """The tables' factors by the set-up names the run has: a name several tables share is
-    told apart by its file's name ("Areca 1680i RAID0 of 4 (C_dd)", as build names it)."""
-    found = {}
-    for (setup, path), factors in tables.items():
-        apart = f"{setup} ({names.shown(path.stem)})"
-        found[apart if apart in built else setup] = factors
-    return found
+def _save_ratios(
+    batch: Batch, source: Source, ratios: list[Ratio], store: Store, iolab_version: str
+) -> tuple[int, str]:
+    run = factored.ratio_run(source.path, source.digest, ratios, batch.factors)
+    environment = {"hostname": "", "fio_version": "published"}
+    run_id = store.save_ratios(run.plan, environment, iolab_version, run.origin, ratios)
+    return run_id, f"run {run_id}: {run.said}"
 
 
 def _save_jobs(batch: Batch, store: Store, iolab_version: str) -> tuple[int, str]:
     names = [str(s.path) for s in batch.sources]
-    built = _with_factors(build(batch.jobs, batch.setup, names, batch.facts), batch)
+    built = factored.with_factors(
+        build(batch.jobs, batch.setup, names, batch.facts), batch.tables, batch.factors
+    )
     version = ", ".join(sorted({software(j) for j in batch.jobs} - {""}))
     hosts = ", ".join(sorted({str(e["hostname"]) for j in batch.jobs for e in j.entries
                               if e.get("hostname")}))  # fmt: skip

@@ -16,9 +16,16 @@ they sit beside figures measured here in one report. Two shapes, told apart by t
   bonnie++ counts) and random_seeks/s, named as `iolab import` names bonnie++'s own tests.
 
 Where one of IOPS and bytes/s is given, the block size gives the other; what a table lacks
-(latency, most often) is not stored. An empty cell is no case. A table of percentages (columns
-ending in _pct: one set-up's figures as a share of another's) holds no measurement, and is
-refused in a line that says so.
+(latency, most often) is not stored. An empty cell is no case.
+
+A table of percentages (columns `read_iops_pct`, `write_iops_pct`, `read_bw_pct`,
+`write_bw_pct`: one set-up's figures as a share of another's, study E's Write Back over Write
+Through) holds no measurement: its rows are read as Ratios (`ratios`), each direction's
+share with the workload it was of (bs, rw or random_pct and read_pct, qd or iodepth; the first
+column, or access_spec, its description); a direction the workload does not exercise
+(read_pct 0 for reads, 100 for writes) is none, whatever the cell says. Which set-up the
+shares are of, and of which baseline, the table does not say: `iolab import --setup NAME
+--baseline NAME` names them.
 """
 
 from __future__ import annotations
@@ -37,7 +44,7 @@ from iolab import names
 from iolab.exchange import bonnie, dd, values
 from iolab.exchange.found import Unreadable
 from iolab.exchange.placed import Placed, case, direction, exact
-from iolab.model import CheckWarning, Direction, DirectionMetrics, FioValue
+from iolab.model import CheckWarning, Direction, DirectionMetrics, FioValue, Ratio, RatioMetric
 from iolab.units import format_size, parse_size
 
 PUBLISHED = CheckWarning(
@@ -77,14 +84,15 @@ def is_table(text: str) -> bool:
     )
 
 
+def is_ratio_table(text: str) -> bool:
+    """A table of percentages of another set-up's figures (its `_pct` columns)."""
+    header = _header(text)
+    return header is not None and any(c.endswith("_pct") and c not in MIX for c in header)
+
+
 def read(path: Path, text: str) -> list[Placed]:
     header = _header(text)
     assert header is not None
-    if any(column.endswith("_pct") for column in header):
-        raise Unreadable(
-            "a table of percentages (one set-up's figures as a share of another's), not of "
-            "measurements: iolab stores IOPS, bytes/s and latency"
-        )
     rows = list(_rows(text, header))
     jobs = _by_columns(path, header, rows) if _wide(header) else _by_rows(path, text, header, rows)
     if not jobs:
@@ -303,6 +311,108 @@ def _factor(row: Row, column: str, value: str) -> tuple[str, str]:
         raise Unreadable(
             f"line {row.number}, {_column(row, column)}: as a factor, {error}"
         ) from None
+
+
+# a table of percentages
+
+
+RATIO_COLUMN = re.compile(r"^(read|write)_(iops|bw|mb/s)_pct$", re.IGNORECASE)
+MIX = ("random_pct", "read_pct")  # the workload's shares, not figures
+MOST_PERCENT = 1_000_000.0  # a share beyond 10,000x its baseline is no figure a study printed
+
+
+def ratios(text: str) -> list[Ratio]:
+    """Each row's shares of the baseline's figures, as Ratios of set-ups the import names
+    (setup and baseline left empty here)."""
+    header = _header(text)
+    assert header is not None
+    shares = {c: RATIO_COLUMN.match(c) for c in header if c.endswith("_pct") and c not in MIX}
+    wrong = [c for c, found in shares.items() if found is None]
+    if wrong:
+        raise Unreadable(
+            f"column {values.field_name(wrong[0], 'of percentages')}: a share of what? iolab "
+            "reads read_iops_pct, write_iops_pct, read_bw_pct and write_bw_pct"
+        )
+    found = []
+    for position, row in enumerate(_rows(text, header)):
+        options = _ratio_options(row)
+        name = _ratio_name(options)
+        for column, match in shares.items():
+            assert match is not None
+            way: Direction = "read" if match.group(1).lower() == "read" else "write"
+            value = _number(row, column)
+            if value is None or not _exercised(options, way):
+                continue
+            if value > MOST_PERCENT:
+                where = f"line {row.number}, {_column(row, column)}"
+                raise Unreadable(f"{where}: over {MOST_PERCENT:,.0f}%")
+            metric: RatioMetric = "iops" if match.group(2).lower() == "iops" else "bw"
+            found.append(Ratio("", "", name, way, metric, value / 100, position, options))
+    if not found:
+        raise Unreadable("a table of percentages without a figure")
+    return found
+
+
+def _ratio_options(row: Row) -> dict[str, FioValue]:
+    """The workload a row's shares are of: its rw (or random_pct with read_pct), bs, mix and
+    depth, as fio names them; its first column (access_spec) is its description."""
+    cells = row.cells
+    read_pct = _share(row, "read_pct", "rwmixread")
+    rw = cells.get("rw") or _rw(row, _share(row, "random_pct"), read_pct)
+    options: dict[str, FioValue] = {"rw": rw}
+    if cells.get("bs"):
+        _size(row)
+        options["bs"] = cells["bs"]
+    if rw in ("rw", "randrw") and read_pct is not None:
+        options["rwmixread"] = int(read_pct)
+    depth = cells.get("qd") or cells.get("iodepth")
+    if depth:
+        options["iodepth"] = _option(depth)
+    first, value = next(iter(cells.items()))
+    if value and first not in OPTION_COLUMNS:
+        options["description"] = value
+    return options
+
+
+def _share(row: Row, *columns: str) -> float | None:
+    """A percentage column's value (0 to 100), None when the row has none."""
+    column = next((c for c in columns if row.cells.get(c)), None)
+    value = _number(row, column) if column else None
+    if column and value is not None and value > 100:
+        raise Unreadable(f"line {row.number}, {_column(row, column)}: over 100%")
+    return value
+
+
+def _rw(row: Row, random_pct: float | None, read_pct: float | None) -> str:
+    """fio's rw of a random share (0 or 100) and a read share."""
+    if random_pct not in (None, 0, 100) or read_pct is None:
+        raise Unreadable(
+            f"line {row.number}: a row's pattern needs rw, or read_pct with random_pct 0 or 100"
+        )
+    prefix = "rand" if random_pct == 100 else ""
+    if read_pct == 100:
+        return f"{prefix}read"
+    if read_pct == 0:
+        return f"{prefix}write"
+    return "randrw" if prefix else "rw"
+
+
+def _ratio_name(options: dict[str, FioValue]) -> str:
+    """As iolab names a sweep's point: "512 rw=rw rwmixread=50 iodepth=1"."""
+    parts = [str(options["bs"])] if "bs" in options else []
+    parts += [f"{k}={options[k]}" for k in ("rw", "rwmixread", "iodepth") if k in options]
+    return " ".join(parts)
+
+
+def _exercised(options: dict[str, FioValue], way: Direction) -> bool:
+    """Whether the workload does I/O of that direction (0.0% in a column it does not is the
+    table's way of saying "not exercised")."""
+    rw = str(options.get("rw", ""))
+    if rw in READS:
+        return way == "read"
+    if rw in WRITES:
+        return way == "write"
+    return True
 
 
 def write_devices(level: str, devices: int) -> int:

@@ -1,7 +1,8 @@
 """The plain value types that flow between the rooms, one module per kind: `common` (fio
 values, JSON, directions, metrics), `setup` (a set-up, its layout and card policy), `plan`
 (a plan, its workloads, cases and hosts), `record` (what a method recorded: steady rounds,
-peak searches, load curves), `result` (a case's measurements and warnings). No I/O here."""
+peak searches, load curves), `result` (a case's measurements and warnings), `ratio` (a
+figure published relative to a baseline's). No I/O here."""
 
 from iolab.model.common import (
     DIRECTIONS,
@@ -27,6 +28,7 @@ from iolab.model.plan import (
     SteadyRounds,
     Workload,
 )
+from iolab.model.ratio import Ratio, RatioMetric
 from iolab.model.record import (
     Curve,
     CurvePoint,
@@ -85,6 +87,8 @@ __all__ = [
     "Phase",
     "Plan",
     "RaidKind",
+    "Ratio",
+    "RatioMetric",
     "Result",
     "Sample",
     "Setup",

@@ -21,6 +21,7 @@ from iolab.model import (
     Direction,
     JSONObject,
     PeakRecord,
+    Ratio,
     Sample,
     Setup,
     SteadyRecord,
@@ -91,6 +92,8 @@ class Dataset:
     # local cases' CPU and device figures per second (runner.telemetry), when they have them
     telemetry: Mapping[SeriesKey, Telemetry] = field(default_factory=dict)
     pooled: bool = False  # several runs read as repetitions of one another
+    # figures published relative to a baseline's (a table of percentages), never IOPS
+    ratios: tuple[Ratio, ...] = ()
 
     @property
     def pooled_runs(self) -> tuple[int, ...]:
@@ -145,7 +148,10 @@ def load(
     `pool`: the runs read as repetitions of one another, each set-up one column (ReportError
     where a set-up's definition differs between them)."""
     runs = _unique([store.run(run_id) for run_id in (run_ids or [None])])
-    named = [(run, name, d, env) for run in runs for name, d, env in store.setups(run.id)]
+    ratios = tuple(r for run in runs for r in store.ratios(run.id))
+    shares = {r.setup for r in ratios} | {r.baseline for r in ratios}  # no column of their own
+    named = [(run, name, d, env) for run in runs for name, d, env in store.setups(run.id)
+             if run.case_count or name not in shares]  # fmt: skip
     clash = len({name for _, name, _, _ in named}) < len(named) and not pool
     setups = tuple(
         SetupInfo(f"run {run.id}: {name}" if clash else name, run.id, name, d, env)
@@ -174,7 +180,9 @@ def load(
         for (setup, workload, repetition), found in store.telemetry(run.id).items()
         if (run.id, setup) in label
     }
-    return Dataset(tuple(runs), setups, cases, found_samples, found_bins, charted, seen, pool)
+    return Dataset(
+        tuple(runs), setups, cases, found_samples, found_bins, charted, seen, pool, ratios
+    )
 
 
 def _with_run_checks(cases: tuple[Case, ...], setups: Sequence[SetupInfo]) -> tuple[Case, ...]:

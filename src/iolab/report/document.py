@@ -57,6 +57,7 @@ from iolab.report.views import (
     pivot_view,
     publish,
     raid_view,
+    ratio_view,
     rounds_view,
     sweep_heat,
     tables,
@@ -177,7 +178,9 @@ def build(data: Dataset, options: Options) -> Document:
     head: tuple[Block, ...] = (results, *_ratio(results, options, kinds))
     if (crystal := cdm_view.table(data)) is not None:
         head = (crystal, *(head if options.baseline else ()))
-    sections = [Section("Results", head)]
+    # a run of published shares alone has no results: its shares are the table
+    sections = [Section("Results", head)] if data.cases or not data.ratios else []
+    sections += [Section(ratio_view.TITLE, (t,)) for t in [ratio_view.table(data)] if t]
     if options.pivot is not None:
         pivots = pivot_view.blocks(data, options.pivot, options.metric)
         sections.append(Section(f"{pivot_view.TITLE}: {options.pivot.said}", tuple(pivots)))

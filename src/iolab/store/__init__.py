@@ -20,9 +20,10 @@ from iolab.model import (
     JSONObject,
     Origin,
     Plan,
+    Ratio,
     Result,
 )
-from iolab.store import check, dumps, figures, usage_rows
+from iolab.store import check, dumps, figures, ratio_rows, usage_rows
 from iolab.store import rows as decode
 from iolab.store.check import BUSY_TIMEOUT_S, reads
 from iolab.store.rows import PLAN_ORIGIN, CaseRow, CaseSample, RunRow
@@ -529,6 +530,30 @@ class Store:
             for digest in decode.origin(json.loads(row[1])).digests:
                 found.setdefault(digest, int(row[0]))
         return found
+
+    def save_ratios(
+        self,
+        plan: Plan,
+        environment: JSONObject,
+        iolab_version: str,
+        origin: Origin,
+        ratios: Sequence[Ratio],
+    ) -> int:
+        """A finished run of figures published relative to a baseline's (store.ratio_rows):
+        no case, the ratios in their own table, all in one transaction."""
+        with self._writing():
+            run_id = self._insert_run(plan, environment, iolab_version, {}, {}, origin)
+            ratio_rows.insert(self.db, run_id, ratios)
+            self.db.execute(
+                "UPDATE runs SET status = 'done', ended_at = started_at, case_count = 0"
+                " WHERE id = ?",
+                (run_id,),
+            )
+            return run_id
+
+    def ratios(self, run_id: int) -> list[Ratio]:
+        """A run's figures relative to a baseline's (none for a measured run)."""
+        return ratio_rows.read(self.db, run_id)
 
     def save_import(
         self,

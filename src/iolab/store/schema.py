@@ -122,6 +122,22 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX telemetry_case ON telemetry(case_id);
     ALTER TABLE cases ADD COLUMN watched TEXT;
     """,
+    # 4: figures published relative to a baseline's (study E's Write Back as a percentage of
+    # Write Through): a run's ratios, never IOPS or bytes/s (store.ratio_rows)
+    """
+    CREATE TABLE ratios (
+        run_id INTEGER NOT NULL REFERENCES runs(id),
+        setup TEXT NOT NULL,
+        baseline TEXT NOT NULL,
+        workload TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        direction TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        value REAL NOT NULL,
+        options TEXT NOT NULL DEFAULT '{}',
+        PRIMARY KEY (run_id, setup, workload, direction, metric)
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 # iolab's mark on every database it creates (PRAGMA application_id): "iolb" in ASCII.

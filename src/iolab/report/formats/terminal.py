@@ -14,6 +14,7 @@ from iolab.names import one_line
 from iolab.report.cells import Table
 from iolab.report.document import Document, Notes
 from iolab.report.views.pivot_view import PREFIX as PIVOT_PREFIX
+from iolab.report.views.ratio_view import NAME as RATIOS
 
 # Notes blocks a terminal leaves to Markdown and HTML: set-up details and volatile facts.
 FIRST_NOTES = "findings"
@@ -127,8 +128,9 @@ def render_document(document: Document, width: int | None = None, color: bool = 
             _line(console, f"{table.title}: {len(table.rows)} rows, in --format markdown, html "
                            "or csv")  # fmt: skip
     _print(console, document.main_table())
-    for table in document.tables():  # --pivot: asked for, so shown here too
-        if table.name.startswith(PIVOT_PREFIX):
+    for table in document.tables():  # --pivot's, and shares beside the results
+        shown = table.name.startswith(PIVOT_PREFIX) or table.name == RATIOS
+        if shown and table is not document.main_table():
             _print(console, table)
     for block in said:
         if block.name not in (*HIDDEN_NOTES, FIRST_NOTES, LAST_NOTES):
