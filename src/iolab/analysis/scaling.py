@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from iolab.fio.options import workload_axis
 from iolab.model import CheckWarning
 from iolab.usage import CPU, Telemetry
 
@@ -66,14 +67,14 @@ def flat_scaling(points: Sequence[Point]) -> list[CheckWarning]:
 
 
 def sweeps(points: Sequence[Point], axis: str) -> dict[tuple[str, str], dict[int, list[Point]]]:
-    """By (set-up, the other options): the cases at each value of `axis` (sweeps of two values
-    or more)."""
+    """By (set-up, the other options that change the workload: never a file or log name):
+    the cases at each value of `axis` (sweeps of two values or more)."""
     out: dict[tuple[str, str], dict[int, list[Point]]] = {}
     for point in points:
         value = point.devices if axis == "device_count" else _int(point.options.get(axis, 1))
         if value is None:
             continue
-        rest = {k: v for k, v in point.options.items() if k != axis}
+        rest = {k: v for k, v in point.options.items() if k != axis and workload_axis(k)}
         owner = point.family if axis == "device_count" else point.setup
         key = (owner, json.dumps(rest, sort_keys=True, default=str))
         out.setdefault(key, {}).setdefault(value, []).append(point)
