@@ -66,12 +66,14 @@ def test_no_shift_gives_few_false_alarms() -> None:
     assert got.flagged <= 0.10, got  # each series is tested once at the 5% level
 
 
+@pytest.mark.slow  # a second or more: SERIES series of 60 points, each permuted
 def test_a_shift_of_five_sds_is_found_where_it_is() -> None:
     got = rates("5x")
     assert got.hits >= 0.95, got
     assert got.extra <= 0.15, got  # each side of a true split is tested again at 5%
 
 
+@pytest.mark.slow  # a second or more: SERIES series of 60 points, each permuted
 def test_a_shift_of_two_sds_is_found_most_of_the_time() -> None:
     got = rates("2x")
     assert got.hits >= 0.80, got
