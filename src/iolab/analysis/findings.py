@@ -5,7 +5,7 @@ The typed finding and figure, and the findings that compare set-ups on a workloa
 here; analysis.finding_details has the RAID model's, latency's, the load curves' and pooled
 runs' findings, analysis.finding_sweeps the scaling ones, and analysis.finding_groups puts
 them together: one line per group of workloads or per sweep, each ranked by how much it
-says (`derive`). `report.findings_view` lays them out. Every figure cited is the text of a
+says (`derive`). `report.views.findings_view` lays them out. Every figure cited is the text of a
 cell of the report's tables (so no finding cites a number the report does not show), in the
 unit that table gives the workload (IOPS for small blocks, MB/s for large), a mixed
 workload's read and write apart; and a finding makes no claim its data cannot carry:
