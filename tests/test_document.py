@@ -13,7 +13,7 @@ import pytest
 
 from fakes import FakeExecutor
 from iolab import exchange, plan, runner
-from iolab.analysis import checks, reading
+from iolab.analysis import check_context, reading
 from iolab.exchange import build
 from iolab.fio import parse
 from iolab.fio.document import Document
@@ -156,7 +156,7 @@ def test_the_runner_and_the_importer_know_a_case_through_one_builder() -> None:
     declared = reading.context(options, Setup("raid", "/mnt", cache_bytes=1 << 20), known)
     assert declared.cache_bytes == 1 << 20 and declared.devices == 0
     with pytest.raises(TypeError):
-        checks.Context(options, reading.NOTHING_YET)  # type: ignore[call-arg]
+        check_context.Context(options, reading.NOTHING_YET)  # type: ignore[call-arg]
 
 
 def test_the_same_fio_output_reads_alike_run_here_or_imported(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from fake_device import FakeDevice, options_of, shaped
 from iolab import plan, runner
-from iolab.analysis import checks, peak
+from iolab.analysis import check_context, checks, peak
 from iolab.errors import Interrupted, PlanError
 from iolab.fio.info import FioInfo
 from iolab.fio.parse import Status
@@ -280,9 +280,11 @@ def test_the_curve_runs_fixed_rates_flags_the_undelivered_and_finds_the_knee(
 # ---------------------------------------------------------------- the check
 
 
-def _context(options: dict[str, Any], iops: float) -> checks.Context:
+def _context(options: dict[str, Any], iops: float) -> check_context.Context:
     direction = DirectionMetrics("read", iops, iops * 4096, int(iops * 4096), 1000, 1.0, 2.0)
-    return checks.Context(options=options, metrics=CaseMetrics((direction,), 1.0, 1.0, 1000, 0))
+    return check_context.Context(
+        options=options, metrics=CaseMetrics((direction,), 1.0, 1.0, 1000, 0)
+    )
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_iolab
-from iolab.analysis import checks, reading, scaling
+from iolab.analysis import check_context, checks, load_checks, reading, scaling
 from iolab.analysis.scaling import Point
 from iolab.model import CaseMetrics, DirectionMetrics, JSONObject
 from iolab.report.views import usage_view
@@ -46,8 +46,8 @@ def seen(
     return Telemetry((0,), tuple(devices), tuple(points), others_cpu_pct=others_pct)
 
 
-def context(watched: Telemetry | None) -> checks.Context:
-    return checks.Context(
+def context(watched: Telemetry | None) -> check_context.Context:
+    return check_context.Context(
         options={"rw": "randread", "numjobs": 2}, metrics=CaseMetrics((), 0.0, 0.0, 3000, 0),
         cpus=2, telemetry=watched,
     )  # fmt: skip
@@ -118,7 +118,7 @@ def test_a_device_doing_far_more_than_fio_is_foreign_load(
 ) -> None:
     figures = {"r_iops": device[0], "r_mbps": device[1], "util": 99.0, "queue": 8.0}
     devices = {"vda": figures} if alone else {"loop0": {"util": 10.0}, "vda": figures}
-    known = checks.Context(
+    known = check_context.Context(
         options={"rw": "randread", "direct": 1}, metrics=_direct_read(*fio), cpus=2,
         telemetry=seen({}, devices),
     )  # fmt: skip
@@ -128,14 +128,14 @@ def test_a_device_doing_far_more_than_fio_is_foreign_load(
         assert f"vda did {device[0]:,.0f} read IOPS" in found["foreign-load"].message
         assert "device-busy" not in found  # the busy device was not fio's doing
     buffered = replace(known, options={"rw": "randread", "direct": 0})
-    assert checks.foreign_load(buffered) is None  # the page cache reshapes buffered I/O
+    assert load_checks.foreign_load(buffered) is None  # the page cache reshapes buffered I/O
 
 
 def test_no_telemetry_falls_back_to_fios_own_count() -> None:
     """An import has no telemetry: cpu-bound counts fio's usr + sys, as before."""
-    assert checks.cpu_steal(context(None)) is None
-    assert checks.device_busy(context(None)) is None
-    assert checks.foreign_load(context(None)) is None
+    assert load_checks.cpu_steal(context(None)) is None
+    assert load_checks.device_busy(context(None)) is None
+    assert load_checks.foreign_load(context(None)) is None
 
 
 def test_means_leave_the_ramp_out() -> None:
@@ -172,7 +172,7 @@ def _sweep(iops: list[float], cpu: float, util: float, others: float = 0.0) -> l
         queue = n * 4.0 if util >= 99 else 2.0
         watched = seen({"busy": cpu, "fio": cpu / 2}, {"loop0": {"util": util, "queue": queue}},
                        3, others)  # fmt: skip
-        known = checks.Context(options={"rw": "randread", "numjobs": n},
+        known = check_context.Context(options={"rw": "randread", "numjobs": n},
                                metrics=CaseMetrics((), 0, 0, 3000, 0), cpus=4,
                                telemetry=watched)  # fmt: skip
         codes = frozenset(w.code for w in checks.case_warnings(known))
@@ -452,7 +452,7 @@ def test_a_broken_check_is_said_and_the_others_still_run(monkeypatch: pytest.Mon
     check-failed warning naming it, and cpu-bound beside it still fires (issue 30, finding 9).
     An option a check cannot read (a runtime of "1m30s" in an import) is no failure."""
 
-    def broken(context: checks.Context) -> None:
+    def broken(context: check_context.Context) -> None:
         raise ZeroDivisionError("division by zero")
 
     monkeypatch.setitem(checks.CHECKS, "misaligned", broken)

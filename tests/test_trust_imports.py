@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from conftest import run_iolab
-from iolab.analysis import checks, peak
+from iolab.analysis import check_context, checks, peak
 from iolab.model import CaseMetrics, Curve, CurvePoint, DirectionMetrics, PeakRecord, PeakWinner
 from iolab.report.views import curve_view
 from iolab.store import Store
@@ -253,7 +253,7 @@ CASES = [
 def test_too_short_and_overran_judge_what_ran(
     options: Mapping[str, Any], ran: int, moved: int, expected: tuple[bool, bool, bool]
 ) -> None:
-    context = checks.Context(options=options, metrics=metrics(ran, moved))
+    context = check_context.Context(options=options, metrics=metrics(ran, moved))
     short, overran = checks.too_short(context), checks.overran(context)
     assert (short is not None, overran is not None) == expected[:2], (short, overran)
     if short is not None:

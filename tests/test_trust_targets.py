@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_iolab
-from iolab.analysis import checks, comparison
+from iolab.analysis import check_context, checks, comparison
 from iolab.model import CaseMetrics, DirectionMetrics
 from iolab.targets import caches
 from iolab.targets.facts import Layer
@@ -347,7 +347,7 @@ def test_ram_under_names_the_memory_a_stack_ends_in(tree: Layer, named: str | No
         assert said == ""
         return
     assert named in said
-    context = checks.Context(
+    context = check_context.Context(
         options={"rw": "randread", "bs": "4k"}, metrics=_metrics(), ram_target=said
     )
     found = {w.code: w for w in checks.case_warnings(context)}

@@ -8,55 +8,25 @@ CheckWarning (code, what was seen, what to do) or None. Every code is listed in 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 
-from iolab.fio.parse import SteadyState
-from iolab.model import CaseMetrics, CheckWarning, FioValue
-from iolab.targets.environment import parse_cpulist
+from iolab.analysis.check_context import (
+    RANDOM,
+    READS,
+    WRITES,
+    Context,
+    Options,
+    numjobs_of,
+    rw_of,
+)
+from iolab.analysis.load_checks import cpu_bound, cpu_steal, device_busy, foreign_load
+from iolab.model import CaseMetrics, CheckWarning
 from iolab.units import human_bytes, parse_seconds, parse_size
-from iolab.usage import CPU, Telemetry
 
 ENDED_EARLY_SHARE = 0.95
-CPU_BOUND_SHARE = 0.9  # of the cores the jobs may use
-CPU_STEAL_PCT = 10.0  # of the allowed CPUs' time, stolen by the hypervisor (a VM shares)
-DEVICE_SATURATED_PCT = 95.0  # a device's utilisation (iostat's %util)
-DEVICE_SATURATED_QUEUE = 2.0  # and I/Os queued: one at a time keeps %util full unsaturated
 TOO_SHORT_MS = 900  # a 1 s case that ran 0.99 s measured what it was asked to
 TOO_FEW_IOS = 1000
 WRITTEN_ENOUGH = 0.99
-READS = ("read", "randread", "rw", "readwrite", "randrw")
-WRITES = ("write", "randwrite", "rw", "readwrite", "randrw", "trimwrite", "randtrimwrite")
-RANDOM = ("randread", "randwrite", "randrw", "randtrim", "randtrimwrite")
-
-Options = Mapping[str, FioValue]
-RATED_BLOCK = 4096  # datasheets give IOPS at 4 KiB random unless they say otherwise
-
-
-@dataclass(frozen=True, kw_only=True)
-class Context:
-    """What the checks know of one case, each field by its name; the runner and the importer
-    build it in one place (`analysis.reading.context`)."""
-
-    options: Options
-    metrics: CaseMetrics
-    cpus: int = 1  # cores of the host that ran fio
-    memory_bytes: int = 0
-    repeat: int = 1  # repetitions of this case in the plan
-    written_share: float | None = None  # of the test area, before the case (None: unknown)
-    loop_cache: str = ""  # the loop device over a host-cached file the target sits on, if any
-    steady: SteadyState | None = None  # fio's steady-state result, when the case asked for it
-    target_state: str = ""  # fresh, trimmed, sequential, random, ... (runner.precondition)
-    cache_bytes: int = 0  # a cache in front of the target that the plan declares
-    ram_target: str = ""  # the memory the target is on (tmpfs, zram1, ...), if it is memory
-    devices: int = 0  # the set-up's device count, where known (an import's facts)
-    write_devices: int = 0  # the devices' worth of writes its RAID level leaves (0: all)
-    rated_iops: tuple[float, float] = (0.0, 0.0)  # one member's rated (read, write) IOPS
-    rated_bps: tuple[float, float] = (0.0, 0.0)  # one member's rated (read, write) bytes/s
-    rated_block: int = RATED_BLOCK  # the block size the rated IOPS hold at
-    rated_random: bool = True  # and whether at random offsets (False: sequential)
-    cache_policy: str = ""  # how a RAID card's policy in effect differs from the configured
-    telemetry: Telemetry | None = None  # the allowed CPUs and the devices, sampled (local)
 
 
 def case_warnings(context: Context) -> list[CheckWarning]:
@@ -72,21 +42,6 @@ def failed(code: str, error: Exception) -> CheckWarning:
         f"{str(error)[:200]}): whether its trap is here is not known.",
         "Report this as a bug of iolab's, with the case's fio JSON (iolab export).",
     )
-
-
-def _rw(context: Context) -> str:
-    return str(context.options.get("rw", "read"))
-
-
-def _numjobs(context: Context) -> int:
-    value = context.options.get("numjobs", 1)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 1
-
-
-def _cores(context: Context) -> int:
-    """The cores fio's jobs may run on: the host's, or those cpus_allowed names."""
-    named = set(parse_cpulist(str(context.options.get("cpus_allowed", ""))))
-    return min(len(named), context.cpus) if named else context.cpus
 
 
 def ended_early(context: Context) -> CheckWarning | None:
@@ -147,142 +102,6 @@ def overran(context: Context) -> CheckWarning | None:
     )
 
 
-def cpu_bound(context: Context) -> CheckWarning | None:
-    """The CPUs the jobs may run on were nearly saturated, whoever used them (the sampled
-    telemetry), or by fio's own usr + sys count (all an import has; and a short case's
-    samples include fio's start-up) (study D's question)."""
-    per_job = context.metrics.usr_cpu + context.metrics.sys_cpu
-    used = per_job / 100 * _numjobs(context)
-    cores = _cores(context)
-    if not cores or used < CPU_BOUND_SHARE * cores:  # no cores known: fio ran elsewhere
-        seen = context.telemetry
-        return _cpus_saturated(context, seen) if seen is not None else None
-    return CheckWarning(
-        "cpu-bound",
-        f"fio's {_numjobs(context)} jobs kept {used:.1f} of the {cores} cores they may use busy: "
-        "the load generator may be the limit, not the device.",
-        "Use an asynchronous ioengine with a deeper iodepth, fewer jobs, or more cores.",
-    )
-
-
-def _cpus_saturated(context: Context, seen: Telemetry) -> CheckWarning | None:
-    busy, fio = seen.mean(CPU, "busy"), seen.mean(CPU, "fio")
-    if busy is None or busy < CPU_BOUND_SHARE * 100 or _foreign_cpu(seen) is not None:
-        return None  # busy with other processes' work: foreign-load says so, not "the CPU"
-    cpus = len(seen.cpus)
-    where = f"CPU {seen.cpus[0]}, the one" if cpus == 1 else f"the {cpus} CPUs"
-    irq = seen.mean(CPU, "softirq") or 0.0
-    return CheckWarning(
-        "cpu-bound",
-        f"{where} the jobs may use, {'was' if cpus == 1 else 'were'} {busy:.0f}% busy, fio's "
-        f"own share {fio or 0:.0f}% "
-        f"(softirq {irq:.0f}%, the rest other processes and the kernel): the CPU may be "
-        "the limit, not the device.",
-        "Give fio CPUs nothing else uses (cpus_allowed), fewer jobs or an asynchronous "
-        "ioengine with a deeper iodepth, and keep other work off the host.",
-    )
-
-
-def cpu_steal(context: Context) -> CheckWarning | None:
-    """The hypervisor took a material share of the CPUs the jobs may use."""
-    steal = context.telemetry.mean(CPU, "steal") if context.telemetry else None
-    if steal is None or steal < CPU_STEAL_PCT:
-        return None
-    return CheckWarning(
-        "cpu-steal",
-        f"the hypervisor stole {steal:.0f}% of the CPUs' time the jobs may use: other guests "
-        "shared this host's CPUs, so the figures depend on them.",
-        "Run on a host (or VM) with dedicated CPUs, or repeat at a quiet time and compare.",
-    )
-
-
-def device_busy(context: Context) -> CheckWarning | None:
-    """A note, not a ⚑: a device of the set-up was busy all the time with I/Os queued. %util
-    cannot show the limit of a device that serves requests in parallel (an SSD, NVMe, virtio,
-    a RAID array: iostat's manual), so one case says "busy", never "saturated"; a sweep whose
-    throughput stops growing while latency grows does (flat-scaling). Not said when the load
-    on the device was not fio's (foreign-load)."""
-    seen = context.telemetry
-    top = seen.busiest() if seen else None
-    if seen is None or top is None or top[1] < DEVICE_SATURATED_PCT:
-        return None
-    name, util = top
-    queue = seen.mean(name, "queue") or 0.0
-    if queue < DEVICE_SATURATED_QUEUE or foreign_device(context) is not None:
-        return None
-    return CheckWarning(
-        "device-busy",
-        f"{name} was {util:.0f}% busy (queue depth {queue:.1f}) during the case: a note, not a "
-        "fault; %util alone does not say whether this is the device's limit.",
-        "To find its limit, sweep iodepth or numjobs: where throughput stops growing while "
-        "latency grows, the findings name the device as the limit.",
-    )
-
-
-FOREIGN_CPU_PCT = 20.0  # other processes' share of the allowed CPUs' time that is material
-FOREIGN_IO_ONE = 1.5  # a lone device doing this many times fio's I/O did other work too
-FOREIGN_IO_STACK = 3.0  # under a stack (copies, parity, a loop's backing disk): more allowed
-FOREIGN_IO_SLACK = (200.0, 5.0)  # and at least this many IOPS and MB/s more
-
-
-def _foreign_cpu(seen: Telemetry) -> float | None:
-    """Other user processes' share of the allowed CPUs, where it is material."""
-    share = seen.others_cpu_pct
-    return share if share is not None and share >= FOREIGN_CPU_PCT else None
-
-
-def foreign_device(context: Context) -> str | None:
-    """'vda did 160,543 read IOPS (657.6 MB/s) where fio's jobs did 4,512 (18.5 MB/s)': a
-    device of the set-up that did far more I/O than fio's jobs, in a direction, by count and
-    by bytes (so that neither a split large I/O nor a read-ahead counts); judged on direct
-    I/O only (the page cache reshapes buffered I/O)."""
-    seen = context.telemetry
-    if seen is None or context.options.get("direct") != 1:
-        return None
-    allowed = FOREIGN_IO_ONE if len(seen.devices) == 1 else FOREIGN_IO_STACK
-    for direction in context.metrics.directions:
-        key = "r" if direction.direction == "read" else "w"
-        fio_mbps = direction.bw_bytes / 1e6
-        for name in seen.devices:
-            iops, mbps = seen.mean(name, f"{key}_iops"), seen.mean(name, f"{key}_mbps")
-            if iops is None or mbps is None:
-                continue
-            if (iops > allowed * direction.iops + FOREIGN_IO_SLACK[0]
-                    and mbps > allowed * fio_mbps + FOREIGN_IO_SLACK[1]):  # fmt: skip
-                return (
-                    f"{name} did {iops:,.0f} {direction.direction} IOPS ({mbps:,.1f} MB/s) "
-                    f"where fio's jobs did {direction.iops:,.0f} ({fio_mbps:,.1f} MB/s)"
-                )
-    return None
-
-
-def foreign_load(context: Context) -> CheckWarning | None:
-    """Other work on the host while the case ran: other processes took a material share of
-    the CPUs the jobs may use, or a device of the set-up did far more I/O than fio's jobs.
-    The figure is the set-up's under that load; no limit is named as the set-up's."""
-    seen = context.telemetry
-    if seen is None:
-        return None
-    said = []
-    cpu = _foreign_cpu(seen)
-    if cpu is not None:
-        said.append(f"other processes used {cpu:.0f}% of the CPUs the jobs may use")
-    device = foreign_device(context)
-    if device is not None:
-        said.append(device)
-    if not said:
-        return None
-    busiest = "; ".join(o.said() for o in seen.others)
-    return CheckWarning(
-        "foreign-load",
-        f"other work shared the host during this case: {'; '.join(said)}"
-        f"{f' (the busiest: {busiest})' if busiest else ''}. The figure is this set-up's "
-        "under that load, not its own.",
-        "Run it again on a quiet host, or give fio CPUs (cpus_allowed) and a device that "
-        "nothing else uses; iolab history and check mark this run.",
-    )
-
-
 def page_cache(context: Context) -> CheckWarning | None:
     """Buffered I/O over less data than the memory measures the page cache (study C's trap)."""
     options, memory = context.options, context.memory_bytes
@@ -336,7 +155,7 @@ def ram_target(context: Context) -> CheckWarning | None:
 
 def unwritten_read(context: Context) -> CheckWarning | None:
     share = context.written_share
-    if _rw(context) not in READS or share is None or share >= WRITTEN_ENOUGH:
+    if rw_of(context) not in READS or share is None or share >= WRITTEN_ENOUGH:
         return None
     return CheckWarning(
         "unwritten-read",
@@ -348,7 +167,7 @@ def unwritten_read(context: Context) -> CheckWarning | None:
 
 def compressible(context: Context) -> CheckWarning | None:
     options = context.options
-    if _rw(context) not in WRITES:
+    if rw_of(context) not in WRITES:
         return None
     said = [
         f"{key}={options[key]}"
@@ -369,7 +188,7 @@ def compressible(context: Context) -> CheckWarning | None:
 
 def randrepeat(context: Context) -> CheckWarning | None:
     options = context.options
-    if context.repeat < 2 or _rw(context) not in RANDOM:
+    if context.repeat < 2 or rw_of(context) not in RANDOM:
         return None
     if options.get("randrepeat") in (0, "0") or "randseed" in options:
         return None
@@ -455,7 +274,7 @@ def _apart(small: float, large: float) -> tuple[str, str]:
 
 
 def fresh_device(context: Context) -> CheckWarning | None:
-    if _rw(context) not in WRITES or context.target_state not in ("fresh", "trimmed"):
+    if rw_of(context) not in WRITES or context.target_state not in ("fresh", "trimmed"):
         return None
     return CheckWarning(
         "fresh-device",
@@ -505,7 +324,7 @@ def ceiling_advice(options: Options, filesystem: str = "", sector: int = BTRFS_S
 def _ceilings(context: Context) -> list[tuple[float, float, str, int]]:
     """(measured, rated devices x rated, unit, those devices) for each rated speed the set-up's
     facts give: a write gets the devices its RAID level leaves (a mirror writes every copy)."""
-    metrics, writes = context.metrics, _rw(context) in WRITES and _rw(context) not in READS
+    metrics, writes = context.metrics, rw_of(context) in WRITES and rw_of(context) not in READS
     count = (context.write_devices or context.devices) if writes else context.devices
     alike = _rated_alike(context)
     pairs = (
@@ -527,7 +346,7 @@ def _rated_alike(context: Context) -> bool:
         block = parse_size(str(context.options.get("bs", "4k")).split(",")[0])
     except ValueError:
         return False
-    return (_rw(context) in RANDOM) == context.rated_random and block <= context.rated_block
+    return (rw_of(context) in RANDOM) == context.rated_random and block <= context.rated_block
 
 
 def above_ceiling(context: Context) -> CheckWarning | None:
@@ -564,9 +383,9 @@ def _asked_iops(context: Context) -> float | None:
         reads, writes = float(parts[0]), float(parts[1] if len(parts) > 1 else parts[0])
     except ValueError:
         return None
-    rw = _rw(context)
+    rw = rw_of(context)
     asked = (reads if rw in READS else 0.0) + (writes if rw in WRITES else 0.0)
-    return asked * _numjobs(context) or None
+    return asked * numjobs_of(context) or None
 
 
 def rate_not_delivered(context: Context) -> CheckWarning | None:

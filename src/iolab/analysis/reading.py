@@ -4,7 +4,7 @@ windows, and the methodology checks over what is known of the case.
 
 The runner calls `read` for every case it measured; every importer calls it for every job it
 found in a fio document, with what it was told of the set-up (`iolab import --devices ...`);
-both build what the checks know (`checks.Context`) with `context`, so a figure read from a
+both build what the checks know (`check_context.Context`) with `context`, so a figure read from a
 file gets the same checks as the same job run here, where the facts they need are known.
 """
 
@@ -14,7 +14,7 @@ import traceback
 from dataclasses import dataclass, replace
 
 from iolab import units
-from iolab.analysis import checks
+from iolab.analysis import check_context, checks
 from iolab.fio import parse
 from iolab.fio.document import Document
 from iolab.model import CaseMetrics, CheckWarning, Setup, Window
@@ -42,16 +42,16 @@ class Known:
 
 
 def context(
-    options: checks.Options, setup: Setup, known: Known, metrics: CaseMetrics = NOTHING_YET
-) -> checks.Context:
+    options: check_context.Options, setup: Setup, known: Known, metrics: CaseMetrics = NOTHING_YET
+) -> check_context.Context:
     """What the checks know of a case of `setup`: its options, `known`, and the set-up's facts
     (a cache the plan declares, else the card's; an import's device count and rated figures).
     `metrics` are fio's, where they are known without its document (`read` fills them)."""
     facts = dict(setup.facts)
     rated = ("rated_read_iops", "rated_write_iops", "rated_read_bps", "rated_write_bps")
     iops_r, iops_w, bps_r, bps_w = (facts.get(key, 0.0) for key in rated)
-    block = int(facts.get("rated_iops_block", checks.RATED_BLOCK))
-    return checks.Context(
+    block = int(facts.get("rated_iops_block", check_context.RATED_BLOCK))
+    return check_context.Context(
         options=options, metrics=metrics, cpus=known.cpus, memory_bytes=known.memory_bytes,
         repeat=known.repeat, written_share=known.written_share, loop_cache=known.loop_cache,
         target_state=known.target_state, cache_bytes=setup.cache_bytes or known.card_cache,
@@ -75,7 +75,7 @@ class Reading:
     telemetry: Telemetry | None = None  # the case's, its means over fio's measured window
 
 
-def read(document: Document, known: checks.Context) -> Reading:
+def read(document: Document, known: check_context.Context) -> Reading:
     """`document` read, its checks run with `known` (the options and what is known of the
     target and the host, from `context`; its metrics and steady state are replaced by the
     document's)."""
@@ -101,7 +101,7 @@ def aligned(seen: Telemetry | None, document: Document, whole: CaseMetrics) -> T
     return replace(seen, window_ms=(max(end - round(whole.runtime_ms), 0), end))
 
 
-def warnings(context: checks.Context) -> tuple[CheckWarning, ...]:
+def warnings(context: check_context.Context) -> tuple[CheckWarning, ...]:
     """Every methodology check's warning, each check on its own: one that fails (a value
     beyond what it reads, a bug) says so as a `check-failed` warning naming it, and the
     others still run. Options a check does not read (a runtime of "1m30s" in an imported

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab import names
-from iolab.analysis import checks, levels, reading
+from iolab.analysis import check_context, levels, reading
 from iolab.analysis.reading import Known
 from iolab.errors import PlanError
 from iolab.exchange import naming
@@ -30,7 +30,7 @@ from iolab.units import parse_size
 UNKNOWN_CORES = 1 << 20  # the importing host's cores say nothing of the host that ran fio
 
 
-RATED_BLOCK = checks.RATED_BLOCK
+RATED_BLOCK = check_context.RATED_BLOCK
 
 
 @dataclass(frozen=True)
