@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from golden.make_store import CDM, DEVICES, STORE
-from iolab.report import data, document
+from iolab.report import compare_document, data, document
 from iolab.report.formats import html
 from iolab.report.render import plotly_bundle, plotly_render
 from iolab.store import Store
@@ -38,7 +38,7 @@ def documents() -> Iterator[document.Document]:
             both = data.load(opened, [1, 2], samples=False) if store != CDM else None
         yield document.build(found, document.Options(baseline=found.runs[0].baseline))
         if both:
-            yield document.compare(both)
+            yield compare_document.compare(both)
 
 
 def test_every_chart_uses_only_the_trace_types_it_says() -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import results_of, run_iolab
-from iolab.report import data, document
+from iolab.report import compare_document, data
 from iolab.report.render import mpl_render
 from iolab.report.views import figures, time_figures
 from iolab.store import Store
@@ -226,5 +226,5 @@ def test_repeat_3_intervals_in_every_format_and_compare(repeated: Path) -> None:
     terminal = run_iolab("compare", "1", "2", cwd=repeated, check=True).stdout
     assert "Comparison of runs 1 and 2" in terminal and "verdict 2 vs 1" in terminal
     with Store(repeated / "iolab.db") as store:
-        doc = document.compare(data.load(store, [1, 2], samples=False, histograms=False))
+        doc = compare_document.compare(data.load(store, [1, 2], samples=False, histograms=False))
     assert doc.main_table().rows[0].cells[2].difference is not None

@@ -20,7 +20,7 @@ import websocket
 
 from conftest import run_iolab
 from golden.make_store import STORE
-from iolab.report import data, document
+from iolab.report import compare_document, data, document
 from iolab.store import Store
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -151,7 +151,7 @@ def _expected_charts(run_ids: list[int], compare: bool) -> list[str]:
         found = data.load(store, run_ids, samples=not compare, histograms=not compare)
         stored = found.runs[0]
     if compare:
-        return [c.name for c in document.compare(found).charts()]
+        return [c.name for c in compare_document.compare(found).charts()]
     options = document.Options(baseline=stored.baseline)
     return [c.name for c in document.build(found, options).charts()]
 

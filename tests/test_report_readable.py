@@ -20,7 +20,7 @@ from conftest import run_iolab
 from golden.make_store import CDM, DEVICES, STORE
 from iolab.analysis.stats import metric_for
 from iolab.model import Setup
-from iolab.report import data, document
+from iolab.report import compare_document, data, document
 from iolab.report.cells import Cell, Row, Table, cell_values, change_cell, setup_line
 from iolab.report.charts import Region
 from iolab.report.formats import csv as csv_format
@@ -116,7 +116,7 @@ def test_baseline_shows_values_beside_the_change_compare_says_alike() -> None:
         base = cell_values(found.cell("one", row.label), metric)[0]
         other = cell_values(found.cell("two", row.label), metric)[0]
         assert change.text == change_cell(base, other).text
-    compared = document.compare(_load(STORE, [1, 2], samples=False, histograms=False))
+    compared = compare_document.compare(_load(STORE, [1, 2], samples=False, histograms=False))
     changes = [row.cells[2] for row in compared.main_table().rows]
     assert all(CHANGE.match(c.text) for c in changes), [c.text for c in changes]
 

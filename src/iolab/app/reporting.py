@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from iolab.app.base import Ui, open_store
 from iolab.errors import ReportError
+from iolab.report import compare_document
 from iolab.report import data as report_data
 from iolab.report import document as report_document
 from iolab.report.views import figures as report_figures
@@ -68,7 +69,7 @@ def _check_chart_options(
 def compare(db: str, run_ids: Sequence[int], metric: str, ui: Ui) -> report_document.Document:
     with open_store(db, ui) as store:
         data = report_data.load(store, list(run_ids), samples=False, histograms=False)
-    return report_document.compare(data, metric)
+    return compare_document.compare(data, metric)
 
 
 def runs(db: str, ui: Ui) -> list[RunRow]:

@@ -21,26 +21,18 @@ from iolab.analysis.stats import metric_for
 from iolab.errors import ReportError
 from iolab.model import FioValue, Layout, Setup
 from iolab.names import one_line
-from iolab.report import directions, summary
+from iolab.report import summary
 from iolab.report.cells import (
     CHART_KINDS,
-    UNITS,
-    WARNED_LEGEND,
-    Cell,
-    Row,
     Table,
     case_notes,
     cell_values,
-    change_cell,
-    change_legend,
     check_baseline,
     incomplete,
     legend,
     results_table,
     run_title,
     setup_line,
-    stat_cell,
-    warned,
     whole_rows,
 )
 from iolab.report.charts import Chart
@@ -153,7 +145,7 @@ def _title(data: Dataset) -> str:
     return f"runs {ids}: {' / '.join(names)}{lab}"
 
 
-def _subtitle(data: Dataset) -> tuple[str, ...]:
+def subtitle(data: Dataset) -> tuple[str, ...]:
     lines = env_view.run_lines(data)  # a lab run's says so first
     described = dict.fromkeys(d for run in data.runs if (d := description(run.plan_text)))
     lines += [f"what it measures: {d}" for d in described]
@@ -198,7 +190,7 @@ def build(data: Dataset, options: Options) -> Document:
         latency_blocks += figures.exceedance(data)
     if latency_blocks:
         sections.append(Section("Latency", tuple(latency_blocks)))
-    sections.append(Section("Environment", _environment_blocks(data)))
+    sections.append(Section("Environment", environment_blocks(data)))
     warned = [*_ceiling_warnings(data, options.metric), *hosts_view.warnings(data, options.metric)]
     mixed = comparison.mixed_versions([(r.id, r.environment) for r in data.runs])
     warned += fleet_view.warnings(data, options.metric)  # a fleet's odd hosts, what differs
@@ -210,7 +202,7 @@ def build(data: Dataset, options: Options) -> Document:
         [c.summary for c in cells if c.summary], [c.difference for c in cells if c.difference]
     )
     warned += [f"{fragile.code}: {fragile}"] if fragile else []
-    sections += _notes_section(data, warned)
+    sections += notes_section(data, warned)
     whole = whole_rows(results)  # a workload's one figure: a mixed one's total
     spreads = findings_view.across_runs(data, whole, options.metric)
     found = findings_view.derive(
@@ -222,13 +214,15 @@ def build(data: Dataset, options: Options) -> Document:
         {s.label: s.setup.factors for s in data.setups},
     )
     found = findings_view.ordered(found)  # ranked
-    sections[:0] = _findings(found, options.baseline, spread, options.short)
-    sections += _more_findings(found, options.short)
-    published = _published(sections, data, options.charts is None and not options.skip)
-    return Document(_title(data), _subtitle(data), published, _environments(data), tuple(found))
+    sections[:0] = findings_blocks(found, options.baseline, spread, options.short)
+    sections += more_findings(found, options.short)
+    published = published_blocks(sections, data, options.charts is None and not options.skip)
+    return Document(_title(data), subtitle(data), published, _environments(data), tuple(found))
 
 
-def _published(sections: Sequence[Section], data: Dataset, check: bool) -> tuple[Section, ...]:
+def published_blocks(
+    sections: Sequence[Section], data: Dataset, check: bool
+) -> tuple[Section, ...]:
     """Every chart with the author's words (the plan's [report.charts]), checked against the
     charts drawn when iolab chose them, and its source line (report.views.publish)."""
     words, source = publish.texts(data), publish.source_line(data)
@@ -241,7 +235,7 @@ def _published(sections: Sequence[Section], data: Dataset, check: bool) -> tuple
     return tuple(replace(s, blocks=tuple(map(one, s.blocks))) for s in sections)
 
 
-def _findings(
+def findings_blocks(
     found: Sequence[Finding],
     baseline: str | None,
     spread: Table | None = None,
@@ -264,7 +258,7 @@ def _findings(
     return [Section(findings_view.TITLE, (*said, *(t for t in tables if t is not None)))]
 
 
-def _more_findings(found: Sequence[Finding], short: bool) -> list[Section]:
+def more_findings(found: Sequence[Finding], short: bool) -> list[Section]:
     """The findings past the first ones, as an appendix at the end (none in the short form:
     the JSON and CSV hold them all)."""
     rest = () if short else findings_view.more_lines(found)
@@ -376,7 +370,7 @@ def _chart_sections(data: Dataset, options: Options, kinds: Sequence[str]) -> li
     return sections
 
 
-def _environment_blocks(data: Dataset) -> tuple[Block, ...]:
+def environment_blocks(data: Dataset) -> tuple[Block, ...]:
     """The facts table; what differs between runs (what matters, in a few lines; the
     volatile rest for the HTML page's details); each set-up's stack, filesystem and commands."""
     blocks: list[Block] = [tables.environment_table(data)]
@@ -449,7 +443,7 @@ def _ceiling_advice(setup: Setup, case: Case) -> str:
     return checks.ceiling_advice(case.options, fs, checks.btrfs_sector(layout.mkfs_options))
 
 
-def _comparison_warnings(data: Dataset, table: Table) -> list[str]:
+def comparison_warnings(data: Dataset, table: Table) -> list[str]:
     """mixed-versions and few-repeats, as notes (see analysis.comparison)."""
     cells = [cell for row in table.rows for cell in row.cells]
     found = (
@@ -461,7 +455,7 @@ def _comparison_warnings(data: Dataset, table: Table) -> list[str]:
     return [f"{w.code}: {w}" for w in found if w is not None]
 
 
-def _notes_section(data: Dataset, extra: Sequence[str] = ()) -> list[Section]:
+def notes_section(data: Dataset, extra: Sequence[str] = ()) -> list[Section]:
     """Failures, warnings and unfinished runs, when there are any."""
     notes = [*extra, *case_notes(data.cases)]
     for run in data.runs:
@@ -472,121 +466,3 @@ def _notes_section(data: Dataset, extra: Sequence[str] = ()) -> list[Section]:
 
 
 # ---------------------------------------------------------------- compare
-
-
-def compare(data: Dataset, metric: str = "auto") -> Document:
-    """Runs side by side, the first as the reference: each cell median ± 95% interval, each
-    later run's change with its 95% interval (Welch), marked "not significant" where the
-    interval includes 0."""
-    if len(data.runs) < 2:
-        raise ReportError("compare needs two runs or more, e.g. iolab compare 1 2")
-    table = _comparison(data, metric)
-    blocks: list[Block] = [table]
-    chart = heat_figure.heat(
-        table, f"Change vs run {data.runs[0].id}, per workload and set-up", "run",
-        f"run {data.runs[0].id}",
-    )  # fmt: skip
-    if chart:
-        blocks.append(chart)
-    found = findings_view.ordered(findings_view.compare_findings(data, whole_rows(table), metric))
-    sections = _findings(found, f"run {data.runs[0].id}")
-    sections.append(Section("Comparison", tuple(blocks)))
-    sections.append(Section("Set-ups side by side", tuple(figures.bars(data, metric))))
-    sections.append(Section("Environment", _environment_blocks(data)))
-    sections += _notes_section(data, _comparison_warnings(data, table))
-    sections += _more_findings(found, short=False)
-    ids = " and ".join(str(r.id) for r in data.runs)
-    title = f"Comparison of runs {ids}"
-    published = _published(sections, data, check=False)  # the plan's charts are not compare's
-    return Document(title, _subtitle(data), published, findings=tuple(found))
-
-
-def _comparison(data: Dataset, metric: str) -> Table:
-    runs = [r.id for r in data.runs]
-    name_of = {s.label: s.name for s in data.setups}
-    single = all(sum(1 for s in data.setups if s.run_id == r) == 1 for r in runs)
-    keys: list[tuple[str, str]] = []
-    for case in data.cases:
-        key = ("" if single else name_of[case.setup], case.workload)
-        if key not in keys:
-            keys.append(key)
-    columns = [f"run {runs[0]}"]
-    for run in runs[1:]:
-        columns += [f"run {run}", f"change {run} vs {runs[0]}", f"verdict {run} vs {runs[0]}"]
-    found: list[tuple[str, tuple[Cell, ...], str, str, str, str]] = []
-    for setup, workload in keys:
-        cases = {
-            run: [
-                c
-                for c in data.cases
-                if c.run_id == run
-                and c.workload == workload
-                and (single or name_of[c.setup] == setup)
-            ]
-            for run in runs
-        }
-        first = next(group[0] for group in cases.values() if group)
-        chosen = metric_for(first.options, metric)
-        setup_text = setup or " / ".join(
-            sorted({name_of[c.setup] for g in cases.values() for c in g})
-        )
-        every = [c for g in cases.values() for c in g]
-        for part in directions.parts(every) or ("",):  # a mixed workload: read, write, total
-            said = part or "/".join(directions.measured(every)) or "—"
-            cells = tuple(_compare_cells(cases, runs, chosen, part))
-            found.append((workload, cells, setup_text, said, UNITS[chosen], part))
-    split = any(part for *_, part in found)
-    rows = [Row(w, cells, (s, said, unit) if split else (s, unit), part)
-            for w, cells, s, said, unit, part in found]  # fmt: skip
-    mixed = dict.fromkeys(w for w, *_, part in found if part)
-    notes = (
-        "Each value is the median of its repetitions ± the half-width of the 95% confidence "
-        "interval (Student's t).",
-        change_legend(f"run {runs[0]}", any(c.repetition > 1 for c in data.cases)),
-        *([WARNED_LEGEND] if any(not w.note for c in data.cases for w in c.warnings) else []),
-        *([directions.legend(mixed, any(c.repetition > 1 for c in data.cases))] if mixed else []),
-    )
-    return Table(
-        "Comparison",
-        "workload",
-        tuple(columns),
-        tuple(rows),
-        notes,
-        name="comparison",
-        stub_headers=("setup", "direction", "metric") if split else ("setup", "metric"),
-        column_header="column",
-    )
-
-
-def _compare_cells(
-    cases: dict[int, list[Case]], runs: Sequence[int], metric: str, part: str = ""
-) -> list[Cell]:
-    values = {run: cell_values(cases[run], metric, part)[0] for run in runs}
-    base = values[runs[0]]
-    cells = [warned(_value_cell(base, metric), cases[runs[0]])]
-    for run in runs[1:]:
-        cells.append(warned(_value_cell(values[run], metric), cases[run]))
-        if not base or not values[run]:
-            cells += [Cell(None, "%", "n/a"), Cell(None, "", "n/a")]
-            continue
-        change, verdict = _change_cells(base, values[run])
-        cells += [warned(change, [*cases[runs[0]], *cases[run]]), verdict]
-    return cells
-
-
-def _value_cell(values: list[float], metric: str) -> Cell:
-    return stat_cell(values, UNITS[metric], metric) if values else Cell(None, UNITS[metric], "—")
-
-
-def _change_cells(base: Sequence[float], values: Sequence[float]) -> list[Cell]:
-    """The change (as `report --baseline` shows it) and its verdict in words."""
-    change = change_cell(base, values)
-    diff = change.difference
-    significant = diff.significant if diff else None
-    if diff is None or significant is None:
-        verdict = "no interval (one repetition)"
-    elif not significant:
-        verdict = "not significant"
-    else:
-        verdict = "higher" if diff.delta > 0 else "lower"
-    return [change, Cell(None, "", verdict, flags=change.flags)]

@@ -15,8 +15,9 @@ from iolab.runner.campaign import (
     rejected_workload,
     resolve,
 )
-from iolab.runner.execute import dead_runs, execute, recover, run_step, start
+from iolab.runner.execute import execute, run_step, start
 from iolab.runner.listener import Listener
+from iolab.runner.recovery import dead_runs, recover
 
 __all__ = [
     "Campaign",

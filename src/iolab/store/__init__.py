@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import json
 import sqlite3
 import time
@@ -14,23 +13,19 @@ from pathlib import Path
 from iolab.errors import StoreError
 from iolab.model import (
     JSON,
-    CheckWarning,
-    Direction,
-    DirectionMetrics,
     JSONObject,
     Origin,
     Plan,
     Ratio,
     Result,
 )
-from iolab.store import check, dumps, figures, ratio_rows, usage_rows
+from iolab.store import case_reads, check, dumps, figures, inserts, ratio_rows, usage_rows
 from iolab.store import rows as decode
 from iolab.store.check import BUSY_TIMEOUT_S, reads
 from iolab.store.rows import PLAN_ORIGIN, CaseRow, CaseSample, RunRow
 from iolab.store.schema import (
     APPLICATION_ID,
     MAIN_WINDOW,
-    MEASURED,
     MIGRATIONS,
     SCHEMA_VERSION,
 )
@@ -156,46 +151,9 @@ class Store:
     ) -> int:
         """A new run of `plan` (for an import: the plan its files describe), with its origin."""
         with self._writing():
-            return self._insert_run(plan, environment, iolab_version, overrides, owner, origin)
-
-    def _insert_run(
-        self,
-        plan: Plan,
-        environment: JSONObject,
-        iolab_version: str,
-        overrides: JSONObject,
-        owner: JSONObject,
-        origin: Origin,
-    ) -> int:
-        cursor = self.db.execute(
-            "INSERT INTO runs (plan_name, plan_source, plan_hash, plan_text, overrides,"
-            " iolab_version, environment, started_at, case_count, baseline, metric, owner,"
-            " origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                plan.name,
-                plan.source,
-                plan.hash,
-                plan.text,
-                json.dumps(overrides),
-                iolab_version,
-                json.dumps(environment),
-                time.time(),
-                len(plan.cases()),
-                plan.baseline,
-                plan.metric,
-                json.dumps(owner),
-                json.dumps(dataclasses.asdict(origin)),
-            ),
-        )
-        run_id = int(cursor.lastrowid or 0)
-        self.db.executemany(
-            "INSERT INTO setups (run_id, name, position, definition) VALUES (?, ?, ?, ?)",
-            [
-                (run_id, setup.name, position, json.dumps(setup.definition()))
-                for position, setup in enumerate(plan.setups)
-            ],
-        )
-        return run_id
+            return inserts.insert_run(
+                self.db, plan, environment, iolab_version, overrides, owner, origin
+            )
 
     def set_setup_environment(self, run_id: int, name: str, environment: JSONObject) -> None:
         with self._writing():
@@ -264,68 +222,7 @@ class Store:
     def save(self, run_id: int, result: Result, workload_position: int) -> None:
         """Store one finished case, its metrics and samples, in one transaction."""
         with self._writing():
-            self._insert_case(run_id, result, workload_position)
-
-    def _insert_case(self, run_id: int, result: Result, workload_position: int) -> None:
-        case, m = result.case, result.metrics
-        failed = "SELECT id FROM cases WHERE run_id = ? AND case_key = ? AND status = 'failed'"
-        for table in ("metrics", "samples", "telemetry"):  # what a failed attempt kept (hosts)
-            self.db.execute(f"DELETE FROM {table} WHERE case_id IN ({failed})", (run_id, case.key))
-        self.db.execute(  # a retried case replaces its failed attempt
-            "DELETE FROM cases WHERE run_id = ? AND case_key = ? AND status = 'failed'",
-            (run_id, case.key),
-        )
-        cursor = self.db.execute(
-            "INSERT INTO cases (run_id, case_key, setup, workload, workload_position,"
-            " repetition, options, status, error, started_at, ended_at, usr_cpu, sys_cpu,"
-            " job_runtime_ms, job_file, raw_json, warnings, target_state, watched)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                run_id,
-                case.key,
-                case.setup.name,
-                case.workload.name,
-                workload_position,
-                case.repetition,
-                json.dumps(case.workload.recorded),
-                result.status,
-                result.error,
-                result.started_at,
-                result.ended_at,
-                m.usr_cpu if m else None,
-                m.sys_cpu if m else None,
-                m.runtime_ms if m else None,
-                result.job_file,
-                result.raw_json,
-                json.dumps([w.stored() for w in result.warnings]),
-                result.target_state,
-                usage_rows.watched(result.telemetry),
-            ),
-        )
-        case_id = cursor.lastrowid
-        if result.telemetry is not None:
-            self.db.executemany(
-                "INSERT INTO telemetry (case_id, time_ms, source, metric, value)"
-                " VALUES (?, ?, ?, ?, ?)",
-                [(case_id, *point) for point in usage_rows.points(result.telemetry)],
-            )
-        for window in result.all_windows():
-            where = (case_id, window.phase, window.round, window.host)
-            self.db.executemany(
-                "INSERT INTO metrics (case_id, phase, round, host, direction, iops, bw_bytes,"
-                " io_bytes, runtime_ms, lat_mean_ns, lat_max_ns, percentiles_ns)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (*where, d.direction, d.iops, d.bw_bytes, d.io_bytes, d.runtime_ms,
-                     d.lat_mean_ns, d.lat_max_ns, json.dumps(dict(d.percentiles_ns)))
-                    for d in window.metrics.directions
-                ],
-            )  # fmt: skip
-            self.db.executemany(
-                "INSERT INTO samples (case_id, phase, round, host, metric, direction, time_ms,"
-                " value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(*where, x.metric, x.direction, x.time_ms, x.value) for x in window.samples],
-            )
+            inserts.insert_case(self.db, run_id, result, workload_position)
 
     def finish_run(self, run_id: int, status: str) -> None:
         with self._writing():
@@ -393,7 +290,7 @@ class Store:
             if value is not None:
                 where += f" AND c.{column} = ?"
                 args.append(value)
-        return self._cases(where, args).get(run_id, [])
+        return case_reads.read_cases(self.db, self.path, where, args).get(run_id, [])
 
     @reads
     def cases_of_runs(
@@ -406,7 +303,11 @@ class Store:
         for start in range(0, len(run_ids), 500):  # SQLite's limit on parameters
             chunk = run_ids[start : start + 500]
             marks = ", ".join("?" * len(chunk))
-            found.update(self._cases(f"c.run_id IN ({marks})", list(chunk), percentiles))
+            found.update(
+                case_reads.read_cases(
+                    self.db, self.path, f"c.run_id IN ({marks})", list(chunk), percentiles
+                )
+            )
         return found
 
     @reads
@@ -414,53 +315,6 @@ class Store:
         """The cases of several runs as a history reads them: a row of figures each, summed in
         SQL (store.figures)."""
         return figures.of_runs(self.db, self.path, run_ids)
-
-    def _cases(
-        self, where: str, args: list[int | str], percentiles: tuple[str, ...] | None = None
-    ) -> dict[int, list[CaseRow]]:
-        metrics: dict[int, dict[Direction, DirectionMetrics]] = {}
-        hosts: dict[int, dict[str, dict[Direction, DirectionMetrics]]] = {}
-        picked = "m.*" if percentiles is None else _picked(percentiles)
-        for row in self.db.execute(
-            f"SELECT {picked} FROM metrics m JOIN cases c ON c.id = m.case_id"
-            f" WHERE {where} AND {MEASURED.format(t='m')}",
-            args,
-        ):
-            found = decode.direction_metrics(row, self.path, percentiles)
-            case_id, host = int(row["case_id"]), str(row["host"])
-            into = (
-                hosts.setdefault(case_id, {}).setdefault(host, {})
-                if host
-                else metrics.setdefault(case_id, {})
-            )
-            into[found.direction] = found
-        rows = self.db.execute(  # not raw_json nor job_file: reports of big runs read fast
-            "SELECT id, run_id, setup, workload, workload_position, repetition, options, status,"
-            f" error, warnings, target_state FROM cases c WHERE {where}"
-            " ORDER BY run_id, workload_position, id",
-            args,
-        )
-        # a long history repeats its workloads' options and its empty warning lists: each
-        # distinct text decoded once (the values are shared, read-only: Mapping, tuple)
-        options, warnings = functools.cache(json.loads), functools.cache(_warnings)
-        out: dict[int, list[CaseRow]] = {}
-        for r in rows:
-            out.setdefault(int(r["run_id"]), []).append(
-                CaseRow(
-                    setup=r["setup"],
-                    workload=r["workload"],
-                    workload_position=r["workload_position"],
-                    repetition=r["repetition"],
-                    options=options(r["options"]),
-                    status=r["status"],
-                    error=r["error"],
-                    metrics=metrics.get(int(r["id"]), {}),
-                    warnings=warnings(r["warnings"]),
-                    target_state=r["target_state"],
-                    hosts=hosts.get(int(r["id"]), {}),
-                )
-            )
-        return out
 
     # ------------------------------------------------------------ reading, for reports
 
@@ -542,7 +396,7 @@ class Store:
         """A finished run of figures published relative to a baseline's (store.ratio_rows):
         no case, the ratios in their own table, all in one transaction."""
         with self._writing():
-            run_id = self._insert_run(plan, environment, iolab_version, {}, {}, origin)
+            run_id = inserts.insert_run(self.db, plan, environment, iolab_version, {}, {}, origin)
             ratio_rows.insert(self.db, run_id, ratios)
             self.db.execute(
                 "UPDATE runs SET status = 'done', ended_at = started_at, case_count = 0"
@@ -567,9 +421,9 @@ class Store:
         """A finished run of imported results (each with its workload's position), its start
         and end (`span`) taken from the files, all in one transaction."""
         with self._writing():
-            run_id = self._insert_run(plan, environment, iolab_version, {}, {}, origin)
+            run_id = inserts.insert_run(self.db, plan, environment, iolab_version, {}, {}, origin)
             for result, position in results:
-                self._insert_case(run_id, result, position)
+                inserts.insert_case(self.db, run_id, result, position)
             self.db.execute(
                 "UPDATE runs SET origin = ?, status = 'done', started_at = ?, ended_at = ?,"
                 " case_count = ? WHERE id = ?",
@@ -584,25 +438,6 @@ def _among(column: str, names: Collection[str] | None) -> tuple[str, tuple[str, 
         return "", ()
     chosen = tuple(names)
     return f" AND {column} IN ({', '.join('?' * len(chosen)) or 'NULL'})", chosen
-
-
-def _picked(percentiles: tuple[str, ...]) -> str:
-    """The metrics columns, with the percentiles asked for as columns of their own (SQLite's
-    json_extract reads them; keys are iolab's own, "99", "99.9": checked, never user text)."""
-    for key in percentiles:
-        if not key.replace(".", "", 1).isdigit():
-            raise ValueError(f"not a percentile key: {key!r}")
-    columns = ", ".join(
-        f'json_extract(m.percentiles_ns, \'$."{key}"\') AS "p{key}"' for key in percentiles
-    )
-    return (
-        "m.case_id, m.host, m.direction, m.iops, m.bw_bytes, m.io_bytes, m.runtime_ms,"
-        f" m.lat_mean_ns, m.lat_max_ns, {columns}"
-    )
-
-
-def _warnings(text: str) -> tuple[CheckWarning, ...]:
-    return tuple(decode.warning(w) for w in json.loads(text))
 
 
 def _object(text: object) -> JSONObject:
