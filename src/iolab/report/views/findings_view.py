@@ -277,9 +277,17 @@ def tails(latency: Table | None) -> list[Tail]:
         scale = SCALES.get(p50.unit, 1.0), SCALES.get(p999.unit, 1.0)
         out.append(Tail(
             row.label, row.stubs[0], row.stubs[1], p50.value * scale[0], p999.value * scale[1],
-            f"{p50.text} {p50.unit}", f"{p999.text} {p999.unit}",
+            _with_unit(p50.text, p50.unit), _with_unit(p999.text, p999.unit),
         ))  # fmt: skip
     return out
+
+
+def _with_unit(text: str, unit: str) -> str:
+    """A cell's text with its unit right after its figure (and its ± half-width), before
+    any words or flag: "2.36 ms (2 repetitions: no useful interval) ⚠"."""
+    words = text.split(" ")
+    figure = 3 if len(words) >= 3 and words[1] == "±" else 1
+    return " ".join([*words[:figure], unit, *words[figure:]])
 
 
 SCALES = {"ns": 1.0, "µs": 1e3, "ms": 1e6, "s": 1e9}
