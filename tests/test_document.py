@@ -16,7 +16,7 @@ from iolab import exchange, plan, runner
 from iolab.analysis import check_context, reading
 from iolab.exchange import build
 from iolab.fio import parse
-from iolab.fio.document import Document
+from iolab.fio.document import FioDocument
 from iolab.fio.info import FioInfo
 from iolab.fio.outcome import Outcome, failure
 from iolab.fio.parse import Status
@@ -54,7 +54,7 @@ def test_the_fixtures_hold_documents_of_every_shape() -> None:
 def test_the_document_reads_what_the_parser_reads(path: Path) -> None:
     text = path.read_text()
     data = parse.load_json(text)
-    document = Document.read(text)
+    document = FioDocument.read(text)
     assert document.metrics == parse.metrics(data)
     assert document.by_host == parse.by_host(data)
     assert document.steady == parse.steady_state(data)
@@ -68,9 +68,9 @@ def test_a_document_without_jobs_is_no_document() -> None:
     text = (FIXTURES / "fio" / "randread-json" / "randread-json.json").read_text()
     emptied = json.dumps({**json.loads(text), "jobs": []})
     with pytest.raises(parse.ParseError, match="lists no jobs"):
-        Document.read(emptied)
+        FioDocument.read(emptied)
     with pytest.raises(parse.ParseError, match="cut short"):
-        Document.read(text[: len(text) // 2])
+        FioDocument.read(text[: len(text) // 2])
     outcome = Outcome(returncode=0, json_text=emptied, stderr="", log_files=())
     assert outcome.document is None
     assert failure(outcome) == "fio exited with code 0", "no result is no success"

@@ -316,7 +316,7 @@ def test_scaling_per_doubling_says_where_it_stops_paying() -> None:
 
 
 def test_a_curve_without_a_knee_says_so() -> None:
-    flat = finding_details.Knee("here", "4k randread", "41,000 IOPS", "310 µs", None)
+    flat = finding_details.LoadKnee("here", "4k randread", "41,000 IOPS", "310 µs", None)
     (said,) = kinds(finding_groups.derive([], knees=[flat]), "latency")
     assert said == (
         "here · 4k randread: no knee in the load curve within the noise: p99 stays near its "

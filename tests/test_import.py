@@ -15,7 +15,7 @@ import pytest
 from conftest import run_iolab
 from iolab import app, exchange
 from iolab.exchange import naming, terse
-from iolab.exchange.found import Job
+from iolab.exchange.found import FoundJob
 from iolab.exchange.logs import LOGS_ONLY
 from iolab.fio import parse
 from iolab.model import DirectionMetrics, FioValue
@@ -289,7 +289,7 @@ def test_jobs_named_for_other_io_and_logs_they_named_alike(tmp_path: Path) -> No
     ],
 )
 def test_a_job_is_named_by_what_it_did(name: str, rw: str, file: str, named: str) -> None:
-    job = Job(Path("/data") / file, name, {"rw": rw}, [])
+    job = FoundJob(Path("/data") / file, name, {"rw": rw}, [])
     assert naming.truthful(job) == named
 
 
@@ -298,10 +298,10 @@ def test_jobs_of_one_name_are_named_by_the_options_that_tell_them_apart() -> Non
     pattern, block size, depth and jobs, and by any other workload option that differs
     between them; never by its file, its logs or its target."""
 
-    def job(file: str, rw: str, depth: int, **more: FioValue) -> Job:
+    def job(file: str, rw: str, depth: int, **more: FioValue) -> FoundJob:
         options: dict[str, FioValue] = {"rw": rw, "bs": "4k", "iodepth": depth, "numjobs": 1}
         logs = {"write_bw_log": f"random-read-depth-{depth}", "filename": f"/dev/{file}"}
-        return Job(Path("/data") / f"{file}.json", "random-read", options | logs | more, [])
+        return FoundJob(Path("/data") / f"{file}.json", "random-read", options | logs | more, [])
 
     jobs = [job("a", "randread", 1), job("b", "randwrite", 1), job("c", "randread", 16),
             job("d", "randread", 1, size="1g"), job("e", "randread", 1, size="2g")]  # fmt: skip
@@ -311,7 +311,7 @@ def test_jobs_of_one_name_are_named_by_the_options_that_tell_them_apart() -> Non
         "4k randread iodepth=16 numjobs=1", "4k randread iodepth=1 numjobs=1 size=1g",
         "4k randread iodepth=1 numjobs=1 size=2g",
     ]  # fmt: skip
-    alone = Job(Path("/data/x.json"), "random-read", {"rw": "randread", "iodepth": 4}, [])
+    alone = FoundJob(Path("/data/x.json"), "random-read", {"rw": "randread", "iodepth": 4}, [])
     assert naming.workload_names([alone]) == {id(alone): "random-read"}  # one workload: kept
     reads = [job("f", "randread", 1), job("g", "randread", 16)]
     for one in reads:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from iolab.exchange import fio_json, importer
-from iolab.exchange.found import Unreadable
+from iolab.exchange.found import UnreadableJob
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FILES = [
@@ -80,7 +80,7 @@ def test_a_damaged_stream_is_refused_as_the_whole_text_is(text: str, words: str 
     def outcome(read: object) -> str:
         try:
             return repr([d.value for d in read])  # type: ignore[attr-defined]
-        except Unreadable as error:
+        except UnreadableJob as error:
             return f"{type(error).__name__}: {error}"
 
     whole = outcome(fio_json.each(text))

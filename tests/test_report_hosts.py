@@ -18,7 +18,7 @@ from iolab.model import CheckWarning, Direction, DirectionMetrics
 from iolab.report import document
 from iolab.report.cells import Table, format_value
 from iolab.report.charts import Chart
-from iolab.report.data import Case, Dataset, SetupInfo
+from iolab.report.data import DataCase, Dataset, SetupInfo
 from iolab.report.formats import markdown, output, terminal
 from iolab.report.views import hosts_view
 from iolab.store import RunRow
@@ -98,13 +98,13 @@ def case(
     workload: str = WORKLOAD,
     lost: Sequence[str] = (),
     repetition: int = 1,
-) -> Case:
+) -> DataCase:
     """A case on `hosts` (their IOPS); with `lost`, failed as the runner stores it."""
     warned = (
         CheckWarning("host-lost", f"{', '.join(lost)} sent no result.", "Check them.", tuple(lost)),
     )
     bs = "128k" if workload == BIG else "4k"
-    return Case(
+    return DataCase(
         setup=setup, workload=workload, workload_position=0 if workload == WORKLOAD else 1,
         repetition=repetition, options={"rw": workload.split()[1], "bs": bs},
         status="failed" if lost else "ok", error="lost" if lost else None,
@@ -114,7 +114,7 @@ def case(
     )  # fmt: skip
 
 
-def dataset(cases: Sequence[Case], listed: Sequence[str] = ()) -> Dataset:
+def dataset(cases: Sequence[DataCase], listed: Sequence[str] = ()) -> Dataset:
     labels = list(dict.fromkeys(c.setup for c in cases))
     run = RunRow(
         1, "on hosts", "plan", "hash", "", {}, 0.0, 1.0, "done", len(cases), len(cases), 0,
@@ -131,7 +131,7 @@ def spread(per_host: float, count: int) -> dict[str, float]:
     return dict.fromkeys(H[:count], per_host)
 
 
-def scaling_cases(workloads: Sequence[str] = (WORKLOAD,)) -> list[Case]:
+def scaling_cases(workloads: Sequence[str] = (WORKLOAD,)) -> list[DataCase]:
     """scratch on 1, 2 and 3 hosts: 1000 IOPS on one, 950 each on two, 800 each on three."""
     return [
         case(f"scratch on {n} host{'s' if n > 1 else ''}", spread(per_host, n), workload)

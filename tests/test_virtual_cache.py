@@ -15,7 +15,7 @@ import pytest
 
 from conftest import run_iolab
 from iolab.analysis import virtual_cache
-from iolab.analysis.virtual_cache import Figure
+from iolab.analysis.virtual_cache import CachedFigure
 from iolab.model import FioValue
 from iolab.store import Store
 from iolab.targets.facts import DeviceFacts
@@ -67,8 +67,8 @@ def test_writes_far_above_reads_of_their_shape_are_warned(
     read: float, write: float, alike: bool, warned: bool
 ) -> None:
     figures = [
-        Figure("seq read", {"rw": "read", **SEQ}, read),
-        Figure("seq write", {"rw": "write", **(SEQ if alike else RAND)}, write),
+        CachedFigure("seq read", {"rw": "read", **SEQ}, read),
+        CachedFigure("seq write", {"rw": "write", **(SEQ if alike else RAND)}, write),
     ]
     found = virtual_cache.warnings("vda (virtio, write cache: write back)", figures)
     assert ("seq write" in found) == warned and "seq read" not in found

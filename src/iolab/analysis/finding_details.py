@@ -191,7 +191,7 @@ def pooled(spreads: Sequence[Spread], runs: Sequence[int]) -> list[Finding]:
 
 
 @dataclass(frozen=True)
-class Knee:
+class LoadKnee:
     """One load curve as its table shows it: the peak's delivered IOPS and p99, and the knee's
     load, IOPS and p99 (no load: no knee within the noise)."""
 
@@ -207,7 +207,7 @@ class Knee:
     warned: tuple[CheckWarning, ...] = ()  # what the knee and the target's answer rest on
 
 
-def knee(found: Knee) -> Finding:
+def knee(found: LoadKnee) -> Finding:
     head = f"{found.setup} · {found.workload}"
     if found.load is None:
         said = (f"{head}: no knee in the load curve within the noise: p99 stays near its "

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from iolab.analysis.finding_details import (
-    Knee,
+    LoadKnee,
     ModelGap,
     Tail,
     knee,
@@ -52,7 +52,7 @@ def derive(
     gaps: Sequence[ModelGap] = (),
     tails: Sequence[Tail] = (),
     sweeps: Sequence[Sweep] = (),
-    knees: Sequence[Knee] = (),
+    knees: Sequence[LoadKnee] = (),
 ) -> list[Finding]:
     """Every finding the figures carry, grouped per family and sweep, ranked."""
     by_workload: dict[str, list[Figure]] = {}

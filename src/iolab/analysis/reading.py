@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from iolab import units
 from iolab.analysis import check_context, checks
 from iolab.fio import parse
-from iolab.fio.document import Document
+from iolab.fio.document import FioDocument
 from iolab.model import CaseMetrics, CheckWarning, Setup, Window
 from iolab.usage import Telemetry
 
@@ -75,7 +75,7 @@ class Reading:
     telemetry: Telemetry | None = None  # the case's, its means over fio's measured window
 
 
-def read(document: Document, known: check_context.Context) -> Reading:
+def read(document: FioDocument, known: check_context.Context) -> Reading:
     """`document` read, its checks run with `known` (the options and what is known of the
     target and the host, from `context`; its metrics and steady state are replaced by the
     document's)."""
@@ -88,7 +88,7 @@ def read(document: Document, known: check_context.Context) -> Reading:
     return Reading(whole, metrics, windows, warnings(context), steady, seen)
 
 
-def aligned(seen: Telemetry | None, document: Document, whole: CaseMetrics) -> Telemetry | None:
+def aligned(seen: Telemetry | None, document: FioDocument, whole: CaseMetrics) -> Telemetry | None:
     """The telemetry with fio's measured window placed in its time: fio's figures cover the
     `runtime_ms` before it wrote its report (`timestamp_ms`, after the ramp), so the means
     compare like with like (not fio's start-up, not its file layout)."""

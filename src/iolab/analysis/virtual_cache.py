@@ -49,7 +49,7 @@ def virtual_write_back(devices: Iterable[DeviceFacts]) -> str:
 
 
 @dataclass(frozen=True)
-class Figure:
+class CachedFigure:
     """One case of a set-up as the check reads it: its options and its MB/s."""
 
     workload: str
@@ -63,7 +63,7 @@ def _shape(options: Mapping[str, FioValue]) -> tuple[str, str, str, bool]:
     return str(options.get("bs", "4k")), numbers[0], numbers[1], rw.startswith("rand")
 
 
-def warnings(disk: str, figures: Sequence[Figure]) -> dict[str, CheckWarning]:
+def warnings(disk: str, figures: Sequence[CachedFigure]) -> dict[str, CheckWarning]:
     """By workload: the write cases that ran well above the reads of their shape."""
     if not disk:
         return {}

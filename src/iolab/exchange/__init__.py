@@ -4,14 +4,14 @@ versioned JSON document or CSV tables that `iolab import` reads back."""
 
 from iolab.exchange.build import Facts, check_named
 from iolab.exchange.export import csv_texts, json_text
-from iolab.exchange.found import Unreadable
+from iolab.exchange.found import UnreadableJob
 from iolab.exchange.importer import Batch, Imported, read, save
 
 __all__ = [
     "Batch",
     "Facts",
     "Imported",
-    "Unreadable",
+    "UnreadableJob",
     "check_named",
     "csv_texts",
     "json_text",

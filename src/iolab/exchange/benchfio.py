@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import cast
 
 from iolab.exchange import logs, naming
-from iolab.exchange.found import Job
+from iolab.exchange.found import FoundJob
 from iolab.exchange.placed import placed
 from iolab.fio import parse
 from iolab.model import FioValue
@@ -87,7 +87,7 @@ def place(path: Path) -> Place | None:
     )  # fmt: skip
 
 
-def placed_jobs(path: Path, jobs: list[Job]) -> list[Job]:
+def placed_jobs(path: Path, jobs: list[FoundJob]) -> list[FoundJob]:
     """fio's jobs of one file, set-up (and bench-fio's FIOJOB, workload) named by the tree;
     unchanged when the file is not in one, or its options say another mode than its name."""
     where = place(path)
@@ -111,7 +111,7 @@ def log_prefix(path: Path) -> str:
     return found.group("prefix")
 
 
-def owner(folder: Path, prefix: str, jobs: list[Job]) -> Job | None:
+def owner(folder: Path, prefix: str, jobs: list[FoundJob]) -> FoundJob | None:
     """The job whose logs bench-fio named PREFIX in FOLDER: MODE-iodepth-D-numjobs-N's is the
     job of MODE-D-N.json beside them."""
     found = _LOG_PREFIX.match(prefix)
@@ -122,7 +122,7 @@ def owner(folder: Path, prefix: str, jobs: list[Job]) -> Job | None:
     return mine[0] if len(mine) == 1 else None
 
 
-def attach_host_logs(job: Job, files: list[Path]) -> None:
+def attach_host_logs(job: FoundJob, files: list[Path]) -> None:
     """Client/server logs as the job's samples: every host's logs together, as fio's logs of
     more jobs (bandwidth and IOPS added, latency averaged), like the job's figures."""
     asked = job.options.get("log_avg_msec")

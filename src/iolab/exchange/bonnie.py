@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iolab.exchange import values
-from iolab.exchange.found import Unreadable
+from iolab.exchange.found import UnreadableJob
 from iolab.exchange.placed import Placed, case, direction, exact
 from iolab.model import Direction, FioValue
 from iolab.units import format_size, parse_size
@@ -81,10 +81,10 @@ def read(path: Path, text: str) -> list[Placed]:
     """The cases of every run in the file: its CSV lines, or its table if it has none."""
     runs = csv_lines(text) or table_lines(text)
     if not runs:
-        raise Unreadable("a bonnie++ table without a line of results")
+        raise UnreadableJob("a bonnie++ table without a line of results")
     found = [job for run in runs for job in _jobs(path, run)]
     if not found:
-        raise Unreadable('bonnie++ timed none of its tests ("+++++": use a larger -s)')
+        raise UnreadableJob('bonnie++ timed none of its tests ("+++++": use a larger -s)')
     return found
 
 
@@ -95,7 +95,7 @@ def csv_lines(text: str) -> list[Line]:
         if len(fields) < 2 or not re.fullmatch(r"1\.\d+", fields[0]):
             continue
         if fields[0] != CSV_FORMAT or len(fields) != CSV_FIELDS:
-            raise Unreadable(
+            raise UnreadableJob(
                 f"line {number}: bonnie++ CSV format {fields[0]} with {len(fields)} fields; "
                 f"iolab reads format {CSV_FORMAT} ({CSV_FIELDS} fields, bonnie++ 1.98 and later)"
             )
@@ -146,7 +146,7 @@ def _chunk(text: str) -> int:
     try:
         chunk = parse_size(text) if text else DEFAULT_CHUNK
     except ValueError:
-        raise Unreadable("its chunk size is not a size") from None
+        raise UnreadableJob("its chunk size is not a size") from None
     return int(values.number(chunk, "its chunk size", low=1))
 
 
@@ -154,7 +154,7 @@ def _jobs(path: Path, run: Line) -> list[Placed]:
     try:
         size = parse_size(run.size)
     except ValueError:
-        raise Unreadable(f"file size {run.size!r} is not a size") from None
+        raise UnreadableJob(f"file size {run.size!r} is not a size") from None
     return [
         figure_job(path, test, _per_second(value, run.kib, test), run.chunk, _ns(latency),
                  size=size, jobs=run.concurrency, seekers=run.seekers,
@@ -206,7 +206,7 @@ def _per_second(value: str, kib: bool, test: Test) -> float:
                 raise ValueError(value)
             figure = exact(found.group("number"), _SUFFIX[found.group("suffix")])
     except (ArithmeticError, ValueError):
-        raise Unreadable(f"{test.name}: not a figure") from None
+        raise UnreadableJob(f"{test.name}: not a figure") from None
     return values.number(figure, test.name, values.IOPS if test.unit == "seek" else values.BW)
 
 
@@ -215,5 +215,5 @@ def _ns(latency: str | None) -> float | None:
         return None
     found = _LATENCY.match(latency)
     if not found:
-        raise Unreadable(f"latency {latency!r} is not a time (like 12211us or 102ms)")
+        raise UnreadableJob(f"latency {latency!r} is not a time (like 12211us or 102ms)")
     return exact(found.group("number"), _LATENCY_NS[found.group("unit")])

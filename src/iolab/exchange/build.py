@@ -18,10 +18,10 @@ from iolab.analysis import check_context, levels, reading
 from iolab.analysis.reading import Known
 from iolab.errors import PlanError
 from iolab.exchange import naming
-from iolab.exchange.found import Job
+from iolab.exchange.found import FoundJob
 from iolab.exchange.logs import LOGS_ONLY
 from iolab.exchange.placed import Placed
-from iolab.fio.document import Document
+from iolab.fio.document import FioDocument
 from iolab.fio.outcome import errno_words
 from iolab.model import Case, FioValue, Plan, Result, Setup, Workload
 from iolab.targets import caches
@@ -81,13 +81,13 @@ FACT_CHECKS = ("cache-size", "above-ceiling")
 
 
 @dataclass(frozen=True)
-class Built:
+class BuiltRun:
     plan: Plan
     results: tuple[tuple[Result, int], ...]  # each with its workload's position
     span: tuple[float, float]  # the first job's start and the last one's end
 
 
-def setup_name(job: Job, given: str | None) -> str:
+def setup_name(job: FoundJob, given: str | None) -> str:
     """--setup, else the set-up the job's source names, else its folder; a published table's
     set-ups are its own."""
     if isinstance(job, Placed) and job.setup and (job.fixed or not given):
@@ -95,7 +95,7 @@ def setup_name(job: Job, given: str | None) -> str:
     return given or job.file.resolve().parent.name or "import"
 
 
-def _setup(job: Job, name: str, given: str | None, facts: Facts) -> Setup:
+def _setup(job: FoundJob, name: str, given: str | None, facts: Facts) -> Setup:
     own = isinstance(job, Placed) and job.setup and (job.fixed or not given)
     devices = job.devices if isinstance(job, Placed) and own else 0
     writers = job.write_devices if isinstance(job, Placed) and own else 0
@@ -107,12 +107,12 @@ def _setup(job: Job, name: str, given: str | None, facts: Facts) -> Setup:
     return Setup(name, path, cache_bytes=cache, facts=facts.stored(devices, writers))
 
 
-def software(job: Job) -> str:
+def software(job: FoundJob) -> str:
     """What measured the job: fio's version, or the other tool's ("published" for a table)."""
     return job.tool if isinstance(job, Placed) and job.tool else job.fio_version
 
 
-def _apart(jobs: Sequence[Job]) -> dict[int, str]:
+def _apart(jobs: Sequence[FoundJob]) -> dict[int, str]:
     """Published set-ups of one name from several tables, told apart by their file's name."""
     files: dict[str, set[Path]] = {}
     for job in jobs:
@@ -125,13 +125,13 @@ def _apart(jobs: Sequence[Job]) -> dict[int, str]:
     }
 
 
-def setup_names(jobs: Sequence[Job], given_setup: str | None) -> list[str]:
+def setup_names(jobs: Sequence[FoundJob], given_setup: str | None) -> list[str]:
     """The set-ups the jobs will be imported as, in order."""
     apart = _apart(jobs)
     return list(dict.fromkeys(apart.get(id(j)) or setup_name(j, given_setup) for j in jobs))
 
 
-def check_named(facts: Facts, jobs: Sequence[Job], given_setup: str | None) -> None:
+def check_named(facts: Facts, jobs: Sequence[FoundJob], given_setup: str | None) -> None:
     """Every set-up a fact names is one the import has (PlanError naming the ones it has)."""
     have = setup_names(jobs, given_setup)
     missing = [name for name, _ in facts.named if name not in have]
@@ -143,12 +143,12 @@ def check_named(facts: Facts, jobs: Sequence[Job], given_setup: str | None) -> N
 
 
 def build(
-    jobs: Sequence[Job], given_setup: str | None, files: Sequence[str], facts: Facts = Facts()
-) -> Built:
+    jobs: Sequence[FoundJob], given_setup: str | None, files: Sequence[str], facts: Facts = Facts()
+) -> BuiltRun:
     setups: dict[str, Setup] = {}
     workloads: dict[tuple[str, Any], Workload] = {}
     counts: dict[tuple[str, str], int] = {}
-    placed: list[tuple[Job, Case]] = []
+    placed: list[tuple[FoundJob, Case]] = []
     jobs = naming.in_order(jobs)
     apart = _apart(jobs)
     named = naming.workload_names(jobs)
@@ -183,10 +183,10 @@ def build(
         workloads=tuple(workloads.values()),
         repeat=max(counts.values(), default=1),
     )
-    return Built(plan, results, (min(stamps), max(stamps)))
+    return BuiltRun(plan, results, (min(stamps), max(stamps)))
 
 
-def _plan_name(jobs: Sequence[Job], setups: Mapping[str, Setup]) -> str:
+def _plan_name(jobs: Sequence[FoundJob], setups: Mapping[str, Setup]) -> str:
     """The run's name: "import SETUP" (or "import"), "published FILE" for tables alone."""
     if all(software(job) == "published" for job in jobs):
         return "published " + ", ".join(dict.fromkeys(names.shown(j.file.name) for j in jobs))
@@ -207,7 +207,7 @@ def _sized(options: Mapping[str, FioValue]) -> dict[str, FioValue]:
     return out
 
 
-def result(job: Job, case: Case, repeat: int = 1) -> Result:
+def result(job: FoundJob, case: Case, repeat: int = 1) -> Result:
     """One job's Result, as a live run would have stored the same fio output."""
     ended = job.timestamp or job.file.stat().st_mtime
     base: dict[str, Any] = {"case": case, "ended_at": ended, "samples": tuple(job.samples)}
@@ -225,7 +225,7 @@ def result(job: Job, case: Case, repeat: int = 1) -> Result:
         raw = json.dumps({**job.header, "jobs": job.entries}, indent=2)
     said = Known(cpus=UNKNOWN_CORES, repeat=repeat, written_share=_written_share(job, ended))
     known = reading.context(case.workload.options, case.setup, said)
-    found = reading.read(Document(job.header, tuple(job.entries)), known)
+    found = reading.read(FioDocument(job.header, tuple(job.entries)), known)
     start = ended - found.whole.runtime_ms / 1000
     if found.whole.error:
         error = f"{errno_words(found.whole.error)} (fio's job {job.name!r} in {job.file})"
@@ -237,7 +237,7 @@ def result(job: Job, case: Case, repeat: int = 1) -> Result:
     )  # fmt: skip
 
 
-def _written_share(job: Job, ended: float) -> float | None:
+def _written_share(job: FoundJob, ended: float) -> float | None:
     """How much of the file a read job read had been written, when the job named one file on
     this host that nothing has written to since the job ended (its mtime is older): a
     fallocated or sparse file then says now what it said then. None otherwise (unknown). The

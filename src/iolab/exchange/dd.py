@@ -25,7 +25,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from iolab.exchange import values
-from iolab.exchange.found import Unreadable
+from iolab.exchange.found import UnreadableJob
 from iolab.exchange.placed import Placed, case, direction, exact
 from iolab.model import Direction, FioValue, Sample
 from iolab.units import format_size
@@ -46,7 +46,7 @@ WRITE_SOURCES = ("/dev/zero", "/dev/urandom", "/dev/random")
 
 
 @dataclass
-class _Run:
+class _DdRun:
     """What was read of one dd run so far."""
 
     operands: dict[str, str]
@@ -62,24 +62,24 @@ def is_dd(text: str) -> bool:
 def read(path: Path, text: str) -> list[Placed]:
     """Every dd report in the text, a case each."""
     found: list[Placed] = []
-    run = _Run({}, [])
+    run = _DdRun({}, [])
     for number, raw in enumerate(text.splitlines(), start=1):
         try:
             run = _line(path, raw.strip(), run, found)
-        except Unreadable as error:
-            raise Unreadable(f"line {number}: {error}") from None
+        except UnreadableJob as error:
+            raise UnreadableJob(f"line {number}: {error}") from None
         except ArithmeticError:  # decimal's overflow: a figure no dd prints
-            raise Unreadable(f"line {number}: a figure beyond any dd prints") from None
+            raise UnreadableJob(f"line {number}: a figure beyond any dd prints") from None
     if not found:
-        raise Unreadable("dd's records lines without its report of bytes copied")
+        raise UnreadableJob("dd's records lines without its report of bytes copied")
     return found
 
 
-def _line(path: Path, line: str, run: _Run, found: list[Placed]) -> _Run:
+def _line(path: Path, line: str, run: _DdRun, found: list[Placed]) -> _DdRun:
     """One line of dd's output read into `run` (or, at dd's report, a case into `found`); the
     run that the next line goes on."""
     if (command := COMMAND.search(line)) is not None:
-        return _Run(operands(command.group("operands")), [])
+        return _DdRun(operands(command.group("operands")), [])
     if (records := RECORDS.match(line)) is not None:
         if records.group("way") == "out":
             full = values.whole_text(records.group("full"), "whole records")
@@ -90,16 +90,16 @@ def _line(path: Path, line: str, run: _Run, found: list[Placed]) -> _Run:
             run.progress.append((_decimal(report.group("seconds")), moved))
             return run
         found.append(_case(path, report, run))
-        return _Run(run.operands, [])
+        return _DdRun(run.operands, [])
     return run
 
 
-def _case(path: Path, report: re.Match[str], run: _Run) -> Placed:
+def _case(path: Path, report: re.Match[str], run: _DdRun) -> Placed:
     rw = direction_of(run.operands, path.name)
     moved = values.whole_text(report.group("bytes"), "bytes copied")
     seconds = _decimal(report.group("seconds"))
     if seconds <= 0:
-        raise Unreadable("dd copied in 0 s: no rate to read")
+        raise UnreadableJob("dd copied in 0 s: no rate to read")
     full, partial = run.records or (0, 0)
     bs = block_size(run.operands, rw, moved, full, partial)
     rate = exact(report.group("rate").replace(",", "."), RATE_UNITS[report.group("unit")])
@@ -135,7 +135,7 @@ def _decimal(text: str) -> Decimal:
     try:
         return Decimal(text.replace(",", "."))
     except InvalidOperation:
-        raise Unreadable(f"{text!r} is not a number") from None
+        raise UnreadableJob(f"{text!r} is not a number") from None
 
 
 def operands(text: str) -> dict[str, str]:
@@ -157,7 +157,7 @@ def direction_of(operands: dict[str, str], name: str) -> Direction:
     said = name.lower()
     if ("read" in said) != ("write" in said):
         return "read" if "read" in said else "write"
-    raise Unreadable(
+    raise UnreadableJob(
         "dd's report does not say whether it read or wrote: keep the dd command line above "
         "it (e.g. bash -x), or put read or write in the file's name"
     )

@@ -114,14 +114,14 @@ def json_text(tables: Tables, iolab_version: str) -> str:
 
 
 @dataclass(frozen=True)
-class Flat:
+class FlatRow:
     """One flat table of the export: its column names and rows (None where empty)."""
 
     columns: tuple[str, ...]
     rows: list[list[Any]]
 
 
-def flat_tables(tables: Tables, iolab_version: str) -> dict[str, Flat]:
+def flat_tables(tables: Tables, iolab_version: str) -> dict[str, FlatRow]:
     """The tables of the CSV and Parquet exports: "main" (a row per case and direction of its
     main window, parameters as columns, p50..p99.99), "percentiles" and "samples"."""
     doc = document(tables, iolab_version)
@@ -152,13 +152,13 @@ def flat_tables(tables: Tables, iolab_version: str) -> dict[str, Flat]:
             tail += list(usage.summary_columns(seen.get(case_id)).values()) if extra else []
             main.append([*fixed, *figures, *tail, codes, case["error"]])
     return {
-        "main": Flat(columns, main),
-        "percentiles": Flat(
+        "main": FlatRow(columns, main),
+        "percentiles": FlatRow(
             (*lead, *PERCENTILE_COLUMNS[1:]),
             [[*who(p["case_id"]), *(p[k] for k in PERCENTILE_COLUMNS[1:])]
              for p in doc["percentiles"]],
         ),
-        "samples": Flat(
+        "samples": FlatRow(
             (*lead, *SAMPLE_COLUMNS[1:]),
             [[*who(s["case_id"]), *(s[k] for k in SAMPLE_COLUMNS[1:])] for s in doc["samples"]],
         ),

@@ -11,8 +11,8 @@ from pathlib import Path
 from iolab import names
 from iolab.errors import PlanError
 from iolab.exchange import published
-from iolab.exchange.build import Built
-from iolab.exchange.found import Unreadable
+from iolab.exchange.build import BuiltRun
+from iolab.exchange.found import UnreadableJob
 from iolab.model import Origin, Plan, Ratio, Setup
 
 Factors = tuple[tuple[str, str], ...]
@@ -52,7 +52,9 @@ def of(factors: ByName, setup: str) -> Factors:
     return tuple({**dict(factors.get("", ())), **dict(factors.get(setup, ()))}.items())
 
 
-def with_factors(built: Built, tables: Mapping[tuple[str, Path], Factors], flags: ByName) -> Built:
+def with_factors(
+    built: BuiltRun, tables: Mapping[tuple[str, Path], Factors], flags: ByName
+) -> BuiltRun:
     """The set-ups with their factors: a table's own, then --factor's."""
     every = dict(_tables(tables, {s.name for s in built.plan.setups}))
     for name, found in flags.items():
@@ -82,21 +84,21 @@ def _tables(tables: Mapping[tuple[str, Path], Factors], built: set[str]) -> dict
 
 
 def ratios(text: str, setup: str | None, baseline: str | None) -> list[Ratio]:
-    """A table of percentages as Ratios of --setup against --baseline; Unreadable (that file's
+    """A table of percentages as Ratios of --setup against --baseline; UnreadableJob (that file's
     line) when either is not given, or they are one set-up."""
     if setup is None or baseline is None:
-        raise Unreadable(
+        raise UnreadableJob(
             "a table of percentages (one set-up's figures as a share of another's): give the "
             "set-up it describes and the one it is relative to, --setup NAME --baseline NAME"
         )
     if setup == baseline:
-        raise Unreadable("a table of percentages: --setup and --baseline name one set-up")
+        raise UnreadableJob("a table of percentages: --setup and --baseline name one set-up")
     found = published.ratios(text)
     for ratio in found:
         try:
             names.check(ratio.workload)
         except names.BadName as error:
-            raise Unreadable(f"workload name {error}") from None
+            raise UnreadableJob(f"workload name {error}") from None
     return [dataclasses.replace(r, setup=setup, baseline=baseline) for r in found]
 
 

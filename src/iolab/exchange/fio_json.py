@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
 from iolab.exchange import values
-from iolab.exchange.found import Job, Unreadable, options_of, percentile_key, scaled
+from iolab.exchange.found import FoundJob, UnreadableJob, options_of, percentile_key, scaled
 from iolab.model import DIRECTIONS, Direction, Sample
 
 ALL_CLIENTS = "All clients"
 _LATENCIES = (("clat", "clat_ns"), ("lat", "lat_ns"), ("slat", "slat_ns"))
 
 
-class Damaged(Unreadable):
+class Damaged(UnreadableJob):
     """Text that is not JSON, or JSON cut short."""
 
 
@@ -37,7 +37,7 @@ CHUNK_CHARS = 1024**2
 _SPACE = re.compile(r"\s*")
 
 
-class Document(NamedTuple):
+class JsonDocument(NamedTuple):
     """One JSON document of a file: its value, its place in the text, and whether the file
     holds others (then messages name it: "document 3: ...")."""
 
@@ -52,7 +52,7 @@ class Document(NamedTuple):
         return f"document {self.number}: " if self.several else ""
 
 
-def each(text: str, where: str = "") -> Iterator[Document]:
+def each(text: str, where: str = "") -> Iterator[JsonDocument]:
     """Every JSON document in the text, one at a time (fio may print lines before the first:
     a set-up error, or client/server's job descriptions); each one's numbers are checked
     (values.check_tree) before it is yielded; `where` leads the field's name in a message.
@@ -72,7 +72,7 @@ def each(text: str, where: str = "") -> Iterator[Document]:
             raise Damaged("its JSON is not an object")
         after = _SPACE.match(text, end).end()  # type: ignore[union-attr]
         following = text.startswith("{", after)
-        doc = Document(value, number, number > 1 or following, start, end)
+        doc = JsonDocument(value, number, number > 1 or following, start, end)
         values.check_tree(value, f"{where}{doc.label}")
         yield doc
         start = after if following else -1
@@ -94,16 +94,16 @@ class _Bound:
             raise _too_large()
 
 
-def _too_many() -> Unreadable:
-    return Unreadable(
+def _too_many() -> UnreadableJob:
+    return UnreadableJob(
         f"a stream of more than {MAX_DOCUMENTS:,} JSON documents (more than a day of "
         "--status-interval=1); split it where a document starts ('{' at a line's "
         "start) and import the parts"
     )
 
 
-def _too_large() -> Unreadable:
-    return Unreadable(
+def _too_large() -> UnreadableJob:
+    return UnreadableJob(
         f"a JSON document of more than {MAX_DOCUMENT_CHARS // 1024**2} MiB, more than "
         "iolab reads whole (fio's json+ is about 12 KB a job: 10,000 jobs); fio's "
         "json output (not json+) or group_reporting makes a run's document smaller"
@@ -162,7 +162,7 @@ class _Buffer:
                 return -1
 
 
-def stream(handle: TextIO, told: Callable[[int], None] = lambda _: None) -> Iterator[Document]:
+def stream(handle: TextIO, told: Callable[[int], None] = lambda _: None) -> Iterator[JsonDocument]:
     """Every JSON document of a text stream, as `each` finds them in a text, read a chunk at
     a time (`told` hears how many characters each chunk held): one document and a chunk are
     held at once."""
@@ -180,7 +180,7 @@ def stream(handle: TextIO, told: Callable[[int], None] = lambda _: None) -> Iter
         begun, ended = buffer.base + buffer.at, buffer.base + end  # a top-up moves the text
         after = buffer.next_char(end)
         following = after >= 0 and buffer.text.startswith("{", after)
-        doc = Document(value, number, number > 1 or following, begun, ended)
+        doc = JsonDocument(value, number, number > 1 or following, begun, ended)
         values.check_tree(value, doc.label)
         yield doc
         start = after if following else -1
@@ -221,14 +221,16 @@ def _decoded(text: str, start: int) -> tuple[Any, int]:
     return value, end
 
 
-def read(path: Path, text: str) -> list[Job]:
+def read(path: Path, text: str) -> list[FoundJob]:
     """The jobs of one fio JSON file: a single document, a --status-interval stream, or
     client/server output."""
     docs = each(text)
     return jobs_of(path, text, next(docs), docs)
 
 
-def jobs_of(path: Path, text: str, first: Document, rest: Iterator[Document]) -> list[Job]:
+def jobs_of(
+    path: Path, text: str, first: JsonDocument, rest: Iterator[JsonDocument]
+) -> list[FoundJob]:
     """The jobs of a file whose first document is `first` and whose others `rest` yields (each
     read once, in turn)."""
     values.check_fio(first.value, first.label)
@@ -237,7 +239,7 @@ def jobs_of(path: Path, text: str, first: Document, rest: Iterator[Document]) ->
             values.check_fio(doc.value, doc.label)
         return client_server(path, first.value)
     if not isinstance(first.value.get("jobs"), list):
-        raise Unreadable("JSON without fio's 'jobs' list")
+        raise UnreadableJob("JSON without fio's 'jobs' list")
     if not first.several:
         return standalone(path, first.value, text)
     return status_stream(path, itertools.chain([first], rest))
@@ -252,42 +254,44 @@ def _by_name(entries: list[Any]) -> dict[str, list[dict[str, Any]]]:
     jobs: dict[str, list[dict[str, Any]]] = {}
     for entry in entries:
         if not isinstance(entry, dict) or "jobname" not in entry:
-            raise Unreadable("a job entry without 'jobname'")
+            raise UnreadableJob("a job entry without 'jobname'")
         if entry["jobname"] != ALL_CLIENTS:
             jobs.setdefault(str(entry["jobname"]), []).append(normalised(entry))
     return jobs
 
 
-def standalone(path: Path, doc: dict[str, Any], text: str) -> list[Job]:
+def standalone(path: Path, doc: dict[str, Any], text: str) -> list[FoundJob]:
     jobs = _by_name(doc["jobs"])
     if not jobs:
-        raise Unreadable("fio's 'jobs' list is empty")
+        raise UnreadableJob("fio's 'jobs' list is empty")
     header = _header(doc)
     return [
-        Job(path, name, options_of(header.get("global options"), entries[0].get("job options")),
-            entries, header, raw=text if len(jobs) == 1 else None)
+        FoundJob(path, name,
+                 options_of(header.get("global options"), entries[0].get("job options")),
+                 entries, header, raw=text if len(jobs) == 1 else None)
         for name, entries in jobs.items()
     ]  # fmt: skip
 
 
-def client_server(path: Path, doc: dict[str, Any]) -> list[Job]:
+def client_server(path: Path, doc: dict[str, Any]) -> list[FoundJob]:
     """Per job, every host's entries; iolab aggregates over hosts itself (fio's "All clients"
     entry adds up every group, whatever the jobs)."""
     stats = doc["client_stats"]
     if not isinstance(stats, list):
-        raise Unreadable("'client_stats' is not a list")
+        raise UnreadableJob("'client_stats' is not a list")
     jobs = _by_name(stats)
     if not jobs:
-        raise Unreadable("'client_stats' holds no job")
+        raise UnreadableJob("'client_stats' holds no job")
     header = _header(doc)
     return [
-        Job(path, name, options_of(header.get("global options"), entries[0].get("job options")),
-            entries, header, hosts=True)
+        FoundJob(path, name,
+                 options_of(header.get("global options"), entries[0].get("job options")),
+                 entries, header, hosts=True)
         for name, entries in jobs.items()
     ]  # fmt: skip
 
 
-def status_stream(path: Path, docs: Iterable[Document]) -> list[Job]:
+def status_stream(path: Path, docs: Iterable[JsonDocument]) -> list[FoundJob]:
     """`--status-interval`: cumulative documents; the last is fio's final result, and the
     differences between consecutive ones are per-interval samples. The documents are folded
     in one at a time: only the last is kept."""
@@ -298,7 +302,7 @@ def status_stream(path: Path, docs: Iterable[Document]) -> list[Job]:
             values.check_fio(doc.value, doc.label)
         entries = doc.value.get("jobs", [])
         if not isinstance(entries, list):
-            raise Unreadable(f"{doc.label}fio's 'jobs' is not a list")
+            raise UnreadableJob(f"{doc.label}fio's 'jobs' is not a list")
         intervals.add(_by_name(entries))
         last = doc.value
     jobs = standalone(path, last, "")

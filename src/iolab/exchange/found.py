@@ -18,12 +18,12 @@ TARGET_KEYS = (
 )  # fmt: skip
 
 
-class Unreadable(ValueError):
+class UnreadableJob(ValueError):
     """A file iolab cannot import; str(error) says why, in a few words."""
 
 
 @dataclass
-class Job:
+class FoundJob:
     """One job's result found in a file: its fio job entries (several when numjobs ran without
     group_reporting, or when several hosts ran it), as fio 3.x's JSON shapes them."""
 
@@ -79,7 +79,7 @@ def scaled(value: object, factor: int) -> int | float:
     try:
         exact = Decimal(repr(value) if isinstance(value, float) else str(value)) * factor
     except InvalidOperation:
-        raise Unreadable("a figure that is not a number") from None
+        raise UnreadableJob("a figure that is not a number") from None
     if not exact.is_finite():  # NaN or Infinity: float's, for the check to name its field
         return float(exact)
     return int(exact) if exact == exact.to_integral_value() else float(exact)

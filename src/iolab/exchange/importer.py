@@ -29,7 +29,7 @@ from iolab.exchange import (
     values,
 )
 from iolab.exchange.build import Facts, build, setup_name, setup_names, software
-from iolab.exchange.found import Job, Unreadable
+from iolab.exchange.found import FoundJob, UnreadableJob
 from iolab.exchange.placed import Placed
 from iolab.fio import parse
 from iolab.model import Origin, Ratio
@@ -47,7 +47,7 @@ KNOWN = (
 )
 
 
-class _Unknown(Unreadable):
+class _Unknown(UnreadableJob):
     """A file of no kind iolab reads."""
 
 
@@ -64,7 +64,7 @@ class Batch:
     """What was read: fio's jobs, iolab exports, and a line for each file left out."""
 
     setup: str | None
-    jobs: list[Job] = field(default_factory=list)
+    jobs: list[FoundJob] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)  # the files the jobs come from
     exports: list[tuple[Source, dict[str, list[dict[str, Any]]]]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -102,7 +102,7 @@ def files(paths: Sequence[str], problems: list[str]) -> list[Path]:
         if path.is_dir():
             try:
                 inside = _walk(path)
-            except Unreadable as error:
+            except UnreadableJob as error:
                 problems.append(f"{name}: {error}")
                 continue
             if not inside:  # said, not passed over: an import that reads nothing is no import
@@ -137,7 +137,7 @@ def _walk(folder: Path) -> list[Path]:
                 continue
             if entry.is_dir(follow_symlinks=False):
                 if depth >= MAX_FOLDER_DEPTH:
-                    raise Unreadable(
+                    raise UnreadableJob(
                         f"folders nested more than {MAX_FOLDER_DEPTH} levels deep in it; name "
                         "the folder of the results themselves"
                     )
@@ -172,7 +172,7 @@ def read(
     for path in files(paths, batch.problems):
         try:
             source = _source(path)
-        except Unreadable as error:
+        except UnreadableJob as error:
             batch.problems.append(f"{path}: {error}")
             continue
         blank = not source.text or source.text.isspace()
@@ -193,7 +193,7 @@ def read(
                 batch.skipped.append(f"{path}: a CSV file of no kind iolab reads, left out")
             else:
                 batch.problems.append(f"{path}: not fio output iolab knows ({KNOWN})")
-        except Unreadable as error:
+        except UnreadableJob as error:
             batch.problems.append(f"{path}: {error}")
     _attach(batch, groups)
     return batch
@@ -206,9 +206,9 @@ def _source(path: Path) -> Source:
         data = _contents(path)
         return Source(path, data.decode(), hashlib.sha256(data).hexdigest())
     except UnicodeDecodeError:
-        raise Unreadable(f"not text ({KNOWN} is)") from None
+        raise UnreadableJob(f"not text ({KNOWN} is)") from None
     except OSError as error:
-        raise Unreadable(f"cannot be read ({error.strerror})") from None
+        raise UnreadableJob(f"cannot be read ({error.strerror})") from None
 
 
 def _contents(path: Path) -> bytes:
@@ -219,12 +219,12 @@ def _contents(path: Path) -> bytes:
     with os.fdopen(handle, "rb") as opened:
         found = os.fstat(handle)
         if not stat.S_ISREG(found.st_mode):
-            raise Unreadable("not a regular file (a FIFO, a device or a socket); name the file")
+            raise UnreadableJob("not a regular file (a FIFO, a device or a socket); name the file")
         if found.st_size > MAX_BYTES:
-            raise Unreadable("larger than 1 GiB; fio's output is smaller")
+            raise UnreadableJob("larger than 1 GiB; fio's output is smaller")
         data = opened.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:  # it grew while it was read
-        raise Unreadable("larger than 1 GiB; fio's output is smaller")
+        raise UnreadableJob("larger than 1 GiB; fio's output is smaller")
     return data
 
 
@@ -237,7 +237,7 @@ def _large_json(path: Path) -> bool:
         if not stat.S_ISREG(found.st_mode) or found.st_size <= fio_json.STREAM_FROM:
             return False
         if found.st_size > MAX_BYTES:
-            raise Unreadable("larger than 1 GiB; fio's output is smaller")
+            raise UnreadableJob("larger than 1 GiB; fio's output is smaller")
         head = opened.read(4096).decode(errors="replace")
     return bool(_JSON_START.match(head)) or '"fio version"' in head
 
@@ -272,14 +272,14 @@ def _recognise(batch: Batch, source: Source, groups: dict[tuple[Path, str], list
         try:
             _recognise_large(batch, source)
         except UnicodeDecodeError:
-            raise Unreadable(f"not text ({KNOWN} is)") from None
+            raise UnreadableJob(f"not text ({KNOWN} is)") from None
         return
     if logs.is_log(path, text) or benchfio.is_host_log(path):
         logs.check(path, text)
         groups.setdefault((path.parent, benchfio.log_prefix(path)), []).append(path)
         batch.sources.append(source)
         return
-    jobs: list[Job]
+    jobs: list[FoundJob]
     if terse.is_terse(text):
         jobs = list(terse.read(path, text))
     elif _JSON_START.match(text) or '"fio version"' in text:
@@ -309,7 +309,7 @@ def _recognise(batch: Batch, source: Source, groups: dict[tuple[Path, str], list
     batch.sources.append(source)
 
 
-def _checked(jobs: Sequence[Job]) -> None:
+def _checked(jobs: Sequence[FoundJob]) -> None:
     """Every job's figures, samples and options in range (values' rules), whatever read them;
     a job is named (by its position when its name is not plain text) if the file has several."""
     for number, job in enumerate(jobs, start=1):
@@ -320,7 +320,7 @@ def _checked(jobs: Sequence[Job]) -> None:
         values.check_options(job.options, f"{where}options")
 
 
-def _named(jobs: Sequence[Job], given: str | None) -> None:
+def _named(jobs: Sequence[FoundJob], given: str | None) -> None:
     """Every name a file brings in, by the rule of names (iolab.names), kept normalised: its
     jobs', the set-ups it names (or its folder's, which names the set-up without --setup),
     and its hosts'."""
@@ -341,7 +341,7 @@ def _name(value: str, what: str, remedy: str = "") -> str:
     try:
         return names.check(value)
     except names.BadName as error:
-        raise Unreadable(f"{what} {error}{remedy}") from None
+        raise UnreadableJob(f"{what} {error}{remedy}") from None
 
 
 def given_setup(setup: str | None, flag: str = "--setup") -> str | None:
@@ -365,13 +365,15 @@ def add_factors(batch: Batch, given: Mapping[str, tuple[tuple[str, str], ...]]) 
         batch.factors[setup] = (*batch.factors.get(setup, ()), *found)
 
 
-def _usable(jobs: list[Job]) -> list[Job]:
+def _usable(jobs: list[FoundJob]) -> list[FoundJob]:
     """Jobs whose entries fio's parser reads (a value of the wrong type is the file's fault)."""
     for job in jobs:
         try:
             parse.metrics({"jobs": job.entries})
         except (ValueError, TypeError, KeyError, AttributeError) as error:
-            raise Unreadable(f"job {job.name!r}: a value fio would not write ({error})") from None
+            raise UnreadableJob(
+                f"job {job.name!r}: a value fio would not write ({error})"
+            ) from None
     return jobs
 
 
@@ -390,7 +392,9 @@ def _attach(batch: Batch, groups: dict[tuple[Path, str], list[Path]]) -> None:
             if all(benchfio.is_host_log(p) for p in paths):
                 owner = owner or _only(batch.jobs, folder, prefix)
                 if owner is None:
-                    raise Unreadable("client/server logs without their job's fio JSON beside them")
+                    raise UnreadableJob(
+                        "client/server logs without their job's fio JSON beside them"
+                    )
                 benchfio.attach_host_logs(owner, paths)
             elif owner is not None:
                 logs.attach([owner], {key: paths})
@@ -399,12 +403,12 @@ def _attach(batch: Batch, groups: dict[tuple[Path, str], list[Path]]) -> None:
                 _checked([job for job in attached if job.file in paths])
                 _named([job for job in attached if job.file in paths], batch.setup)
                 batch.jobs = attached
-        except Unreadable as error:
+        except UnreadableJob as error:
             batch.problems.append(f"{', '.join(str(p) for p in paths)}: {error}")
             batch.sources = [s for s in batch.sources if s.path not in paths]
 
 
-def _overwritten(folder: Path, prefix: str, paths: list[Path], claims: list[Job]) -> str:
+def _overwritten(folder: Path, prefix: str, paths: list[Path], claims: list[FoundJob]) -> str:
     """One line for the logs that several jobs' write_*_log named alike."""
     files = ", ".join(sorted(names.shown(j.file.name) for j in claims))
     return (
@@ -414,7 +418,7 @@ def _overwritten(folder: Path, prefix: str, paths: list[Path], claims: list[Job]
     )
 
 
-def _only(jobs: list[Job], folder: Path, name: str) -> Job | None:
+def _only(jobs: list[FoundJob], folder: Path, name: str) -> FoundJob | None:
     """The job called NAME in FOLDER, else the folder's only job."""
     beside = [j for j in jobs if j.file.parent == folder]
     named = [j for j in beside if j.name == name]

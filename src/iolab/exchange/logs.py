@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from iolab.exchange import values
-from iolab.exchange.found import Job, Unreadable
+from iolab.exchange.found import FoundJob, UnreadableJob
 from iolab.fio import parse
 from iolab.model import DIRECTIONS, CaseMetrics, CheckWarning, DirectionMetrics, Sample
 
@@ -49,7 +49,7 @@ def check(path: Path, text: str) -> None:
         if len(fields) < 3 or not fields[2].isdigit():
             continue  # not a sample line; fio's log reader leaves it too
         if not fields[2].isascii() or len(fields[2]) > 3:
-            raise Unreadable(f"line {number}, direction: not 0, 1 or 2")
+            raise UnreadableJob(f"line {number}, direction: not 0, 1 or 2")
         if int(fields[2]) <= 2:
             values.check_log_line(fields, f"line {number}", kind)
 
@@ -69,16 +69,16 @@ def interval_of(files: Sequence[Path]) -> int:
     times = sorted({f[0] for line in files[0].read_text().splitlines() if (f := _fields(line))})
     steps = [b - a for a, b in itertools.pairwise(times)]
     if not steps:
-        raise Unreadable("a log of one line: no interval to read")
+        raise UnreadableJob("a log of one line: no interval to read")
     step = statistics.median(steps)
     if step < MIN_INTERVAL_MS:
-        raise Unreadable(
+        raise UnreadableJob(
             "a log of every single I/O (fio ran without log_avg_msec); iolab imports averaged logs"
         )
     return int(round(step, -1))
 
 
-def attach(jobs: list[Job], logs: dict[tuple[Path, str], list[Path]]) -> list[Job]:
+def attach(jobs: list[FoundJob], logs: dict[tuple[Path, str], list[Path]]) -> list[FoundJob]:
     """Join each NAME's logs to its job (same folder, same name, or the folder's only job);
     logs with no job become a job of their own."""
     out = list(jobs)
@@ -93,7 +93,7 @@ def attach(jobs: list[Job], logs: dict[tuple[Path, str], list[Path]]) -> list[Jo
             target.samples = found
             continue
         metrics = _means(found, interval)
-        out.append(Job(files[0], prefix, {"log_avg_msec": interval}, [], metrics=metrics,
+        out.append(FoundJob(files[0], prefix, {"log_avg_msec": interval}, [], metrics=metrics,
                        samples=found))  # fmt: skip
     return out
 
@@ -101,7 +101,7 @@ def attach(jobs: list[Job], logs: dict[tuple[Path, str], list[Path]]) -> list[Jo
 LOG_OPTIONS = ("write_bw_log", "write_iops_log", "write_lat_log")
 
 
-def claimants(jobs: Iterable[Job], prefix: str) -> list[Job]:
+def claimants(jobs: Iterable[FoundJob], prefix: str) -> list[FoundJob]:
     """The jobs whose own options named logs PREFIX (write_bw_log=PREFIX, ...)."""
     return [j for j in jobs if any(j.options.get(o) == prefix for o in LOG_OPTIONS)]
 
@@ -139,6 +139,6 @@ def _means(samples: Iterable[Sample], interval: int) -> CaseMetrics:
             )
         )
     if not directions:
-        raise Unreadable("its logs hold no bandwidth or IOPS samples")
+        raise UnreadableJob("its logs hold no bandwidth or IOPS samples")
     runtime = max(d.runtime_ms for d in directions)
     return CaseMetrics(tuple(directions), usr_cpu=0.0, sys_cpu=0.0, runtime_ms=runtime, error=0)

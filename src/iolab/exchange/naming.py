@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from iolab import names
-from iolab.exchange.found import Job
+from iolab.exchange.found import FoundJob
 from iolab.fio import options as fio_options
 from iolab.model import FioValue
 from iolab.units import format_size
@@ -57,7 +57,7 @@ def _read_share(options: Mapping[str, FioValue]) -> FioValue:
     return 100 - written if isinstance(written, int) and 0 <= written <= 100 else 50
 
 
-def workload_names(jobs: Sequence[Job]) -> dict[int, str]:
+def workload_names(jobs: Sequence[FoundJob]) -> dict[int, str]:
     """Each fio job's workload name, by id(job): its job name where that names one workload
     and says the I/O it did (`truthful`). Jobs of one name with other options are named as a
     plan's sweep of that name is: the name, then the workload options that tell them apart
@@ -91,7 +91,7 @@ def _swept(name: str, options: Mapping[str, FioValue], keys: Sequence[str]) -> s
         return None
 
 
-def _fio(job: Job) -> bool:
+def _fio(job: FoundJob) -> bool:
     """A job of fio's output, with its options (not dd's, bonnie++'s or a table's)."""
     return bool(job.options) and not getattr(job, "tool", "")
 
@@ -107,7 +107,7 @@ def _apart(kinds: set[tuple[tuple[str, str], ...]]) -> list[str]:
     return sorted(k for k, v in seen.items() if len(v) > 1 and fio_options.workload_axis(k))
 
 
-def unique(first: str, job: Job, taken: set[str]) -> str:
+def unique(first: str, job: FoundJob, taken: set[str]) -> str:
     """`first`, or, where another workload has that name, `first` with the job's file's name
     (then a number)."""
     name, number = first, 1
@@ -137,7 +137,7 @@ def said_pattern(text: str) -> tuple[str | None, str] | None:
     return order, "mixed" if mixed or (reads and writes) else "read" if reads else "write"
 
 
-def truthful(job: Job) -> str:
+def truthful(job: FoundJob) -> str:
     """The job's name, unless it says other I/O than the job's rw did (fio-plot's early
     sample trees named every job [random-read], writes too): then its options' name."""
     did = RW_PATTERNS.get(str(job.options.get("rw", "")))
@@ -154,7 +154,7 @@ def _agrees(said: tuple[str | None, str], did: tuple[str, str]) -> bool:
     return kind and said[0] in (None, did[0])
 
 
-def in_order(jobs: Sequence[Job]) -> list[Job]:
+def in_order(jobs: Sequence[FoundJob]) -> list[FoundJob]:
     """The jobs with the files of each folder in natural order (randread-1-2.json before
     randread-1-16.json), the folders and each file's jobs as found: a tree's sweep in the
     order of its values, as a plan's is."""

@@ -37,7 +37,7 @@ def module(name: str, purpose: str) -> ModuleType:
         raise MissingExtra(f"{purpose} needs {name.partition('.')[0]}: {INSTALL}") from None
 
 
-def arrow_table(flat: export.Flat, iolab_version: str, purpose: str) -> Any:
+def arrow_table(flat: export.FlatRow, iolab_version: str, purpose: str) -> Any:
     """One flat table as a pyarrow Table of typed columns, marked as an iolab export."""
     pa = module("pyarrow", purpose)
     arrays = [_array(pa, [row[i] for row in flat.rows]) for i in range(len(flat.columns))]

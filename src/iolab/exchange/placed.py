@@ -8,13 +8,13 @@ from dataclasses import dataclass, fields
 from decimal import Decimal
 from typing import Any
 
-from iolab.exchange.found import Job
+from iolab.exchange.found import FoundJob
 from iolab.model import CaseMetrics, CheckWarning, Direction, DirectionMetrics
 
 
 @dataclass
-class Placed(Job):
-    """A Job with its set-up named by its source, and (for figures) who measured them."""
+class Placed(FoundJob):
+    """A FoundJob with its set-up named by its source, and (for figures) who measured them."""
 
     setup: str = ""  # the set-up its source names; "" for the file's folder
     setup_path: str = ""  # the folder that set-up's results lie in ("" for a table's)
@@ -26,9 +26,9 @@ class Placed(Job):
     write_devices: int = 0  # how many devices' worth of writes its RAID level leaves (0: all)
 
 
-def placed(job: Job, **extra: Any) -> Placed:
+def placed(job: FoundJob, **extra: Any) -> Placed:
     """`job` as a Placed job, with the fields given changed or added."""
-    return Placed(**{**{f.name: getattr(job, f.name) for f in fields(Job)}, **extra})
+    return Placed(**{**{f.name: getattr(job, f.name) for f in fields(FoundJob)}, **extra})
 
 
 def exact(text: str, factor: int | Decimal = 1) -> float:

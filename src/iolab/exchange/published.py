@@ -42,7 +42,7 @@ from pathlib import Path
 
 from iolab import names
 from iolab.exchange import bonnie, dd, values
-from iolab.exchange.found import Unreadable
+from iolab.exchange.found import UnreadableJob
 from iolab.exchange.placed import Placed, case, direction, exact
 from iolab.model import CheckWarning, Direction, DirectionMetrics, FioValue, Ratio, RatioMetric
 from iolab.units import format_size, parse_size
@@ -72,7 +72,7 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")  # a line of the text, read one 
 
 
 @dataclass(frozen=True)
-class Row:
+class PublishedRow:
     number: int  # the file's line
     cells: dict[str, str]
 
@@ -96,7 +96,7 @@ def read(path: Path, text: str) -> list[Placed]:
     rows = list(_rows(text, header))
     jobs = _by_columns(path, header, rows) if _wide(header) else _by_rows(path, text, header, rows)
     if not jobs:
-        raise Unreadable("a table without a figure")
+        raise UnreadableJob("a table without a figure")
     return [
         dataclasses.replace(job, fixed=True, notes=(PUBLISHED,), tool="published") for job in jobs
     ]
@@ -122,27 +122,27 @@ def _cells(number: int, line: str) -> list[str]:
     try:
         return [c.strip() for c in next(csv.reader(io.StringIO(line)), [])]
     except csv.Error as error:  # a field over csv's limit (131072 characters), a NUL, ...
-        raise Unreadable(f"line {number}: not a line of CSV iolab reads ({error})") from None
+        raise UnreadableJob(f"line {number}: not a line of CSV iolab reads ({error})") from None
 
 
-def _rows(text: str, header: list[str]) -> Iterator[Row]:
+def _rows(text: str, header: list[str]) -> Iterator[PublishedRow]:
     for count, (number, line) in enumerate(itertools.islice(_lines(text), 1, None), 1):
         if count > MAX_ROWS:
-            raise Unreadable(
+            raise UnreadableJob(
                 f"a table of more than {MAX_ROWS:,} rows; a study's published table is tens of "
                 "rows: split it into files of at most that many (each with the header line)"
             )
         cells = _cells(number, line)
         if len(cells) != len(header):
-            raise Unreadable(f"line {number}: {len(cells)} cells under {len(header)} columns")
-        yield Row(number, dict(zip(header, cells, strict=True)))
+            raise UnreadableJob(f"line {number}: {len(cells)} cells under {len(header)} columns")
+        yield PublishedRow(number, dict(zip(header, cells, strict=True)))
 
 
 def _wide(header: Sequence[str]) -> bool:
     return "metric" in header and ("rw" in header or "workload" in header)
 
 
-def _number(row: Row, column: str, factor: int = 1) -> float | None:
+def _number(row: PublishedRow, column: str, factor: int = 1) -> float | None:
     """A cell's figure times `factor`: a finite number, not negative; None when empty."""
     text = row.cells[column]
     if not text:
@@ -151,27 +151,27 @@ def _number(row: Row, column: str, factor: int = 1) -> float | None:
     try:
         figure = exact(text, factor)
     except ArithmeticError:
-        raise Unreadable(f"{where}: not a number") from None
+        raise UnreadableJob(f"{where}: not a number") from None
     return values.number(figure, where, values.ANY)
 
 
-def _column(row: Row, column: str) -> str:
+def _column(row: PublishedRow, column: str) -> str:
     return values.field_name(column, f"column {list(row.cells).index(column) + 1}")
 
 
 # set-ups as columns
 
 
-def _by_columns(path: Path, header: list[str], rows: list[Row]) -> list[Placed]:
+def _by_columns(path: Path, header: list[str], rows: list[PublishedRow]) -> list[Placed]:
     setups = [c for c in header if c not in ("workload", "metric", *OPTION_COLUMNS)]
     figures: dict[tuple[str, str], dict[str, float]] = {}  # (setup, workload) -> unit -> value
-    first: dict[str, Row] = {}
+    first: dict[str, PublishedRow] = {}
     for row in rows:
         label = _label(row)
         first.setdefault(label, row)
         metric = row.cells["metric"].lower().removeprefix("lat_").removeprefix("latency_")
         if metric not in RATES and metric not in LATENCIES:
-            raise Unreadable(
+            raise UnreadableJob(
                 f"line {row.number}: metric {row.cells['metric']!r} is none of iops, MB/s, "
                 "GB/s, KB/s, MiB/s, KiB/s, ms, us, ns"
             )
@@ -186,12 +186,12 @@ def _by_columns(path: Path, header: list[str], rows: list[Row]) -> list[Placed]:
     ]
 
 
-def _label(row: Row) -> str:
+def _label(row: PublishedRow) -> str:
     """What tells a row's workload from others: its name and options."""
     return "\t".join(row.cells.get(c, "") for c in ("workload", *OPTION_COLUMNS))
 
 
-def _names(first: dict[str, Row]) -> dict[str, str]:
+def _names(first: dict[str, PublishedRow]) -> dict[str, str]:
     """Each workload as iolab names a point of a sweep ("4k rw=read"); where two would share a
     name, their other options are added to it."""
     base = {label: _base_name(row) for label, row in first.items()}
@@ -204,12 +204,12 @@ def _names(first: dict[str, Row]) -> dict[str, str]:
     }  # fmt: skip
 
 
-def _base_name(row: Row) -> str:
+def _base_name(row: PublishedRow) -> str:
     bs, rw = row.cells.get("bs", ""), row.cells.get("rw", "")
     return " ".join(p for p in (bs, f"rw={rw}" if rw else "") if p) or row.cells["workload"]
 
 
-def _cell(path: Path, row: Row, name: str, setup: str, given: dict[str, float]) -> Placed:
+def _cell(path: Path, row: PublishedRow, name: str, setup: str, given: dict[str, float]) -> Placed:
     rw = row.cells.get("rw", "")
     way = _way(rw, row)
     bs = _size(row)
@@ -220,9 +220,9 @@ def _cell(path: Path, row: Row, name: str, setup: str, given: dict[str, float]) 
     iops = given.get("iops")
     bw = next((v * RATES[unit] for unit, v in given.items() if RATES.get(unit)), None)
     if iops is None and bw is None:
-        raise Unreadable(f"line {row.number}: {setup}: a latency without IOPS or bytes/s")
+        raise UnreadableJob(f"line {row.number}: {setup}: a latency without IOPS or bytes/s")
     if (iops is None or bw is None) and not bs:
-        raise Unreadable(f"line {row.number}: no block size to tell IOPS from bytes/s")
+        raise UnreadableJob(f"line {row.number}: no block size to tell IOPS from bytes/s")
     latency = next((v * LATENCIES[unit] for unit, v in given.items() if unit in LATENCIES), None)
     if bw is None:
         assert iops is not None
@@ -234,22 +234,22 @@ def _cell(path: Path, row: Row, name: str, setup: str, given: dict[str, float]) 
     return Placed(path, name, options, [], metrics=case(figures), setup=setup)
 
 
-def _way(rw: str, row: Row) -> Direction:
+def _way(rw: str, row: PublishedRow) -> Direction:
     if rw in READS:
         return "read"
     if rw in WRITES:
         return "write"
-    raise Unreadable(
+    raise UnreadableJob(
         f"line {row.number}: rw {rw!r}: a figure of one direction needs read, write, randread "
         "or randwrite"
     )
 
 
-def _size(row: Row) -> int:
+def _size(row: PublishedRow) -> int:
     try:
         return parse_size(row.cells.get("bs", "")) if row.cells.get("bs") else 0
     except ValueError:
-        raise Unreadable(f"line {row.number}: bs {row.cells['bs']!r} is not a size") from None
+        raise UnreadableJob(f"line {row.number}: bs {row.cells['bs']!r} is not a size") from None
 
 
 def _option(text: str) -> FioValue:
@@ -259,7 +259,7 @@ def _option(text: str) -> FioValue:
 # set-ups as rows
 
 
-def _by_rows(path: Path, text: str, header: list[str], rows: list[Row]) -> list[Placed]:
+def _by_rows(path: Path, text: str, header: list[str], rows: list[PublishedRow]) -> list[Placed]:
     described = [c for c in header if c not in SEQUENTIAL and c not in BONNIE]
     commands = _dd_commands(text)
     out = []
@@ -303,12 +303,12 @@ def factors(text: str) -> dict[str, tuple[tuple[str, str], ...]]:
     return found
 
 
-def _factor(row: Row, column: str, value: str) -> tuple[str, str]:
+def _factor(row: PublishedRow, column: str, value: str) -> tuple[str, str]:
     """A column's name and a row's value as a factor, by the rule of names (names.factor)."""
     try:
         return names.factor(column), names.factor(value)
     except names.BadName as error:
-        raise Unreadable(
+        raise UnreadableJob(
             f"line {row.number}, {_column(row, column)}: as a factor, {error}"
         ) from None
 
@@ -329,7 +329,7 @@ def ratios(text: str) -> list[Ratio]:
     shares = {c: RATIO_COLUMN.match(c) for c in header if c.endswith("_pct") and c not in MIX}
     wrong = [c for c, found in shares.items() if found is None]
     if wrong:
-        raise Unreadable(
+        raise UnreadableJob(
             f"column {values.field_name(wrong[0], 'of percentages')}: a share of what? iolab "
             "reads read_iops_pct, write_iops_pct, read_bw_pct and write_bw_pct"
         )
@@ -345,15 +345,15 @@ def ratios(text: str) -> list[Ratio]:
                 continue
             if value > MOST_PERCENT:
                 where = f"line {row.number}, {_column(row, column)}"
-                raise Unreadable(f"{where}: over {MOST_PERCENT:,.0f}%")
+                raise UnreadableJob(f"{where}: over {MOST_PERCENT:,.0f}%")
             metric: RatioMetric = "iops" if match.group(2).lower() == "iops" else "bw"
             found.append(Ratio("", "", name, way, metric, value / 100, position, options))
     if not found:
-        raise Unreadable("a table of percentages without a figure")
+        raise UnreadableJob("a table of percentages without a figure")
     return found
 
 
-def _ratio_options(row: Row) -> dict[str, FioValue]:
+def _ratio_options(row: PublishedRow) -> dict[str, FioValue]:
     """The workload a row's shares are of: its rw (or random_pct with read_pct), bs, mix and
     depth, as fio names them; its first column (access_spec) is its description."""
     cells = row.cells
@@ -374,19 +374,19 @@ def _ratio_options(row: Row) -> dict[str, FioValue]:
     return options
 
 
-def _share(row: Row, *columns: str) -> float | None:
+def _share(row: PublishedRow, *columns: str) -> float | None:
     """A percentage column's value (0 to 100), None when the row has none."""
     column = next((c for c in columns if row.cells.get(c)), None)
     value = _number(row, column) if column else None
     if column and value is not None and value > 100:
-        raise Unreadable(f"line {row.number}, {_column(row, column)}: over 100%")
+        raise UnreadableJob(f"line {row.number}, {_column(row, column)}: over 100%")
     return value
 
 
-def _rw(row: Row, random_pct: float | None, read_pct: float | None) -> str:
+def _rw(row: PublishedRow, random_pct: float | None, read_pct: float | None) -> str:
     """fio's rw of a random share (0 or 100) and a read share."""
     if random_pct not in (None, 0, 100) or read_pct is None:
-        raise Unreadable(
+        raise UnreadableJob(
             f"line {row.number}: a row's pattern needs rw, or read_pct with random_pct 0 or 100"
         )
     prefix = "rand" if random_pct == 100 else ""
@@ -424,14 +424,14 @@ def write_devices(level: str, devices: int) -> int:
     return max(count, 0)
 
 
-def _devices(row: Row) -> int:
+def _devices(row: PublishedRow) -> int:
     """The set-up's device count, from its drives (or devices) column; 0 when not given."""
     column = next((c for c in DEVICE_COLUMNS if row.cells.get(c)), None)
     if column is None:
         return 0
     count = _number(row, column)
     if count is None or count != int(count) or not 1 <= count <= MAX_DEVICES:
-        raise Unreadable(
+        raise UnreadableJob(
             f"line {row.number}, {_column(row, column)}: not a device count (1 to {MAX_DEVICES})"
         )
     return int(count)
@@ -441,7 +441,7 @@ def _bonnie_unit(column: str) -> int:
     return 1 if column == "random_seeks/s" else 1024  # bonnie++'s K is 1024
 
 
-def _setup_name(row: Row, columns: list[str]) -> str:
+def _setup_name(row: PublishedRow, columns: list[str]) -> str:
     """The columns that name the set-up, in order: "Adaptec 5805 RAID1 of 2"."""
     parts = []
     for column in columns:
@@ -455,7 +455,7 @@ def _setup_name(row: Row, columns: list[str]) -> str:
         else:
             parts.append(value)
     if not parts:
-        raise Unreadable(f"line {row.number}: no column names its set-up")
+        raise UnreadableJob(f"line {row.number}: no column names its set-up")
     return " ".join(parts)
 
 
@@ -468,7 +468,7 @@ def _dd_commands(text: str) -> dict[Direction, dict[str, str]]:
             for operands in dd.commands(line):
                 try:
                     found.setdefault(dd.direction_of(operands, ""), operands)
-                except Unreadable:
+                except UnreadableJob:
                     continue
     return found
 
@@ -479,7 +479,7 @@ def _sequential(
     operands = commands.get(rw, {})
     bs = dd.block_size(operands, rw) if operands else 0
     if not bs:
-        raise Unreadable(
+        raise UnreadableJob(
             f"{rw}_MB/s: no block size to tell its IOPS (give the dd command, with bs=, in a "
             "comment)"
         )

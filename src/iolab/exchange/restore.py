@@ -8,7 +8,7 @@ from typing import Any
 
 from iolab import names
 from iolab.exchange import export, fio_json, values
-from iolab.exchange.found import Unreadable, percentile_key
+from iolab.exchange.found import UnreadableJob, percentile_key
 from iolab.exchange.values import COUNT, RUNTIME, TIME, Limit
 from iolab.model import DIRECTIONS, METRICS, PHASES
 from iolab.units import parse_size
@@ -93,7 +93,7 @@ def tables(doc: Mapping[str, Any]) -> dict[str, list[dict[str, Any]]]:
     if version != export.VERSION:
         newer = isinstance(version, int) and version > export.VERSION
         said = version if isinstance(version, int) and abs(version) < 10**6 else "unknown"
-        raise Unreadable(
+        raise UnreadableJob(
             f"an iolab export of schema version {said}; this iolab reads version "
             f"{export.VERSION}" + (": upgrade iolab" if newer else "")
         )
@@ -140,22 +140,22 @@ def _named(checked: Mapping[str, list[dict[str, Any]]]) -> None:
             try:
                 row[column] = names.check(row[column])
             except names.BadName as error:
-                raise Unreadable(f"{where}.{column} {error}") from None
+                raise UnreadableJob(f"{where}.{column} {error}") from None
 
 
 def _rows(doc: Mapping[str, Any], table: str, rows: object) -> list[dict[str, Any]]:
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-        raise Unreadable(f"its {table!r} is not a list of objects")
+        raise UnreadableJob(f"its {table!r} is not a list of objects")
     for number, row in enumerate(rows):
         for column, types in TYPES[table].items():
             value = row.get(column)
             if not isinstance(value, types) or isinstance(value, bool):
-                raise Unreadable(
+                raise UnreadableJob(
                     f"{table}[{number}].{column} = {str(value)[:40]!r} is not "
                     f"{' or '.join('null' if t is type(None) else t.__name__ for t in types)}"
                 )
     if table == "run" and not rows:
-        raise Unreadable("it holds no run")
+        raise UnreadableJob("it holds no run")
     return rows
 
 
@@ -167,17 +167,17 @@ def _values(table: str, row: Mapping[str, Any], where: str) -> None:
             values.number(row[column], f"{where}.{column}", limit, low=low)
     for column, words in WORDS.get(table, {}).items():
         if row[column] not in words:
-            raise Unreadable(f"{where}.{column} is none of {', '.join(words)}")
+            raise UnreadableJob(f"{where}.{column} is none of {', '.join(words)}")
     if table == "samples":
         limit = values.SAMPLE_LIMITS[row["metric"]]
         values.number(row["value"], f"{where}.value", limit)
     if table == "percentiles":
         share = percentile_key(row["percentile"])
         if share is None or len(row["percentile"]) > 20:
-            raise Unreadable(f"{where}.percentile is not a share from 0 to 100")
+            raise UnreadableJob(f"{where}.percentile is not a share from 0 to 100")
     for start, end in (("started_at", "ended_at"),):
         if row.get(start) is not None and row.get(end) is not None and row[end] < row[start]:
-            raise Unreadable(f"{where}.{end} is before its {start}")
+            raise UnreadableJob(f"{where}.{end} is before its {start}")
     if table == "cases":
         values.check_options(row["options"], f"{where}.options")
         _raw(row["raw_json"], f"{where}.raw_json: ")
@@ -201,7 +201,7 @@ def _references(checked: Mapping[str, list[dict[str, Any]]]) -> None:
     baseline, a case for each row of figures, a window of metrics for each percentile; and no
     row twice."""
     if not checked["setups"]:
-        raise Unreadable("its setups is empty: an export holds the set-ups of its cases")
+        raise UnreadableJob("its setups is empty: an export holds the set-ups of its cases")
     _unique(checked["setups"], "setups", ("name",))
     _unique(checked["cases"], "cases", ("id",))
     _unique(checked["cases"], "cases", ("case_key",))
@@ -212,14 +212,14 @@ def _references(checked: Mapping[str, list[dict[str, Any]]]) -> None:
     _known(checked["cases"], "cases", "setup", setups, "a set-up its setups do not hold")
     baseline = checked["run"][0]["baseline"]
     if baseline is not None and baseline not in setups:
-        raise Unreadable("run.baseline names a set-up its setups do not hold")
+        raise UnreadableJob("run.baseline names a set-up its setups do not hold")
     cases = {row["id"] for row in checked["cases"]}
     for table in ("metrics", "percentiles", "samples"):
         _known(checked[table], table, "case_id", cases, "a case its cases do not hold")
     windows = {tuple(row[k] for k in window) for row in checked["metrics"]}
     for number, row in enumerate(checked["percentiles"]):
         if tuple(row[k] for k in window) not in windows:
-            raise Unreadable(f"percentiles[{number}] is of a window its metrics do not hold")
+            raise UnreadableJob(f"percentiles[{number}] is of a window its metrics do not hold")
     _rising(checked["percentiles"], window)
 
 
@@ -256,7 +256,7 @@ def _block_size(options: Mapping[str, Any]) -> int | None:
 def _agree(rate: float, bw_bytes: float, what: str) -> None:
     """`rate` (bytes/s, from a window's other figures) and its bw_bytes, within CONSISTENT."""
     if rate > 0 and bw_bytes > 0 and max(rate, bw_bytes) > CONSISTENT * min(rate, bw_bytes):
-        raise Unreadable(
+        raise UnreadableJob(
             f"{what} gives {rate:,.0f} bytes/s, its bw_bytes {bw_bytes:,.0f}: more than "
             f"{CONSISTENT:g} times apart, which no measurement gives"
         )
@@ -268,13 +268,13 @@ def _unique(rows: list[dict[str, Any]], table: str, key: tuple[str, ...]) -> Non
         first = seen.setdefault(tuple(row[k] for k in key), number)
         if first != number:
             said = ", ".join(key) if len(key) < 3 else "case, window and direction"
-            raise Unreadable(f"{table}[{number}] repeats the {said} of {table}[{first}]")
+            raise UnreadableJob(f"{table}[{number}] repeats the {said} of {table}[{first}]")
 
 
 def _known(rows: list[dict[str, Any]], table: str, column: str, known: set[Any], what: str) -> None:
     for number, row in enumerate(rows):
         if row[column] not in known:
-            raise Unreadable(f"{table}[{number}].{column} names {what}")
+            raise UnreadableJob(f"{table}[{number}].{column} names {what}")
 
 
 def _rising(rows: list[dict[str, Any]], window: tuple[str, ...]) -> None:
@@ -288,7 +288,7 @@ def _rising(rows: list[dict[str, Any]], window: tuple[str, ...]) -> None:
     for found in shares.values():
         for low, high in itertools.pairwise(sorted(found)):
             if high[1] < low[1]:
-                raise Unreadable(
+                raise UnreadableJob(
                     f"percentiles[{high[2]}].value_ns is below that of percentiles[{low[2]}], "
                     "a lower percentile of the same window"
                 )

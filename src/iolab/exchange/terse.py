@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from iolab.exchange import values
-from iolab.exchange.found import Job, Unreadable, percentile_key, scaled
+from iolab.exchange.found import FoundJob, UnreadableJob, percentile_key, scaled
 
 VERSIONS = {"3": (("read", "write"), 41), "4": (("read", "write", "trim"), 41),
             "5": (("read", "write", "trim"), 47)}  # fmt: skip
@@ -29,32 +29,34 @@ def is_terse(text: str) -> bool:
     return len(fields) > 100 and fields[0] in ("2", *VERSIONS)
 
 
-def read(path: Path, text: str) -> list[Job]:
-    """One Job per job name (lines of one name, e.g. numjobs without group_reporting, are
+def read(path: Path, text: str) -> list[FoundJob]:
+    """One FoundJob per job name (lines of one name, e.g. numjobs without group_reporting, are
     that job's entries)."""
-    jobs: dict[str, Job] = {}
+    jobs: dict[str, FoundJob] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         fields = line.rstrip("\n").split(";")
         if len(fields) < 100:
             continue  # client/server prints disk utilisation on lines of its own
         if fields[0] == "2":
-            raise Unreadable("terse version 2 (fio 2.0's default) is not read; use 3, 4 or 5")
+            raise UnreadableJob("terse version 2 (fio 2.0's default) is not read; use 3, 4 or 5")
         if fields[0] not in VERSIONS:
-            raise Unreadable(f"line {number}: terse version {fields[0]!r} is not 3, 4 or 5")
+            raise UnreadableJob(f"line {number}: terse version {fields[0]!r} is not 3, 4 or 5")
         try:
             entry = _entry(fields)
         except IndexError:
-            raise Unreadable(f"line {number}: fewer fields than terse v{fields[0]} has") from None
-        except (ValueError, Unreadable):
-            raise Unreadable(
+            raise UnreadableJob(
+                f"line {number}: fewer fields than terse v{fields[0]} has"
+            ) from None
+        except (ValueError, UnreadableJob):
+            raise UnreadableJob(
                 f"line {number}: not a terse v{fields[0]} line (a figure that is not a number)"
             ) from None
         values.check_entry(entry, f"line {number}: ")
         name = entry["jobname"]
         header = {"fio version": fields[1]}
-        jobs.setdefault(name, Job(path, name, {}, [], header)).entries.append(entry)
+        jobs.setdefault(name, FoundJob(path, name, {}, [], header)).entries.append(entry)
     if not jobs:
-        raise Unreadable("no terse line in it")
+        raise UnreadableJob("no terse line in it")
     return list(jobs.values())
 
 

@@ -1,6 +1,6 @@
 """Every number an import brings, checked before it becomes a result: one rule book for fio's
 JSON and terse output, its logs, dd's, bonnie++'s and published figures, and iolab's exports.
-A value that breaks a rule is refused as `Unreadable`, in a line naming the field (a JSON path
+A value that breaks a rule is refused as `UnreadableJob`, in a line naming the field (a JSON path
 such as jobs[0].read.iops, or a line and a column) and what is wrong with it; the value is
 shown only when it is a number iolab has read, never as the file's text.
 
@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from iolab.exchange.found import Unreadable, percentile_key
+from iolab.exchange.found import UnreadableJob, percentile_key
 from iolab.model import CaseMetrics, Sample
 from iolab.units import parse_size
 
@@ -133,18 +133,18 @@ def number(
 ) -> float:
     """`value` as the figure at `path`: a finite number from `low` to the limit."""
     if isinstance(value, Odd):
-        raise Unreadable(f"{path} is {value.said}")
+        raise UnreadableJob(f"{path} is {value.said}")
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise Unreadable(f"{path} is {_kind(value)}, not a number")
+        raise UnreadableJob(f"{path} is {_kind(value)}, not a number")
     if not math.isfinite(value):
-        raise Unreadable(f"{path} is {shown(value)}, not a finite number")
+        raise UnreadableJob(f"{path} is {shown(value)}, not a finite number")
     if whole and not isinstance(value, int):
-        raise Unreadable(f"{_is(path, value)} is not a whole number")
+        raise UnreadableJob(f"{_is(path, value)} is not a whole number")
     if value < low:
         said = "negative" if value < 0 else f"below {low}"
-        raise Unreadable(f"{_is(path, value)} is {said}")
+        raise UnreadableJob(f"{_is(path, value)} is {said}")
     if value > limit.value:
-        raise Unreadable(f"{_is(path, value)} is beyond {limit.words}")
+        raise UnreadableJob(f"{_is(path, value)} is beyond {limit.words}")
     return value
 
 
@@ -156,9 +156,9 @@ def _is(path: str, value: float) -> str:
 def whole_text(text: str, path: str, limit: Limit = COUNT, low: int = 0) -> int:
     """A whole number written in a file ("67108864"), without reading an overlong one."""
     if not text.isascii() or not text.isdigit():
-        raise Unreadable(f"{path} is not a whole number")
+        raise UnreadableJob(f"{path} is not a whole number")
     if len(text) > MAX_DIGITS:
-        raise Unreadable(f"{path} is a number of {len(text)} digits, beyond {limit.words}")
+        raise UnreadableJob(f"{path} is a number of {len(text)} digits, beyond {limit.words}")
     return int(number(int(text), path, limit, whole=True, low=low))
 
 
@@ -173,7 +173,7 @@ def check_tree(value: object, path: str = "") -> None:
 
 def _walk(value: object, path: str, depth: int) -> None:
     if depth > MAX_DEPTH:
-        raise Unreadable(
+        raise UnreadableJob(
             f"{path} is nested more than {MAX_DEPTH} levels deep; fio's output and iolab's "
             "exports are not"
         )
@@ -247,7 +247,7 @@ def check_entry(entry: Mapping[str, Any], path: str) -> None:
 
 def _object(value: object, path: str) -> Mapping[str, Any]:
     if not isinstance(value, dict):
-        raise Unreadable(f"{path} is {_kind(value)}, not an object")
+        raise UnreadableJob(f"{path} is {_kind(value)}, not an object")
     return value
 
 
@@ -295,7 +295,7 @@ def _rising(ordered: list[tuple[float, float, str]]) -> None:
     """Percentiles (share, value, field) do not decrease as their share grows."""
     for low, high in itertools.pairwise(sorted(ordered)):
         if high[1] < low[1]:
-            raise Unreadable(
+            raise UnreadableJob(
                 f"{_is(high[2], high[1])} is below {_is(low[2], low[1])}: a higher percentile "
                 "cannot be smaller"
             )
@@ -309,7 +309,7 @@ def _bins(value: object, path: str, nanoseconds: bool) -> None:
         if text.isascii() and text.isdigit():
             whole_text(text, f"{where} (its latency)")
         elif nanoseconds:
-            raise Unreadable(f"{where}: a histogram bin not named by its latency in ns")
+            raise UnreadableJob(f"{where}: a histogram bin not named by its latency in ns")
         number(item, where, whole=True)
 
 
@@ -330,7 +330,7 @@ def check_options(value: object, path: str) -> None:
     for position, table in enumerate(tables):
         where = step(path, position) if isinstance(value, list) else path
         if not isinstance(table, Mapping):
-            raise Unreadable(f"{where} is {_kind(table)}, not an object")
+            raise UnreadableJob(f"{where} is {_kind(table)}, not an object")
         for key in (*_AT_LEAST_ONE, *_PERCENT, *_SIZES, *_TIMES):
             if key in table:
                 _option(key, table[key], step(where, key))
@@ -347,16 +347,16 @@ def _option(key: str, value: object, path: str) -> None:
     text = str(value).strip()
     parts = [p.strip() for p in re.split(r"[,:]", text)]
     if any(p.startswith("-") for p in parts):
-        raise Unreadable(f"{path} is negative")
+        raise UnreadableJob(f"{path} is negative")
     if key in _AT_LEAST_ONE or key in _PERCENT:
         if text.isascii() and text.isdigit():
             limit = SHARE if key in _PERCENT else ONES
             whole_text(text, path, limit, low=1 if key in _AT_LEAST_ONE else 0)
         return
     if any(p.isdigit() and len(p) > MAX_DIGITS for p in parts):
-        raise Unreadable(f"{path} is beyond {COUNT.words}")
+        raise UnreadableJob(f"{path} is beyond {COUNT.words}")
     if key in _BLOCK_SIZES and any(_zero(p) for p in parts):
-        raise Unreadable(f"{path}: a block size of 0 bytes")
+        raise UnreadableJob(f"{path}: a block size of 0 bytes")
 
 
 def _zero(part: str) -> bool:
@@ -409,5 +409,5 @@ def check_log_line(fields: list[str], where: str, kind: str) -> None:
     try:
         value = float(fields[1])
     except ValueError:
-        raise Unreadable(f"{where}, value: not a number") from None
+        raise UnreadableJob(f"{where}, value: not a number") from None
     number(value, f"{where}, value", LOG_LIMITS[kind])

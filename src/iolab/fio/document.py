@@ -11,7 +11,7 @@ from iolab.model import JSON, CaseMetrics, Direction, JSONObject
 
 
 @dataclass(frozen=True)
-class Document:
+class FioDocument:
     """fio's job entries (one per job, per host in client/server mode, per process without
     group_reporting) and what the document says beside them (fio's version, its timestamp).
     Each figure is worked out once, when first asked for."""
@@ -24,7 +24,7 @@ class Document:
             raise parse.ParseError("fio's JSON result lists no jobs")
 
     @classmethod
-    def read(cls, text: str) -> Document:
+    def read(cls, text: str) -> FioDocument:
         """fio's printed JSON (warning lines before it skipped); ParseError when there is none,
         or it is cut short or damaged, or it lists no jobs."""
         data = parse.load_json(text)

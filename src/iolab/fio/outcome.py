@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from iolab.fio.document import Document
+from iolab.fio.document import FioDocument
 from iolab.fio.parse import ParseError
 
 
@@ -25,11 +25,11 @@ class Outcome:
     lost: tuple[tuple[str, str], ...] = ()  # (host, why) for hosts that sent no result
 
     @cached_property
-    def document(self) -> Document | None:
+    def document(self) -> FioDocument | None:
         """fio's JSON result, read once for everyone who looks at it; None when fio printed
         none that can be read (nothing, cut short, no jobs)."""
         try:
-            return Document.read(self.json_text)
+            return FioDocument.read(self.json_text)
         except ParseError:
             return None
 

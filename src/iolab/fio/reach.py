@@ -59,7 +59,7 @@ class Amount:
 
 
 @dataclass(frozen=True)
-class Region:
+class ReachRegion:
     """The bytes one of a job's processes may touch: [start, end)."""
 
     job: int
@@ -124,7 +124,7 @@ def _align(options: Mapping[str, FioValue]) -> int:
     return max([MIN_ALIGN, *sizes])
 
 
-def regions(options: Mapping[str, FioValue], file_size: int) -> list[Region]:
+def regions(options: Mapping[str, FioValue], file_size: int) -> list[ReachRegion]:
     """Each process's region on a file of `file_size` bytes (0: a file not made yet)."""
     offset = amount("offset", options.get("offset", 0))
     step = amount("offset_increment", options.get("offset_increment", 0))
@@ -133,7 +133,7 @@ def regions(options: Mapping[str, FioValue], file_size: int) -> list[Region]:
     for job in range(_jobs(options)):
         start = offset.of(file_size) + job * step.of(file_size)
         start = -(-start // align) * align
-        out.append(Region(job, start, start + _length(options, file_size, start)))
+        out.append(ReachRegion(job, start, start + _length(options, file_size, start)))
     return out
 
 

@@ -21,7 +21,7 @@ from iolab.report.cells import (
     warned,
     whole_rows,
 )
-from iolab.report.data import Case, Dataset
+from iolab.report.data import DataCase, Dataset
 from iolab.report.document import (
     Block,
     Document,
@@ -126,7 +126,7 @@ def _comparison(data: Dataset, metric: str) -> Table:
 
 
 def _compare_cells(
-    cases: dict[int, list[Case]], runs: Sequence[int], metric: str, part: str = ""
+    cases: dict[int, list[DataCase]], runs: Sequence[int], metric: str, part: str = ""
 ) -> list[Cell]:
     values = {run: cell_values(cases[run], metric, part)[0] for run in runs}
     base = values[runs[0]]

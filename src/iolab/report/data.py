@@ -75,7 +75,7 @@ class SetupInfo:
 
 
 @dataclass(frozen=True)
-class Case(CaseRow):
+class DataCase(CaseRow):
     """A stored case of one of the runs, its set-up named by its column label."""
 
     run_id: int = 0
@@ -85,7 +85,7 @@ class Case(CaseRow):
 class Dataset:
     runs: tuple[RunRow, ...]
     setups: tuple[SetupInfo, ...]
-    cases: tuple[Case, ...]
+    cases: tuple[DataCase, ...]
     samples: Mapping[SeriesKey, tuple[Sample, ...]]
     histograms: Mapping[HistogramKey, Mapping[int, int]]
     charted: tuple[str, ...] | None = None  # the workloads samples and bins were read for
@@ -115,23 +115,23 @@ class Dataset:
             seen.setdefault(case.workload, (case.workload_position, index))
         return tuple(sorted(seen, key=lambda name: seen[name]))
 
-    def cell(self, setup: str, workload: str) -> list[Case]:
+    def cell(self, setup: str, workload: str) -> list[DataCase]:
         return list(self._cells.get((setup, workload), ()))
 
     @cached_property
-    def _cells(self) -> dict[tuple[str, str], list[Case]]:
-        out: dict[tuple[str, str], list[Case]] = {}
+    def _cells(self) -> dict[tuple[str, str], list[DataCase]]:
+        out: dict[tuple[str, str], list[DataCase]] = {}
         for case in self.cases:
             out.setdefault((case.setup, case.workload), []).append(case)
         return out
 
-    def first(self, workload: str) -> Case:
+    def first(self, workload: str) -> DataCase:
         """The first stored case of a workload (its options)."""
         return self._first[workload]
 
     @cached_property
-    def _first(self) -> dict[str, Case]:
-        out: dict[str, Case] = {}
+    def _first(self) -> dict[str, DataCase]:
+        out: dict[str, DataCase] = {}
         for case in self.cases:
             out.setdefault(case.workload, case)
         return out
@@ -185,20 +185,24 @@ def load(
     )
 
 
-def _with_run_checks(cases: tuple[Case, ...], setups: Sequence[SetupInfo]) -> tuple[Case, ...]:
+def _with_run_checks(
+    cases: tuple[DataCase, ...], setups: Sequence[SetupInfo]
+) -> tuple[DataCase, ...]:
     """The cases with the warnings only a set-up's cases together show (virtual-cache: writes
     far above reads of the same shape on a virtual disk with write back), each on its cell."""
     found: dict[tuple[str, str], CheckWarning] = {}
     for info in setups:
         disk = virtual_cache.virtual_write_back(_devices(info.facts))
         mine = [c for c in cases if c.setup == info.label and c.status == "ok"]
-        figures = [virtual_cache.Figure(c.workload, c.options, c.total("bw") / 1e6) for c in mine]
+        figures = [
+            virtual_cache.CachedFigure(c.workload, c.options, c.total("bw") / 1e6) for c in mine
+        ]
         for workload, warning in virtual_cache.warnings(disk, figures).items():
             found[(info.label, workload)] = warning
     return tuple(_warned(c, found.get((c.setup, c.workload))) for c in cases)
 
 
-def _warned(case: Case, warning: CheckWarning | None) -> Case:
+def _warned(case: DataCase, warning: CheckWarning | None) -> DataCase:
     if warning is None or case.status != "ok" or any(w.code == warning.code for w in case.warnings):
         return case
     return replace(case, warnings=(*case.warnings, warning))
@@ -244,9 +248,9 @@ class Repetitions:
         self.seen[(label, workload)] = max(self.seen.get((label, workload), 0), number)
         return label, workload, number
 
-    def case(self, run_id: int, label: str, row: CaseRow) -> Case:
+    def case(self, run_id: int, label: str, row: CaseRow) -> DataCase:
         _, _, number = self.key(run_id, label, row.workload, row.repetition)
-        return Case(**{**row.__dict__, "setup": label, "repetition": number}, run_id=run_id)
+        return DataCase(**{**row.__dict__, "setup": label, "repetition": number}, run_id=run_id)
 
 
 def _unique(runs: list[RunRow]) -> list[RunRow]:

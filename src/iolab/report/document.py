@@ -36,7 +36,7 @@ from iolab.report.cells import (
     whole_rows,
 )
 from iolab.report.charts import Chart
-from iolab.report.data import Case, Dataset
+from iolab.report.data import DataCase, Dataset
 from iolab.report.views import (
     cdm_view,
     curve_view,
@@ -436,7 +436,7 @@ def _ceiling_warnings(data: Dataset, metric: str) -> list[str]:
     return [f"{w.code}: {w}" for w in comparison.above_ceiling(single, others, advice)]
 
 
-def _ceiling_advice(setup: Setup, case: Case) -> str:
+def _ceiling_advice(setup: Setup, case: DataCase) -> str:
     """checks.ceiling_advice for the set-up's filesystem (btrfs: its sector size)."""
     layout = setup.layout or Layout(())
     fs = layout.filesystem if setup.layout else ""

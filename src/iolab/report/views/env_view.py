@@ -19,7 +19,7 @@ from typing import Any
 from iolab.analysis.environment import differences
 from iolab.model import JSONObject
 from iolab.report.cells import utc
-from iolab.report.data import Case, Dataset, SetupInfo
+from iolab.report.data import DataCase, Dataset, SetupInfo
 from iolab.store import RunRow
 from iolab.targets.facts import DeviceFacts, Layer, LogLine, RaidFacts, SetupFacts, TargetFacts
 from iolab.units import human_bytes
@@ -330,7 +330,7 @@ LAB_CODE = "virtual-lab"  # the warning every case measured in the lab carries
 LAB_WORDS = "measured in iolab's virtual lab (user-mode Linux, image files)"
 
 
-def in_lab(run: RunRow, cases: Sequence[Case]) -> bool:
+def in_lab(run: RunRow, cases: Sequence[DataCase]) -> bool:
     """Whether a run was measured in iolab's virtual lab: its origin says so, or (a run
     stored before origins named the lab) every case of it carries the virtual-lab warning."""
     if run.origin.kind == "lab":

@@ -14,7 +14,7 @@ from iolab.model import DIRECTIONS
 from iolab.report import directions, summary
 from iolab.report.cells import UNITS, case_value, format_value
 from iolab.report.charts import Axis, Chart, Series, slug
-from iolab.report.data import Case, Dataset
+from iolab.report.data import DataCase, Dataset
 from iolab.report.views import sweep_axes
 from iolab.units import format_size
 
@@ -53,7 +53,7 @@ def y_axis(metric: str, unit: tuple[str, float] | None = None) -> Axis:
     return Axis(f"{name} completion latency", (unit or latency.MICROSECONDS)[0], start_at_zero=True)
 
 
-def case_metric(case: Case, metric: str, part: str = "") -> float | None:
+def case_metric(case: DataCase, metric: str, part: str = "") -> float | None:
     """IOPS, MB/s (of one direction, `part` "read" or "write"), or a latency in ns: the
     I/O-weighted mean, or a percentile of the slower direction (for mixed workloads)."""
     if metric in ("iops", "bw"):
@@ -71,7 +71,7 @@ def case_metric(case: Case, metric: str, part: str = "") -> float | None:
 
 
 def _points(
-    cases: Sequence[Case], metric: str, scale: float = 1.0, part: str = ""
+    cases: Sequence[DataCase], metric: str, scale: float = 1.0, part: str = ""
 ) -> tuple[float | None, float | None, str]:
     """(median, half-width, label) of the repetitions in `cases` (of one direction, `part`),
     divided by `scale`."""
@@ -106,7 +106,7 @@ def setup_colors(data: Dataset) -> dict[str, int]:
     return {label: index for index, label in enumerate(data.labels)}
 
 
-def _scale(metric: str, cases: Sequence[Case]) -> tuple[Axis, float]:
+def _scale(metric: str, cases: Sequence[DataCase]) -> tuple[Axis, float]:
     """The y axis for a metric, and what to divide case_metric by (IOPS and MB/s: nothing)."""
     if metric in ("iops", "bw"):
         return y_axis(metric), 1.0
@@ -193,7 +193,7 @@ def _repetition_caption(data: Dataset) -> str:
 # ---------------------------------------------------------------- scaling lines (study D)
 
 
-def _varying(cases: Sequence[Case]) -> dict[str, list[Any]]:
+def _varying(cases: Sequence[DataCase]) -> dict[str, list[Any]]:
     """Workload axes whose values differ between cases (sweep_axes), with their values."""
     return sweep_axes.varying(cases)
 
@@ -201,7 +201,7 @@ def _varying(cases: Sequence[Case]) -> dict[str, list[Any]]:
 _number = sweep_axes.number
 
 
-def _swept(data: Dataset) -> list[Case]:
+def _swept(data: Dataset) -> list[DataCase]:
     """The cases scaling charts draw: not a peak search's or a load curve's points (their
     numjobs, iodepth and rate are the method's choice; the peak section charts them)."""
     return [c for c in data.cases if "method" not in c.options]
@@ -265,7 +265,7 @@ def scaling(
         )
     metric = y if y != "auto" else ("bw" if field == "bs" else metric_for(ok[0].options, "auto"))
     rest_keys = [k for k in _varying(ok) if k != field]
-    groups: dict[str, list[Case]] = {}
+    groups: dict[str, list[DataCase]] = {}
     for case in ok:
         rest = " ".join(f"{k}={case.options.get(k)}" for k in rest_keys) or "all"
         groups.setdefault(rest, []).append(case)
@@ -317,7 +317,7 @@ def scaling(
     return charts
 
 
-def _group_name(cases: Sequence[Case], field: str, rest: str) -> str:
+def _group_name(cases: Sequence[DataCase], field: str, rest: str) -> str:
     """What a group of a sweep is called: its workload's name without the swept field (one
     name for the group), else the other fields' values; never "all workloads" over one."""
     names = {re.sub(rf"\s*\b{re.escape(field)}=\S+", "", c.workload).strip() for c in cases}
@@ -330,7 +330,7 @@ def _group_name(cases: Sequence[Case], field: str, rest: str) -> str:
 
 
 def _per_field(
-    data: Dataset, ok: Sequence[Case], metric: str, scaled: tuple[Axis, float], groups: int
+    data: Dataset, ok: Sequence[DataCase], metric: str, scaled: tuple[Axis, float], groups: int
 ) -> list[Chart]:
     """Too many combinations for a chart each: one chart per swept numeric field, each point
     the geometric mean, per set-up, of the medians of every workload point with that value;

@@ -12,14 +12,14 @@ import statistics
 from collections.abc import Mapping, Sequence
 
 from iolab.analysis import finding_details, finding_groups, scaling
-from iolab.analysis.finding_details import Knee, ModelGap, Spread, Tail
+from iolab.analysis.finding_details import LoadKnee, ModelGap, Spread, Tail
 from iolab.analysis.finding_sweeps import Sweep
 from iolab.analysis.findings import CHECKS, Figure, Finding, Part, and_list
 from iolab.analysis.findings import WARNED as MARK
 from iolab.analysis.stats import metric_for
 from iolab.model import DIRECTIONS, CheckWarning
 from iolab.report.cells import WARNED, Cell, Row, Table, cell_values, format_value
-from iolab.report.data import Case, Dataset
+from iolab.report.data import DataCase, Dataset
 from iolab.report.views import curve_view, fleet_view, usage_view
 
 TITLE = "Findings"
@@ -61,7 +61,7 @@ def figures(data: Dataset, results: Table, metric: str) -> list[Figure]:
     return list(out.values())
 
 
-def parts(cases: Sequence[Case], metric: str) -> tuple[Part, ...]:
+def parts(cases: Sequence[DataCase], metric: str) -> tuple[Part, ...]:
     """A mixed workload's figure per direction (the median of its ok repetitions), as the
     results table's direction rows give it; () where the cases moved data one way only."""
     ok = [c for c in cases if c.status == "ok"]
@@ -155,7 +155,7 @@ def across_runs_table(spreads: Sequence[Spread], runs: Sequence[int]) -> Table |
     )  # fmt: skip
 
 
-def knees(data: Dataset) -> list[Knee]:
+def knees(data: Dataset) -> list[LoadKnee]:
     """Each load curve's knee as its table shows it: the row flagged knee (or none) and the
     peak's row, their delivered IOPS and p99."""
     out = []
@@ -170,7 +170,7 @@ def knees(data: Dataset) -> list[Knee]:
         load = None if knee is None else knee.label
         slo = curve_view.slo_note(search.curve, cases) or ""
         mark, warned = curve_view.rests_on(search.curve, cases)
-        out.append(Knee(
+        out.append(LoadKnee(
             label, base, peak_iops, peak_p99, load, at_iops, at_p99, slo, mark, warned
         ))  # fmt: skip
     return out

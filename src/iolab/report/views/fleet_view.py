@@ -19,7 +19,7 @@ from iolab.analysis.findings import Finding
 from iolab.analysis.stats import metric_for
 from iolab.report.cells import UNITS, WHERE_SHOWN, Cell, Row, Table, format_value
 from iolab.report.charts import Axis, Chart, Series, slug
-from iolab.report.data import Case, Dataset, SetupInfo
+from iolab.report.data import DataCase, Dataset, SetupInfo
 from iolab.report.views import hosts_view
 from iolab.report.views.figures import y_axis
 
@@ -104,7 +104,7 @@ def _workloads(
     return out
 
 
-def host_figure(group: Sequence[Case], host: str, metric: str) -> float | None:
+def host_figure(group: Sequence[DataCase], host: str, metric: str) -> float | None:
     """The host's median over the ok repetitions (over what failed cases kept, when none is
     ok); None where it sent no result."""
     used = [c for c in group if c.status == "ok"] or list(group)

@@ -31,7 +31,7 @@ from iolab.report.cells import (
     stat_cell,
 )
 from iolab.report.charts import Axis, Chart, Series, slug
-from iolab.report.data import Case, Dataset, SetupInfo
+from iolab.report.data import DataCase, Dataset, SetupInfo
 from iolab.report.views.figures import y_axis
 from iolab.store.rows import recorded_plan
 
@@ -77,11 +77,11 @@ def host_value(metrics: Mapping[Direction, DirectionMetrics], metric: str) -> fl
     return sum(m.bw_bytes for m in metrics.values()) / MB
 
 
-def _lost_case(case: Case) -> bool:
+def _lost_case(case: DataCase) -> bool:
     return any(w.code == HOST_LOST for w in case.warnings)
 
 
-def lost_hosts(case: Case, candidates: Sequence[str]) -> list[str]:
+def lost_hosts(case: DataCase, candidates: Sequence[str]) -> list[str]:
     """The hosts a case lost: named by its host-lost warning, with no figures of their own."""
     named = {host for w in case.warnings if w.code == HOST_LOST for host in w.hosts}
     return [host for host in candidates if host in named and host not in case.hosts]
@@ -116,7 +116,7 @@ def fleet(data: Dataset, hosts: Sequence[str]) -> bool:
     return len(hosts) > FLEET_COLUMNS or each(data)
 
 
-def _host_cell(group: Sequence[Case], host: str, metric: str) -> Cell:
+def _host_cell(group: Sequence[DataCase], host: str, metric: str) -> Cell:
     """The host's median over the ok repetitions (over what a failed case kept, when none is
     ok); "lost" where it sent no result."""
     used = [c for c in group if c.status == "ok"] or list(group)
@@ -128,7 +128,7 @@ def _host_cell(group: Sequence[Case], host: str, metric: str) -> Cell:
     return Cell(None, UNITS[metric], "—")
 
 
-def _all_cell(group: Sequence[Case], metric: str) -> Cell:
+def _all_cell(group: Sequence[DataCase], metric: str) -> Cell:
     values, failed = cell_values(group, metric)
     if values:
         return stat_cell(values, UNITS[metric], metric)
@@ -151,7 +151,7 @@ def slow(cells: Sequence[Cell]) -> list[tuple[int, float, float]]:
     ]
 
 
-def _row(workload: str, group: Sequence[Case], hosts: Sequence[str], metric: str) -> Row:
+def _row(workload: str, group: Sequence[DataCase], hosts: Sequence[str], metric: str) -> Row:
     chosen = metric_for(group[0].options, metric)
     cells = [_host_cell(group, host, chosen) for host in hosts]
     for index, _, _ in slow(cells):

@@ -25,7 +25,7 @@ from iolab.report.cells import (
     stat_cell,
     warned,
 )
-from iolab.report.data import Case, Dataset, SetupInfo
+from iolab.report.data import DataCase, Dataset, SetupInfo
 
 TITLE = "RAID model: predicted vs measured"
 
@@ -107,7 +107,7 @@ def single_figures(data: Dataset, setup: str) -> list[Figures]:
     return out
 
 
-def _median(cases: Sequence[Case], field: str) -> float:
+def _median(cases: Sequence[DataCase], field: str) -> float:
     return statistics.median(
         float(sum(getattr(m, field) for m in c.metrics.values())) for c in cases
     )

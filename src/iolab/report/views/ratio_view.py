@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 
 from iolab.model import CheckWarning, FioValue, Ratio
 from iolab.report.cells import WARNED, WARNED_LEGEND, Cell, Row, Table, cell_values, warned
-from iolab.report.data import Case, Dataset
+from iolab.report.data import DataCase, Dataset
 from iolab.units import parse_size
 
 TITLE = "Relative to a baseline (published shares, not measurements)"
@@ -96,7 +96,7 @@ def _said(value: float) -> str:
 
 def _measured(
     data: Dataset, options: Mapping[str, FioValue], setup: str, base: str, kind: tuple[str, str]
-) -> tuple[float, list[Case]] | None:
+) -> tuple[float, list[DataCase]] | None:
     """The measured share of `setup` over `base` on the workload in one direction (the ratio
     of their medians, where the report measured both, by set-up name, on that workload), and
     the cases it rests on (their warnings mark it)."""

@@ -17,7 +17,7 @@ from typing import Any
 
 from iolab.fio import options as fio_options
 from iolab.report.charts import Axis, Chart, Series, slug
-from iolab.report.data import Case, Dataset
+from iolab.report.data import DataCase, Dataset
 from iolab.units import parse_size
 
 SCALING_FIELDS = ("numjobs", "iodepth", "bs", "rwmixread")  # the x axes, first these
@@ -30,7 +30,7 @@ DIRECTION_OF = {
 }  # fmt: skip
 
 
-def varying(cases: Sequence[Case]) -> dict[str, list[Any]]:
+def varying(cases: Sequence[DataCase]) -> dict[str, list[Any]]:
     """The workload axes whose values differ between cases, with their distinct values, by
     name."""
     keys = sorted({k for c in cases for k in c.options if fio_options.workload_axis(k)})
@@ -97,7 +97,7 @@ class _Field:
 
 def means(
     data: Dataset,
-    ok: Sequence[Case],
+    ok: Sequence[DataCase],
     cells: Mapping[tuple[str, str], list[float]],
     axes: tuple[Axis, XAxis],
     groups: int,

@@ -17,7 +17,7 @@ from iolab.analysis import latency
 from iolab.model import FioValue
 from iolab.report.cells import WARNED, format_value
 from iolab.report.charts import Axis, Chart, HeatColors, Series, plain_number, slug
-from iolab.report.data import Case, Dataset
+from iolab.report.data import DataCase, Dataset
 from iolab.report.views.figures import case_metric
 
 AXES = ("iodepth", "numjobs")  # columns, rows
@@ -31,7 +31,7 @@ def possible(data: Dataset) -> bool:
     return any(_both(cases) for cases in _groups(data).values())
 
 
-def _both(cases: Sequence[Case]) -> bool:
+def _both(cases: Sequence[DataCase]) -> bool:
     return all(len({_at(c)[i] for c in cases}) >= LEAST for i in (0, 1))
 
 
@@ -61,13 +61,13 @@ def _whole(value: FioValue | None) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def _at(case: Case) -> Cell:
+def _at(case: DataCase) -> Cell:
     jobs, depth = _whole(case.options.get("numjobs", 1)), _whole(case.options.get("iodepth", 1))
     assert jobs is not None and depth is not None
     return jobs, depth
 
 
-def _groups(data: Dataset) -> dict[tuple[str, str], list[Case]]:
+def _groups(data: Dataset) -> dict[tuple[str, str], list[DataCase]]:
     """The cases of each set-up and pattern (the workload's other fields), in report order;
     a peak search's or load curve's points are left out (the method chose their depth)."""
     cases = [
@@ -79,7 +79,7 @@ def _groups(data: Dataset) -> dict[tuple[str, str], list[Case]]:
     ]
     keys = sorted({k for c in cases for k in c.options} - IGNORED)
     varying = [k for k in keys if len({str(c.options.get(k)) for c in cases}) > 1]
-    out: dict[tuple[str, str], list[Case]] = {}
+    out: dict[tuple[str, str], list[DataCase]] = {}
     for label in data.labels:
         for case in (c for c in cases if c.setup == label):
             rest = " ".join(f"{k}={case.options.get(k)}" for k in varying)
@@ -87,7 +87,7 @@ def _groups(data: Dataset) -> dict[tuple[str, str], list[Case]]:
     return {(setup, _pattern(group, rest)): group for (setup, rest), group in out.items()}
 
 
-def _pattern(cases: Sequence[Case], rest: str) -> str:
+def _pattern(cases: Sequence[DataCase], rest: str) -> str:
     """A group's name: its workload's name less the swept depth and jobs, else its fields."""
     swept = "|".join(AXES)
     names = {re.sub(rf"\s*\b(?:{swept})=\S+", "", c.workload).strip() for c in cases}
@@ -98,7 +98,7 @@ def _pattern(cases: Sequence[Case], rest: str) -> str:
 def _map(
     setup: str,
     pattern: str,
-    cases: Sequence[Case],
+    cases: Sequence[DataCase],
     metric: str,
     axes: tuple[list[int], list[int]],
 ) -> Chart | None:
@@ -153,12 +153,12 @@ def _label(value: float | None, divisor: float, metric: str, codes: tuple[str, .
     return f"{text} {WARNED}" if codes else text
 
 
-def _codes(cases: Sequence[Case]) -> tuple[str, ...]:
+def _codes(cases: Sequence[DataCase]) -> tuple[str, ...]:
     """The codes of the warnings a cell's cases carry (a note for the reader is none)."""
     return tuple(dict.fromkeys(w.code for c in cases for w in c.warnings if not w.note))
 
 
-def _caption(metric: str, cases: Sequence[Case], warned: dict[Cell, tuple[str, ...]]) -> str:
+def _caption(metric: str, cases: Sequence[DataCase], warned: dict[Cell, tuple[str, ...]]) -> str:
     each = "the median of its repetitions'" if any(c.repetition > 1 for c in cases) else "its"
     what = (
         f"Each cell: {each} IOPS; darker is faster."

@@ -12,7 +12,7 @@ from iolab.analysis import latency
 from iolab.model import DIRECTIONS, Direction, DirectionMetrics
 from iolab.report import summary
 from iolab.report.cells import Cell, Row, Table, stat_cell
-from iolab.report.data import Case, Dataset, SetupInfo
+from iolab.report.data import DataCase, Dataset, SetupInfo
 from iolab.report.views.env_view import options_text, plain, raid_text
 from iolab.targets.facts import SetupFacts, TargetFacts
 from iolab.units import human_bytes
@@ -33,7 +33,7 @@ PERCENTILE_COLUMNS = frozenset({"p50", "p90", "p99", "p99.9", "p99.99"})
 AT_MOST = "≤"
 
 
-def _latency(case: Case, direction: Direction, name: str, statistic: Statistic) -> Latency:
+def _latency(case: DataCase, direction: Direction, name: str, statistic: Statistic) -> Latency:
     """One statistic of one case and direction, in ns; a percentile above the case's maximum
     (fio's percentiles are the upper edges of its histogram bins) is clamped to the maximum,
     and says so."""

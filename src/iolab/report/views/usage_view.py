@@ -14,7 +14,7 @@ from iolab.analysis.stats import metric_for
 from iolab.model import CheckWarning, JSONObject
 from iolab.report.cells import UNITS, Cell, Row, Table, case_value
 from iolab.report.charts import Axis, Chart, Series, slug
-from iolab.report.data import Case, Dataset, SeriesKey
+from iolab.report.data import DataCase, Dataset, SeriesKey
 from iolab.report.views.figures import setup_colors, unique_id
 from iolab.usage import CPU, Telemetry
 
@@ -230,5 +230,5 @@ def single_devices(
     return out
 
 
-def _key(case: Case) -> SeriesKey:
+def _key(case: DataCase) -> SeriesKey:
     return (case.setup, case.workload, case.repetition)
