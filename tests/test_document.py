@@ -14,7 +14,7 @@ import pytest
 from fakes import FakeExecutor
 from iolab import exchange, plan, runner
 from iolab.analysis import check_context, reading
-from iolab.exchange import build
+from iolab.exchange import run_builder
 from iolab.fio import parse
 from iolab.fio.document import FioDocument
 from iolab.fio.info import FioInfo
@@ -165,7 +165,7 @@ def test_the_same_fio_output_reads_alike_run_here_or_imported(tmp_path: Path) ->
     ran = run(tmp_path, FakeExecutor())[0]
     batch = exchange.read([str(FIXTURES / "fio" / "randread-jsonplus")], "here", {})
     (job,) = batch.jobs
-    imported = build.result(job, Case(ran.case.setup, ran.case.workload, 1))
+    imported = run_builder.result(job, Case(ran.case.setup, ran.case.workload, 1))
     assert ran.status == imported.status == "ok"
     assert ran.metrics == imported.metrics and ran.windows == imported.windows
     assert ran.raw_json == imported.raw_json, "the document kept as fio printed it"

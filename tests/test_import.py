@@ -15,7 +15,7 @@ import pytest
 from conftest import run_iolab
 from iolab import app, exchange
 from iolab.exchange import naming, terse
-from iolab.exchange.found import FoundJob
+from iolab.exchange.found_jobs import FoundJob
 from iolab.exchange.logs import LOGS_ONLY
 from iolab.fio import parse
 from iolab.model import DirectionMetrics, FioValue

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from iolab.exchange import fio_json, importer
-from iolab.exchange.found import UnreadableJob
+from iolab.exchange.found_jobs import UnreadableJob
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FILES = [

@@ -2,10 +2,10 @@
 JSON, terse, --status-interval streams, client/server, logs), and runs exported as a
 versioned JSON document or CSV tables that `iolab import` reads back."""
 
-from iolab.exchange.build import Facts, check_named
 from iolab.exchange.export import csv_texts, json_text
-from iolab.exchange.found import UnreadableJob
+from iolab.exchange.found_jobs import UnreadableJob
 from iolab.exchange.importer import Batch, Imported, read, save
+from iolab.exchange.run_builder import Facts, check_named
 
 __all__ = [
     "Batch",

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import cast
 
 from iolab.exchange import logs, naming
-from iolab.exchange.found import FoundJob
-from iolab.exchange.placed import placed
+from iolab.exchange.found_jobs import FoundJob
+from iolab.exchange.named_jobs import placed
 from iolab.fio import parse
 from iolab.model import FioValue
 

@@ -21,9 +21,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from iolab.exchange import values
-from iolab.exchange.found import UnreadableJob
-from iolab.exchange.placed import Placed, case, direction, exact
+from iolab.exchange import rules
+from iolab.exchange.found_jobs import UnreadableJob
+from iolab.exchange.named_jobs import Placed, case, direction, exact
 from iolab.model import Direction, FioValue
 from iolab.units import format_size, parse_size
 
@@ -101,9 +101,9 @@ def csv_lines(text: str) -> list[Line]:
             )
         figures = [_figure(f) for f in fields[_FIRST_VALUE : _FIRST_VALUE + 2 * len(TESTS) : 2]]
         latencies = fields[_FIRST_LATENCY : _FIRST_LATENCY + len(TESTS)]
-        concurrency = values.whole_text(fields[3], f"line {number}, concurrency", values.ONES,
+        concurrency = rules.whole_text(fields[3], f"line {number}, concurrency", rules.ONES,
                                         low=1) if fields[3] else 1  # fmt: skip
-        seekers = (values.whole_text(fields[8], f"line {number}, seekers", values.ONES, low=1)
+        seekers = (rules.whole_text(fields[8], f"line {number}, seekers", rules.ONES, low=1)
                    if fields[8].isdigit() else None)  # fmt: skip
         out.append(
             Line(fields[1], fields[5], _chunk(fields[6]), concurrency, seekers, tuple(figures),
@@ -147,7 +147,7 @@ def _chunk(text: str) -> int:
         chunk = parse_size(text) if text else DEFAULT_CHUNK
     except ValueError:
         raise UnreadableJob("its chunk size is not a size") from None
-    return int(values.number(chunk, "its chunk size", low=1))
+    return int(rules.number(chunk, "its chunk size", low=1))
 
 
 def _jobs(path: Path, run: Line) -> list[Placed]:
@@ -207,7 +207,7 @@ def _per_second(value: str, kib: bool, test: Test) -> float:
             figure = exact(found.group("number"), _SUFFIX[found.group("suffix")])
     except (ArithmeticError, ValueError):
         raise UnreadableJob(f"{test.name}: not a figure") from None
-    return values.number(figure, test.name, values.IOPS if test.unit == "seek" else values.BW)
+    return rules.number(figure, test.name, rules.IOPS if test.unit == "seek" else rules.BW)
 
 
 def _ns(latency: str | None) -> float | None:

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
-from iolab.exchange import values
-from iolab.exchange.found import UnreadableJob
-from iolab.exchange.placed import Placed, case, direction, exact
+from iolab.exchange import rules
+from iolab.exchange.found_jobs import UnreadableJob
+from iolab.exchange.named_jobs import Placed, case, direction, exact
 from iolab.model import Direction, FioValue, Sample
 from iolab.units import format_size
 
@@ -82,11 +82,11 @@ def _line(path: Path, line: str, run: _DdRun, found: list[Placed]) -> _DdRun:
         return _DdRun(operands(command.group("operands")), [])
     if (records := RECORDS.match(line)) is not None:
         if records.group("way") == "out":
-            full = values.whole_text(records.group("full"), "whole records")
-            run.records = full, values.whole_text(records.group("partial"), "partial records")
+            full = rules.whole_text(records.group("full"), "whole records")
+            run.records = full, rules.whole_text(records.group("partial"), "partial records")
     elif (report := REPORT.match(line)) is not None:
         if run.records is None:
-            moved = values.whole_text(report.group("bytes"), "bytes copied")
+            moved = rules.whole_text(report.group("bytes"), "bytes copied")
             run.progress.append((_decimal(report.group("seconds")), moved))
             return run
         found.append(_case(path, report, run))
@@ -96,7 +96,7 @@ def _line(path: Path, line: str, run: _DdRun, found: list[Placed]) -> _DdRun:
 
 def _case(path: Path, report: re.Match[str], run: _DdRun) -> Placed:
     rw = direction_of(run.operands, path.name)
-    moved = values.whole_text(report.group("bytes"), "bytes copied")
+    moved = rules.whole_text(report.group("bytes"), "bytes copied")
     seconds = _decimal(report.group("seconds"))
     if seconds <= 0:
         raise UnreadableJob("dd copied in 0 s: no rate to read")
@@ -119,15 +119,15 @@ def _case(path: Path, report: re.Match[str], run: _DdRun) -> Placed:
         path, name, options, [], metrics=case(figures, runtime_ms=runtime),
         samples=_samples(rw, run.progress), tool="dd",
     )  # fmt: skip
-    values.check_metrics(case(figures, runtime_ms=runtime), "")
-    values.check_samples(job.samples, "progress: ")
+    rules.check_metrics(case(figures, runtime_ms=runtime), "")
+    rules.check_samples(job.samples, "progress: ")
     return job
 
 
 def _ms(seconds: Decimal, field: str) -> int:
     """dd's seconds in whole ms, refused past values' bound before they become a huge int."""
-    values.number(float(seconds), f"{field} (s)", values.Limit(values.RUNTIME.value // 1000,
-                  values.RUNTIME.words))  # fmt: skip
+    rules.number(float(seconds), f"{field} (s)", rules.Limit(rules.RUNTIME.value // 1000,
+                  rules.RUNTIME.words))  # fmt: skip
     return int((seconds * 1000).to_integral_value())
 
 
@@ -181,7 +181,7 @@ def dd_size(text: str) -> int | None:
     total = 1
     for part in text.split("x"):
         found = _SIZE.match(part)
-        if not found or len(found.group("number")) > values.MAX_DIGITS:
+        if not found or len(found.group("number")) > rules.MAX_DIGITS:
             return None
         suffix = found.group("suffix")
         if suffix in ("", "c"):

@@ -11,8 +11,8 @@ from pathlib import Path
 from iolab import names
 from iolab.errors import PlanError
 from iolab.exchange import published
-from iolab.exchange.build import BuiltRun
-from iolab.exchange.found import UnreadableJob
+from iolab.exchange.found_jobs import UnreadableJob
+from iolab.exchange.run_builder import BuiltRun
 from iolab.model import Origin, Plan, Ratio, Setup
 
 Factors = tuple[tuple[str, str], ...]

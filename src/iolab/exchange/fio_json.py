@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
-from iolab.exchange import values
-from iolab.exchange.found import FoundJob, UnreadableJob, options_of, percentile_key, scaled
+from iolab.exchange import rules
+from iolab.exchange.found_jobs import FoundJob, UnreadableJob, options_of, percentile_key, scaled
 from iolab.model import DIRECTIONS, Direction, Sample
 
 ALL_CLIENTS = "All clients"
@@ -55,7 +55,7 @@ class JsonDocument(NamedTuple):
 def each(text: str, where: str = "") -> Iterator[JsonDocument]:
     """Every JSON document in the text, one at a time (fio may print lines before the first:
     a set-up error, or client/server's job descriptions); each one's numbers are checked
-    (values.check_tree) before it is yielded; `where` leads the field's name in a message.
+    (rules.check_tree) before it is yielded; `where` leads the field's name in a message.
     Linear in the text: nothing before a document is looked at again."""
     start = text.find("{")
     if start < 0:
@@ -73,7 +73,7 @@ def each(text: str, where: str = "") -> Iterator[JsonDocument]:
         after = _SPACE.match(text, end).end()  # type: ignore[union-attr]
         following = text.startswith("{", after)
         doc = JsonDocument(value, number, number > 1 or following, start, end)
-        values.check_tree(value, f"{where}{doc.label}")
+        rules.check_tree(value, f"{where}{doc.label}")
         yield doc
         start = after if following else -1
 
@@ -113,7 +113,7 @@ def _too_large() -> UnreadableJob:
 def _too_deep() -> Damaged:
     return Damaged(
         f"its JSON is nested deeper than Python reads; fio's output is at most "
-        f"{values.MAX_DEPTH} levels deep"
+        f"{rules.MAX_DEPTH} levels deep"
     )
 
 
@@ -181,7 +181,7 @@ def stream(handle: TextIO, told: Callable[[int], None] = lambda _: None) -> Iter
         after = buffer.next_char(end)
         following = after >= 0 and buffer.text.startswith("{", after)
         doc = JsonDocument(value, number, number > 1 or following, begun, ended)
-        values.check_tree(value, doc.label)
+        rules.check_tree(value, doc.label)
         yield doc
         start = after if following else -1
 
@@ -193,7 +193,7 @@ def _streamed(buffer: _Buffer) -> tuple[dict[str, Any], int]:
     while True:
         found = buffer.find("\n{", search)
         try:
-            value, end = values.DECODER.raw_decode(buffer.text, buffer.at)
+            value, end = rules.DECODER.raw_decode(buffer.text, buffer.at)
         except json.JSONDecodeError as error:
             if found < 0:
                 raise Damaged(f"its JSON is cut short or damaged ({error})") from None
@@ -213,7 +213,7 @@ def documents(text: str, where: str = "") -> list[tuple[dict[str, Any], str]]:
 
 def _decoded(text: str, start: int) -> tuple[Any, int]:
     try:
-        value, end = values.DECODER.raw_decode(text, start)
+        value, end = rules.DECODER.raw_decode(text, start)
     except json.JSONDecodeError as error:
         raise Damaged(f"its JSON is cut short or damaged ({error})") from None
     except RecursionError:
@@ -233,10 +233,10 @@ def jobs_of(
 ) -> list[FoundJob]:
     """The jobs of a file whose first document is `first` and whose others `rest` yields (each
     read once, in turn)."""
-    values.check_fio(first.value, first.label)
+    rules.check_fio(first.value, first.label)
     if "client_stats" in first.value:
         for doc in rest:
-            values.check_fio(doc.value, doc.label)
+            rules.check_fio(doc.value, doc.label)
         return client_server(path, first.value)
     if not isinstance(first.value.get("jobs"), list):
         raise UnreadableJob("JSON without fio's 'jobs' list")
@@ -299,7 +299,7 @@ def status_stream(path: Path, docs: Iterable[JsonDocument]) -> list[FoundJob]:
     last: dict[str, Any] = {}
     for doc in docs:
         if doc.number > 1:
-            values.check_fio(doc.value, doc.label)
+            rules.check_fio(doc.value, doc.label)
         entries = doc.value.get("jobs", [])
         if not isinstance(entries, list):
             raise UnreadableJob(f"{doc.label}fio's 'jobs' is not a list")

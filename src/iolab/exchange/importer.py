@@ -25,12 +25,12 @@ from iolab.exchange import (
     logs,
     published,
     restore,
+    rules,
     terse,
-    values,
 )
-from iolab.exchange.build import Facts, build, setup_name, setup_names, software
-from iolab.exchange.found import FoundJob, UnreadableJob
-from iolab.exchange.placed import Placed
+from iolab.exchange.found_jobs import FoundJob, UnreadableJob
+from iolab.exchange.named_jobs import Placed
+from iolab.exchange.run_builder import Facts, build, setup_name, setup_names, software
 from iolab.fio import parse
 from iolab.model import Origin, Ratio
 from iolab.store import Store
@@ -310,14 +310,14 @@ def _recognise(batch: Batch, source: Source, groups: dict[tuple[Path, str], list
 
 
 def _checked(jobs: Sequence[FoundJob]) -> None:
-    """Every job's figures, samples and options in range (values' rules), whatever read them;
+    """Every job's figures, samples and options in range (exchange.rules), whatever read them;
     a job is named (by its position when its name is not plain text) if the file has several."""
     for number, job in enumerate(jobs, start=1):
-        where = f"{values.field_name(job.name, f'job {number}')}: " if len(jobs) > 1 else ""
+        where = f"{rules.field_name(job.name, f'job {number}')}: " if len(jobs) > 1 else ""
         if job.metrics is not None:
-            values.check_metrics(job.metrics, where)
-        values.check_samples(job.samples, where)
-        values.check_options(job.options, f"{where}options")
+            rules.check_metrics(job.metrics, where)
+        rules.check_samples(job.samples, where)
+        rules.check_options(job.options, f"{where}options")
 
 
 def _named(jobs: Sequence[FoundJob], given: str | None) -> None:

@@ -16,8 +16,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from iolab.exchange import values
-from iolab.exchange.found import FoundJob, UnreadableJob
+from iolab.exchange import rules
+from iolab.exchange.found_jobs import FoundJob, UnreadableJob
 from iolab.fio import parse
 from iolab.model import DIRECTIONS, CaseMetrics, CheckWarning, DirectionMetrics, Sample
 
@@ -41,7 +41,7 @@ def is_log(path: Path, text: str) -> bool:
 
 def check(path: Path, text: str) -> None:
     """Every line fio's log reader takes as a sample (three fields or more, the third a
-    direction 0-2) holds a whole time in ms and a finite value in range (values' rules)."""
+    direction 0-2) holds a whole time in ms and a finite value in range (exchange.rules)."""
     found = NAME.match(path.name) or HOST_KIND.match(path.name)
     kind = found.group("kind") if found else "lat"
     for number, line in enumerate(text.splitlines(), start=1):
@@ -51,7 +51,7 @@ def check(path: Path, text: str) -> None:
         if not fields[2].isascii() or len(fields[2]) > 3:
             raise UnreadableJob(f"line {number}, direction: not 0, 1 or 2")
         if int(fields[2]) <= 2:
-            values.check_log_line(fields, f"line {number}", kind)
+            rules.check_log_line(fields, f"line {number}", kind)
 
 
 def _fields(line: str) -> tuple[int, float, int] | None:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from iolab import names
-from iolab.exchange.found import FoundJob
+from iolab.exchange.found_jobs import FoundJob
 from iolab.fio import options as fio_options
 from iolab.model import FioValue
 from iolab.units import format_size

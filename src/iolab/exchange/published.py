@@ -41,9 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iolab import names
-from iolab.exchange import bonnie, dd, values
-from iolab.exchange.found import UnreadableJob
-from iolab.exchange.placed import Placed, case, direction, exact
+from iolab.exchange import bonnie, dd, rules
+from iolab.exchange.found_jobs import UnreadableJob
+from iolab.exchange.named_jobs import Placed, case, direction, exact
 from iolab.model import CheckWarning, Direction, DirectionMetrics, FioValue, Ratio, RatioMetric
 from iolab.units import format_size, parse_size
 
@@ -152,11 +152,11 @@ def _number(row: PublishedRow, column: str, factor: int = 1) -> float | None:
         figure = exact(text, factor)
     except ArithmeticError:
         raise UnreadableJob(f"{where}: not a number") from None
-    return values.number(figure, where, values.ANY)
+    return rules.number(figure, where, rules.ANY)
 
 
 def _column(row: PublishedRow, column: str) -> str:
-    return values.field_name(column, f"column {list(row.cells).index(column) + 1}")
+    return rules.field_name(column, f"column {list(row.cells).index(column) + 1}")
 
 
 # set-ups as columns
@@ -230,7 +230,7 @@ def _cell(path: Path, row: PublishedRow, name: str, setup: str, given: dict[str,
     elif iops is None:
         iops = bw / bs
     figures = DirectionMetrics(way, iops, bw, 0, 0, latency, None)
-    values.check_metrics(case(figures), f"line {row.number}, {_column(row, setup)}: ")
+    rules.check_metrics(case(figures), f"line {row.number}, {_column(row, setup)}: ")
     return Placed(path, name, options, [], metrics=case(figures), setup=setup)
 
 
@@ -265,7 +265,7 @@ def _by_rows(path: Path, text: str, header: list[str], rows: list[PublishedRow])
     out = []
     for row in rows:
         setup = _setup_name(row, described)
-        cache = next((int(values.number(_number(row, c, f), f"line {row.number}, {c}"))
+        cache = next((int(rules.number(_number(row, c, f), f"line {row.number}, {c}"))
                       for c, f in CACHE_COLUMNS.items() if row.cells.get(c)), 0)  # fmt: skip
         devices = _devices(row)
         writers = write_devices(row.cells.get("raid_level", ""), devices)
@@ -280,7 +280,7 @@ def _by_rows(path: Path, text: str, header: list[str], rows: list[PublishedRow])
                 found = bonnie.figure_job(path, BONNIE[column], value, bonnie.DEFAULT_CHUNK)
             if found is not None:
                 assert found.metrics is not None
-                values.check_metrics(found.metrics, f"line {row.number}, {_column(row, column)}: ")
+                rules.check_metrics(found.metrics, f"line {row.number}, {_column(row, column)}: ")
                 out.append(
                     dataclasses.replace(found, setup=setup, cache_bytes=cache, devices=devices,
                                         write_devices=writers)
@@ -330,7 +330,7 @@ def ratios(text: str) -> list[Ratio]:
     wrong = [c for c, found in shares.items() if found is None]
     if wrong:
         raise UnreadableJob(
-            f"column {values.field_name(wrong[0], 'of percentages')}: a share of what? iolab "
+            f"column {rules.field_name(wrong[0], 'of percentages')}: a share of what? iolab "
             "reads read_iops_pct, write_iops_pct, read_bw_pct and write_bw_pct"
         )
     found = []

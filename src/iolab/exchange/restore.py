@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from iolab import names
-from iolab.exchange import export, fio_json, values
-from iolab.exchange.found import UnreadableJob, percentile_key
-from iolab.exchange.values import COUNT, RUNTIME, TIME, Limit
+from iolab.exchange import export, fio_json, rules
+from iolab.exchange.found_jobs import UnreadableJob, percentile_key
+from iolab.exchange.rules import COUNT, RUNTIME, TIME, Limit
 from iolab.model import DIRECTIONS, METRICS, PHASES
 from iolab.units import parse_size
 
@@ -59,8 +59,8 @@ LIMITS: dict[str, dict[str, tuple[Limit, int]]] = {
         "sys_cpu": (COUNT, 0), "job_runtime_ms": (RUNTIME, 0),
     },
     "metrics": {
-        "case_id": (COUNT, 0), "round": (COUNT, 0), "iops": (values.IOPS, 0),
-        "bw_bytes": (values.BW, 0), "io_bytes": (COUNT, 0), "runtime_ms": (RUNTIME, 0),
+        "case_id": (COUNT, 0), "round": (COUNT, 0), "iops": (rules.IOPS, 0),
+        "bw_bytes": (rules.BW, 0), "io_bytes": (COUNT, 0), "runtime_ms": (RUNTIME, 0),
         "lat_mean_ns": (COUNT, 0), "lat_max_ns": (COUNT, 0),
     },
     "percentiles": {"case_id": (COUNT, 0), "round": (COUNT, 0), "value_ns": (COUNT, 0)},
@@ -160,17 +160,17 @@ def _rows(doc: Mapping[str, Any], table: str, rows: object) -> list[dict[str, An
 
 
 def _values(table: str, row: Mapping[str, Any], where: str) -> None:
-    """One row's numbers in range (values' rules), its words known ones, its fio options and
+    """One row's numbers in range (exchange.rules), its words known ones, its fio options and
     fio's own JSON checked as an import of them would be."""
     for column, (limit, low) in LIMITS[table].items():
         if row.get(column) is not None:
-            values.number(row[column], f"{where}.{column}", limit, low=low)
+            rules.number(row[column], f"{where}.{column}", limit, low=low)
     for column, words in WORDS.get(table, {}).items():
         if row[column] not in words:
             raise UnreadableJob(f"{where}.{column} is none of {', '.join(words)}")
     if table == "samples":
-        limit = values.SAMPLE_LIMITS[row["metric"]]
-        values.number(row["value"], f"{where}.value", limit)
+        limit = rules.SAMPLE_LIMITS[row["metric"]]
+        rules.number(row["value"], f"{where}.value", limit)
     if table == "percentiles":
         share = percentile_key(row["percentile"])
         if share is None or len(row["percentile"]) > 20:
@@ -179,7 +179,7 @@ def _values(table: str, row: Mapping[str, Any], where: str) -> None:
         if row.get(start) is not None and row.get(end) is not None and row[end] < row[start]:
             raise UnreadableJob(f"{where}.{end} is before its {start}")
     if table == "cases":
-        values.check_options(row["options"], f"{where}.options")
+        rules.check_options(row["options"], f"{where}.options")
         _raw(row["raw_json"], f"{where}.raw_json: ")
 
 
@@ -193,7 +193,7 @@ def _raw(raw: str | None, where: str) -> None:
     except fio_json.Damaged:
         return
     for number, (doc, _) in enumerate(docs, start=1):
-        values.check_fio(doc, f"{where}document {number}: " if len(docs) > 1 else where)
+        rules.check_fio(doc, f"{where}document {number}: " if len(docs) > 1 else where)
 
 
 def _references(checked: Mapping[str, list[dict[str, Any]]]) -> None:

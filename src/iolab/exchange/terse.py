@@ -15,8 +15,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from iolab.exchange import values
-from iolab.exchange.found import FoundJob, UnreadableJob, percentile_key, scaled
+from iolab.exchange import rules
+from iolab.exchange.found_jobs import FoundJob, UnreadableJob, percentile_key, scaled
 
 VERSIONS = {"3": (("read", "write"), 41), "4": (("read", "write", "trim"), 41),
             "5": (("read", "write", "trim"), 47)}  # fmt: skip
@@ -51,7 +51,7 @@ def read(path: Path, text: str) -> list[FoundJob]:
             raise UnreadableJob(
                 f"line {number}: not a terse v{fields[0]} line (a figure that is not a number)"
             ) from None
-        values.check_entry(entry, f"line {number}: ")
+        rules.check_entry(entry, f"line {number}: ")
         name = entry["jobname"]
         header = {"fio version": fields[1]}
         jobs.setdefault(name, FoundJob(path, name, {}, [], header)).entries.append(entry)

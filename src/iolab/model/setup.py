@@ -188,7 +188,7 @@ def _factors(value: JSON) -> tuple[tuple[str, str], ...]:
     return tuple((str(k), str(v)) for k, v in value.items() if isinstance(v, str | int | float))
 
 
-FACT_KEYS = ("device_count", "rated_iops", "rated_bps")  # an import's facts (exchange.build)
+FACT_KEYS = ("device_count", "rated_iops", "rated_bps")  # an import's facts (exchange.run_builder)
 
 
 def _texts(data: JSONObject) -> Callable[[str], str | None]:

@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from iolab.exchange.found import UnreadableJob, percentile_key
+from iolab.exchange.found_jobs import UnreadableJob, percentile_key
 from iolab.model import CaseMetrics, Sample
 from iolab.units import parse_size
 

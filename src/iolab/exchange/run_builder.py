@@ -18,9 +18,9 @@ from iolab.analysis import check_context, levels, reading
 from iolab.analysis.reading import Known
 from iolab.errors import PlanError
 from iolab.exchange import naming
-from iolab.exchange.found import FoundJob
+from iolab.exchange.found_jobs import FoundJob
 from iolab.exchange.logs import LOGS_ONLY
-from iolab.exchange.placed import Placed
+from iolab.exchange.named_jobs import Placed
 from iolab.fio.document import FioDocument
 from iolab.fio.outcome import errno_words
 from iolab.model import Case, FioValue, Plan, Result, Setup, Workload

@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 from decimal import Decimal
 from typing import Any
 
-from iolab.exchange.found import FoundJob
+from iolab.exchange.found_jobs import FoundJob
 from iolab.model import CaseMetrics, CheckWarning, Direction, DirectionMetrics
 
 
