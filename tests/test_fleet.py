@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import sqlite3
+import statistics
 import subprocess
 import sys
 import time
@@ -103,6 +104,11 @@ def test_32_equal_hosts_on_a_busy_cpu_name_no_outlier(
     fleet_table = page.split("### Fleet: rack", 1)[1].split("###", 1)[0]
     assert "| 4k randread | IOPS |" in fleet_table and "| 32 | none |" in fleet_table
     assert "127.0.1.1:" not in fleet_table, "no column or row per host"
+    results = page.split("## Results", 1)[1].split("\n## ", 1)[0]
+    (row,) = [line for line in results.splitlines() if line.startswith("| 4k randread |")]
+    shown = float(row.split("|")[3].split()[0].replace(",", ""))
+    assert shown == pytest.approx(statistics.median(figures.values()), abs=1), "not the sum"
+    assert 'rack: hosts_report = "each": each figure is the fleet\'s median host, of 32' in results
     run_iolab("report", "--export", "tables", cwd=workdir, check=True)
     each = list(csv.DictReader((workdir / "tables" / "each-host-rack.csv").open()))
     assert {r["host"] for r in each} == set(hosts)

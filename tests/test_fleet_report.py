@@ -76,3 +76,64 @@ def test_without_inventory_the_line_says_so_and_every_format_renders() -> None:
     markdown = output.render(doc, "markdown").text
     assert "### Fleet: rack" in markdown and "### Each host: rack" in markdown
     assert "host-outlier: rack" in markdown
+
+
+def reported(mode: str) -> Dataset:
+    """Two set-ups of 16 hosts, 3 repetitions: "even" (about 10,000 IOPS a host) and "skewed"
+    (about 8,000 a host, but one host at 90,000: the larger sum, the smaller host)."""
+    cases = []
+    for rep in (1, 2, 3):
+        even = {h: 10_000.0 + 10 * k + rep for k, h in enumerate(HOSTS)}
+        skewed = {h: 8_000.0 + 10 * k + rep for k, h in enumerate(HOSTS)}
+        cases += [case("even", even, repetition=rep),
+                  case("skewed", {**skewed, HOSTS[0]: 90_000.0}, repetition=rep)]  # fmt: skip
+    data = dataset(cases, HOSTS)
+    run = replace(data.runs[0], plan_text=f'hosts_report = "{mode}"\n')
+    return replace(data, runs=(run,))
+
+
+def results_of(doc: document.Document) -> Table:
+    table = next(s for s in doc.sections if s.title == "Results").blocks[0]
+    assert isinstance(table, Table)
+    return table
+
+
+def test_each_makes_the_results_the_median_host_and_the_findings_compare_medians() -> None:
+    doc = document.build(reported("each"), document.Options())
+    (row,) = results_of(doc).rows
+    assert [c.value for c in row.cells] == [10_077.0, 8_087.0], "the median host, not the sum"
+    assert row.cells[0].text == "10,077 ± 2 [10,002 to 10,152]"
+    assert row.cells[1].text == "8,087 ± 2 [8,012 to 90,000]"
+    (note,) = [n for n in results_of(doc).notes if n.startswith("skewed: ")]
+    assert 'hosts_report = "each"' in note and "median host, of 16 hosts" in note
+    assert "never their sum" in note
+    (winner,) = [f for f in doc.findings if f.kind == "winner"]
+    assert winner.sentence.endswith("even leads by +24.6% ± 0.0%.")
+    markdown = output.render(doc, "markdown").text
+    assert "| 4k randread | IOPS | 10,077 ± 2 [10,002 to 10,152] | 8,087 ± 2 [8,012" in markdown
+
+
+def test_sum_keeps_the_hosts_sum_in_the_results() -> None:
+    doc = document.build(reported("sum"), document.Options())
+    (row,) = results_of(doc).rows
+    assert [c.value for c in row.cells] == [161_232.0, 211_230.0]
+    assert not any("hosts_report" in n for n in results_of(doc).notes)
+    (winner,) = [f for f in doc.findings if f.kind == "winner"]
+    assert winner.sentence.endswith("skewed leads by +31.0% ± 0.0%.")
+
+
+def test_each_exports_every_host_of_every_case() -> None:
+    doc = document.build(reported("each"), document.Options())
+    each = [b for s in doc.sections for b in s.blocks
+            if isinstance(b, Table) and b.title.startswith("Each host")]  # fmt: skip
+    assert [t.name for t in each] == ["each-host-even", "each-host-skewed"]
+    assert all([r.label for r in t.rows] == HOSTS for t in each)
+    assert each[1].rows[0].cells[0].text == "90,000 ▲"
+    assert all(host in output.render(doc, "json").text for host in HOSTS)
+    files = output.exported(doc)  # --export DIR: every table as CSV
+    lines = files["each-host-skewed.csv"].decode().splitlines()
+    assert lines[0] == "host,workload,value,unit,n,ci95_low,ci95_high,cov_pct,flags"
+    assert lines[1] == f"{HOSTS[0]},{WORKLOAD},90000,IOPS,1,,,,outlier"
+    assert len(lines) == 1 + len(HOSTS) and "each-host-even.csv" in files
+    main = output.render(doc, "csv").text.splitlines()  # --format csv: the Results table
+    assert main[1].startswith(f"{WORKLOAD},IOPS,even,10077,IOPS,3,")

@@ -161,10 +161,8 @@ def description(plan_text: str) -> str:
 
 def build(data: Dataset, options: Options) -> Document:
     """The whole report: results (± intervals, ratios), charts, latency, environment, notes."""
-    where = f"run {data.runs[0].id}" if len(data.runs) == 1 else "these runs"
-    if data.pooled_runs:
-        where = f"runs {', '.join(str(r) for r in data.pooled_runs)}"
-    check_baseline(options.baseline, data.labels, where)
+    check_baseline(options.baseline, data.labels, _where(data))
+    hosted, data = data, fleet_view.median_hosts(data)  # "each": a host's figure, not the sum
     results = _results(data, options.metric, options.baseline)
     kinds = _kinds(data, options)
     head: tuple[Block, ...] = (results, *_ratio(results, options, kinds))
@@ -176,7 +174,7 @@ def build(data: Dataset, options: Options) -> Document:
     if options.pivot is not None:
         pivots = pivot_view.blocks(data, options.pivot, options.metric)
         sections.append(Section(f"{pivot_view.TITLE}: {options.pivot.said}", tuple(pivots)))
-    sections += _hosts_section(data, options)
+    sections += _hosts_section(hosted, options)
     raid = raid_view.table(data, options.metric)
     sections += [Section("RAID model", (raid,))] if raid else []
     steady_blocks: list[Block] = [*rounds_view.tables(data), *rounds_view.charts(data)]
@@ -218,6 +216,13 @@ def build(data: Dataset, options: Options) -> Document:
     sections += more_findings(found, options.short)
     published = published_blocks(sections, data, options.charts is None and not options.skip)
     return Document(_title(data), subtitle(data), published, _environments(data), tuple(found))
+
+
+def _where(data: Dataset) -> str:
+    """What the report is of, as a bad --baseline's error names it."""
+    if data.pooled_runs:
+        return f"runs {', '.join(str(r) for r in data.pooled_runs)}"
+    return f"run {data.runs[0].id}" if len(data.runs) == 1 else "these runs"
 
 
 def published_blocks(
@@ -280,9 +285,9 @@ def _hosts_section(data: Dataset, options: Options) -> list[Section]:
 def _results(data: Dataset, metric: str, baseline: str | None) -> Table:
     table = results_table("Results", data.labels, data.cases, metric, baseline)
     described = [setup_line(s.label, s.setup, s.facts) for s in data.setups]
-    return _summarised(
-        replace(table, notes=(*described, *legend(data.cases, baseline))), data, baseline
-    )
+    table = replace(table, notes=(*described, *legend(data.cases, baseline)))
+    # hosts_report = "each": each fleet set-up's median host, with the hosts' range
+    return _summarised(fleet_view.results(table, data, metric), data, baseline)
 
 
 def _summarised(table: Table, data: Dataset, baseline: str | None) -> Table:

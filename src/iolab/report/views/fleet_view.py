@@ -12,20 +12,22 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from iolab.analysis import fleet
 from iolab.analysis.findings import Finding
 from iolab.analysis.stats import metric_for
-from iolab.report.cells import UNITS, WHERE_SHOWN, Cell, Row, Table, format_value
+from iolab.model import Code, Direction, DirectionMetrics
+from iolab.report.cells import UNITS, WARNED, WHERE_SHOWN, Cell, Row, Table, format_value
 from iolab.report.charts import Axis, Chart, Series, slug
 from iolab.report.data import DataCase, Dataset, SetupInfo
 from iolab.report.views import hosts_view
 from iolab.report.views.figures import y_axis
+from iolab.store.rows import recorded_plan
 
 OUTLIER = "outlier"
 LOW, HIGH = "▼", "▲"
-CODE = "host-outlier"
+CODE = Code.HOST_OUTLIER
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,106 @@ def inventories_of(data: Dataset, run_id: int) -> list[fleet.Inventory]:
         for entry in listed
         if isinstance(entry, Mapping) and "host" in entry
     ]
+
+
+# ---------------------------------------------------------------- the Results table
+
+
+def median_hosts(data: Dataset) -> Dataset:
+    """With hosts_report = "each", every host is the subject: each ok case of such a run on
+    hosts holds its median host's figures (per direction, every figure the median over the
+    hosts) instead of their sum, so the Results table, its charts and the findings comparing
+    set-ups read a host's figure. The data unchanged without such a run."""
+    each = {r.id for r in data.runs if recorded_plan(r.plan_text).get("hosts_report") == "each"}
+    if not each:
+        return data
+    cases = tuple(
+        replace(c, metrics=median_host(c.hosts))
+        if c.run_id in each and c.hosts and c.status == "ok"
+        else c
+        for c in data.cases
+    )
+    return replace(data, cases=cases)
+
+
+def median_host(
+    hosts: Mapping[str, Mapping[Direction, DirectionMetrics]],
+) -> dict[Direction, DirectionMetrics]:
+    """Per direction, the median over the hosts of each of its figures."""
+    out: dict[Direction, DirectionMetrics] = {}
+    for direction in dict.fromkeys(d for metrics in hosts.values() for d in metrics):
+        found = [m[direction] for m in hosts.values() if direction in m]
+        out[direction] = _median_metrics(direction, found)
+    return out
+
+
+def _median_metrics(direction: Direction, found: Sequence[DirectionMetrics]) -> DirectionMetrics:
+    def middle(values: Sequence[float | None]) -> float | None:
+        known = [v for v in values if v is not None]
+        return statistics.median(known) if known else None
+
+    keys = dict.fromkeys(k for m in found for k in m.percentiles_ns)
+    percentiles = {
+        k: statistics.median([m.percentiles_ns[k] for m in found if k in m.percentiles_ns])
+        for k in keys
+    }
+    return DirectionMetrics(
+        direction,
+        statistics.median([m.iops for m in found]),
+        statistics.median([m.bw_bytes for m in found]),
+        round(statistics.median([m.io_bytes for m in found])),
+        round(statistics.median([m.runtime_ms for m in found])),
+        middle([m.lat_mean_ns for m in found]),
+        middle([m.lat_max_ns for m in found]),
+        percentiles,
+    )
+
+
+def results(table: Table, data: Dataset, metric: str = "auto") -> Table:
+    """The Results table of a run with hosts_report = "each": each fleet set-up's figure (the
+    median host's) followed by the range of its hosts, and a note that says so; the table
+    unchanged otherwise. `data` holds the cases' own hosts (as median_hosts leaves them)."""
+    if not hosts_view.any_hosts(data) or not hosts_view.each(data):
+        return table
+    ranges: dict[tuple[str, str], tuple[fleet.FleetSpread, str]] = {}
+    notes = []
+    for setup, hosts, workloads in _fleets(data, metric):
+        notes.append(_results_note(setup.label, len(hosts)))
+        for w in workloads:
+            if (found := fleet.spread(list(w.known().values()))) is not None:
+                ranges[(setup.label, w.name)] = (found, w.metric)
+    if not ranges:
+        return table
+    rows = tuple(_ranged(row, table.column_keys, ranges) for row in table.rows)
+    return replace(table, rows=rows, notes=(*table.notes, *notes))
+
+
+def _results_note(setup: str, count: int) -> str:
+    return (
+        f'{setup}: hosts_report = "each": each figure is the fleet\'s median host, of {count:,} '
+        "hosts (per direction, every figure the median over the hosts; the median of the "
+        "repetitions of that), never their sum; [lowest to highest] is the range of the hosts' "
+        "own figures (the Fleet and Each host tables under Hosts hold every host's)."
+    )
+
+
+def _ranged(
+    row: Row,
+    keys: Sequence[str],
+    ranges: Mapping[tuple[str, str], tuple[fleet.FleetSpread, str]],
+) -> Row:
+    if not row.whole:
+        return row
+    cells = []
+    for key, cell in zip(keys, row.cells, strict=True):
+        if (key, row.label) not in ranges or cell.value is None:
+            cells.append(cell)
+            continue
+        found, metric = ranges[(key, row.label)]
+        said = f"[{format_value(found.low, metric)} to {format_value(found.high, metric)}]"
+        figure, warned, codes = cell.text.partition(f" {WARNED}")
+        cells.append(replace(cell, text=f"{figure} {said}{warned}{codes}"))
+    return replace(row, cells=tuple(cells))
 
 
 # ---------------------------------------------------------------- tables
