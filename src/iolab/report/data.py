@@ -29,6 +29,7 @@ from iolab.model import (
 from iolab.report import summary
 from iolab.store import CaseRow, RunRow, Store
 from iolab.targets.facts import DeviceFacts, SetupFacts
+from iolab.targets.setup_record import SetupRecord
 from iolab.usage import Telemetry
 
 SeriesKey = tuple[str, str, int]  # (set-up label, workload, repetition)
@@ -49,9 +50,15 @@ class SetupInfo:
         return Setup.from_definition(self.definition)
 
     @cached_property
+    def record(self) -> SetupRecord:
+        """Everything the run recorded about the set-up (targets.setup_record), decoded once:
+        views read it, never the stored JSON."""
+        return SetupRecord.from_json(self.environment)
+
+    @property
     def facts(self) -> SetupFacts:
-        """What was recorded about its target, decoded once."""
-        return SetupFacts.from_json(self.environment)
+        """What was recorded about its target and layout."""
+        return self.record.facts
 
     @property
     def devices(self) -> tuple[str, ...]:
@@ -60,18 +67,14 @@ class SetupInfo:
 
     @cached_property
     def steady(self) -> SteadyRecord | None:
-        """What [steady] rounds found for this set-up, decoded once; None without rounds."""
-        return SteadyRecord.from_json(self.environment.get("steady_rounds"))
+        """What [steady] rounds found for this set-up; None without rounds."""
+        return self.record.steady
 
-    @cached_property
-    def searches(self) -> dict[str, PeakRecord]:
-        """What each peak or curve search found on this set-up, by workload, decoded once
-        (a damaged record is left out)."""
-        stored = self.environment.get("peak_search")
-        if not isinstance(stored, Mapping):
-            return {}
-        decoded = {str(base): PeakRecord.from_json(found) for base, found in stored.items()}
-        return {base: found for base, found in decoded.items() if found is not None}
+    @property
+    def searches(self) -> Mapping[str, PeakRecord]:
+        """What each peak or curve search found on this set-up, by workload (a damaged record
+        is left out)."""
+        return self.record.searches
 
 
 @dataclass(frozen=True)
