@@ -65,7 +65,7 @@ class SetupInfo:
         layout = self.setup.layout
         return () if layout is None else layout.devices
 
-    @cached_property
+    @property
     def steady(self) -> SteadyRecord | None:
         """What [steady] rounds found for this set-up; None without rounds."""
         return self.record.steady
