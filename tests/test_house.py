@@ -1,14 +1,19 @@
 """The house's rules that a reader relies on: no module over 500 lines, one class per name
-across the package, and no module reaching into another's private names."""
+across the package, no module reaching into another's private names, and warning codes
+said as members of one enum, each documented."""
 
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
 
+from iolab.model import Code
+
 SRC = Path(__file__).parent.parent / "src" / "iolab"
 MOST_LINES = 500
+DOCS = SRC.parent.parent / "docs"
 
 
 def _modules() -> dict[str, ast.Module]:
@@ -47,3 +52,45 @@ def test_no_private_name_imported_across_modules() -> None:
         if alias.name.startswith("_") and not alias.name.startswith("__")
     ]
     assert reached == []
+
+
+def _strings(node: ast.expr) -> list[str]:
+    found = node.elts if isinstance(node, ast.Tuple | ast.List | ast.Set) else [node]
+    return [n.value for n in found if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
+def _literal_codes(tree: ast.Module) -> list[tuple[int, str]]:
+    """Warnings built with a code string (CheckWarning or a subclass), and `.code` compared
+    with one."""
+    makers = {"CheckWarning"} | {
+        n.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ClassDef) and any(ast.unparse(b) == "CheckWarning" for b in n.bases)
+    }
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] in makers:
+            given = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "code")]
+            found += [(node.lineno, s) for arg in given for s in _strings(arg)]
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            if any(isinstance(s, ast.Attribute) and s.attr == "code" for s in sides):
+                found += [(node.lineno, s) for side in sides for s in _strings(side)]
+    return found
+
+
+def test_warning_codes_are_members_not_literals() -> None:
+    found = {name: hits for name, tree in _modules().items() if (hits := _literal_codes(tree))}
+    assert found == {}, f"say these codes as members of iolab.model.Code: {found}"
+    planted = ast.parse('CheckWarning("cpu-bound", "m", "a")\nx = w.code in ("a", "b")')
+    assert _literal_codes(planted) == [(1, "cpu-bound"), (2, "a"), (2, "b")]
+
+
+def test_every_code_is_documented_and_every_documented_code_a_member() -> None:
+    pages = "\n".join(page.read_text() for page in sorted(DOCS.glob("*.md")))
+    methods = (DOCS / "methods.md").read_text()
+    section = methods[methods.index("## Methodology checks") :]
+    listed = re.findall(r"^- `([a-z-]+)`( \(over [^)]*\))?:", section, re.MULTILINE)
+    assert listed, "docs/methods.md lists the checks as '- `code`: ...'"
+    assert [code for code, _ in listed if code not in set(Code)] == []
+    assert [code for code in Code if f"`{code}`" not in pages] == []

@@ -20,7 +20,7 @@ from iolab.analysis.check_context import (
     rw_of,
 )
 from iolab.analysis.load_checks import cpu_bound, cpu_steal, device_busy, foreign_load
-from iolab.model import CaseMetrics, CheckWarning
+from iolab.model import CaseMetrics, CheckWarning, Code
 from iolab.units import human_bytes, parse_seconds, parse_size
 
 ENDED_EARLY_SHARE = 0.95
@@ -37,7 +37,7 @@ def case_warnings(context: Context) -> list[CheckWarning]:
 def failed(code: str, error: Exception) -> CheckWarning:
     """A check that could not judge this case, said (the others still ran)."""
     return CheckWarning(
-        "check-failed",
+        Code.CHECK_FAILED,
         f"the {code} check could not judge this case ({type(error).__name__}: "
         f"{str(error)[:200]}): whether its trap is here is not known.",
         "Report this as a bug of iolab's, with the case's fio JSON (iolab export).",
@@ -52,7 +52,7 @@ def ended_early(context: Context) -> CheckWarning | None:
     if metrics.runtime_ms >= runtime_ms * ENDED_EARLY_SHARE:
         return None
     return CheckWarning(
-        "ended-early",
+        Code.ENDED_EARLY,
         f"fio ran {metrics.runtime_ms / 1000:.1f} s of the {runtime_ms / 1000:.0f} s asked.",
         "Look for errors, a too-small size, or a target that stopped accepting I/O.",
     )
@@ -71,7 +71,7 @@ def too_short(context: Context) -> CheckWarning | None:
     else:  # fio stopped when it had gone through its size
         advice = "Use time_based = 1 with a runtime of several seconds, or a larger size."
     return CheckWarning(
-        "too-short",
+        Code.TOO_SHORT,
         f"the case measured {metrics.runtime_ms / 1000:.2f} s and about {ios:,.0f} I/Os "
         f"({human_bytes(moved)} moved): too little for a stable figure.",
         advice,
@@ -93,7 +93,7 @@ def overran(context: Context) -> CheckWarning | None:
     if not asked_ms or ran <= OVERRAN_SHARE * asked_ms + OVERRAN_SLACK_MS:
         return None
     return CheckWarning(
-        "overran",
+        Code.OVERRAN,
         f"the case ran {ran / 1000:.2f} s where {asked_ms / 1000:g} s were asked (runtime"
         f"{' + ramp_time' if options.get('ramp_time') else ''}): fio could not stop on time, "
         "so its figures cover I/O that outlasted the window.",
@@ -111,7 +111,7 @@ def page_cache(context: Context) -> CheckWarning | None:
     if not memory or size >= 2 * memory:
         return None
     return CheckWarning(
-        "page-cache",
+        Code.PAGE_CACHE,
         f"direct=0 over {human_bytes(size)}, and this host has {human_bytes(memory)} of "
         "memory: much of the I/O may hit the page cache, not the device.",
         "Use direct=1, or a size of at least twice the memory.",
@@ -122,7 +122,7 @@ def loop_cache(context: Context) -> CheckWarning | None:
     if not context.loop_cache:
         return None
     return CheckWarning(
-        "loop-cache",
+        Code.LOOP_CACHE,
         f"the target is on {context.loop_cache}: the host's page cache sits under it, so "
         "this measures memory as much as the disk.",
         "Test the disk itself, or set the loop device to direct I/O (losetup --direct-io=on).",
@@ -145,7 +145,7 @@ def ram_target(context: Context) -> CheckWarning | None:
     if not context.ram_target:
         return None
     return CheckWarning(
-        "ram-target",
+        Code.RAM_TARGET,
         f"the target is on {context.ram_target}: {_figures(context.metrics)} are "
         "memory's figures, not storage's.",
         "Put the target on the device under test (a directory on its filesystem, or the "
@@ -158,7 +158,7 @@ def unwritten_read(context: Context) -> CheckWarning | None:
     if rw_of(context) not in READS or share is None or share >= WRITTEN_ENOUGH:
         return None
     return CheckWarning(
-        "unwritten-read",
+        Code.UNWRITTEN_READ,
         f"only {share:.0%} of the area read had ever been written (holes, fallocated or fresh "
         "blocks): the device returns zeros without reading, so reads look far too fast.",
         'Precondition the target (precondition = "sequential") or write the file first.',
@@ -179,7 +179,7 @@ def compressible(context: Context) -> CheckWarning | None:
     if not said:
         return None
     return CheckWarning(
-        "compressible",
+        Code.COMPRESSIBLE,
         f"writes with {', '.join(said)}: a device or filesystem that compresses or "
         "deduplicates stores far less than fio writes.",
         "Drop these options (fio's default buffers are random) unless that is the point.",
@@ -193,7 +193,7 @@ def randrepeat(context: Context) -> CheckWarning | None:
     if options.get("randrepeat") in (0, "0") or "randseed" in options:
         return None
     return CheckWarning(
-        "randrepeat",
+        Code.RANDREPEAT,
         f"{context.repeat} repetitions of a random workload with fio's default randrepeat=1 "
         "visit the same offsets in the same order: caches remember them.",
         "Set randrepeat = 0 so every repetition draws new offsets.",
@@ -211,7 +211,7 @@ def misaligned(context: Context) -> CheckWarning | None:
     if not offset or offset % 4096 == 0 or (block < 4096 and offset % block == 0):
         return None
     return CheckWarning(
-        "misaligned",
+        Code.MISALIGNED,
         f"offset={raw} is not a multiple of 4 KiB: every I/O straddles physical blocks "
         "(and RAID chunks), which costs read-modify-write cycles.",
         "Use an offset that is a multiple of the device's physical block and the RAID chunk.",
@@ -223,7 +223,7 @@ def steady_state(context: Context) -> CheckWarning | None:
     if steady is None or steady.attained:
         return None
     return CheckWarning(
-        "steady-state",
+        Code.STEADY_STATE,
         f"fio did not see steady state ({steady.criterion} over {steady.window_s} s) within "
         "the runtime: the figure is the whole run's, still settling.",
         "Run longer, precondition the device, or loosen the steady-state criterion.",
@@ -235,7 +235,7 @@ def cache_policy(context: Context) -> CheckWarning | None:
     if not context.cache_policy:
         return None
     return CheckWarning(
-        "cache-policy",
+        Code.CACHE_POLICY,
         f"the RAID card's cache policy in effect differs from the one configured: "
         f"{context.cache_policy}; this case measured the policy in effect.",
         "Wait for the battery's learn cycle or charge to end (or replace it), then run again.",
@@ -256,7 +256,7 @@ def cache_size(context: Context) -> CheckWarning | None:
         return None
     area_text, needed_text = _apart(area, needed)
     return CheckWarning(
-        "cache-size",
+        Code.CACHE_SIZE,
         f"the test area ({area_text}) is under {CACHE_SHARE}x the "
         f"{human_bytes(context.cache_bytes)} cache in front of the set-up (declared, or its "
         "RAID card's): much of the I/O is served by the cache, not the disks.",
@@ -277,7 +277,7 @@ def fresh_device(context: Context) -> CheckWarning | None:
     if rw_of(context) not in WRITES or context.target_state not in ("fresh", "trimmed"):
         return None
     return CheckWarning(
-        "fresh-device",
+        Code.FRESH_DEVICE,
         f"writes to a {context.target_state} device: flash that was never written (or was "
         "just trimmed) writes far faster than it will once in use.",
         'Precondition the set-up (precondition = "sequential", or "both" for random writes).',
@@ -363,7 +363,7 @@ def above_ceiling(context: Context) -> CheckWarning | None:
                 if count != context.devices else ""
             )  # fmt: skip
             return CheckWarning(
-                "above-ceiling",
+                Code.ABOVE_CEILING,
                 f"{measured:,.0f} {unit} measured, above the {most:,.0f} {unit} its "
                 f"{context.devices} devices are rated for ({count} x {each:,.0f} "
                 f"{unit}{level}): a cache, not the devices, answered.",
@@ -395,7 +395,7 @@ def rate_not_delivered(context: Context) -> CheckWarning | None:
     if asked is None or delivered >= asked * RATE_DELIVERED_SHARE:
         return None
     return CheckWarning(
-        "rate-not-delivered",
+        Code.RATE_NOT_DELIVERED,
         f"fio was asked for {asked:,.0f} IOPS (rate_iops) and delivered {delivered:,.0f} "
         f"({delivered / asked:.0%}): the target could not sustain that rate.",
         "Read this point as saturated, not as its asked load; lower the rate to measure "
@@ -403,26 +403,26 @@ def rate_not_delivered(context: Context) -> CheckWarning | None:
     )
 
 
-CHECKS: dict[str, Callable[[Context], CheckWarning | None]] = {
-    "ended-early": ended_early,
-    "too-short": too_short,
-    "overran": overran,
-    "cpu-bound": cpu_bound,
-    "cpu-steal": cpu_steal,
-    "foreign-load": foreign_load,
-    "device-busy": device_busy,
-    "page-cache": page_cache,
-    "loop-cache": loop_cache,
-    "ram-target": ram_target,
-    "unwritten-read": unwritten_read,
-    "compressible": compressible,
-    "randrepeat": randrepeat,
-    "misaligned": misaligned,
-    "steady-state": steady_state,
-    "fresh-device": fresh_device,
-    "cache-size": cache_size,
-    "cache-policy": cache_policy,
-    "rate-not-delivered": rate_not_delivered,
-    "above-ceiling": above_ceiling,
+CHECKS: dict[Code, Callable[[Context], CheckWarning | None]] = {
+    Code.ENDED_EARLY: ended_early,
+    Code.TOO_SHORT: too_short,
+    Code.OVERRAN: overran,
+    Code.CPU_BOUND: cpu_bound,
+    Code.CPU_STEAL: cpu_steal,
+    Code.FOREIGN_LOAD: foreign_load,
+    Code.DEVICE_BUSY: device_busy,
+    Code.PAGE_CACHE: page_cache,
+    Code.LOOP_CACHE: loop_cache,
+    Code.RAM_TARGET: ram_target,
+    Code.UNWRITTEN_READ: unwritten_read,
+    Code.COMPRESSIBLE: compressible,
+    Code.RANDREPEAT: randrepeat,
+    Code.MISALIGNED: misaligned,
+    Code.STEADY_STATE: steady_state,
+    Code.FRESH_DEVICE: fresh_device,
+    Code.CACHE_SIZE: cache_size,
+    Code.CACHE_POLICY: cache_policy,
+    Code.RATE_NOT_DELIVERED: rate_not_delivered,
+    Code.ABOVE_CEILING: above_ceiling,
 }
 CODES = tuple(CHECKS)

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from iolab.analysis.stats import Difference, Summary, t975
-from iolab.model import CheckWarning
+from iolab.model import CheckWarning, Code
 
 VERSION_KEYS = (("fio_version", "fio"), ("kernel", "kernel"))
 FRAGILE_FACTOR = 2.0
@@ -50,7 +50,7 @@ def mixed_versions(hosts: Sequence[tuple[int, Mapping[str, Any]]]) -> CheckWarni
         else "Import each version's results as a run of its own, or re-run them with one fio."
     )
     return CheckWarning(
-        "mixed-versions",
+        Code.MIXED_VERSIONS,
         f"{whose} made with different software ({'; '.join(said)}): a difference may "
         "come from it, not from the storage.",
         advice,
@@ -84,7 +84,7 @@ def few_repeats(
     if not fragile:
         return None
     return CheckWarning(
-        "few-repeats",
+        Code.FEW_REPEATS,
         f"with {n} repetitions and this machine's noise floor, differences under about "
         f"{share:.1%} cannot be told from noise; {len(fragile)} change(s) called significant "
         f"are under {FRAGILE_FACTOR * share:.1%} and may not hold.",
@@ -114,7 +114,7 @@ def above_ceiling(
             continue
         found.append(
             CheckWarning(
-                "above-ceiling",
+                Code.ABOVE_CEILING,
                 f"{setup} measured {value / alone:.1f}x one device on {workload}, above the "
                 f"{most:g}x {why}: a cache, not the devices, answered.",
                 (advice or {}).get(

@@ -39,7 +39,7 @@ from iolab.analysis.findings import (
     trust,
     winner,
 )
-from iolab.model import CheckWarning
+from iolab.model import CheckWarning, Code
 
 MOST_EFFECT = 300.0  # percent: past a 4x difference, a larger one says no more
 WEIGHT = {True: 1.0, None: 0.6, False: 0.3}  # beyond the noise, no interval, within it
@@ -66,7 +66,7 @@ def derive(
         found += cost(by_workload, baseline)
     found += fold(caps(by_workload), "cap")
     usable = [s for s in sweeps if all(f.median > 0 for _, f in s.steps)]
-    found += sweep_findings(usable, [w for w in extra if w.code == "flat-scaling"])
+    found += sweep_findings(usable, [w for w in extra if w.code == Code.FLAT_SCALING])
     found += model(gaps)
     found += fold(latency(tails, figures), "latency")
     found += [knee(k) for k in knees]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from iolab.analysis.findings import Figure, Finding, but, some, warned_of
 from iolab.analysis.scaling import Flat
-from iolab.model import CheckWarning
+from iolab.model import CheckWarning, Code
 
 STOPS = 1.10  # a doubling that gains less than 10% has stopped paying
 
@@ -107,7 +107,7 @@ def growth(sweep: Sweep, flat: Flat | None = None) -> Finding:
 
 def scaling(flat: CheckWarning) -> Finding:
     """A flat-scaling warning no sweep of the findings holds, as it was said."""
-    return Finding("scaling", flat.message, 0, None, (), group="flat-scaling")
+    return Finding("scaling", flat.message, 0, None, (), group=Code.FLAT_SCALING)
 
 
 def sweep_findings(sweeps: Sequence[Sweep], flats: Sequence[CheckWarning]) -> list[Finding]:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from iolab.analysis.stats import compare, summarize
-from iolab.model import CheckWarning
+from iolab.model import CheckWarning, Code
 
 Kind = Literal[
     "pooled", "winner", "overall", "cost", "cap", "scaling", "model", "latency", "trust", "factor"
@@ -347,13 +347,13 @@ def trust(figures: Sequence[Figure]) -> list[Finding]:
 # Checks that say a figure is a cache's, not the devices': each gets its own finding that
 # names the figures, since a reader would otherwise quote them as the devices' speed.
 CACHED = {
-    "above-ceiling": "above the physical limit of the devices behind",
-    "page-cache": "served by the page cache",
-    "cache-size": "from a test small enough to fit a cache",
+    Code.ABOVE_CEILING: "above the physical limit of the devices behind",
+    Code.PAGE_CACHE: "served by the page cache",
+    Code.CACHE_SIZE: "from a test small enough to fit a cache",
 }
 
 
-def _cached(code: str, warned: Sequence[Figure]) -> Finding | None:
+def _cached(code: Code, warned: Sequence[Figure]) -> Finding | None:
     hit = [f for f in warned if any(w.code == code for w in f.warnings)]
     if not hit:
         return None

@@ -48,6 +48,7 @@ from typing import Literal
 
 from iolab.analysis.changepoint import MAX_POINTS, change_points
 from iolab.analysis.stats import Prediction, compare, metric_for, predict
+from iolab.model import Code
 from iolab.store import RunRow
 from iolab.store.figures import CaseFigures
 
@@ -57,7 +58,7 @@ UNITS = {"iops": "IOPS", "bw": "MB/s", "p99": "µs"}
 FACTS = ("kernel", "fio_version", "distro", "cpu_model", "memory_bytes", "hostname", "governor")
 DEFAULT_RULES: Mapping[Metric, float] = {"iops": 5.0, "bw": 5.0, "p99": 10.0}
 P99 = "99"  # the key percentiles are stored under (store: "50", "99", "99.9", ...)
-FOREIGN, CPU_BOUND = "foreign-load", "cpu-bound"  # the load warnings a point carries
+FOREIGN, CPU_BOUND = Code.FOREIGN_LOAD, Code.CPU_BOUND  # the load warnings a point carries
 WINDOW = 10  # earlier runs that give a run's history, by default
 LEAST = 4  # earlier runs the noise needs before a run is judged against it
 MOST_WINDOW = 1000

@@ -52,9 +52,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from iolab.analysis.stats import t_two_sided
-from iolab.model import CaseMetrics, CheckWarning, Sample
+from iolab.model import CaseMetrics, CheckWarning, Code, Sample
 
-CODE = "mixed-speeds"
+CODE = Code.MIXED_SPEEDS
 MIN_SECONDS = 3.0
 MIN_CHANGE = 0.30
 MIN_MOVED = 0.05

@@ -9,7 +9,7 @@ from iolab.analysis.check_context import (
     cores_of,
     numjobs_of,
 )
-from iolab.model import CheckWarning
+from iolab.model import CheckWarning, Code
 from iolab.usage import CPU, Telemetry
 
 CPU_BOUND_SHARE = 0.9  # of the cores the jobs may use
@@ -35,7 +35,7 @@ def cpu_bound(context: Context) -> CheckWarning | None:
         seen = context.telemetry
         return _cpus_saturated(context, seen) if seen is not None else None
     return CheckWarning(
-        "cpu-bound",
+        Code.CPU_BOUND,
         f"fio's {numjobs_of(context)} jobs kept {used:.1f} of the {cores} cores they may use busy: "
         "the load generator may be the limit, not the device.",
         "Use an asynchronous ioengine with a deeper iodepth, fewer jobs, or more cores.",
@@ -50,7 +50,7 @@ def _cpus_saturated(context: Context, seen: Telemetry) -> CheckWarning | None:
     where = f"CPU {seen.cpus[0]}, the one" if cpus == 1 else f"the {cpus} CPUs"
     irq = seen.mean(CPU, "softirq") or 0.0
     return CheckWarning(
-        "cpu-bound",
+        Code.CPU_BOUND,
         f"{where} the jobs may use, {'was' if cpus == 1 else 'were'} {busy:.0f}% busy, fio's "
         f"own share {fio or 0:.0f}% "
         f"(softirq {irq:.0f}%, the rest other processes and the kernel): the CPU may be "
@@ -66,7 +66,7 @@ def cpu_steal(context: Context) -> CheckWarning | None:
     if steal is None or steal < CPU_STEAL_PCT:
         return None
     return CheckWarning(
-        "cpu-steal",
+        Code.CPU_STEAL,
         f"the hypervisor stole {steal:.0f}% of the CPUs' time the jobs may use: other guests "
         "shared this host's CPUs, so the figures depend on them.",
         "Run on a host (or VM) with dedicated CPUs, or repeat at a quiet time and compare.",
@@ -88,7 +88,7 @@ def device_busy(context: Context) -> CheckWarning | None:
     if queue < DEVICE_SATURATED_QUEUE or foreign_device(context) is not None:
         return None
     return CheckWarning(
-        "device-busy",
+        Code.DEVICE_BUSY,
         f"{name} was {util:.0f}% busy (queue depth {queue:.1f}) during the case: a note, not a "
         "fault; %util alone does not say whether this is the device's limit.",
         "To find its limit, sweep iodepth or numjobs: where throughput stops growing while "
@@ -157,7 +157,7 @@ def foreign_load(context: Context) -> CheckWarning | None:
         return None
     busiest = "; ".join(o.said() for o in seen.others)
     return CheckWarning(
-        "foreign-load",
+        Code.FOREIGN_LOAD,
         f"other work shared the host during this case: {'; '.join(said)}"
         f"{f' (the busiest: {busiest})' if busiest else ''}. The figure is this set-up's "
         "under that load, not its own.",

@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from iolab import units
 from iolab.analysis import stats
 from iolab.analysis.findings import WARNED
-from iolab.model import CheckWarning, Curve, CurvePoint, Drift, PeakRecord, SloPoint
+from iolab.model import CheckWarning, Code, Curve, CurvePoint, Drift, PeakRecord, SloPoint
 
 Point = tuple[int, int]  # (numjobs, iodepth)
 Measure = Callable[[Point], float | None]  # a point's first figure; None: failed or refused
@@ -293,7 +293,7 @@ def curve_knee(curve: Curve) -> Knee:
 
 
 Warnings = Callable[[str], Sequence[CheckWarning]]  # the warnings of a workload's stored cases
-CURVE_SAYS = frozenset({"rate-not-delivered"})  # the curve flags it itself: "not delivered"
+CURVE_SAYS = frozenset({Code.RATE_NOT_DELIVERED})  # the curve flags it itself: "not delivered"
 
 
 def no_warnings(workload: str) -> Sequence[CheckWarning]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from iolab.fio.options import workload_axis
-from iolab.model import CheckWarning
+from iolab.model import CheckWarning, Code
 from iolab.usage import CPU, Telemetry
 
 AXES = ("numjobs", "iodepth", "device_count")
@@ -100,7 +100,7 @@ def _flat(setup: str, axis: str, sweep: Mapping[int, list[Point]]) -> Flat | Non
             workloads = tuple(dict.fromkeys(p.workload for v in values for p in sweep[v]))
             limit, said = _limit(axis, sweep[low], sweep[high])
             return Flat(
-                "flat-scaling",
+                Code.FLAT_SCALING,
                 f"{setup} · {' and '.join(workloads)}: {axis} {low} → {high} gained {gain:+.0%} "
                 f"{unit} ({iops[low]:,.0f} → {iops[high]:,.0f}); at {axis}={high} {said}.",
                 "Past this point more parallelism adds queueing, not throughput: look at "
@@ -162,7 +162,7 @@ def _limit(axis: str, lows: Sequence[Point], highs: Sequence[Point]) -> tuple[st
     )
 
 
-FOREIGN, CPU_BOUND = "foreign-load", "cpu-bound"
+FOREIGN, CPU_BOUND = Code.FOREIGN_LOAD, Code.CPU_BOUND
 QUEUE_GROWTH = 1.5  # a device whose queue grew this much as the load doubled held the I/Os
 
 

@@ -15,10 +15,10 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from iolab.model import CheckWarning, FioValue
+from iolab.model import CheckWarning, Code, FioValue
 from iolab.targets.facts import DeviceFacts
 
-CODE = "virtual-cache"
+CODE = Code.VIRTUAL_CACHE
 ABOVE_READS = 1.3  # writes this much faster than the same shape's reads
 VIRTUAL_TRANSPORTS = ("virtio", "xen")
 VIRTUAL_MODELS = re.compile(

@@ -19,14 +19,14 @@ from pathlib import Path
 from iolab.exchange import rules
 from iolab.exchange.found_jobs import FoundJob, UnreadableJob
 from iolab.fio import parse
-from iolab.model import DIRECTIONS, CaseMetrics, CheckWarning, DirectionMetrics, Sample
+from iolab.model import DIRECTIONS, CaseMetrics, CheckWarning, Code, DirectionMetrics, Sample
 
 NAME = re.compile(r"^(?P<prefix>.+)_(?P<kind>bw|iops|lat|clat|slat)(?:\.\d+)?\.log$")
 # client/server's logs: fio's log name, then "." and the host
 HOST_KIND = re.compile(r"^.+_(?P<kind>bw|iops|lat|clat|slat)(?:\.\d+)?\.log\.[^/]+$")
 MIN_INTERVAL_MS = 10  # finer than this, the log is one line per I/O: not averaged
 LOGS_ONLY = CheckWarning(
-    "logs-only",
+    Code.LOGS_ONLY,
     "no fio result was found beside these logs: the figures are the means of their samples.",
     "Import the fio JSON or terse output of the same run with them.",
 )

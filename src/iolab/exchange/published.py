@@ -44,11 +44,19 @@ from iolab import names
 from iolab.exchange import bonnie, dd, rules
 from iolab.exchange.found_jobs import UnreadableJob
 from iolab.exchange.named_jobs import Placed, case, direction, exact
-from iolab.model import CheckWarning, Direction, DirectionMetrics, FioValue, Ratio, RatioMetric
+from iolab.model import (
+    CheckWarning,
+    Code,
+    Direction,
+    DirectionMetrics,
+    FioValue,
+    Ratio,
+    RatioMetric,
+)
 from iolab.units import format_size, parse_size
 
 PUBLISHED = CheckWarning(
-    "published",
+    Code.PUBLISHED,
     "published figures: iolab did not measure them, and knows of their making only what the "
     "table says (no repetitions, no environment, latency only where the table gives it).",
     "Run the study's preset here to set figures measured alike beside them.",

@@ -23,7 +23,7 @@ from iolab.exchange.logs import LOGS_ONLY
 from iolab.exchange.named_jobs import Placed
 from iolab.fio.document import FioDocument
 from iolab.fio.outcome import errno_words
-from iolab.model import Case, FioValue, Plan, Result, Setup, Workload
+from iolab.model import Case, Code, FioValue, Plan, Result, Setup, Workload
 from iolab.targets import caches
 from iolab.units import parse_size
 
@@ -77,7 +77,7 @@ class Facts:
 
 # Checks that need only the job and the set-up's facts: figures without fio's run (a table,
 # dd, bonnie++) get these; the others need fio's timing and CPU figures.
-FACT_CHECKS = ("cache-size", "above-ceiling")
+FACT_CHECKS = (Code.CACHE_SIZE, Code.ABOVE_CEILING)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ values, JSON, directions, metrics), `setup` (a set-up, its layout and card polic
 peak searches, load curves), `result` (a case's measurements and warnings), `ratio` (a
 figure published relative to a baseline's). No I/O here."""
 
+from iolab.model.codes import Code
 from iolab.model.common import (
     DIRECTIONS,
     HERE,
@@ -67,6 +68,7 @@ __all__ = [
     "CaseMetrics",
     "ChartText",
     "CheckWarning",
+    "Code",
     "Curve",
     "CurvePoint",
     "Direction",

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from iolab.model.codes import Code
 from iolab.model.common import (
     HERE,
     JSON,
@@ -53,10 +54,10 @@ class CaseMetrics:
         return sum(d.bw_bytes for d in self.directions)
 
 
-HOST_LOST = "host-lost"  # the warning code of a case a host sent no result for
+HOST_LOST = Code.HOST_LOST  # the warning code of a case a host sent no result for
 
 
-NOTE_CODES = frozenset({"device-busy"})  # said under the table as notes; no ⚑ on the cell
+NOTE_CODES = frozenset({Code.DEVICE_BUSY})  # said under the table as notes; no ⚑ on the cell
 
 
 @dataclass(frozen=True)

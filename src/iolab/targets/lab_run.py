@@ -25,12 +25,12 @@ from pathlib import Path
 
 from iolab import layouts
 from iolab.errors import TargetError
-from iolab.model import JSON, CheckWarning, Origin, Plan, Setup
+from iolab.model import JSON, CheckWarning, Code, Origin, Plan, Setup
 from iolab.targets import lab, rehearsal
 
 RUN_TIMEOUT_S = 6 * 3600
 LAB = CheckWarning(
-    "virtual-lab",
+    Code.VIRTUAL_LAB,
     "measured in iolab's virtual lab (a user-mode Linux kernel, image files as disks): the "
     "figures show how the RAID software behaves (its penalties, its scaling), not how fast "
     "the real devices are.",

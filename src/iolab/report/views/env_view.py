@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from iolab.analysis.environment import differences
-from iolab.model import JSONObject
+from iolab.model import Code, JSONObject
 from iolab.report.cells import utc
 from iolab.report.data import DataCase, Dataset, SetupInfo
 from iolab.store import RunRow
@@ -326,7 +326,7 @@ def setup_details(data: Dataset) -> list[str]:
 
 # ---------------------------------------------------------------- the report's header
 
-LAB_CODE = "virtual-lab"  # the warning every case measured in the lab carries
+LAB_CODE = Code.VIRTUAL_LAB  # the warning every case measured in the lab carries
 LAB_WORDS = "measured in iolab's virtual lab (user-mode Linux, image files)"
 
 

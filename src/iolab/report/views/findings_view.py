@@ -17,7 +17,7 @@ from iolab.analysis.finding_sweeps import Sweep
 from iolab.analysis.findings import CHECKS, Figure, Finding, Part, and_list
 from iolab.analysis.findings import WARNED as MARK
 from iolab.analysis.stats import metric_for
-from iolab.model import DIRECTIONS, CheckWarning
+from iolab.model import DIRECTIONS, CheckWarning, Code
 from iolab.report.cells import WARNED, Cell, Row, Table, cell_values, format_value
 from iolab.report.data import DataCase, Dataset
 from iolab.report.views import curve_view, fleet_view, usage_view
@@ -388,14 +388,14 @@ def more_lines(found: Sequence[Finding]) -> tuple[str, ...]:
 
 
 # What a caveat means, said once under the short form's findings; other codes say what to do
-MEANINGS = {
-    "foreign-load": "other work shared the host while these cases ran: the figures are the "
+MEANINGS: dict[str, str] = {
+    Code.FOREIGN_LOAD: "other work shared the host while these cases ran: the figures are the "
     "set-ups' under that load, not their own",
-    "cpu-bound": "the CPU may have been the limit, not the device",
-    "page-cache": "the page cache served some of the I/O: a cache's speed, not the device's",
-    "above-ceiling": "a figure above what the devices behind can deliver: a cache answered",
-    "cache-size": "a test small enough to fit a cache",
-    "published": "a published figure, imported as printed: not measured here",
+    Code.CPU_BOUND: "the CPU may have been the limit, not the device",
+    Code.PAGE_CACHE: "the page cache served some of the I/O: a cache's speed, not the device's",
+    Code.ABOVE_CEILING: "a figure above what the devices behind can deliver: a cache answered",
+    Code.CACHE_SIZE: "a test small enough to fit a cache",
+    Code.PUBLISHED: "a published figure, imported as printed: not measured here",
 }
 
 

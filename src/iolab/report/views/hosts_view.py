@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from iolab.analysis.stats import metric_for, summarize
-from iolab.model import HOST_LOST, Direction, DirectionMetrics
+from iolab.model import HOST_LOST, Code, Direction, DirectionMetrics
 from iolab.report import summary
 from iolab.report.cells import (
     MB,
@@ -241,8 +241,8 @@ def warnings(data: Dataset, metric: str = "auto") -> list[str]:
 def _slow_line(setup: str, host: str, said: Sequence[str]) -> str:
     more = f"; and {len(said) - WHERE_SHOWN:,} more" if len(said) > WHERE_SHOWN else ""
     return (
-        f"slow-host: {setup}: host {host} delivered {'; '.join(said[:WHERE_SHOWN])}{more} of "
-        "the median host. Check that client: its network link, its CPU load, its fio server "
+        f"{Code.SLOW_HOST}: {setup}: host {host} delivered {'; '.join(said[:WHERE_SHOWN])}{more} "
+        "of the median host. Check that client: its network link, its CPU load, its fio server "
         "and the storage it reaches."
     )
 

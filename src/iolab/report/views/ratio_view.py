@@ -13,7 +13,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Mapping, Sequence
 
-from iolab.model import CheckWarning, FioValue, Ratio
+from iolab.model import CheckWarning, Code, FioValue, Ratio
 from iolab.report.cells import WARNED, WARNED_LEGEND, Cell, Row, Table, cell_values, warned
 from iolab.report.data import DataCase, Dataset
 from iolab.units import parse_size
@@ -21,7 +21,7 @@ from iolab.units import parse_size
 TITLE = "Relative to a baseline (published shares, not measurements)"
 NAME = "ratios"
 PUBLISHED_SHARE = CheckWarning(
-    "published",
+    Code.PUBLISHED,
     "a share of another set-up's figure, as a study printed it: iolab measured neither, and "
     "knows of their making only what the table says; it is no IOPS or MB/s of its own.",
     "Run both set-ups here to set measured figures and their own share beside it.",
