@@ -270,7 +270,10 @@ def test_a_learning_battery_shows_as_a_difference(
     card = only(controllers.probe())
     vd = next(vd for vd in card.drives if vd.id == vd_id)
     assert differs(vd, card) == said
-    assert card.to_json()["drives"][[d.id for d in card.drives].index(vd_id)]["differs"] == said
+    drives = card.to_json()["drives"]
+    assert isinstance(drives, list)
+    drive = drives[[d.id for d in card.drives].index(vd_id)]
+    assert isinstance(drive, dict) and drive["differs"] == said
 
 
 @pytest.mark.parametrize(("battery", "health"), [("failed", Health.FAILED),

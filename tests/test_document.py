@@ -20,7 +20,7 @@ from iolab.fio.document import FioDocument
 from iolab.fio.info import FioInfo
 from iolab.fio.outcome import Outcome, failure
 from iolab.fio.parse import Status
-from iolab.model import Case, FioValue, Result, Setup
+from iolab.model import JSON, Case, FioValue, Result, Setup
 from iolab.store import Store
 from iolab.targets import process
 
@@ -88,7 +88,7 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
     real = parse.load_json
 
-    def load(text: str, listing: str = "jobs") -> dict[str, object]:
+    def load(text: str, listing: str = "jobs") -> dict[str, JSON]:
         calls.append(listing)
         return real(text, listing)
 

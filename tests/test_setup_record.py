@@ -14,7 +14,7 @@ from fakes import FakeExecutor
 from iolab import plan, runner
 from iolab.fio.info import FioInfo
 from iolab.fio.parse import Status
-from iolab.model import Case, PeakRecord, Result, SteadyRecord
+from iolab.model import JSON, Case, PeakRecord, Result, SteadyRecord
 from iolab.store import Store
 from iolab.targets import process
 from iolab.targets.facts import SetupFacts
@@ -111,7 +111,7 @@ def test_every_part_comes_back_as_it_was_saved() -> None:
 
 
 def test_a_damaged_part_is_left_out_and_the_rest_kept() -> None:
-    stored = {
+    stored: dict[str, JSON] = {
         "target": {"path": "/mnt/x/iolab.testfile"},
         "precondition": [{"job": "fill"}, {"job": "ok", "written_bytes": 1, "seconds": 1,
                                              "bw_bytes": 1}],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,15 @@ from iolab.targets import devices as dv
 from iolab.targets import environment, provision, stack
 from iolab.targets.facts import SetupFacts, TargetFacts
 from loopdevs import LoopDevs, loops_fixture, sh
+
+
+def at(data: object, *keys: str) -> object:
+    """The value under `keys` in stored JSON (each step must be an object)."""
+    for key in keys:
+        assert isinstance(data, Mapping), (key, data)
+        data = data[key]
+    return data
+
 
 __all__ = ["loops_fixture"]
 
@@ -27,11 +37,19 @@ def test_host_keeps_its_keys_and_adds_topology() -> None:
     assert host["fio_version"] == "fio-3.33"
     online = environment.parse_cpulist(Path("/sys/devices/system/cpu/online").read_text())
     assert host["threads"] == len(online)
-    assert 1 <= host["sockets"] <= host["cores"] <= host["threads"]
+    sockets, cores = host["sockets"], host["cores"]
+    assert isinstance(sockets, int) and isinstance(cores, int)
+    assert 1 <= sockets <= cores <= len(online)
     assert "governor" in host
     if Path("/sys/devices/system/node/node0").exists():
-        assert host["numa_nodes"] == len(host["numa"]) >= 1
-        assert sorted(c for node in host["numa"] for c in node["cpus"]) == online
+        numa = host["numa"]
+        assert isinstance(numa, list)
+        assert host["numa_nodes"] == len(numa) >= 1
+        cpus = [at(node, "cpus") for node in numa]
+        assert (
+            sorted(int(str(c)) for listed in cpus if isinstance(listed, list) for c in listed)
+            == online
+        )
 
 
 @pytest.mark.skipif(shutil.which("lscpu") is None, reason="lscpu (util-linux) is not installed")
@@ -84,9 +102,9 @@ def test_target_on_btrfs_raid_resolves_to_loops_and_their_files(
     names = tuple(Path(d).name for d in devs)
     assert facts.raid is not None
     assert (facts.raid.kind, facts.raid.members) == ("btrfs", names)
-    assert facts.raid.details["profiles"]["data"] == "RAID0"
+    assert at(facts.raid.details, "profiles", "data") == "RAID0"
     assert facts.raid == built.layout.raid
-    assert facts.filesystem_params["profiles"]["metadata"] == "RAID1"
+    assert at(facts.filesystem_params, "profiles", "metadata") == "RAID1"
     fs_layer = facts.stack.below[0]
     loops_below = {str(n.device): n for n in fs_layer.below}
     assert sorted(loops_below) == sorted(names)
@@ -117,18 +135,18 @@ def test_target_on_xfs_and_ext4_records_mkfs_parameters(loops: LoopDevs, tmp_pat
         x = environment.target(tmp_path / "x")
     with provision.build(ext4, tmp_path / "e", confirmed={ext_dev}):
         e = environment.target(tmp_path / "e")
-    assert x["filesystem"]["fstype"] == "xfs"
-    assert "logbufs=8" in x["filesystem"]["options"].split(",")
+    assert at(x, "filesystem", "fstype") == "xfs"
+    assert "logbufs=8" in str(at(x, "filesystem", "options")).split(",")
     assert TargetFacts.from_json(x).to_json() == x
     params = x["filesystem_params"]
-    assert (params["block_size"], params["inode_size"], params["log_bytes"]) == (
+    assert (at(params, "block_size"), at(params, "inode_size"), at(params, "log_bytes")) == (
         4096,
         512,
         64 * MIB,
     )
     assert x["raid"] is None
-    assert e["filesystem_params"]["tool"] == "tune2fs"
-    assert e["filesystem_params"]["inode_size"] == 512
+    assert at(e, "filesystem_params", "tool") == "tune2fs"
+    assert at(e, "filesystem_params", "inode_size") == 512
 
 
 @pytest.mark.root

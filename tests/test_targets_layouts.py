@@ -10,7 +10,7 @@ import pytest
 
 from iolab import layouts, plan
 from iolab.errors import PlanError, TargetError
-from iolab.model import Layout, Setup
+from iolab.model import JSONObject, Layout, Setup
 from iolab.report.cells import setup_line
 from iolab.targets import provision
 from iolab.targets.facts import DeviceFacts, LayoutFacts, SetupFacts
@@ -82,7 +82,7 @@ def test_the_plan_and_the_builder_refuse_a_layout_alike(
     assert str(built.value) == f"layout: {message}"
 
 
-def _stored_environments() -> list[dict[str, object]]:
+def _stored_environments() -> list[JSONObject]:
     found = []
     for db in STORES:
         with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:

@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from iolab.analysis.stats import Difference, Summary, t975
 from iolab.model import CheckWarning, Code
@@ -30,7 +29,7 @@ def _versions(value: object) -> tuple[str, ...]:
     return tuple(sorted(listed - {"", "?"}))
 
 
-def mixed_versions(hosts: Sequence[tuple[int, Mapping[str, Any]]]) -> CheckWarning | None:
+def mixed_versions(hosts: Sequence[tuple[int, Mapping[str, object]]]) -> CheckWarning | None:
     """(run id, its host facts) of the runs in a report or comparison: their fio or kernel
     versions differ, between the runs or within one (an import of several fio versions). A
     run that did not record a version (an import knows no kernel) is left out of that one."""

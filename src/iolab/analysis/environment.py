@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 # Repeated or bulky detail: `devices` and `stack` repeat `device` and `filesystem`.
 SKIPPED = frozenset({"devices", "stack", "numa", "python"})
 
 
-def flatten(value: Any, prefix: str = "") -> dict[str, str]:
+def flatten(value: object, prefix: str = "") -> dict[str, str]:
     """Nested dicts as dotted keys with JSON-ish text values; lists are kept whole."""
     if isinstance(value, Mapping):
         out: dict[str, str] = {}
@@ -33,7 +32,7 @@ class EnvDifference:
     values: tuple[str, ...]
 
 
-def differences(where: str, environments: Sequence[Mapping[str, Any]]) -> list[EnvDifference]:
+def differences(where: str, environments: Sequence[Mapping[str, object]]) -> list[EnvDifference]:
     """The facts whose values are not all equal; a fact one environment lacks shows as '—'."""
     flat = [flatten(env) for env in environments]
     keys = sorted({key for env in flat for key in env})

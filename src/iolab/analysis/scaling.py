@@ -14,7 +14,6 @@ import json
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from iolab.fio.options import workload_axis
 from iolab.model import CheckWarning, Code
@@ -31,7 +30,7 @@ class Point:
 
     setup: str
     workload: str
-    options: Mapping[str, Any]
+    options: Mapping[str, object]
     iops: float  # the case's figure in `unit`: IOPS, or MB/s where the workload is read so
     telemetry: Telemetry | None = None
     devices: int | None = None  # the set-up's device count, when it names devices

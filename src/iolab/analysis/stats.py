@@ -25,7 +25,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import NamedTuple
 
 from iolab.model import CaseMetrics
 from iolab.units import parse_size
@@ -224,14 +224,14 @@ def compare(base: Sequence[float], other: Sequence[float]) -> Difference:
 IOPS_MAX_BS = 64 * 1024
 
 
-def metric_for(options: Mapping[str, Any], forced: str = "auto") -> str:
+def metric_for(options: Mapping[str, object], forced: str = "auto") -> str:
     """IOPS for blocks up to 64 KiB, MB/s above, unless the user forces one."""
     if forced in ("iops", "bw"):
         return forced
     return "iops" if parse_size(str(options.get("bs", "4k"))) <= IOPS_MAX_BS else "bw"
 
 
-def primary(options: Mapping[str, Any], metrics: CaseMetrics) -> float:
+def primary(options: Mapping[str, object], metrics: CaseMetrics) -> float:
     """The figure a case is judged by: its IOPS, or its bytes/s for large blocks."""
     return metrics.total_iops if metric_for(options) == "iops" else metrics.total_bw_bytes
 
@@ -262,12 +262,11 @@ def t_quantile(upper: float, df: float) -> float:
 PREDICTED = 0.995  # one-sided: the bound a new run falls beyond 1 time in 200 by chance
 
 
-@dataclass(frozen=True)
-class Prediction:
+class Prediction(NamedTuple):
     """What earlier runs' figures predict for the next run's: their mean, their standard
     deviation, and the one-sided prediction bounds mean ± t(PREDICTED, n - 1) · s · √(1 + 1/n)
     (a new observation from the same level falls below `low`, or above `high`, with
-    probability 1 - PREDICTED each)."""
+    probability 1 - PREDICTED each). A named tuple: a long history makes one per point."""
 
     n: int
     mean: float
@@ -287,6 +286,6 @@ def predict(figures: Sequence[float]) -> Prediction:
     if n < 2:
         raise ValueError("a prediction needs at least two figures")
     mean = math.fsum(figures) / n  # as summarize does, without the median it needs not
-    stdev = math.sqrt(math.fsum((v - mean) ** 2 for v in figures) / (n - 1))
+    stdev = math.sqrt(math.fsum([(v - mean) ** 2 for v in figures]) / (n - 1))
     reach = _predicted_t(n - 1) * stdev * math.sqrt(1 + 1 / n)
     return Prediction(n, mean, stdev, mean - reach, mean + reach)

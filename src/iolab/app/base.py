@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from iolab import plan, runner
 from iolab.errors import PlanError, Resume
-from iolab.model import Plan, Result
+from iolab.model import JSON, Plan, Result
 from iolab.report import document as report_document
 from iolab.store import RunRow, Store
 from iolab.targets import (
@@ -142,7 +142,7 @@ def pick_run(
         return found.id
     env = environment.host(campaign.fio.version)
     if hosts:  # fio's servers say this much of themselves; iolab's full view is this host's
-        env["hosts"] = hosts
+        env["hosts"] = list[JSON](hosts)
     run_id = store.create_run(
         the_plan, env, __version__, dataclasses.asdict(overrides), process.me()
     )

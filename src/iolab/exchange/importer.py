@@ -32,7 +32,7 @@ from iolab.exchange.found_jobs import FoundJob, UnreadableJob
 from iolab.exchange.named_jobs import Placed
 from iolab.exchange.run_builder import Facts, build, setup_name, setup_names, software
 from iolab.fio import parse
-from iolab.model import Origin, Ratio
+from iolab.model import JSON, Origin, Ratio
 from iolab.store import Store
 
 # Walking a folder reads the files that may be results (and fio's client/server logs, named
@@ -369,7 +369,7 @@ def _usable(jobs: list[FoundJob]) -> list[FoundJob]:
     """Jobs whose entries fio's parser reads (a value of the wrong type is the file's fault)."""
     for job in jobs:
         try:
-            parse.metrics({"jobs": job.entries})
+            parse.metrics({"jobs": list[JSON](job.entries)})
         except (ValueError, TypeError, KeyError, AttributeError) as error:
             raise UnreadableJob(
                 f"job {job.name!r}: a value fio would not write ({error})"

@@ -28,7 +28,9 @@ class FioDocument:
         """fio's printed JSON (warning lines before it skipped); ParseError when there is none,
         or it is cut short or damaged, or it lists no jobs."""
         data = parse.load_json(text)
-        jobs: list[JSON] = data["jobs"]
+        jobs = data["jobs"]
+        if not isinstance(jobs, list):  # load_json saw to it
+            raise parse.ParseError("fio's JSON result has no 'jobs' list")
         entries = tuple(job for job in jobs if isinstance(job, dict))
         if len(entries) != len(jobs):
             raise parse.ParseError("fio's JSON result has a job entry that is not an object")
@@ -66,5 +68,6 @@ class FioDocument:
         return stamp if isinstance(stamp, int) else None
 
     @property
-    def _listing(self) -> dict[str, list[JSONObject]]:
-        return {"jobs": list(self.jobs)}
+    def _listing(self) -> JSONObject:
+        jobs: list[JSON] = [dict(job) for job in self.jobs]
+        return {"jobs": jobs}

@@ -24,13 +24,13 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from iolab.errors import FioError
 from iolab.fio import local, options
 from iolab.fio.executor import JOB_FILE, HostLimits
 from iolab.fio.outcome import Outcome
 from iolab.fio.parse import ParseError, Status, load_json, metrics
+from iolab.model import JSON, JSONObject
 
 log = logging.getLogger(__name__)  # `iolab -v` shows what it ran
 
@@ -232,8 +232,8 @@ class Cluster:
     def _outcome(
         self, workdir: Path, children: dict[str, subprocess.Popen[bytes]], stopped: set[str]
     ) -> Outcome:
-        entries: list[dict[str, Any]] = []
-        header: dict[str, Any] = {}
+        entries: list[dict[str, JSON]] = []
+        header: dict[str, JSON] = {}
         lost: list[tuple[str, str]] = []
         for n, host in enumerate(self.hosts):
             base = workdir / f"host-{n}"
@@ -279,10 +279,11 @@ def shares_line(shares: Sequence[tuple[str, float]]) -> str:
             f"highest {high} {most:,.0f}")  # fmt: skip
 
 
-def _entries(document: dict[str, Any]) -> list[dict[str, Any]]:
+def _entries(document: JSONObject) -> list[dict[str, JSON]]:
     """A client document's job entries, less fio's "All clients" sum."""
     stats = document["client_stats"]
-    return [e for e in stats if isinstance(e, dict) and e.get("jobname") != ALL_CLIENTS]
+    listed = stats if isinstance(stats, list) else []
+    return [e for e in listed if isinstance(e, dict) and e.get("jobname") != ALL_CLIENTS]
 
 
 def _lost_why(host: str, said: str, stopped: bool, lost_after_s: float) -> str:
@@ -296,7 +297,7 @@ def _lost_why(host: str, said: str, stopped: bool, lost_after_s: float) -> str:
 
 def _state(output: Path) -> str:
     with contextlib.suppress(ParseError, KeyError, ValueError, TypeError):
-        done = metrics({"jobs": _entries(load_json(_read(output), "client_stats"))})
+        done = metrics({"jobs": list[JSON](_entries(load_json(_read(output), "client_stats")))})
         return f"{done.total_iops:,.0f} IOPS"
     return "lost"
 

@@ -5,17 +5,18 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from iolab.model import (
     DIRECTIONS,
+    JSON,
     METRICS,
     CaseMetrics,
     Direction,
     DirectionMetrics,
+    JSONObject,
     Metric,
     Sample,
 )
@@ -27,7 +28,7 @@ class ParseError(ValueError):
     """fio's output is not what this parser understands."""
 
 
-def load_json(text: str, listing: str = "jobs") -> dict[str, Any]:
+def load_json(text: str, listing: str = "jobs") -> dict[str, JSON]:
     """fio's JSON document; fio may print warning lines before it, which are skipped.
     `listing`: the list it must hold ("client_stats" for fio's client/server output)."""
     start = text.find("{")
@@ -39,92 +40,117 @@ def load_json(text: str, listing: str = "jobs") -> dict[str, Any]:
         raise ParseError(f"fio's JSON result is cut short or damaged ({error})") from None
     if not isinstance(data, dict) or not isinstance(data.get(listing), list):
         raise ParseError(f"fio's JSON result has no {listing!r} list")
-    return data
+    loaded: dict[str, JSON] = data
+    return loaded
 
 
-def metrics(data: Mapping[str, Any]) -> CaseMetrics:
+def _object(value: JSON) -> JSONObject:
+    """A JSON object of fio's document; an entry of another shape reads as empty."""
+    return value if isinstance(value, dict) else {}
+
+
+def _objects(value: JSON) -> list[JSONObject]:
+    """The objects of a JSON list of fio's document (its jobs, its clients' entries)."""
+    return [_object(item) for item in value] if isinstance(value, list) else []
+
+
+def _float(value: JSON) -> float:
+    """A figure of fio's document: a number, or a number as text."""
+    if isinstance(value, int | float | str):
+        return float(value)
+    raise ParseError(f"fio's JSON result has {value!r} where a number belongs")
+
+
+def _int(value: JSON) -> int:
+    if isinstance(value, int | float | str):
+        return int(value)
+    raise ParseError(f"fio's JSON result has {value!r} where a number belongs")
+
+
+def metrics(data: JSONObject) -> CaseMetrics:
     """One case's metrics, all job entries of the document aggregated."""
-    jobs: Sequence[Mapping[str, Any]] = data["jobs"]
+    jobs = _objects(data["jobs"])
     if not jobs:
         raise ParseError("fio's JSON result lists no jobs")
     directions = tuple(
         merged
         for name in DIRECTIONS
-        if (merged := _direction(name, [job[name] for job in jobs if name in job])) is not None
+        if (merged := _direction(name, [_object(job[name]) for job in jobs if name in job]))
+        is not None
     )
     return CaseMetrics(
         directions=directions,
-        usr_cpu=sum(float(job.get("usr_cpu", 0.0)) for job in jobs) / len(jobs),
-        sys_cpu=sum(float(job.get("sys_cpu", 0.0)) for job in jobs) / len(jobs),
+        usr_cpu=sum(_float(job.get("usr_cpu", 0.0)) for job in jobs) / len(jobs),
+        sys_cpu=sum(_float(job.get("sys_cpu", 0.0)) for job in jobs) / len(jobs),
         runtime_ms=max((d.runtime_ms for d in directions), default=0),
-        error=next((int(job["error"]) for job in jobs if job.get("error")), 0),
+        error=next((_int(job["error"]) for job in jobs if job.get("error")), 0),
     )
 
 
-def by_host(data: Mapping[str, Any]) -> dict[str, CaseMetrics]:
+def by_host(data: JSONObject) -> dict[str, CaseMetrics]:
     """fio's client/server entries, host by host (their "hostname", or "hostname:port" where
     several servers share an address); {} for one host's run."""
-    entries = [job for job in data["jobs"] if "hostname" in job]
+    entries = [job for job in _objects(data["jobs"]) if "hostname" in job]
     addresses = {str(job["hostname"]) for job in entries}
     servers = {(str(job["hostname"]), job.get("port")) for job in entries}
-    hosts: dict[str, list[Mapping[str, Any]]] = {}
+    hosts: dict[str, list[JSON]] = {}
     for job in entries:
         host = str(job["hostname"])
         if len(servers) > len(addresses):
             host = f"{host}:{job.get('port')}"  # several servers on one address
-        hosts.setdefault(host, []).append(job)
+        hosts.setdefault(host, []).append(dict(job))
     return {host: metrics({"jobs": jobs}) for host, jobs in hosts.items()}
 
 
-def _direction(name: Direction, parts: list[Mapping[str, Any]]) -> DirectionMetrics | None:
-    ios = sum(int(part.get("total_ios", 0)) for part in parts)
-    moved = sum(int(part.get("io_bytes", 0)) for part in parts)
+def _direction(name: Direction, parts: list[JSONObject]) -> DirectionMetrics | None:
+    ios = sum(_int(part.get("total_ios", 0)) for part in parts)
+    moved = sum(_int(part.get("io_bytes", 0)) for part in parts)
     if not parts or (ios == 0 and moved == 0):
         return None
-    clats = [part.get("clat_ns", {}) for part in parts]
-    counts = [int(c.get("N", 0)) for c in clats]
+    clats = [_object(part.get("clat_ns", {})) for part in parts]
+    counts = [_int(c.get("N", 0)) for c in clats]
     weight = sum(counts)
-    mean = sum(float(c.get("mean", 0.0)) * n for c, n in zip(clats, counts, strict=True))
+    mean = sum(_float(c.get("mean", 0.0)) * n for c, n in zip(clats, counts, strict=True))
     if len(parts) == 1:  # fio's own mean, to the last digit (x * n / n may round)
-        mean = float(clats[0].get("mean", 0.0))
+        mean = _float(clats[0].get("mean", 0.0))
     return DirectionMetrics(
         direction=name,
-        iops=sum(float(part.get("iops", 0.0)) for part in parts),
-        bw_bytes=sum(float(part.get("bw_bytes", 0.0)) for part in parts),
+        iops=sum(_float(part.get("iops", 0.0)) for part in parts),
+        bw_bytes=sum(_float(part.get("bw_bytes", 0.0)) for part in parts),
         io_bytes=moved,
-        runtime_ms=max(int(part.get("runtime", 0)) for part in parts),
+        runtime_ms=max(_int(part.get("runtime", 0)) for part in parts),
         lat_mean_ns=(mean if len(parts) == 1 else mean / weight) if weight else None,
-        lat_max_ns=max((float(c["max"]) for c in clats if "max" in c), default=None),
+        lat_max_ns=max((_float(c["max"]) for c in clats if "max" in c), default=None),
         percentiles_ns=_percentiles(clats),
     )
 
 
-def _percentiles(clats: list[Mapping[str, Any]]) -> dict[str, float]:
+def _percentiles(clats: list[JSONObject]) -> dict[str, float]:
     """fio's own percentiles for one job entry; merged from json+ bins across several."""
     if len(clats) == 1:
-        table = clats[0].get("percentile", {})
-        return {p: float(table[key]) for p in PERCENTILES if (key := f"{float(p):.6f}") in table}
+        table = _object(clats[0].get("percentile", {}))
+        return {p: _float(table[key]) for p in PERCENTILES if (key := f"{float(p):.6f}") in table}
     bins = _summed_bins(clats)
     return histogram_percentiles(bins) if bins else {}
 
 
-def _summed_bins(clats: Iterable[Mapping[str, Any]]) -> dict[int, int]:
+def _summed_bins(clats: Iterable[JSONObject]) -> dict[int, int]:
     """json+ completion-latency bins of several job entries, added bucket by bucket."""
     bins: dict[int, int] = defaultdict(int)
     for clat in clats:
-        for value, count in clat.get("bins", {}).items():
-            bins[int(value)] += int(count)
+        for value, count in _object(clat.get("bins", {})).items():
+            bins[int(value)] += _int(count)
     return dict(bins)
 
 
-def histogram_bins(data: Mapping[str, Any]) -> dict[Direction, dict[int, int]]:
+def histogram_bins(data: JSONObject) -> dict[Direction, dict[int, int]]:
     """json+ completion-latency histograms (bucket value in ns -> count) per direction, all
     jobs of the document added; a direction without I/O or without bins is left out."""
     out: dict[Direction, dict[int, int]] = {}
     for name in DIRECTIONS:
-        parts = [job[name] for job in data.get("jobs", []) if name in job]
-        done = [part for part in parts if int(part.get("total_ios", 0)) > 0]
-        if bins := _summed_bins(part.get("clat_ns", {}) for part in done):
+        parts = [_object(job[name]) for job in _objects(data.get("jobs", [])) if name in job]
+        done = [part for part in parts if _int(part.get("total_ios", 0)) > 0]
+        if bins := _summed_bins(_object(part.get("clat_ns", {})) for part in done):
             out[name] = bins
     return out
 
@@ -164,18 +190,19 @@ class SteadyState:
     bw_mean: float  # bytes/s
 
 
-def steady_state(data: Mapping[str, Any]) -> SteadyState | None:
+def steady_state(data: JSONObject) -> SteadyState | None:
     """The steady-state result of a case (all its jobs: attained only if every job attained,
     means added up); None when the case did not ask for it."""
-    found = [job["steadystate"] for job in data.get("jobs", []) if "steadystate" in job]
+    jobs = _objects(data.get("jobs", []))
+    found = [_object(job["steadystate"]) for job in jobs if "steadystate" in job]
     if not found:
         return None
     return SteadyState(
         criterion=str(found[0].get("ss", "")),
-        attained=all(int(ss.get("attained", 0)) for ss in found),
-        window_s=int(found[0].get("duration", 0)),
-        iops_mean=sum(float(ss.get("data", {}).get("iops_mean", 0)) for ss in found),
-        bw_mean=sum(float(ss.get("data", {}).get("bw_mean", 0)) for ss in found),
+        attained=all(_int(ss.get("attained", 0)) for ss in found),
+        window_s=_int(found[0].get("duration", 0)),
+        iops_mean=sum(_float(_object(ss.get("data", {})).get("iops_mean", 0)) for ss in found),
+        bw_mean=sum(_float(_object(ss.get("data", {})).get("bw_mean", 0)) for ss in found),
     )
 
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from iolab.model.common import MethodKind
+from iolab.model.common import JSON, MethodKind
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class SteadyRecord:
     steady: bool
     most_rounds: int
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, JSON]:
         out = dataclasses.asdict(self)
         out["values"], out["window_rounds"] = list(self.values), list(self.window_rounds)
         return out
@@ -146,14 +146,14 @@ class PeakRecord:
     curve: Curve | None = None
     drift: Drift | None = None
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, JSON]:
         out = dataclasses.asdict(self)
         numjobs, iodepth = self.bounds
         out["bounds"] = {"numjobs": list(numjobs), "iodepth": list(iodepth)}
         for key in ("curve", "drift"):
             if out[key] is None:
                 del out[key]
-        stored: dict[str, object] = json.loads(json.dumps(out))  # tuples as lists
+        stored: dict[str, JSON] = json.loads(json.dumps(out))  # tuples as lists
         return stored
 
     @classmethod

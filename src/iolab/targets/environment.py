@@ -16,14 +16,14 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from iolab import layouts
-from iolab.model import Layout, RaidKind
+from iolab.model import JSON, Layout, RaidKind
 from iolab.targets import devices as dv
 from iolab.targets import stack as stk
 from iolab.targets.facts import (
     DeviceFacts,
+    JSONDict,
     Layer,
     LayoutFacts,
     MountFacts,
@@ -31,7 +31,6 @@ from iolab.targets.facts import (
     TargetFacts,
 )
 
-JSONDict = dict[str, Any]
 SYS_CPU = Path("/sys/devices/system/cpu")
 SYS_NODE = Path("/sys/devices/system/node")
 TOOL_TIMEOUT_S = 30
@@ -92,14 +91,14 @@ def cpu_topology() -> JSONDict:
 
 def numa_nodes() -> list[JSONDict]:
     """Each NUMA node with its CPUs and memory."""
-    nodes = []
+    nodes: list[JSONDict] = []
     for node in sorted(SYS_NODE.glob("node[0-9]*"), key=lambda p: int(p.name[4:])):
         memory = None
         for line in (_read(node / "meminfo") or "").splitlines():
             if "MemTotal:" in line:
                 memory = int(line.split()[-2]) * 1024
         cpus = parse_cpulist(_read(node / "cpulist"))
-        nodes.append({"node": int(node.name[4:]), "cpus": cpus, "memory_bytes": memory})
+        nodes.append({"node": int(node.name[4:]), "cpus": list[JSON](cpus), "memory_bytes": memory})
     return nodes
 
 
@@ -132,7 +131,7 @@ def host(fio_version: str) -> JSONDict:
         "cpu_count": os.cpu_count() or 0,
         **topology,
         "numa_nodes": len(numa) or None,
-        "numa": numa,
+        "numa": list[JSON](numa),
         **cpu_frequency(),
         "virtualized": "hypervisor" in flags,
         "smt": _read(SYS_CPU / "smt" / "active"),
@@ -242,7 +241,7 @@ def ext_summary(params: JSONDict) -> JSONDict:
         "inode_size": num("Inode size"),
         "block_count": num("Block count"),
         "inode_count": num("Inode count"),
-        "features": str(params.get("Filesystem features", "")).split(),
+        "features": list[JSON](str(params.get("Filesystem features", "")).split()),
         "raid_stride": num("RAID stride"),
         "raid_stripe_width": num("RAID stripe width"),
         "reserved_blocks": num("Reserved block count"),
@@ -279,13 +278,13 @@ def filesystem_params(fstype: str, device: str | None, mountpoint: str | Path | 
         got = _tool_text(["xfs_info", where])
         if "output" not in got:
             return {"tool": "xfs_info", **got}
-        params = parse_xfs_info(got["output"])
+        params = parse_xfs_info(str(got["output"]))
         return {"tool": "xfs_info", **xfs_summary(params), "params": params}
     if fstype in ("ext2", "ext3", "ext4") and device:
         got = _tool_text(["tune2fs", "-l", device])
         if "output" not in got:
             return {"tool": "tune2fs", **got}
-        params = parse_tune2fs(got["output"])
+        params = parse_tune2fs(str(got["output"]))
         return {"tool": "tune2fs", **ext_summary(params), "params": params}
     if fstype == "btrfs" and mountpoint:
         return btrfs_params(mountpoint)
@@ -298,9 +297,9 @@ def btrfs_params(mountpoint: str | Path) -> JSONDict:
     show = _tool_text(["btrfs", "filesystem", "show", "--raw", str(mountpoint)])
     out: JSONDict = {"tool": "btrfs"}
     if "output" in df:
-        out["profiles"] = parse_btrfs_df(df["output"])
+        out["profiles"] = parse_btrfs_df(str(df["output"]))
     if "output" in show:
-        out.update(parse_btrfs_show(show["output"]))
+        out.update(parse_btrfs_show(str(show["output"])))
     errors = [got["error"] for got in (df, show) if "error" in got]
     if errors:
         out["error"] = errors[0]
@@ -338,11 +337,17 @@ def raid_facts(
         return RaidFacts("btrfs", tuple(members), btrfs_params(mountpoint))
     if kind in ("mdadm", "lvm") and top:
         details = stk.md_facts(top) if kind == "mdadm" else stk.dm_facts(top)
-        below = tuple(details.pop("members"))
+        listed = details.pop("members")
+        below = tuple(str(m) for m in listed) if isinstance(listed, list) else ()
         if kind == "lvm":
-            details.update(lvm_facts(details.get("dm_name")))
+            dm_name = details.get("dm_name")
+            details.update(lvm_facts(dm_name if isinstance(dm_name, str) else None))
         return RaidFacts(kind, below, details)
     return RaidFacts("none", tuple(members))
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def raid_of(tree: Layer) -> RaidFacts | None:
@@ -351,7 +356,7 @@ def raid_of(tree: Layer) -> RaidFacts | None:
         if node.layer == "filesystem" and node.details.get("fstype") == "btrfs":
             members = [child.device for child in node.below if child.device]
             if len(members) > 1:
-                return raid_facts("btrfs", members, None, node.details["mountpoint"])
+                return raid_facts("btrfs", members, None, _text(node.details.get("mountpoint")))
         kind = _LAYER_RAIDS.get(node.layer)
         if kind and node.device and (kind == "mdadm" or dv.slaves(node.device)):
             return raid_facts(kind, (), node.device, None)

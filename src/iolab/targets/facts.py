@@ -13,11 +13,18 @@ from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-JSONDict = dict[str, Any]
+from iolab.model import JSON, JSONObject
+
+# A JSON object as a shape's `to_json` builds it (read back as a `JSONObject`).
+JSONDict = dict[str, JSON]
 
 
-def _mapping(value: object) -> Mapping[str, Any]:
+def _mapping(value: object) -> JSONObject:
     return value if isinstance(value, Mapping) else {}
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _names(value: object) -> tuple[str, ...]:
@@ -57,8 +64,8 @@ class DeviceFacts:
     holders: tuple[str, ...]
     slaves: tuple[str, ...]
     backing_file: str | None
-    smart: Mapping[str, Any] | None = None  # smartctl's identity and health, when installed
-    nvme: Mapping[str, Any] | None = None  # nvme id-ctrl, for NVMe disks when installed
+    smart: JSONObject | None = None  # smartctl's identity and health, when installed
+    nvme: JSONObject | None = None  # nvme id-ctrl, for NVMe disks when installed
 
     def to_json(self) -> JSONDict:
         out = asdict(self)
@@ -70,7 +77,7 @@ class DeviceFacts:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> DeviceFacts:
+    def from_json(cls, data: JSONObject) -> DeviceFacts:
         values: dict[str, Any] = {f.name: data.get(f.name) for f in fields(cls)}
         for key in ("name", "path", "kind", "disk"):
             values[key] = str(values[key] or "")
@@ -97,11 +104,16 @@ class MountFacts:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> MountFacts | None:
+    def from_json(cls, data: JSONObject) -> MountFacts | None:
         if not data:
             return None
         get = data.get
-        return cls(get("source"), get("fstype"), get("options"), get("mountpoint"))
+        return cls(
+            _text(get("source")),
+            _text(get("fstype")),
+            _text(get("options")),
+            _text(get("mountpoint")),
+        )
 
 
 @dataclass(frozen=True)
@@ -115,7 +127,7 @@ class Layer:
     layer: str
     device: str | None = None
     path: str | None = None
-    details: Mapping[str, Any] = field(default_factory=dict)
+    details: JSONObject = field(default_factory=dict)
     below: tuple[Layer, ...] = ()
 
     @property
@@ -140,13 +152,13 @@ class Layer:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Layer:
+    def from_json(cls, data: JSONObject) -> Layer:
         details = {k: v for k, v in data.items() if k not in ("layer", "device", "path", "below")}
         below = data.get("below")
         return cls(
             str(data.get("layer", "?")),
-            data.get("device"),
-            data.get("path"),
+            _text(data.get("device")),
+            _text(data.get("path")),
             details,
             tuple(cls.from_json(_mapping(c)) for c in below) if isinstance(below, list) else (),
         )
@@ -158,13 +170,13 @@ class RaidFacts:
 
     kind: str  # btrfs, mdadm, lvm or none
     members: tuple[str, ...]
-    details: Mapping[str, Any] = field(default_factory=dict)  # level, chunk, profiles, ...
+    details: JSONObject = field(default_factory=dict)  # level, chunk, profiles, ...
 
     def to_json(self) -> JSONDict:
         return {"kind": self.kind, "members": list(self.members), **self.details}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> RaidFacts | None:
+    def from_json(cls, data: JSONObject) -> RaidFacts | None:
         if not data:
             return None
         details = {k: v for k, v in data.items() if k not in ("kind", "members")}
@@ -191,7 +203,7 @@ class TargetFacts:
     devices: Mapping[str, DeviceFacts]
     disks: tuple[str, ...]
     raid: RaidFacts | None
-    filesystem_params: Mapping[str, Any]  # xfs_info / tune2fs -l / btrfs figures
+    filesystem_params: JSONObject  # xfs_info / tune2fs -l / btrfs figures
 
     def to_json(self) -> JSONDict:
         return {
@@ -211,7 +223,7 @@ class TargetFacts:
         return cls(path, None, None, Layer("file", path=path), {}, (), None, {})
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> TargetFacts:
+    def from_json(cls, data: JSONObject) -> TargetFacts:
         path = str(data.get("path") or "")
         stack = data.get("stack")
         return cls(
@@ -242,7 +254,7 @@ class LayoutFacts:
     raid: RaidFacts
     top: DeviceFacts | None = None  # the array or volume on the members
     mount: MountFacts | None = None
-    filesystem: Mapping[str, Any] | None = None  # xfs_info / tune2fs -l / btrfs figures
+    filesystem: JSONObject | None = None  # xfs_info / tune2fs -l / btrfs figures
     queue: Mapping[str, Mapping[str, QueueChange]] | None = None  # device -> setting -> change
     raid_at_end: RaidFacts | None = None  # re-read after the set-up's cases: degraded by then?
 
@@ -267,7 +279,7 @@ class LayoutFacts:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> LayoutFacts:
+    def from_json(cls, data: JSONObject) -> LayoutFacts:
         return cls(
             _devices(data.get("devices")),
             RaidFacts.from_json(_mapping(data.get("raid"))) or RaidFacts("none", ()),
@@ -282,7 +294,9 @@ class LayoutFacts:
 def _queue(data: object) -> dict[str, dict[str, QueueChange]]:
     return {
         str(dev): {
-            str(key): QueueChange(_mapping(change).get("before"), _mapping(change).get("after"))
+            str(key): QueueChange(
+                _text(_mapping(change).get("before")), _text(_mapping(change).get("after"))
+            )
             for key, change in _mapping(keys).items()
         }
         for dev, keys in _mapping(data).items()
@@ -317,21 +331,33 @@ class SetupFacts:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SetupFacts:
+    def from_json(cls, data: JSONObject) -> SetupFacts:
         """Also reads target facts stored at the top level, as early versions did."""
         target = data.get("target")
         if target is None and "path" in data:
-            target = data
-        layout = data.get("layout")
+            return cls(TargetFacts.from_json(data), *cls._rest(data))
         return cls(
-            TargetFacts.from_json(target) if isinstance(target, Mapping) else None,
+            TargetFacts.from_json(target) if isinstance(target, Mapping) else None, *cls._rest(data)
+        )
+
+    @staticmethod
+    def _rest(data: JSONObject) -> tuple[LayoutFacts | None, tuple[LogLine, ...] | None]:
+        """The layout and the log, wherever the target was stored."""
+        layout = data.get("layout")
+        log = data.get("log")
+        return (
             LayoutFacts.from_json(layout) if isinstance(layout, Mapping) else None,
-            _log(data["log"]) if isinstance(data.get("log"), list) else None,
+            _log(log) if isinstance(log, list) else None,
         )
 
 
-def _log(entries: list[Any]) -> tuple[LogLine, ...]:
+def _log(entries: list[JSON]) -> tuple[LogLine, ...]:
     return tuple(
-        LogLine(str(e.get("command", "")), int(e.get("returncode", 0)), str(e.get("output", "")))
+        LogLine(str(e.get("command", "")), _int(e.get("returncode", 0)), str(e.get("output", "")))
         for e in map(_mapping, entries)
     )
+
+
+def _int(value: JSON) -> int:
+    """A stored whole number (as fio and json write it: int, float or digits); else 0."""
+    return int(value) if isinstance(value, int | float | str) else 0

@@ -7,7 +7,8 @@ import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from iolab.model import JSON
 
 BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 
@@ -31,7 +32,7 @@ def _boot_id() -> str:
         return ""
 
 
-def me() -> dict[str, Any]:
+def me() -> dict[str, JSON]:
     """This process: host, boot, pid and start time."""
     pid = os.getpid()
     return {
@@ -42,7 +43,7 @@ def me() -> dict[str, Any]:
     }
 
 
-def alive(owner: Mapping[str, Any]) -> bool | None:
+def alive(owner: Mapping[str, object]) -> bool | None:
     """Whether the process that claimed a run still runs; None if it ran on another host."""
     if owner.get("host") != socket.gethostname():
         return None

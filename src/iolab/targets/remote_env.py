@@ -15,7 +15,8 @@ import subprocess
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+
+from iolab.model import JSON
 
 # host_env = "ssh": each host's full environment, where iolab is installed there
 SSH_ENV = ("ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "{host}", "iolab", "env",
@@ -31,10 +32,10 @@ class RemoteEnv:
 
     host: str
     said: str  # how it was asked ("iolab env --json over SSH", or the command)
-    environment: dict[str, Any] | None
+    environment: dict[str, JSON] | None
     missing: str = ""  # why there is none
 
-    def facts(self) -> dict[str, Any]:
+    def facts(self) -> dict[str, JSON]:
         """As the run records it beside the host (environment.hosts)."""
         if self.environment is not None:
             return {"environment_from": self.said, "environment": self.environment}

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
 
 from iolab.model import JSONObject, PeakRecord, SteadyRecord
 from iolab.targets.facts import JSONDict, LayoutFacts, LogLine, SetupFacts, TargetFacts
@@ -64,7 +63,7 @@ class SetupRecord:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SetupRecord:
+    def from_json(cls, data: JSONObject) -> SetupRecord:
         """What any version stored; a part it lacks, or one that is damaged, is left empty
         (a damaged fill or search is left out, the others kept)."""
         controller, fills = data.get("controller"), data.get("precondition")

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from iolab.model import JSON
 from iolab.targets import devices as dv
 from iolab.targets.facts import JSONDict, Layer
 
@@ -43,7 +44,7 @@ def md_facts(name: str) -> JSONDict:
         "sync_action": dv.read(md / "sync_action"),
         "degraded": dv.read_int(md / "degraded"),
         "member_states": {m: dv.read(md / f"dev-{m}" / "state") for m in members},
-        "members": members,
+        "members": list[JSON](members),
     }
 
 

@@ -117,8 +117,8 @@ def raid_text(raid: RaidFacts | None) -> str:
     for key in ("level", "raid_disks", "degraded", "array_state", "lv_layout", "stripes"):
         if details.get(key) not in (None, ""):
             parts.append(f"{key.replace('_', ' ')} {plain(details[key])}")
-    if details.get("chunk_bytes"):
-        parts.append(f"chunk {human_bytes(int(details['chunk_bytes']))}")
+    if isinstance(chunk := details.get("chunk_bytes"), int | float | str) and chunk:
+        parts.append(f"chunk {human_bytes(int(chunk))}")
     members = f"; over {', '.join(raid.members)}" if raid.members else ""
     return f"{raid.kind}: {', '.join(parts) or 'no details'}{members}"
 
@@ -158,7 +158,8 @@ def setup_facts(setup: SetupInfo) -> dict[str, str]:
         data = device.to_json()
         for name, key in DEVICE:
             value = data.get(key)
-            text = human_bytes(value) if key == "size_bytes" and value else plain(value)
+            sized = key == "size_bytes" and isinstance(value, int | float) and value
+            text = human_bytes(sized) if sized else plain(value)
             out[f"device {number} {name}" if len(devices) > 1 else f"device {name}"] = text
     queue = facts.layout.queue if facts.layout else None
     if queue:

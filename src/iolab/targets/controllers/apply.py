@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from iolab.errors import ControllerError, Stopped
-from iolab.model import CardPolicy, Setup
+from iolab.model import JSON, CardPolicy, Setup
 from iolab.targets.controllers import pending
 from iolab.targets.controllers.card_commands import (
     FAMILY,
@@ -39,7 +39,7 @@ from iolab.targets.controllers.card_commands import (
     program,
     set_commands,
 )
-from iolab.targets.controllers.model import Controller, DriveCache, JSONDict, VirtualDrive, differs
+from iolab.targets.controllers.model import Controller, DriveCache, VirtualDrive, differs
 from iolab.targets.controllers.pending import PendingRestore
 from iolab.targets.controllers.probe import (
     READERS,
@@ -50,6 +50,7 @@ from iolab.targets.controllers.probe import (
     run_tool,
     scratch,
 )
+from iolab.targets.facts import JSONDict
 from iolab.targets.provision import sigint_deferred
 
 TIMEOUT_S = 60.0
@@ -145,8 +146,8 @@ def _facts(
     return {
         **own,
         "vd": {**vd.to_json(), "differs": differs(vd, card)},
-        "asked": policy.fields(),
-        "before": before,
+        "asked": dict[str, JSON](policy.fields()),
+        "before": dict[str, JSON](before),
         "configured": vd.configured.summary() if vd.configured else "not read",
         "effective": vd.effective.summary() if vd.effective else "not read",
         "battery_state": card.battery.summary(),

@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import TypeVar
 
-JSONDict = dict[str, Any]
+from iolab.targets.facts import JSONDict
+
 E = TypeVar("E", bound=StrEnum)
 
 
