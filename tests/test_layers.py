@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import builtins
 import importlib
+import pkgutil
 import re
 import sys
 import types
@@ -178,15 +179,19 @@ def _named(module: str, name: str) -> frozenset[tuple[str, str]]:
 
 
 def _store_api() -> set[tuple[str, str]]:
-    """Store and every public function and class the store package offers."""
+    """Store and every public function and class the store package offers, and those its
+    modules define (`store.case_reads`, `store.rows`, ...)."""
     store = importlib.import_module("iolab.store")
-    return {
+    found = {
         ("iolab.store", n)
         for n, v in vars(store).items()
         if not n.startswith("_")
         and (isinstance(v, type) or callable(v))
         and str(getattr(v, "__module__", "")).startswith("iolab.store")
     }
+    for module in pkgutil.iter_modules(store.__path__):
+        found |= _named("iolab.store", module.name)
+    return found
 
 
 def _spelled(text: str, namespace: dict[str, object]) -> str:
@@ -241,6 +246,7 @@ def test_no_untyped_mapping_crosses_from_runner_or_store_to_report() -> None:
     assert ("iolab.fio.parse", "load_json") in crossing, "and the names of a module imported"
     store = _store_api()
     assert ("iolab.store", "Store") in store, "the finder finds the store's API"
+    assert ("iolab.store.rows", "RunRow") in store, "and what its modules define"
     assert _loose(crossing | store) == []
 
 
