@@ -7,7 +7,7 @@ thousands separators on numeric axes in both renderers, and the iodepth x numjob
 of IOPS and p99 latency, drawn only where both axes have 2 values or more.
 
 A lab run's header: this host may not boot the lab kernel, so the store is filled as `iolab
-run --lab` fills it (the run inside dumped, then kept by targets.lab_run.as_stored) and the
+run --lab` fills it (the run inside dumped, then kept by app.lab_run.as_stored) and the
 report is read from what it recorded.
 """
 
@@ -30,6 +30,7 @@ from conftest import run_iolab
 from fakes import FakeExecutor
 from iolab import plan, runner
 from iolab.analysis.history import RunChange, RunPoint, RunSeries
+from iolab.app import lab_run
 from iolab.errors import PlanError, ReportError
 from iolab.report import data as report_data
 from iolab.report import document as report_document
@@ -38,7 +39,7 @@ from iolab.report.charts import Axis, Chart, Series
 from iolab.report.formats import markdown, terminal
 from iolab.report.render import mpl_render, plotly_render
 from iolab.store import Store
-from iolab.targets import lab_run, process
+from iolab.targets import process
 from test_report_html import CHARTS_JS, CHROMIUM, OUTPUT, Browser
 from test_runner_fake import FIO, Seen
 
@@ -268,7 +269,7 @@ MD10 = (
 def _as_the_lab_stores_it(tmp_path: Path) -> Path:
     """A run as the lab kernel's `iolab run` leaves it (its plan.toml in a work folder that
     is removed after, its host "(none)"), then kept in the user's database as `iolab run
-    --lab` keeps it (targets.lab_run.as_stored). The kernel's md arrays are stood in for by
+    --lab` keeps it (app.lab_run.as_stored). The kernel's md arrays are stood in for by
     folders of the same set-up names: the header and the cells are what is tried here."""
     user_plan = plan.parse_plan(STUDY_B.format(first=MD5, second=MD10), str(tmp_path / "b.toml"))
     folder = tmp_path / "iolab-rehearse-x1y2"

@@ -13,8 +13,9 @@ from click.testing import CliRunner
 
 from conftest import needs_root, run_iolab
 from iolab import plan
+from iolab.app import rehearsal
 from iolab.cli import main
-from iolab.targets import lab, rehearsal
+from iolab.targets import lab
 
 PLAN = """
 name = "two arrays"

@@ -1,5 +1,6 @@
 """The use cases behind the commands, as functions of plain values, one module per use case:
-`running` (run a plan, rehearse), `reporting` (report, compare, runs), `gate` (history, check),
+`running` (run a plan, rehearse; the virtual lab's run in `lab_run`, the
+rehearsal itself in `rehearsal`), `reporting` (report, compare, runs), `gate` (history, check),
 `advising` (advise, env), `transfer` (import, export), `peak_search` (peak), and `base`, what
 they share. The cli parses and prints; these decide. Everything that talks to the person goes
 through a `Ui`; errors are raised as iolab's typed errors.
@@ -22,7 +23,6 @@ from iolab.app.peak_search import PeakRequest, peak
 from iolab.app.reporting import compare, report, runs
 from iolab.app.running import (
     job_files,
-    lab_run,
     plan_toml,
     provision_commands,
     rehearse,
@@ -30,7 +30,7 @@ from iolab.app.running import (
     run_document,
     run_plan,
 )
-from iolab.app.transfer import EXPORT_FORMATS, FactsGiven, export_run, import_facts, import_files
+from iolab.app.transfer import EXPORT_FORMATS, export_run, import_files
 
 __all__ = [
     "CHECK_RUNS",
@@ -38,7 +38,6 @@ __all__ = [
     "EXPORT_FORMATS",
     "AdviseRequest",
     "CheckRequest",
-    "FactsGiven",
     "History",
     "PeakRequest",
     "RunOutcome",
@@ -49,10 +48,8 @@ __all__ = [
     "compare",
     "environment_of",
     "export_run",
-    "import_facts",
     "import_files",
     "job_files",
-    "lab_run",
     "load_plan",
     "open_store",
     "peak",

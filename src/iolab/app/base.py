@@ -38,7 +38,7 @@ class RunRequest:
     destroy: tuple[str, ...] = ()
     wipe_signatures: bool = False
     allow_hooks: bool = False
-    lab: bool = False  # measure the device set-ups in the virtual lab (targets.lab_run)
+    lab: bool = False  # measure the device set-ups in the virtual lab (app.lab_run)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ import contextlib
 from pathlib import Path
 
 from iolab import layouts, plan, runner
+from iolab.app import lab_run, rehearsal
 from iolab.app.base import (
     RunOutcome,
     RunRequest,
@@ -23,12 +24,7 @@ from iolab.model import Plan
 from iolab.report import data as report_data
 from iolab.report import document as report_document
 from iolab.store import Store
-from iolab.targets import (
-    devices,
-    provision,
-    rehearsal,
-)
-from iolab.targets import lab_run as lab_run_module
+from iolab.targets import devices, provision
 from iolab.targets.controllers import apply, card_commands
 
 
@@ -51,17 +47,17 @@ def run(request: RunRequest, ui: Ui, executor: Executor | None = None) -> RunOut
         raise PlanError("--lab runs a plan afresh; it cannot --resume a run")
     the_plan, overrides = _requested_plan(request, ui)
     if request.lab:
-        return lab_run(the_plan, request, ui)
+        return run_in_lab(the_plan, request, ui)
     return run_plan(the_plan, overrides, request, ui, executor)
 
 
-def lab_run(the_plan: Plan, request: RunRequest, ui: Ui) -> RunOutcome:
+def run_in_lab(the_plan: Plan, request: RunRequest, ui: Ui) -> RunOutcome:
     """`iolab run --lab`: the plan's device set-ups measured in the virtual lab, stored in
     the database as a new run whose every case carries the virtual-lab warning."""
     Store.check_path(request.db)
-    with lab_run_module.measured(the_plan, ui.say) as inside, Store(inside) as lab_store:
+    with lab_run.measured(the_plan, ui.say) as inside, Store(inside) as lab_store:
         tables = lab_store.dump(lab_store.run().id)
-    origin = lab_run_module.as_stored(tables, the_plan)  # "lab", under the user's plan file
+    origin = lab_run.as_stored(tables, the_plan)  # "lab", under the user's plan file
     with open_store(request.db, ui, create=True) as store:
         run_id = store.restore(tables, origin)
         failed = sum(1 for case in tables["cases"] if case["status"] != "ok")
@@ -160,7 +156,7 @@ def plan_toml(plan_file: str | None, preset: str | None) -> str:
 
 def rehearse(plan_file: str, ui: Ui) -> bool:
     """`iolab rehearse`: every set-up of the plan built, run briefly and torn down on sparse
-    images in the lab kernel (`targets.rehearsal`), one line each; True when all of them were."""
+    images in the lab kernel (`app.rehearsal`), one line each; True when all of them were."""
     the_plan = load_plan(plan_file, None, plan.Overrides())
     return all(v.ok for v in rehearsal.rehearse(the_plan, ui.say, _stored_cases))
 

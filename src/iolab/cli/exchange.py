@@ -14,6 +14,7 @@ from iolab.cli import (
     db_option,
     echo,
     fail,
+    import_flags,
     main,
     options,
     ui,
@@ -102,9 +103,11 @@ def import_(
     db: str,
     setup: str | None,
     baseline: str | None,
+    factor: tuple[str, ...],
     **given: tuple[str, ...],
 ) -> None:
-    done = app.import_files(paths, setup, db, ui(), app.FactsGiven(**given), baseline)
+    facts, factors = import_flags.facts(**given), import_flags.factors(factor)
+    done = app.import_files(paths, setup, db, ui(), facts, factors, baseline)
     if not done.runs and not done.skipped and len(done.problems) == 1:
         fail(f"error: {done.problems[0]}")  # nothing imported: the one file's line, exit 1
     echo("".join(f"{line}\n" for _, line in done.runs), nl=False)

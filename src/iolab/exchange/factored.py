@@ -19,24 +19,6 @@ Factors = tuple[tuple[str, str], ...]
 ByName = Mapping[str, Factors]  # by set-up name; "": every set-up's
 
 
-def given(texts: Sequence[str]) -> dict[str, Factors]:
-    """--factor NAME=VALUE (every set-up) or SETUP=NAME=VALUE (one), each checked by the rule
-    of names (names.factor); PlanError (one line) saying how otherwise."""
-    found: dict[str, dict[str, str]] = {}
-    for text in texts:
-        parts = text.rsplit("=", 2)
-        if len(parts) < 2:
-            raise PlanError(f"--factor {names.shown(text)!r}: give NAME=VALUE, or SETUP=NAME=VALUE")
-        setup, name, value = parts if len(parts) == 3 else ("", *parts)
-        try:
-            factor = names.factor(name), names.factor(value)
-            setup = names.check(setup) if setup else ""
-        except names.BadName as error:
-            raise PlanError(f"--factor {names.shown(text)!r}: a name or value {error}") from None
-        found.setdefault(setup, {})[factor[0]] = factor[1]
-    return {setup: tuple(each.items()) for setup, each in found.items()}
-
-
 def check_named(factors: ByName, have: Sequence[str]) -> None:
     """Every set-up --factor names is one the import has (PlanError naming those it has)."""
     missing = [name for name in factors if name and name not in have]

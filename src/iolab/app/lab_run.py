@@ -1,6 +1,6 @@
 """`iolab run --lab`: a plan's set-ups on devices (md, LVM, btrfs RAID) built and measured in
 the lab kernel, on sparse image files standing in for the plan's devices (as `iolab
-rehearse` builds them: same names inside, `targets.rehearsal`), with the plan's own
+rehearse` builds them: same names inside, `app.rehearsal`), with the plan's own
 workloads, repetitions and runtimes.
 
 The figures say how the software RAID behaves (its write penalty, its scaling over members,
@@ -24,9 +24,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from iolab import layouts
+from iolab.app import rehearsal
 from iolab.errors import TargetError
 from iolab.model import JSON, CheckWarning, Code, Origin, Plan, Setup
-from iolab.targets import lab, rehearsal
+from iolab.targets import lab
 
 RUN_TIMEOUT_S = 6 * 3600
 LAB = CheckWarning(

@@ -1,5 +1,5 @@
 """`iolab rehearse`: every set-up of a plan built, run briefly and torn down in the lab kernel
-(`lab`), on sparse image files, before the real devices are touched.
+(`targets.lab`), on sparse image files, before the real devices are touched.
 
 The plan's devices become the kernel's disks in the order the plan first names them
 (/dev/nvme0n1 -> /dev/ubda, ...), each image as large as the real device where this host has
