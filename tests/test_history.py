@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import os
+import random
 import re
 import sqlite3
 import subprocess
@@ -20,6 +21,7 @@ from conftest import IOLAB, needs_root, run_iolab
 from iolab import plan
 from iolab.analysis import gate_verdicts, history
 from iolab.analysis.history import RunPoint, RunSeries
+from iolab.analysis.stats import predict
 from iolab.cli import EXIT_REGRESSION, main
 from iolab.errors import PlanError
 from iolab.plan import gate
@@ -391,3 +393,46 @@ def test_a_long_history_reads_its_runs_together_and_only_the_p99(tmp_path: Path)
                     }
         with pytest.raises(ValueError, match="not a percentile key"):
             store.cases_of_runs([1], percentiles=("99'); DROP TABLE runs; --",))
+
+
+def _walked_back(
+    points: list[RunPoint], changes: tuple[history.RunChange, ...], window: int
+) -> list[history.Standing]:
+    """Standings as defined: for each point, its level found afresh and its window walked back
+    from it (what history.standings keeps as it goes instead)."""
+    starts = [i for i, p in enumerate(points) if p.run_id in {c.run_id for c in changes}]
+    own = [sum(not p.foreign for p in points[:i]) for i in range(len(points) + 1)]
+    out: list[history.Standing] = []
+    for i, point in enumerate(points):
+        level = max((s for s in starts if s < i and own[i] - own[s] >= history.LEAST), default=0)
+        earlier: list[int] = []
+        for k in range(i - 1, level - 1, -1):
+            if not points[k].foreign and (out[k].beyond == 0 or out[k].level != level):
+                earlier.append(k)
+        earlier = earlier[: window or None][::-1]
+        ran = tuple(points[k].run_id for k in earlier)
+        if point.foreign or len(earlier) < history.LEAST:
+            out.append(history.Standing(point, None, ran, 0, level))
+            continue
+        noise = predict([points[k].mean for k in earlier])
+        side = -1 if point.mean < noise.low else 1 if point.mean > noise.high else 0
+        out.append(history.Standing(point, noise, ran, side, level))
+    return out
+
+
+@pytest.mark.parametrize("window", [4, 10, 0])
+def test_standings_kept_as_they_go_are_the_ones_walked_back(window: int) -> None:
+    rng = random.Random(window)
+    points = []
+    for run in range(1, 400):
+        level = 1000.0 if run < 150 else 800.0 if run < 300 else 950.0
+        if run % 37 == 0:
+            level *= 1.3  # a lone outlier
+        values = tuple(rng.gauss(level, 10) for _ in range(3))
+        load = frozenset({history.FOREIGN}) if rng.random() < 0.05 else frozenset()
+        points.append(RunPoint(run, float(run), values, load))
+    changes = history.run_changes(points, {})
+    assert len(changes) >= 2
+    judged = history.standings(points, changes, window)
+    assert judged == _walked_back(points, changes, window)
+    assert {s.beyond for s in judged} == {-1, 0, 1}

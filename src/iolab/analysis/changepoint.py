@@ -145,7 +145,7 @@ def _scores(batch: Floats, min_size: int) -> Floats:
     prefix sums of the pairwise distances: O(rows · n²)."""
     rows, n = batch.shape
     upper = np.abs(batch[:, :, np.newaxis] - batch[:, np.newaxis, :])
-    upper *= np.triu(np.ones((n, n)), 1)  # each pair once: i < j
+    upper *= _pairs(n)  # each pair once: i < j
     # within[a, b]: Σ |xᵢ - xⱼ| over a <= i < j < b.
     within = np.zeros((rows, n + 1, n + 1))
     np.cumsum(upper, axis=2, out=within[:, :n, 1:])  # [i, b]: Σ over j < b
@@ -159,6 +159,12 @@ def _scores(batch: Floats, min_size: int) -> Floats:
     scores += within[:, 0, taus, np.newaxis] * left
     scores += mask
     return scores
+
+
+@functools.lru_cache(maxsize=64)
+def _pairs(n: int) -> Floats:
+    """1 above the diagonal of an n x n matrix (each pair i < j once), 0 elsewhere."""
+    return np.triu(np.ones((n, n)), 1)
 
 
 @functools.lru_cache(maxsize=64)

@@ -44,7 +44,7 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from iolab.analysis.changepoint import MAX_POINTS, change_points
 from iolab.analysis.stats import Prediction, compare, metric_for, predict
@@ -185,11 +185,11 @@ def series(
     return out
 
 
-@dataclass(frozen=True)
-class Standing:
+class Standing(NamedTuple):
     """A point against what its history predicted: `beyond` -1 below the lower bound, 1
     above the upper one, 0 inside or not judged (`noise` None: too little history, or the
-    run had other load); `level`: the index of the first point of the level it was judged in."""
+    run had other load); `level`: the index of the first point of the level it was judged in.
+    A named tuple: a long history makes one per point."""
 
     point: RunPoint
     noise: Prediction | None
@@ -214,29 +214,42 @@ def standings(
     figures = [p.mean for p in points]
     own = list(itertools.accumulate((not f for f in foreign), initial=0))
     out: list[Standing] = []
+    level, last = 0, -window if window > 0 else 0  # window 0: every point of the level
+    ran: list[int] = []  # the run ids and figures of the level's points a later one may
+    kept: list[float] = []  # rest on, oldest first
     for i, point in enumerate(points):
-        level = (
-            next((s for s in reversed(starts) if s < i and own[i] - own[s] >= LEAST), 0)
-            if starts
-            else 0
-        )
-        earlier = _window(out, foreign, level, i, window)
-        ran = tuple(points[k].run_id for k in earlier)
+        at = _level(starts, own, i)
+        if at != level:  # a new level (levels only move on): its points, walked once
+            level, found = at, _window(out, foreign, at, i, 0)
+            ran, kept = [points[k].run_id for k in found], [figures[k] for k in found]
+        earlier, side = kept[last:], 0
         if foreign[i] or len(earlier) < LEAST:
-            out.append(Standing(point, None, ran, 0, level))
-            continue
-        noise = predict([figures[k] for k in earlier])
-        side = -1 if figures[i] < noise.low else 1 if figures[i] > noise.high else 0
-        out.append(Standing(point, noise, ran, side, level))
+            out.append(Standing(point, None, tuple(ran[last:]), 0, level))
+        else:
+            noise = predict(earlier)
+            side = -1 if figures[i] < noise.low else 1 if figures[i] > noise.high else 0
+            out.append(Standing(point, noise, tuple(ran[last:]), side, level))
+        if not foreign[i] and side == 0:  # in this level and inside its bound (or unjudged)
+            ran.append(point.run_id)
+            kept.append(figures[i])
     return out
+
+
+def _level(starts: Sequence[int], own: Sequence[int], i: int) -> int:
+    """The index of the first point of point i's level: the latest change point before it
+    with at least LEAST runs without other load from it up to point i; 0 where none is."""
+    for s in reversed(starts):
+        if s < i and own[i] - own[s] >= LEAST:
+            return s
+    return 0
 
 
 def _window(
     judged: Sequence[Standing], foreign: Sequence[bool], level: int, i: int, window: int
 ) -> list[int]:
-    """The indices of the latest `window` points before point i, from the level's start on,
-    that are the level's: no other load, and not beyond their own history in this level
-    (walked back from i, so a long history costs the window, not its length)."""
+    """The indices of the latest `window` points (0: all) before point i, from the level's
+    start on, that are the level's: no other load, and not beyond their own history in this
+    level (walked back from i, so a long history costs the window, not its length)."""
     found: list[int] = []
     for k in range(i - 1, level - 1, -1):
         if not foreign[k] and (judged[k].beyond == 0 or judged[k].level != level):
