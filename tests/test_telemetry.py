@@ -20,7 +20,7 @@ import pytest
 from conftest import run_iolab
 from iolab.analysis import check_context, checks, load_checks, reading, scaling
 from iolab.analysis.scaling import Point
-from iolab.model import CaseMetrics, DirectionMetrics, JSONObject
+from iolab.model import CaseMetrics, Code, DirectionMetrics, JSONObject
 from iolab.report.views import usage_view
 from iolab.runner import telemetry
 from iolab.store import Store
@@ -455,14 +455,14 @@ def test_a_broken_check_is_said_and_the_others_still_run(monkeypatch: pytest.Mon
     def broken(context: check_context.Context) -> None:
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setitem(checks.CHECKS, "misaligned", broken)
+    monkeypatch.setitem(checks.CHECKS, Code.MISALIGNED, broken)
     known = context(seen({"busy": 97, "fio": 61, "steal": 0}, {"vda": {"util": 3}}))
     found = {w.code: w for w in reading.warnings(known)}
     assert "cpu-bound" in found and "check-failed" in found
     assert "the misaligned check could not judge" in found["check-failed"].message
     assert "ZeroDivisionError" in found["check-failed"].message
     unreadable = replace(known, options={**known.options, "runtime": "1m30s", "time_based": 1})
-    monkeypatch.setitem(checks.CHECKS, "misaligned", checks.misaligned)
+    monkeypatch.setitem(checks.CHECKS, Code.MISALIGNED, checks.misaligned)
     assert "check-failed" not in {w.code for w in reading.warnings(unreadable)}
 
 
