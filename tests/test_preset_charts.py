@@ -71,7 +71,8 @@ def test_a_depth_by_jobs_heat_map_has_points_or_is_not_drawn(
     tmp_path: Path, failing: int, maps: int
 ) -> None:
     """The iodepth x numjobs heat maps (IOPS, p99) of a sweep of both: drawn with a point in
-    every cell that has a figure; not drawn when every case failed (no map without data)."""
+    every cell that has a figure; not drawn when every case failed (no map without data), nor
+    any other chart (a scaling chart of failed cases only drew axes)."""
     the_plan = plan.parse_plan(SWEPT.format(path=tmp_path), "swept.toml")
     fake = FakeExecutor(script=["enospc"] * failing)
     built = runner.build(the_plan, FIO, executor=fake, probe_write=False)
@@ -81,3 +82,5 @@ def test_a_depth_by_jobs_heat_map_has_points_or_is_not_drawn(
         document = report_document.build(report_data.load(store, [run_id]), CHARTED)
     heat = [c for c in _charts(document) if c.kind == "heat"]
     assert [_points(c) for c in heat] == [4] * maps
+    empty = [c.title for c in _charts(document) if _points(c) == 0]
+    assert empty == [], f"charts without data: {empty}"  # the scaling charts neither

@@ -296,10 +296,12 @@ def scaling(
                 _points([c for c in cases if _number(field, c.options[field]) == v], metric, scale)
                 for v in xs
             ]
+            if all(value is None for value, _, _ in points):
+                continue  # every case of the line failed: no line without a point
             color = None if per_pattern else colors[line]
             name = _group_name(groups[line], field, line) if per_pattern else line
             series.append(_series(name, xs, points, labelled=False, color=color))
-        if not series:  # a set-up with no sweep of its own: no empty chart for it
+        if not series:  # a set-up with no sweep of its own (or none measured): no empty chart
             continue
         about = chart_key if per_pattern else _group_name(groups[chart_key], field, chart_key)
         charts.append(
