@@ -83,7 +83,7 @@ def test_findings_of_a_fresh_run_agree_with_its_tables(loops: LoopDevs, workdir:
         assert ("n.s." in lead.split("|")[-2]) == within, (lead, row)
     (family,) = [line for line in lines if line.startswith("- rand, 2 points (numjobs 1-2): ")]
     (seq,) = [line for line in lines if line.startswith("- seq:") and "[winner;" in line]
-    assert re.search(r"\): (\S+ leads on \d|leads: |within the noise on 2)", family), family
+    assert re.search(r"\): (.+? leads on \d|leads: |within the noise on 2)", family), family
     assert "leads by" in seq or "not distinguishable" in seq, seq
     (sweep,) = [line for line in lines if line.startswith("- rand, per doubling of numjobs")]
     for setup in ("one device", "btrfs raid0 of 2"):

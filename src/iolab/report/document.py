@@ -316,7 +316,7 @@ def _kinds(data: Dataset, options: Options) -> tuple[str, ...]:
         auto.append("bars")
     if options.x or (figures.sweep_field(data) and not crystal):
         auto.append("scaling")
-    if sweep_heat.possible(data):
+    if sweep_heat.possible(data) and sweep_heat.few(data):
         auto.append("heatmap")
     if data.samples:
         auto.append("timeseries")

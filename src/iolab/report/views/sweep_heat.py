@@ -24,11 +24,18 @@ AXES = ("iodepth", "numjobs")  # columns, rows
 LEAST = 2  # values each axis needs for a map
 IGNORED = frozenset({"name", *AXES})
 Cell = tuple[int, int]  # (numjobs, iodepth)
+MOST_MAPS = 8  # heat maps drawn unasked (two per set-up and pattern: IOPS and p99)
 
 
 def possible(data: Dataset) -> bool:
     """Whether a set-up and pattern sweeps both iodepth and numjobs over 2 values or more."""
     return any(_both(cases) for cases in _groups(data).values())
+
+
+def few(data: Dataset) -> bool:
+    """Few enough maps to draw unasked: at most MOST_MAPS (a big run's hundreds of patterns
+    would bury the report; --charts heatmap draws them all)."""
+    return 2 * sum(1 for cases in _groups(data).values() if _both(cases)) <= MOST_MAPS
 
 
 def _both(cases: Sequence[DataCase]) -> bool:
