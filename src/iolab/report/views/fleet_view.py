@@ -11,7 +11,7 @@ and what differs in the host's inventory from the majority's.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from iolab.analysis import fleet
@@ -54,28 +54,28 @@ def blocks(data: Dataset, metric: str = "auto") -> list[Table | Chart]:
 
 def warnings(data: Dataset, metric: str = "auto") -> list[str]:
     """host-outlier: per set-up and host, the workloads where it lies far from the fleet."""
-    out = []
-    for setup, hosts, workloads in _fleets(data, metric):
-        for host in hosts:
-            found = [o for w in workloads for o in w.outliers if o.host == host]
-            if found:
-                out.append(_line(setup.label, host, found))
-    return out
+    return [_line(setup.label, host, found) for setup, host, found in _odd_hosts(data, metric)]
 
 
 def findings(data: Dataset, metric: str = "auto") -> list[Finding]:
     """A finding per odd host of a fleet: the host-outlier line, without its code."""
     out = []
+    for setup, host, found in _odd_hosts(data, metric):
+        sentence = _line(setup.label, host, found).removeprefix(f"{CODE}: ")
+        cells = tuple((o.workload, setup.label) for o in found)
+        effect = 100 * max(abs(o.off) for o in found)
+        out.append(Finding("trust", sentence, found[0].spread.count, True, cells,
+                           effect=effect, group=f"fleet {setup.label}"))  # fmt: skip
+    return out
+
+
+def _odd_hosts(data: Dataset, metric: str) -> Iterator[tuple[SetupInfo, str, list[fleet.Outlier]]]:
+    """Each fleet set-up's hosts that are an outlier on some workload, with those outliers."""
     for setup, hosts, workloads in _fleets(data, metric):
         for host in hosts:
             found = [o for w in workloads for o in w.outliers if o.host == host]
             if found:
-                sentence = _line(setup.label, host, found).removeprefix(f"{CODE}: ")
-                cells = tuple((o.workload, setup.label) for o in found)
-                effect = 100 * max(abs(o.off) for o in found)
-                out.append(Finding("trust", sentence, found[0].spread.count, True, cells,
-                                   effect=effect, group=f"fleet {setup.label}"))  # fmt: skip
-    return out
+                yield setup, host, found
 
 
 def _fleets(data: Dataset, metric: str) -> list[tuple[SetupInfo, list[str], list[HostFigures]]]:
