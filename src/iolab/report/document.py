@@ -316,7 +316,7 @@ def _kinds(data: Dataset, options: Options) -> tuple[str, ...]:
         auto.append("bars")
     if options.x or (figures.sweep_field(data) and not crystal):
         auto.append("scaling")
-    if sweep_heat.possible(data) and sweep_heat.few(data):
+    if sweep_heat.few(sweep_heat.swept(data)):
         auto.append("heatmap")
     if data.samples:
         auto.append("timeseries")
@@ -334,7 +334,7 @@ def _check_possible(data: Dataset, options: Options) -> None:
             "--charts scaling: the runs sweep no numeric workload field; "
             "use a list in numjobs, iodepth, bs or rwmixread, or name one with --x"
         )
-    if "heatmap" in asked and not sweep_heat.possible(data):
+    if "heatmap" in asked and sweep_heat.swept(data) == 0:
         raise ReportError(
             "--charts heatmap: no set-up sweeps both iodepth and numjobs over 2 values or more"
         )

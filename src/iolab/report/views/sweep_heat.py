@@ -27,15 +27,16 @@ Cell = tuple[int, int]  # (numjobs, iodepth)
 MOST_MAPS = 8  # heat maps drawn unasked (two per set-up and pattern: IOPS and p99)
 
 
-def possible(data: Dataset) -> bool:
-    """Whether a set-up and pattern sweeps both iodepth and numjobs over 2 values or more."""
-    return any(_both(cases) for cases in _groups(data).values())
+def swept(data: Dataset) -> int:
+    """How many set-up and pattern pairs sweep both iodepth and numjobs over 2 values or more
+    (each gets two maps: IOPS and p99)."""
+    return sum(1 for cases in _groups(data).values() if _both(cases))
 
 
-def few(data: Dataset) -> bool:
-    """Few enough maps to draw unasked: at most MOST_MAPS (a big run's hundreds of patterns
-    would bury the report; --charts heatmap draws them all)."""
-    return 2 * sum(1 for cases in _groups(data).values() if _both(cases)) <= MOST_MAPS
+def few(count: int) -> bool:
+    """Maps enough to draw and few enough to draw unasked: at most MOST_MAPS (a big run's
+    hundreds of patterns would bury the report; --charts heatmap draws them all)."""
+    return 0 < 2 * count <= MOST_MAPS
 
 
 def _both(cases: Sequence[DataCase]) -> bool:
