@@ -15,7 +15,7 @@ from iolab.analysis import check_context, checks, peak
 from iolab.errors import Interrupted, PlanError
 from iolab.fio.info import FioInfo
 from iolab.fio.parse import Status
-from iolab.model import Case, CaseMetrics, DirectionMetrics, Method, PeakRecord, Result
+from iolab.model import Case, CaseMetrics, DirectionMetrics, Method, PeakRecord, Result, codec
 from iolab.store import Store
 from iolab.targets import process
 
@@ -70,8 +70,8 @@ def run(
 
 def search_of(store: Store, run_id: int) -> dict[str, Any]:
     found: dict[str, Any] = store.setups(run_id)[0][2]["peak_search"]["4k randread"]  # type: ignore[index,call-overload,assignment]
-    decoded = PeakRecord.from_json(found)  # what the report reads: the same, typed
-    assert decoded is not None and decoded.to_json() == found
+    decoded = codec.from_json(PeakRecord, found)  # what the report reads: the same, typed
+    assert codec.to_json(decoded) == found
     return found
 
 

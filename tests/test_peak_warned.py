@@ -24,7 +24,7 @@ import pytest
 from conftest import run_iolab
 from fake_device import FakeDevice
 from iolab.analysis import peak
-from iolab.model import CheckWarning, Curve, CurvePoint, PeakRecord, SloPoint
+from iolab.model import CheckWarning, Curve, CurvePoint, PeakRecord, SloPoint, codec
 from iolab.report import document as report_document
 from iolab.report.cells import Table
 from iolab.report.charts import Chart
@@ -312,8 +312,8 @@ def test_iolab_peak_on_busy_cpus_marks_its_answers(workdir: Path) -> None:
     with sqlite3.connect(db) as con:
         (environment,) = con.execute("SELECT environment FROM setups").fetchone()
         stored = con.execute("SELECT workload, warnings FROM cases").fetchall()
-    record = PeakRecord.from_json(json.loads(environment)["peak_search"][BASE])
-    assert record is not None and record.curve is not None and record.curve.slo is not None
+    record = codec.from_json(PeakRecord, json.loads(environment)["peak_search"][BASE])
+    assert record.curve is not None and record.curve.slo is not None
     codes: dict[str, set[str]] = {}
     for workload, warnings in stored:
         codes.setdefault(workload, set()).update(

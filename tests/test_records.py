@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from iolab.model import JSONObject, PeakRecord, Setup
+from iolab.errors import JSONShapeError
+from iolab.model import JSONObject, PeakRecord, Setup, codec
 
 STORES = sorted((Path(__file__).parent / "golden").glob("*.db")) + sorted(
     (Path(__file__).parent / "fixtures" / "store").glob("*.db")
@@ -49,6 +50,8 @@ def test_a_foreign_definition_decodes_to_defaults_not_an_error(definition: JSONO
         assert setup.layout.devices == () and setup.layout.raid == "none"
 
 
-def test_a_damaged_search_record_is_none() -> None:
-    assert PeakRecord.from_json({"method": "peak"}) is None
-    assert PeakRecord.from_json("peak") is None
+def test_a_damaged_search_record_is_a_shape_error_naming_the_field() -> None:
+    with pytest.raises(JSONShapeError, match="metric is missing, expected one of"):
+        codec.from_json(PeakRecord, {"method": "peak"}, "run 1's search")
+    with pytest.raises(JSONShapeError, match="the value is a text, expected an object"):
+        codec.from_json(PeakRecord, "peak")

@@ -18,7 +18,7 @@ from iolab.errors import Interrupted, Resume
 from iolab.fio.executor import HostLimits
 from iolab.fio.info import FioInfo
 from iolab.fio.parse import Status
-from iolab.model import Case, Result, SteadyRecord
+from iolab.model import Case, Result, SteadyRecord, codec
 from iolab.store import Store
 from iolab.targets import process
 
@@ -253,8 +253,8 @@ def test_steady_rounds_stop_at_the_first_full_steady_window(tmp_path: Path, stor
     runner.execute(built, store, run_id, seen)
     assert len(fake.jobs) == CASES * 5
     assert any("steady state reached after 5 rounds" in note for note in seen.notes)
-    recorded = SteadyRecord.from_json(store.setups(run_id)[0][2]["steady_rounds"])
-    assert recorded is not None and recorded.steady and recorded.window_rounds == (1, 5)
+    recorded = codec.from_json(SteadyRecord, store.setups(run_id)[0][2]["steady_rounds"])
+    assert recorded.steady and recorded.window_rounds == (1, 5)
 
 
 def test_steady_rounds_go_on_to_the_most_and_say_it_was_not_reached(

@@ -54,6 +54,17 @@ class StoreError(IolabError):
     """The results database cannot be opened, migrated or queried."""
 
 
+class JSONShapeError(StoreError):
+    """Stored JSON (a set-up's record, a card, a file in iolab's state folder) is not the
+    shape iolab reads (model.codec): `where` it was read, the `field` (a path such as
+    "points[2].value"), what was `expected`, and what was `found` (a kind, never the value)."""
+
+    def __init__(self, where: str, field: str, expected: str, found: str) -> None:
+        place = f"{where}: " if where else ""
+        super().__init__(f"{place}{field or 'the value'} is {found}, expected {expected}")
+        self.where, self.field, self.expected, self.found = where, field, expected, found
+
+
 class ReportError(IolabError):
     """A report cannot be built from what the store holds."""
 

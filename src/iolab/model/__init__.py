@@ -37,6 +37,7 @@ from iolab.model.record import (
     PeakPoint,
     PeakRecord,
     PeakWinner,
+    SearchBounds,
     SloPoint,
     SteadyRecord,
 )
@@ -93,6 +94,7 @@ __all__ = [
     "RatioMetric",
     "Result",
     "Sample",
+    "SearchBounds",
     "Setup",
     "SloPoint",
     "SteadyRecord",

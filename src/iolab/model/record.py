@@ -1,14 +1,13 @@
-"""What a method recorded about a set-up: steady-state rounds, a peak search, a load curve."""
+"""What a method recorded about a set-up: steady-state rounds, a peak search, a load curve.
+Each is stored as its fields (model.codec), as the runner records it with the set-up."""
 
 from __future__ import annotations
 
-import dataclasses
-import json
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Literal, NamedTuple
 
-from iolab.model.common import JSON, MethodKind
+from iolab.model.codec import spec
+from iolab.model.common import MethodKind
 
 
 @dataclass(frozen=True)
@@ -28,28 +27,6 @@ class SteadyRecord:
     slope_limit: float
     steady: bool
     most_rounds: int
-
-    def to_json(self) -> dict[str, JSON]:
-        out = dataclasses.asdict(self)
-        out["values"], out["window_rounds"] = list(self.values), list(self.window_rounds)
-        return out
-
-    @classmethod
-    def from_json(cls, data: object) -> SteadyRecord | None:
-        """The record as stored; None for anything else (a damaged or foreign value)."""
-        if not isinstance(data, Mapping):
-            return None
-        try:
-            first, last = (int(n) for n in data["window_rounds"])
-            return cls(
-                str(data["track"]), "bw" if data.get("metric") == "bw" else "iops",
-                tuple(float(v) for v in data["values"]), (first, last),
-                float(data["window_mean"]), float(data["data_excursion"]),
-                float(data["data_limit"]), float(data["slope_excursion"]),
-                float(data["slope_limit"]), bool(data["steady"]), int(data["most_rounds"]),
-            )  # fmt: skip
-        except (KeyError, TypeError, ValueError):
-            return None
 
 
 @dataclass(frozen=True)
@@ -114,7 +91,7 @@ class SloPoint:
 class Curve:
     peak_iops: float
     points: tuple[CurvePoint, ...]
-    knee: int | None
+    knee: int | None = field(metadata=spec(missing=None))
     knee_factor: float
     delivered_share: float
     slo: SloPoint | None = None
@@ -129,6 +106,13 @@ class Drift:
     change: float
 
 
+class SearchBounds(NamedTuple):
+    """The least and most jobs and queue depth a search may try (stored as an object)."""
+
+    numjobs: tuple[int, int]
+    iodepth: tuple[int, int]
+
+
 @dataclass(frozen=True)
 class PeakRecord:
     """What a peak or curve search found for one workload on one set-up, as the runner
@@ -137,105 +121,11 @@ class PeakRecord:
 
     method: MethodKind
     metric: Literal["iops", "bw"]
-    bounds: tuple[tuple[int, int], tuple[int, int]]  # numjobs, iodepth
+    bounds: SearchBounds
     grid: int  # the points the bounds hold
     margin: float
     steps: tuple[str, ...]
     points: tuple[PeakPoint, ...]
     winner: PeakWinner | None
-    curve: Curve | None = None
-    drift: Drift | None = None
-
-    def to_json(self) -> dict[str, JSON]:
-        out = dataclasses.asdict(self)
-        numjobs, iodepth = self.bounds
-        out["bounds"] = {"numjobs": list(numjobs), "iodepth": list(iodepth)}
-        for key in ("curve", "drift"):
-            if out[key] is None:
-                del out[key]
-        stored: dict[str, JSON] = json.loads(json.dumps(out))  # tuples as lists
-        return stored
-
-    @classmethod
-    def from_json(cls, data: object) -> PeakRecord | None:
-        """The record as stored; None for anything else (a damaged or foreign value)."""
-        if not isinstance(data, Mapping):
-            return None
-        try:
-            return cls(
-                "curve" if data["method"] == "curve" else "peak",
-                "bw" if data["metric"] == "bw" else "iops",
-                (_pair(data["bounds"]["numjobs"]), _pair(data["bounds"]["iodepth"])),
-                int(data["grid"]), float(data["margin"]), tuple(str(s) for s in data["steps"]),
-                tuple(PeakPoint(int(p["numjobs"]), int(p["iodepth"]), str(p["workload"]),
-                                _number(p["value"])) for p in data["points"]),
-                _winner(data["winner"]), _curve(data.get("curve")), _drift(data.get("drift")),
-            )  # fmt: skip
-        except (KeyError, TypeError, ValueError, AttributeError):
-            return None
-
-
-def _pair(value: object) -> tuple[int, int]:
-    low, high = (int(v) for v in value)  # type: ignore[attr-defined]
-    return low, high
-
-
-def _number(value: object) -> float | None:
-    return None if value is None else float(value)  # type: ignore[arg-type]
-
-
-def _winner(data: object) -> PeakWinner | None:
-    if data is None:
-        return None
-    if not isinstance(data, Mapping):
-        raise TypeError("winner")
-    return PeakWinner(
-        int(data["numjobs"]), int(data["iodepth"]), str(data["workload"]),
-        tuple(float(v) for v in data["values"]), float(data["median"]), _number(data["low"]),
-        _number(data["high"]), _number(data["cov"]), float(data["noise"]),
-        tuple(str(t) for t in data["tied"]),
-    )  # fmt: skip
-
-
-def _curve(data: object) -> Curve | None:
-    if not data:
-        return None
-    if not isinstance(data, Mapping):
-        raise TypeError("curve")
-    points = tuple(_curve_point(p) for p in data["points"])
-    knee = data.get("knee")
-    return Curve(
-        float(data["peak_iops"]), points, None if knee is None else int(knee),
-        float(data["knee_factor"]), float(data["delivered_share"]), _slo(data.get("slo")),
-    )  # fmt: skip
-
-
-def _slo(data: object) -> SloPoint | None:
-    if not data:
-        return None
-    if not isinstance(data, Mapping):
-        raise TypeError("slo")
-    load = data["load_pct"]
-    return SloPoint(
-        str(data["target"]), None if load is None else int(load), str(data["workload"]),
-        tuple(float(v) for v in data["iops"]), tuple(float(v) for v in data["latency_ns"]),
-        bool(data.get("peak", False)),
-    )  # fmt: skip
-
-
-def _curve_point(p: Mapping[str, object]) -> CurvePoint:
-    load = p["load_pct"]
-    return CurvePoint(
-        None if load is None else int(load),  # type: ignore[call-overload]
-        _number(p["asked_iops"]), str(p["workload"]), bool(p["ok"]),
-        float(p["delivered_iops"]),  # type: ignore[arg-type]
-        _number(p["p50_ns"]), _number(p["p99_ns"]), _number(p["p999_ns"]), bool(p["delivered"]),
-    )  # fmt: skip
-
-
-def _drift(data: object) -> Drift | None:
-    if not data:
-        return None
-    if not isinstance(data, Mapping):
-        raise TypeError("drift")
-    return Drift(float(data["start"]), float(data["again"]), float(data["change"]))
+    curve: Curve | None = field(default=None, metadata=spec(omit="none"))
+    drift: Drift | None = field(default=None, metadata=spec(omit="none"))

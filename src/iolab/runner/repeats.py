@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from iolab.analysis import stats, steady
-from iolab.model import Case, Setup, SteadyRecord, SteadyRounds
+from iolab.model import Case, Setup, SteadyRecord, SteadyRounds, codec
 from iolab.runner import precondition
 from iolab.runner.campaign import Campaign, CampaignStep
 from iolab.runner.listener import Listener
@@ -81,7 +81,7 @@ class Repeats:
         tracked = next(w for w in plan.workloads if w.name == rounds.track)
         metric = "bw" if stats.metric_for(tracked.options) == "bw" else "iops"
         found = _determination(verdict, rounds, self.tracked(case.setup, rounds), metric)
-        record({"steady_rounds": found.to_json()})
+        record({"steady_rounds": codec.to_json(found)})
         said = "reached" if verdict.steady else "NOT reached"
         self.listener.note(
             f"{case.setup.name}: steady state {said} after {verdict.rounds} rounds "

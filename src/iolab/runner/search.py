@@ -26,8 +26,10 @@ from iolab.model import (
     PeakPoint,
     PeakRecord,
     PeakWinner,
+    SearchBounds,
     SloPoint,
     Workload,
+    codec,
 )
 from iolab.runner import precondition
 from iolab.runner.campaign import Campaign, CampaignStep, host_problem
@@ -77,7 +79,7 @@ class Search:
             with_stored = _Points(self, Case(case.setup, other, 1), other, 0, target, "", False)
             with contextlib.suppress(_Missing):
                 records[with_stored.base] = with_stored.search()
-        record({"peak_search": {base: r.to_json() for base, r in records.items()}})
+        record({"peak_search": {base: codec.to_json(r) for base, r in records.items()}})
         if points.ran or not method.again:
             for line in peak.said(case.setup.name, points.base, found, points.warnings):
                 self.listener.note(line)
@@ -169,7 +171,7 @@ class _Points:
         return PeakRecord(
             self.method.kind,
             "bw" if self.metric == "bw" else "iops",
-            (self.bounds.numjobs, self.bounds.iodepth),
+            SearchBounds(self.bounds.numjobs, self.bounds.iodepth),
             len(peak.ladder(*self.bounds.numjobs)) * len(peak.ladder(*self.bounds.iodepth)),
             self.margin,
             tuple(climb.steps),

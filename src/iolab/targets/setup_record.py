@@ -12,9 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
+from typing import TypeVar
 
-from iolab.model import JSONObject, PeakRecord, SteadyRecord
+from iolab.errors import JSONShapeError
+from iolab.model import JSONObject, PeakRecord, SteadyRecord, codec
 from iolab.targets.facts import JSONDict, LayoutFacts, LogLine, SetupFacts, TargetFacts
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -57,9 +61,9 @@ class SetupRecord:
         if self.precondition:
             out["precondition"] = [asdict(fill) for fill in self.precondition]
         if self.steady is not None:
-            out["steady_rounds"] = self.steady.to_json()
+            out["steady_rounds"] = codec.to_json(self.steady)
         if self.searches:
-            out["peak_search"] = {name: r.to_json() for name, r in self.searches.items()}
+            out["peak_search"] = {name: codec.to_json(r) for name, r in self.searches.items()}
         return out
 
     @classmethod
@@ -71,15 +75,23 @@ class SetupRecord:
             SetupFacts.from_json(data),
             controller if isinstance(controller, Mapping) else None,
             tuple(f for f in map(Fill.from_json, fills) if f) if isinstance(fills, list) else (),
-            SteadyRecord.from_json(data.get("steady_rounds")),
+            _kept(SteadyRecord, data.get("steady_rounds")),
             _searches(data.get("peak_search")),
         )
+
+
+def _kept(cls: type[T], data: object) -> T | None:
+    """`data` read as a `cls`; None where it is absent or damaged."""
+    try:
+        return codec.from_json(cls, data, "a set-up's record")
+    except JSONShapeError:
+        return None
 
 
 def _searches(data: object) -> dict[str, PeakRecord]:
     if not isinstance(data, Mapping):
         return {}
-    found = {str(name): PeakRecord.from_json(record) for name, record in data.items()}
+    found = {str(name): _kept(PeakRecord, record) for name, record in data.items()}
     return {name: record for name, record in found.items() if record is not None}
 
 
