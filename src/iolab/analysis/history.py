@@ -38,12 +38,11 @@ repetition on a side: the size alone).
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
 from iolab.analysis.changepoint import MAX_POINTS, change_points
@@ -64,22 +63,22 @@ LEAST = 4  # earlier runs the noise needs before a run is judged against it
 MOST_WINDOW = 1000
 
 
-@dataclass(frozen=True)
-class RunPoint:
+@dataclass(slots=True)  # not frozen: a long history makes 100,000, and a frozen one's
+class RunPoint:  # making costs four times as much; nothing changes one once made
     run_id: int
     started_at: float
     values: tuple[float, ...]
     load: frozenset[str] = frozenset()  # FOREIGN and CPU_BOUND, where its cases carried them
+    # The run's figure: the mean of its repetitions (as stats.summarize makes it, without the
+    # median and spread it needs not), made once: a long history reads it 100,000 times.
+    mean: float = field(init=False, compare=False)
 
-    @functools.cached_property
+    def __post_init__(self) -> None:
+        self.mean = math.fsum(self.values) / len(self.values)
+
+    @property
     def median(self) -> float:
         return statistics.median(self.values)
-
-    @functools.cached_property
-    def mean(self) -> float:
-        """The run's figure: the mean of its repetitions (as stats.summarize makes it, without
-        the median and spread it needs not: a long history has 100,000 points)."""
-        return math.fsum(self.values) / len(self.values)
 
     @property
     def foreign(self) -> bool:
@@ -142,7 +141,21 @@ def value(case: CaseFigures, metric: Metric) -> float | None:
     return None if case.bw_bytes is None else case.bw_bytes / 1e6
 
 
+def _figures(ok: Sequence[CaseFigures], metric: Metric) -> tuple[float, ...]:
+    """`value` of each case measured (status ok, with figures), where it has one."""
+    if metric == "iops":
+        return tuple(c.iops for c in ok if c.iops is not None)
+    if metric == "bw":
+        return tuple(c.bw_bytes / 1e6 for c in ok if c.bw_bytes is not None)
+    return tuple(c.p99_ns / 1000 for c in ok if c.p99_ns is not None)
+
+
+_NO_LOAD: frozenset[str] = frozenset()
+
+
 def _load(cases: Sequence[CaseFigures]) -> frozenset[str]:
+    if not any(c.codes for c in cases):  # most cases carry no warning at all
+        return _NO_LOAD
     return frozenset(code for c in cases for code in c.codes if code in (FOREIGN, CPU_BOUND))
 
 
@@ -156,21 +169,7 @@ def series(
     """Every set-up x workload x metric seen in the runs (oldest first), with its steps and
     change points, each run judged against the `window` runs before it (`marks` False: the
     points alone, for the gate, which judges one run)."""
-    points: dict[tuple[str, str, Metric], list[RunPoint]] = {}
-    primaries: dict[int, Metric] = {}  # by the options' id: a history shares each run's
-    for run, cases in runs:
-        grouped: dict[tuple[str, str], list[CaseFigures]] = {}
-        for case in cases:
-            grouped.setdefault((case.setup, case.workload), []).append(case)
-        for (setup, workload), group in grouped.items():
-            primary = primaries.get(id(group[0].options)) or _primary(group[0].options)
-            primaries[id(group[0].options)] = primary
-            load = _load(group)
-            for metric in (primary, "p99"):
-                got = tuple(v for c in group if (v := value(c, metric)) is not None)
-                if got:
-                    key = (setup, workload, metric)
-                    points.setdefault(key, []).append(RunPoint(run.id, run.started_at, got, load))
+    points = _points(runs)
     facts = {run.id: run.environment for run, _ in runs}
     out = []
     for (setup, workload, metric), found in points.items():
@@ -183,6 +182,37 @@ def series(
             RunSeries(setup, workload, metric, tuple(found), _steps(judged, metric, facts), changes)
         )
     return out
+
+
+def _points(
+    runs: Sequence[tuple[RunRow, Sequence[CaseFigures]]],
+) -> dict[tuple[str, str, Metric], list[RunPoint]]:
+    """Each set-up x workload x metric's points, one per run that measured it (a long history
+    has 150,000 cases: each is visited once)."""
+    points: dict[tuple[str, str, Metric], list[RunPoint]] = {}
+    primaries: dict[int, Metric] = {}  # by the options' id: a history shares each run's
+    for run, cases in runs:
+        grouped: dict[tuple[str, str], list[CaseFigures]] = {}
+        for case in cases:
+            key = (case.setup, case.workload)
+            if key in grouped:
+                grouped[key].append(case)
+            else:
+                grouped[key] = [case]
+        for (setup, workload), group in grouped.items():
+            primary = primaries.get(id(group[0].options)) or _primary(group[0].options)
+            primaries[id(group[0].options)] = primary
+            load = _load(group)
+            ok = [c for c in group if c.status == "ok" and c.iops is not None]
+            for metric, got in ((primary, _figures(ok, primary)), ("p99", _figures(ok, "p99"))):
+                if got:
+                    point = RunPoint(run.id, run.started_at, got, load)
+                    found = points.get((setup, workload, metric))
+                    if found is None:
+                        points[(setup, workload, metric)] = [point]
+                    else:
+                        found.append(point)
+    return points
 
 
 class Standing(NamedTuple):

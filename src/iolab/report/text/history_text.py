@@ -71,17 +71,20 @@ def history(plan_name: str, runs: Sequence[RunRow], found: Sequence[RunSeries]) 
     if joined:
         listed = ", ".join(str(i) for i in sorted(joined))
         lines[0] += f" (imported runs joined: {listed})"
-    for one in found:
+    said = {r.id: f"  run {r.id:>4}  {utc(r.started_at)}  " for r in runs}  # once per run,
+    for one in found:  # not once per series and run
         changed = {s.run_id: s for s in one.steps}
         levels = {c.run_id: c for c in one.changes}
         calm = "" if one.steps or one.changes else ": no change beyond the run-to-run noise"
         lines.append(f"\n{one_line(one.setup)} · {one_line(one.workload)} · {one.metric} "
                      f"({one.unit}){calm}")  # fmt: skip
         for point in one.points:
-            marks = _marks(changed.get(point.run_id), levels.get(point.run_id))
-            origin = " imported" if point.run_id in joined else ""
-            lines.append(f"  run {point.run_id:>4}  {utc(point.started_at)}  "
-                         f"{_figure(point.mean, one.unit):>10}  (n={len(point.values)})"
+            run = point.run_id
+            head = said.get(run) or f"  run {run:>4}  {utc(point.started_at)}  "
+            marks = _marks(changed[run], None) if run in changed else ""
+            marks = _marks(changed.get(run), levels[run]) if run in levels else marks
+            origin = " imported" if run in joined else ""
+            lines.append(f"{head}{_figure(point.mean, one.unit):>10}  (n={len(point.values)})"
                          f"{origin}{_load(point)}{marks}")  # fmt: skip
     return "\n".join(lines) + "\n"
 
