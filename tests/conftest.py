@@ -8,6 +8,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -22,6 +23,30 @@ def run_iolab(*args: str, cwd: Path, check: bool = False) -> subprocess.Complete
     done = subprocess.run(
         [*IOLAB, *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=300
     )
+    if check and done.returncode != 0:
+        raise AssertionError(f"iolab {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+    return done
+
+
+def iolab_here(*args: str, cwd: Path, check: bool = False) -> subprocess.CompletedProcess[str]:
+    """The same command run in this process (click's runner), in `cwd`, as run_iolab answers:
+    for a test whose point is what iolab prints or stores, not the process (bad input's one
+    line and exit code, signals, pipes, terminals and the real command line spawn it). An
+    exception that escapes iolab ends on stderr as its traceback, as the real command's would."""
+    from click.testing import CliRunner
+
+    from iolab.cli import main
+
+    before = Path.cwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(main, list(args))
+    finally:
+        os.chdir(before)
+    stderr = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        stderr += "".join(traceback.format_exception(result.exception))
+    done = subprocess.CompletedProcess([*IOLAB, *args], result.exit_code, result.stdout, stderr)
     if check and done.returncode != 0:
         raise AssertionError(f"iolab {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
     return done

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, run_iolab
+from conftest import FIXTURES, iolab_here, run_iolab
 from iolab.errors import PlanError
 from iolab.model import Setup
 from iolab.plan.load import parse_plan
@@ -34,6 +35,21 @@ def _plan(body: str) -> str:
 def _rows(path: Path) -> list[dict[str, str]]:
     lines = [line for line in path.read_text().splitlines() if not line.startswith("#")]
     return list(csv.DictReader(lines))
+
+
+@pytest.fixture(scope="module")
+def _imported_dd(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Study C's dd table imported once for the module (the tests that read it get a copy)."""
+    folder = tmp_path_factory.mktemp("study-c-dd")
+    iolab_here("import", str(DD), "--db", "c.db", cwd=folder, check=True)
+    return folder / "c.db"
+
+
+@pytest.fixture
+def dd_store(_imported_dd: Path, tmp_path: Path) -> Path:
+    """c.db in tmp_path: study C's dd table, imported (`iolab import C_x25e_raid_cards_dd.csv`)."""
+    shutil.copyfile(_imported_dd, tmp_path / "c.db")
+    return tmp_path / "c.db"
 
 
 # ---------------------------------------------------------------- set-ups carry factors
@@ -93,15 +109,16 @@ def test_a_factor_that_breaks_the_rule_of_names_is_refused_at_its_line(
 # ---------------------------------------------------------------- imports carry factors
 
 
-def test_a_published_tables_set_up_columns_are_its_factors_and_pivot_it(tmp_path: Path) -> None:
-    run_iolab("import", str(DD), "--db", "c.db", cwd=tmp_path, check=True)
-    store = Store(tmp_path / "c.db", create=False)
+def test_a_published_tables_set_up_columns_are_its_factors_and_pivot_it(
+    tmp_path: Path, dd_store: Path
+) -> None:
+    store = Store(dd_store, create=False)
     stored = {name: Setup.from_definition(d).factors for name, d, _ in store.setups(1)}
     assert stored["Areca 1680i RAID5 of 4"] == (
         ("card", "Areca 1680i"), ("raid_level", "5"), ("drives", "4")
     )  # fmt: skip
-    done = run_iolab("report", "--db", "c.db", "--pivot", "card:raid_level", "--format",
-                     "markdown", cwd=tmp_path, check=True)  # fmt: skip
+    done = iolab_here("report", "--db", "c.db", "--pivot", "card:raid_level", "--format",
+                      "markdown", cwd=tmp_path, check=True)  # fmt: skip
     page = done.stdout
     assert "## By factor: card by raid_level" in page
     assert "| card | 1 | 0 | 5 |" in page
@@ -113,8 +130,8 @@ def test_a_published_tables_set_up_columns_are_its_factors_and_pivot_it(tmp_path
 
 
 def test_a_factor_that_differs_the_same_way_on_every_card_is_a_finding(tmp_path: Path) -> None:
-    run_iolab("import", str(DD), str(BONNIE), "--db", "c.db", cwd=tmp_path, check=True)
-    done = run_iolab("report", "--db", "c.db", "--format", "json", cwd=tmp_path, check=True)
+    iolab_here("import", str(DD), str(BONNIE), "--db", "c.db", cwd=tmp_path, check=True)
+    done = iolab_here("report", "--db", "c.db", "--format", "json", cwd=tmp_path, check=True)
     said = [f for f in json.loads(done.stdout)["findings"] if f["kind"] == "factor"]
     write = [f["sentence"] for f in said if f["sentence"].startswith("raid_level=5 ")]
     # study C: RAID0 writes faster than RAID5 on all three cards (821/369, 515/397, 638/325)
@@ -133,15 +150,15 @@ def test_a_factor_that_differs_the_same_way_on_every_card_is_a_finding(tmp_path:
 
 
 def test_import_factor_flags_name_every_set_up_or_one(tmp_path: Path) -> None:
-    run_iolab("import", str(VERTEX), "--db", "v.db", "--factor", "drives=OCZ Vertex 3",
-              "--factor", "PERC H710P ARA+WB=policy=ARA+WB", "--factor",
-              "PERC H710P NRA+WT=policy=NRA+WT", "--factor", "no RAID card=policy=none",
-              cwd=tmp_path, check=True)  # fmt: skip
+    iolab_here("import", str(VERTEX), "--db", "v.db", "--factor", "drives=OCZ Vertex 3",
+               "--factor", "PERC H710P ARA+WB=policy=ARA+WB", "--factor",
+               "PERC H710P NRA+WT=policy=NRA+WT", "--factor", "no RAID card=policy=none",
+               cwd=tmp_path, check=True)  # fmt: skip
     store = Store(tmp_path / "v.db", create=False)
     stored = {name: dict(Setup.from_definition(d).factors) for name, d, _ in store.setups(1)}
     assert stored["PERC H710P NRA+WT"] == {"drives": "OCZ Vertex 3", "policy": "NRA+WT"}
-    done = run_iolab("report", "--db", "v.db", "--pivot", "drives:policy", cwd=tmp_path,
-                     check=True)  # fmt: skip
+    done = iolab_here("report", "--db", "v.db", "--pivot", "drives:policy", cwd=tmp_path,
+                      check=True)  # fmt: skip
     assert "4k rw=read (IOPS): drives by policy" in done.stdout and "ARA+WB" in done.stdout
 
 
@@ -162,10 +179,9 @@ def test_a_bad_factor_flag_is_one_line_and_imports_nothing(
     assert not (tmp_path / "v.db").exists()
 
 
-def test_factors_travel_with_an_export(tmp_path: Path) -> None:
-    run_iolab("import", str(DD), "--db", "c.db", cwd=tmp_path, check=True)
-    run_iolab("export", "--db", "c.db", "-o", "c.json", cwd=tmp_path, check=True)
-    run_iolab("import", "c.json", "--db", "again.db", cwd=tmp_path, check=True)
+def test_factors_travel_with_an_export(tmp_path: Path, dd_store: Path) -> None:
+    iolab_here("export", "--db", "c.db", "-o", "c.json", cwd=tmp_path, check=True)
+    iolab_here("import", "c.json", "--db", "again.db", cwd=tmp_path, check=True)
     store = Store(tmp_path / "again.db", create=False)
     stored = {name: dict(Setup.from_definition(d).factors) for name, d, _ in store.setups(1)}
     assert stored["3ware 9690SA-4I RAID0 of 4"]["card"] == "3ware 9690SA-4I"
@@ -183,8 +199,9 @@ def test_factors_travel_with_an_export(tmp_path: Path) -> None:
         ("drives:raid_level", "share drives=4, raid_level=0 and ran the same workloads"),
     ],
 )
-def test_a_pivot_that_cannot_be_laid_out_is_one_line(tmp_path: Path, pivot: str, said: str) -> None:
-    run_iolab("import", str(DD), "--db", "c.db", cwd=tmp_path, check=True)
+def test_a_pivot_that_cannot_be_laid_out_is_one_line(
+    tmp_path: Path, dd_store: Path, pivot: str, said: str
+) -> None:
     done = run_iolab("report", "--db", "c.db", "--pivot", pivot, cwd=tmp_path)
     assert done.returncode != 0 and said in done.stderr and "Traceback" not in done.stderr
 
