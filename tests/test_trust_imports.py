@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_iolab
+from conftest import iolab_here, run_iolab
 from iolab.analysis import check_context, checks, peak
 from iolab.model import CaseMetrics, Curve, CurvePoint, DirectionMetrics, PeakRecord, PeakWinner
 from iolab.report.views import curve_view
@@ -62,7 +62,7 @@ def one_line_refusal(done: Any) -> str:
 
 
 def test_study_c_table_is_flagged_above_ceiling_and_cache_size(tmp_path: Path) -> None:
-    done = run_iolab(
+    done = iolab_here(
         "import", str(STUDY_C), "--rated-mbps", X25E_RATED, "--db", "c.db", cwd=tmp_path
     )
     assert done.returncode == 0, done.stderr
@@ -101,7 +101,7 @@ def test_study_c_table_is_flagged_above_ceiling_and_cache_size(tmp_path: Path) -
 
 
 def test_without_a_rated_speed_the_table_gives_no_ceiling(tmp_path: Path) -> None:
-    done = run_iolab("import", str(STUDY_C), "--db", "c.db", cwd=tmp_path, check=True)
+    done = iolab_here("import", str(STUDY_C), "--db", "c.db", cwd=tmp_path, check=True)
     assert done.returncode == 0
     found = codes_by_case(tmp_path / "c.db")
     assert not any("above-ceiling" in codes for codes in found.values())
@@ -421,7 +421,7 @@ def test_a_cache_goes_to_the_set_ups_it_names(
 ) -> None:
     """`--cache 1g` on study A's table went to the "no RAID card" column too: SETUP=SIZE gives
     a set-up its own, and a fact without a name is everyone's (a named one wins)."""
-    done = run_iolab("import", str(STUDY_A), *flags, "--db", "a.db", cwd=tmp_path)
+    done = iolab_here("import", str(STUDY_A), *flags, "--db", "a.db", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert _caches(tmp_path / "a.db") == {k: int(v * 1024**3) for k, v in expected.items()}
 
@@ -445,8 +445,8 @@ def test_rated_iops_are_compared_with_cases_alike(
     """Study C's bonnie++ block writes (8 KiB sequential) against the X25-E's 4k random
     datasheet IOPS flagged all 8; rated IOPS hold at a block size and pattern, compared with
     cases alike only (a rating at 8k sequential, for the sake of the test, flags them)."""
-    done = run_iolab("import", str(STUDY_C_BONNIE), "--rated-iops", rated, "--db", "c.db",
-                     cwd=tmp_path)  # fmt: skip
+    done = iolab_here("import", str(STUDY_C_BONNIE), "--rated-iops", rated, "--db", "c.db",
+                      cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr
     codes = codes_by_case(tmp_path / "c.db")
     writes = [found for (_, workload), found in codes.items() if "write" in workload]
