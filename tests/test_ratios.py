@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES, run_iolab
+from conftest import FIXTURES, iolab_here, run_iolab
 from iolab.store import Store
 
 E = FIXTURES / "import" / "published" / "E_megaraid_wb_vs_wt_percent.csv"
@@ -26,7 +26,7 @@ def _published() -> list[dict[str, str]]:
 
 
 def test_study_es_table_imports_as_shares_of_its_named_baseline(tmp_path: Path) -> None:
-    done = run_iolab("import", str(E), "--db", "e.db", *NAMES, cwd=tmp_path, check=True)
+    done = iolab_here("import", str(E), "--db", "e.db", *NAMES, cwd=tmp_path, check=True)
     assert "run 1: 40 figures of 9264-8i write-back relative to 9264-8i write-through" in (
         done.stdout
     )
@@ -65,27 +65,27 @@ def test_without_the_set_ups_named_the_table_is_one_line_and_nothing_is_stored(
 
 
 def test_a_report_shows_shares_as_shares_in_every_format(tmp_path: Path) -> None:
-    run_iolab("import", str(E), "--db", "e.db", *NAMES, cwd=tmp_path, check=True)
-    terminal = run_iolab("report", "--db", "e.db", cwd=tmp_path, check=True).stdout
+    iolab_here("import", str(E), "--db", "e.db", *NAMES, cwd=tmp_path, check=True)
+    terminal = iolab_here("report", "--db", "e.db", cwd=tmp_path, check=True).stdout
     assert "Relative to a baseline (published shares, not measurements)" in terminal
     assert "IOPS:" in terminal and "55.7% (0.56x) ⚑" in terminal
-    markdown = run_iolab("report", "--db", "e.db", "--format", "markdown", cwd=tmp_path,
-                         check=True).stdout  # fmt: skip
+    markdown = iolab_here("report", "--db", "e.db", "--format", "markdown", cwd=tmp_path,
+                          check=True).stdout  # fmt: skip
     line = next(
         x for x in markdown.splitlines() if x.startswith("| 512 rw=rw rwmixread=50 iodepth=32 ")
     )
     assert "281.8% (2.82x) ⚑ published" in line and "283.2% (2.83x) ⚑ published" in line
-    table = run_iolab("report", "--db", "e.db", "--format", "csv", cwd=tmp_path,
-                      check=True).stdout  # fmt: skip
+    table = iolab_here("report", "--db", "e.db", "--format", "csv", cwd=tmp_path,
+                       check=True).stdout  # fmt: skip
     rows = list(csv.DictReader(table.splitlines()))
     shares = [r for r in rows if r["value"]]
     assert len(shares) == 40 and {r["unit"] for r in shares} == {"% of baseline"}
     assert all(r["flags"] == "published" for r in shares)
-    document = json.loads(run_iolab("report", "--db", "e.db", "--format", "json",
-                                    cwd=tmp_path, check=True).stdout)  # fmt: skip
+    document = json.loads(iolab_here("report", "--db", "e.db", "--format", "json",
+                                     cwd=tmp_path, check=True).stdout)  # fmt: skip
     assert document["findings"] == []  # a share is never a finding's measured figure
-    html = run_iolab("report", "--db", "e.db", "--format", "html", cwd=tmp_path,
-                     check=True).stdout  # fmt: skip
+    html = iolab_here("report", "--db", "e.db", "--format", "html", cwd=tmp_path,
+                      check=True).stdout  # fmt: skip
     assert "published shares, not measurements" in html
 
 
