@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_iolab
+from conftest import iolab_here, run_iolab
 from iolab import app
 from iolab.exchange import bonnie
 from iolab.model import Direction
@@ -394,15 +394,15 @@ def test_published_tables_together_a_percentage_table_refused_the_rest_imported(
     assert "Intel SSD 520 (A_sata_ssd_sw_raid0)" in setups
     assert "Intel SSD 520 (A_perc_h710p_ara_wb)" in setups
     assert "Adaptec 5805 RAID1 of 2 (C_x25e_raid_cards_dd)" in setups
-    again = run_iolab("import", str(PUBLISHED / "A_other_devices.csv"), "--db", "p.db",
-                      cwd=tmp_path)  # fmt: skip
+    again = iolab_here("import", str(PUBLISHED / "A_other_devices.csv"), "--db", "p.db",
+                       cwd=tmp_path)  # fmt: skip
     assert again.returncode == 0 and "already imported (run 1)" in again.stderr
 
 
 def test_a_report_shows_published_figures_as_the_study_printed_them(tmp_path: Path) -> None:
     path = PUBLISHED / "A_vertex3_raid_card_vs_none.csv"
-    run_iolab("import", str(path), "--db", "v.db", cwd=tmp_path, check=True)
-    report = run_iolab("report", "--db", "v.db", cwd=tmp_path, check=True).stdout
+    iolab_here("import", str(path), "--db", "v.db", cwd=tmp_path, check=True)
+    report = iolab_here("report", "--db", "v.db", cwd=tmp_path, check=True).stdout
     row = next(r for r in table(path) if r["workload"] == "4k sequential read")
     assert f"{int(row['no RAID card']):,}" in report  # 4k: IOPS
     big = next(r for r in table(path) if r["workload"] == "32m sequential read")
@@ -417,8 +417,8 @@ def test_setup_renames_a_tree_but_not_a_table_and_unknown_csv_in_a_folder_is_lef
     shutil.copy(DD / "dd-read-direct.txt", folder)
     (folder / "notes.csv").write_text("host,owner\nlab1,me\n")
     table_file = PUBLISHED / "A_vertex3_raid_card_vs_none.csv"
-    done = run_iolab("import", str(folder), str(CLIENT_SERVER), str(table_file), "--setup", "ssd",
-                     "--db", "s.db", cwd=tmp_path)  # fmt: skip
+    done = iolab_here("import", str(folder), str(CLIENT_SERVER), str(table_file), "--setup",
+                      "ssd", "--db", "s.db", cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert f"iolab: {folder / 'notes.csv'}: a CSV file of no kind iolab reads, left out" in (
         done.stderr
