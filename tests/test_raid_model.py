@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import run_iolab
+from conftest import iolab_here, run_iolab
 from iolab import layouts, plan
 from iolab.analysis import raid_model
 from iolab.analysis.raid_model import Geometry, RaidWorkload, Single, factor, geometry, predict
@@ -312,7 +312,7 @@ def test_a_run_with_one_device_and_raid_set_ups_gets_the_predicted_vs_measured_t
 
 def test_the_table_is_in_the_markdown_and_the_export(tmp_path: Path) -> None:
     store_study_b(tmp_path / "b.db")
-    done = run_iolab(
+    done = iolab_here(
         "report",
         "--db",
         "b.db",
@@ -325,7 +325,7 @@ def test_the_table_is_in_the_markdown_and_the_export(tmp_path: Path) -> None:
     )
     assert "## RAID model" in done.stdout and f"### {raid_view.TITLE}" in done.stdout
     assert "| md raid5 | IOPS | RAID5 of 3, QD1:" in done.stdout
-    run_iolab(
+    iolab_here(
         "report", "--db", "b.db", "--charts", "none", "--export", "out", cwd=tmp_path, check=True
     )
     lines = (tmp_path / "out" / "raid-model.csv").read_text().splitlines()
@@ -416,10 +416,10 @@ def test_advise_from_figures_on_the_command_line() -> None:
 
 def test_advise_from_a_stored_run_uses_its_single_device(tmp_path: Path) -> None:
     store_study_b(tmp_path / "b.db")
-    out = run_iolab("advise", "--db", "b.db", "--devices", "4", cwd=tmp_path, check=True).stdout
+    out = iolab_here("advise", "--db", "b.db", "--devices", "4", cwd=tmp_path, check=True).stdout
     assert "set-up 'single' of run 1" in out
     assert ranking(out)[:2] == ["RAID0", "RAID10"]
-    named = run_iolab(
+    named = iolab_here(
         "advise", "1", "--db", "b.db", "--setup", "md raid10", cwd=tmp_path, check=True
     )
     assert "set-up 'md raid10' of run 1" in named.stdout
