@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_iolab
+from conftest import iolab_here, run_iolab
 from iolab import plan
 from iolab.errors import PlanError
 from iolab.plan import jobfile_plan
@@ -112,14 +112,14 @@ def test_fios_own_refusal_names_the_line(workdir: Path) -> None:
 def test_target_and_overrides_apply(workdir: Path) -> None:
     (workdir / "mine.fio").write_text(JOB)
     (workdir / "elsewhere").mkdir()
-    done = run_iolab("show", "mine.fio", "--target", "elsewhere", "--size", "4m", cwd=workdir)
+    done = iolab_here("show", "mine.fio", "--target", "elsewhere", "--size", "4m", cwd=workdir)
     assert done.returncode == 0, done.stderr
     assert "elsewhere  randread-4k  #1" in done.stdout and "size=4m" in done.stdout
 
 
 def test_show_toml_prints_a_preset_to_copy(workdir: Path) -> None:
-    done = run_iolab("show", "--preset", "crystaldiskmark", "--toml", cwd=workdir)
+    done = iolab_here("show", "--preset", "crystaldiskmark", "--toml", cwd=workdir)
     assert done.returncode == 0 and done.stdout == plan.preset_text("crystaldiskmark")
     (workdir / "mine.toml").write_text(plan.preset_text("quick"))
-    mine = run_iolab("show", "mine.toml", "--toml", cwd=workdir)
+    mine = iolab_here("show", "mine.toml", "--toml", cwd=workdir)
     assert mine.stdout == plan.preset_text("quick")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_iolab, stored_cases
+from conftest import iolab_here, run_iolab, stored_cases
 from iolab import plan
 from iolab.errors import PlanError
 
@@ -102,7 +102,7 @@ def test_iolab_gives_the_target(tmp_path: Path) -> None:
 
 def test_show_lists_the_cases(tmp_path: Path) -> None:
     _write(tmp_path)
-    done = run_iolab("show", "plan.toml", cwd=tmp_path)
+    done = iolab_here("show", "plan.toml", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "one  mine rr  #1" in done.stdout and "two  mine sw  #1" in done.stdout
     assert "rw=write bs=128k iodepth=1 numjobs=2 size=16m" in done.stdout
@@ -112,7 +112,7 @@ def test_the_job_file_is_recorded_with_the_plan(tmp_path: Path) -> None:
     path = _write(tmp_path, job=JOB.replace("\n", "\r\n"))
     loaded = plan.load_file(path)
     assert loaded.text.startswith(PLAN)
-    shown = run_iolab("show", "plan.toml", "--toml", cwd=tmp_path)
+    shown = iolab_here("show", "plan.toml", "--toml", cwd=tmp_path)
     assert shown.returncode == 0 and shown.stdout == loaded.text
     assert tomllib.loads(loaded.text)["jobfiles"] == {"mine.fio": JOB.replace("\n", "\r\n")}
     (tmp_path / "mine.fio").write_text("[changed]\nrw=read\n")  # the record, not the disk
@@ -150,7 +150,7 @@ def test_a_preset_alone_is_enough(tmp_path: Path) -> None:
 
 
 def test_show_toml_prints_a_preset_as_a_plan(tmp_path: Path) -> None:
-    done = run_iolab("show", "--preset", "crystaldiskmark", "--toml", cwd=tmp_path)
+    done = iolab_here("show", "--preset", "crystaldiskmark", "--toml", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     copied = plan.parse_plan(done.stdout, "copied.toml")
     assert copied.workloads == plan.load_preset("crystaldiskmark").workloads
