@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXTURES, run_iolab
+from conftest import FIXTURES, iolab_here, run_iolab
 from iolab.errors import StoreError
 from iolab.store import APPLICATION_ID, SCHEMA_VERSION, Store
 from test_bad_input import Word, invoke, listing, problems_with_output
@@ -371,8 +371,8 @@ def test_databases_of_older_iolab_versions_still_open(
 
 def test_a_journal_left_by_a_dead_iolab_is_rolled_back(workdir: Path) -> None:
     shutil.copyfile(FIO_JSON, workdir / "a.json")
-    run_iolab("import", "a.json", "--db", "x.db", cwd=workdir, check=True)
-    listed = run_iolab("runs", "--db", "x.db", cwd=workdir, check=True).stdout
+    iolab_here("import", "a.json", "--db", "x.db", cwd=workdir, check=True)
+    listed = iolab_here("runs", "--db", "x.db", cwd=workdir, check=True).stdout
     killed_mid_write(workdir / "x.db")
     done = run_iolab("runs", "--db", "x.db", cwd=workdir)
     assert done.returncode == 0, done.stderr

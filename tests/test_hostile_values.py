@@ -43,7 +43,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from conftest import IOLAB, run_iolab
+from conftest import IOLAB, iolab_here, run_iolab
 from iolab import units
 from iolab.analysis import objective
 from iolab.cli import main
@@ -307,7 +307,7 @@ def export_text(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The golden store's run 2 as `iolab export` writes it."""
     folder = tmp_path_factory.mktemp("export")
     shutil.copyfile(GOLDEN, folder / "g.db")
-    done = run_iolab("export", "2", "--db", "g.db", "-o", "e.json", cwd=folder, check=True)
+    done = iolab_here("export", "2", "--db", "g.db", "-o", "e.json", cwd=folder, check=True)
     assert done.returncode == 0
     return (folder / "e.json").read_text()
 
@@ -637,7 +637,7 @@ def golden_copy(workdir: Path) -> Path:
 def test_an_export_whose_figures_agree_imports(export_text: str, workdir: Path) -> None:
     """The consistency check passes what iolab exported, untouched."""
     (workdir / "e.json").write_text(export_text)
-    done = run_iolab("import", "e.json", "--db", "new.db", cwd=workdir)
+    done = iolab_here("import", "e.json", "--db", "new.db", cwd=workdir)
     assert done.returncode == 0, done.stderr
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_iolab
+from conftest import iolab_here, run_iolab
 from iolab import app, exchange
 from iolab.exchange import naming, terse
 from iolab.exchange.found_jobs import FoundJob
@@ -435,7 +435,9 @@ def test_export_schema_has_parameter_columns_and_own_tables(golden: Path) -> Non
 
 def test_csv_export_writes_three_tables(golden: Path, tmp_path: Path) -> None:
     out = tmp_path / "results.csv"
-    done = run_iolab("export", "--db", str(golden), "--format", "csv", "-o", str(out), cwd=tmp_path)
+    done = iolab_here(
+        "export", "--db", str(golden), "--format", "csv", "-o", str(out), cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     header = out.read_text().splitlines()[0].split(",")
     assert header[:5] == ["run", "setup", "workload", "repetition", "status"]
