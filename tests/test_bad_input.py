@@ -34,7 +34,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from conftest import IOLAB, needs_root, run_iolab
+from conftest import IOLAB, iolab_here, needs_root, run_iolab
 from iolab.cli import main
 from iolab.store import Store
 from loopdevs import MIB, LoopDevs, device_sha256, sh
@@ -923,7 +923,7 @@ def test_bad_input_is_one_line_exit_1_and_changes_nothing(
 def test_the_templates_are_valid(workdir: Path) -> None:
     """The rows' faults are the only faults: the unchanged template passes."""
     (workdir / "plan.toml").write_text(fill(plan(), {"@DIR@": str(workdir)}))
-    done = run_iolab("show", "plan.toml", cwd=workdir)
+    done = iolab_here("show", "plan.toml", cwd=workdir)
     assert done.returncode == 0, done.stderr
     assert list(workdir.iterdir()) == [workdir / "plan.toml"]
 
@@ -940,7 +940,7 @@ def test_the_device_template_is_valid(workdir: Path, devs: dict[str, str]) -> No
 def test_runs_on_an_empty_database_is_not_an_error(workdir: Path) -> None:
     Store(workdir / "empty.db").close()
     before = listing(workdir)
-    done = run_iolab("runs", "--db", "empty.db", cwd=workdir)
+    done = iolab_here("runs", "--db", "empty.db", cwd=workdir)
     assert done.returncode == 0, done.stderr
     assert "holds no runs" in done.stdout
     assert listing(workdir) == before

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import needs_root, results_of, run_iolab
+from conftest import iolab_here, needs_root, results_of, run_iolab
 from iolab import plan
 
 GOOD = """
@@ -120,7 +120,7 @@ def test_missing_fio_is_explained(workdir: Path) -> None:
 
 
 def test_presets_lists_each_with_origin(workdir: Path) -> None:
-    lines = run_iolab("presets", cwd=workdir, check=True).stdout.splitlines()
+    lines = iolab_here("presets", cwd=workdir, check=True).stdout.splitlines()
     assert len(lines) == len(plan.preset_names())
     assert any(line.startswith("ssd-raid-card-2012") and "Study A (2012)" in line for line in lines)
     assert any(line.startswith("crystaldiskmark ") and "CrystalDiskMark" in line for line in lines)

@@ -20,7 +20,7 @@ import pytest
 from PIL import Image
 
 import iolab
-from conftest import IOLAB, run_iolab
+from conftest import IOLAB, iolab_here, run_iolab
 from iolab.errors import IolabError
 from iolab.exchange import fioplot, parquet
 from iolab.store import Store
@@ -114,7 +114,7 @@ def csv_cell(value: Any) -> str:
 
 def test_load_is_the_csv_exports_main_table(golden: Path, tmp_path: Path) -> None:
     out = tmp_path / "results.csv"
-    run_iolab(
+    iolab_here(
         "export", "--db", str(golden), "--format", "csv", "-o", str(out), cwd=tmp_path, check=True
     )
     table = pd.read_csv(out, dtype=str, keep_default_na=False)

@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_iolab
+from conftest import iolab_here, run_iolab
 from iolab import app, exchange
 from iolab.exchange import importer
 from iolab.store import Store
@@ -613,7 +613,7 @@ ROWS = [*FIO_ROWS, *TERSE_ROWS, *LOG_ROWS, *DD_ROWS, *BONNIE_ROWS, *PUBLISHED_RO
 def stored_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A database holding one imported run (real fio output)."""
     where = tmp_path_factory.mktemp("stored")
-    run_iolab("import", str(RANDREAD), "--db", "stored.db", cwd=where, check=True)
+    iolab_here("import", str(RANDREAD), "--db", "stored.db", cwd=where, check=True)
     return where / "stored.db"
 
 

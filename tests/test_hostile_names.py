@@ -36,7 +36,7 @@ from typing import Any
 import pytest
 from markdown_it import MarkdownIt
 
-from conftest import FIXTURES, run_iolab
+from conftest import FIXTURES, iolab_here, run_iolab
 from iolab import names
 from iolab.store import Store
 from test_bad_input import Outcome, invoke, listing, plan, problems_with_output
@@ -366,8 +366,8 @@ def test_an_import_refuses_a_folder_that_would_name_the_setup(
 def export_json(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """An iolab export of a real fio run imported (the fixture's), as JSON."""
     where = tmp_path_factory.mktemp("export")
-    run_iolab("import", str(FIO_JSON), "--setup", "ssd", "--db", "x.db", cwd=where, check=True)
-    done = run_iolab("export", "1", "--db", "x.db", "--format", "json", cwd=where, check=True)
+    iolab_here("import", str(FIO_JSON), "--setup", "ssd", "--db", "x.db", cwd=where, check=True)
+    done = iolab_here("export", "1", "--db", "x.db", "--format", "json", cwd=where, check=True)
     found: dict[str, Any] = json.loads(done.stdout)
     return found
 

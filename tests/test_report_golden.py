@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import results_of, run_iolab
+from conftest import iolab_here, results_of, run_iolab
 from golden.make_store import SNAPSHOTS, STORE, WRITTEN, render, store_of
 from iolab.cli import main
 from iolab.errors import StoreError
@@ -154,8 +154,8 @@ def test_compare_says_what_differs_between_environments(tmp_path: Path) -> None:
             "UPDATE runs SET environment = json_set(environment, '$.fio_version', 'fio-3.36',"
             " '$.kernel', '6.12.0') WHERE id = 2"
         )
-    done = run_iolab("compare", "1", "2", "--db", str(db), "--format", "markdown",
-                     cwd=tmp_path, check=True)  # fmt: skip
+    done = iolab_here("compare", "1", "2", "--db", str(db), "--format", "markdown",
+                      cwd=tmp_path, check=True)  # fmt: skip
     assert "### What differs between the runs" in done.stdout
     assert "- host: fio differs (run 1: fio-3.33; run 2: fio-3.36)" in done.stdout
     assert "- host: kernel differs (run 1: " in done.stdout
