@@ -5,6 +5,7 @@ said as members of one enum, each documented."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -16,7 +17,9 @@ MOST_LINES = 500
 DOCS = SRC.parent.parent / "docs"
 
 
+@functools.cache
 def _modules() -> dict[str, ast.Module]:
+    """Every source file parsed, once for the session (the tests only read the trees)."""
     return {
         str(path.relative_to(SRC)): ast.parse(path.read_text(), str(path))
         for path in sorted(SRC.rglob("*.py"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import importlib
 import pkgutil
 import re
@@ -38,6 +39,12 @@ def _is_room(name: str) -> bool:
     return (SRC / name).is_dir() or (SRC / f"{name}.py").exists()
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """A source file parsed, once for the session (the tests only read the trees)."""
+    return ast.parse(path.read_text())
+
+
 def imports() -> dict[str, set[str]]:
     """room -> the rooms it imports."""
     graph: dict[str, set[str]] = {}
@@ -45,7 +52,7 @@ def imports() -> dict[str, set[str]]:
         dotted = "iolab." + ".".join(path.relative_to(SRC).with_suffix("").parts)
         mine = room(dotted.removesuffix(".__init__")) if path.name != "__init__.py" or \
             path.parent != SRC else "__init__"  # fmt: skip
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("iolab"):
                 names = [node.module] if "." in node.module else [
                     f"iolab.{alias.name}" if _is_room(alias.name) else "iolab"
@@ -104,7 +111,7 @@ def modules() -> dict[str, set[str]]:
         mine = "iolab." + ".".join(path.relative_to(SRC).with_suffix("").parts)
         mine = mine.removesuffix(".__init__")
         found = graph.setdefault(mine, set())
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("iolab"):
                 for alias in node.names:
                     name = f"{node.module}.{alias.name}"
@@ -157,7 +164,7 @@ def _imported_across(rooms: tuple[str, ...]) -> set[tuple[str, str]]:
     found: set[tuple[str, str]] = set()
     for mine in rooms:
         for path in (SRC / mine).rglob("*.py"):
-            for node in ast.walk(ast.parse(path.read_text())):
+            for node in ast.walk(_tree(path)):
                 if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(
                     "iolab."
                 ) and room(node.module) != mine:  # fmt: skip
