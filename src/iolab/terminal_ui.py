@@ -1,4 +1,5 @@
-"""The terminal side of a run: progress while it runs, prompts, and lines for the person.
+"""The terminal side of a run: progress while it runs, prompts, and lines for the person;
+and the line that shows how far `iolab import` has read a large file.
 
 Used by the cli only; nothing here decides anything.
 """
@@ -6,13 +7,24 @@ Used by the cli only; nothing here decides anything.
 from __future__ import annotations
 
 import contextlib
+import math
 import shlex
 import sys
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TaskProgressColumn,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
 
 from iolab import usage
 from iolab.errors import Resume
@@ -107,6 +119,66 @@ class ProgressListener:
             self.print(f"  {'note:' if warning.note else '!'} {warning}")
 
 
+REDRAWS_PER_S = 10  # a large file's reading line is drawn at most this often
+NAME_CHARS = 40  # a longer file name is shown as its start and end
+
+
+class ReadingLine:
+    """One line on the terminal while a large file is read: its name, MB read of its size,
+    percent, rate and time left, drawn again at most REDRAWS_PER_S times a second (on the
+    reader's own calls: no thread), cleared when the file is done, read or refused."""
+
+    def __init__(
+        self, console: Console, path: Path, size: int, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.progress = Progress(
+            TextColumn("{task.description}", markup=False),  # a name: no markup read in it
+            BarColumn(bar_width=20),
+            DownloadColumn(),
+            TaskProgressColumn(),
+            TransferSpeedColumn(),
+            TextColumn("ETA", markup=False),
+            TimeRemainingColumn(),
+            console=console,
+            auto_refresh=False,
+            transient=True,
+            redirect_stdout=False,
+            redirect_stderr=False,
+            get_time=clock,
+        )
+        self.task = self.progress.add_task(shortened(one_line(path.name)), total=size)
+        self.size, self.clock, self.drawn = size, clock, -math.inf
+
+    def __enter__(self) -> Callable[[int], None]:
+        self.progress.start()
+        return self.told
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def told(self, count: int) -> None:
+        """`count` bytes read: drawn if a tenth of a second has passed since the line was last
+        drawn, or the file is read to its end."""
+        now = self.clock()
+        if now - self.drawn < 1 / REDRAWS_PER_S and count < self.size:
+            return
+        self.drawn = now
+        self.progress.update(self.task, completed=count)
+        self.progress.refresh()
+
+
+def shortened(name: str) -> str:
+    """A name of at most NAME_CHARS characters: a longer one's start and end, "…" between."""
+    if len(name) <= NAME_CHARS:
+        return name
+    half = (NAME_CHARS - 1) // 2
+    return f"{name[:half]}…{name[-(NAME_CHARS - 1 - half) :]}"
+
+
+def _unshown(count: int) -> None:
+    """A count read where nobody sees a line (stderr no terminal)."""
+
+
 def resume_hint(resume: Resume | None) -> str:
     """How to resume a run that stopped part way, as a command to type ("" for none)."""
     if resume is None:
@@ -139,3 +211,13 @@ class TerminalUi:
 
     def progress(self) -> contextlib.AbstractContextManager[Listener]:
         return ProgressListener(self.err)
+
+    def reading(
+        self, path: Path, size: int
+    ) -> contextlib.AbstractContextManager[Callable[[int], None]]:
+        """A line on stderr while a large file is read, only where stderr is a terminal (as
+        rich tells it: FORCE_COLOR and TTY_COMPATIBLE are heard; TERM=dumb is none): a pipe, a
+        file or a script's stderr gets nothing."""
+        if self.err.is_terminal and not self.err.is_dumb_terminal:
+            return ReadingLine(self.err, path, size)
+        return contextlib.nullcontext(_unshown)

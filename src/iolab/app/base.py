@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from iolab import plan, runner
@@ -74,6 +75,12 @@ class Ui(Protocol):
 
     def progress(self) -> contextlib.AbstractContextManager[runner.Listener]:
         """A listener that shows the run's progress while it is open."""
+
+    def reading(
+        self, path: Path, size: int
+    ) -> contextlib.AbstractContextManager[Callable[[int], None]]:
+        """While open, a callable told how many of the `size` bytes of `path` (a large file
+        `iolab import` reads) have been read; it may show them."""
 
 
 def load_plan(plan_file: str | None, preset: str | None, overrides: plan.Overrides) -> Plan:

@@ -33,7 +33,7 @@ def import_files(
     if found.kind == "iolab":  # missing or empty: created below, if anything was read
         with open_store(db, ui) as store:
             known = store.imported()
-    batch = exchange.read(paths, setup, known, baseline)
+    batch = exchange.read(paths, setup, known, baseline, ui)  # the Ui hears a large file's reading
     batch.facts = facts or exchange.Facts()
     exchange.check_named(batch.facts, batch.jobs, batch.setup)
     importer.add_factors(batch, factors or {})

@@ -31,7 +31,8 @@ Set-ups are named after each file's folder (or --setup; a bench-fio tree's after
 a published table's after its own columns or rows), workloads after fio's jobs; a file already
 imported (same content) is skipped. A file that cannot be read (or holds an impossible
 figure) is one line; the rest still import, and the exit code is 3 (1 when nothing was
-imported)."""
+imported). While fio's JSON over 32 MiB is read, a line on stderr shows how far (MB, %, rate,
+time left), where stderr is a terminal."""
 EXPORT_HELP = """Export a stored run (default: the latest) for other tools: JSON (schema
 "iolab-export" version 1, which 'iolab import' reads back), CSV or Parquet, with the workload's
 parameters as columns; CSV to FILE.csv also writes FILE.percentiles.csv and FILE.samples.csv

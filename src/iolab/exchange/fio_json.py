@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
@@ -121,8 +121,8 @@ class _Buffer:
     """A text stream's next characters: what was read and not yet consumed, topped up a chunk
     at a time (each top-up copies what is left, not what was consumed: linear in the file)."""
 
-    def __init__(self, handle: TextIO, told: Callable[[int], None]) -> None:
-        self.handle, self.told = handle, told
+    def __init__(self, handle: TextIO) -> None:
+        self.handle = handle
         self.text, self.at, self.base = "", 0, 0
 
     def more(self) -> bool:
@@ -133,7 +133,6 @@ class _Buffer:
         self.text = self.text[self.at :] + chunk
         self.base += self.at
         self.at = 0
-        self.told(len(chunk))
         return True
 
     def find(self, what: str, start: int) -> int:
@@ -162,11 +161,10 @@ class _Buffer:
                 return -1
 
 
-def stream(handle: TextIO, told: Callable[[int], None] = lambda _: None) -> Iterator[JsonDocument]:
+def stream(handle: TextIO) -> Iterator[JsonDocument]:
     """Every JSON document of a text stream, as `each` finds them in a text, read a chunk at
-    a time (`told` hears how many characters each chunk held): one document and a chunk are
-    held at once."""
-    buffer = _Buffer(handle, told)
+    a time: one document and a chunk are held at once (how far it has read: read_progress)."""
+    buffer = _Buffer(handle)
     start = buffer.find("{", 0)
     if start < 0:
         raise Damaged("no JSON document in it")

@@ -30,6 +30,7 @@ from iolab.exchange import (
 )
 from iolab.exchange.found_jobs import FoundJob, UnreadableJob
 from iolab.exchange.named_jobs import Placed
+from iolab.exchange.read_progress import Watch, documents_of
 from iolab.exchange.run_builder import Facts, build, setup_name, setup_names, software
 from iolab.fio import parse
 from iolab.model import JSON, Origin, Ratio
@@ -41,6 +42,7 @@ OUTPUT_SUFFIXES = (".json", ".log", ".txt", ".out", ".terse", ".csv")
 MAX_BYTES = 1024**3
 MAX_FOLDER_DEPTH = 64  # bench-fio's trees are 5 deep; a folder deeper than this is no result tree
 _JSON_START = re.compile(r"\s*\{")
+_Groups = dict[tuple[Path, str], list[Path]]  # the logs found, by folder and name
 KNOWN = (
     "fio JSON or json+, terse v3-v5, a --status-interval stream, client/server JSON, fio's "
     "_bw/_iops/_lat/_clat logs, dd's or bonnie++'s report, a published table, or an iolab export"
@@ -161,13 +163,15 @@ def read(
     setup: str | None,
     imported: Mapping[str, int],
     baseline: str | None = None,
+    watch: Watch | None = None,
 ) -> Batch:
     """Every file read and recognised; those already in the database (by their content's
     sha256), or given twice, are skipped with a line saying so. `baseline`: the set-up a
-    table of percentages is relative to (--baseline)."""
+    table of percentages is relative to (--baseline); `watch`: who hears how far a large
+    file's reading has got."""
     batch = Batch(given_setup(setup), baseline=given_setup(baseline, "--baseline"))
     seen: dict[str, Path] = {}
-    groups: dict[tuple[Path, str], list[Path]] = {}
+    groups: _Groups = {}
     named = {Path(name) for name in paths}
     for path in files(paths, batch.problems):
         try:
@@ -186,7 +190,7 @@ def read(
             continue
         seen[source.digest] = path
         try:
-            _recognise(batch, source, groups)
+            _recognise(batch, source, groups, watch)
             source.text = ""  # read: its name and digest are kept, not what it holds
         except _Unknown:
             if path.suffix.lower() == ".csv" and path not in named:  # found in a folder
@@ -247,11 +251,10 @@ def _digest(path: Path) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
-def _recognise_large(batch: Batch, source: Source) -> None:
+def _recognise_large(batch: Batch, source: Source, watch: Watch | None) -> None:
     """fio's JSON (or an export) read a document at a time: its memory is a document's and
     the samples, not the file's."""
-    with source.path.open(encoding="utf-8") as handle:
-        docs = fio_json.stream(handle)
+    with documents_of(source.path, watch) as docs:
         first = next(docs)
         if restore.is_export(first.value):
             batch.exports.append((source, restore.tables(first.value)))
@@ -266,11 +269,11 @@ def _recognise_large(batch: Batch, source: Source) -> None:
     batch.sources.append(source)
 
 
-def _recognise(batch: Batch, source: Source, groups: dict[tuple[Path, str], list[Path]]) -> None:
+def _recognise(batch: Batch, source: Source, groups: _Groups, watch: Watch | None) -> None:
     path, text = source.path, source.text
     if source.large:
         try:
-            _recognise_large(batch, source)
+            _recognise_large(batch, source, watch)
         except UnicodeDecodeError:
             raise UnreadableJob(f"not text ({KNOWN} is)") from None
         return
@@ -377,7 +380,7 @@ def _usable(jobs: list[FoundJob]) -> list[FoundJob]:
     return jobs
 
 
-def _attach(batch: Batch, groups: dict[tuple[Path, str], list[Path]]) -> None:
+def _attach(batch: Batch, groups: _Groups) -> None:
     """Logs to their jobs: bench-fio's by its names, client/server logs (NAME_bw.1.log.HOST) to
     the job of that name or the folder's only job, other logs as logs.attach does."""
     for key, paths in groups.items():
