@@ -18,7 +18,7 @@ from iolab.analysis import finding_details, finding_groups, finding_sweeps, find
 from iolab.analysis.findings import Figure
 from iolab.cli import main
 from iolab.model import CheckWarning, JSONObject
-from iolab.report.views import usage_view
+from iolab.report.views import telemetry_view
 
 GOLDEN = Path(__file__).parent / "golden"
 CACHE = CheckWarning("page-cache", "read from memory.", "Use direct=1.")
@@ -353,11 +353,11 @@ def test_one_device_is_the_first_point_of_the_striped_family_it_belongs_to() -> 
     }  # fmt: skip
     points = [
         scaling.Point(name, "4k randread", {"rw": "randread"}, iops, None,
-                      *usage_view.devices_of(definitions[name]))
+                      *telemetry_view.devices_of(definitions[name]))
         for name, iops in (("one", 50_000.0), ("xfs", 48_000.0), ("raid0 of 2", 95_000.0),
                            ("raid0 of 4", 100_000.0))
     ]  # fmt: skip
-    added = usage_view.single_devices(points, definitions)
+    added = telemetry_view.single_devices(points, definitions)
     assert [(p.setup, p.devices) for p in added] == [("one", 1)]
     (sweep,) = scaling.sweeps([*points, *added], "device_count").values()
     assert sorted(sweep) == [1, 2, 4] and sweep[1][0].setup == "one"

@@ -21,10 +21,10 @@ from conftest import run_iolab
 from iolab.analysis import check_context, checks, load_checks, reading, scaling
 from iolab.analysis.scaling import Point
 from iolab.model import CaseMetrics, Code, DirectionMetrics, JSONObject
-from iolab.report.views import usage_view
+from iolab.model.telemetry import CPU, Telemetry, TelemetryPoint, clause
+from iolab.report.views import telemetry_view
 from iolab.runner import telemetry
 from iolab.store import Store
-from iolab.usage import CPU, Telemetry, UsagePoint, clause
 
 
 def seen(
@@ -35,10 +35,10 @@ def seen(
 ) -> Telemetry:
     """Telemetry with the same figures every second (a stand-in for the pure checks)."""
     points = [
-        UsagePoint(t * 1000, CPU, m, v) for t in range(1, seconds + 1) for m, v in cpu.items()
+        TelemetryPoint(t * 1000, CPU, m, v) for t in range(1, seconds + 1) for m, v in cpu.items()
     ]
     points += [
-        UsagePoint(t * 1000, name, m, v)
+        TelemetryPoint(t * 1000, name, m, v)
         for t in range(1, seconds + 1)
         for name, figures in devices.items()
         for m, v in figures.items()
@@ -140,7 +140,7 @@ def test_no_telemetry_falls_back_to_fios_own_count() -> None:
 
 def test_means_leave_the_ramp_out() -> None:
     points = tuple(
-        UsagePoint(t, CPU, "busy", v) for t, v in ((1000, 100.0), (2000, 10.0), (3000, 20.0))
+        TelemetryPoint(t, CPU, "busy", v) for t, v in ((1000, 100.0), (2000, 10.0), (3000, 20.0))
     )
     assert Telemetry((0,), (), points, skip_ms=1000).mean(CPU, "busy") == 15.0
     assert Telemetry((0,), (), points).mean(CPU, "busy") == pytest.approx(130 / 3)
@@ -216,7 +216,7 @@ def test_one_io_in_flight_over_more_devices_names_no_device() -> None:
     points = []
     for count, value in zip((1, 2, 4), (5_000.0, 5_100.0, 5_050.0), strict=True):
         definition: JSONObject = {"devices": ["/dev/x"] * count, "raid": "btrfs", "level": "raid0"}
-        devices, family = usage_view.devices_of(definition)
+        devices, family = telemetry_view.devices_of(definition)
         options = {"rw": "randread", "iodepth": 1, "numjobs": 1}
         points.append(Point(f"x{count}", "4k QD1", options, value, watched, devices, family))
     found = scaling.flat_scaling(points)
@@ -246,7 +246,7 @@ def test_flat_scaling_over_device_count(level: str, iops: list[float], warned: b
     points = []
     for count, value in zip((1, 2, 4), iops, strict=True):
         definition: JSONObject = {"devices": ["/dev/x"] * count, "raid": "btrfs", "level": level}
-        devices, family = usage_view.devices_of(definition)
+        devices, family = telemetry_view.devices_of(definition)
         name = f"{level} of {count}"
         points.append(
             Point(
@@ -482,10 +482,12 @@ def test_a_single_device_is_the_1_of_a_device_count_sweep() -> None:
     }  # fmt: skip
     options = {"rw": "randread", "iodepth": 32}
     points = [
-        Point(name, "4k QD32", options, value, watched, *usage_view.devices_of(definitions[name]))
+        Point(
+            name, "4k QD32", options, value, watched, *telemetry_view.devices_of(definitions[name])
+        )
         for name, value in (("x1", 40_000.0), ("x2", 41_000.0), ("x4", 80_000.0))
     ]
-    points += usage_view.single_devices(points, definitions)
+    points += telemetry_view.single_devices(points, definitions)
     found = scaling.flat_scaling(points)
     assert [w.code for w in found] == ["flat-scaling"]
     assert "device_count 1 → 2 gained +2%" in found[0].message, found[0].message

@@ -26,11 +26,11 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
-from iolab import usage
 from iolab.errors import Resume
 from iolab.fio import hosts
 from iolab.fio.parse import Status
 from iolab.model import Case, Result
+from iolab.model.telemetry import clause
 from iolab.names import one_line
 from iolab.runner import Listener
 from iolab.units import human_duration
@@ -110,7 +110,7 @@ class ProgressListener:
             f"✓ {label}: {m.total_iops:,.0f} IOPS, {m.total_bw_bytes / 1e6:,.1f} MB/s, "
             f"p99 {p99 / 1000:,.0f} µs"
         )
-        said = usage.clause(result.telemetry)
+        said = clause(result.telemetry)
         self.print(f"{line}; {said}" if said else line)
         shares = [(w.host, w.metrics.total_iops) for w in result.windows if w.host]
         if shares:

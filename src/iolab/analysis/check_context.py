@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from iolab.fio.parse import SteadyState
 from iolab.model import CaseMetrics, FioValue
+from iolab.model.telemetry import Telemetry
 from iolab.targets.environment import parse_cpulist
-from iolab.usage import Telemetry
 
 READS = ("read", "randread", "rw", "readwrite", "randrw")
 

@@ -10,7 +10,7 @@ from iolab.analysis.check_context import (
     numjobs_of,
 )
 from iolab.model import CheckWarning, Code
-from iolab.usage import CPU, Telemetry
+from iolab.model.telemetry import CPU, Telemetry
 
 CPU_BOUND_SHARE = 0.9  # of the cores the jobs may use
 

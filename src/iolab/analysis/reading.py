@@ -18,7 +18,7 @@ from iolab.analysis import check_context, checks
 from iolab.fio import parse
 from iolab.fio.document import FioDocument
 from iolab.model import CaseMetrics, CheckWarning, Setup, Window
-from iolab.usage import Telemetry
+from iolab.model.telemetry import Telemetry
 
 NOTHING_YET = CaseMetrics((), 0.0, 0.0, 0, 0)  # a Context's metrics before `read` fills them
 

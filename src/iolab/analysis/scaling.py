@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from iolab.fio.options import workload_axis
 from iolab.model import CheckWarning, Code
-from iolab.usage import CPU, Telemetry
+from iolab.model.telemetry import CPU, Telemetry
 
 AXES = ("numjobs", "iodepth", "device_count")
 FLAT_GAIN = 0.10  # a doubling that gains less than this is flat

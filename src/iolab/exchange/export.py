@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from iolab import usage
+from iolab.model.telemetry import Telemetry, summary_columns
 from iolab.names import shown, spreadsheet_cell
-from iolab.store import usage_rows
+from iolab.store import telemetry_rows
 
 SCHEMA = "iolab-export"
 VERSION = 1
@@ -134,7 +134,7 @@ def flat_tables(tables: Tables, iolab_version: str) -> dict[str, FlatRow]:
         return [run_id, case["setup"], case["workload"], case["repetition"]]
 
     seen = _telemetry(tables)
-    extra = tuple(usage.summary_columns(None)) if seen else ()
+    extra = tuple(summary_columns(None)) if seen else ()
     columns = (*lead, "status", *doc["parameters"], "direction", *METRIC_COLUMNS[5:],
                *(f"p{p}_ns" for p in MAIN_PERCENTILES), *extra, "warnings", "error")  # fmt: skip
     main: list[list[Any]] = []
@@ -149,7 +149,7 @@ def flat_tables(tables: Tables, iolab_version: str) -> dict[str, FlatRow]:
             figures = [row.get(k) for k in ("direction", *METRIC_COLUMNS[5:])]
             shares = row.get("percentiles_ns", {})
             tail = [shares.get(p) for p in MAIN_PERCENTILES]
-            tail += list(usage.summary_columns(seen.get(case_id)).values()) if extra else []
+            tail += list(summary_columns(seen.get(case_id)).values()) if extra else []
             main.append([*fixed, *figures, *tail, codes, case["error"]])
     return {
         "main": FlatRow(columns, main),
@@ -165,7 +165,7 @@ def flat_tables(tables: Tables, iolab_version: str) -> dict[str, FlatRow]:
     }  # fmt: skip
 
 
-def _telemetry(tables: Tables) -> dict[int, usage.Telemetry]:
+def _telemetry(tables: Tables) -> dict[int, Telemetry]:
     """The cases' telemetry (runner.telemetry), by case id: the main table's columns
     cpu_busy_pct ... dev_iops are its means (the busiest device's); none without it."""
     rows: dict[int, list[tuple[int, str, str, float]]] = {}
@@ -173,7 +173,9 @@ def _telemetry(tables: Tables) -> dict[int, usage.Telemetry]:
         found = (row["time_ms"], row["source"], row["metric"], row["value"])
         rows.setdefault(row["case_id"], []).append(found)
     return {
-        case["id"]: usage_rows.telemetry(case["watched"], rows.get(case["id"], []), "the database")
+        case["id"]: telemetry_rows.telemetry(
+            case["watched"], rows.get(case["id"], []), "the database"
+        )
         for case in tables["cases"]
         if case.get("watched")
     }

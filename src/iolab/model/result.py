@@ -15,7 +15,7 @@ from iolab.model.common import (
     Phase,
 )
 from iolab.model.plan import Case
-from iolab.usage import Telemetry
+from iolab.model.telemetry import Telemetry
 
 
 @dataclass(frozen=True)

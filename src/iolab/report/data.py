@@ -26,11 +26,11 @@ from iolab.model import (
     Setup,
     SteadyRecord,
 )
+from iolab.model.telemetry import Telemetry
 from iolab.report import summary
 from iolab.store import CaseRow, RunRow, Store
 from iolab.targets.facts import DeviceFacts, SetupFacts
 from iolab.targets.setup_record import SetupRecord
-from iolab.usage import Telemetry
 
 SeriesKey = tuple[str, str, int]  # (set-up label, workload, repetition)
 HistogramKey = tuple[str, str, Direction]  # (set-up label, workload, direction)

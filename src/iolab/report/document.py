@@ -53,8 +53,8 @@ from iolab.report.views import (
     rounds_view,
     sweep_heat,
     tables,
+    telemetry_view,
     time_figures,
-    usage_view,
 )
 from iolab.store.rows import recorded_plan
 
@@ -181,7 +181,7 @@ def build(data: Dataset, options: Options) -> Document:
     sections += [Section("Steady state", tuple(steady_blocks))] if steady_blocks else []
     sections += [Section("Peak and load curve", tuple(b)) for b in [curve_view.blocks(data)] if b]
     sections += _chart_sections(data, options, kinds)
-    sections += [Section("CPU and devices", b) for b in [usage_view.blocks(data)] if b]
+    sections += [Section("CPU and devices", b) for b in [telemetry_view.blocks(data)] if b]
     latency = tables.latency_table(data, options.baseline)
     latency_blocks: list[Block] = [latency] if latency else []
     if "latency" in kinds:
@@ -193,7 +193,7 @@ def build(data: Dataset, options: Options) -> Document:
     mixed = comparison.mixed_versions([(r.id, r.environment) for r in data.runs])
     warned += fleet_view.warnings(data, options.metric)  # a fleet's odd hosts, what differs
     warned += [f"{mixed.code}: {mixed}"] if mixed else []  # between runs, or within an import
-    flat = usage_view.flat_scaling(data)
+    flat = telemetry_view.flat_scaling(data)
     warned += [f"{w.code}: {w}" for w in flat]
     cells = [cell for row in results.rows for cell in row.cells]
     fragile = comparison.few_repeats(  # changes against the baseline, as compare judges them

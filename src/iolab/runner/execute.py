@@ -24,6 +24,7 @@ from iolab.fio.executor import Executor, HostLimits
 from iolab.fio.hosts import Cluster
 from iolab.fio.outcome import Outcome, failure
 from iolab.model import HOST_LOST, CaseMetrics, CheckWarning, Result, Setup, Window
+from iolab.model.telemetry import Telemetry
 from iolab.runner import precondition, telemetry
 from iolab.runner.campaign import Campaign, CampaignStep, footprint, mountpoint
 from iolab.runner.listener import Listener
@@ -38,7 +39,6 @@ from iolab.targets.facts import LayoutFacts, LogLine, TargetFacts
 from iolab.targets.path import Prepared
 from iolab.targets.setup_record import Fill, Recorder
 from iolab.units import parse_seconds, parse_size
-from iolab.usage import Telemetry
 
 
 class HostsLost(FioError):

@@ -23,10 +23,10 @@ from typing import Any, NamedTuple
 
 import psutil
 
+from iolab.model.telemetry import CPU, Other, Telemetry, TelemetryPoint
 from iolab.targets import caches
 from iolab.targets import stack as stk
 from iolab.targets.environment import parse_cpulist
-from iolab.usage import CPU, Other, Telemetry, UsagePoint
 
 INTERVAL_S = 1.0
 LAST_MIN_S = 0.5  # a last part-second shorter than this is not kept (too noisy)
@@ -88,7 +88,7 @@ class Sampler:
 
     def __init__(self, cpus: tuple[int, ...], devices: tuple[str, ...], skip_ms: int = 0) -> None:
         self.cpus, self.devices, self.skip_ms = cpus, devices, skip_ms
-        self.points: list[UsagePoint] = []
+        self.points: list[TelemetryPoint] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="iolab-telemetry", daemon=True)
         self._me = psutil.Process(os.getpid())
@@ -143,12 +143,12 @@ class Sampler:
 
     def _add(self, before: _Snapshot, after: _Snapshot) -> None:
         at = round((after.at - self._start) * 1000)
-        self.points += [UsagePoint(at, CPU, m, v) for m, v in _cpu(before, after).items()]
+        self.points += [TelemetryPoint(at, CPU, m, v) for m, v in _cpu(before, after).items()]
         seconds = after.at - before.at
         for name, now in after.disks.items():
             if name in before.disks:
                 figures = _device(before.disks[name], now, seconds)
-                self.points += [UsagePoint(at, name, m, v) for m, v in figures.items()]
+                self.points += [TelemetryPoint(at, name, m, v) for m, v in figures.items()]
 
 
 class _Proc(NamedTuple):

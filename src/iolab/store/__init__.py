@@ -19,7 +19,8 @@ from iolab.model import (
     Ratio,
     Result,
 )
-from iolab.store import case_reads, check, dumps, figures, inserts, ratio_rows, usage_rows
+from iolab.model.telemetry import Telemetry
+from iolab.store import case_reads, check, dumps, figures, inserts, ratio_rows, telemetry_rows
 from iolab.store import rows as decode
 from iolab.store.check import BUSY_TIMEOUT_S, reads
 from iolab.store.rows import PLAN_ORIGIN, CaseRow, CaseSample, RunRow
@@ -30,7 +31,6 @@ from iolab.store.schema import (
     SCHEMA_VERSION,
 )
 from iolab.targets.setup_record import SetupRecord
-from iolab.usage import Telemetry
 
 __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "CaseRow", "CaseSample", "RunRow", "Store"]
 
@@ -355,7 +355,7 @@ class Store:
         ):
             points.setdefault(int(row[0]), []).append((int(row[1]), row[2], row[3], row[4]))
         return {
-            (r["setup"], r["workload"], int(r["repetition"])): usage_rows.telemetry(
+            (r["setup"], r["workload"], int(r["repetition"])): telemetry_rows.telemetry(
                 r["watched"], points.get(int(r["id"]), []), self.path
             )
             for r in cases

@@ -14,7 +14,7 @@ from iolab.model import (
     Plan,
     Result,
 )
-from iolab.store import usage_rows
+from iolab.store import telemetry_rows
 
 
 def insert_run(
@@ -92,7 +92,7 @@ def insert_case(
             result.raw_json,
             json.dumps([w.stored() for w in result.warnings]),
             result.target_state,
-            usage_rows.watched(result.telemetry),
+            telemetry_rows.watched(result.telemetry),
         ),
     )
     case_id = cursor.lastrowid
@@ -100,7 +100,7 @@ def insert_case(
         db.executemany(
             "INSERT INTO telemetry (case_id, time_ms, source, metric, value)"
             " VALUES (?, ?, ?, ?, ?)",
-            [(case_id, *point) for point in usage_rows.points(result.telemetry)],
+            [(case_id, *point) for point in telemetry_rows.points(result.telemetry)],
         )
     for window in result.all_windows():
         where = (case_id, window.phase, window.round, window.host)

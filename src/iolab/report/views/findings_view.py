@@ -20,7 +20,7 @@ from iolab.analysis.stats import metric_for
 from iolab.model import DIRECTIONS, CheckWarning, Code
 from iolab.report.cells import WARNED, Cell, Row, Table, cell_values, format_value
 from iolab.report.data import DataCase, Dataset
-from iolab.report.views import curve_view, fleet_view, usage_view
+from iolab.report.views import curve_view, fleet_view, telemetry_view
 
 TITLE = "Findings"
 SAID = "What the numbers show"
@@ -192,10 +192,10 @@ def sweeps(data: Dataset, shown: Sequence[Figure]) -> list[Sweep]:
     definitions = {s.label: s.definition for s in data.setups}
     points = [
         scaling.Point(f.setup, f.workload, data.first(f.workload).options, f.median, None,
-                      *usage_view.devices_of(definitions.get(f.setup, {})))
+                      *telemetry_view.devices_of(definitions.get(f.setup, {})))
         for f in shown
     ]  # fmt: skip
-    points += usage_view.single_devices(points, definitions)
+    points += telemetry_view.single_devices(points, definitions)
     out = []
     for axis in scaling.AXES:
         for sweep in scaling.sweeps(points, axis).values():

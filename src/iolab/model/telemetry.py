@@ -40,7 +40,7 @@ class Other:
 
 
 @dataclass(frozen=True)
-class UsagePoint:
+class TelemetryPoint:
     """One figure of one second: `source` is "cpu" or a device's kernel name; CPU figures and
     util are percent (of the allowed CPUs' time, of the second), queue a depth."""
 
@@ -56,7 +56,7 @@ class Telemetry:
 
     cpus: tuple[int, ...]
     devices: tuple[str, ...]
-    points: tuple[UsagePoint, ...] = ()
+    points: tuple[TelemetryPoint, ...] = ()
     skip_ms: int = 0  # fio's start-up and ramp: points up to it are left out of the means
     window_ms: tuple[int, int] | None = None  # fio's measured window, in the samples' time
     started_at: float = 0.0  # the samples' time 0, as a Unix time (to place fio's window)

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from iolab.errors import StoreError
+from iolab.model.telemetry import Other, Telemetry, TelemetryPoint
 from iolab.store.check import RESTORE
-from iolab.usage import Other, Telemetry, UsagePoint
 
 
 def watched(telemetry: Telemetry | None) -> str | None:
@@ -44,7 +44,7 @@ def telemetry(
         cpus = tuple(int(c) for c in found["cpus"])
         devices = tuple(str(d) for d in found["devices"])
         skip = int(found.get("skip_ms", 0))
-        kept = tuple(UsagePoint(int(t), str(s), str(m), float(v)) for t, s, m, v in rows)
+        kept = tuple(TelemetryPoint(int(t), str(s), str(m), float(v)) for t, s, m, v in rows)
         window = found.get("window_ms")
         window_ms = (int(window[0]), int(window[1])) if window is not None else None
         share = found.get("others_cpu_pct")

@@ -12,11 +12,11 @@ from iolab.analysis import scaling
 from iolab.analysis.scaling import Point
 from iolab.analysis.stats import metric_for
 from iolab.model import CheckWarning, JSONObject
+from iolab.model.telemetry import CPU, Telemetry
 from iolab.report.cells import UNITS, Cell, Row, Table, case_value
 from iolab.report.charts import Axis, Chart, Series, slug
 from iolab.report.data import DataCase, Dataset, SeriesKey
 from iolab.report.views.figures import setup_colors, unique_id
-from iolab.usage import CPU, Telemetry
 
 STRIPED = frozenset({"0", "raid0", "10", "raid10", "striped"})
 
