@@ -35,10 +35,17 @@ def load(store: Store, run_ids: list[int]) -> report_data.Dataset:
     return report_data.load(store, list(run_ids))
 
 
-def test_the_section_holds_the_search_the_curve_and_the_chart(tmp_path: Path) -> None:
-    store, run_id, _ = run(tmp_path, FakeDevice(), CURVE)
-    document = report_document.build(load(store, [run_id]), CHARTED)
-    blocks = section(document).blocks
+@pytest.fixture(scope="module")
+def curve_report(tmp_path_factory: pytest.TempPathFactory) -> report_document.Document:
+    """The report of one curve search on the fake device, run once for the tests that read it."""
+    store, run_id, _ = run(tmp_path_factory.mktemp("curve"), FakeDevice(), CURVE)
+    return report_document.build(load(store, [run_id]), CHARTED)
+
+
+def test_the_section_holds_the_search_the_curve_and_the_chart(
+    curve_report: report_document.Document,
+) -> None:
+    blocks = section(curve_report).blocks
     search, curve, chart = blocks
     assert isinstance(search, Table) and search.title == "Peak search: here, 4k randread"
     assert search.stub_headers == ("numjobs", "iodepth", "winner")
@@ -67,9 +74,8 @@ def test_two_set_ups_draw_one_chart_per_percentile_one_line_each(tmp_path: Path)
     assert [s.name for s in charts[1].series] == ["run 1: here", "run 2: here"]
 
 
-def test_every_format_carries_it(tmp_path: Path) -> None:
-    store, run_id, _ = run(tmp_path, FakeDevice(), CURVE)
-    document = report_document.build(load(store, [run_id]), CHARTED)
+def test_every_format_carries_it(curve_report: report_document.Document) -> None:
+    document = curve_report
     text = markdown.render_document(
         document, {c.name: f"x/{c.name}.png" for c in document.charts()}
     )
@@ -90,9 +96,10 @@ def test_no_search_no_section(tmp_path: Path) -> None:
     assert all(s.title != "Peak and load curve" for s in document.sections)
 
 
-def test_the_knee_is_a_finding_citing_the_curves_table(tmp_path: Path) -> None:
-    store, run_id, _ = run(tmp_path, FakeDevice(), CURVE)
-    document = report_document.build(load(store, [run_id]), CHARTED)
+def test_the_knee_is_a_finding_citing_the_curves_table(
+    curve_report: report_document.Document,
+) -> None:
+    document = curve_report
     (said,) = [f.sentence for f in document.findings if "load curve" in f.sentence]
     curve = section(document).blocks[1]
     assert isinstance(curve, Table)
