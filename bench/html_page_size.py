@@ -37,7 +37,7 @@ def pages(db: Path) -> dict[str, bytes]:
     """The same document as a page with each plotly.js."""
     with Store(db) as store:
         found = data.load(store, [])
-    made = document.build(found, document.Options(baseline=found.runs[0].baseline))
+    made = document.assemble(found, document.Options(baseline=found.runs[0].baseline))
     cartesian = html.render_document(made)
     if "(cartesian bundle)" not in cartesian:
         sys.exit("no cartesian bundle here: run scripts/setup (it fetches it with npm)")

@@ -98,7 +98,7 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def run(tmp_path: Path, executor: object) -> list[Result]:
     the_plan = plan.parse_plan(PLAN.format(path=tmp_path), "plan.toml")
-    built = runner.build(the_plan, FIO, executor=executor)  # type: ignore[arg-type]
+    built = runner.plan_campaign(the_plan, FIO, executor=executor)  # type: ignore[arg-type]
     store = Store(tmp_path / "results.db")
     run_id = store.create_run(built.plan, {}, "test", {}, process.me())
     return runner.execute(built, store, run_id, Seen())

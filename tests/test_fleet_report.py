@@ -65,7 +65,7 @@ def test_without_inventory_the_line_says_so_and_every_format_renders() -> None:
     data = fleet_data(with_inventory=False)
     (line,) = fleet_view.warnings(data)
     assert '; its inventory is not known (host_env = "ssh" reads it).' in line
-    doc = document.build(data, document.Options())
+    doc = document.assemble(data, document.Options())
     for name in ("markdown", "table", "json", "html"):  # CSV: the tables by --export
         text = output.render(doc, name).text
         assert SLOW in text, name
@@ -99,7 +99,7 @@ def results_of(doc: document.Document) -> Table:
 
 
 def test_each_makes_the_results_the_median_host_and_the_findings_compare_medians() -> None:
-    doc = document.build(reported("each"), document.Options())
+    doc = document.assemble(reported("each"), document.Options())
     (row,) = results_of(doc).rows
     assert [c.value for c in row.cells] == [10_077.0, 8_087.0], "the median host, not the sum"
     assert row.cells[0].text == "10,077 ± 2 [10,002 to 10,152]"
@@ -114,7 +114,7 @@ def test_each_makes_the_results_the_median_host_and_the_findings_compare_medians
 
 
 def test_sum_keeps_the_hosts_sum_in_the_results() -> None:
-    doc = document.build(reported("sum"), document.Options())
+    doc = document.assemble(reported("sum"), document.Options())
     (row,) = results_of(doc).rows
     assert [c.value for c in row.cells] == [161_232.0, 211_230.0]
     assert not any("hosts_report" in n for n in results_of(doc).notes)
@@ -123,7 +123,7 @@ def test_sum_keeps_the_hosts_sum_in_the_results() -> None:
 
 
 def test_each_exports_every_host_of_every_case() -> None:
-    doc = document.build(reported("each"), document.Options())
+    doc = document.assemble(reported("each"), document.Options())
     each = [b for s in doc.sections for b in s.blocks
             if isinstance(b, Table) and b.title.startswith("Each host")]  # fmt: skip
     assert [t.name for t in each] == ["each-host-even", "each-host-skewed"]

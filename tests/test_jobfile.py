@@ -15,7 +15,7 @@ from iolab.fio import info, jobfile
 @pytest.mark.parametrize("name", plan.preset_names())
 def test_every_option_of_every_preset_reaches_fio(name: str, workdir: Path) -> None:
     the_plan = plan.load_preset(name, plan.Overrides(target=str(workdir)))
-    campaign = runner.build(the_plan, info.probe(), probe_write=False)
+    campaign = runner.plan_campaign(the_plan, info.probe(), probe_write=False)
     jobs = [campaign.preview(step) for step in campaign.steps]
     seen = jobfile.read_back(jobfile.render(jobs))
     assert len(seen) == len(jobs)
@@ -31,7 +31,7 @@ def test_every_option_of_every_preset_reaches_fio(name: str, workdir: Path) -> N
 def test_auto_values_are_resolved(workdir: Path) -> None:
     the_plan = plan.load_preset("quick", plan.Overrides(target=str(workdir)))
     fio = info.probe()
-    campaign = runner.build(the_plan, fio, probe_write=False)
+    campaign = runner.plan_campaign(the_plan, fio, probe_write=False)
     options = campaign.preview(campaign.steps[0]).options
     assert options["ioengine"] == fio.default_engine in ("io_uring", "libaio", "psync")
     assert options["filename"] == str(workdir.resolve() / "iolab.testfile")
@@ -53,9 +53,9 @@ def test_fio_refuses_an_option_its_engine_lacks() -> None:
     bad = jobfile.Job(
         "b", {"rw": "read", "ioengine": "psync", "filename": "/var/tmp/x", "userspace_reap": 1}
     )
-    jobfile.check([good])
+    jobfile.fio_accepts([good])
     with pytest.raises(jobfile.Rejected) as caught:
-        jobfile.check([good, bad])
+        jobfile.fio_accepts([good, bad])
     assert (caught.value.index, caught.value.key) == (1, "userspace_reap")
     assert caught.value.reason.startswith("unknown key 'userspace_reap': neither an iolab key")
     assert isinstance(caught.value, FioError), "the fio layer knows nothing of plans"
@@ -71,7 +71,7 @@ def test_an_option_not_allowed_never_reaches_a_job_file() -> None:
 def test_fio_refuses_a_bad_pass_through_value() -> None:
     bad = jobfile.Job("a", {"rw": "read", "filename": "/var/tmp/x", "verify": "sha7"})
     with pytest.raises(jobfile.Rejected, match="fio rejects verify=sha7") as caught:
-        jobfile.check([bad])
+        jobfile.fio_accepts([bad])
     assert caught.value.key == "verify"
 
 

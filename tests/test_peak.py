@@ -59,7 +59,7 @@ def run(
     tmp_path: Path, device: FakeDevice, extra: str = SEARCH, run_id: int | None = None
 ) -> tuple[Store, int, Seen]:
     the_plan = plan.parse_plan(PLAN.format(path=tmp_path, extra=extra), "plan.toml")
-    built = runner.build(the_plan, FIO, executor=device)
+    built = runner.plan_campaign(the_plan, FIO, executor=device)
     store = Store(tmp_path / "results.db")
     if run_id is None:
         run_id = store.create_run(built.plan, {}, "test", {}, process.me())
@@ -165,8 +165,8 @@ def test_a_method_workload_is_planned_as_its_start_and_the_start_again(tmp_path:
     assert recorded["peak_numjobs"] == "1-8" and recorded["method"] == "peak"
     assert any("a search (method) adds the points it tries" in line
                for line in plan.matrix_lines(the_plan))  # fmt: skip
-    step = runner.build(the_plan, FIO, executor=FakeDevice()).steps[0]
-    job = runner.resolve(step.case, runner.build(the_plan, FIO).paths["here"], FIO)
+    step = runner.plan_campaign(the_plan, FIO, executor=FakeDevice()).steps[0]
+    job = runner.resolve(step.case, runner.plan_campaign(the_plan, FIO).paths["here"], FIO)
     assert not set(job) & set(peak.IOLAB_ONLY), "iolab's own keys never reach fio"
 
 

@@ -39,7 +39,7 @@ def load(store: Store, run_ids: list[int]) -> report_data.Dataset:
 def curve_report(tmp_path_factory: pytest.TempPathFactory) -> report_document.Document:
     """The report of one curve search on the fake device, run once for the tests that read it."""
     store, run_id, _ = run(tmp_path_factory.mktemp("curve"), FakeDevice(), CURVE)
-    return report_document.build(load(store, [run_id]), CHARTED)
+    return report_document.assemble(load(store, [run_id]), CHARTED)
 
 
 def test_the_section_holds_the_search_the_curve_and_the_chart(
@@ -66,7 +66,7 @@ def test_the_section_holds_the_search_the_curve_and_the_chart(
 def test_two_set_ups_draw_one_chart_per_percentile_one_line_each(tmp_path: Path) -> None:
     store, first, _ = run(tmp_path, FakeDevice(), CURVE)
     _, second, _ = run(tmp_path, FakeDevice(shape=lambda j, d: 50_000.0 * min(j * d, 8)), CURVE)
-    document = report_document.build(load(store, [first, second]), CHARTED)
+    document = report_document.assemble(load(store, [first, second]), CHARTED)
     charts = [b for b in section(document).blocks if isinstance(b, Chart)]
     assert [c.title for c in charts] == [
         f"{p} latency against load: 4k randread" for p in ("p50", "p99", "p99.9")
@@ -92,7 +92,7 @@ def test_every_format_carries_it(curve_report: report_document.Document) -> None
 
 def test_no_search_no_section(tmp_path: Path) -> None:
     store, run_id, _ = run(tmp_path, FakeDevice(), "")
-    document = report_document.build(load(store, [run_id]), CHARTED)
+    document = report_document.assemble(load(store, [run_id]), CHARTED)
     assert all(s.title != "Peak and load curve" for s in document.sections)
 
 
@@ -122,7 +122,7 @@ def test_a_latency_target_finds_the_most_iops_within_it(tmp_path: Path) -> None:
     the curve's table, and said with its interval."""
     target = f"p99<={3 * _p99_us():.0f}us"
     store, run_id, _ = run(tmp_path, FakeDevice(), f'{CURVE}\nslo = "{target}"')
-    document = report_document.build(load(store, [run_id]), CHARTED)
+    document = report_document.assemble(load(store, [run_id]), CHARTED)
     curve = section(document).blocks[1]
     assert isinstance(curve, Table)
     flagged = [r.label for r in curve.rows if "slo" in r.stubs[0].split(", ")]
@@ -140,7 +140,7 @@ def test_a_latency_target_finds_the_most_iops_within_it(tmp_path: Path) -> None:
 def test_a_latency_target_no_load_meets_says_so(tmp_path: Path) -> None:
     target = f"p99<={_p99_us() / 2:.0f}us"
     store, run_id, _ = run(tmp_path, FakeDevice(), f'{CURVE}\nslo = "{target}"')
-    document = report_document.build(load(store, [run_id]), CHARTED)
+    document = report_document.assemble(load(store, [run_id]), CHARTED)
     curve = section(document).blocks[1]
     assert isinstance(curve, Table)
     assert f"slo {target}: no load met it at the median of 3 runs" in " ".join(curve.notes)

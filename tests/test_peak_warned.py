@@ -74,7 +74,7 @@ class Ran:
 def ran(tmp_path: Path, cpu_bound: Sequence[str] = ()) -> Ran:
     device = FakeDevice(cpu_bound=tuple(cpu_bound))
     store, run_id, seen = run(tmp_path, device, f'{CURVE}\nslo = "{SLO}"')
-    document = report_document.build(load(store, [run_id]), CHARTED)
+    document = report_document.assemble(load(store, [run_id]), CHARTED)
     out = Ran(store, run_id, seen, document)
     curve = out.record().curve
     assert curve is not None and curve.slo is not None and curve.slo.load_pct == 60
@@ -197,7 +197,7 @@ def test_a_steady_state_verdict_carries_its_windows_warnings(
     rounds mark it ⚑ cpu-bound and each round's row, in the table and the chart's caption."""
     device = FakeDevice(cpu_bound=(BASE,) if cpu_bound else ())
     store, run_id, _ = run(tmp_path, device, f'\n[steady]\ntrack = "{BASE}"\n')
-    document = report_document.build(load(store, [run_id]), CHARTED)
+    document = report_document.assemble(load(store, [run_id]), CHARTED)
     blocks = [b for s in document.sections for b in s.blocks]
     (table,) = [b for b in blocks if isinstance(b, Table) and b.name == "steady-here"]
     (chart,) = [b for b in blocks if isinstance(b, Chart) and b.name == "convergence-here"]

@@ -36,7 +36,7 @@ def documents() -> Iterator[document.Document]:
         with Store(store) as opened:
             found = data.load(opened, [1])
             both = data.load(opened, [1, 2], samples=False) if store != CDM else None
-        yield document.build(found, document.Options(baseline=found.runs[0].baseline))
+        yield document.assemble(found, document.Options(baseline=found.runs[0].baseline))
         if both:
             yield compare_document.compare(both)
 

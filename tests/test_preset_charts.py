@@ -37,11 +37,11 @@ def _points(chart: Chart) -> int:
 def test_every_chart_of_a_presets_report_has_points(preset: str, tmp_path: Path) -> None:
     overrides = plan.Overrides(target=str(tmp_path), size="1g", runtime=1, max_cases=40)
     the_plan = plan.load_preset(preset, overrides)
-    built = runner.build(the_plan, FIO, executor=FakeExecutor(), probe_write=False)
+    built = runner.plan_campaign(the_plan, FIO, executor=FakeExecutor(), probe_write=False)
     with Store(tmp_path / "results.db") as store:
         run_id = store.create_run(built.plan, {}, "test", {}, process.me())
         runner.execute(built, store, run_id, Seen())
-        document = report_document.build(report_data.load(store, [run_id]), CHARTED)
+        document = report_document.assemble(report_data.load(store, [run_id]), CHARTED)
     empty = [c.title for c in _charts(document) if _points(c) == 0]
     assert empty == [], f"{preset}: charts without data: {empty}"
 
@@ -75,11 +75,11 @@ def test_a_depth_by_jobs_heat_map_has_points_or_is_not_drawn(
     any other chart (a scaling chart of failed cases only drew axes)."""
     the_plan = plan.parse_plan(SWEPT.format(path=tmp_path), "swept.toml")
     fake = FakeExecutor(script=["enospc"] * failing)
-    built = runner.build(the_plan, FIO, executor=fake, probe_write=False)
+    built = runner.plan_campaign(the_plan, FIO, executor=fake, probe_write=False)
     with Store(tmp_path / "results.db") as store:
         run_id = store.create_run(built.plan, {}, "test", {}, process.me())
         runner.execute(built, store, run_id, Seen())
-        document = report_document.build(report_data.load(store, [run_id]), CHARTED)
+        document = report_document.assemble(report_data.load(store, [run_id]), CHARTED)
     heat = [c for c in _charts(document) if c.kind == "heat"]
     assert [_points(c) for c in heat] == [4] * maps
     empty = [c.title for c in _charts(document) if _points(c) == 0]

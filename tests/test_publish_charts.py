@@ -73,7 +73,7 @@ def _plan(tmp_path: Path, depths: str = "[1, 4]", jobs: str = "[1, 2]", extra: s
 def _stored(tmp_path: Path, text: str, name: str = "results.db") -> Path:
     """The plan run over the fake executor (fio's real output replayed) into a store."""
     the_plan = plan.parse_plan(text, str(tmp_path / "sweep.toml"))
-    built = runner.build(the_plan, FIO, executor=FakeExecutor(), probe_write=False)
+    built = runner.plan_campaign(the_plan, FIO, executor=FakeExecutor(), probe_write=False)
     db = tmp_path / name
     with Store(db) as store:
         run_id = store.create_run(built.plan, {"hostname": "db1"}, "test", {}, process.me())
@@ -84,7 +84,7 @@ def _stored(tmp_path: Path, text: str, name: str = "results.db") -> Path:
 def _document(db: Path, options: report_document.Options | None = None) -> report_document.Document:
     with Store(db) as store:
         found = report_data.load(store, [store.run().id])
-    return report_document.build(found, options or report_document.Options())
+    return report_document.assemble(found, options or report_document.Options())
 
 
 # ---------------------------------------------------------------- the plan's keys
@@ -277,7 +277,7 @@ def _as_the_lab_stores_it(tmp_path: Path) -> Path:
         (folder / name).mkdir(parents=True)
     text = STUDY_B.format(first=f'path = "{folder}/md5"', second=f'path = "{folder}/md10"')
     inside = plan.parse_plan(text, str(folder / "plan.toml"))
-    built = runner.build(inside, FIO, executor=FakeExecutor(), probe_write=False)
+    built = runner.plan_campaign(inside, FIO, executor=FakeExecutor(), probe_write=False)
     with Store(folder / "lab.db") as lab:
         run_id = lab.create_run(inside, {"hostname": "(none)"}, "test", {}, process.me())
         runner.execute(built, lab, run_id, Seen())

@@ -285,7 +285,7 @@ def test_a_run_with_one_device_and_raid_set_ups_gets_the_predicted_vs_measured_t
     run_id = store_study_b(tmp_path / "b.db")
     with Store(tmp_path / "b.db") as store:
         data = report_data.load(store, [run_id], samples=False, histograms=False)
-    built = document.build(data, document.Options(baseline="single"))
+    built = document.assemble(data, document.Options(baseline="single"))
     assert built.main_table().name == "results"
     section = next(s for s in built.sections if s.title == "RAID model")
     table = section.blocks[0]
@@ -341,7 +341,9 @@ def test_no_table_without_both_a_single_device_and_a_raid(tmp_path: Path) -> Non
     with Store(tmp_path / "b.db") as store:
         data = report_data.load(store, [run_id], samples=False, histograms=False)
     assert raid_view.table(data) is None
-    assert all(s.title != "RAID model" for s in document.build(data, document.Options()).sections)
+    assert all(
+        s.title != "RAID model" for s in document.assemble(data, document.Options()).sections
+    )
 
 
 STUDY_D = """

@@ -179,14 +179,14 @@ def test_set_ups_apart_and_no_chart_for_one_number_of_hosts() -> None:
 
 def test_the_hosts_section_in_the_document_and_its_options() -> None:
     data = dataset(scaling_cases(), H)
-    built = document.build(data, document.Options())
+    built = document.assemble(data, document.Options())
     titles = [s.title for s in built.sections]
     assert titles[:3] == ["Findings", "Results", "Hosts"]
     kinds = [type(b).__name__ for b in section(built).blocks]
     assert kinds == ["Table", "Table", "Table", "Chart", "Table"]
     first = section(built).blocks[0]
     assert isinstance(first, Table) and first.columns == (H[0], "all hosts")
-    skipped = document.build(data, document.Options(skip=("scaling",)))
+    skipped = document.assemble(data, document.Options(skip=("scaling",)))
     assert not any(isinstance(b, Chart) for b in section(skipped).blocks)
     assert built.main_table().name == "results"
     page = output.render(built, "html").text
@@ -194,12 +194,12 @@ def test_the_hosts_section_in_the_document_and_its_options() -> None:
     assert shown == [*(f"hosts-scratch-on-{n}" for n in ("1-host", "2-hosts", "3-hosts")),
                      "hosts-aggregate-iops", "hosts-scaling"]  # fmt: skip
     plain = dataset([case("scratch", {})], [])
-    assert "Hosts" not in [s.title for s in document.build(plain, document.Options()).sections]
+    assert "Hosts" not in [s.title for s in document.assemble(plain, document.Options()).sections]
 
 
 def test_a_slow_host_is_marked_and_warned_in_every_report() -> None:
     data = dataset([case("scratch", {H[0]: 1000.0, H[1]: 980.0, H[2]: 300.0})], H)
-    built = document.build(data, document.Options())
+    built = document.assemble(data, document.Options())
     table = section(built).blocks[0]
     assert isinstance(table, Table)
     cells = table.rows[0].cells
@@ -216,7 +216,7 @@ def test_a_slow_host_is_marked_and_warned_in_every_report() -> None:
 def test_a_lost_host_reads_lost_beside_the_hosts_that_answered() -> None:
     lost = case("scratch", {H[0]: 1000.0, H[2]: 990.0}, lost=[H[1]])
     data = dataset([lost], H)
-    table = section(document.build(data, document.Options())).blocks[0]
+    table = section(document.assemble(data, document.Options())).blocks[0]
     assert isinstance(table, Table)
     assert table.columns == (*H, "all hosts")
     assert [c.text for c in table.rows[0].cells] == ["1,000", "lost", "990", "failed"]

@@ -153,7 +153,7 @@ def _expected_charts(run_ids: list[int], compare: bool) -> list[str]:
     if compare:
         return [c.name for c in compare_document.compare(found).charts()]
     options = document.Options(baseline=stored.baseline)
-    return [c.name for c in document.build(found, options).charts()]
+    return [c.name for c in document.assemble(found, options).charts()]
 
 
 @pytest.mark.browser
@@ -320,7 +320,7 @@ def test_the_full_bundle_draws_the_same_charts_where_the_cartesian_one_is_missin
     plotly_bundle._cartesian.cache_clear()
     with Store(STORE) as store:
         found = data.load(store, [1])
-    made = document.build(found, document.Options(baseline=found.runs[0].baseline))
+    made = document.assemble(found, document.Options(baseline=found.runs[0].baseline))
     page = tmp_path / "full.html"
     page.write_text(html.render_document(made))
     plotly_bundle._cartesian.cache_clear()

@@ -63,7 +63,7 @@ class Seen:
 
 def campaign(target: Path, fake: FakeExecutor, extra: str = "") -> runner.Campaign:
     the_plan = plan.parse_plan(PLAN.format(path=target, extra=extra), "plan.toml")
-    return runner.build(the_plan, FIO, executor=fake)
+    return runner.plan_campaign(the_plan, FIO, executor=fake)
 
 
 def new_run(store: Store, built: runner.Campaign) -> int:
@@ -190,7 +190,7 @@ def test_preconditioning_runs_before_the_cases_and_the_state_travels(
     text = PLAN.format(path=tmp_path, extra="").replace(
         'path = "', 'precondition = "both"\npath = "'
     )
-    built = runner.build(plan.parse_plan(text, "plan.toml"), FIO, executor=fake)
+    built = runner.plan_campaign(plan.parse_plan(text, "plan.toml"), FIO, executor=fake)
     run_id = new_run(store, built)
     seen = Seen()
     results = runner.execute(built, store, run_id, seen)
@@ -214,7 +214,7 @@ def test_repeat_auto_adds_repetitions_until_the_interval_is_narrow(
     the_plan = plan.parse_plan(text, "plan.toml")
     assert the_plan.repeat == 3 and the_plan.auto_repeat is not None
     fake = FakeExecutor()  # the same recorded output every time: a perfectly stable target
-    built = runner.build(the_plan, FIO, executor=fake)
+    built = runner.plan_campaign(the_plan, FIO, executor=fake)
     run_id = new_run(store, built)
     seen = Seen()
     runner.execute(built, store, run_id, seen)
@@ -229,7 +229,7 @@ def test_repeat_auto_stops_at_the_most_and_says_so(tmp_path: Path, store: Store)
     fails: list[Behaviour] = ["enospc"] * 40
     script: list[Behaviour] = ["ok", *fails]  # all but the first repetition fail
     fake = FakeExecutor(script)
-    built = runner.build(plan.parse_plan(text, "plan.toml"), FIO, executor=fake)
+    built = runner.plan_campaign(plan.parse_plan(text, "plan.toml"), FIO, executor=fake)
     run_id = new_run(store, built)
     seen = Seen()
     runner.execute(built, store, run_id, seen)
@@ -247,7 +247,7 @@ def test_steady_rounds_stop_at_the_first_full_steady_window(tmp_path: Path, stor
     cases = the_plan.cases()
     assert [c.repetition for c in cases[:CASES]] == [1] * CASES, "round by round"
     fake = FakeExecutor()  # the same output every round: steady at once
-    built = runner.build(the_plan, FIO, executor=fake)
+    built = runner.plan_campaign(the_plan, FIO, executor=fake)
     run_id = new_run(store, built)
     seen = Seen()
     runner.execute(built, store, run_id, seen)
@@ -263,7 +263,7 @@ def test_steady_rounds_go_on_to_the_most_and_say_it_was_not_reached(
     text = PLAN.format(path=tmp_path, extra="") + "\n[steady]\nwindow = 2\nrounds = 3\n"
     fails: list[Behaviour] = ["enospc"] * 40  # nothing to judge: never steady
     fake = FakeExecutor(fails)
-    built = runner.build(plan.parse_plan(text, "plan.toml"), FIO, executor=fake)
+    built = runner.plan_campaign(plan.parse_plan(text, "plan.toml"), FIO, executor=fake)
     run_id = new_run(store, built)
     seen = Seen()
     runner.execute(built, store, run_id, seen)
@@ -274,10 +274,10 @@ def test_steady_rounds_go_on_to_the_most_and_say_it_was_not_reached(
 def test_a_case_that_ran_short_of_its_runtime_is_flagged(tmp_path: Path, store: Store) -> None:
     """fio's recorded output ran about a second; a 60 s case that got only that ended early."""
     text = PLAN.format(path=tmp_path, extra="").replace("runtime = 1", "runtime = 60")
-    built = runner.build(plan.parse_plan(text, "plan.toml"), FIO, executor=FakeExecutor())
+    built = runner.plan_campaign(plan.parse_plan(text, "plan.toml"), FIO, executor=FakeExecutor())
     results = runner.execute(built, store, new_run(store, built), Seen())
     assert all("ended-early" in {w.code for w in r.warnings} for r in results)
     short = PLAN.format(path=tmp_path, extra="")
-    built = runner.build(plan.parse_plan(short, "plan.toml"), FIO, executor=FakeExecutor())
+    built = runner.plan_campaign(plan.parse_plan(short, "plan.toml"), FIO, executor=FakeExecutor())
     results = runner.execute(built, store, new_run(store, built), Seen())
     assert not any("ended-early" in {w.code for w in r.warnings} for r in results)

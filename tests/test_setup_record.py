@@ -52,7 +52,7 @@ class Seen:
 
 def test_the_runner_saves_one_record_per_set_up_whole(tmp_path: Path) -> None:
     the_plan = plan.parse_plan(PLAN.format(path=tmp_path), "plan.toml")
-    built = runner.build(the_plan, FIO, executor=FakeExecutor())
+    built = runner.plan_campaign(the_plan, FIO, executor=FakeExecutor())
     store = Store(tmp_path / "results.db")
     run_id = store.create_run(built.plan, {}, "test", {}, process.me())
     runner.execute(built, store, run_id, Seen())

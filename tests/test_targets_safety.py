@@ -24,7 +24,7 @@ def assert_refused(
     confirmed = {dev} if confirmed is None else confirmed
     before = device_sha256(dev)
     with pytest.raises(TargetError, match=match) as check_error:
-        safety.check([dev], confirmed, wipe)
+        safety.check_erasable([dev], confirmed, wipe)
     layout = Layout(devices=(dev,), filesystem="ext4")
     with (
         pytest.raises(TargetError, match=match),
@@ -42,7 +42,7 @@ def assert_refused(
 @pytest.mark.root
 def test_clean_confirmed_device_passes(loops: LoopDevs) -> None:
     dev = loops.make(64)
-    safety.check([dev], {dev}, wipe_signatures=False)
+    safety.check_erasable([dev], {dev}, wipe_signatures=False)
 
 
 @pytest.mark.root
@@ -59,17 +59,17 @@ def test_symlinks_and_real_paths_name_the_same_device(loops: LoopDevs, tmp_path:
     dev = loops.make(64)
     link = tmp_path / "by-id-link"
     link.symlink_to(dev)
-    safety.check([str(link)], {dev}, wipe_signatures=False)
-    safety.check([dev], {str(link)}, wipe_signatures=False)
+    safety.check_erasable([str(link)], {dev}, wipe_signatures=False)
+    safety.check_erasable([dev], {str(link)}, wipe_signatures=False)
     with pytest.raises(TargetError, match="named twice"):
-        safety.check([dev, str(link)], {dev}, wipe_signatures=False)
+        safety.check_erasable([dev, str(link)], {dev}, wipe_signatures=False)
 
 
 def test_a_regular_file_is_not_a_block_device(tmp_path: Path) -> None:
     path = tmp_path / "file.img"
     path.write_bytes(b"x" * 4096)
     with pytest.raises(TargetError, match="not a block device"):
-        safety.check([str(path)], {str(path)}, wipe_signatures=True)
+        safety.check_erasable([str(path)], {str(path)}, wipe_signatures=True)
 
 
 @pytest.mark.root
@@ -126,7 +126,7 @@ def test_the_root_filesystem_device_is_refused(tmp_path: Path) -> None:
     dev = dv.dev_path(root.devices[0])
     # Read-only: the root rule comes before anything that opens the device.
     with pytest.raises(TargetError, match="holds the root filesystem"):
-        safety.check([dev], {dev}, wipe_signatures=True)
+        safety.check_erasable([dev], {dev}, wipe_signatures=True)
 
 
 @pytest.mark.root
@@ -146,7 +146,7 @@ def test_filesystem_signature_is_refused_unless_wiping(loops: LoopDevs, tmp_path
     sh("mkfs.ext4", "-q", dev)
     message = assert_refused(dev, "carries signatures: ext4", tmp_path, wipe=False)
     assert "--wipe-signatures" in message
-    safety.check([dev], {dev}, wipe_signatures=True)
+    safety.check_erasable([dev], {dev}, wipe_signatures=True)
 
 
 @pytest.mark.root
@@ -161,14 +161,14 @@ def test_partition_table_signature_is_refused(loops: LoopDevs, tmp_path: Path) -
 def test_a_device_and_its_partition_overlap(loops: LoopDevs) -> None:
     dev = loops.make(64, partitions=[(MIB_SECTORS, 16 * MIB_SECTORS)])
     with pytest.raises(TargetError, match="overlaps"):
-        safety.check([dev, f"{dev}p1"], {dev, f"{dev}p1"}, wipe_signatures=True)
+        safety.check_erasable([dev, f"{dev}p1"], {dev, f"{dev}p1"}, wipe_signatures=True)
 
 
 @pytest.mark.root
 def test_read_only_device_is_refused(loops: LoopDevs, tmp_path: Path) -> None:
     dev = loops.make(64, read_only=True)
     with pytest.raises(TargetError, match="read-only"):
-        safety.check([dev], {dev}, wipe_signatures=True)
+        safety.check_erasable([dev], {dev}, wipe_signatures=True)
 
 
 @pytest.mark.root

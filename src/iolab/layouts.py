@@ -194,7 +194,7 @@ def one_device(layout: Layout) -> Layout:
     return replace(layout, raid="none", level=None, md_layout=None, degraded=0)
 
 
-def check(layout: Layout, *, side_by_side: bool = True) -> Layout:
+def check_layout(layout: Layout, *, side_by_side: bool = True) -> Layout:
     """The layout, spelled (see `spelled`), if it can be built; LayoutError if not.
 
     side_by_side: several devices without a RAID may be written raw, side by side (fio joins
@@ -305,7 +305,7 @@ def _queue(layout: Layout) -> None:
 def settle(layout: Layout, *, side_by_side: bool = True) -> Layout:
     """A layout as the plan asks for it, made buildable: spelled, one device made plain
     (see `one_device`), and checked; LayoutError if it cannot be built."""
-    return check(one_device(spelled(layout)), side_by_side=side_by_side)
+    return check_layout(one_device(spelled(layout)), side_by_side=side_by_side)
 
 
 def capacity(layout: Layout, sizes: Sequence[int]) -> int:

@@ -75,7 +75,7 @@ class Reading:
     telemetry: Telemetry | None = None  # the case's, its means over fio's measured window
 
 
-def read(document: FioDocument, known: check_context.Context) -> Reading:
+def read_document(document: FioDocument, known: check_context.Context) -> Reading:
     """`document` read, its checks run with `known` (the options and what is known of the
     target and the host, from `context`; its metrics and steady state are replaced by the
     document's)."""

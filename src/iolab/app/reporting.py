@@ -33,7 +33,7 @@ def report(
             metric=single.metric if options.metric == "auto" else options.metric,
             baseline=options.baseline or single.baseline,
         )
-    return report_document.build(data, options)
+    return report_document.assemble(data, options)
 
 
 def _check_chart_options(

@@ -76,7 +76,7 @@ def run_plan(
         ui.warn(line)
     fio = info.probe()
     consent = _consent(the_plan, request, ui)
-    campaign = runner.build(the_plan, fio, consent, executor=executor)
+    campaign = runner.plan_campaign(the_plan, fio, consent, executor=executor)
     _check_with_fio(campaign)
     hosts, warned = runner.ask_hosts(campaign)
     for line in warned:  # fio versions that differ; hosts whose inventory is missing
@@ -93,7 +93,7 @@ def run_document(store: Store, run_id: int) -> report_document.Document:
     stored = store.run(run_id)
     data = report_data.load(store, [run_id], samples=False, histograms=False)
     options = report_document.Options(metric=stored.metric, baseline=stored.baseline, charts=())
-    return report_document.build(data, options)
+    return report_document.assemble(data, options)
 
 
 def _check_with_fio(campaign: runner.Campaign) -> None:
@@ -143,7 +143,7 @@ def provision_commands(the_plan: Plan) -> list[tuple[str, list[list[str]]]]:
 
 def job_files(the_plan: Plan) -> list[str]:
     """The exact fio job file of every case, as it will run; nothing is written."""
-    campaign = runner.build(the_plan, info.probe(), probe_write=False)
+    campaign = runner.plan_campaign(the_plan, info.probe(), probe_write=False)
     return [jobfile.render([campaign.preview(step)]) for step in campaign.steps]
 
 

@@ -56,7 +56,7 @@ def export_run(
         where = "a folder: -o DIR" if fmt == "fio-plot" else "files: -o FILE.parquet"
         raise ReportError(f"--format {fmt} writes {where}")
     if fmt == "fio-plot":
-        fioplot.check(output, force)
+        fioplot.check_folder(output, force)
     elif output != "-":
         suffix = {"csv": ".csv", "parquet": ".parquet"}.get(fmt)
         for path in export.file_names(output, suffix).values() if suffix else [output]:

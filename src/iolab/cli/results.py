@@ -105,8 +105,8 @@ def report(run_ids: tuple[int, ...], db: str, fmt: str, **flags: Any) -> None:
         pivot=pivot_view.parse(flags["pivot"]) if flags["pivot"] else None,
         short=flags["short"],
     )  # fmt: skip
-    report_output.check(written["output"], written["export_dir"], force=written["force"],
-                        images=fmt == "markdown")  # fmt: skip
+    report_output.check_destination(written["output"], written["export_dir"],
+                                    force=written["force"], images=fmt == "markdown")  # fmt: skip
     _emit(app.report(db, run_ids, options, drawn, ui()), fmt, **written)
 
 
@@ -117,8 +117,8 @@ def report(run_ids: tuple[int, ...], db: str, fmt: str, **flags: Any) -> None:
 def compare(run_ids: tuple[int, ...], db: str, fmt: str, metric: str, **written: Any) -> None:
     """Compare runs against the first: each change with its 95% interval, marked "not
     significant" where the interval includes 0; says what differs in their environments."""
-    report_output.check(written["output"], written["export_dir"], force=written["force"],
-                        images=fmt == "markdown")  # fmt: skip
+    report_output.check_destination(written["output"], written["export_dir"],
+                                    force=written["force"], images=fmt == "markdown")  # fmt: skip
     _emit(app.compare(db, run_ids, metric, ui()), fmt, **written)
 
 
@@ -156,7 +156,7 @@ def history(chosen: tuple[str, ...], db: str, fmt: str, as_json: bool, output: s
     plan_name = None if ids or not chosen else chosen[0]
     fmt = "json" if as_json else fmt
     if fmt in ("markdown", "html"):
-        report_output.check(output, None, force=force, images=fmt == "markdown")
+        report_output.check_destination(output, None, force=force, images=fmt == "markdown")
     elif output != "-":
         raise click.BadParameter("-o goes with --format markdown or html", param_hint="-o")
     found = app.plan_history(db, plan_name, ui(), ids)

@@ -182,7 +182,7 @@ def write(tables: export.Tables, folder: str, force: bool = False) -> list[str]:
     return [f"{said}fio-plot, in {setups} set-up folder(s)", *kept, *made.notes]
 
 
-def check(folder: str, force: bool = False) -> None:
+def check_folder(folder: str, force: bool = False) -> None:
     """`folder` can take the tree, checked before any work: a new name in an existing folder,
     an empty folder, or one holding iolab's record of what it wrote (whose files may be
     replaced); with `force`, any folder. Never a symbolic link."""

@@ -31,7 +31,7 @@ from iolab.exchange import (
 from iolab.exchange.found_jobs import FoundJob, UnreadableJob
 from iolab.exchange.named_jobs import Placed
 from iolab.exchange.read_progress import Watch, documents_of
-from iolab.exchange.run_builder import Facts, build, setup_name, setup_names, software
+from iolab.exchange.run_builder import Facts, build_run, setup_name, setup_names, software
 from iolab.fio import parse
 from iolab.model import JSON, Origin, Ratio
 from iolab.store import Store
@@ -278,7 +278,7 @@ def _recognise(batch: Batch, source: Source, groups: _Groups, watch: Watch | Non
             raise UnreadableJob(f"not text ({KNOWN} is)") from None
         return
     if logs.is_log(path, text) or benchfio.is_host_log(path):
-        logs.check(path, text)
+        logs.check_log(path, text)
         groups.setdefault((path.parent, benchfio.log_prefix(path)), []).append(path)
         batch.sources.append(source)
         return
@@ -478,7 +478,7 @@ def _save_ratios(
 def _save_jobs(batch: Batch, store: Store, iolab_version: str) -> tuple[int, str]:
     names = [str(s.path) for s in batch.sources]
     built = factored.with_factors(
-        build(batch.jobs, batch.setup, names, batch.facts), batch.tables, batch.factors
+        build_run(batch.jobs, batch.setup, names, batch.facts), batch.tables, batch.factors
     )
     version = ", ".join(sorted({software(j) for j in batch.jobs} - {""}))
     hosts = ", ".join(sorted({str(e["hostname"]) for j in batch.jobs for e in j.entries

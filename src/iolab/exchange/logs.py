@@ -39,7 +39,7 @@ def is_log(path: Path, text: str) -> bool:
     return bool(lines) and all(_fields(line) is not None for line in lines)
 
 
-def check(path: Path, text: str) -> None:
+def check_log(path: Path, text: str) -> None:
     """Every line fio's log reader takes as a sample (three fields or more, the third a
     direction 0-2) holds a whole time in ms and a finite value in range (exchange.rules)."""
     found = NAME.match(path.name) or HOST_KIND.match(path.name)

@@ -142,7 +142,7 @@ def check_named(facts: Facts, jobs: Sequence[FoundJob], given_setup: str | None)
         )
 
 
-def build(
+def build_run(
     jobs: Sequence[FoundJob], given_setup: str | None, files: Sequence[str], facts: Facts = Facts()
 ) -> BuiltRun:
     setups: dict[str, Setup] = {}
@@ -225,7 +225,7 @@ def result(job: FoundJob, case: Case, repeat: int = 1) -> Result:
         raw = json.dumps({**job.header, "jobs": job.entries}, indent=2)
     said = Known(cpus=UNKNOWN_CORES, repeat=repeat, written_share=_written_share(job, ended))
     known = reading.context(case.workload.options, case.setup, said)
-    found = reading.read(FioDocument(job.header, tuple(job.entries)), known)
+    found = reading.read_document(FioDocument(job.header, tuple(job.entries)), known)
     start = ended - found.whole.runtime_ms / 1000
     if found.whole.error:
         error = f"{errno_words(found.whole.error)} (fio's job {job.name!r} in {job.file})"

@@ -128,7 +128,7 @@ class Rejected(FioError):
         self.index, self.key, self.reason = index, key, reason
 
 
-def check(jobs: Sequence[Job], fio: str = "fio") -> None:
+def fio_accepts(jobs: Sequence[Job], fio: str = "fio") -> None:
     """Let fio parse all jobs at once (--parse-only); raise Rejected for the first it refuses."""
     numbered = [Job(f"j{i}", job.options) for i, job in enumerate(jobs)]
     with _in_memory(render(numbered)) as name:

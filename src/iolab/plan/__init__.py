@@ -1,6 +1,6 @@
 """Plans: TOML loading, validation with file:line errors, presets, matrix expansion.
 
-Nothing here runs fio or touches a target; `fio.jobfile.check` backs up pass-through options.
+Nothing here runs fio or touches a target; `fio.jobfile.fio_accepts` backs up pass-through options.
 """
 
 from iolab.plan.checks import CHECKS, RW_NAMES

@@ -245,7 +245,7 @@ def _layout(entry: Mapping[str, Any], devices: tuple[str, ...], where: Where) ->
     )
     try:
         settled = layouts.settle(asked, side_by_side=False)
-        tool_options.check(settled)
+        tool_options.check_tool_options(settled)
     except layouts.LayoutError as error:
         raise where.fail(error.key, str(error)) from None
     except ToolOptionError as error:

@@ -301,7 +301,7 @@ def run_title(run: RunRow) -> str:
     )
 
 
-def build(
+def run_table(
     run: RunRow,
     setups: Sequence[str],
     cases: Sequence[CaseRow],

@@ -159,7 +159,7 @@ def description(plan_text: str) -> str:
     return one_line(found) if isinstance(found, str) else ""
 
 
-def build(data: Dataset, options: Options) -> Document:
+def assemble(data: Dataset, options: Options) -> Document:
     """The whole report: results (± intervals, ratios), charts, latency, environment, notes."""
     check_baseline(options.baseline, data.labels, _where(data))
     hosted, data = data, fleet_view.median_hosts(data)  # "each": a host's figure, not the sum
@@ -232,7 +232,9 @@ def published_blocks(
     charts drawn when iolab chose them, and its source line (report.views.publish)."""
     words, source = publish.texts(data), publish.source_line(data)
     if check:
-        publish.check(words, [b for s in sections for b in s.blocks if isinstance(b, Chart)], data)
+        publish.check_words(
+            words, [b for s in sections for b in s.blocks if isinstance(b, Chart)], data
+        )
 
     def one(block: Block) -> Block:
         return publish.finished(block, words, source) if isinstance(block, Chart) else block

@@ -100,7 +100,7 @@ def mountpoint(setup: Setup) -> Path:
     return MOUNT_ROOT / jobfile.section_name(setup.name)
 
 
-def build(
+def plan_campaign(
     plan: Plan,
     fio: FioInfo,
     consent: Consent | None = None,
@@ -122,7 +122,7 @@ def build(
             if probe_write:
                 apply.check(setup)  # the card's tool is here; a disk's write cache is settable
                 present = layouts.present(setup.layout)  # a degraded one's missing: untouched
-                safety.check(present, consent.devices, consent.wipe_signatures)
+                safety.check_erasable(present, consent.devices, consent.wipe_signatures)
     campaign = _with_steps(Campaign(plan, fio, executor or Local(fio.path), consent, paths))
     for setup in plan.setups:
         _check_room(setup, plan.workloads, paths.get(setup.name), consent, probe_write)
@@ -300,7 +300,7 @@ def check(campaign: Campaign) -> None:
         if job.options.get("size") == "auto":
             job = jobfile.Job(job.name, {**job.options, "size": "1m"})
         jobs.append(job)
-    jobfile.check(jobs, campaign.fio.path)
+    jobfile.fio_accepts(jobs, campaign.fio.path)
 
 
 def host_problem(

@@ -446,7 +446,7 @@ def _result(
     interval = job.options.get("log_avg_msec")
     samples = parse.samples(outcome.log_files, int(interval)) if isinstance(interval, int) else []
     known = replace(known, cpus=limits.cpus, memory_bytes=limits.memory_bytes, telemetry=seen)
-    found = reading.read(document, reading.context(job.options, step.case.setup, known))
+    found = reading.read_document(document, reading.context(job.options, step.case.setup, known))
     return Result(
         status="ok",
         metrics=found.metrics,

@@ -62,7 +62,7 @@ class Store:
     def check_path(path: str | Path, create: bool = True) -> check.DbFound:
         """A database is a regular file that iolab created (or, to create, a new name in an
         existing folder, or an empty file), and not damaged; found out without writing."""
-        return check.check(path, create)
+        return check.openable(path, create)
 
     def _connect(self, readonly: bool, create: bool) -> sqlite3.Connection:
         self.readonly = readonly
@@ -407,7 +407,7 @@ class Store:
 
     def ratios(self, run_id: int) -> list[Ratio]:
         """A run's figures relative to a baseline's (none for a measured run)."""
-        return ratio_rows.read(self.db, run_id)
+        return ratio_rows.ratios_of(self.db, run_id)
 
     def save_import(
         self,

@@ -43,7 +43,7 @@ class DbFound:
     version: int = 0
 
 
-def check(path: str | Path, create: bool) -> DbFound:
+def openable(path: str | Path, create: bool) -> DbFound:
     """`path` as a database iolab may open: a plain file name that holds an iolab database, or
     is empty (or, to `create`, missing). Anything else is one StoreError, before any write."""
     special(path)

@@ -27,7 +27,7 @@ def insert(db: sqlite3.Connection, run_id: int, ratios: Sequence[Ratio]) -> None
     )  # fmt: skip
 
 
-def read(db: sqlite3.Connection, run_id: int) -> list[Ratio]:
+def ratios_of(db: sqlite3.Connection, run_id: int) -> list[Ratio]:
     """A run's ratios in their table's order; a row of another shape (a damaged or foreign
     database) is left out rather than shown as a figure it is not."""
     rows = db.execute(

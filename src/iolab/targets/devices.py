@@ -31,7 +31,7 @@ MIB = 1024**2
 _OCTAL = re.compile(r"\\([0-7]{3})")
 
 
-def read(path: str | Path) -> str | None:
+def sysfs_text(path: str | Path) -> str | None:
     """A sysfs or proc file's text, stripped; None when it cannot be read."""
     try:
         return Path(path).read_text(errors="replace").strip()
@@ -40,7 +40,7 @@ def read(path: str | Path) -> str | None:
 
 
 def read_int(path: str | Path) -> int | None:
-    text = read(path)
+    text = sysfs_text(path)
     return int(text) if text and text.lstrip("-").isdigit() else None
 
 
@@ -133,7 +133,7 @@ def slaves(name: str) -> tuple[str, ...]:
 
 def backing_file(name: str) -> str | None:
     """What a loop device reads and writes: a file or another block device."""
-    return read(sys_dir(name) / "loop" / "backing_file") or None
+    return sysfs_text(sys_dir(name) / "loop" / "backing_file") or None
 
 
 def loop_backed_by(name: str) -> tuple[str, ...]:
@@ -214,7 +214,7 @@ def _unescape(text: str) -> str:
 def mounts() -> list[Mount]:
     """Every mount this process can see, with the kernel names of its block devices."""
     out = []
-    for line in (read(MOUNTINFO) or "").splitlines():
+    for line in (sysfs_text(MOUNTINFO) or "").splitlines():
         left, _, right = line.partition(" - ")
         fields, tail = left.split(), right.split()
         if len(fields) < 6 or len(tail) < 3:
@@ -235,7 +235,7 @@ def mount_of_target(target: str) -> Mount | None:
 
 def swap_devices() -> tuple[str, ...]:
     """Kernel names of block devices in use as swap."""
-    lines = (read(SWAPS) or "").splitlines()[1:]
+    lines = (sysfs_text(SWAPS) or "").splitlines()[1:]
     names = (try_kernel_name(_unescape(line.split()[0])) for line in lines if line.split())
     return tuple(n for n in names if n)
 
@@ -282,7 +282,7 @@ def _device_dir(disk: str) -> Path:
 
 def _serial(disk: str, device: Path) -> str | None:
     for path in (device / "serial", sys_dir(disk) / "serial"):
-        text = read(path)
+        text = sysfs_text(path)
         if text:
             return text
     raw = _read_bytes(device / "vpd_pg80")
@@ -300,7 +300,7 @@ def _read_bytes(path: Path) -> bytes | None:
 
 def _wwn(disk: str, device: Path) -> str | None:
     for path in (sys_dir(disk) / "wwid", device / "wwid"):
-        text = read(path)
+        text = sysfs_text(path)
         if text:
             return text
     return None
@@ -326,33 +326,33 @@ def facts(name: str) -> DeviceFacts:
     device = _device_dir(disk)
     sectors = read_int(base / "size")
     start = read_int(base / "start") if is_partition(name) else None
-    rotational = read(queue / "rotational")
+    rotational = sysfs_text(queue / "rotational")
     return DeviceFacts(
         name=name,
         path=dev_path(name),
         kind=kind(name),
         disk=disk,
-        majmin=read(base / "dev"),
+        majmin=sysfs_text(base / "dev"),
         size_bytes=sectors * SECTOR if sectors is not None else None,
-        model=read(device / "model") or None,
-        vendor=read(device / "vendor") or None,
-        firmware=read(device / "firmware_rev") or read(device / "rev") or None,
+        model=sysfs_text(device / "model") or None,
+        vendor=sysfs_text(device / "vendor") or None,
+        firmware=sysfs_text(device / "firmware_rev") or sysfs_text(device / "rev") or None,
         serial=_serial(disk, device),
         wwn=_wwn(disk, device),
         transport=_transport(disk),
         rotational=None if rotational is None else rotational == "1",
         logical_block_size=read_int(queue / "logical_block_size"),
         physical_block_size=read_int(queue / "physical_block_size"),
-        scheduler=active_scheduler(read(queue / "scheduler")),
+        scheduler=active_scheduler(sysfs_text(queue / "scheduler")),
         read_ahead_kb=read_int(queue / "read_ahead_kb"),
         nr_requests=read_int(queue / "nr_requests"),
         rq_affinity=read_int(queue / "rq_affinity"),
-        write_cache=read(queue / "write_cache"),
+        write_cache=sysfs_text(queue / "write_cache"),
         discard_granularity=read_int(queue / "discard_granularity"),
         start_bytes=start * SECTOR if start is not None else None,
         alignment_offset=read_int(base / "alignment_offset"),
         aligned_1mib=None if start is None else (start * SECTOR) % MIB == 0,
-        read_only=read(base / "ro") == "1",
+        read_only=sysfs_text(base / "ro") == "1",
         partitions=partitions(name),
         holders=holders(name),
         slaves=slaves(name),

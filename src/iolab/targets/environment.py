@@ -35,7 +35,7 @@ SYS_CPU = Path("/sys/devices/system/cpu")
 SYS_NODE = Path("/sys/devices/system/node")
 TOOL_TIMEOUT_S = 30
 
-_read = dv.read
+_read = dv.sysfs_text
 _int = dv.read_int
 
 

@@ -2,7 +2,7 @@
 
 `build()` runs a layout's recipe (see `recipe`), yields a `Built`, and always undoes every
 stage it started, in reverse, also on failure and Ctrl-C. Devices are checked by
-`safety.check` before the first command runs. `commands()` and `validate()` are the recipe's.
+`safety.check_erasable` before the first command runs. `commands()` and `validate()` are the recipe's.
 """
 
 from __future__ import annotations
@@ -262,7 +262,7 @@ def build(
     TargetError's message, and is added as a note to any other exception (Ctrl-C included).
     """
     layout = validate(layout)
-    safety.check(layouts.present(layout), confirmed, wipe_signatures)
+    safety.check_erasable(layouts.present(layout), confirmed, wipe_signatures)
     md = md_device() if layout.raid == "mdadm" else ""
     plan = recipe(layout, mountpoint, md, wipe_signatures)
     _check_mountpoint(layout, mountpoint)

@@ -62,9 +62,9 @@ def queue_file(dev: str, key: str) -> str:
 
 def validate(layout: Layout) -> Layout:
     """The layout, its levels as the tools spell them, if it can be built; TargetError with one
-    line saying what to change if not (the rules are `layouts.check`)."""
+    line saying what to change if not (the rules are `layouts.check_layout`)."""
     try:
-        return layouts.check(layout)
+        return layouts.check_layout(layout)
     except LayoutError as error:
         raise TargetError(f"layout: {error}") from None
 
@@ -216,7 +216,7 @@ def _queue_order(queue: dict[str, str]) -> list[tuple[str, str]]:
 
 
 def current(dev: str, key: str) -> str | None:
-    text = dv.read(queue_file(dev, key))
+    text = dv.sysfs_text(queue_file(dev, key))
     return dv.active_scheduler(text) if key == "scheduler" else text
 
 

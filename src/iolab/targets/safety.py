@@ -37,7 +37,9 @@ SYSTEM_TREES = ("/dev", "/proc", "/sys")
 _OCTAL = re.compile(r"\\([0-7]{3})")
 
 
-def check(devices: Sequence[str], confirmed: Collection[str], wipe_signatures: bool) -> None:
+def check_erasable(
+    devices: Sequence[str], confirmed: Collection[str], wipe_signatures: bool
+) -> None:
     """Raise TargetError unless every device may be erased by iolab.
 
     Rules, in order: each is a block device named once; none (nor a partition of it, nor a
@@ -239,7 +241,7 @@ def pseudo_filesystem(path: Path) -> str | None:
 def mount_table(text: str | None = None) -> dict[int, MountPoint]:
     """The mounts this process sees, by id (from /proc/self/mountinfo, or `text`)."""
     table: dict[int, MountPoint] = {}
-    lines = (dv.read(dv.MOUNTINFO) if text is None else text) or ""
+    lines = (dv.sysfs_text(dv.MOUNTINFO) if text is None else text) or ""
     for line in lines.splitlines():
         left, _, right = line.partition(" - ")
         fields, tail = left.split(), right.split()
@@ -277,7 +279,7 @@ def _mount_id(path: Path) -> int | None:
     except OSError:
         return None
     try:
-        info = dv.read(f"/proc/self/fdinfo/{fd}") or ""
+        info = dv.sysfs_text(f"/proc/self/fdinfo/{fd}") or ""
     finally:
         os.close(fd)
     found = re.search(r"^mnt_id:\s*(\d+)", info, re.MULTILINE)

@@ -36,14 +36,14 @@ def md_facts(name: str) -> JSONDict:
     md = dv.sys_dir(name) / "md"
     members = list(dv.slaves(name))
     return {
-        "level": dv.read(md / "level"),
+        "level": dv.sysfs_text(md / "level"),
         "chunk_bytes": dv.read_int(md / "chunk_size"),
         "layout": dv.read_int(md / "layout"),
         "raid_disks": dv.read_int(md / "raid_disks"),
-        "array_state": dv.read(md / "array_state"),
-        "sync_action": dv.read(md / "sync_action"),
+        "array_state": dv.sysfs_text(md / "array_state"),
+        "sync_action": dv.sysfs_text(md / "sync_action"),
         "degraded": dv.read_int(md / "degraded"),
-        "member_states": {m: dv.read(md / f"dev-{m}" / "state") for m in members},
+        "member_states": {m: dv.sysfs_text(md / f"dev-{m}" / "state") for m in members},
         "members": list[JSON](members),
     }
 
@@ -52,8 +52,8 @@ def dm_facts(name: str) -> JSONDict:
     """Name and uuid of a device-mapper device (an LVM volume's uuid starts with LVM-)."""
     dm = dv.sys_dir(name) / "dm"
     return {
-        "dm_name": dv.read(dm / "name"),
-        "dm_uuid": dv.read(dm / "uuid"),
+        "dm_name": dv.sysfs_text(dm / "name"),
+        "dm_uuid": dv.sysfs_text(dm / "uuid"),
         "members": list(dv.slaves(name)),
     }
 
@@ -74,7 +74,7 @@ def stack(name: str, depth: int = 0) -> Layer:
     elif layer == "loop":
         backing = dv.backing_file(name)
         details["backing_file"] = backing
-        details["dio"] = dv.read(dv.sys_dir(name) / "loop" / "dio")  # "1": direct I/O on it
+        details["dio"] = dv.sysfs_text(dv.sys_dir(name) / "loop" / "dio")  # "1": direct I/O on it
         under = dv.try_kernel_name(backing) if backing else None
         if under:
             below.append(stack(under, depth + 1))

@@ -247,7 +247,7 @@ TOOLS: Mapping[str, Tool] = {**MKFS, "mdadm": MDADM, "lvcreate": LVCREATE}
 # -- checking ---------------------------------------------------------------------------------
 
 
-def check(layout: Layout) -> None:
+def check_tool_options(layout: Layout) -> None:
     """A set-up's free-text options, as the plan loads it: ToolOptionError for the first word
     the tables refuse."""
     if layouts.mkfs_tool(layout) is not None:

@@ -31,7 +31,7 @@ class Rendered:
     files: Mapping[str, bytes] = field(default_factory=dict)
 
 
-def check(
+def check_destination(
     output: str, export_dir: str | None, *, force: bool = False, images: bool = False
 ) -> None:
     """Where a report goes is checked before any work: regular files and folders only, never

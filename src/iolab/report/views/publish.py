@@ -67,7 +67,7 @@ def _date(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d")
 
 
-def check(words: Mapping[str, ChartText], charts: Sequence[Chart], data: Dataset) -> None:
+def check_words(words: Mapping[str, ChartText], charts: Sequence[Chart], data: Dataset) -> None:
     """ReportError when the plan gives words for a chart the report does not have."""
     names = [c.name for c in charts]
     unknown = [chart for chart in words if chart not in names]
