@@ -2,7 +2,8 @@
 
 `build()` runs a layout's recipe (see `recipe`), yields a `Built`, and always undoes every
 stage it started, in reverse, also on failure and Ctrl-C. Devices are checked by
-`safety.check_erasable` before the first command runs. `commands()` and `validate()` are the recipe's.
+`safety.check_erasable` before the first command runs. `commands()` and `validate()` are the
+recipe's.
 """
 
 from __future__ import annotations
