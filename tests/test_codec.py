@@ -171,7 +171,7 @@ class Specs:
     note: str | None = field(default=None, metadata=spec(omit="none"))
     members: tuple[str, ...] = field(default=(), metadata=spec(omit="empty"))
     level: int = field(default=0, metadata=spec(omit="default"))
-    mount: Inner | None = field(default=None, metadata=spec(empty_none=True))
+    mount: Inner | None = field(default=None, metadata=spec(empty_none=True, none_as={}))
     size: int | None = field(default=None, metadata=spec(missing_from=len))
     count: int = field(default=1, metadata=spec(missing=9))
     items: tuple[Inner, ...] = field(default=(), metadata=spec(tolerant=True))

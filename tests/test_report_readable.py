@@ -19,7 +19,7 @@ import pytest
 from conftest import run_iolab
 from golden.make_store import CDM, DEVICES, STORE
 from iolab.analysis.stats import metric_for
-from iolab.model import Setup
+from iolab.model import Setup, codec
 from iolab.report import compare_document, data, document
 from iolab.report.cells import Cell, Row, Table, cell_values, change_cell, setup_line
 from iolab.report.charts import Region
@@ -309,7 +309,7 @@ def test_a_relative_path_is_shown_with_the_folder_it_was(tmp_path: Path) -> None
     """`iolab run` here, or a job file: the set-up's path is "."; its line says where that
     was, from the target recorded when it ran."""
     found = _load(_copy(CDM, tmp_path), [1])
-    facts = SetupFacts.from_json(found.setups[0].environment)
+    facts = codec.from_json(SetupFacts, found.setups[0].environment)
     line = setup_line("here", Setup("here", path="."), facts)
     assert line == "set-up here: path . = /var/tmp/iolab-golden/disk (ext4 on /dev/vda)"
     absolute = setup_line("x", Setup("x", path="/mnt/x"), facts)

@@ -67,7 +67,7 @@ def test_the_runner_saves_one_record_per_set_up_whole(tmp_path: Path) -> None:
     assert record.steady is not None and record.steady.track == "4k randwrite"
     assert record.controller is None and not record.searches
     ((_, _, stored),) = store.setups(run_id)
-    assert record.to_json() == stored, "saved whole, as the JSON it always was"
+    assert codec.to_object(record) == stored, "saved whole, as the JSON it always was"
     assert list(stored) == ["target", "precondition", "steady_rounds"]
 
 
@@ -82,7 +82,7 @@ def test_a_database_written_before_the_record_reads_the_same(path: Path, tmp_pat
         records = store.setup_records(run.id)
         for name, _, stored in store.setups(run.id):
             record = records[name]
-            assert record.facts == SetupFacts.from_json(stored)
+            assert record.facts == codec.from_json(SetupFacts, stored)
             steady = stored.get("steady_rounds")
             assert record.steady == (steady and codec.from_json(SteadyRecord, steady))
             assert record.facts.target is not None, f"{path.name}: {name} has its target"
@@ -105,8 +105,8 @@ def test_every_part_comes_back_as_it_was_saved() -> None:
         steady,
         {"4k randread": peak},
     )
-    text = json.dumps(record.to_json())
-    assert SetupRecord.from_json(json.loads(text)) == record
+    text = json.dumps(codec.to_object(record))
+    assert codec.from_json(SetupRecord, json.loads(text)) == record
     assert json.loads(text)["peak_search"]["4k randread"] == search
 
 
@@ -119,7 +119,7 @@ def test_a_damaged_part_is_left_out_and_the_rest_kept() -> None:
         "peak_search": {"a": "damaged"},
         "controller": ["not", "a", "card"],
     }  # fmt: skip
-    record = SetupRecord.from_json(stored)
+    record = codec.from_json(SetupRecord, stored)
     assert record.facts.target is not None and record.facts.target.path.endswith("testfile")
     assert [fill.job for fill in record.precondition] == ["ok"]
     assert record.steady is None and not record.searches and record.controller is None

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from iolab.model import Layout
+from iolab.model import Layout, codec
 from iolab.targets import devices as dv
 from iolab.targets import environment, provision, stack
 from iolab.targets.facts import SetupFacts, TargetFacts
@@ -72,8 +72,8 @@ def test_parse_cpulist() -> None:
 def test_target_of_a_directory_matches_findmnt(workdir: Path) -> None:
     facts = environment.target_facts(workdir)
     stored = environment.target(workdir)
-    assert json.loads(json.dumps(stored)) == stored == facts.to_json()
-    assert TargetFacts.from_json(stored) == facts
+    assert json.loads(json.dumps(stored)) == stored == codec.to_object(facts)
+    assert codec.from_json(TargetFacts, stored) == facts
     found = json.loads(sh("findmnt", "-J", "-T", str(workdir)).stdout)["filesystems"][0]
     assert facts.path == str(workdir)
     assert facts.filesystem is not None
@@ -97,8 +97,8 @@ def test_target_on_btrfs_raid_resolves_to_loops_and_their_files(
     layout = Layout(devices=devs, raid="btrfs", level="raid0", metadata="raid1")
     with provision.build(layout, tmp_path / "mnt", confirmed=set(devs)) as built:
         facts = environment.target_facts(built.path.parent)
-        stored = {"target": facts.to_json(), "layout": built.facts, "log": []}
-    assert SetupFacts.from_json(json.loads(json.dumps(stored))).to_json() == stored
+        stored = {"target": codec.to_object(facts), "layout": built.facts, "log": []}
+    assert codec.to_object(codec.from_json(SetupFacts, json.loads(json.dumps(stored)))) == stored
     names = tuple(Path(d).name for d in devs)
     assert facts.raid is not None
     assert (facts.raid.kind, facts.raid.members) == ("btrfs", names)
@@ -137,7 +137,7 @@ def test_target_on_xfs_and_ext4_records_mkfs_parameters(loops: LoopDevs, tmp_pat
         e = environment.target(tmp_path / "e")
     assert at(x, "filesystem", "fstype") == "xfs"
     assert "logbufs=8" in str(at(x, "filesystem", "options")).split(",")
-    assert TargetFacts.from_json(x).to_json() == x
+    assert codec.to_object(codec.from_json(TargetFacts, x)) == x
     params = x["filesystem_params"]
     assert (at(params, "block_size"), at(params, "inode_size"), at(params, "log_bytes")) == (
         4096,

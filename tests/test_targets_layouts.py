@@ -10,7 +10,7 @@ import pytest
 
 from iolab import layouts, plan
 from iolab.errors import PlanError, TargetError
-from iolab.model import JSONObject, Layout, Setup
+from iolab.model import JSONObject, Layout, Setup, codec
 from iolab.report.cells import setup_line
 from iolab.targets import provision
 from iolab.targets.facts import DeviceFacts, LayoutFacts, SetupFacts
@@ -93,8 +93,8 @@ def _stored_environments() -> list[JSONObject]:
 
 def test_stored_environments_load_typed_and_write_back_unchanged() -> None:
     for stored in _stored_environments():
-        facts = SetupFacts.from_json(stored)
-        assert facts.to_json() == stored
+        facts = codec.from_json(SetupFacts, stored)
+        assert codec.to_object(facts) == stored
         target = facts.target
         assert target is not None and target.filesystem is not None and target.device is not None
         assert (target.filesystem.fstype, target.device.transport) == ("ext4", "virtio")
@@ -104,18 +104,22 @@ def test_stored_environments_load_typed_and_write_back_unchanged() -> None:
 
 
 def test_missing_facts_load_as_none() -> None:
-    assert SetupFacts.from_json({}) == SetupFacts()
-    assert SetupFacts().to_json() == {}
-    partial = DeviceFacts.from_json({"name": "sdz"})
+    assert codec.from_json(SetupFacts, {}) == SetupFacts()
+    assert codec.to_object(SetupFacts()) == {}
+    partial = codec.from_json(DeviceFacts, {"name": "sdz"})
     assert (partial.name, partial.model, partial.partitions, partial.read_only) == (
         "sdz", None, (), False,
     )  # fmt: skip
-    legacy = SetupFacts.from_json({"path": "/x/f", "filesystem": {"fstype": "xfs", "source": "s"}})
+    legacy = codec.from_json(
+        SetupFacts, {"path": "/x/f", "filesystem": {"fstype": "xfs", "source": "s"}}
+    )
     assert legacy.target is not None and legacy.target.path == "/x/f"
     assert setup_line("p", Setup.from_definition({"kind": "path", "path": "/x"}), legacy) == (
         "set-up p: path /x (xfs on s)"
     )
-    layout = LayoutFacts.from_json({"raid": {"kind": "mdadm", "level": "raid0", "members": ["a"]}})
+    layout = codec.from_json(
+        LayoutFacts, {"raid": {"kind": "mdadm", "level": "raid0", "members": ["a"]}}
+    )
     assert (layout.raid.kind, layout.raid.members, layout.raid.details) == (
         "mdadm", ("a",), {"level": "raid0"},
     )  # fmt: skip

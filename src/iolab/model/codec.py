@@ -10,24 +10,28 @@ dataclasses. Keys are written in field order.
 
 Where a class's JSON is not exactly its fields, a field says how in its metadata
 (`field(metadata=spec(...))`): `key` (its name in the JSON), `omit` ("none", "empty" or
-"default": the key is left out when the value is so), `empty_none` (None written as {}, and
-{} read as None), `rest` (a mapping of the object's other keys, spread into it), `spread` (a
-dataclass whose keys sit in this object), `missing` or `missing_from` (the value where older
-JSON lacks the key: a constant, or one made from the object read), and `tolerant` (absent or
-damaged, the field takes its missing value, its default, or None; in a tuple or a mapping,
-each damaged item is left out and the others kept).
+"default": the key is left out when the value is so), `empty_none` ({} read as None),
+`none_as` (what None is written as: {} for some), `rest` (a mapping of the object's other
+keys, spread into it), `spread` (a dataclass whose keys sit in this object), `missing` or
+`missing_from` (the value where older JSON lacks the key: a constant, or one made from the
+object read), and `tolerant` (absent or damaged, the field takes its missing value, its
+default, or None; in a tuple or a mapping, each damaged item is left out, the others kept).
+A class marked `@tolerant` reads every field so: a fact it lacks, or cannot read, is None
+(or its declared missing value).
 
 Reading checks: a missing required key, a value of another type, a text that is not one of a
 Literal's or an enum's, or nesting deeper than MAX_DEPTH raise errors.JSONShapeError naming
 where, the field's path, what was expected and what was found (its kind, never its text);
 keys the class does not know are ignored (a later version's).
 
-Hand-written JSON remains where the format is not the fields: `Setup.definition` (a computed
-"kind", the layout's keys spread, an import's facts as keys of their own, and a reader that
-puts anything foreign at its default, field by field, by design), `Overrides` (a run's
-overrides as the store kept them: runtime a text or a number), `Controller.to_json` (each
-drive carries `differs`, computed from the card), and `evidence.Record` (a run's record,
-read with its owner and token checked)."""
+Hand-written JSON remains where the format is not the fields: a set-up's definition
+(`Setup`, `Layout`, `CardPolicy`: a computed "kind", the layout's keys spread beside the
+set-up's, an import's facts and the hosts as keys of their own, read back by a reader that
+leaves anything foreign at its default, key by key, by design: older stores' hashes rest on
+it), `plan.Overrides.from_json` (a run's overrides as the store kept them: any value read as
+a text, runtime a number or a text), `Controller.to_json` (each drive carries `differs`,
+computed from the card) and `CardsFound.to_json` (the cards so written, beside the problems).
+"""
 
 from __future__ import annotations
 
@@ -65,6 +69,7 @@ class Spec:
     key: str | None = None
     omit: Omit | None = None
     empty_none: bool = False
+    none_as: JSON = None
     rest: bool = False
     spread: bool = False
     missing: object = NOTHING
@@ -77,6 +82,7 @@ def spec(
     *,
     omit: Omit | None = None,
     empty_none: bool = False,
+    none_as: JSON = None,
     rest: bool = False,
     spread: bool = False,
     missing: object = NOTHING,
@@ -84,21 +90,45 @@ def spec(
     tolerant: bool = False,
 ) -> dict[str, Spec]:
     """A field's metadata: `field(default=None, metadata=spec(omit="none"))`."""
-    return {METADATA: Spec(key, omit, empty_none, rest, spread, missing, missing_from, tolerant)}
+    return {
+        METADATA: Spec(
+            key, omit, empty_none, none_as, rest, spread, missing, missing_from, tolerant
+        )
+    }
 
 
-def _spec(f: dataclasses.Field[object]) -> Spec:
+def tolerant(cls: type[T]) -> type[T]:
+    """Mark a dataclass whose every field is read tolerantly (`spec(tolerant=True)`)."""
+    setattr(cls, _TOLERANT, True)
+    return cls
+
+
+_TOLERANT = "__json_tolerant__"
+
+
+def _spec(f: dataclasses.Field[object], cls: type | None = None) -> Spec:
     found = f.metadata.get(METADATA)
-    return found if isinstance(found, Spec) else Spec()
+    own = found if isinstance(found, Spec) else Spec()
+    if cls is not None and vars(cls).get(_TOLERANT):
+        return dataclasses.replace(own, tolerant=True)
+    return own
 
 
 @functools.cache
 def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    # JSON names itself inside (list["JSON"]): a module that only imports JSONObject lacks it
+    return typing.get_type_hints(cls, localns={**vars(cls), "JSON": JSON})
 
 
 def _fields(cls: type) -> tuple[dataclasses.Field[object], ...]:
     return tuple(f for f in dataclasses.fields(cls) if f.init)
+
+
+@functools.cache
+def _plan(cls: type) -> tuple[tuple[dataclasses.Field[object], Spec, Any], ...]:
+    """Each field of a dataclass with its spec (its class's tolerance in it) and its hint."""
+    notes = _hints(cls)
+    return tuple((f, _spec(f, cls), notes[f.name]) for f in _fields(cls))
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -162,15 +192,14 @@ def _optional(hint: object) -> object:
 def _object(obj: object) -> dict[str, JSON]:
     out: dict[str, JSON] = {}
     kind: type = type(obj)
-    notes = _hints(kind)
-    for f in _fields(kind):
-        s, value = _spec(f), getattr(obj, f.name)
+    for f, s, hint in _plan(kind):
+        value = getattr(obj, f.name)
         if _left_out(f, s, value):
             continue
-        if s.empty_none and value is None:
-            out[s.key or f.name] = {}
+        if value is None:
+            out[s.key or f.name] = _write(s.none_as, None)
             continue
-        written = _write(value, notes[f.name])
+        written = _write(value, hint)
         if s.rest or s.spread:
             out.update(cast(dict[str, JSON], written))
         else:
@@ -234,6 +263,7 @@ def _names(cls: type) -> tuple[str, ...]:
     return tuple(getattr(cls, "_fields", ()))
 
 
+@functools.cache
 def _is_json(hint: object) -> bool:
     """`model.JSON` (as get_type_hints spells it out), or its name inside itself."""
     if isinstance(hint, typing.ForwardRef | str):
@@ -384,8 +414,7 @@ class _Reader:
         values: dict[str, object] = {}
         claimed: set[str] = set()
         rest: str | None = None
-        for f in _fields(cls):
-            s, hint = _spec(f), _hints(cls)[f.name]
+        for f, s, hint in _plan(cls):
             if s.rest:
                 rest = f.name
             elif s.spread:
@@ -443,9 +472,10 @@ def _absent(
     return NOTHING
 
 
-def _keys(cls: type) -> set[str]:
+@functools.cache
+def _keys(cls: type) -> frozenset[str]:
     """The keys a dataclass's JSON may hold (its spread parts' too)."""
-    keys: set[str] = set()
+    keys: frozenset[str] = frozenset()
     for f in _fields(cls):
         s = _spec(f)
         keys |= _keys(cast(type, _optional(_hints(cls)[f.name]))) if s.spread else {s.key or f.name}

@@ -25,6 +25,7 @@ from iolab.model import (
     Sample,
     Setup,
     SteadyRecord,
+    codec,
 )
 from iolab.model.telemetry import Telemetry
 from iolab.report import summary
@@ -53,7 +54,7 @@ class SetupInfo:
     def record(self) -> SetupRecord:
         """Everything the run recorded about the set-up (targets.setup_record), decoded once:
         views read it, never the stored JSON."""
-        return SetupRecord.from_json(self.environment)
+        return codec.from_json(SetupRecord, self.environment, f"set-up {self.name!r}'s record")
 
     @property
     def facts(self) -> SetupFacts:

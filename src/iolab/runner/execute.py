@@ -23,7 +23,7 @@ from iolab.fio import durations, jobfile, parse
 from iolab.fio.executor import Executor, HostLimits
 from iolab.fio.hosts import Cluster
 from iolab.fio.outcome import Outcome, failure
-from iolab.model import HOST_LOST, CaseMetrics, CheckWarning, Result, Setup, Window
+from iolab.model import HOST_LOST, CaseMetrics, CheckWarning, Result, Setup, Window, codec
 from iolab.model.telemetry import Telemetry
 from iolab.runner import precondition, telemetry
 from iolab.runner.campaign import Campaign, CampaignStep, footprint, mountpoint
@@ -169,7 +169,8 @@ def placed(
             try:
                 yield target
             finally:
-                layout = LayoutFacts.from_json(built.at_end())  # a member that failed meanwhile
+                # a member that failed meanwhile
+                layout = codec.from_json(LayoutFacts, built.at_end(), "the layout's facts")
     finally:
         if built_log and layout is not None:
             record.built(layout, _log(built_log))

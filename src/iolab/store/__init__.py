@@ -18,6 +18,7 @@ from iolab.model import (
     Plan,
     Ratio,
     Result,
+    codec,
 )
 from iolab.model.telemetry import Telemetry
 from iolab.store import case_reads, check, dumps, figures, inserts, ratio_rows, telemetry_rows
@@ -164,13 +165,18 @@ class Store:
 
     def set_setup_record(self, run_id: int, name: str, record: SetupRecord) -> None:
         """One set-up's record in a run, saved whole."""
-        self.set_setup_environment(run_id, name, record.to_json())
+        self.set_setup_environment(run_id, name, codec.to_object(record))
 
     @reads
     def setup_records(self, run_id: int) -> dict[str, SetupRecord]:
         """Each set-up's record in a run, by name, loaded whole (what any version stored)."""
         rows = self.db.execute("SELECT name, environment FROM setups WHERE run_id = ?", (run_id,))
-        return {r["name"]: SetupRecord.from_json(json.loads(r["environment"])) for r in rows}
+        return {
+            r["name"]: codec.from_json(
+                SetupRecord, json.loads(r["environment"]), f"set-up {r['name']!r}'s record"
+            )
+            for r in rows
+        }
 
     def claim(self, run_id: int, owner: JSONObject) -> None:
         """This process now runs `run_id` (a resumed run is running again)."""

@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from iolab import layouts
-from iolab.model import JSON, Layout, RaidKind
+from iolab.model import JSON, Layout, RaidKind, codec
 from iolab.targets import devices as dv
 from iolab.targets import stack as stk
 from iolab.targets.facts import (
@@ -378,7 +378,9 @@ def layout_facts(layout: Layout, top: str, mountpoint: Path | None) -> LayoutFac
     mount = dv.mount_of_target(str(mountpoint))
     fstype = mount.fstype if mount else layout.filesystem
     found = (
-        MountFacts(mount.source, fstype, mount.options) if mount else MountFacts(None, fstype, None)
+        MountFacts(mount.source, fstype, options=mount.options)
+        if mount
+        else MountFacts(None, fstype)
     )
     return replace(facts, mount=found, filesystem=filesystem_params(fstype, top, mountpoint))
 
@@ -439,7 +441,7 @@ def mount_of(path: Path) -> MountFacts | None:
     mount = stk.mount_containing(path)
     if mount is None:
         return None
-    return MountFacts(mount.source, mount.fstype, mount.options, mount.target)
+    return MountFacts(mount.source, mount.fstype, mountpoint=mount.target, options=mount.options)
 
 
 def block_device(source: str | None) -> DeviceFacts | None:
@@ -447,7 +449,7 @@ def block_device(source: str | None) -> DeviceFacts | None:
     if not source or not source.startswith("/dev/"):
         return None
     name = dv.try_kernel_name(source.split("[")[0])
-    return dv.facts(name) if name else DeviceFacts.from_json({"name": Path(source).name})
+    return dv.facts(name) if name else codec.from_json(DeviceFacts, {"name": Path(source).name})
 
 
 def target_facts(path: Path) -> TargetFacts:
@@ -476,4 +478,4 @@ def target_facts(path: Path) -> TargetFacts:
 
 def target(path: Path) -> JSONDict:
     """`target_facts` as the JSON the store keeps."""
-    return target_facts(path).to_json()
+    return codec.to_object(target_facts(path))

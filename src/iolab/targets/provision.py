@@ -22,7 +22,7 @@ from pathlib import Path
 
 from iolab import layouts
 from iolab.errors import STOP_SIGNALS, Stopped, TargetError
-from iolab.model import Layout
+from iolab.model import Layout, codec
 from iolab.targets import devices as dv
 from iolab.targets import environment, safety
 from iolab.targets.facts import JSONDict, LayoutFacts, QueueChange
@@ -85,7 +85,7 @@ class Built:
     @property
     def facts(self) -> JSONDict:
         """The layout facts as the JSON the store keeps."""
-        return self.layout.to_json()
+        return codec.to_object(self.layout)
 
     def at_end(self) -> JSONDict:
         """The layout facts with the RAID read again now, after the set-up's cases, as
@@ -96,7 +96,7 @@ class Built:
             return self.facts
         top_name = top.name if top else None
         now = environment.raid_facts(raid.kind, raid.members, top_name, self.mountpoint)
-        return replace(self.layout, raid_at_end=now).to_json()
+        return codec.to_object(replace(self.layout, raid_at_end=now))
 
 
 def capacity(layout: Layout) -> int | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from iolab.model import JSON, JSONObject
+from iolab.model import JSON, JSONObject, codec
 from iolab.names import one_line
 from iolab.report.text import controllers_text
 from iolab.targets.facts import DeviceFacts, Layer, MountFacts, TargetFacts
@@ -26,7 +26,7 @@ def _value(key: str, value: Any) -> str:
 
 
 def _pairs(device: DeviceFacts, keys: tuple[str, ...]) -> str:
-    facts = device.to_json()
+    facts = codec.to_object(device)
     shown = [f"{k}={_value(k, facts[k])}" for k in keys if facts.get(k) not in (None, "", [])]
     return " ".join(shown)
 
@@ -75,7 +75,7 @@ def _mount(fs: MountFacts | None) -> str:
 def render(facts: JSONObject) -> str:
     """`facts` as `iolab env` gathers them: {"host": host facts, "target": target facts}."""
     stored, host = facts.get("target"), facts.get("host")
-    target = TargetFacts.from_json(stored if isinstance(stored, dict) else {})
+    target = codec.from_json(TargetFacts, stored if isinstance(stored, dict) else {})
     lines = _host(host if isinstance(host, dict) else {})
     lines.append(f"target    {target.path}")
     lines.append(_mount(target.filesystem))
@@ -83,7 +83,7 @@ def render(facts: JSONObject) -> str:
     for name, device in target.devices.items():
         lines.append(f"device    {name}: {_pairs(device, DEVICE_KEYS)}")
     if target.raid:
-        lines.append(f"raid      {target.raid.to_json()}")
+        lines.append(f"raid      {codec.to_object(target.raid)}")
     if target.filesystem_params:
         shown = ", ".join(f"{k}={v}" for k, v in target.filesystem_params.items() if k != "raw")
         lines.append(f"fs params {shown}")

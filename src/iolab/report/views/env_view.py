@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from iolab.analysis.environment import differences
-from iolab.model import Code, JSONObject
+from iolab.model import Code, JSONObject, codec
 from iolab.report.cells import utc
 from iolab.report.data import DataCase, Dataset, SetupInfo
 from iolab.store import RunRow
@@ -155,7 +155,7 @@ def setup_facts(setup: SetupInfo) -> dict[str, str]:
     devices = _devices(facts)
     out["devices"] = str(len(devices))
     for number, device in enumerate(devices, 1):
-        data = device.to_json()
+        data = codec.to_object(device)
         for name, key in DEVICE:
             value = data.get(key)
             sized = key == "size_bytes" and isinstance(value, int | float) and value
@@ -233,7 +233,7 @@ def volatile_differences(data: Dataset) -> list[str]:
     ids = [r.id for r in data.runs]
     found = [(d, ids) for d in differences("host", [r.environment for r in data.runs])]
     for name, same in _pairs(data):
-        stored = [s.facts.to_json() for s in same]
+        stored = [codec.to_object(s.facts) for s in same]
         found += [(d, [s.run_id for s in same]) for d in differences(f"set-up {name!r}", stored)]
     lines = []
     for diff, runs in found:
