@@ -15,6 +15,8 @@ import pytest
 from iolab.errors import JSONShapeError, StoreError
 from iolab.model import JSON, JSONObject, PeakRecord, SteadyRecord, codec
 from iolab.model.codec import spec
+from iolab.targets.controllers.model import UNREPORTED, Controller, Write
+from iolab.targets.facts import DeviceFacts, Layer, TargetFacts
 
 
 class Colour(StrEnum):
@@ -235,3 +237,32 @@ def test_the_method_records_keep_their_stored_json() -> None:
     }  # fmt: skip
     record = codec.from_json(PeakRecord, search)
     assert record.bounds.iodepth == (1, 32) and codec.to_json(record) == search
+
+
+def test_a_tolerant_class_reads_what_it_cannot_read_as_none() -> None:
+    device = codec.from_json(DeviceFacts, {"name": "sda", "model": 5, "partitions": ["a", 1]})
+    assert (device.name, device.model, device.partitions, device.read_only) == (
+        "sda", None, ("a",), False,
+    )  # fmt: skip
+    stack: JSON = {"layer": "disk"}
+    for _ in range(5_000):
+        stack = {"layer": "md", "below": [stack]}
+    target = codec.from_json(TargetFacts, {"path": "/x", "stack": stack, "raid": {}})
+    assert target.raid is None and target.filesystem is None
+    assert 0 < len(list(target.stack.walk())) <= codec.MAX_DEPTH, "the deep part left out"
+    assert codec.from_json(TargetFacts, {"path": "/x"}).stack == Layer("file", path="/x")
+
+
+def test_a_card_keeps_what_it_can_read_and_one_without_its_tool_is_none() -> None:
+    stored: dict[str, JSON] = {
+        "tool": "storcli", "index": "0", "battery": "gone", "cache_ratio": {"read": 25},
+        "drives": [{"id": "/c0/v0", "configured": {"write": "write-back", "read": "sideways"}},
+                   {"raid_level": "RAID5"}],
+    }  # fmt: skip
+    card = codec.from_json(Controller, stored)
+    assert (card.index, card.battery, card.cache_ratio) == (0, UNREPORTED, None)
+    (drive,) = card.drives
+    assert drive.configured is not None and drive.configured.parts() == (Write.BACK, None, None)
+    assert codec.from_json(Controller, card.to_json()) == card
+    with pytest.raises(JSONShapeError, match="tool is missing"):
+        codec.from_json(Controller, {"index": 0})

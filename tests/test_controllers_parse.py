@@ -24,6 +24,7 @@ import pytest
 
 from fake_raid_cli import reference_absent
 from iolab.errors import ControllerError
+from iolab.model import codec
 from iolab.targets.controllers import arcconf, common, megacli, ssacli, storcli
 from iolab.targets.controllers.model import (
     UNREPORTED,
@@ -306,7 +307,7 @@ def test_recorded_output_parses_to_what_the_file_says(relative: str) -> None:
 )
 def test_storcli_controllers_survive_their_json(relative: str, tool: str) -> None:
     cards = storcli.parse(recorded(relative), tool)
-    again = [Controller.from_json(json.loads(json.dumps(card.to_json()))) for card in cards]
+    again = [codec.from_json(Controller, json.loads(json.dumps(card.to_json()))) for card in cards]
     assert again == cards
 
 
@@ -323,7 +324,9 @@ def test_text_tools_controllers_survive_their_json(
     relative: str, parse: Callable[[str], list[Controller]]
 ) -> None:
     cards = parse(recorded(relative))
-    assert [Controller.from_json(json.loads(json.dumps(c.to_json()))) for c in cards] == cards
+    assert [
+        codec.from_json(Controller, json.loads(json.dumps(c.to_json()))) for c in cards
+    ] == cards
 
 
 def test_megacli_joins_each_adapters_battery() -> None:

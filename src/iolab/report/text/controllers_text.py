@@ -3,7 +3,8 @@ as configured and as in effect, and a warning line where they differ."""
 
 from __future__ import annotations
 
-from iolab.model import JSONObject
+from iolab.errors import JSONShapeError
+from iolab.model import JSON, JSONObject, codec
 from iolab.targets.controllers.model import CachePolicy, Controller, VirtualDrive, differs
 from iolab.units import human_bytes
 
@@ -12,12 +13,20 @@ def lines(facts: JSONObject) -> list[str]:
     """`facts["controllers"]` and `facts["controller_problems"]` as `iolab env` shows them:
     nothing when no tool found a card."""
     found = facts.get("controllers")
-    cards = [Controller.from_json(c) for c in found] if isinstance(found, list) else []
+    cards = [_card_of(c) for c in found] if isinstance(found, list) else []
     shown = [line for card in cards if card is not None for line in _card(card)]
     problems = facts.get("controller_problems")
     if isinstance(problems, list):
         shown += [f"problem   {problem}" for problem in problems if isinstance(problem, str)]
     return shown
+
+
+def _card_of(found: JSON) -> Controller | None:
+    """A card as `iolab env` recorded it (here or on another host); None when it is not one."""
+    try:
+        return codec.from_json(Controller, found, "a RAID card")
+    except JSONShapeError:
+        return None
 
 
 def _card(card: Controller) -> list[str]:

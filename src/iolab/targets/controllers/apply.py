@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from iolab.errors import ControllerError, Stopped
-from iolab.model import JSON, CardPolicy, Setup
+from iolab.model import JSON, CardPolicy, Setup, codec
 from iolab.targets.controllers import pending
 from iolab.targets.controllers.card_commands import (
     FAMILY,
@@ -145,7 +145,7 @@ def _facts(
     own.pop("drives", None)
     return {
         **own,
-        "vd": {**vd.to_json(), "differs": differs(vd, card)},
+        "vd": {**codec.to_object(vd), "differs": differs(vd, card)},
         "asked": dict[str, JSON](policy.fields()),
         "before": dict[str, JSON](before),
         "configured": vd.configured.summary() if vd.configured else "not read",
