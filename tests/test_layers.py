@@ -275,7 +275,8 @@ def test_the_any_finder_sees_through_an_alias_and_a_classmethod() -> None:
 
 
 REPORT_RANKS = {"cells": 0, "charts": 0, "data": 0, "directions": 0, "summary": 0, "views": 1,
-                "document": 2, "compare_document": 2, "advice": 2, "history": 2, "render": 2,
+                "document": 2, "compare_document": 2, "judged": 2, "advice": 2, "history": 2,
+                "render": 2,
                 "formats": 3, "text": 3}  # fmt: skip
 
 

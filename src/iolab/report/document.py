@@ -10,33 +10,29 @@ bars (report.views.cdm_view); big runs show the ends of a ranking (report.summar
 from __future__ import annotations
 
 import json
-import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from iolab.analysis import checks, comparison, factors, raid_model
+from iolab.analysis import comparison
 from iolab.analysis.factors import Pivot
 from iolab.analysis.findings import Finding
-from iolab.analysis.stats import metric_for
 from iolab.errors import ReportError
-from iolab.model import FioValue, Layout, Setup
 from iolab.names import one_line
 from iolab.report import summary
 from iolab.report.cells import (
     CHART_KINDS,
     Table,
     case_notes,
-    cell_values,
     check_baseline,
     incomplete,
     legend,
     results_table,
     run_title,
     setup_line,
-    whole_rows,
 )
 from iolab.report.charts import Chart
-from iolab.report.data import DataCase, Dataset
+from iolab.report.data import Dataset
+from iolab.report.judged import judge
 from iolab.report.views import (
     cdm_view,
     curve_view,
@@ -189,30 +185,10 @@ def assemble(data: Dataset, options: Options) -> Document:
     if latency_blocks:
         sections.append(Section("Latency", tuple(latency_blocks)))
     sections.append(Section("Environment", environment_blocks(data)))
-    warned = [*_ceiling_warnings(data, options.metric), *hosts_view.warnings(data, options.metric)]
-    mixed = comparison.mixed_versions([(r.id, r.environment) for r in data.runs])
-    warned += fleet_view.warnings(data, options.metric)  # a fleet's odd hosts, what differs
-    warned += [f"{mixed.code}: {mixed}"] if mixed else []  # between runs, or within an import
-    flat = telemetry_view.flat_scaling(data)
-    warned += [f"{w.code}: {w}" for w in flat]
-    cells = [cell for row in results.rows for cell in row.cells]
-    fragile = comparison.few_repeats(  # changes against the baseline, as compare judges them
-        [c.summary for c in cells if c.summary], [c.difference for c in cells if c.difference]
-    )
-    warned += [f"{fragile.code}: {fragile}"] if fragile else []
-    sections += notes_section(data, warned)
-    whole = whole_rows(results)  # a workload's one figure: a mixed one's total
-    spreads = findings_view.across_runs(data, whole, options.metric)
-    found = findings_view.derive(
-        data, whole, options.metric, options.baseline, flat, raid, latency, spreads
-    )
-    spread = findings_view.across_runs_table(spreads, data.pooled_runs)
-    found += factors.findings(  # each factor's consistent effect, where set-ups carry factors
-        findings_view.figures(data, results, options.metric),
-        {s.label: s.setup.factors for s in data.setups},
-    )
-    found = findings_view.ordered(found)  # ranked
-    sections[:0] = findings_blocks(found, options.baseline, spread, options.short)
+    judged = judge(data, results, options.metric, options.baseline, raid, latency)
+    sections += notes_section(data, judged.warnings)
+    found = judged.findings
+    sections[:0] = findings_blocks(found, options.baseline, judged.spread, options.short)
     sections += more_findings(found, options.short)
     published = published_blocks(sections, data, options.charts is None and not options.skip)
     return Document(_title(data), subtitle(data), published, _environments(data), tuple(found))
@@ -401,53 +377,6 @@ def _environments(data: Dataset) -> tuple[tuple[str, str], ...]:
         for s in data.setups
     ]
     return tuple(out)
-
-
-def _ceiling(setup: Setup, options: Mapping[str, FioValue]) -> tuple[float, str]:
-    """The most a set-up's members can deliver, as a multiple of one device, and why."""
-    layout = setup.layout or Layout(())
-    devices = len(layout.devices)
-    writes = str(options.get("rw", "read")) not in ("read", "randread")
-    array = raid_model.geometry(
-        layout.raid, layout.level or "", devices, layout.chunk, layout.md_layout
-    )
-    if array is not None and writes:
-        return array.data, f"the {array.name} of {devices} can write (its members' data worth)"
-    return float(devices), f"its {devices} devices can deliver"
-
-
-def _ceiling_warnings(data: Dataset, metric: str) -> list[str]:
-    """above-ceiling: set-ups over several devices beyond what their members can do."""
-    setups = {s.label: s for s in data.setups}
-    counts = {label: len(s.devices) for label, s in setups.items()}
-    singles = [label for label, n in counts.items() if n == 1]
-    if not singles:
-        return []
-    single: dict[str, float] = {}
-    others: list[tuple[str, float, str, float, str]] = []
-    advice: dict[tuple[str, str], str] = {}
-    for workload in data.workloads():
-        for label, count in counts.items():
-            cell = data.cell(label, workload)
-            chosen = metric_for(cell[0].options, metric) if cell else metric
-            values, _ = cell_values(cell, chosen)
-            if not values:
-                continue
-            value = statistics.median(values)
-            if label == singles[0]:
-                single[workload] = value
-            elif count > 1:
-                most, why = _ceiling(setups[label].setup, cell[0].options)
-                others.append((label, most, workload, value, why))
-                advice[(label, workload)] = _ceiling_advice(setups[label].setup, cell[0])
-    return [f"{w.code}: {w}" for w in comparison.above_ceiling(single, others, advice)]
-
-
-def _ceiling_advice(setup: Setup, case: DataCase) -> str:
-    """checks.ceiling_advice for the set-up's filesystem (btrfs: its sector size)."""
-    layout = setup.layout or Layout(())
-    fs = layout.filesystem if setup.layout else ""
-    return checks.ceiling_advice(case.options, fs, checks.btrfs_sector(layout.mkfs_options))
 
 
 def comparison_warnings(data: Dataset, table: Table) -> list[str]:

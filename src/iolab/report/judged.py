@@ -1,0 +1,107 @@
+"""What the analysis says of a report's runs, as one typed value the document lays out: the
+warnings that go under "Warnings and notes" (a set-up beyond what its devices can deliver,
+hosts that differ, a fleet's odd hosts, mixed fio versions, flat scaling, changes resting on
+few repetitions) and the findings, ranked, with the table of their spread across runs.
+
+`judge` is the one trip from the report's data into the analysis and back; the document
+(report.document) only places what it returns."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from iolab.analysis import checks, comparison, factors, raid_model
+from iolab.analysis.findings import Finding
+from iolab.analysis.stats import metric_for
+from iolab.model import FioValue, Layout, Setup
+from iolab.report.cells import Table, cell_values, whole_rows
+from iolab.report.data import DataCase, Dataset
+from iolab.report.views import findings_view, fleet_view, hosts_view, telemetry_view
+
+
+@dataclass(frozen=True)
+class Judged:
+    warnings: tuple[str, ...]  # "code: sentence", in the order the notes show them
+    findings: tuple[Finding, ...]  # ranked
+    spread: Table | None  # the findings' spread across pooled runs, where runs were pooled
+
+
+def judge(
+    data: Dataset,
+    results: Table,
+    metric: str,
+    baseline: str | None,
+    raid: Table | None,
+    latency: Table | None,
+) -> Judged:
+    """The warnings and the ranked findings of the report of `data` (its results table,
+    the RAID model's and the latency table as the document drew them)."""
+    warned = [*_ceiling_warnings(data, metric), *hosts_view.warnings(data, metric)]
+    mixed = comparison.mixed_versions([(r.id, r.environment) for r in data.runs])
+    warned += fleet_view.warnings(data, metric)  # a fleet's odd hosts, what differs
+    warned += [f"{mixed.code}: {mixed}"] if mixed else []  # between runs, or within an import
+    flat = telemetry_view.flat_scaling(data)
+    warned += [f"{w.code}: {w}" for w in flat]
+    cells = [cell for row in results.rows for cell in row.cells]
+    fragile = comparison.few_repeats(  # changes against the baseline, as compare judges them
+        [c.summary for c in cells if c.summary], [c.difference for c in cells if c.difference]
+    )
+    warned += [f"{fragile.code}: {fragile}"] if fragile else []
+    whole = whole_rows(results)  # a workload's one figure: a mixed one's total
+    spreads = findings_view.across_runs(data, whole, metric)
+    found = findings_view.derive(data, whole, metric, baseline, flat, raid, latency, spreads)
+    found += factors.findings(  # each factor's consistent effect, where set-ups carry factors
+        findings_view.figures(data, results, metric),
+        {s.label: s.setup.factors for s in data.setups},
+    )
+    spread = findings_view.across_runs_table(spreads, data.pooled_runs)
+    return Judged(tuple(warned), tuple(findings_view.ordered(found)), spread)
+
+
+def _ceiling(setup: Setup, options: Mapping[str, FioValue]) -> tuple[float, str]:
+    """The most a set-up's members can deliver, as a multiple of one device, and why."""
+    layout = setup.layout or Layout(())
+    devices = len(layout.devices)
+    writes = str(options.get("rw", "read")) not in ("read", "randread")
+    array = raid_model.geometry(
+        layout.raid, layout.level or "", devices, layout.chunk, layout.md_layout
+    )
+    if array is not None and writes:
+        return array.data, f"the {array.name} of {devices} can write (its members' data worth)"
+    return float(devices), f"its {devices} devices can deliver"
+
+
+def _ceiling_warnings(data: Dataset, metric: str) -> list[str]:
+    """above-ceiling: set-ups over several devices beyond what their members can do."""
+    setups = {s.label: s for s in data.setups}
+    counts = {label: len(s.devices) for label, s in setups.items()}
+    singles = [label for label, n in counts.items() if n == 1]
+    if not singles:
+        return []
+    single: dict[str, float] = {}
+    others: list[tuple[str, float, str, float, str]] = []
+    advice: dict[tuple[str, str], str] = {}
+    for workload in data.workloads():
+        for label, count in counts.items():
+            cell = data.cell(label, workload)
+            chosen = metric_for(cell[0].options, metric) if cell else metric
+            values, _ = cell_values(cell, chosen)
+            if not values:
+                continue
+            value = statistics.median(values)
+            if label == singles[0]:
+                single[workload] = value
+            elif count > 1:
+                most, why = _ceiling(setups[label].setup, cell[0].options)
+                others.append((label, most, workload, value, why))
+                advice[(label, workload)] = _ceiling_advice(setups[label].setup, cell[0])
+    return [f"{w.code}: {w}" for w in comparison.above_ceiling(single, others, advice)]
+
+
+def _ceiling_advice(setup: Setup, case: DataCase) -> str:
+    """checks.ceiling_advice for the set-up's filesystem (btrfs: its sector size)."""
+    layout = setup.layout or Layout(())
+    fs = layout.filesystem if setup.layout else ""
+    return checks.ceiling_advice(case.options, fs, checks.btrfs_sector(layout.mkfs_options))
