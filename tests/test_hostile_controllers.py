@@ -21,6 +21,7 @@ output open neither holds iolab nor outlives it; scratch folders of dead iolabs 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import re
 import shlex
@@ -567,7 +568,7 @@ def _entry(**changes: Any) -> PendingRestore:
                           (("/usr/sbin/storcli64", "/c0/v0", "set", "wrcache=wb", "nolog"),),
                           "storcli: `/c0/v0 set wrcache=wb nolog` did not answer within 60 s",
                           1_700_000_000.0, 3, 12345)  # fmt: skip
-    return PendingRestore(**{**base.to_json(), **changes})
+    return dataclasses.replace(base, **changes)
 
 
 @pytest.fixture

@@ -27,11 +27,11 @@ import stat
 import time
 from collections.abc import Iterator
 from contextvars import ContextVar
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
-from iolab.errors import ControllerError
+from iolab.errors import ControllerError, JSONShapeError
+from iolab.model import codec
 from iolab.targets import evidence
 
 STATE_ENV = evidence.STATE_ENV  # where iolab keeps what must outlive a run (tests set it)
@@ -68,30 +68,12 @@ class PendingRestore:
         """Left by run `run_id`, or by this process (a dead run's restore it tried first)."""
         return self.run == run_id or self.pid == os.getpid()
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, value: object) -> PendingRestore | None:
-        """What `to_json` wrote; None for anything else."""
-        if not isinstance(value, dict):
-            return None
-        texts = [value.get(key) for key in ("tool", "where", "error")]
-        restore, left = _pairs(value.get("restore")), _pairs(value.get("left"))
-        commands = _commands(value.get("commands"))
-        when, run, pid = value.get("when"), value.get("run"), value.get("pid")
-        if not all(isinstance(text, str) for text in texts) or None in (restore, left, commands):
-            return None
-        pid, run = _number(pid), _number(run) if run is not None else None
-        if (
-            not isinstance(when, int | float)
-            or pid is None
-            or (run is None) != (value.get("run") is None)
-        ):
-            return None
-        tool, where, error = (str(text) for text in texts)
-        assert restore is not None and left is not None and commands is not None
-        return cls(tool, where, restore, left, commands, error, float(when), run, pid)
+    def sound(self) -> bool:
+        """What a record must hold beyond its shape: a command to put it back, and a pid and
+        run that are counts."""
+        counts = [self.pid, *([self.run] if self.run is not None else [])]
+        commands = bool(self.commands) and all(self.commands)
+        return commands and all(0 <= n < 2**63 for n in counts)
 
 
 def _shown(argv: tuple[str, ...]) -> str:
@@ -99,28 +81,6 @@ def _shown(argv: tuple[str, ...]) -> str:
     if len(argv) == 4 and argv[0] == "echo" and argv[2] == ">":
         return f"echo {shlex.quote(argv[1])} > {shlex.quote(argv[3])}"
     return shlex.join(argv)
-
-
-def _number(value: object) -> int | None:
-    """A count or id as JSON gives it; None for anything else."""
-    fits = isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
-    return value if fits and isinstance(value, int) else None
-
-
-def _pairs(value: object) -> tuple[tuple[str, str], ...] | None:
-    if not isinstance(value, list) or not all(
-        isinstance(p, list) and len(p) == 2 and all(isinstance(s, str) for s in p) for p in value
-    ):
-        return None
-    return tuple((str(p[0]), str(p[1])) for p in value)
-
-
-def _commands(value: object) -> tuple[tuple[str, ...], ...] | None:
-    if not isinstance(value, list) or not value:
-        return None
-    if not all(isinstance(c, list) and c and all(isinstance(s, str) for s in c) for c in value):
-        return None
-    return tuple(tuple(str(s) for s in c) for c in value)
 
 
 # -- the run that changes policies now --------------------------------------------------------
@@ -210,7 +170,7 @@ def add(entry: PendingRestore) -> None:
         first = dict(earlier.restore)
         merged = tuple({**dict(entry.restore), **first}.items())
         entry = replace(entry, restore=merged)
-    text = json.dumps(_listed(entry.to_json()), indent=1).encode()
+    text = json.dumps(codec.to_json(entry), indent=1).encode()
     with _opened() as handle:
         partial = f".{name}.{os.getpid()}.partial"
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
@@ -224,15 +184,6 @@ def add(entry: PendingRestore) -> None:
             os.replace(partial, name, src_dir_fd=handle, dst_dir_fd=handle)
         except OSError as error:
             raise ControllerError(f"could not write {folder() / name} ({error.strerror})") from None
-
-
-def _listed(value: object) -> object:
-    """Tuples as JSON lists, all the way down."""
-    if isinstance(value, tuple | list):
-        return [_listed(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _listed(v) for k, v in value.items()}
-    return value
 
 
 def drop(tool: str, where: str) -> bool:
@@ -285,9 +236,9 @@ def _read(handle: int, name: str) -> PendingRestore | None:
     if len(data) > MAX_RECORD:
         return None
     try:
-        entry = PendingRestore.from_json(json.loads(data))
-    except (ValueError, RecursionError):
+        entry = codec.from_json(PendingRestore, json.loads(data), "a pending restore")
+    except (ValueError, RecursionError, JSONShapeError):
         return None
-    if entry is None or _name(entry.tool, entry.where) != name:
+    if not entry.sound() or _name(entry.tool, entry.where) != name:
         return None
     return entry
