@@ -25,7 +25,9 @@ import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from iolab.errors import TargetError
+from iolab.errors import JSONShapeError, TargetError
+from iolab.model import codec
+from iolab.model.codec import spec
 from iolab.targets.process import Owner
 
 STATE_ENV = "IOLAB_STATE_DIR"
@@ -114,27 +116,6 @@ class Made:
     busy: bool = False  # a test file being made, or one fio may replace (it lays out anew)
     source: str = ""  # a mount's source
 
-    def to_json(self) -> dict[str, object]:
-        return {"kind": self.kind, "path": self.path, "folder": list(self.folder),
-                "inode": self.inode, "marked": self.marked, "busy": self.busy,
-                "source": self.source}  # fmt: skip
-
-    @classmethod
-    def from_json(cls, data: object) -> Made | None:
-        if not isinstance(data, dict):
-            return None
-        kind, path, folder = data.get("kind"), data.get("path"), data.get("folder")
-        inode, source = data.get("inode"), data.get("source")
-        if not (isinstance(kind, str) and isinstance(path, str) and isinstance(inode, int)):
-            return None
-        if not (isinstance(folder, list) and len(folder) == 2):
-            return None
-        if not all(isinstance(n, int) for n in folder) or not isinstance(source, str):
-            return None
-        pair = (int(folder[0]), int(folder[1]))
-        return cls(kind, path, pair, inode, data.get("marked") is True,
-                   data.get("busy") is True, source)  # fmt: skip
-
 
 @dataclass
 class Record:
@@ -142,9 +123,9 @@ class Record:
 
     token: str
     db: str
-    run_id: int
+    run_id: int = field(metadata=spec("run"))
     owner: Owner
-    made: list[Made] = field(default_factory=list)
+    made: list[Made] = field(default_factory=list, metadata=spec(tolerant=True))  # unread: out
 
     @classmethod
     def begin(cls, db: Path, run_id: int) -> Record:
@@ -157,13 +138,6 @@ class Record:
     def path(self) -> Path:
         return state_dir() / f"{self.token}.json"
 
-    def to_json(self) -> dict[str, object]:
-        owner = self.owner
-        return {"token": self.token, "db": self.db, "run": self.run_id,
-                "owner": {"host": owner.host, "boot_id": owner.boot_id, "pid": owner.pid,
-                          "start": owner.start},
-                "made": [m.to_json() for m in self.made]}  # fmt: skip
-
     def save(self) -> None:
         """Write the record whole (a new file renamed over the old), never through a link."""
         folder = _folder(create=True)
@@ -174,7 +148,7 @@ class Record:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(temporary, flags, 0o600)
         with os.fdopen(fd, "w") as handle:
-            handle.write(json.dumps(self.to_json()))
+            handle.write(json.dumps(codec.to_json(self)))
         os.replace(temporary, folder / f"{self.token}.json")
 
     def delete(self) -> None:
@@ -197,30 +171,14 @@ class Record:
             self.save()
 
 
-def _owner(data: object) -> Owner | None:
-    if not isinstance(data, dict):
-        return None
-    host, boot, pid, start = (data.get(k) for k in ("host", "boot_id", "pid", "start"))
-    if isinstance(host, str) and isinstance(boot, str) and isinstance(pid, int):
-        return Owner(host, boot, pid, start if isinstance(start, int) else 0)
-    return None
-
-
 def _parse(text: str) -> Record | None:
+    """A run's record as `Record.save` wrote it; None for anything else (a made thing that
+    cannot be read is left out, the others kept)."""
     try:
-        data = json.loads(text)
-    except ValueError:
+        record = codec.from_json(Record, json.loads(text), "a run's record")
+    except (ValueError, RecursionError, JSONShapeError):
         return None
-    if not isinstance(data, dict):
-        return None
-    token, db, run_id = data.get("token"), data.get("db"), data.get("run")
-    owner, made = _owner(data.get("owner")), data.get("made")
-    if not (isinstance(token, str) and TOKEN.fullmatch(token) and isinstance(db, str)):
-        return None
-    if not isinstance(run_id, int) or owner is None or not isinstance(made, list):
-        return None
-    things = [m for m in (Made.from_json(item) for item in made) if m is not None]
-    return Record(token, db, run_id, owner, things)
+    return record if TOKEN.fullmatch(record.token) else None
 
 
 def _read(path: Path) -> Record | None:
