@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from fakes import FakeExecutor
 from iolab import plan, runner
+from iolab.errors import JSONShapeError
 from iolab.fio.info import FioInfo
 from iolab.fio.parse import Status
 from iolab.model import JSON, Case, PeakRecord, Result, SteadyRecord, codec
@@ -123,3 +125,15 @@ def test_a_damaged_part_is_left_out_and_the_rest_kept() -> None:
     assert record.facts.target is not None and record.facts.target.path.endswith("testfile")
     assert [fill.job for fill in record.precondition] == ["ok"]
     assert record.steady is None and not record.searches and record.controller is None
+
+
+def test_a_record_that_is_not_an_object_is_a_typed_error_naming_the_set_up(
+    tmp_path: Path,
+) -> None:
+    copy = tmp_path / "hostile.db"
+    shutil.copy(STORES[0], copy)
+    with sqlite3.connect(copy) as db:
+        db.execute("UPDATE setups SET environment = '[1, 2]'")
+    store = Store(copy)
+    with pytest.raises(JSONShapeError, match=r"the record of set-up '.*': the value is a list"):
+        store.setup_records(store.runs()[0].id)

@@ -54,7 +54,7 @@ class SetupInfo:
     def record(self) -> SetupRecord:
         """Everything the run recorded about the set-up (targets.setup_record), decoded once:
         views read it, never the stored JSON."""
-        return codec.from_json(SetupRecord, self.environment, f"set-up {self.name!r}'s record")
+        return codec.from_json(SetupRecord, self.environment, f"the record of set-up {self.name!r}")
 
     @property
     def facts(self) -> SetupFacts:

@@ -173,7 +173,7 @@ class Store:
         rows = self.db.execute("SELECT name, environment FROM setups WHERE run_id = ?", (run_id,))
         return {
             r["name"]: codec.from_json(
-                SetupRecord, json.loads(r["environment"]), f"set-up {r['name']!r}'s record"
+                SetupRecord, json.loads(r["environment"]), f"the record of set-up {r['name']!r}"
             )
             for r in rows
         }
