@@ -17,6 +17,12 @@ import pytest
 FIXTURES = Path(__file__).parent / "fixtures"
 IOLAB = [sys.executable, "-m", "iolab"]
 
+# Bytecode caches are written even where PYTHONDONTWRITEBYTECODE is set: without them each
+# pytest-xdist worker rewrites and compiles every test module again, and each iolab a test
+# spawns compiles the package again (half of its start). They are Python's own (gitignored
+# __pycache__ folders), checked against their source at every import.
+sys.dont_write_bytecode = False
+
 
 def run_iolab(*args: str, cwd: Path, check: bool = False) -> subprocess.CompletedProcess[str]:
     """The real command line, as a user types it."""
