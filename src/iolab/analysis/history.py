@@ -130,19 +130,9 @@ class RunSeries:
         return UNITS[self.metric]
 
 
-def value(case: CaseFigures, metric: Metric) -> float | None:
-    """A case's figure: IOPS, MB/s, or the worst direction's p99 completion latency in µs."""
-    if case.status != "ok" or case.iops is None:
-        return None
-    if metric == "p99":
-        return None if case.p99_ns is None else case.p99_ns / 1000
-    if metric == "iops":
-        return case.iops
-    return None if case.bw_bytes is None else case.bw_bytes / 1e6
-
-
 def _figures(ok: Sequence[CaseFigures], metric: Metric) -> tuple[float, ...]:
-    """`value` of each case measured (status ok, with figures), where it has one."""
+    """The figure of each case measured (status ok, with figures) that has one: IOPS, MB/s,
+    or the worst direction's p99 completion latency in µs."""
     if metric == "iops":
         return tuple(c.iops for c in ok if c.iops is not None)
     if metric == "bw":

@@ -81,8 +81,8 @@ def history(plan_name: str, runs: Sequence[RunRow], found: Sequence[RunSeries]) 
         for point in one.points:
             run = point.run_id
             head = said.get(run) or f"  run {run:>4}  {utc(point.started_at)}  "
-            marks = _marks(changed[run], None) if run in changed else ""
-            marks = _marks(changed.get(run), levels[run]) if run in levels else marks
+            marked = run in changed or run in levels
+            marks = _marks(changed.get(run), levels.get(run)) if marked else ""
             origin = " imported" if run in joined else ""
             lines.append(f"{head}{_figure(point.mean, one.unit):>10}  (n={len(point.values)})"
                          f"{origin}{_load(point)}{marks}")  # fmt: skip
