@@ -18,9 +18,10 @@ FIXTURES = Path(__file__).parent / "fixtures"
 IOLAB = [sys.executable, "-m", "iolab"]
 
 # Bytecode caches are written even where PYTHONDONTWRITEBYTECODE is set: without them each
-# pytest-xdist worker rewrites and compiles every test module again, and each iolab a test
-# spawns compiles the package again (half of its start). They are Python's own (gitignored
-# __pycache__ folders), checked against their source at every import.
+# pytest-xdist worker compiles every test module again. An iolab a test spawns still hears
+# that variable, and reads the caches the tests wrote for what they import (most of the
+# package: half of its start). They are Python's own (gitignored __pycache__ folders),
+# checked against their source at every import.
 sys.dont_write_bytecode = False
 
 

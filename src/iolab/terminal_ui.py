@@ -27,6 +27,7 @@ from rich.progress import (
 )
 
 from iolab.errors import Resume
+from iolab.exchange.read_progress import Told, Unwatched
 from iolab.fio import hosts
 from iolab.fio.parse import Status
 from iolab.model import Case, Result
@@ -149,7 +150,7 @@ class ReadingLine:
         self.task = self.progress.add_task(shortened(one_line(path.name)), total=size)
         self.size, self.clock, self.drawn = size, clock, -math.inf
 
-    def __enter__(self) -> Callable[[int], None]:
+    def __enter__(self) -> Told:
         self.progress.start()
         return self.told
 
@@ -173,10 +174,6 @@ def shortened(name: str) -> str:
         return name
     half = (NAME_CHARS - 1) // 2
     return f"{name[:half]}…{name[-(NAME_CHARS - 1 - half) :]}"
-
-
-def _unshown(count: int) -> None:
-    """A count read where nobody sees a line (stderr no terminal)."""
 
 
 def resume_hint(resume: Resume | None) -> str:
@@ -212,12 +209,10 @@ class TerminalUi:
     def progress(self) -> contextlib.AbstractContextManager[Listener]:
         return ProgressListener(self.err)
 
-    def reading(
-        self, path: Path, size: int
-    ) -> contextlib.AbstractContextManager[Callable[[int], None]]:
+    def reading(self, path: Path, size: int) -> contextlib.AbstractContextManager[Told]:
         """A line on stderr while a large file is read, only where stderr is a terminal (as
         rich tells it: FORCE_COLOR and TTY_COMPATIBLE are heard; TERM=dumb is none): a pipe, a
         file or a script's stderr gets nothing."""
         if self.err.is_terminal and not self.err.is_dumb_terminal:
             return ReadingLine(self.err, path, size)
-        return contextlib.nullcontext(_unshown)
+        return Unwatched().reading(path, size)

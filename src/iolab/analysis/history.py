@@ -63,8 +63,8 @@ LEAST = 4  # earlier runs the noise needs before a run is judged against it
 MOST_WINDOW = 1000
 
 
-@dataclass(slots=True)  # not frozen: a long history makes 100,000, and a frozen one's
-class RunPoint:  # making costs four times as much; nothing changes one once made
+@dataclass(slots=True, unsafe_hash=True)  # not frozen: a long history makes 100,000, and
+class RunPoint:  # a frozen one costs four times as much to make; nothing changes one once made
     run_id: int
     started_at: float
     values: tuple[float, ...]

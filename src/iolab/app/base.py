@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from iolab import plan, runner
 from iolab.errors import PlanError, Resume
+from iolab.exchange.read_progress import Told
 from iolab.model import JSON, Plan, Result
 from iolab.report import document as report_document
 from iolab.store import RunRow, Store
@@ -76,9 +77,7 @@ class Ui(Protocol):
     def progress(self) -> contextlib.AbstractContextManager[runner.Listener]:
         """A listener that shows the run's progress while it is open."""
 
-    def reading(
-        self, path: Path, size: int
-    ) -> contextlib.AbstractContextManager[Callable[[int], None]]:
+    def reading(self, path: Path, size: int) -> contextlib.AbstractContextManager[Told]:
         """While open, a callable told how many of the `size` bytes of `path` (a large file
         `iolab import` reads) have been read; it may show them."""
 

@@ -65,13 +65,17 @@ def _marks(step: RunStep | None, change: RunChange | None) -> str:
     return (_step(step) if step else "") + (_level(change) if change else "") + said
 
 
+def _head(run_id: int, started_at: float) -> str:
+    return f"  run {run_id:>4}  {utc(started_at)}  "
+
+
 def history(plan_name: str, runs: Sequence[RunRow], found: Sequence[RunSeries]) -> str:
     lines = [f"plan {one_line(plan_name)!r}: {len(runs)} runs, {len(found)} series"]
     joined = set(imported(plan_name, runs))
     if joined:
         listed = ", ".join(str(i) for i in sorted(joined))
         lines[0] += f" (imported runs joined: {listed})"
-    said = {r.id: f"  run {r.id:>4}  {utc(r.started_at)}  " for r in runs}  # once per run,
+    said = {r.id: _head(r.id, r.started_at) for r in runs}  # once per run,
     for one in found:  # not once per series and run
         changed = {s.run_id: s for s in one.steps}
         levels = {c.run_id: c for c in one.changes}
@@ -80,10 +84,9 @@ def history(plan_name: str, runs: Sequence[RunRow], found: Sequence[RunSeries]) 
                      f"({one.unit}){calm}")  # fmt: skip
         for point in one.points:
             run = point.run_id
-            head = said.get(run) or f"  run {run:>4}  {utc(point.started_at)}  "
-            marked = run in changed or run in levels
-            marks = _marks(changed.get(run), levels.get(run)) if marked else ""
+            marks = _marks(changed.get(run), levels.get(run))
             origin = " imported" if run in joined else ""
+            head = said.get(run) or _head(run, point.started_at)  # a run not listed
             lines.append(f"{head}{_figure(point.mean, one.unit):>10}  (n={len(point.values)})"
                          f"{origin}{_load(point)}{marks}")  # fmt: skip
     return "\n".join(lines) + "\n"
