@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from iolab.analysis import gate_verdicts, history
+from iolab.analysis import gate_verdicts, history, history_kept
 from iolab.app.base import Ui, open_store
 from iolab.errors import ReportError, StoreError
 from iolab.plan import gate
@@ -37,23 +37,45 @@ def plan_history(db: str, plan_name: str | None, ui: Ui, run_ids: Sequence[int] 
             return History(title, tuple(named), tuple(history.series(chosen)))
         measured = [r for r in stored if r.origin.kind != "import"] or stored
         name = plan_name if plan_name is not None else measured[-1].plan_name
-        mine = [r for r in stored if r.plan_name == name]
-        read = store.case_figures([r.id for r in mine])
-        own = [(r, read[r.id]) for r in mine]
-        if not own:
-            plans = ", ".join(sorted({r.plan_name for r in stored}))
-            raise StoreError(f"{db} holds no run of a plan named {name!r}; its plans: {plans}")
-        latest = max(own, key=lambda found: found[0].started_at)[1]
-        setups = {c.setup for c in latest}  # an import's cases are read only if it may join
-        imported = [
-            (r, store.case_figures([r.id])[r.id]) for r in stored
-            if r.plan_name != name and r.origin.kind == "import"
-            and {n for n, _, _ in store.setups(r.id)} <= setups
-        ]  # fmt: skip
-        joined = [(r, cases) for r, cases in imported if history.joins(latest, cases)]
-        chosen = sorted([*own, *joined], key=lambda found: found[0].started_at)
-        window = gate.recorded_settings(chosen[-1][0].plan_text)[0] or history.WINDOW
-        found = history.series(chosen, window)
+        kept = _kept(store, name, stored)
+        if kept is not None:
+            return kept
+        at = store.revision()  # before what the history is derived from is read
+        found = _derived(store, db, name, stored)
+        store.keep(history_kept.KEY.format(name), history_kept.method(), at,
+                   history_kept.encode([r.id for r in found.runs], found.series))  # fmt: skip
+        return found
+
+
+def _kept(store: Store, name: str, stored: Sequence[RunRow]) -> History | None:
+    """The plan's history as the store kept it, if nothing changed since it was derived."""
+    kept = store.kept(history_kept.KEY.format(name), history_kept.method())
+    found = history_kept.decode(kept) if kept is not None else None
+    by_id = {r.id: r for r in stored}
+    if found is None or any(i not in by_id for i in found.run_ids):
+        return None
+    return History(name, tuple(by_id[i] for i in found.run_ids), found.series)
+
+
+def _derived(store: Store, db: str, name: str, stored: Sequence[RunRow]) -> History:
+    """The plan's runs and the imported runs that join them, oldest first, as series."""
+    mine = [r for r in stored if r.plan_name == name]
+    read = store.case_figures([r.id for r in mine])
+    own = [(r, read[r.id]) for r in mine]
+    if not own:
+        plans = ", ".join(sorted({r.plan_name for r in stored}))
+        raise StoreError(f"{db} holds no run of a plan named {name!r}; its plans: {plans}")
+    latest = max(own, key=lambda found: found[0].started_at)[1]
+    setups = {c.setup for c in latest}  # an import's cases are read only if it may join
+    imported = [
+        (r, store.case_figures([r.id])[r.id]) for r in stored
+        if r.plan_name != name and r.origin.kind == "import"
+        and {n for n, _, _ in store.setups(r.id)} <= setups
+    ]  # fmt: skip
+    joined = [(r, cases) for r, cases in imported if history.joins(latest, cases)]
+    chosen = sorted([*own, *joined], key=lambda found: found[0].started_at)
+    window = gate.recorded_settings(chosen[-1][0].plan_text)[0] or history.WINDOW
+    found = history.series(chosen, window)
     return History(name, tuple(r for r, _ in chosen), tuple(found))
 
 

@@ -11,6 +11,7 @@ iolab.analysis.stats for the method.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -288,6 +289,7 @@ def check_baseline(baseline: str | None, setups: Sequence[str], where: str) -> N
         )
 
 
+@functools.lru_cache(maxsize=4096)  # a long history says each run's time once per series
 def utc(timestamp: float) -> str:
     """A stored time as people read it, to the second (runs a minute apart keep their
     order), in UTC so that it reads the same everywhere."""

@@ -21,7 +21,16 @@ from iolab.model import (
     codec,
 )
 from iolab.model.telemetry import Telemetry
-from iolab.store import case_reads, check, dumps, figures, inserts, ratio_rows, telemetry_rows
+from iolab.store import (
+    case_reads,
+    check,
+    derived,
+    dumps,
+    figures,
+    inserts,
+    ratio_rows,
+    telemetry_rows,
+)
 from iolab.store import rows as decode
 from iolab.store.check import BUSY_TIMEOUT_S, reads
 from iolab.store.rows import PLAN_ORIGIN, CaseRow, CaseSample, RunRow
@@ -105,9 +114,8 @@ class Store:
             if version < SCHEMA_VERSION:  # iolab's own, new or older: marked from now on
                 self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             for number in range(version, SCHEMA_VERSION):
-                for statement in MIGRATIONS[number].split(";"):
-                    if statement.strip():
-                        self.db.execute(statement)
+                for statement in _statements(MIGRATIONS[number]):
+                    self.db.execute(statement)
                 self.db.execute(f"PRAGMA user_version = {number + 1}")
 
     @contextlib.contextmanager
@@ -322,6 +330,24 @@ class Store:
         SQL (store.figures)."""
         return figures.of_runs(self.db, self.path, run_ids)
 
+    # ------------------------------------------------------------ derived and kept
+
+    @reads
+    def revision(self) -> int:
+        """The store's revision: one more for every change to a run, set-up, case or metric."""
+        return derived.revision(self.db)
+
+    @reads
+    def kept(self, key: str, method: str) -> bytes | None:
+        """What was derived by `method` and kept under `key`, if nothing changed since."""
+        return derived.read(self.db, key, method)
+
+    @reads
+    def keep(self, key: str, method: str, at: int, value: bytes) -> bool:
+        """Keep `value`, derived by `method` at revision `at`, unless the store changed since
+        or cannot be written now (store.derived): whether it was kept."""
+        return derived.keep(self.db, key, method, at, value)
+
     # ------------------------------------------------------------ reading, for reports
 
     @reads
@@ -436,6 +462,18 @@ class Store:
                 (json.dumps(dataclasses.asdict(origin)), *span, len(results), run_id),
             )
             return run_id
+
+
+def _statements(script: str) -> Iterator[str]:
+    """A migration's statements, one at a time (in one transaction, which executescript
+    would end): split at each ';' that ends a whole statement, not one inside a trigger."""
+    statement = ""
+    for part in script.split(";"):
+        statement += part + ";"
+        if sqlite3.complete_statement(statement):
+            if statement.strip(" \n;"):
+                yield statement
+            statement = ""
 
 
 def _among(column: str, names: Collection[str] | None) -> tuple[str, tuple[str, ...]]:

@@ -138,6 +138,44 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (run_id, setup, workload, direction, metric)
     );
     """,
+    # 5: what is derived from the runs and kept (a long history's series: store.derived),
+    # valid while `revision` is what it was derived at: every change to a run, a set-up, a
+    # case or a metric counts one more; a run's cases counted by status from an index
+    """
+    CREATE TABLE revision (n INTEGER NOT NULL);
+    INSERT INTO revision VALUES (0);
+    CREATE TABLE derived (
+        key TEXT PRIMARY KEY,
+        revision INTEGER NOT NULL,
+        method TEXT NOT NULL,
+        value BLOB NOT NULL
+    );
+    CREATE INDEX cases_status ON cases(run_id, status);
+    CREATE TRIGGER runs_insert AFTER INSERT ON runs
+        BEGIN UPDATE revision SET n = n + 1; END;
+    CREATE TRIGGER runs_update AFTER UPDATE ON runs
+        BEGIN UPDATE revision SET n = n + 1; END;
+    CREATE TRIGGER runs_delete AFTER DELETE ON runs
+        BEGIN UPDATE revision SET n = n + 1; END;
+    CREATE TRIGGER setups_insert AFTER INSERT ON setups
+        BEGIN UPDATE revision SET n = n + 1; END;
+    CREATE TRIGGER setups_update AFTER UPDATE ON setups
+        BEGIN UPDATE revision SET n = n + 1; END;
+    CREATE TRIGGER setups_delete AFTER DELETE ON setups
+        BEGIN UPDATE revision SET n = n + 1; END;
+    CREATE TRIGGER cases_insert AFTER INSERT ON cases
+        BEGIN UPDATE revision SET n = n + 1; END;
+    CREATE TRIGGER cases_update AFTER UPDATE ON cases
+        BEGIN UPDATE revision SET n = n + 1; END;
+    CREATE TRIGGER cases_delete AFTER DELETE ON cases
+        BEGIN UPDATE revision SET n = n + 1; END;
+    CREATE TRIGGER metrics_insert AFTER INSERT ON metrics
+        BEGIN UPDATE revision SET n = n + 1; END;
+    CREATE TRIGGER metrics_update AFTER UPDATE ON metrics
+        BEGIN UPDATE revision SET n = n + 1; END;
+    CREATE TRIGGER metrics_delete AFTER DELETE ON metrics
+        BEGIN UPDATE revision SET n = n + 1; END;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 # iolab's mark on every database it creates (PRAGMA application_id): "iolb" in ASCII.

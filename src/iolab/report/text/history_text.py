@@ -100,7 +100,7 @@ def history_json(plan_name: str, found: Sequence[RunSeries]) -> str:
                 "setup": s.setup, "workload": s.workload, "metric": s.metric, "unit": s.unit,
                 "points": [{"run": p.run_id, "started_at": p.started_at,
                             "started": utc(p.started_at), "mean": p.mean, "median": p.median,
-                            "values": list(p.values), "load": sorted(p.load)}
+                            "values": list(p.values), "load": sorted(p.load) if p.load else []}
                            for p in s.points],
                 "changes": [{"run": c.run_id, "change_pct": c.change_pct,
                              "half_width_pct": c.half_width_pct, "significant": c.significant,
