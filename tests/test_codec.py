@@ -75,7 +75,12 @@ def test_a_dataclass_round_trips_through_json_text() -> None:
 def test_a_whole_number_reads_as_a_float_and_a_boolean_is_no_number() -> None:
     data = json.loads(json.dumps(codec.to_json(SHAPE)))
     data["number"] = 7
-    assert codec.from_json(Shape, data).number == 7.0
+    number = codec.from_json(Shape, data).number
+    assert number == 7.0 and type(number) is float
+    data["number"] = json.loads("1" + "0" * 400)  # a whole number no float holds
+    with pytest.raises(JSONShapeError, match="number is a number too large for one"):
+        codec.from_json(Shape, data)
+    data["number"] = 7
     data["whole"] = True
     with pytest.raises(JSONShapeError, match="whole is a boolean, expected a whole number"):
         codec.from_json(Shape, data)

@@ -614,6 +614,16 @@ def test_a_file_that_is_not_a_record_is_passed_over(states: Path, text: bytes) -
     assert pending.pending() == [_entry()]
 
 
+@pytest.mark.parametrize("when", ["NaN", "Infinity", "1e400", "1" + "0" * 400, "-5"])
+def test_a_record_whose_time_is_no_time_is_passed_over(states: Path, when: str) -> None:
+    pending.add(_entry())
+    (kept,) = (states / "pending-restores").iterdir()
+    text = kept.read_text()
+    assert '"when": 1700000000.0' in text
+    (kept.parent / "other.json").write_text(text.replace("1700000000.0", when))
+    assert pending.pending() == [_entry()]
+
+
 def test_a_state_folder_that_is_a_link_is_neither_read_nor_written(
     states: Path, tmp_path: Path
 ) -> None:

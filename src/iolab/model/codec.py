@@ -317,7 +317,10 @@ class _Reader:
     def scalar(self, hint: type, data: object, path: str) -> object:
         whole = isinstance(data, int) and not isinstance(data, bool)
         if hint is float and (whole or isinstance(data, float)):
-            return float(cast(float, data))
+            try:
+                return float(cast(float, data))
+            except OverflowError:  # a whole number of 400 digits
+                raise self.fail(path, _expected(hint), "a number too large for one") from None
         fits = whole if hint is int else (data is None if hint is type(None) else
                                           isinstance(data, hint))  # fmt: skip
         if hint is not float and fits:
@@ -426,7 +429,7 @@ class _Reader:
                 if (got := self.field(f, s, hint, data, path, depth)) is not _DEFAULT:
                     values[f.name] = got
         if rest is not None:
-            values[rest] = {k: self.json(v, _at(path, k), depth + 1)
+            values[rest] = {self.key(k, path): self.json(v, _at(path, k), depth + 1)
                             for k, v in data.items()
                             if k not in claimed and k not in outer}  # fmt: skip
         return cls(**values)
@@ -483,6 +486,6 @@ def _keys(cls: type) -> frozenset[str]:
 
 
 def _at(path: str, key: str) -> str:
-    """A key in a field's path: a name as it is, anything else quoted and cut short."""
-    shown = key if key.isidentifier() else repr(key[:40])
+    """A key in a field's path: a name as it is, anything else quoted; both cut short."""
+    shown = key[:40] if key.isidentifier() else repr(key[:40])
     return f"{path}.{shown}" if path else shown

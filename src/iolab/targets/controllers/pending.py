@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import shlex
 import stat
@@ -69,11 +70,12 @@ class PendingRestore:
         return self.run == run_id or self.pid == os.getpid()
 
     def sound(self) -> bool:
-        """What a record must hold beyond its shape: a command to put it back, and a pid and
-        run that are counts."""
+        """What a record must hold beyond its shape: a command to put it back, a pid and run
+        that are counts, and a time that is one."""
         counts = [self.pid, *([self.run] if self.run is not None else [])]
         commands = bool(self.commands) and all(self.commands)
-        return commands and all(0 <= n < 2**63 for n in counts)
+        when = math.isfinite(self.when) and 0 <= self.when < 2**40
+        return commands and when and all(0 <= n < 2**63 for n in counts)
 
 
 def _shown(argv: tuple[str, ...]) -> str:
