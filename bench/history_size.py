@@ -3,9 +3,11 @@
 set-ups x 25 workloads) run 1,000 times, built directly with iolab's Store and model types,
 with noise on every figure, a step down at run 700 on one set-up and a slow drift on another
 workload. Then the real commands, side by side with the same plan run 100 times: `history`
-(text), `history --json` and `check` (the latest run against the one before). Targets:
-history at most 1 s and check at most 2 s at 1,000 runs (interactive), and the ratio 1,000 to
-100 runs printed, so a step that grows faster than the runs shows.
+(text) the first time after the runs changed (it derives the history and keeps it in the
+store) and after that (it reads back what was kept), `history --json` and `check` (the latest
+run against the one before). Targets at 1,000 runs: history at most 1 s (interactive), the
+first one at most 5 s, --json (16 MB of it) and check at most 2 s; and the ratio 1,000 to 100
+runs printed, so a step that grows faster than the runs shows.
 
 Whole-process wall time (Python's start included), median of --rounds runs; max RSS from
 /usr/bin/time when it is there. Before and after, side by side in one run: in this process,
@@ -39,7 +41,9 @@ from report_size import timed
 from iolab.model import Case, CaseMetrics, DirectionMetrics, Origin, Plan, Result, Setup, Workload
 from iolab.store import Store
 
-TARGETS = {"history": 1.0, "history --json": 1.0, "check": 2.0}
+FIRST = "history, first"  # after a change to the runs: derives the history and keeps it
+# history --json writes 100,000 points' JSON (16 MB at 1,000 runs): 2 s, not 1
+TARGETS = {FIRST: 5.0, "history": 1.0, "history --json": 2.0, "check": 2.0}
 SETUPS, WORKLOADS = 2, 25
 STEP_AT, STEP = 0.7, 0.8  # a 20% drop on set-up 0 from 70% of the runs on
 
@@ -98,8 +102,12 @@ def built_by(source: Path, db: Path, runs: int) -> None:
 
 def measure(db: Path, cwd: Path, rounds: int, before: Path | None) -> tuple[Timing, Timing]:
     """Each command's median wall time and max RSS, by this iolab and (alternating with it)
-    by the one whose src/ is `before`."""
+    by the one whose src/ is `before`. "history, first" is timed on a fresh copy of the store
+    each round (it derives the history and keeps it); the others after it, as a person runs
+    them (history reads back what the first kept)."""
+    fresh = db.with_suffix(".fresh.db")
     commands = {
+        FIRST: ["history", "--db", str(fresh)],
         "history": ["history", "--db", str(db)],
         "history --json": ["history", "--json", "--db", str(db)],
         "check": ["check", "--db", str(db)],
@@ -110,9 +118,13 @@ def measure(db: Path, cwd: Path, rounds: int, before: Path | None) -> tuple[Timi
     for name, args in commands.items():
         runs, earlier = [], []
         for _ in range(rounds):
+            if name == FIRST:
+                shutil.copy(db, fresh)
             runs.append(timed(args, cwd, ok=(0, 4)))
             if then is not None:
                 older = [a.replace(".db", ".before.db") if a == str(db) else a for a in args]
+                older = [str(db.with_suffix(".before.db")) if a == str(fresh) else a
+                         for a in older]  # fmt: skip
                 earlier.append(timed(older, cwd, ok=(0, 4), env=then))
         for into, found in ((now, runs), (old, earlier)):
             if found:
@@ -178,6 +190,7 @@ def main() -> None:
             print(f"store: {runs:,} runs x {SETUPS * WORKLOADS} cases x 3 repetitions = "
                   f"{cases:,} results, {db.stat().st_size / 1e6:,.0f} MB, built in "
                   f"{time.perf_counter() - began:.1f} s")  # fmt: skip
+            Store(db).close()  # the schema as this iolab has it, before anything is timed
             found[runs], old[runs] = measure(db, cwd, args.rounds, before)
             reading[runs] = in_process(db, args.rounds)
         report(args.runs, small, found, old, reading, args.before)
