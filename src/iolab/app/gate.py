@@ -37,14 +37,17 @@ def plan_history(db: str, plan_name: str | None, ui: Ui, run_ids: Sequence[int] 
             return History(title, tuple(named), tuple(history.series(chosen)))
         measured = [r for r in stored if r.origin.kind != "import"] or stored
         name = plan_name if plan_name is not None else measured[-1].plan_name
-        kept = _kept(store, name, stored)
-        if kept is not None:
-            return kept
-        at = store.revision()  # before what the history is derived from is read
-        found = _derived(store, db, name, stored)
-        store.keep(history_kept.KEY.format(name), history_kept.method(), at,
-                   history_kept.encode([r.id for r in found.runs], found.series))  # fmt: skip
-        return found
+        return _kept(store, name, stored) or keep_history(store, db, name)
+
+
+def keep_history(store: Store, db: str, name: str) -> History:
+    """The plan's history derived from the runs, and kept in the store (store.derived) for
+    the next `iolab history` (`iolab run` keeps its plan's as it ends)."""
+    at = store.revision()  # before what the history is derived from is read
+    found = _derived(store, db, name, store.runs())
+    store.keep(history_kept.KEY.format(name), history_kept.method(), at,
+               history_kept.encode([r.id for r in found.runs], found.series))  # fmt: skip
+    return found
 
 
 def _kept(store: Store, name: str, stored: Sequence[RunRow]) -> History | None:
