@@ -10,10 +10,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from rich.console import Console
 
 from iolab import app
 from iolab.analysis import history_kept
+from iolab.cli import main
 from iolab.model import (
     Case,
     CaseMetrics,
@@ -170,3 +172,10 @@ def test_schema_5_counts_every_change_to_what_a_history_reads(tmp_path: Path) ->
     con.execute("UPDATE runs SET status = 'done'")
     con.execute("DELETE FROM runs")
     assert int(con.execute("SELECT n FROM revision").fetchone()[0]) == before + 3
+
+
+def test_a_history_of_one_run_says_one_run(db: Path) -> None:
+    said = CliRunner().invoke(main, ["history", "1", "--db", str(db)])
+    assert said.exit_code == 0 and said.output.startswith("plan 'nightly': 1 run, 8 series")
+    page = CliRunner().invoke(main, ["history", "1", "--db", str(db), "--format", "markdown"])
+    assert page.exit_code == 0 and "1 run, 1, 2023-11-14 22:13:20 UTC" in page.output

@@ -49,7 +49,10 @@ def _subtitle(plan_name: str, runs: Sequence[RunRow]) -> tuple[str, ...]:
     if not runs:
         return ()
     first, last = utc(runs[0].started_at), utc(runs[-1].started_at)
-    said = [f"{len(runs)} runs, {runs[0].id} to {runs[-1].id}, {first} to {last}"]
+    if len(runs) == 1:
+        said = [f"1 run, {runs[0].id}, {first}"]
+    else:
+        said = [f"{len(runs)} runs, {runs[0].id} to {runs[-1].id}, {first} to {last}"]
     joined = imported(plan_name, runs)
     if joined:
         said.append(f"imported runs joined: {', '.join(map(str, joined))}")

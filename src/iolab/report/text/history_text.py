@@ -70,7 +70,8 @@ def _head(run_id: int, started_at: float) -> str:
 
 
 def history(plan_name: str, runs: Sequence[RunRow], found: Sequence[RunSeries]) -> str:
-    lines = [f"plan {one_line(plan_name)!r}: {len(runs)} runs, {len(found)} series"]
+    count = f"{len(runs)} run{'s' if len(runs) != 1 else ''}"
+    lines = [f"plan {one_line(plan_name)!r}: {count}, {len(found)} series"]
     joined = set(imported(plan_name, runs))
     if joined:
         listed = ", ".join(str(i) for i in sorted(joined))
