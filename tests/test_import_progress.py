@@ -150,6 +150,17 @@ def test_the_terminal_ui_draws_one_line_with_the_name_escaped_and_clears_it() ->
     assert out.endswith("\x1b[1A\x1b[2K")  # cleared: up to its line, and erased
 
 
+def test_a_long_name_is_cut_before_it_is_escaped() -> None:
+    """A long name's start and end, each escape whole: never a cut one."""
+    err = terminal()
+    name = "a" * 10 + "\x1b" + "a" * 8 + "b" * 40 + "\u202e" + ".json"
+    with ReadingLine(err, Path(name), 10_000_000) as told:
+        told(10_000_000)
+    out = drawn(err)
+    assert "aaaaaaaaaa\\u001baaaaaaaa…bbbbbbbbbbbbbb\\u202e.json" in out, out
+    assert "\x1b[31" not in out and "\u202e" not in out
+
+
 def test_the_line_is_drawn_at_most_ten_times_a_second() -> None:
     """On a clock of its own: counts within a tenth of a second of the last drawn one are
     left out, the file's last count never."""

@@ -13,7 +13,7 @@ import pytest
 
 from fakes import FakeExecutor
 from iolab import plan, runner
-from iolab.errors import JSONShapeError
+from iolab.errors import JSONShapeError, StoreError
 from iolab.fio.info import FioInfo
 from iolab.fio.parse import Status
 from iolab.model import JSON, Case, PeakRecord, Result, SteadyRecord, codec
@@ -136,4 +136,14 @@ def test_a_record_that_is_not_an_object_is_a_typed_error_naming_the_set_up(
         db.execute("UPDATE setups SET environment = '[1, 2]'")
     store = Store(copy)
     with pytest.raises(JSONShapeError, match=r"the record of set-up '.*': the value is a list"):
+        store.setup_records(store.runs()[0].id)
+
+
+def test_a_record_nested_too_deep_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    copy = tmp_path / "deep.db"
+    shutil.copy(STORES[0], copy)
+    with sqlite3.connect(copy) as db:
+        db.execute("UPDATE setups SET environment = ?", ("[" * 100_000 + "]" * 100_000,))
+    store = Store(copy)
+    with pytest.raises(StoreError, match=r"deep.db is damaged \(a stored value is nested too deep"):
         store.setup_records(store.runs()[0].id)

@@ -147,7 +147,9 @@ class ReadingLine:
             redirect_stderr=False,
             get_time=clock,
         )
-        self.task = self.progress.add_task(shortened(one_line(path.name)), total=size)
+        self.task = self.progress.add_task(
+            one_line(shortened(path.name)), total=size
+        )  # cut, then escaped
         self.size, self.clock, self.drawn = size, clock, -math.inf
 
     def __enter__(self) -> Told:

@@ -31,7 +31,7 @@ USE_ANOTHER = "give the --db that 'iolab run' wrote, or a new file name"
 RESTORE = "restore it from a copy, or use a new --db"
 # What goes wrong reading a damaged database: SQLite's errors, and stored text or JSON that
 # no longer decodes; but not iolab's own mistakes in using SQLite (BUGS).
-READ_ERRORS = (sqlite3.DatabaseError, json.JSONDecodeError, UnicodeDecodeError)
+READ_ERRORS = (sqlite3.DatabaseError, json.JSONDecodeError, UnicodeDecodeError, RecursionError)
 BUGS = (sqlite3.ProgrammingError, sqlite3.IntegrityError)
 
 
@@ -240,6 +240,8 @@ def unreadable(path: Path, error: BaseException) -> StoreError:
         return StoreError(f"{path} cannot be read ({error}); check the disk, or use a new --db")
     if isinstance(error, json.JSONDecodeError):
         detail = "a stored value is not valid JSON"
+    elif isinstance(error, RecursionError):
+        detail = "a stored value is nested too deep to read"
     elif isinstance(error, UnicodeDecodeError) or str(error).startswith("Could not decode"):
         detail = "a stored text is not valid UTF-8"
     else:
