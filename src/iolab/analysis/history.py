@@ -45,7 +45,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
-from iolab.analysis.changepoint import MAX_POINTS, change_points
 from iolab.analysis.stats import Prediction, compare, metric_for, predict
 from iolab.model import Code
 from iolab.store import RunRow
@@ -323,6 +322,9 @@ def run_changes(
     """The series' change points (over each run's figure, runs with other load left out),
     each with its size and interval between the levels on either side, and the run facts
     that differ at it."""
+    # numpy's, imported here: a history read back from the store (history_kept) needs none
+    from iolab.analysis.changepoint import MAX_POINTS, change_points
+
     own = [p for p in points if not p.foreign]
     figures = [p.mean for p in own]
     found = change_points(figures)

@@ -18,6 +18,7 @@ import array
 import dataclasses
 import functools
 import hashlib
+import importlib.util
 import itertools
 import json
 import sys
@@ -25,11 +26,14 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from iolab.analysis import changepoint, history, stats
-from iolab.store import figures
+from iolab.analysis import history
 from iolab.version import __version__
 
 KEY = "history {}"  # the key of a plan's history, by its name
+DERIVED_BY = (  # the modules whose code derives a history
+    "iolab.analysis.history", "iolab.analysis.changepoint", "iolab.analysis.stats",
+    "iolab.store.figures", __name__,
+)  # fmt: skip
 
 
 class Kept(NamedTuple):
@@ -43,8 +47,9 @@ class Kept(NamedTuple):
 def method() -> str:
     """iolab's version and a digest of the code that derives a history."""
     digest = hashlib.sha256(__version__.encode())
-    for module in (history, changepoint, stats, figures, sys.modules[__name__]):
-        source = getattr(module, "__file__", None)
+    for module in DERIVED_BY:
+        found = importlib.util.find_spec(module)  # its file, without importing it (numpy)
+        source = found.origin if found is not None else None
         if source is not None and Path(source).is_file():
             digest.update(Path(source).read_bytes())
     return f"{__version__} {digest.hexdigest()[:16]} {sys.byteorder}"
