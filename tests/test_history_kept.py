@@ -179,3 +179,11 @@ def test_a_history_of_one_run_says_one_run(db: Path) -> None:
     assert said.exit_code == 0 and said.output.startswith("plan 'nightly': 1 run, 8 series")
     page = CliRunner().invoke(main, ["history", "1", "--db", str(db), "--format", "markdown"])
     assert page.exit_code == 0 and "1 run, 1, 2023-11-14 22:13:20 UTC" in page.output
+
+
+def test_a_store_without_a_trigger_that_counts_its_revision_is_damaged(db: Path) -> None:
+    """Without it, a change would leave a kept history standing: the store is refused."""
+    with sqlite3.connect(db) as con:
+        con.execute("DROP TRIGGER metrics_update")
+    said = CliRunner().invoke(main, ["history", "--db", str(db)])
+    assert said.exit_code == 1 and "is damaged (no trigger metrics_update)" in said.output

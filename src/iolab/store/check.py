@@ -25,6 +25,7 @@ from iolab.files import check_file
 from iolab.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, UNMARKED_VERSIONS
 
 BUSY_TIMEOUT_S = 30.0
+TRIGGERED = ("_insert", "_update", "_delete")  # how the schema's triggers are named
 MAGIC = b"SQLite format 3\x00"
 HEADER = 100  # bytes of SQLite's file header
 USE_ANOTHER = "give the --db that 'iolab run' wrote, or a new file name"
@@ -172,15 +173,17 @@ def _classify(path: Path, db: sqlite3.Connection) -> DbFound:
     tables = {
         str(row[0])
         for row in db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')"
+            " AND name NOT LIKE 'sqlite_%'"
         )
     }
     if version > SCHEMA_VERSION and (mark == APPLICATION_ID or not tables or "runs" in tables):
         raise newer(path, version)  # unmarked: made by hand (a newer iolab marks its own)
     if mark == APPLICATION_ID:
         missing = sorted(tables_of(version) - tables)
-        if missing:
-            raise StoreError(f"{path} is damaged (no table {missing[0]}); {RESTORE}")
+        if missing:  # a table, or a trigger that counts the store's revision (schema 5)
+            kind = "trigger" if missing[0].endswith(TRIGGERED) else "table"
+            raise StoreError(f"{path} is damaged (no {kind} {missing[0]}); {RESTORE}")
         return DbFound("iolab", version)
     if objects == 0 and version == 0:
         return DbFound("empty")
@@ -198,12 +201,12 @@ def newer(path: Path, version: int) -> StoreError:
 
 @functools.cache
 def tables_of(version: int) -> frozenset[str]:
-    """The tables of schema `version`, as its migrations make them."""
+    """The tables and triggers of schema `version`, as its migrations make them."""
     db = sqlite3.connect(":memory:")
     try:
         for script in MIGRATIONS[:version]:
             db.executescript(script)
-        rows = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        rows = db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')")
         return frozenset(str(row[0]) for row in rows)
     finally:
         db.close()
