@@ -81,15 +81,17 @@ def history(plan_name: str, runs: Sequence[RunRow], found: Sequence[RunSeries]) 
         changed = {s.run_id: s for s in one.steps}
         levels = {c.run_id: c for c in one.changes}
         calm = "" if one.steps or one.changes else ": no change beyond the run-to-run noise"
+        unit = one.unit
         lines.append(f"\n{one_line(one.setup)} · {one_line(one.workload)} · {one.metric} "
-                     f"({one.unit}){calm}")  # fmt: skip
-        for point in one.points:
+                     f"({unit}){calm}")  # fmt: skip
+        for point in one.points:  # 100,000 lines in a long history: most have no marks
             run = point.run_id
-            marks = _marks(changed.get(run), levels.get(run))
+            marked = run in changed or run in levels
+            marks = _marks(changed.get(run), levels.get(run)) if marked else ""
             origin = " imported" if run in joined else ""
             head = said.get(run) or _head(run, point.started_at)  # a run not listed
-            lines.append(f"{head}{_figure(point.mean, one.unit):>10}  (n={len(point.values)})"
-                         f"{origin}{_load(point)}{marks}")  # fmt: skip
+            lines.append(f"{head}{_figure(point.mean, unit):>10}  (n={len(point.values)})"
+                         f"{origin}{_load(point) if point.load else ''}{marks}")  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
