@@ -1,10 +1,12 @@
-"""A plan's history kept in the store (store.derived, analysis.history_kept): read back it is
-the history derived again, to the last bit; any change to the runs makes it derived again;
-a kept value that does not read back, or a store another process is writing, never stops a
-history nor shows a figure that is not the runs'."""
+"""A plan's history kept in the store (store.derived, analysis.history_kept) as `iolab run`
+keeps it: read back by `iolab history` (which writes nothing) it is the history derived
+again, to the last bit; after any change to the runs it is derived again; a kept value that
+does not read back, or a store another process is writing, never stops a history nor shows
+a figure that is not the runs'."""
 
 from __future__ import annotations
 
+import hashlib
 import random
 import sqlite3
 from pathlib import Path
@@ -15,6 +17,7 @@ from rich.console import Console
 
 from iolab import app
 from iolab.analysis import history_kept
+from iolab.app import gate
 from iolab.cli import main
 from iolab.model import (
     Case,
@@ -85,11 +88,23 @@ def _kept(path: Path) -> list[tuple[str, int]]:
         return [(str(r[0]), int(r[1])) for r in con.execute("SELECT key, revision FROM derived")]
 
 
+def keep(db: Path) -> app.History:
+    """What `iolab run` does as it ends: derive its plan's history and keep it."""
+    with Store(db) as store:
+        return gate.keep_history(store, str(db), "nightly")
+
+
+def _bytes(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def test_a_history_read_back_is_the_history_derived(db: Path) -> None:
-    derived = app.plan_history(str(db), None, quiet())
-    assert _kept(db) and _kept(db)[0][0] == "history nightly"
+    assert app.plan_history(str(db), None, quiet()) == keep(db)  # derived, then kept
+    assert _kept(db) == [("history nightly", _revision(db))]
+    untouched = _bytes(db)
     read_back = app.plan_history(str(db), None, quiet())
-    assert read_back == derived  # every point, figure, step and change point, to the last bit
+    assert _bytes(db) == untouched  # a reading command writes nothing
+    assert read_back == keep(db)  # every point, figure, step and change point, to the last bit
     disk_a = next(s for s in read_back.series if s.setup == "disk-a" and s.metric == "iops")
     assert [c.run_id for c in disk_a.changes] == [17]  # runs 1-24: the drop at the 17th
     assert disk_a.changes[0].facts == ("kernel 6.1.0 -> 6.8.0",)
@@ -101,13 +116,15 @@ def test_a_history_read_back_is_the_history_derived(db: Path) -> None:
 
 
 def test_any_change_to_the_runs_derives_the_history_again(db: Path) -> None:
-    first = app.plan_history(str(db), None, quiet())
+    first = keep(db)
     with sqlite3.connect(db) as con:  # another program changes one figure of the last run
         con.execute(
             "UPDATE metrics SET iops = iops * 2 WHERE case_id IN (SELECT id FROM cases"
             " WHERE setup = 'disk-b' AND run_id = (SELECT max(run_id) FROM cases))"
         )
+    untouched = _bytes(db)
     again = app.plan_history(str(db), None, quiet())
+    assert _bytes(db) == untouched and _kept(db)[0][1] < _revision(db)  # stale, and left so
     for before, now in zip(first.series, again.series, strict=True):
         doubled = before.setup == "disk-b" and before.metric == "iops"
         assert now.points[-1].mean == pytest.approx(before.points[-1].mean * (2 if doubled else 1))
@@ -115,6 +132,7 @@ def test_any_change_to_the_runs_derives_the_history_again(db: Path) -> None:
     with Store(db) as store:  # a new run, saved by iolab
         _save_run(store, RUNS, random.Random(1))
     assert len(app.plan_history(str(db), None, quiet()).runs) == RUNS + 1
+    assert len(keep(db).runs) == RUNS + 1
     assert _kept(db) == [("history nightly", _revision(db))]  # one value, the latest
 
 
@@ -129,7 +147,7 @@ def _revision(path: Path) -> int:
     ids=["empty", "nul", "not-json", "extra-bytes", "wrong-types"],
 )
 def test_a_kept_value_that_does_not_read_back_is_derived_again(db: Path, value: bytes) -> None:
-    derived = app.plan_history(str(db), None, quiet())
+    derived = keep(db)
     with sqlite3.connect(db) as con:
         con.execute("UPDATE derived SET value = ?", (value,))
     assert history_kept.decode(value) is None
@@ -137,7 +155,7 @@ def test_a_kept_value_that_does_not_read_back_is_derived_again(db: Path, value: 
 
 
 def test_a_truncated_kept_value_is_derived_again(db: Path) -> None:
-    derived = app.plan_history(str(db), None, quiet())
+    derived = keep(db)
     with sqlite3.connect(db) as con:
         whole = bytes(con.execute("SELECT value FROM derived").fetchone()[0])
         con.execute("UPDATE derived SET value = ?", (whole[:-8],))
@@ -150,7 +168,7 @@ def test_a_store_another_process_writes_gives_its_history_and_keeps_nothing(db: 
     other = sqlite3.connect(db, isolation_level=None)
     other.execute("BEGIN IMMEDIATE")  # another iolab saving a case, for now
     try:
-        found = app.plan_history(str(db), None, quiet())
+        found = keep(db)
     finally:
         other.execute("ROLLBACK")
         other.close()

@@ -37,12 +37,13 @@ def plan_history(db: str, plan_name: str | None, ui: Ui, run_ids: Sequence[int] 
             return History(title, tuple(named), tuple(history.series(chosen)))
         measured = [r for r in stored if r.origin.kind != "import"] or stored
         name = plan_name if plan_name is not None else measured[-1].plan_name
-        return _kept(store, name, stored) or keep_history(store, db, name)
+        return _kept(store, name, stored) or _derived(store, db, name, stored)
 
 
 def keep_history(store: Store, db: str, name: str) -> History:
     """The plan's history derived from the runs, and kept in the store (store.derived) for
-    the next `iolab history` (`iolab run` keeps its plan's as it ends)."""
+    the next `iolab history`: `iolab run` keeps its plan's as it ends (a reading command
+    writes nothing, so `history` never keeps one)."""
     at = store.revision()  # before what the history is derived from is read
     found = _derived(store, db, name, store.runs())
     store.keep(history_kept.KEY.format(name), history_kept.method(), at,
