@@ -8,21 +8,18 @@ import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from iolab import plan, runner
+from iolab import plan
 from iolab.errors import PlanError, Resume
-from iolab.exchange.read_progress import Told
 from iolab.model import JSON, Plan, Result
-from iolab.report import document as report_document
 from iolab.store import RunRow, Store
-from iolab.targets import (
-    environment,
-    evidence,
-    process,
-)
-from iolab.targets.controllers import pending
 from iolab.version import __version__
+
+if TYPE_CHECKING:  # the runner, the reports and the set-ups are imported where used
+    from iolab import runner
+    from iolab.exchange.read_progress import Told
+    from iolab.report import document as report_document
 
 DEFAULT_DB = "iolab.db"
 
@@ -97,6 +94,9 @@ def open_store(db: str, ui: Ui, create: bool = False, clean: bool = False) -> It
     a run says it made is removed, where it still carries iolab's proof, and the run marked
     interrupted; any other command only says so: the database is data, and reading it never
     deletes, unmounts or sets anything."""
+    from iolab import runner
+    from iolab.targets import evidence
+
     if clean:
         evidence.ready()  # a run that could not keep its record is refused before anything
     with Store(db, create=create) as store:
@@ -112,12 +112,16 @@ def open_store(db: str, ui: Ui, create: bool = False, clean: bool = False) -> It
 def restores_pending() -> list[str]:
     """One line per card or disk policy a run changed and could not put back, with the
     command that puts it back: every command says them until a restore succeeds."""
+    from iolab.targets.controllers import pending
+
     return [entry.said() for entry in pending.pending()]
 
 
 @contextlib.contextmanager
 def restores_said(ui: Ui, run_id: int) -> Iterator[None]:
     """What this run changed and could not put back, said at its end (also when it stops)."""
+    from iolab.targets.controllers import pending
+
     with pending.during(run_id):
         try:
             yield
@@ -136,6 +140,8 @@ def pick_run(
     hosts: list[dict[str, Any]],
 ) -> int:
     """The run to fill: the one asked for, an unfinished one of the same plan, or a new one."""
+    from iolab.targets import environment, process
+
     the_plan = campaign.plan
     found: RunRow | None = None
     if request.resume_id is not None:

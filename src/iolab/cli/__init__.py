@@ -2,7 +2,9 @@
 
 This package holds the group, its error handling and the options commands share; each
 module beside it holds a few commands (running, results, environment, exchange), which
-register themselves on `main` when the package is imported."""
+register themselves on `main` when the package is imported. Each command imports what it uses
+inside its function, so that `iolab --help` and `iolab history` start fast: the top of these
+modules imports click and what building the commands needs, nothing more."""
 
 from __future__ import annotations
 
@@ -11,24 +13,38 @@ import errno
 import logging
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from click.core import ParameterSource
 from rich.console import Console
 
-from iolab import app, plan, shell, units
-from iolab.errors import Interrupted, IolabError
+from iolab import app, shell, units
+from iolab.errors import Interrupted, IolabError, Resume
 from iolab.names import one_line, shown
-from iolab.report.formats import output as report_output
-from iolab.terminal_ui import TerminalUi, resume_hint
 from iolab.version import __version__
+
+if TYPE_CHECKING:
+    from iolab import plan
+    from iolab.terminal_ui import TerminalUi
 
 EXIT_USER_ERROR = 1
 EXIT_CASES_FAILED = 3
 EXIT_REGRESSION = 4  # iolab check: a series got worse beyond its rule and the noise
 EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: the reader of standard output stopped reading
 # Ctrl-C exits 130 (128 + SIGINT); SIGTERM, SIGHUP and SIGQUIT 128 + theirs (shell.exit_code)
+
+# What the options show, as the modules that own them say it (plan.MAX_CASES, app.DEFAULT_DB,
+# report.formats.output.DOCUMENT_FORMATS, app.EXPORT_FORMATS, report.cells.CHART_KINDS and
+# Y_METRICS, analysis.history's LEAST and MOST_WINDOW): written here so that building
+# the commands imports none of them; tests/test_imports.py holds each equal to its owner's.
+MAX_CASES = 100_000
+DEFAULT_DB = "iolab.db"
+DOCUMENT_FORMATS = ("table", "markdown", "csv", "html", "json")
+EXPORT_FORMATS = ("json", "csv", "parquet", "fio-plot")
+CHART_KINDS = ("bars", "scaling", "heatmap", "timeseries", "latency", "ratio")
+Y_METRICS = ("auto", "iops", "bw", "lat", "p50", "p90", "p99", "p99.9", "p99.99")
+HISTORY_LEAST, HISTORY_MOST_WINDOW = 4, 1000
 
 err = Console(stderr=True, highlight=False, emoji=False)
 
@@ -154,13 +170,19 @@ class Main(click.Group):
         try:
             return super().invoke(ctx)
         except Interrupted as stop:
-            fail(f"{stop}{resume_hint(stop.resume)}", shell.exit_code(stop), flush=False)
+            fail(f"{stop}{_resume_hint(stop.resume)}", shell.exit_code(stop), flush=False)
         except IolabError as error:
-            fail(f"error: {error}{resume_hint(error.resume)}")
+            fail(f"error: {error}{_resume_hint(error.resume)}")
         except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM/SIGHUP/SIGQUIT (shell)
             fail(shell.stopped_by(stop), shell.exit_code(stop), flush=False)
         except shell.StdoutError as error:
             _stdout_failed(error)
+
+
+def _resume_hint(resume: Resume | None) -> str:
+    from iolab.terminal_ui import resume_hint
+
+    return resume_hint(resume)
 
 
 def options(*decorators: Callable[..., Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -175,6 +197,8 @@ def options(*decorators: Callable[..., Any]) -> Callable[[Callable[..., Any]], C
 
 
 def ui() -> TerminalUi:
+    from iolab.terminal_ui import TerminalUi
+
     return TerminalUi(Console(highlight=False, emoji=False), err)
 
 
@@ -221,9 +245,9 @@ plan_options = options(
     click.option("--repeat", type=Whole(least=1), metavar="N",
                  help="Repetitions of every case (1 or more)."),
     click.option("--max-cases", type=Whole(least=1), metavar="N",
-                 help=f"Refuse plans of more cases than this (default {plan.MAX_CASES:,})."),
+                 help=f"Refuse plans of more cases than this (default {MAX_CASES:,})."),
 )  # fmt: skip
-db_option = click.option("--db", default=app.DEFAULT_DB, show_default=True, metavar="FILE",
+db_option = click.option("--db", default=DEFAULT_DB, show_default=True, metavar="FILE",
                          help="Results database.")  # fmt: skip
 
 
@@ -231,13 +255,15 @@ OVERRIDES = ("target", "size", "runtime", "repeat", "max_cases")
 
 
 def overrides_given(runtime: str | None, **given: Any) -> plan.Overrides:
+    from iolab import plan
+
     digits = runtime is not None and runtime.isascii() and runtime.isdigit()
     seconds: str | int | None = int(runtime) if digits and runtime else runtime
     return plan.Overrides(runtime=seconds, **given)
 
 
 output_options = options(
-    click.option("--format", "fmt", type=click.Choice(report_output.DOCUMENT_FORMATS),
+    click.option("--format", "fmt", type=click.Choice(DOCUMENT_FORMATS),
                  default="table", show_default=True),
     click.option("--metric", type=click.Choice(["auto", "iops", "bw"]), default="auto",
                  show_default=True, help="auto: IOPS up to 64 KiB blocks, MB/s above."),

@@ -17,8 +17,6 @@ from iolab.cli import (
     options,
     ui,
 )
-from iolab.report.formats import output as report_output
-from iolab.report.text import env_text
 
 
 @main.command()
@@ -26,6 +24,8 @@ from iolab.report.text import env_text
 @click.option("--json", "as_json", is_flag=True, help="Print it as JSON, for scripts.")
 def env(path: str, as_json: bool) -> None:
     """Print the host and what PATH lives on: filesystem, RAID, devices, their settings."""
+    from iolab.report.text import env_text
+
     facts = app.environment_of(path)
     text = json.dumps(facts, indent=2, default=str) + "\n" if as_json else env_text.render(facts)
     echo(text, nl=False)
@@ -64,5 +64,7 @@ ADVISE_OPTIONS: dict[str, dict[str, Any]] = {
          *(click.option(f"--{name}", **kw) for name, kw in ADVISE_OPTIONS.items()))  # fmt: skip
 def advise(run_id: int | None, db: str, devices: int, setup: str | None,
            workload: tuple[str, ...], **figures: float | None) -> None:  # fmt: skip
+    from iolab.report.formats import output as report_output
+
     request = app.AdviseRequest(devices, setup, workload, **figures)
     echo(report_output.render(app.advise(db, run_id, request, ui()), "table").text, nl=False)

@@ -10,11 +10,11 @@ from iolab import app
 from iolab.cli import (
     EXIT_CASES_FAILED,
     EXIT_USER_ERROR,
+    EXPORT_FORMATS,
     WHOLE,
     db_option,
     echo,
     fail,
-    import_flags,
     main,
     options,
     ui,
@@ -88,7 +88,7 @@ IMPORT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
 )
 EXPORT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("--format", "fmt"), {"default": "json", "show_default": True,
-                           "metavar": "|".join(app.EXPORT_FORMATS)}),
+                           "metavar": "|".join(EXPORT_FORMATS)}),
     (("-o", "--output"), {"default": "-", "metavar": "FILE|DIR",
                           "help": "Write here; '-' is stdout (json, csv). fio-plot: a folder."}),
     (("--force",), {"is_flag": True,
@@ -107,6 +107,8 @@ def import_(
     factor: tuple[str, ...],
     **given: tuple[str, ...],
 ) -> None:
+    from iolab.cli import import_flags
+
     facts, factors = import_flags.facts(**given), import_flags.factors(factor)
     done = app.import_files(paths, setup, db, ui(), facts, factors, baseline)
     if not done.runs and not done.skipped and len(done.problems) == 1:

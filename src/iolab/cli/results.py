@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from iolab import app
-from iolab.analysis import history as history_model
 from iolab.cli import (
+    CHART_KINDS,
     EXIT_REGRESSION,
+    HISTORY_LEAST,
+    HISTORY_MOST_WINDOW,
     WHOLE,
+    Y_METRICS,
     Whole,
     db_option,
     echo,
@@ -22,14 +25,11 @@ from iolab.cli import (
     ui,
 )
 from iolab.names import one_line
-from iolab.plan import gate
-from iolab.report import cells as report_model
-from iolab.report import document as report_document
-from iolab.report import history as report_history
-from iolab.report.formats import output as report_output
-from iolab.report.text import history_text
-from iolab.report.views import pivot_view
-from iolab.store import RunRow
+
+if TYPE_CHECKING:
+    from iolab.analysis import history as history_model
+    from iolab.report import document as report_document
+    from iolab.store import RunRow
 
 
 @main.command()
@@ -37,6 +37,8 @@ from iolab.store import RunRow
 @click.option("--json", "as_json", is_flag=True, help="Print them as JSON, for scripts.")
 def runs(db: str, as_json: bool) -> None:
     """List the runs stored in the database."""
+    from iolab.report import cells as report_model
+
     rows = app.runs(db, ui())
     if as_json:
         echo(json.dumps([_run_json(r) for r in rows], indent=2, ensure_ascii=False))
@@ -67,11 +69,11 @@ def _run_json(run: RunRow) -> dict[str, object]:
 @click.option("--baseline", metavar="SETUP", help="Show other set-ups as % of this one.")
 @click.option("--charts", metavar="LIST", default="auto", show_default=True,
               help="Charts to draw: auto, none, or a comma list of "
-              f"{','.join(report_model.CHART_KINDS)}.")  # fmt: skip
+              f"{','.join(CHART_KINDS)}.")  # fmt: skip
 @click.option("--skip-charts", metavar="LIST", help="Chart kinds to leave out of auto's choice.")
 @click.option("--x", "x_field", metavar="FIELD", help="Workload field on the x axis of "
               "scaling charts (default: the swept one).")  # fmt: skip
-@click.option("--y", "y_metric", type=click.Choice(report_model.Y_METRICS), default="auto",
+@click.option("--y", "y_metric", type=click.Choice(Y_METRICS), default="auto",
               show_default=True, help="Metric on the y axis of scaling charts.")  # fmt: skip
 @click.option("--lines", type=click.Choice(["auto", "setup", "pattern"]), default="auto",
               show_default=True, help="Scaling charts: one line per set-up, or per pattern "
@@ -95,6 +97,10 @@ def report(run_ids: tuple[int, ...], db: str, fmt: str, **flags: Any) -> None:
     HTML is one self-contained page with interactive charts; Markdown written to a file gets
     its charts as images beside it.
     """
+    from iolab.report import document as report_document
+    from iolab.report.formats import output as report_output
+    from iolab.report.views import pivot_view
+
     written = {k: flags.pop(k) for k in ("output", "image_format", "export_dir", "force")}
     drawn = fmt in ("markdown", "html") or written["export_dir"] is not None
     charts = report_document.parse_kinds(flags["charts"], "--charts")  # () when not drawn (app)
@@ -117,6 +123,8 @@ def report(run_ids: tuple[int, ...], db: str, fmt: str, **flags: Any) -> None:
 def compare(run_ids: tuple[int, ...], db: str, fmt: str, metric: str, **written: Any) -> None:
     """Compare runs against the first: each change with its 95% interval, marked "not
     significant" where the interval includes 0; says what differs in their environments."""
+    from iolab.report.formats import output as report_output
+
     report_output.check_destination(written["output"], written["export_dir"],
                                     force=written["force"], images=fmt == "markdown")  # fmt: skip
     _emit(app.compare(db, run_ids, metric, ui()), fmt, **written)
@@ -124,6 +132,8 @@ def compare(run_ids: tuple[int, ...], db: str, fmt: str, metric: str, **written:
 
 def _emit(document: report_document.Document, fmt: str, **written: Any) -> None:
     """Render and write (stdout, or a file with its images beside it, and an export)."""
+    from iolab.report.formats import output as report_output
+
     text, said = report_output.emit(document, fmt, **written)
     echo(text, nl=False)
     for line in said:
@@ -148,6 +158,8 @@ def history(chosen: tuple[str, ...], db: str, fmt: str, as_json: bool, output: s
     """The runs of one plan (default: the latest measured run's; or the runs named) over
     time: per set-up, workload and metric, each run's median, and the changes beyond the
     noise with what changed."""
+    from iolab.report.text import history_text
+
     ids = [int(word) for word in chosen if word.isascii() and word.isdigit()]
     if len(ids) not in (0, len(chosen)) or (not ids and len(chosen) > 1):
         raise click.BadParameter(
@@ -156,6 +168,8 @@ def history(chosen: tuple[str, ...], db: str, fmt: str, as_json: bool, output: s
     plan_name = None if ids or not chosen else chosen[0]
     fmt = "json" if as_json else fmt
     if fmt in ("markdown", "html"):
+        from iolab.report.formats import output as report_output
+
         report_output.check_destination(output, None, force=force, images=fmt == "markdown")
     elif output != "-":
         raise click.BadParameter("-o goes with --format markdown or html", param_hint="-o")
@@ -167,6 +181,8 @@ def history(chosen: tuple[str, ...], db: str, fmt: str, as_json: bool, output: s
     elif fmt == "csv":
         echo(history_text.history_csv(found.series), nl=False)
     else:
+        from iolab.report import history as report_history
+
         document = report_history.document(found.plan_name, found.runs, found.series)
         _emit(document, fmt, output=output, image_format="png", export_dir=None, force=force)
 
@@ -184,9 +200,9 @@ def history(chosen: tuple[str, ...], db: str, fmt: str, as_json: bool, output: s
     help="How much worse a metric may get, in %: iops=5, bw=5, p99=10 (the defaults; a "
     "plan's [check] table sets its own).",
 )
-@click.option("--window", type=Whole(history_model.LEAST, history_model.MOST_WINDOW),
+@click.option("--window", type=Whole(HISTORY_LEAST, HISTORY_MOST_WINDOW),
               metavar="N", help="The earlier runs a run is judged against, "
-              f"{history_model.LEAST} to {history_model.MOST_WINDOW} (default: the plan's "
+              f"{HISTORY_LEAST} to {HISTORY_MOST_WINDOW} (default: the plan's "
               "[check] window, else 10).")  # fmt: skip
 @click.option("--strict", is_flag=True, default=None, help="With fewer than 4 earlier runs, "
               "judge by the rule alone against the run before (default: not judged).")  # fmt: skip
@@ -195,6 +211,8 @@ def check(run_id: int | None, db: str, baseline: int | None, rules: tuple[str, .
     """Gate a build on a run: the latest run (or RUN) against its plan's history, series by
     series; exit 4 when a series got worse than its rule and beyond what the earlier runs
     predict. A run with other load on the host is not judged (exit 0)."""
+    from iolab.report.text import history_text
+
     request = app.CheckRequest(run_id, baseline, _rules(rules), window, strict)
     latest, how, verdicts = app.check(db, request, ui())
     for line in history_text.unjudged(latest, verdicts, how.strict):
@@ -209,6 +227,9 @@ def check(run_id: int | None, db: str, baseline: int | None, rules: tuple[str, .
 
 def _rules(given: tuple[str, ...]) -> dict[history_model.Metric, float]:
     """--rule METRIC=PCT, each checked; these win over the plan's [check] and the defaults."""
+    from iolab.analysis import history as history_model
+    from iolab.plan import gate
+
     rules: dict[history_model.Metric, float] = {}
     for text in given:
         name, _, pct = text.partition("=")

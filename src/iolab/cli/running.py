@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import shlex
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from iolab import app, plan
+from iolab import app
 from iolab.cli import (
     EXIT_CASES_FAILED,
     OVERRIDES,
@@ -22,8 +22,9 @@ from iolab.cli import (
     plan_options,
     ui,
 )
-from iolab.report.formats import output as report_output
-from iolab.terminal_ui import TerminalUi
+
+if TYPE_CHECKING:
+    from iolab.terminal_ui import TerminalUi
 
 
 @main.command()
@@ -53,6 +54,8 @@ def run(plan_file: str | None, preset: str | None, db: str, **flags: Any) -> Non
 
 def _ran(outcome: app.RunOutcome, the_ui: TerminalUi) -> None:
     """Print a finished run's table; exit 3 if some of its cases failed."""
+    from iolab.report.formats import output as report_output
+
     the_ui.out.file.write(report_output.render(outcome.document, "table").text)
     if outcome.failed:
         fail(f"{outcome.failed} of {outcome.total} cases failed (fio's errors above)",
@@ -96,6 +99,8 @@ def peak(db: str, yes_destroy: tuple[str, ...], **given: Any) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print set-ups and cases as JSON.")
 def show(plan_file: str | None, preset: str | None, show_fio: bool, **flags: Any) -> None:
     """Print a plan's expanded matrix, one line per case; runs nothing."""
+    from iolab import plan
+
     if flags.pop("as_toml"):
         echo(app.plan_toml(plan_file, preset), nl=False)
         return
@@ -121,6 +126,8 @@ def show(plan_file: str | None, preset: str | None, show_fio: bool, **flags: Any
 @main.command()
 def presets() -> None:
     """List the presets, one line each, with their origin."""
+    from iolab import plan
+
     for name in plan.preset_names():
         p = plan.load_preset(name)
         echo(f"{name:<24} {len(p.cases()):>3} cases  {p.origin}: {p.description}")
