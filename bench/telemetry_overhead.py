@@ -26,7 +26,7 @@ from iolab.fio.executor import Local
 from iolab.fio.parse import Status
 from iolab.model import Case, Result, Setup, Workload
 from iolab.runner.campaign import CampaignStep
-from iolab.runner.execute import run_step
+from iolab.runner.executing import run_step
 from iolab.runner.telemetry import Sampler, allowed_cpus, devices_of
 
 COST_SAMPLES = 200

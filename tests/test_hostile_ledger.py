@@ -258,7 +258,7 @@ def test_a_reading_command_says_a_dead_run_in_one_line(world: World) -> None:
 LEDGER_CHILD = """
 import os, sys, tempfile
 from pathlib import Path
-from iolab.runner.execute import Ledger, start
+from iolab.runner.executing import Ledger, start
 from iolab.store import Store
 
 store, run_id, where = Store(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])

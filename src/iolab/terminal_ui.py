@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -33,8 +34,10 @@ from iolab.fio.parse import Status
 from iolab.model import Case, Result
 from iolab.model.telemetry import clause
 from iolab.names import one_line
-from iolab.runner import Listener
 from iolab.units import human_duration
+
+if TYPE_CHECKING:
+    from iolab.runner import Listener
 
 
 class ProgressListener:

@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TextIO
 
-from iolab.exchange import fio_json
-
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
+
+    from iolab.exchange import fio_json
 
 # The reader takes the file this many bytes at a time: the count moves in steps of this size
 # (a few hundred steps for a file of hundreds of MB), cheap to tell.
@@ -72,6 +72,8 @@ def text(file: io.RawIOBase | io.BufferedIOBase, told: Told, step: int = STEP_BY
 def documents_of(path: Path, watch: Watch | None) -> Iterator[Iterator[fio_json.JsonDocument]]:
     """The JSON documents of a large file, read a chunk at a time (fio_json.stream), while
     `watch` is told how many of its bytes have been read."""
+    from iolab.exchange import fio_json  # the reader, where a file is read
+
     with path.open("rb", buffering=0) as file:
         size = os.fstat(file.fileno()).st_size
         with (watch or Unwatched()).reading(path, size) as told, text(file, told) as handle:

@@ -40,7 +40,7 @@ class Code(StrEnum):
     VIRTUAL_CACHE = "virtual-cache"  # a virtual disk's writes answered by its host's cache
     MIXED_VERSIONS = "mixed-versions"  # the figures were made with different software
     FEW_REPEATS = "few-repeats"  # too few repetitions to see small differences
-    # Several hosts (runner/execute.py, report/views/hosts_view.py, fleet_view.py)
+    # Several hosts (runner/executing.py, report/views/hosts_view.py, fleet_view.py)
     HOST_LOST = "host-lost"  # a host sent no result for the case
     SLOW_HOST = "slow-host"  # a host delivered well under the others on a workload
     HOST_OUTLIER = "host-outlier"  # a host lies far from its fleet (robust z)

@@ -1,23 +1,51 @@
 """The runner: a plan checked into a campaign, then run case by case, saved after each.
 
-`campaign` checks and orders (nothing is written); `execute` runs, records and cleans up.
+`campaign` checks and orders (nothing is written); `executing` runs, records and cleans up.
 """
 
-from iolab.runner.campaign import (
-    Campaign,
-    CampaignStep,
-    Consent,
-    ask_hosts,
-    check,
-    locked,
-    mountpoint,
-    plan_campaign,
-    rejected_workload,
-    resolve,
-)
-from iolab.runner.execute import execute, run_step, start
-from iolab.runner.listener import Listener
-from iolab.runner.recovery import dead_runs, recover
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from iolab.runner.campaign import (
+        Campaign,
+        CampaignStep,
+        Consent,
+        ask_hosts,
+        check,
+        locked,
+        mountpoint,
+        plan_campaign,
+        rejected_workload,
+        resolve,
+    )
+    from iolab.runner.executing import execute, run_step, start
+    from iolab.runner.listener import Listener
+    from iolab.runner.recovery import dead_runs, recover
+
+# Each name is imported from its module when first asked for (PEP 562), as in iolab.app: a
+# reading command that looks for dead runs (recovery) loads neither the campaign nor fio.
+# (No name here is also a module's: importing that module would put it in the name's place.)
+_HOMES = {
+    "campaign": ("Campaign", "CampaignStep", "Consent", "ask_hosts", "check", "locked",
+                 "mountpoint", "plan_campaign", "rejected_workload", "resolve"),
+    "executing": ("execute", "run_step", "start"),
+    "listener": ("Listener",),
+    "recovery": ("dead_runs", "recover"),
+}  # fmt: skip
+_HOME = {name: module for module, names in _HOMES.items() for name in names}
+
+
+def __getattr__(name: str) -> object:
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Campaign",
