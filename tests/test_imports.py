@@ -6,6 +6,7 @@ took (bench/ times things)."""
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -35,7 +36,8 @@ HEAVY_MODULES = (
     "iolab.exchange.fio_json",
 )
 # What building the commands needs beside click and rich: nothing that reads or measures.
-LIGHT = {"iolab", "iolab.version", "iolab.errors", "iolab.names", "iolab.shell", "iolab.units"}
+LIGHT = {"iolab", "iolab.version", "iolab.errors", "iolab.names", "iolab.shell", "iolab.units",
+         "iolab.lazy"}  # fmt: skip
 
 
 def loaded_by(code: str, cwd: Path) -> set[str]:
@@ -118,11 +120,17 @@ def test_the_options_show_their_owners_values() -> None:
     assert (cli.HISTORY_LEAST, cli.HISTORY_MOST_WINDOW) == (history.LEAST, history.MOST_WINDOW)
 
 
-def test_app_names_resolve_to_their_modules() -> None:
-    """Every public name of iolab.app, imported when asked for, is its module's own."""
-    for name in app.__all__:
-        module = importlib.import_module(f"iolab.app.{app._HOME[name]}")
-        assert getattr(app, name) is getattr(module, name)
-    assert set(app._HOME) == set(app.__all__)
+@pytest.mark.parametrize("package", ["iolab.app", "iolab.plan", "iolab.runner", "iolab.exchange"])
+def test_a_lazy_packages_names_resolve_to_their_modules(package: str) -> None:
+    """Every public name of a package that resolves them when asked for (iolab.lazy) is
+    its module's own, and none is also one of the package's modules (which would take its
+    place once imported)."""
+    found = importlib.import_module(package)
+    for name in found.__all__:
+        assert importlib.util.find_spec(f"{package}.{name}") is None, name
+        value = getattr(found, name)
+        home = getattr(value, "__module__", None)
+        if home is not None and home.startswith(package):
+            assert getattr(importlib.import_module(home), name) is value
     with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
-        _ = app.nothing_here
+        _ = found.nothing_here

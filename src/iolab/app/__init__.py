@@ -8,8 +8,9 @@ through a `Ui`; errors are raised as iolab's typed errors.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from iolab import lazy
 
 if TYPE_CHECKING:
     from iolab.app.advising import AdviseRequest, advise, environment_of
@@ -40,27 +41,36 @@ if TYPE_CHECKING:
 
 # Each name is imported from its module when first asked for (PEP 562), so that a command
 # loads only the use cases it calls: `iolab history` never loads the runner or the reports.
-_HOMES = {
-    "advising": ("AdviseRequest", "advise", "environment_of"),
-    "base": ("DEFAULT_DB", "RunOutcome", "RunRequest", "Ui", "load_plan", "open_store",
-             "pick_run", "restores_pending", "restores_said"),
-    "gate": ("CHECK_RUNS", "CheckRequest", "History", "check", "plan_history"),
-    "peak_search": ("PeakRequest", "peak"),
-    "reporting": ("compare", "report", "runs"),
-    "running": ("job_files", "plan_toml", "provision_commands", "rehearse", "run",
-                "run_document", "run_plan"),
-    "transfer": ("EXPORT_FORMATS", "export_run", "import_files"),
-}  # fmt: skip
-_HOME = {name: module for module, names in _HOMES.items() for name in names}
-
-
-def __getattr__(name: str) -> object:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy.resolver(
+    __name__,
+    {
+        "advising": ("AdviseRequest", "advise", "environment_of"),
+        "base": (
+            "DEFAULT_DB",
+            "RunOutcome",
+            "RunRequest",
+            "Ui",
+            "load_plan",
+            "open_store",
+            "pick_run",
+            "restores_pending",
+            "restores_said",
+        ),
+        "gate": ("CHECK_RUNS", "CheckRequest", "History", "check", "plan_history"),
+        "peak_search": ("PeakRequest", "peak"),
+        "reporting": ("compare", "report", "runs"),
+        "running": (
+            "job_files",
+            "plan_toml",
+            "provision_commands",
+            "rehearse",
+            "run",
+            "run_document",
+            "run_plan",
+        ),
+        "transfer": ("EXPORT_FORMATS", "export_run", "import_files"),
+    },
+)
 
 
 __all__ = [

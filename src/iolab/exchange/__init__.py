@@ -4,8 +4,9 @@ versioned JSON document or CSV tables that `iolab import` reads back."""
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from iolab import lazy
 
 if TYPE_CHECKING:
     from iolab.exchange.export import csv_texts, json_text
@@ -15,22 +16,15 @@ if TYPE_CHECKING:
 
 # Each name is imported from its module when first asked for (PEP 562), as in iolab.app: a
 # command that needs one module of the package (the terminal's reading line) loads no importer.
-_HOMES = {
-    "export": ("csv_texts", "json_text"),
-    "found_jobs": ("UnreadableJob",),
-    "importer": ("Batch", "Imported", "read", "save"),
-    "run_builder": ("Facts", "check_named"),
-}
-_HOME = {name: module for module, names in _HOMES.items() for name in names}
-
-
-def __getattr__(name: str) -> object:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy.resolver(
+    __name__,
+    {
+        "export": ("csv_texts", "json_text"),
+        "found_jobs": ("UnreadableJob",),
+        "importer": ("Batch", "Imported", "read", "save"),
+        "run_builder": ("Facts", "check_named"),
+    },
+)
 
 
 __all__ = [

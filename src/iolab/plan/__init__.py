@@ -5,8 +5,9 @@ Nothing here runs fio or touches a target; `fio.jobfile.fio_accepts` backs up pa
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from iolab import lazy
 
 if TYPE_CHECKING:
     from iolab.plan.checks import CHECKS, RW_NAMES
@@ -26,24 +27,24 @@ if TYPE_CHECKING:
 # Each name is imported from its module when first asked for (PEP 562), as in iolab.app: a
 # command that reads one module of the package (`iolab history`, plan.gate) does not load
 # the plan loader and its checks.
-_HOMES = {
-    "checks": ("CHECKS", "RW_NAMES"),
-    "common": ("Overrides",),
-    "load": ("MAX_CASES", "load_file", "load_preset", "locate", "parse_plan", "preset_names",
-             "preset_text"),
-    "matrix": ("matrix_json", "matrix_lines"),
-    "workloads": ("BUILTIN_DEFAULTS",),
-}  # fmt: skip
-_HOME = {name: module for module, names in _HOMES.items() for name in names}
-
-
-def __getattr__(name: str) -> object:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy.resolver(
+    __name__,
+    {
+        "checks": ("CHECKS", "RW_NAMES"),
+        "common": ("Overrides",),
+        "load": (
+            "MAX_CASES",
+            "load_file",
+            "load_preset",
+            "locate",
+            "parse_plan",
+            "preset_names",
+            "preset_text",
+        ),
+        "matrix": ("matrix_json", "matrix_lines"),
+        "workloads": ("BUILTIN_DEFAULTS",),
+    },
+)
 
 
 __all__ = [

@@ -5,8 +5,9 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from iolab import lazy
 
 if TYPE_CHECKING:
     from iolab.runner.campaign import (
@@ -28,23 +29,26 @@ if TYPE_CHECKING:
 # Each name is imported from its module when first asked for (PEP 562), as in iolab.app: a
 # reading command that looks for dead runs (recovery) loads neither the campaign nor fio.
 # (No name here is also a module's: importing that module would put it in the name's place.)
-_HOMES = {
-    "campaign": ("Campaign", "CampaignStep", "Consent", "ask_hosts", "check", "locked",
-                 "mountpoint", "plan_campaign", "rejected_workload", "resolve"),
-    "executing": ("execute", "run_step", "start"),
-    "listener": ("Listener",),
-    "recovery": ("dead_runs", "recover"),
-}  # fmt: skip
-_HOME = {name: module for module, names in _HOMES.items() for name in names}
-
-
-def __getattr__(name: str) -> object:
-    module = _HOME.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy.resolver(
+    __name__,
+    {
+        "campaign": (
+            "Campaign",
+            "CampaignStep",
+            "Consent",
+            "ask_hosts",
+            "check",
+            "locked",
+            "mountpoint",
+            "plan_campaign",
+            "rejected_workload",
+            "resolve",
+        ),
+        "executing": ("execute", "run_step", "start"),
+        "listener": ("Listener",),
+        "recovery": ("dead_runs", "recover"),
+    },
+)
 
 
 __all__ = [
