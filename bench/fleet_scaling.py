@@ -45,9 +45,13 @@ def start_servers(root: Path, count: int) -> tuple[list[str], list[Path], list[i
         port = free_port(ip)
         folder = root / f"host{n}"
         folder.mkdir()
-        proc = subprocess.Popen(["fio", f"--server=ip:{ip},{port}"], cwd=folder,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True)  # fmt: skip
+        proc = subprocess.Popen(
+            ["fio", f"--server=ip:{ip},{port}"],
+            cwd=folder,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         hosts.append(f"{ip}:{port}")
         dirs.append(folder)
         pids.append(proc.pid)
@@ -74,8 +78,13 @@ def iolab(work: Path, text: str) -> list[float]:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
     (work / "plan.toml").write_text(text)
-    subprocess.run([sys.executable, "-m", "iolab", "run", "plan.toml"], cwd=work, check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "iolab", "run", "plan.toml"],
+        cwd=work,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     with sqlite3.connect(work / "iolab.db") as con:
         return [e - s for s, e in con.execute("SELECT started_at, ended_at FROM cases")]
 
@@ -87,9 +96,14 @@ def plain(work: Path, hosts: list[str], runtime: int, each: bool) -> float:
     clients = [f"--client=ip:{h.replace(':', ',')}" for h in hosts]
     began = time.perf_counter()
     if each:
-        procs = [subprocess.Popen(["fio", "--output-format=json", c, str(job)],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                 for c in clients]  # fmt: skip
+        procs = [
+            subprocess.Popen(
+                ["fio", "--output-format=json", c, str(job)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for c in clients
+        ]
         for proc in procs:
             proc.wait()
     else:
@@ -127,12 +141,17 @@ def main() -> None:
 
 def report(times: dict[tuple[str, int], list[float]], kinds: tuple[str, ...], runtime: int) -> None:
     print(f"wall time per case, s (runtime {runtime} s; mean of each), and iolab's ratio")
-    print(f"{'hosts':>6} " + " ".join(f"{k:>26}" for k in kinds) + f" {'iolab/1 process':>16}"
-          f" {'iolab/1 per host':>17}")  # fmt: skip
+    print(
+        f"{'hosts':>6} " + " ".join(f"{k:>26}" for k in kinds) + f" {'iolab/1 process':>16}"
+        f" {'iolab/1 per host':>17}"
+    )
     for n in COUNTS:
         means = [statistics.mean(times[k, n]) for k in kinds]
-        print(f"{n:>6} " + " ".join(f"{m:>26.2f}" for m in means)
-              + f" {means[0] / means[1]:>16.2f} {means[0] / means[2]:>17.2f}")  # fmt: skip
+        print(
+            f"{n:>6} "
+            + " ".join(f"{m:>26.2f}" for m in means)
+            + f" {means[0] / means[1]:>16.2f} {means[0] / means[2]:>17.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -88,8 +88,9 @@ class Group:
 
     def run(self, args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
         command = f'echo $$ > {self.path / "cgroup.procs"} && exec "$@"'
-        return subprocess.run(["sh", "-c", command, "sh", *args], cwd=cwd, capture_output=True,
-                              text=True, check=False)  # fmt: skip
+        return subprocess.run(
+            ["sh", "-c", command, "sh", *args], cwd=cwd, capture_output=True, text=True, check=False
+        )
 
     def close(self) -> None:
         self.limit(None)
@@ -98,10 +99,12 @@ class Group:
 
 def disk_of(folder: Path) -> str:
     """The block device the folder's filesystem is on (its whole disk where it is a partition)."""
-    source = subprocess.run(["findmnt", "-no", "SOURCE", "-T", str(folder)], capture_output=True,
-                            text=True, check=True).stdout.strip()  # fmt: skip
-    parent = subprocess.run(["lsblk", "-no", "PKNAME", source], capture_output=True, text=True,
-                            check=False).stdout.strip()  # fmt: skip
+    source = subprocess.run(
+        ["findmnt", "-no", "SOURCE", "-T", str(folder)], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    parent = subprocess.run(
+        ["lsblk", "-no", "PKNAME", source], capture_output=True, text=True, check=False
+    ).stdout.strip()
     return f"/dev/{parent}" if parent else source
 
 
@@ -113,12 +116,14 @@ def night(group: Group, folder: Path, run: int) -> Night:
         latest = store.runs()[-1]
         cases = store.case_figures([latest.id])[latest.id]
     found = {s.metric: s.points[-1] for s in history.series([(latest, cases)])}
-    checked = subprocess.run([*IOLAB, "check"], cwd=folder, capture_output=True, text=True,
-                             check=False)  # fmt: skip
+    checked = subprocess.run(
+        [*IOLAB, "check"], cwd=folder, capture_output=True, text=True, check=False
+    )
     said = (checked.stdout or checked.stderr).splitlines() or ["(nothing)"]
     first = said[0] if run > 1 else "(first run)"
-    return Night(run, found["iops"].mean, found["p99"].mean, found["iops"].foreign,
-                 checked.returncode, first)  # fmt: skip
+    return Night(
+        run, found["iops"].mean, found["p99"].mean, found["iops"].foreign, checked.returncode, first
+    )
 
 
 def as_if_quiet(db: Path, runs: int) -> list[int]:
@@ -130,11 +135,14 @@ def as_if_quiet(db: Path, runs: int) -> list[int]:
         found = history.series([(r, read[r.id]) for r in stored])
     quiet = [
         history.RunSeries(
-            s.setup, s.workload, s.metric,
-            tuple(history.RunPoint(p.run_id, p.started_at, p.values) for p in s.points), (),
+            s.setup,
+            s.workload,
+            s.metric,
+            tuple(history.RunPoint(p.run_id, p.started_at, p.values) for p in s.points),
+            (),
         )
         for s in found
-    ]  # fmt: skip
+    ]
     rules = gate_verdicts.Gate(history.DEFAULT_RULES)
     return [
         r
@@ -145,8 +153,11 @@ def as_if_quiet(db: Path, runs: int) -> list[int]:
 
 def show(one: Night, label: str) -> None:
     load = "other load" if one.foreign else ""
-    print(f"{label:<10} run {one.run:>3}  {one.iops:>9,.0f} IOPS  p99 {one.p99_us:>8,.0f} µs  "
-          f"{load:<10}  check {one.code}: {one.said}", flush=True)  # fmt: skip
+    print(
+        f"{label:<10} run {one.run:>3}  {one.iops:>9,.0f} IOPS  p99 {one.p99_us:>8,.0f} µs  "
+        f"{load:<10}  check {one.code}: {one.said}",
+        flush=True,
+    )
 
 
 def main() -> None:
@@ -178,21 +189,31 @@ def main() -> None:
     checked = untouched[1:]
     alarms = sum(n.code == 4 for n in checked)
     loaded = sum(n.foreign for n in checked)
-    print(f"\nfalse alarms: {alarms} of {len(checked)} untouched runs checked "
-          f"({alarms / len(checked):.1%}; target at most 1 in 20); {loaded} of them had other "
-          "load on the host (not judged)")  # fmt: skip
+    print(
+        f"\nfalse alarms: {alarms} of {len(checked)} untouched runs checked "
+        f"({alarms / len(checked):.1%}; target at most 1 in 20); {loaded} of them had other "
+        "load on the host (not judged)"
+    )
     for share, one in zip(THROTTLES, throttled, strict=True):
         verdict = "caught (exit 4)" if one.code == 4 else f"not caught (exit {one.code})"
-        print(f"throttled to {share:.0%} of the untouched median ({median * share:,.0f} IOPS): "
-              f"{verdict}{', other load on the host' if one.foreign else ''}")  # fmt: skip
+        print(
+            f"throttled to {share:.0%} of the untouched median ({median * share:,.0f} IOPS): "
+            f"{verdict}{', other load on the host' if one.foreign else ''}"
+        )
     failed = as_if_quiet(folder / "iolab.db", len(untouched) + len(throttled))
     false = [r for r in failed if r <= len(untouched)]
-    print(f"as if every run had been quiet: {len(false)} false alarms in {len(checked)} "
-          f"untouched runs ({len(false) / len(checked):.1%}: runs {false or 'none'}); throttles "
-          + ", ".join(f"{1 - share:.0%} {'caught' if n.run in failed else 'not caught'}"
-                      for share, n in zip(THROTTLES, throttled, strict=True)))  # fmt: skip
-    print(f"{len(untouched) + len(throttled)} runs and checks in {took:.0f} s "
-          f"({took / (len(untouched) + len(throttled)):.1f} s each)")  # fmt: skip
+    print(
+        f"as if every run had been quiet: {len(false)} false alarms in {len(checked)} "
+        f"untouched runs ({len(false) / len(checked):.1%}: runs {false or 'none'}); throttles "
+        + ", ".join(
+            f"{1 - share:.0%} {'caught' if n.run in failed else 'not caught'}"
+            for share, n in zip(THROTTLES, throttled, strict=True)
+        )
+    )
+    print(
+        f"{len(untouched) + len(throttled)} runs and checks in {took:.0f} s "
+        f"({took / (len(untouched) + len(throttled)):.1f} s each)"
+    )
     shutil.rmtree(folder, ignore_errors=True)
 
 

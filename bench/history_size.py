@@ -54,16 +54,25 @@ def plan() -> Plan:
         Workload(f"4k randread QD{2**n}", {"rw": "randread", "bs": "4k", "iodepth": 2**n}, (), n)
         for n in range(WORKLOADS)
     )
-    return Plan("nightly", "a plan run every night", "bench", "nightly.toml", "", setups, workloads,
-                repeat=3)  # fmt: skip
+    return Plan(
+        "nightly",
+        "a plan run every night",
+        "bench",
+        "nightly.toml",
+        "",
+        setups,
+        workloads,
+        repeat=3,
+    )
 
 
 def metrics(rng: random.Random, rate: float) -> CaseMetrics:
     iops = rate * rng.gauss(1.0, 0.03)
     lat = 1e9 / iops
     pct = {"50": lat, "99": lat * 3, "99.9": lat * 5}
-    read = DirectionMetrics("read", iops, iops * 4096, int(iops * 4096 * 10), 10_000, lat,
-                            lat * 2, pct)  # fmt: skip
+    read = DirectionMetrics(
+        "read", iops, iops * 4096, int(iops * 4096 * 10), 10_000, lat, lat * 2, pct
+    )
     return CaseMetrics((read,), 5.0, 10.0, 10_000, 0)
 
 
@@ -82,13 +91,18 @@ def build(db: Path, runs: int) -> None:
                     if w == 1:
                         rate *= 1 - 0.1 * number / runs  # a slow drift
                     for rep in (1, 2, 3):
-                        result = Result(Case(setup, workload, rep), "ok", start, start + 10,
-                                        metrics(rng, rate))  # fmt: skip
+                        result = Result(
+                            Case(setup, workload, rep), "ok", start, start + 10, metrics(rng, rate)
+                        )
                         results.append((result, workload.table))
-            environment = {"hostname": "lab", "fio_version": "fio-3.33",
-                           "kernel": "6.1.0" if number < runs * STEP_AT else "6.1.1"}  # fmt: skip
-            store.save_import(the_plan, environment, "bench", Origin("import"), results,
-                              (start, start + 3600))  # fmt: skip
+            environment = {
+                "hostname": "lab",
+                "fio_version": "fio-3.33",
+                "kernel": "6.1.0" if number < runs * STEP_AT else "6.1.1",
+            }
+            store.save_import(
+                the_plan, environment, "bench", Origin("import"), results, (start, start + 3600)
+            )
 
 
 Timing = dict[str, tuple[float, float | None]]
@@ -96,8 +110,11 @@ Timing = dict[str, tuple[float, float | None]]
 
 def built_by(source: Path, db: Path, runs: int) -> None:
     """The store, built by the iolab whose src/ is `source` (this script, run with it)."""
-    subprocess.run([sys.executable, __file__, "--build", str(db), "--runs", str(runs)],
-                   env={**os.environ, "PYTHONPATH": str(source)}, check=True)  # fmt: skip
+    subprocess.run(
+        [sys.executable, __file__, "--build", str(db), "--runs", str(runs)],
+        env={**os.environ, "PYTHONPATH": str(source)},
+        check=True,
+    )
 
 
 def measure(db: Path, cwd: Path, rounds: int, before: Path | None) -> tuple[Timing, Timing]:
@@ -121,8 +138,7 @@ def measure(db: Path, cwd: Path, rounds: int, before: Path | None) -> tuple[Timi
             runs.append(timed(args, cwd, ok=(0, 4)))
             if then is not None:
                 older = [a.replace(".db", ".before.db") if a == str(db) else a for a in args]
-                older = [str(db.with_suffix(".before.db")) if a == str(fresh) else a
-                         for a in older]  # fmt: skip
+                older = [str(db.with_suffix(".before.db")) if a == str(fresh) else a for a in older]
                 earlier.append(timed(older, cwd, ok=(0, 4), env=then))
         for into, found in ((now, runs), (old, earlier)):
             if found:
@@ -163,8 +179,9 @@ def keep_history(db: Path) -> None:
 def source_of(revision: str, into: Path) -> Path:
     """The src/ folder of a git revision of this repository, unpacked into `into`."""
     root = Path(__file__).resolve().parent.parent
-    packed = subprocess.run(["git", "archive", revision, "src"], cwd=root, check=True,
-                            capture_output=True).stdout  # fmt: skip
+    packed = subprocess.run(
+        ["git", "archive", revision, "src"], cwd=root, check=True, capture_output=True
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=packed, check=True)
     return into / "src"
 
@@ -193,9 +210,11 @@ def main() -> None:
                 built_by(before, db.with_suffix(".before.db"), runs)
                 shutil.copy(db.with_suffix(".before.db"), db)
             cases = runs * SETUPS * WORKLOADS * 3
-            print(f"store: {runs:,} runs x {SETUPS * WORKLOADS} cases x 3 repetitions = "
-                  f"{cases:,} results, {db.stat().st_size / 1e6:,.0f} MB, built in "
-                  f"{time.perf_counter() - began:.1f} s")  # fmt: skip
+            print(
+                f"store: {runs:,} runs x {SETUPS * WORKLOADS} cases x 3 repetitions = "
+                f"{cases:,} results, {db.stat().st_size / 1e6:,.0f} MB, built in "
+                f"{time.perf_counter() - began:.1f} s"
+            )
             Store(db).close()  # the schema as this iolab has it, before anything is timed
             shutil.copy(db, db.with_suffix(".fresh.db"))
             keep_history(db)
@@ -205,15 +224,21 @@ def main() -> None:
 
 
 def report(
-    runs: int, small: int, found: dict[int, Timing], old: dict[int, Timing],
-    reading: dict[int, tuple[float, float]], before: str | None,
-) -> None:  # fmt: skip
+    runs: int,
+    small: int,
+    found: dict[int, Timing],
+    old: dict[int, Timing],
+    reading: dict[int, tuple[float, float]],
+    before: str | None,
+) -> None:
     for name, target in TARGETS.items():
         took, rss = found[runs][name]
         base, _ = found[small][name]
-        line = (f"{name:<15} {took:6.2f} s at {runs:,} runs ({took / target:.2f} of "
-                f"{target:.0f} s); {base:.2f} s at {small:,} runs: x{took / base:.1f} for "
-                f"x{runs / small:.0f} the runs")  # fmt: skip
+        line = (
+            f"{name:<15} {took:6.2f} s at {runs:,} runs ({took / target:.2f} of "
+            f"{target:.0f} s); {base:.2f} s at {small:,} runs: x{took / base:.1f} for "
+            f"x{runs / small:.0f} the runs"
+        )
         if rss is not None:
             line += f"; max RSS {rss:,.0f} MB"
         if name in old.get(runs, {}):

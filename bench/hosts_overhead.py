@@ -73,8 +73,12 @@ def one_run(work: Path, text: str) -> tuple[float, list[float]]:
     work.mkdir()
     (work / "plan.toml").write_text(text)
     began = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "iolab", "run", "plan.toml"], cwd=work, check=True,
-                   stdout=subprocess.DEVNULL)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "iolab", "run", "plan.toml"],
+        cwd=work,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     wall = time.perf_counter() - began
     with sqlite3.connect(work / "iolab.db") as con:
         spans = [e - s for s, e in con.execute("SELECT started_at, ended_at FROM cases")]
@@ -84,12 +88,18 @@ def one_run(work: Path, text: str) -> tuple[float, list[float]]:
 def plain_fio(folder: Path, host: str | None, runtime: int) -> float:
     """fio alone, on this machine or as a client of one server: its whole wall time."""
     job = folder / "plain.fio"
-    job.write_text(f"[plain]\nfilename={folder}/plain.dat\nrw=randread\nsize=16m\n"
-                   f"direct=1\ntime_based=1\nruntime={runtime}\n")  # fmt: skip
+    job.write_text(
+        f"[plain]\nfilename={folder}/plain.dat\nrw=randread\nsize=16m\n"
+        f"direct=1\ntime_based=1\nruntime={runtime}\n"
+    )
     client = [f"--client=ip:{host.replace(':', ',')}"] if host else []
     began = time.perf_counter()
-    subprocess.run(["fio", "--output-format=json", *client, str(job)], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    subprocess.run(
+        ["fio", "--output-format=json", *client, str(job)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return time.perf_counter() - began
 
 
@@ -131,15 +141,19 @@ def main() -> None:
 
 def report(spans: dict[int, list[float]], walls: dict[int, list[float]], runtime: int) -> None:
     base = statistics.mean(spans[0]) - runtime
-    print(f"{'hosts':>6} {'cases':>6} {'s/case':>8} {'beyond runtime':>15} {'vs local':>9}"
-          f" {'whole run s':>12}")  # fmt: skip
+    print(
+        f"{'hosts':>6} {'cases':>6} {'s/case':>8} {'beyond runtime':>15} {'vs local':>9}"
+        f" {'whole run s':>12}"
+    )
     for n in (0, *COUNTS):
         per_case = statistics.mean(spans[n])
         beyond = per_case - runtime
         label = "local" if n == 0 else str(n)
-        print(f"{label:>6} {len(spans[n]):>6} {per_case:>8.2f} {beyond:>15.2f} "
-              f"{beyond / base if base > 0 else float('nan'):>9.2f} "
-              f"{statistics.mean(walls[n]):>12.2f}")  # fmt: skip
+        print(
+            f"{label:>6} {len(spans[n]):>6} {per_case:>8.2f} {beyond:>15.2f} "
+            f"{beyond / base if base > 0 else float('nan'):>9.2f} "
+            f"{statistics.mean(walls[n]):>12.2f}"
+        )
 
 
 if __name__ == "__main__":

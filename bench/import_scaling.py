@@ -114,8 +114,9 @@ def imported(path: Path, db: Path) -> Measured:
         start = time.perf_counter()
         child = subprocess.Popen(
             [sys.executable, "-m", "iolab", "import", str(path), "--db", str(db)],
-            stdout=said, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            stdout=said,
+            stderr=subprocess.STDOUT,
+        )
         _, status, usage = os.wait4(child.pid, 0)
         took = time.perf_counter() - start
         child.returncode = os.waitstatus_to_exitcode(status)
@@ -147,8 +148,10 @@ def report(kind: Kind, start: float, found: list[Measured]) -> None:
     unit = kind.unit if kind.unit == "MB" else kind.unit[:-1]
     shown = 1 if kind.unit == "MB" else 0
     print(f"{kind.name} (start-up {start:.2f} CPU s: the same import of one {unit})")
-    print(f"  {'scale':>5} {kind.unit:>10} {'wall s':>7} {'CPU s':>7} {kind.unit + '/CPU s':>13} "
-          f"{'peak RSS':>10} {'step us/' + unit:>16} {'ratio':>6} {'RSS':>6}")  # fmt: skip
+    print(
+        f"  {'scale':>5} {kind.unit:>10} {'wall s':>7} {'CPU s':>7} {kind.unit + '/CPU s':>13} "
+        f"{'peak RSS':>10} {'step us/' + unit:>16} {'ratio':>6} {'RSS':>6}"
+    )
     first_step = 0.0
     for number, (scale, one) in enumerate(zip(SCALES, found, strict=True)):
         rate = one.units / max(one.cpu_s - start, 1e-9)
@@ -158,9 +161,11 @@ def report(kind: Kind, start: float, found: list[Measured]) -> None:
             cost = (one.cpu_s - before.cpu_s) / (one.units - before.units) * 1e6
             first_step = first_step or cost
             step, ratio = f"{cost:,.0f}", f"{cost / first_step:.2f}"
-        print(f"  {scale:>4}x {one.units:>10,.{shown}f} {one.wall_s:>7.2f} {one.cpu_s:>7.2f} "
-              f"{rate:>13,.{shown}f} {one.peak_mib:>6.0f} MiB {step:>16} {ratio:>6} "
-              f"{one.peak_mib / found[0].peak_mib:>6.2f}")  # fmt: skip
+        print(
+            f"  {scale:>4}x {one.units:>10,.{shown}f} {one.wall_s:>7.2f} {one.cpu_s:>7.2f} "
+            f"{rate:>13,.{shown}f} {one.peak_mib:>6.0f} MiB {step:>16} {ratio:>6} "
+            f"{one.peak_mib / found[0].peak_mib:>6.2f}"
+        )
     print()
 
 
@@ -172,8 +177,10 @@ def main() -> None:
     parser.add_argument("--only", choices=sorted(KINDS), action="append")
     args = parser.parse_args()
     bases = {"stream": args.base_docs, "table": args.base_rows, "big": args.base_jobs}
-    print("iolab import at 1x, 10x and 100x: CPU time per further unit and peak RSS, as ratios "
-          "(1.00 is linear)\n")  # fmt: skip
+    print(
+        "iolab import at 1x, 10x and 100x: CPU time per further unit and peak RSS, as ratios "
+        "(1.00 is linear)\n"
+    )
     for key in args.only or list(KINDS):
         with tempfile.TemporaryDirectory(dir="/var/tmp") as folder:
             start, found = measure(KINDS[key], bases[key], Path(folder))

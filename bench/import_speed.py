@@ -55,8 +55,11 @@ def main() -> None:
             start = time.perf_counter()
             done = subprocess.run(
                 [sys.executable, "-m", "iolab", "import", "results", "--db", str(db)],
-                cwd=cwd, capture_output=True, text=True, check=False,
-            )  # fmt: skip
+                cwd=cwd,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             times.append(time.perf_counter() - start)
             if (
                 done.returncode != 0
@@ -66,8 +69,10 @@ def main() -> None:
     took = statistics.median(times)
     verdict = "within" if took <= TARGET_S else "OVER"
     print(f"iolab import of {args.files:,} fio json+ files (4 set-ups, one run)")
-    print(f"  wall time: {took:.2f} s (median of {args.rounds}: "
-          f"{', '.join(f'{t:.2f}' for t in times)})")  # fmt: skip
+    print(
+        f"  wall time: {took:.2f} s (median of {args.rounds}: "
+        f"{', '.join(f'{t:.2f}' for t in times)})"
+    )
     print(f"  rate:      {args.files / took:,.0f} files/s")
     share = took / TARGET_S * 1000 / args.files
     print(f"  target:    {TARGET_S:.0f} s for 1,000 files: {share:.2f} of it, {verdict} the target")

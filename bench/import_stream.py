@@ -122,20 +122,27 @@ def main() -> None:
             path, count = Path(folder) / f"stream-{mb:g}mb.json", documents_for(mb)
             make_stream(path, count)
             size = path.stat().st_size / 1e6
-            found.append((size, count, imported_by(path, Path(folder) / f"{mb:g}.db", None,
-                                                   args.tty)))  # fmt: skip
+            found.append(
+                (size, count, imported_by(path, Path(folder) / f"{mb:g}.db", None, args.tty))
+            )
             if before is not None:
                 said = compared(path, Path(folder), before, args.rounds, args.tty)
                 against.append(f"{size:,.0f} MB, this over {args.before}: {said}")
             path.unlink()
-    print(f"{'file':>10} {'documents':>10} {'wall s':>8} {'CPU s':>8} {'MB/CPU s':>9} "
-          f"{'peak RSS':>10}")  # fmt: skip
+    print(
+        f"{'file':>10} {'documents':>10} {'wall s':>8} {'CPU s':>8} {'MB/CPU s':>9} "
+        f"{'peak RSS':>10}"
+    )
     for size, count, one in found:
-        print(f"{size:>7,.0f} MB {count:>10,} {one.wall_s:>8.1f} {one.cpu_s:>8.1f} "
-              f"{size / one.cpu_s:>9.1f} {one.peak_mib:>6.0f} MiB")  # fmt: skip
+        print(
+            f"{size:>7,.0f} MB {count:>10,} {one.wall_s:>8.1f} {one.cpu_s:>8.1f} "
+            f"{size / one.cpu_s:>9.1f} {one.peak_mib:>6.0f} MiB"
+        )
     (small, _, a), (large, _, b) = found
-    print(f"larger over smaller: size x{large / small:.2f}, CPU time x{b.cpu_s / a.cpu_s:.2f}, "
-          f"peak RSS x{b.peak_mib / a.peak_mib:.2f}")  # fmt: skip
+    print(
+        f"larger over smaller: size x{large / small:.2f}, CPU time x{b.cpu_s / a.cpu_s:.2f}, "
+        f"peak RSS x{b.peak_mib / a.peak_mib:.2f}"
+    )
     print("\n".join(against))
 
 

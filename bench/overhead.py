@@ -118,8 +118,11 @@ def job_files(workdir: Path, plan: str) -> list[Path]:
     their own (so that plain fio and iolab never share one)."""
     shown = subprocess.run(
         [sys.executable, "-m", "iolab", "show", plan, "--fio"],
-        cwd=workdir, check=True, capture_output=True, text=True,
-    ).stdout  # fmt: skip
+        cwd=workdir,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     shown = shown.replace(str(workdir / "iolab.testfile"), str(workdir / "plain.testfile"))
     files = []
     for number, section in enumerate(shown.split("# iolab case ")[1:], start=1):
@@ -133,8 +136,12 @@ def fio_loop(jobs: list[Path], workdir: Path) -> float:
     """Plain fio over every job file, one after another, as a shell loop would: wall time."""
     started = time.monotonic()
     for job in jobs:
-        subprocess.run(["fio", "--output-format=json+", f"--output={workdir / 'out.json'}",
-                        str(job)], cwd=workdir, check=True, capture_output=True)  # fmt: skip
+        subprocess.run(
+            ["fio", "--output-format=json+", f"--output={workdir / 'out.json'}", str(job)],
+            cwd=workdir,
+            check=True,
+            capture_output=True,
+        )
     return time.monotonic() - started
 
 
@@ -149,12 +156,16 @@ def matrix(workdir: Path, args: argparse.Namespace) -> None:
         plain = fio_loop(jobs, workdir)
         _, ours = iolab_iops(workdir, "matrix.toml")
         extra.append((ours - plain) / len(jobs))
-        print(f"round {number}: fio loop {plain:.2f} s, iolab {ours:.2f} s, "
-              f"{extra[-1]:+.3f} s per case")  # fmt: skip
+        print(
+            f"round {number}: fio loop {plain:.2f} s, iolab {ours:.2f} s, "
+            f"{extra[-1]:+.3f} s per case"
+        )
     summary = summarize(extra)
     half = summary.half_width or 0.0
-    print(f"iolab's extra wall time per case: mean {summary.mean:.3f} s +- {half:.3f} "
-          f"(95% t), median {summary.median:.3f} s; target at most 0.050 s")  # fmt: skip
+    print(
+        f"iolab's extra wall time per case: mean {summary.mean:.3f} s +- {half:.3f} "
+        f"(95% t), median {summary.median:.3f} s; target at most 0.050 s"
+    )
 
 
 def single(workdir: Path, args: argparse.Namespace) -> None:
@@ -162,8 +173,10 @@ def single(workdir: Path, args: argparse.Namespace) -> None:
         PLAN.format(path=workdir, size=args.size, runtime=args.runtime, engine=args.engine)
     )
     job = job_files(workdir, "plan.toml")[0]
-    print(f"job: 4k randread QD32 ({args.engine}), {args.runtime} s, {args.size}; "
-          "rounds of fio, iolab, fio")  # fmt: skip
+    print(
+        f"job: 4k randread QD32 ({args.engine}), {args.runtime} s, {args.size}; "
+        "rounds of fio, iolab, fio"
+    )
     print(ROW.format("round", "fio IOPS", "iolab IOPS", "fio IOPS", "iolab/fio", "fio/fio"))
     ratios, noise, walls = [], [], []
     for number in range(1, args.rounds + 1):

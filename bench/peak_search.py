@@ -69,8 +69,11 @@ def run_plan(folder: Path, name: str, text: str) -> tuple[float, Rows, dict[str,
     plan.write_text(text)
     db.unlink(missing_ok=True)
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "iolab", "run", str(plan), "--db", str(db)],
-                   check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "iolab", "run", str(plan), "--db", str(db)],
+        check=True,
+        capture_output=True,
+    )
     wall = time.perf_counter() - start
     with sqlite3.connect(db) as con:
         rows = con.execute(
@@ -157,25 +160,37 @@ def main() -> None:
             best.append(searched.best / swept.best)
             walls.append(searched.wall / swept.wall)
             for run, o in (("sweep", swept), ("search", searched)):
-                lines.append(f"{number:>5} {run:<7} {o.wall:>7.1f} {o.best:>10,.0f}  "
-                             f"{o.at[0]:>3} x {o.at[1]:<4} {o.said}")  # fmt: skip
+                lines.append(
+                    f"{number:>5} {run:<7} {o.wall:>7.1f} {o.best:>10,.0f}  "
+                    f"{o.at[0]:>3} x {o.at[1]:<4} {o.said}"
+                )
             if args.verify and swept.at != searched.at:
                 again = verify(folder, head, [swept.at, searched.at], args.verify)
                 means = [statistics.fmean(again[p]) for p in (swept.at, searched.at)]
                 true.append(means[1] / means[0])
-                lines.append(f"{'':>5} again: sweep's {means[0]:,.0f}, search's {means[1]:,.0f} "
-                             f"IOPS ({args.verify} runs each, alternating)")  # fmt: skip
+                lines.append(
+                    f"{'':>5} again: sweep's {means[0]:,.0f}, search's {means[1]:,.0f} "
+                    f"IOPS ({args.verify} runs each, alternating)"
+                )
             elif args.verify:
                 true.append(1.0)
                 lines.append(f"{'':>5} again: both chose {swept.at[0]} x {swept.at[1]}")
             print(f"round {number} done", file=sys.stderr)
     where, points = args.target or "a fresh folder", len(grid[0]) * len(grid[1])
-    print(f"grid numjobs {args.numjobs} x iodepth {args.iodepth} = {points} points, "
-          f"{args.runtime} s each, {args.size}, on {where}")  # fmt: skip
+    print(
+        f"grid numjobs {args.numjobs} x iodepth {args.iodepth} = {points} points, "
+        f"{args.runtime} s each, {args.size}, on {where}"
+    )
     print(f"round {'run':<7} {'wall s':>7} {'best IOPS':>10}  {'at (jobs x depth)':<17}")
     print("\n".join(lines))
-    print(verdict(f"best single run, search / sweep (the sweep's, of {points}, leans high)", best,
-                  0.97, high=True))  # fmt: skip
+    print(
+        verdict(
+            f"best single run, search / sweep (the sweep's, of {points}, leans high)",
+            best,
+            0.97,
+            high=True,
+        )
+    )
     if true:
         print(
             verdict(

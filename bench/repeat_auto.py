@@ -49,13 +49,21 @@ def measure(
     db = folder / f"{name}.db"
     db.unlink(missing_ok=True)
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "iolab", "run", str(plan), "--db", str(db)],
-                   check=True, capture_output=True)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "iolab", "run", str(plan), "--db", str(db)],
+        check=True,
+        capture_output=True,
+    )
     wall = time.perf_counter() - start
     with sqlite3.connect(db) as con:
-        iops = [r[0] for r in con.execute("SELECT sum(m.iops) FROM metrics m JOIN cases c"
-                                          " ON c.id = m.case_id WHERE m.phase = 'measure'"
-                                          " GROUP BY c.id")]  # fmt: skip
+        iops = [
+            r[0]
+            for r in con.execute(
+                "SELECT sum(m.iops) FROM metrics m JOIN cases c"
+                " ON c.id = m.case_id WHERE m.phase = 'measure'"
+                " GROUP BY c.id"
+            )
+        ]
     return wall, len(iops), relative_half_width(iops) or 0.0
 
 

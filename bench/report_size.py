@@ -123,9 +123,14 @@ def build(db: Path, setups: int, count: int) -> None:
             )
             metrics = CaseMetrics(dirs, 5.0, 10.0, 10_000, 0)
             result = Result(
-                Case(setup, workload, 1), "ok", start, start + 10, metrics,
-                raw_json=raw, samples=samples,
-            )  # fmt: skip
+                Case(setup, workload, 1),
+                "ok",
+                start,
+                start + 10,
+                metrics,
+                raw_json=raw,
+                samples=samples,
+            )
             results.append((result, workload.table))
     environment = {"hostname": "bench", "fio_version": "fio-3.33", "kernel": "6.1.0"}
     with Store(db) as store:
@@ -146,8 +151,12 @@ def timed(
     began = time.perf_counter()
     done = subprocess.run(
         [*prefix, sys.executable, "-m", "iolab", *args],
-        cwd=cwd, capture_output=True, text=True, check=False, env=env,
-    )  # fmt: skip
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+    )
     took = time.perf_counter() - began
     if done.returncode not in ok:
         sys.exit(f"iolab {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
@@ -172,8 +181,10 @@ def main() -> None:
             began = time.perf_counter()
             build(db, args.setups, args.workloads)
             size = db.stat().st_size / 1e6
-            print(f"store: {args.setups * args.workloads:,} results, {size:,.0f} MB, built in "
-                  f"{time.perf_counter() - began:.1f} s")  # fmt: skip
+            print(
+                f"store: {args.setups * args.workloads:,} results, {size:,.0f} MB, built in "
+                f"{time.perf_counter() - began:.1f} s"
+            )
         results = args.setups * args.workloads
         for fmt in args.formats.split(","):
             target, name = TARGETS[fmt]

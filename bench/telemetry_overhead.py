@@ -66,9 +66,16 @@ def main() -> None:
     parser.add_argument("--runtime", type=int, default=5)
     parser.add_argument("--cpu", default="0")
     args = parser.parse_args()
-    options = {"ioengine": "null", "rw": "randread", "bs": "4k", "size": "1g",
-               "runtime": args.runtime, "time_based": 1, "cpus_allowed": args.cpu,
-               "randrepeat": 0}  # fmt: skip
+    options = {
+        "ioengine": "null",
+        "rw": "randread",
+        "bs": "4k",
+        "size": "1g",
+        "runtime": args.runtime,
+        "time_based": 1,
+        "cpus_allowed": args.cpu,
+        "randrepeat": 0,
+    }
     with tempfile.TemporaryDirectory(prefix="iolab-bench-") as where:
         setup, workload = Setup("bench", where), Workload("null", options)
         step = CampaignStep(Case(setup, workload, 1), 0)
@@ -82,15 +89,18 @@ def main() -> None:
             b = one(step, job, None if first_with else watched)
             with_, without = (a, b) if first_with else (b, a)
             ratios.append(with_ / without)
-            print(f"round {number}: with {with_:,.0f} IOPS, without {without:,.0f} IOPS, "
-                  f"ratio {ratios[-1]:.4f}")  # fmt: skip
+            print(
+                f"round {number}: with {with_:,.0f} IOPS, without {without:,.0f} IOPS, "
+                f"ratio {ratios[-1]:.4f}"
+            )
     found = summarize(ratios)
     half = found.half_width or 0.0
-    print(f"with/without: {found.mean:.4f} ± {half:.4f} (95% interval, {found.n} rounds); "
-          f"cost {1 - found.mean:+.2%}; target under 1%: "
-          f"{'met' if found.mean - half > 0.99 else 'not shown'}")  # fmt: skip
-    print(f"the sampler's own CPU time: {cost * 1000:.2f} ms per 1 s sample, "
-          f"{cost:.3%} of one CPU")  # fmt: skip
+    print(
+        f"with/without: {found.mean:.4f} ± {half:.4f} (95% interval, {found.n} rounds); "
+        f"cost {1 - found.mean:+.2%}; target under 1%: "
+        f"{'met' if found.mean - half > 0.99 else 'not shown'}"
+    )
+    print(f"the sampler's own CPU time: {cost * 1000:.2f} ms per 1 s sample, {cost:.3%} of one CPU")
 
 
 if __name__ == "__main__":

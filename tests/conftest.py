@@ -61,8 +61,9 @@ def iolab_here(*args: str, cwd: Path, check: bool = False) -> subprocess.Complet
 
 def ctrl_c_when(args: list[str], cwd: Path, ready: Callable[[], bool]) -> tuple[int, str]:
     """Start `iolab ARGS`, press Ctrl-C (SIGINT) once `ready()` holds; its exit code and stderr."""
-    child = subprocess.Popen([*IOLAB, *args], cwd=cwd, text=True,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    child = subprocess.Popen(
+        [*IOLAB, *args], cwd=cwd, text=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and child.poll() is None and not ready():
         time.sleep(0.1)
@@ -110,17 +111,26 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 # The fast lane (scripts/test --fast) deselects tests marked with what they need; these
 # stand-ins fail any other test that starts one of these tools, so a missing mark shows.
 FAST_LANE_TOOLS = {
-    "fio": "fio", "losetup": "root", "mount": "root", "mkfs.btrfs": "root", "mkfs.xfs": "root",
-    "mkfs.ext4": "root", "linux.uml": "kernel", "chromium": "browser",
-}  # fmt: skip
+    "fio": "fio",
+    "losetup": "root",
+    "mount": "root",
+    "mkfs.btrfs": "root",
+    "mkfs.xfs": "root",
+    "mkfs.ext4": "root",
+    "linux.uml": "kernel",
+    "chromium": "browser",
+}
 FAST_LANE = "IOLAB_FAST_LANE"
 
 
 # Fixtures that bring a slow part with them: a test that uses one is marked for it.
 FIXTURE_MARKS = {
-    "loops": "root", "devs": "root", "browser": "browser", "machine": "kernel",
+    "loops": "root",
+    "devs": "root",
+    "browser": "browser",
+    "machine": "kernel",
     "lab_host": "kernel",
-}  # fmt: skip
+}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

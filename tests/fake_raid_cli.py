@@ -388,8 +388,12 @@ def _storcli_set(state: State, address: str, settings: list[str]) -> tuple[int, 
     rows = []
     for setting in settings:
         key, _, value = setting.partition("=")
-        table = {"wrcache": _STORCLI_WRITE, "rdcache": _STORCLI_READ,
-                 "iopolicy": _STORCLI_IO, "pdcache": _STORCLI_PD}.get(key)  # fmt: skip
+        table = {
+            "wrcache": _STORCLI_WRITE,
+            "rdcache": _STORCLI_READ,
+            "iopolicy": _STORCLI_IO,
+            "pdcache": _STORCLI_PD,
+        }.get(key)
         field = {"wrcache": "write", "rdcache": "read", "iopolicy": "io"}.get(key, "drive_cache")
         if table is None or value not in table:
             return 1, _dump(_storcli_failure(controller, "the fake's own words: bad syntax"))
@@ -411,8 +415,14 @@ def _storcli_set(state: State, address: str, settings: list[str]) -> tuple[int, 
 
 def _detail(vd: int, key: str, value: str, status: str) -> dict[str, Any]:
     error = 0 if status == "Success" else 255
-    return {"VD": vd, "Property": key, "Value": value.upper(), "Status": status,
-            "ErrCd": error, "ErrMsg": "-" if not error else "the fake's own words"}  # fmt: skip
+    return {
+        "VD": vd,
+        "Property": key,
+        "Value": value.upper(),
+        "Status": status,
+        "ErrCd": error,
+        "ErrMsg": "-" if not error else "the fake's own words",
+    }
 
 
 def _storcli_failure(controller: int, description: str) -> dict[str, Any]:
@@ -437,10 +447,16 @@ _MEGA_SET = {
     "-endskcache": ("drive_cache", "on", "Disk Cache Policy to Enabled"),
     "-disdskcache": ("drive_cache", "off", "Disk Cache Policy to Disabled"),
 }
-_MEGA_WORDS = {"write-back": "WriteBack", "write-through": "WriteThrough",
-               "always-write-back": "WriteBack", "read-ahead": "ReadAhead",
-               "none": "ReadAheadNone", "adaptive": "ReadAdaptive", "direct": "Direct",
-               "cached": "Cached"}  # fmt: skip
+_MEGA_WORDS = {
+    "write-back": "WriteBack",
+    "write-through": "WriteThrough",
+    "always-write-back": "WriteBack",
+    "read-ahead": "ReadAhead",
+    "none": "ReadAheadNone",
+    "adaptive": "ReadAdaptive",
+    "direct": "Direct",
+    "cached": "Cached",
+}
 
 
 def _megacli(state: State, args: list[str], family: str) -> tuple[int, str]:
@@ -500,8 +516,10 @@ def _mega_set(state: State, prop: str, target: str, adapter: str) -> tuple[int, 
 
 # -- ssacli ---------------------------------------------------------------------------------
 
-_SSA_BATTERY = {"learning": ("Recharging", "Temporarily Disabled"),
-                "failed": ("Failed", "Permanently Disabled")}  # fmt: skip
+_SSA_BATTERY = {
+    "learning": ("Recharging", "Temporarily Disabled"),
+    "failed": ("Failed", "Permanently Disabled"),
+}
 
 
 def _ssacli(state: State, args: list[str], family: str) -> tuple[int, str]:
@@ -575,9 +593,13 @@ def _ssa_ld(state: State, number: str, verb: str, setting: str) -> tuple[int, st
 def _ssa_card(state: State, setting: str) -> tuple[int, str]:
     key, _, value = setting.partition("=")
     card = state["card"]
-    field = {"cacheratio": "cache_ratio", "drivewritecache": "drive_cache", "dwc": "drive_cache",
-             "nobatterywritecache": "no_battery_write_cache",
-             "nbwc": "no_battery_write_cache"}.get(key)  # fmt: skip
+    field = {
+        "cacheratio": "cache_ratio",
+        "drivewritecache": "drive_cache",
+        "dwc": "drive_cache",
+        "nobatterywritecache": "no_battery_write_cache",
+        "nbwc": "no_battery_write_cache",
+    }.get(key)
     ratio = re.fullmatch(r"(\d{1,3})/(\d{1,3})", value)
     if field == "cache_ratio" and ratio and int(ratio.group(1)) + int(ratio.group(2)) == 100:
         new: object = [int(ratio.group(1)), int(ratio.group(2))]
@@ -598,8 +620,11 @@ def _ssa_card(state: State, setting: str) -> tuple[int, str]:
 
 _ARC_WRITE = {"wb": "always-write-back", "wbb": "write-back", "wt": "write-through"}
 _ARC_READ = {"ron": "read-ahead", "roff": "none"}
-_ARC_SETTING = {"always-write-back": "Enabled", "write-through": "Disabled",
-                "write-back": "Enabled (write-back) when protected by battery/ZMM"}  # fmt: skip
+_ARC_SETTING = {
+    "always-write-back": "Enabled",
+    "write-through": "Disabled",
+    "write-back": "Enabled (write-back) when protected by battery/ZMM",
+}
 _DONE = "Controllers found: 1\n\nCommand completed successfully.\n"
 
 
@@ -625,8 +650,9 @@ def _arc_config(state: State) -> str:
 
 def _arc_set(state: State, number: str, mode: str) -> tuple[int, str]:
     vd = state["vds"].get(f"1 LOGICALDRIVE {number}")
-    field, value = ("write", _ARC_WRITE.get(mode)) if mode in _ARC_WRITE else (
-        "read", _ARC_READ.get(mode))  # fmt: skip
+    field, value = (
+        ("write", _ARC_WRITE.get(mode)) if mode in _ARC_WRITE else ("read", _ARC_READ.get(mode))
+    )
     if vd is None or value is None:
         return 1, "Controllers found: 1\n\nthe fake's own words: invalid logical drive or mode\n"
     try:
@@ -654,8 +680,13 @@ def _line(text: str, key: str, value: str) -> str:
     return pattern.sub(lambda found: found.group(1) + value, text)
 
 
-ANSWERS = {"storcli": _storcli, "perccli": _storcli, "MegaCli": _megacli,
-           "ssacli": _ssacli, "arcconf": _arcconf}  # fmt: skip
+ANSWERS = {
+    "storcli": _storcli,
+    "perccli": _storcli,
+    "MegaCli": _megacli,
+    "ssacli": _ssacli,
+    "arcconf": _arcconf,
+}
 
 
 if __name__ == "__main__":

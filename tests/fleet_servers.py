@@ -69,9 +69,12 @@ class Fleet:
         self.dirs[host] = self.root / f"host-{ip}"
         self.dirs[host].mkdir(parents=True, exist_ok=True)
         self.procs[host] = subprocess.Popen(
-            [FIO, f"--server=ip:{ip},{port}"], cwd=self.dirs[host], start_new_session=True,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+            [FIO, f"--server=ip:{ip},{port}"],
+            cwd=self.dirs[host],
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         return host
 
     def kill(self, host: str) -> None:
@@ -117,8 +120,10 @@ class Sshd:
     def start(self, addresses: list[str]) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         for name in ("host_key", "user_key"):
-            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f",
-                            str(self.root / name)], check=True)  # fmt: skip
+            subprocess.run(
+                ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.root / name)],
+                check=True,
+            )
         (self.root / "authorized_keys").write_text((self.root / "user_key.pub").read_text())
         self.port = free_port(addresses[0])
         bin_dir = Path(sys.executable).parent  # iolab's own, as installed on the "hosts"

@@ -109,8 +109,10 @@ def test_environment_differences_name_the_facts() -> None:
 def test_mixed_versions_names_what_differs() -> None:
     from iolab.analysis import comparison
 
-    same = [(1, {"fio_version": "fio-3.33", "kernel": "6.1"}), (2, {"fio_version": "fio-3.33",
-            "kernel": "6.1"})]  # fmt: skip
+    same = [
+        (1, {"fio_version": "fio-3.33", "kernel": "6.1"}),
+        (2, {"fio_version": "fio-3.33", "kernel": "6.1"}),
+    ]
     assert comparison.mixed_versions(same) is None
     other = [*same[:1], (2, {"fio_version": "fio-3.36", "kernel": "6.1"})]
     found = comparison.mixed_versions(other)

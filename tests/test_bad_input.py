@@ -78,12 +78,29 @@ def plan(
 ) -> str:
     """The template: one path set-up on the scratch directory, one 4k randread workload."""
     lines = [
-        f"name = {plan_name}", top, "",
-        "[defaults]", f"runtime = {runtime}", f"size = {size}", defaults, "",
-        "[[setup]]", f"name = {setup_name}", target, setup, "",
-        "[[workload]]", f"name = {name}", f"rw = {rw}", f"bs = {bs}", workload, "",
-        "[report]", report, tail,
-    ]  # fmt: skip
+        f"name = {plan_name}",
+        top,
+        "",
+        "[defaults]",
+        f"runtime = {runtime}",
+        f"size = {size}",
+        defaults,
+        "",
+        "[[setup]]",
+        f"name = {setup_name}",
+        target,
+        setup,
+        "",
+        "[[workload]]",
+        f"name = {name}",
+        f"rw = {rw}",
+        f"bs = {bs}",
+        workload,
+        "",
+        "[report]",
+        report,
+        tail,
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -179,25 +196,61 @@ def case(
 
 # Rows whose input is refused only once fio has read it (the fast lane leaves them out).
 REACHES_FIO = {
-    "compare-export-onto-file", "compare-format-bogus", "compare-no-runs", "compare-no-such-run",
-    "compare-one-run", "compare-output-is-directory", "compare-output-is-fifo",
-    "compare-output-missing-dir-csv", "compare-output-missing-dir-html",
-    "compare-output-missing-dir-md", "compare-output-missing-dir-table", "ctl-newline-description",
-    "db-newer-run", "db-not-sqlite-run", "device-character", "device-missing",
-    "limit-cpus_allowed", "limit-cpus_allowed-range", "report-abc", "report-baseline-nosuch",
-    "report-charts-pie", "report-export-onto-file", "report-format-bogus",
-    "report-image-format-gif", "report-lines-bogus", "report-metric-bogus", "report-no-such-run",
-    "report-output-is-directory", "report-output-is-fifo", "report-output-missing-dir-csv",
-    "report-output-missing-dir-html", "report-output-missing-dir-md",
-    "report-output-missing-dir-table", "report-y-bogus", "resume-no-such-run",
-    "setup-file-randrw-unconfirmed", "setup-file-randwrite-unconfirmed",
-    "setup-file-trimwrite-unconfirmed", "setup-file-write-sweep-unconfirmed",
-    "setup-file-write-unconfirmed", "setup-path-dev-null", "setup-path-fifo", "setup-path-missing",
-    "size-beyond-free-space", "size-beyond-free-space-flag", "size-beyond-free-space-target",
-    "target-character-device", "target-fifo", "target-file-grown", "target-file-grown-preset",
-    "target-file-write-preset", "target-nonexistent", "unknown-key-defaults",
+    "compare-export-onto-file",
+    "compare-format-bogus",
+    "compare-no-runs",
+    "compare-no-such-run",
+    "compare-one-run",
+    "compare-output-is-directory",
+    "compare-output-is-fifo",
+    "compare-output-missing-dir-csv",
+    "compare-output-missing-dir-html",
+    "compare-output-missing-dir-md",
+    "compare-output-missing-dir-table",
+    "ctl-newline-description",
+    "db-newer-run",
+    "db-not-sqlite-run",
+    "device-character",
+    "device-missing",
+    "limit-cpus_allowed",
+    "limit-cpus_allowed-range",
+    "report-abc",
+    "report-baseline-nosuch",
+    "report-charts-pie",
+    "report-export-onto-file",
+    "report-format-bogus",
+    "report-image-format-gif",
+    "report-lines-bogus",
+    "report-metric-bogus",
+    "report-no-such-run",
+    "report-output-is-directory",
+    "report-output-is-fifo",
+    "report-output-missing-dir-csv",
+    "report-output-missing-dir-html",
+    "report-output-missing-dir-md",
+    "report-output-missing-dir-table",
+    "report-y-bogus",
+    "resume-no-such-run",
+    "setup-file-randrw-unconfirmed",
+    "setup-file-randwrite-unconfirmed",
+    "setup-file-trimwrite-unconfirmed",
+    "setup-file-write-sweep-unconfirmed",
+    "setup-file-write-unconfirmed",
+    "setup-path-dev-null",
+    "setup-path-fifo",
+    "setup-path-missing",
+    "size-beyond-free-space",
+    "size-beyond-free-space-flag",
+    "size-beyond-free-space-target",
+    "target-character-device",
+    "target-fifo",
+    "target-file-grown",
+    "target-file-grown-preset",
+    "target-file-write-preset",
+    "target-nonexistent",
+    "unknown-key-defaults",
     "unknown-key-workload",
-}  # fmt: skip
+}
 
 
 def bad_plan(
@@ -220,27 +273,57 @@ PLAN_FILES = [
     case("plan-fifo", "run plan.fifo", ["plan.fifo"], {"plan.fifo": FIFO}, spawn=True),
     case("plan-directory", "run plandir", ["plandir"], {"plandir": DIR}),
     case("plan-dev-null", "run /dev/null", ["/dev/null"]),
-    case("plan-over-1mib", "run big.toml", ["big.toml"],
-         {"big.toml": plan() + "# padding\n" * (MIB // 10 + 1)}),
-    case("plan-not-utf8", "run plan.toml", ["plan.toml"],
-         {"plan.toml": plan().encode() + b"# \xff\xfe\xfa\n"}),
+    case(
+        "plan-over-1mib",
+        "run big.toml",
+        ["big.toml"],
+        {"big.toml": plan() + "# padding\n" * (MIB // 10 + 1)},
+    ),
+    case(
+        "plan-not-utf8",
+        "run plan.toml",
+        ["plan.toml"],
+        {"plan.toml": plan().encode() + b"# \xff\xfe\xfa\n"},
+    ),
     case("plan-invalid-toml", "run plan.toml", ["plan.toml"], {"plan.toml": "name = \n"}),
     case("plan-missing", "run missing.toml", ["missing.toml"]),
     case("plan-empty", "run plan.toml", ["plan.toml"], {"plan.toml": ""}),
-    case("plan-no-workload", "run plan.toml", ["plan.toml", "workload"],
-         {"plan.toml": '[[setup]]\npath = "@DIR@"\n'}),
-    case("plan-no-setup", "run plan.toml", ["plan.toml", "setup"],
-         {"plan.toml": '[[workload]]\nrw = "randread"\n'}),
-    case("plan-workload-not-table", "run plan.toml", ["plan.toml", "workload"],
-         {"plan.toml": '[[setup]]\npath = "@DIR@"\nworkload = 1\n'}),
-    case("plan-symlink-to-dev-zero", "run link.toml", [("link.toml", "/dev/zero")],
-         {"link.toml": symlink("/dev/zero")}, spawn=True),
+    case(
+        "plan-no-workload",
+        "run plan.toml",
+        ["plan.toml", "workload"],
+        {"plan.toml": '[[setup]]\npath = "@DIR@"\n'},
+    ),
+    case(
+        "plan-no-setup",
+        "run plan.toml",
+        ["plan.toml", "setup"],
+        {"plan.toml": '[[workload]]\nrw = "randread"\n'},
+    ),
+    case(
+        "plan-workload-not-table",
+        "run plan.toml",
+        ["plan.toml", "workload"],
+        {"plan.toml": '[[setup]]\npath = "@DIR@"\nworkload = 1\n'},
+    ),
+    case(
+        "plan-symlink-to-dev-zero",
+        "run link.toml",
+        [("link.toml", "/dev/zero")],
+        {"link.toml": symlink("/dev/zero")},
+        spawn=True,
+    ),
     case("show-plan-missing", "show missing.toml", ["missing.toml"]),
     case("show-plan-directory", "show plandir", ["plandir"], {"plandir": DIR}),
-]  # fmt: skip
+]
 
-CONTROLS = [("\\n", "newline"), ("\\r", "cr"), ("\\t", "tab"), ("\\u0000", "nul"),
-            ("\\u001b", "esc")]  # fmt: skip
+CONTROLS = [
+    ("\\n", "newline"),
+    ("\\r", "cr"),
+    ("\\t", "tab"),
+    ("\\u0000", "nul"),
+    ("\\u001b", "esc"),
+]
 INJECTION = "x{c}[x]{c}filename=@VICTIM@{c}rw=write"
 
 CONTROL_CHARACTERS = [
@@ -248,23 +331,35 @@ CONTROL_CHARACTERS = [
     for c, label in CONTROLS
     for row in (
         bad_plan(f"ctl-{label}-workload-name", [at(NAME), "name"], plan(name=f'"rr{c}[x]"')),
-        bad_plan(f"ctl-{label}-setup-name", [at(SETUP_NAME), "name"],
-                 plan(setup_name=f'"here{c}x"')),
-        bad_plan(f"ctl-{label}-description", [at(WORKLOAD), "description"],
-                 plan(workload=f'description = "{INJECTION.format(c=c)}"')),
+        bad_plan(
+            f"ctl-{label}-setup-name", [at(SETUP_NAME), "name"], plan(setup_name=f'"here{c}x"')
+        ),
+        bad_plan(
+            f"ctl-{label}-description",
+            [at(WORKLOAD), "description"],
+            plan(workload=f'description = "{INJECTION.format(c=c)}"'),
+        ),
         bad_plan(f"ctl-{label}-bs", [at(BS), "bs"], plan(bs=f'"4k{c}"')),
     )
 ] + [
-    bad_plan("ctl-newline-defaults-description", [at(DEFAULTS), "description"],
-             plan(defaults=f'description = "{INJECTION.format(c=chr(92) + "n")}"')),
-    bad_plan("ctl-newline-ioengine", [at(WORKLOAD), "ioengine"],
-             plan(workload='ioengine = "libaio\\nexec_prerun=touch @DIR@/pwned"')),
-    bad_plan("ctl-newline-in-a-sweep", [at(WORKLOAD), "description"],
-             plan(workload='description = ["fine", "x\\n[x]\\nrw=write"]')),
-    bad_plan("ctl-newline-verify", [at(WORKLOAD), "verify"],
-             plan(workload='verify = "md5\\n[x]"')),
+    bad_plan(
+        "ctl-newline-defaults-description",
+        [at(DEFAULTS), "description"],
+        plan(defaults=f'description = "{INJECTION.format(c=chr(92) + "n")}"'),
+    ),
+    bad_plan(
+        "ctl-newline-ioengine",
+        [at(WORKLOAD), "ioengine"],
+        plan(workload='ioengine = "libaio\\nexec_prerun=touch @DIR@/pwned"'),
+    ),
+    bad_plan(
+        "ctl-newline-in-a-sweep",
+        [at(WORKLOAD), "description"],
+        plan(workload='description = ["fine", "x\\n[x]\\nrw=write"]'),
+    ),
+    bad_plan("ctl-newline-verify", [at(WORKLOAD), "verify"], plan(workload='verify = "md5\\n[x]"')),
     bad_plan("ctl-newline-show", [at(NAME), "name"], plan(name='"rr\\n[x]"'), command="show"),
-]  # fmt: skip
+]
 
 PATH_OPTIONS = [
     ("filename", '"@VICTIM@"'),
@@ -291,27 +386,55 @@ PATH_OPTIONS = [
     ("verify_pattern", "\"'/etc/passwd'\""),
 ]
 
-PASS_THROUGH = [
-    bad_plan(f"option-{label}", [at(WORKLOAD), label.split("-")[0]],
-             plan(workload=f"{label.split('-')[0]} = {value}"))
-    for label, value in PATH_OPTIONS
-] + [
-    bad_plan("option-filename-write-to-device", [at(WORKLOAD), "filename"],
-             plan(rw='"write"', workload='filename = "@VICTIM@"')),
-    bad_plan("option-filename-in-defaults", [at(DEFAULTS), "filename"],
-             plan(defaults='filename = "@VICTIM@"')),
-    bad_plan("option-exec_prerun-in-defaults", [at(DEFAULTS), "exec_prerun"],
-             plan(defaults='exec_prerun = "touch @DIR@/pwned"')),
-    bad_plan("option-filename-sweep", [at(WORKLOAD), "filename"],
-             plan(workload='filename = ["@DIR@/a", "@DIR@/b"]')),
-    bad_plan("option-exec_prerun-show", [at(WORKLOAD), "exec_prerun"],
-             plan(workload='exec_prerun = "touch @DIR@/pwned"'), command="show"),
-] + [
-    bad_plan(f"ioengine-{label}", [at(WORKLOAD), "ioengine"],
-             plan(workload=f'ioengine = "{engine}"'))
-    for label, engine in (("external", "external:@DIR@/x.so"), ("exec", "exec"),
-                          ("net", "net"), ("nosuchengine", "nosuchengine"))
-]  # fmt: skip
+PASS_THROUGH = (
+    [
+        bad_plan(
+            f"option-{label}",
+            [at(WORKLOAD), label.split("-")[0]],
+            plan(workload=f"{label.split('-')[0]} = {value}"),
+        )
+        for label, value in PATH_OPTIONS
+    ]
+    + [
+        bad_plan(
+            "option-filename-write-to-device",
+            [at(WORKLOAD), "filename"],
+            plan(rw='"write"', workload='filename = "@VICTIM@"'),
+        ),
+        bad_plan(
+            "option-filename-in-defaults",
+            [at(DEFAULTS), "filename"],
+            plan(defaults='filename = "@VICTIM@"'),
+        ),
+        bad_plan(
+            "option-exec_prerun-in-defaults",
+            [at(DEFAULTS), "exec_prerun"],
+            plan(defaults='exec_prerun = "touch @DIR@/pwned"'),
+        ),
+        bad_plan(
+            "option-filename-sweep",
+            [at(WORKLOAD), "filename"],
+            plan(workload='filename = ["@DIR@/a", "@DIR@/b"]'),
+        ),
+        bad_plan(
+            "option-exec_prerun-show",
+            [at(WORKLOAD), "exec_prerun"],
+            plan(workload='exec_prerun = "touch @DIR@/pwned"'),
+            command="show",
+        ),
+    ]
+    + [
+        bad_plan(
+            f"ioengine-{label}", [at(WORKLOAD), "ioengine"], plan(workload=f'ioengine = "{engine}"')
+        )
+        for label, engine in (
+            ("external", "external:@DIR@/x.so"),
+            ("exec", "exec"),
+            ("net", "net"),
+            ("nosuchengine", "nosuchengine"),
+        )
+    ]
+)
 
 SWEEP_1M = "\n".join(
     [
@@ -325,27 +448,55 @@ MILLION = ("1000000", "1,000,000", "1 000 000")
 
 LIMITS = [
     bad_plan("limit-numjobs", [at(WORKLOAD), "numjobs"], plan(workload="numjobs = 100000")),
-    bad_plan("limit-numjobs-in-defaults", [at(DEFAULTS), "numjobs"],
-             plan(defaults="numjobs = 100000")),
+    bad_plan(
+        "limit-numjobs-in-defaults", [at(DEFAULTS), "numjobs"], plan(defaults="numjobs = 100000")
+    ),
     bad_plan("limit-iodepth", [at(WORKLOAD), "iodepth"], plan(workload="iodepth = 100000")),
-    bad_plan("limit-iodepth-sweep", [at(WORKLOAD), "iodepth"],
-             plan(workload="iodepth = [1, 100000]")),
-    bad_plan("limit-cpus_allowed", [at(WORKLOAD), "cpus_allowed"],
-             plan(workload='cpus_allowed = "999"')),
-    bad_plan("limit-cpus_allowed-range", [at(WORKLOAD), "cpus_allowed"],
-             plan(workload='cpus_allowed = "0-999"')),
+    bad_plan(
+        "limit-iodepth-sweep", [at(WORKLOAD), "iodepth"], plan(workload="iodepth = [1, 100000]")
+    ),
+    bad_plan(
+        "limit-cpus_allowed", [at(WORKLOAD), "cpus_allowed"], plan(workload='cpus_allowed = "999"')
+    ),
+    bad_plan(
+        "limit-cpus_allowed-range",
+        [at(WORKLOAD), "cpus_allowed"],
+        plan(workload='cpus_allowed = "0-999"'),
+    ),
     bad_plan("limit-workload-name-100k", [at(NAME), "name"], plan(name=f'"{"x" * 100_000}"')),
-    bad_plan("limit-setup-name-10k", [at(SETUP_NAME), "name"],
-             plan(setup_name=f'"{"s" * 10_000}"')),
-    case("limit-sweep-1m-run", "run plan.toml", [MILLION, "--max-cases"],
-         {"plan.toml": plan(bs=str([f"{4 * i}k" for i in range(1, 11)]).replace("'", '"'),
-                            workload=SWEEP_1M)}, max_s=2.0),
-    case("limit-sweep-1m-show", "show plan.toml", [MILLION, "--max-cases"],
-         {"plan.toml": plan(bs=str([f"{4 * i}k" for i in range(1, 11)]).replace("'", '"'),
-                            workload=SWEEP_1M)}, max_s=2.0),
-    case("limit-repeat-1m", "run plan.toml --repeat 1000000", [MILLION, "--max-cases"],
-         {"plan.toml": plan()}, max_s=2.0),
-]  # fmt: skip
+    bad_plan(
+        "limit-setup-name-10k", [at(SETUP_NAME), "name"], plan(setup_name=f'"{"s" * 10_000}"')
+    ),
+    case(
+        "limit-sweep-1m-run",
+        "run plan.toml",
+        [MILLION, "--max-cases"],
+        {
+            "plan.toml": plan(
+                bs=str([f"{4 * i}k" for i in range(1, 11)]).replace("'", '"'), workload=SWEEP_1M
+            )
+        },
+        max_s=2.0,
+    ),
+    case(
+        "limit-sweep-1m-show",
+        "show plan.toml",
+        [MILLION, "--max-cases"],
+        {
+            "plan.toml": plan(
+                bs=str([f"{4 * i}k" for i in range(1, 11)]).replace("'", '"'), workload=SWEEP_1M
+            )
+        },
+        max_s=2.0,
+    ),
+    case(
+        "limit-repeat-1m",
+        "run plan.toml --repeat 1000000",
+        [MILLION, "--max-cases"],
+        {"plan.toml": plan()},
+        max_s=2.0,
+    ),
+]
 
 KEYS = [
     bad_plan("key-with-space", ["a b"], plan(workload='"a b" = 1')),
@@ -354,7 +505,7 @@ KEYS = [
     bad_plan("key-with-newline", [], plan(workload='"a\\nb" = 1')),
     bad_plan("key-empty", [], plan(workload='"" = 1')),
     bad_plan("key-with-space-in-defaults", ["a b"], plan(defaults='"a b" = 1')),
-]  # fmt: skip
+]
 
 PLAN_CHECKS = [
     bad_plan("bs-4q", [at(BS), "4q"], plan(bs='"4q"')),
@@ -372,111 +523,202 @@ PLAN_CHECKS = [
     bad_plan("unknown-key-top", [at(TOP), "colour"], plan(top="colour = 1")),
     bad_plan("unknown-key-report", [at(REPORT), "colour"], plan(report="colour = 1")),
     bad_plan("unknown-key-show", [at(TOP), "colour"], plan(top="colour = 1"), command="show"),
-    bad_plan("rwmixread-with-randread", [at(WORKLOAD), "rwmixread"],
-             plan(workload="rwmixread = 50")),
-    bad_plan("rwmixread-101", [at(WORKLOAD), "rwmixread"],
-             plan(rw='"randrw"', workload="rwmixread = 101")),
-    bad_plan("bs-bigger-than-size", [(at(BS), at(WORKLOAD)), "size"],
-             plan(bs='"1m"', workload='size = "4k"')),
-    bad_plan("bs-bigger-than-default-size", [(at(SIZE), at(BS)), "size"],
-             plan(bs='"1m"', size='"4k"')),
+    bad_plan(
+        "rwmixread-with-randread", [at(WORKLOAD), "rwmixread"], plan(workload="rwmixread = 50")
+    ),
+    bad_plan(
+        "rwmixread-101",
+        [at(WORKLOAD), "rwmixread"],
+        plan(rw='"randrw"', workload="rwmixread = 101"),
+    ),
+    bad_plan(
+        "bs-bigger-than-size",
+        [(at(BS), at(WORKLOAD)), "size"],
+        plan(bs='"1m"', workload='size = "4k"'),
+    ),
+    bad_plan(
+        "bs-bigger-than-default-size", [(at(SIZE), at(BS)), "size"], plan(bs='"1m"', size='"4k"')
+    ),
     bad_plan("size-zero", [at(WORKLOAD), "size"], plan(workload='size = "0"')),
     bad_plan("size-negative", [at(WORKLOAD), "size"], plan(workload="size = -1")),
     bad_plan("runtime-0-time-based", [at(WORKLOAD), "runtime"], plan(workload="runtime = 0")),
     bad_plan("runtime-abc", [at(WORKLOAD), "runtime"], plan(workload='runtime = "abc"')),
     bad_plan("ramp_time-abc", [at(WORKLOAD), "ramp_time"], plan(workload='ramp_time = "abc"')),
-    bad_plan("ramp_time-date", [at(WORKLOAD), "ramp_time"],
-             plan(workload="ramp_time = 1979-05-27")),
+    bad_plan(
+        "ramp_time-date", [at(WORKLOAD), "ramp_time"], plan(workload="ramp_time = 1979-05-27")
+    ),
     bad_plan("repeat-0", [at(TOP), "repeat"], plan(top="repeat = 0")),
     bad_plan("repeat-x", [at(TOP), "repeat"], plan(top='repeat = "x"')),
     bad_plan("repeat-float", [at(TOP), "repeat"], plan(top="repeat = 1.5")),
-    bad_plan("iodepth-8-psync", [at(WORKLOAD + 1), "iodepth"],
-             plan(workload='ioengine = "psync"\niodepth = 8')),
+    bad_plan(
+        "iodepth-8-psync",
+        [at(WORKLOAD + 1), "iodepth"],
+        plan(workload='ioengine = "psync"\niodepth = 8'),
+    ),
     bad_plan("iodepth-0", [at(WORKLOAD), "iodepth"], plan(workload="iodepth = 0")),
     bad_plan("iodepth-text", [at(WORKLOAD), "iodepth"], plan(workload='iodepth = "x"')),
     bad_plan("numjobs-negative", [at(WORKLOAD), "numjobs"], plan(workload="numjobs = -1")),
     bad_plan("numjobs-float", [at(WORKLOAD), "numjobs"], plan(workload="numjobs = 1.5")),
     bad_plan("direct-2", [at(WORKLOAD), "direct"], plan(workload="direct = 2")),
-    bad_plan("time_based-yes", [at(WORKLOAD), "time_based"],
-             plan(workload='time_based = "yes"')),
-    bad_plan("log_avg_msec-negative", [at(WORKLOAD), "log_avg_msec"],
-             plan(workload="log_avg_msec = -1")),
+    bad_plan("time_based-yes", [at(WORKLOAD), "time_based"], plan(workload='time_based = "yes"')),
+    bad_plan(
+        "log_avg_msec-negative", [at(WORKLOAD), "log_avg_msec"], plan(workload="log_avg_msec = -1")
+    ),
     bad_plan("ioengine-empty", [at(WORKLOAD), "ioengine"], plan(workload='ioengine = ""')),
-    bad_plan("option-table-value", [at(WORKLOAD), "verify"],
-             plan(workload="verify = { a = 1 }")),
+    bad_plan("option-table-value", [at(WORKLOAD), "verify"], plan(workload="verify = { a = 1 }")),
     bad_plan("metric-bogus", [at(REPORT), "bogus"], plan(report='metric = "bogus"')),
     bad_plan("baseline-no-setup", [at(REPORT), "nosuch"], plan(report='baseline = "nosuch"')),
     bad_plan("plan-name-number", [at(NAME_LINE), "name"], plan(plan_name="5")),
-    bad_plan("defaults-not-table", ["defaults"],
-             'defaults = 1\n[[setup]]\npath = "@DIR@"\n[[workload]]\nrw = "read"\n'),
-    bad_plan("duplicate-setup-names", [at(TAIL + 1), "here"],
-             plan(tail='[[setup]]\nname = "here"\npath = "@DIR@"')),
-    bad_plan("duplicate-workload-names", [at(TAIL + 1), "rr"],
-             plan(tail='[[workload]]\nname = "rr"\nrw = "read"')),
+    bad_plan(
+        "defaults-not-table",
+        ["defaults"],
+        'defaults = 1\n[[setup]]\npath = "@DIR@"\n[[workload]]\nrw = "read"\n',
+    ),
+    bad_plan(
+        "duplicate-setup-names",
+        [at(TAIL + 1), "here"],
+        plan(tail='[[setup]]\nname = "here"\npath = "@DIR@"'),
+    ),
+    bad_plan(
+        "duplicate-workload-names",
+        [at(TAIL + 1), "rr"],
+        plan(tail='[[workload]]\nname = "rr"\nrw = "read"'),
+    ),
     bad_plan("setup-without-path", ["path"], plan(target="")),
     bad_plan("setup-path-empty", [at(TARGET), "path"], plan(target='path = ""')),
-    bad_plan("setup-path-and-devices", [at(TARGET), "devices"],
-             plan(setup='devices = ["/dev/nosuchdisk"]')),
+    bad_plan(
+        "setup-path-and-devices",
+        [at(TARGET), "devices"],
+        plan(setup='devices = ["/dev/nosuchdisk"]'),
+    ),
     bad_plan("setup-unknown-key", [at(SETUP), "colour"], plan(setup='colour = "red"')),
     bad_plan("setup-path-missing", ["missing"], plan(target='path = "@DIR@/missing"')),
     bad_plan("setup-path-dev-null", ["/dev/null"], plan(target='path = "/dev/null"')),
-    case("setup-path-fifo", "run plan.toml", ["t.fifo"],
-         {"plan.toml": plan(target='path = "@DIR@/t.fifo"'), "t.fifo": FIFO}),
-    case("setup-path-symlink-to-device", "run plan.toml", [("devlink", "@LOOP@")],
-         {"plan.toml": plan(target='path = "@DIR@/devlink"'), "devlink": symlink("@LOOP@")}),
+    case(
+        "setup-path-fifo",
+        "run plan.toml",
+        ["t.fifo"],
+        {"plan.toml": plan(target='path = "@DIR@/t.fifo"'), "t.fifo": FIFO},
+    ),
+    case(
+        "setup-path-symlink-to-device",
+        "run plan.toml",
+        [("devlink", "@LOOP@")],
+        {"plan.toml": plan(target='path = "@DIR@/devlink"'), "devlink": symlink("@LOOP@")},
+    ),
     bad_plan("setup-path-block-device", ["@LOOP@"], plan(target='path = "@LOOP@"')),
-]  # fmt: skip
+]
 
 DEVICE_PLANS = [
-    bad_plan("queue-unknown-key", [(at(SETUP_HEADER), at(SETUP)), "bogus"],
-             devices_plan(setup="queue = { bogus = 1 }")),
+    bad_plan(
+        "queue-unknown-key",
+        [(at(SETUP_HEADER), at(SETUP)), "bogus"],
+        devices_plan(setup="queue = { bogus = 1 }"),
+    ),
     bad_plan("queue-not-table", [at(SETUP), "queue"], devices_plan(setup='queue = "none"')),
-    bad_plan("two-devices-no-raid", [(at(SETUP_HEADER), at(TARGET)), "raid"],
-             devices_plan(["@LOOP@", "@LOOP2@"])),
-    bad_plan("raid-level-needs-more-devices", [at(SETUP + 1), "mdadm"],
-             devices_plan(["@LOOP@", "@LOOP2@"], setup='raid = "mdadm"\nlevel = 5')),
+    bad_plan(
+        "two-devices-no-raid",
+        [(at(SETUP_HEADER), at(TARGET)), "raid"],
+        devices_plan(["@LOOP@", "@LOOP2@"]),
+    ),
+    bad_plan(
+        "raid-level-needs-more-devices",
+        [at(SETUP + 1), "mdadm"],
+        devices_plan(["@LOOP@", "@LOOP2@"], setup='raid = "mdadm"\nlevel = 5'),
+    ),
     bad_plan("raid-unknown", [at(SETUP), "zfs"], devices_plan(setup='raid = "zfs"')),
-    bad_plan("raid-level-unknown", [at(SETUP + 1), "level"],
-             devices_plan(["@LOOP@", "@LOOP2@"], setup='raid = "mdadm"\nlevel = 7')),
+    bad_plan(
+        "raid-level-unknown",
+        [at(SETUP + 1), "level"],
+        devices_plan(["@LOOP@", "@LOOP2@"], setup='raid = "mdadm"\nlevel = 7'),
+    ),
     bad_plan("level-without-raid", [at(SETUP), "level"], devices_plan(setup="level = 0")),
     bad_plan("filesystem-unknown", [at(SETUP), "ntfs"], devices_plan(setup='filesystem = "ntfs"')),
-    bad_plan("btrfs-raid-with-xfs", [at(SETUP + 1), "filesystem"],
-             devices_plan(["@LOOP@", "@LOOP2@"], setup='raid = "btrfs"\nfilesystem = "xfs"')),
+    bad_plan(
+        "btrfs-raid-with-xfs",
+        [at(SETUP + 1), "filesystem"],
+        devices_plan(["@LOOP@", "@LOOP2@"], setup='raid = "btrfs"\nfilesystem = "xfs"'),
+    ),
     bad_plan("discard-yes", [at(SETUP), "discard"], devices_plan(setup='discard = "yes"')),
     bad_plan("devices-etc-passwd", [at(TARGET), "devices"], devices_plan(["/etc/passwd"])),
     bad_plan("devices-empty", [at(TARGET), "devices"], devices_plan([])),
     bad_plan("devices-twice", [at(TARGET), "devices"], devices_plan(["@LOOP@", "@LOOP@"])),
-    bad_plan("device_count-out-of-range", [at(SETUP), "device_count"],
-             devices_plan(setup="device_count = [1, 2]")),
-    bad_plan("device_count-zero", [at(SETUP), "device_count"],
-             devices_plan(setup="device_count = 0")),
-    bad_plan("setup_hook-without-allow-hooks", ["--allow-hooks"],
-             devices_plan(["@VICTIM@"], setup='setup_hook = "touch @DIR@/hooked"'),
-             extra="--yes-destroy @VICTIM@"),
-    bad_plan("teardown_hook-without-allow-hooks", ["--allow-hooks"],
-             devices_plan(["@VICTIM@"], setup='teardown_hook = "touch @DIR@/hooked"'),
-             extra="--yes-destroy @VICTIM@"),
-    bad_plan("device-size-5g-on-64m", ["size"],
-             devices_plan(["@VICTIM@"], size='"5g"'), extra="--yes-destroy @VICTIM@"),
-    bad_plan("raw-device-size-5g-on-64m", ["size"],
-             devices_plan(["@VICTIM@"], setup="", size='"5g"'), extra="--yes-destroy @VICTIM@"),
-    bad_plan("device-mounted", ["@MOUNTED@", "mounted"], devices_plan(["@MOUNTED@"]),
-             extra="--yes-destroy @MOUNTED@"),
-    bad_plan("device-mounted-wipe-signatures", ["@MOUNTED@", "mounted"],
-             devices_plan(["@MOUNTED@"]), extra="--yes-destroy @MOUNTED@ --wipe-signatures"),
-    bad_plan("device-signature", ["@SIGNED@", "--wipe-signatures"], devices_plan(["@SIGNED@"]),
-             extra="--yes-destroy @SIGNED@"),
+    bad_plan(
+        "device_count-out-of-range",
+        [at(SETUP), "device_count"],
+        devices_plan(setup="device_count = [1, 2]"),
+    ),
+    bad_plan(
+        "device_count-zero", [at(SETUP), "device_count"], devices_plan(setup="device_count = 0")
+    ),
+    bad_plan(
+        "setup_hook-without-allow-hooks",
+        ["--allow-hooks"],
+        devices_plan(["@VICTIM@"], setup='setup_hook = "touch @DIR@/hooked"'),
+        extra="--yes-destroy @VICTIM@",
+    ),
+    bad_plan(
+        "teardown_hook-without-allow-hooks",
+        ["--allow-hooks"],
+        devices_plan(["@VICTIM@"], setup='teardown_hook = "touch @DIR@/hooked"'),
+        extra="--yes-destroy @VICTIM@",
+    ),
+    bad_plan(
+        "device-size-5g-on-64m",
+        ["size"],
+        devices_plan(["@VICTIM@"], size='"5g"'),
+        extra="--yes-destroy @VICTIM@",
+    ),
+    bad_plan(
+        "raw-device-size-5g-on-64m",
+        ["size"],
+        devices_plan(["@VICTIM@"], setup="", size='"5g"'),
+        extra="--yes-destroy @VICTIM@",
+    ),
+    bad_plan(
+        "device-mounted",
+        ["@MOUNTED@", "mounted"],
+        devices_plan(["@MOUNTED@"]),
+        extra="--yes-destroy @MOUNTED@",
+    ),
+    bad_plan(
+        "device-mounted-wipe-signatures",
+        ["@MOUNTED@", "mounted"],
+        devices_plan(["@MOUNTED@"]),
+        extra="--yes-destroy @MOUNTED@ --wipe-signatures",
+    ),
+    bad_plan(
+        "device-signature",
+        ["@SIGNED@", "--wipe-signatures"],
+        devices_plan(["@SIGNED@"]),
+        extra="--yes-destroy @SIGNED@",
+    ),
     bad_plan("device-not-confirmed", ["@LOOP@", "--yes-destroy"], devices_plan()),
-    bad_plan("device-one-of-two-not-confirmed", ["@LOOP2@", "--yes-destroy"],
-             devices_plan(["@LOOP@", "@LOOP2@"], setup='raid = "btrfs"'),
-             extra="--yes-destroy @LOOP@"),
-    bad_plan("device-other-confirmed", ["@LOOP2@", "--yes-destroy"], devices_plan(),
-             extra="--yes-destroy @LOOP2@"),
-    bad_plan("device-missing", ["/dev/nosuchdisk"], devices_plan(["/dev/nosuchdisk"]),
-             extra="--yes-destroy /dev/nosuchdisk"),
-    bad_plan("device-character", ["/dev/null"], devices_plan(["/dev/null"]),
-             extra="--yes-destroy /dev/null"),
-]  # fmt: skip
+    bad_plan(
+        "device-one-of-two-not-confirmed",
+        ["@LOOP2@", "--yes-destroy"],
+        devices_plan(["@LOOP@", "@LOOP2@"], setup='raid = "btrfs"'),
+        extra="--yes-destroy @LOOP@",
+    ),
+    bad_plan(
+        "device-other-confirmed",
+        ["@LOOP2@", "--yes-destroy"],
+        devices_plan(),
+        extra="--yes-destroy @LOOP2@",
+    ),
+    bad_plan(
+        "device-missing",
+        ["/dev/nosuchdisk"],
+        devices_plan(["/dev/nosuchdisk"]),
+        extra="--yes-destroy /dev/nosuchdisk",
+    ),
+    bad_plan(
+        "device-character",
+        ["/dev/null"],
+        devices_plan(["/dev/null"]),
+        extra="--yes-destroy /dev/null",
+    ),
+]
 
 COMMANDS = ("run", "runs", "report", "compare")
 
@@ -492,25 +734,47 @@ def db_args(command: str, db: str) -> str:
 def db_rows(command: str) -> list[Any]:
     with_plan: dict[str, FileSpec] = {"plan.toml": plan()} if command == "run" else {}
     rows = [
-        case(f"db-block-device-{command}", db_args(command, "@VICTIM@"), ["@VICTIM@"],
-             with_plan),
+        case(f"db-block-device-{command}", db_args(command, "@VICTIM@"), ["@VICTIM@"], with_plan),
         case(f"db-dev-null-{command}", db_args(command, "/dev/null"), ["/dev/null"], with_plan),
-        case(f"db-directory-{command}", db_args(command, "dbdir"), ["dbdir"],
-             {**with_plan, "dbdir": DIR}),
-        case(f"db-fifo-{command}", db_args(command, "db.fifo"), ["db.fifo"],
-             {**with_plan, "db.fifo": FIFO}, spawn=True),  # SQLite would block on it
-        case(f"db-missing-directory-{command}", db_args(command, "nodir/x.db"), ["nodir"],
-             with_plan),
-        case(f"db-not-sqlite-{command}", db_args(command, "notes.txt"),
-             ["notes.txt", "database"], {**with_plan, "notes.txt": "my notes, not a database\n"}),
-        case(f"db-newer-{command}", db_args(command, "newer.db"), ["newer.db", "newer"],
-             {**with_plan, "newer.db": NEWER_DB}),
-        case(f"db-symlink-to-device-{command}", db_args(command, "dblink"),
-             [("dblink", "@VICTIM@")], {**with_plan, "dblink": symlink("@VICTIM@")}),
-    ]  # fmt: skip
+        case(
+            f"db-directory-{command}",
+            db_args(command, "dbdir"),
+            ["dbdir"],
+            {**with_plan, "dbdir": DIR},
+        ),
+        case(
+            f"db-fifo-{command}",
+            db_args(command, "db.fifo"),
+            ["db.fifo"],
+            {**with_plan, "db.fifo": FIFO},
+            spawn=True,
+        ),  # SQLite would block on it
+        case(
+            f"db-missing-directory-{command}", db_args(command, "nodir/x.db"), ["nodir"], with_plan
+        ),
+        case(
+            f"db-not-sqlite-{command}",
+            db_args(command, "notes.txt"),
+            ["notes.txt", "database"],
+            {**with_plan, "notes.txt": "my notes, not a database\n"},
+        ),
+        case(
+            f"db-newer-{command}",
+            db_args(command, "newer.db"),
+            ["newer.db", "newer"],
+            {**with_plan, "newer.db": NEWER_DB},
+        ),
+        case(
+            f"db-symlink-to-device-{command}",
+            db_args(command, "dblink"),
+            [("dblink", "@VICTIM@")],
+            {**with_plan, "dblink": symlink("@VICTIM@")},
+        ),
+    ]
     if command != "run":
-        rows.append(case(f"db-missing-file-{command}", db_args(command, "missing.db"),
-                         ["missing.db"]))  # fmt: skip
+        rows.append(
+            case(f"db-missing-file-{command}", db_args(command, "missing.db"), ["missing.db"])
+        )
     return rows
 
 
@@ -518,7 +782,7 @@ DATABASES = [row for command in COMMANDS for row in db_rows(command)] + [
     case("db-empty-report", "report --db empty.db", ["empty.db"], {"empty.db": EMPTY_DB}),
     case("db-empty-compare", "compare 1 2 --db empty.db", ["empty.db"], {"empty.db": EMPTY_DB}),
     case("db-missing-value", "runs --db", ["--db"]),
-]  # fmt: skip
+]
 
 STORE = {"stored.db": STORED}
 FLAGS = [
@@ -532,10 +796,15 @@ FLAGS = [
     case("flag-wipe-signatures-with-value", "run --wipe-signatures=yes", ["--wipe-signatures"]),
     case("report-abc", "report abc --db stored.db", ["abc"], STORE),
     case("resume-abc", "run --resume abc", ["--resume"]),
-    case("report-format-bogus", "report --format bogus --db stored.db", ["--format", "bogus"],
-         STORE),
-    case("compare-format-bogus", "compare 1 2 --format bogus --db stored.db",
-         ["--format", "bogus"], STORE),
+    case(
+        "report-format-bogus", "report --format bogus --db stored.db", ["--format", "bogus"], STORE
+    ),
+    case(
+        "compare-format-bogus",
+        "compare 1 2 --format bogus --db stored.db",
+        ["--format", "bogus"],
+        STORE,
+    ),
     case("report-image-format-gif", "report --image-format gif --db stored.db", ["gif"], STORE),
     case("report-metric-bogus", "report --metric bogus --db stored.db", ["bogus"], STORE),
     case("report-y-bogus", "report --y bogus --db stored.db", ["bogus"], STORE),
@@ -555,8 +824,12 @@ FLAGS = [
     case("target-block-device", "run --target @LOOP@", ["@LOOP@"]),
     case("target-character-device", "run --target /dev/null", ["/dev/null"]),
     case("target-fifo", "run --target t.fifo", ["t.fifo"], {"t.fifo": FIFO}),
-    bad_plan("yes-destroy-unused-device", ["--yes-destroy", "@LOOP@"], plan(),
-             extra="--yes-destroy @LOOP@"),
+    bad_plan(
+        "yes-destroy-unused-device",
+        ["--yes-destroy", "@LOOP@"],
+        plan(),
+        extra="--yes-destroy @LOOP@",
+    ),
     bad_plan("resume-with-plan", ["--resume"], plan(), extra="--resume 5"),
     case("resume-no-such-run", "run --resume 99 --db stored.db", ["99"], STORE),
     case("resume-missing-db", "run --resume 1 --db missing.db", ["missing.db"]),
@@ -565,64 +838,137 @@ FLAGS = [
     bad_plan("plan-and-preset", ["--preset"], plan(), extra="--preset quick"),
     case("report-no-such-run", "report 99 --db stored.db", ["99"], STORE),
     case("compare-no-such-run", "compare 1 99 --db stored.db", ["99"], STORE),
-    case("report-baseline-nosuch", "report --format html -o x.html --baseline nope --db stored.db",
-         ["nope"], STORE),
-    case("report-charts-pie", "report --format html -o x.html --charts pie --db stored.db",
-         ["pie"], STORE),
+    case(
+        "report-baseline-nosuch",
+        "report --format html -o x.html --baseline nope --db stored.db",
+        ["nope"],
+        STORE,
+    ),
+    case(
+        "report-charts-pie",
+        "report --format html -o x.html --charts pie --db stored.db",
+        ["pie"],
+        STORE,
+    ),
     case("env-nonexistent", "env /nonexistent", ["/nonexistent"]),
-]  # fmt: skip
+]
 
 OUTPUTS = [
     row
     for command in ("report", "compare 1 2")
     for label in (command.split()[0],)
     for row in (
-        case(f"{label}-output-missing-dir-md",
-             f"{command} --db stored.db --format markdown -o missing/x.md", ["missing"], STORE),
-        case(f"{label}-output-missing-dir-csv",
-             f"{command} --db stored.db --format csv -o missing/x.csv", ["missing"], STORE),
-        case(f"{label}-output-missing-dir-html",
-             f"{command} --db stored.db --format html -o missing/x.html", ["missing"], STORE),
-        case(f"{label}-output-missing-dir-table", f"{command} --db stored.db -o missing/x.txt",
-             ["missing"], STORE),
-        case(f"{label}-output-is-directory", f"{command} --db stored.db -o outdir", ["outdir"],
-             {**STORE, "outdir": DIR}),
-        case(f"{label}-output-is-block-device", f"{command} --db stored.db -o @VICTIM@",
-             ["@VICTIM@"], STORE),
-        case(f"{label}-output-is-fifo", f"{command} --db stored.db -o out.fifo", ["out.fifo"],
-             {**STORE, "out.fifo": FIFO}),
-        case(f"{label}-export-onto-file", f"{command} --db stored.db --export taken.csv",
-             ["taken.csv"], {**STORE, "taken.csv": "mine\n"}),
-        case(f"{label}-export-onto-block-device", f"{command} --db stored.db --export @VICTIM@",
-             ["@VICTIM@"], STORE),
+        case(
+            f"{label}-output-missing-dir-md",
+            f"{command} --db stored.db --format markdown -o missing/x.md",
+            ["missing"],
+            STORE,
+        ),
+        case(
+            f"{label}-output-missing-dir-csv",
+            f"{command} --db stored.db --format csv -o missing/x.csv",
+            ["missing"],
+            STORE,
+        ),
+        case(
+            f"{label}-output-missing-dir-html",
+            f"{command} --db stored.db --format html -o missing/x.html",
+            ["missing"],
+            STORE,
+        ),
+        case(
+            f"{label}-output-missing-dir-table",
+            f"{command} --db stored.db -o missing/x.txt",
+            ["missing"],
+            STORE,
+        ),
+        case(
+            f"{label}-output-is-directory",
+            f"{command} --db stored.db -o outdir",
+            ["outdir"],
+            {**STORE, "outdir": DIR},
+        ),
+        case(
+            f"{label}-output-is-block-device",
+            f"{command} --db stored.db -o @VICTIM@",
+            ["@VICTIM@"],
+            STORE,
+        ),
+        case(
+            f"{label}-output-is-fifo",
+            f"{command} --db stored.db -o out.fifo",
+            ["out.fifo"],
+            {**STORE, "out.fifo": FIFO},
+        ),
+        case(
+            f"{label}-export-onto-file",
+            f"{command} --db stored.db --export taken.csv",
+            ["taken.csv"],
+            {**STORE, "taken.csv": "mine\n"},
+        ),
+        case(
+            f"{label}-export-onto-block-device",
+            f"{command} --db stored.db --export @VICTIM@",
+            ["@VICTIM@"],
+            STORE,
+        ),
     )
-]  # fmt: skip
+]
 
 USER_FILE = {"user.file": random_file(8 * MIB)}
 TARGETS = [
-    case("target-file-grown", "run plan.toml --target @DIR@/user.file --size 64m",
-         ["user.file"], {"plan.toml": plan(), "user.file": random_file(20 * MIB)}),
-    case("target-file-grown-preset", "run --preset quick --target user.file --size 64m "
-         "--runtime 1", ["user.file"], {"user.file": random_file(20 * MIB)}),
-    case("target-file-write-preset", "run --preset quick --target user.file --size 8m "
-         "--runtime 1", ["--yes-destroy"], USER_FILE),
+    case(
+        "target-file-grown",
+        "run plan.toml --target @DIR@/user.file --size 64m",
+        ["user.file"],
+        {"plan.toml": plan(), "user.file": random_file(20 * MIB)},
+    ),
+    case(
+        "target-file-grown-preset",
+        "run --preset quick --target user.file --size 64m --runtime 1",
+        ["user.file"],
+        {"user.file": random_file(20 * MIB)},
+    ),
+    case(
+        "target-file-write-preset",
+        "run --preset quick --target user.file --size 8m --runtime 1",
+        ["--yes-destroy"],
+        USER_FILE,
+    ),
     *[
-        case(f"setup-file-{rw}-unconfirmed", "run plan.toml", ["--yes-destroy"],
-             {"plan.toml": plan(target='path = "@DIR@/user.file"', rw=f'"{rw}"'), **USER_FILE})
+        case(
+            f"setup-file-{rw}-unconfirmed",
+            "run plan.toml",
+            ["--yes-destroy"],
+            {"plan.toml": plan(target='path = "@DIR@/user.file"', rw=f'"{rw}"'), **USER_FILE},
+        )
         for rw in ("randwrite", "write", "randrw", "trimwrite")
     ],
-    case("setup-file-write-sweep-unconfirmed", "run plan.toml", ["--yes-destroy"],
-         {"plan.toml": plan(target='path = "@DIR@/user.file"', rw='["read", "write"]'),
-          **USER_FILE}),
-    case("setup-path-with-colons-naming-a-device", "run plan.toml", ["':'", "list of files"],
-         {"plan.toml": plan(target='path = "@DIR@/x:@VICTIM@:@DIR@"', rw='"randwrite"'),
-          "x:@VICTIM@:@DIR@": DIR}),
-    case("target-link-to-colons-naming-a-device", "run --target @DIR@/t --runtime 1 --size 8m",
-         ["':'"], {"x:@VICTIM@:@DIR@": DIR, "t": symlink("@DIR@/x:@VICTIM@:@DIR@")}),
+    case(
+        "setup-file-write-sweep-unconfirmed",
+        "run plan.toml",
+        ["--yes-destroy"],
+        {"plan.toml": plan(target='path = "@DIR@/user.file"', rw='["read", "write"]'), **USER_FILE},
+    ),
+    case(
+        "setup-path-with-colons-naming-a-device",
+        "run plan.toml",
+        ["':'", "list of files"],
+        {
+            "plan.toml": plan(target='path = "@DIR@/x:@VICTIM@:@DIR@"', rw='"randwrite"'),
+            "x:@VICTIM@:@DIR@": DIR,
+        },
+    ),
+    case(
+        "target-link-to-colons-naming-a-device",
+        "run --target @DIR@/t --runtime 1 --size 8m",
+        ["':'"],
+        {"x:@VICTIM@:@DIR@": DIR, "t": symlink("@DIR@/x:@VICTIM@:@DIR@")},
+    ),
     bad_plan("size-beyond-free-space", ["size"], plan(size='"100t"')),
     bad_plan("size-beyond-free-space-flag", ["size"], plan(), extra="--size 100t"),
     case("size-beyond-free-space-target", "run --target @DIR@ --size 100t --runtime 1", ["size"]),
-]  # fmt: skip
+]
 
 SPAWNED = [
     bad_plan("spawn-bs-4q", [at(BS), "4q"], plan(bs='"4q"'), spawn=True),
@@ -631,9 +977,19 @@ SPAWNED = [
 ]
 
 CASES = [
-    *PLAN_FILES, *CONTROL_CHARACTERS, *PASS_THROUGH, *LIMITS, *KEYS, *PLAN_CHECKS,
-    *DEVICE_PLANS, *DATABASES, *FLAGS, *OUTPUTS, *TARGETS, *SPAWNED,
-]  # fmt: skip
+    *PLAN_FILES,
+    *CONTROL_CHARACTERS,
+    *PASS_THROUGH,
+    *LIMITS,
+    *KEYS,
+    *PLAN_CHECKS,
+    *DEVICE_PLANS,
+    *DATABASES,
+    *FLAGS,
+    *OUTPUTS,
+    *TARGETS,
+    *SPAWNED,
+]
 
 
 def test_the_table_is_big_and_its_ids_are_unique() -> None:
@@ -794,9 +1150,15 @@ def spawn(args: Sequence[str], cwd: Path, tmp: Path, limit_s: float) -> Outcome:
     env = {**os.environ, "TMPDIR": str(tmp)}
     t0 = time.monotonic()
     child = subprocess.Popen(
-        command, cwd=cwd, env=env, text=True, stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-    )  # fmt: skip
+        command,
+        cwd=cwd,
+        env=env,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         out, err = child.communicate(timeout=limit_s)
     except subprocess.TimeoutExpired:

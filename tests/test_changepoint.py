@@ -103,8 +103,9 @@ def test_a_long_history_without_a_change_gives_no_false_alarm() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("kind", "hits", "extra"), [("2x", 0.85, 0.15), ("5x", 0.98, 0.10),
-                                                     ("back", 0.95, 0.10)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("kind", "hits", "extra"), [("2x", 0.85, 0.15), ("5x", 0.98, 0.10), ("back", 0.95, 0.10)]
+)
 def test_a_long_history_finds_its_changes(kind: str, hits: float, extra: float) -> None:
     got = rates(kind, LONG, 100)
     assert got.hits >= hits and got.extra <= extra, got

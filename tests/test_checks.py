@@ -154,8 +154,9 @@ def test_reads_over_a_fallocated_file_are_flagged(workdir: Path) -> None:
 def loop_mount(workdir: Path) -> Iterator[Path]:
     image, mount = workdir / "disk.img", workdir / "mnt"
     subprocess.run(["truncate", "-s", "96M", str(image)], check=True)
-    dev = subprocess.run(["losetup", "-f", "--show", str(image)], capture_output=True,
-                         text=True, check=True).stdout.strip()  # fmt: skip
+    dev = subprocess.run(
+        ["losetup", "-f", "--show", str(image)], capture_output=True, text=True, check=True
+    ).stdout.strip()
     subprocess.run(["mkfs.ext4", "-q", dev], check=True)
     mount.mkdir()
     subprocess.run(["mount", dev, str(mount)], check=True)
@@ -246,8 +247,9 @@ def test_a_fresh_device_is_flagged_until_it_is_preconditioned(
         states = [r[0] for r in con.execute("SELECT target_state FROM cases ORDER BY id")]
     assert states == ["fresh", "written"], "the state before each case"
     (workdir / "plan.toml").write_text(DEVICE.format(dev=dev, extra='precondition = "sequential"'))
-    run_iolab("run", "plan.toml", "--yes-destroy", dev, "--db", "filled.db", cwd=workdir,
-              check=True)  # fmt: skip
+    run_iolab(
+        "run", "plan.toml", "--yes-destroy", dev, "--db", "filled.db", cwd=workdir, check=True
+    )
     found = warnings_of(workdir / "filled.db")
     assert "fresh-device" not in found["4k randwrite"]
     assert "unwritten-read" not in found["4k randread"]
@@ -303,8 +305,10 @@ def test_a_working_set_that_fits_a_declared_cache_is_flagged(workdir: Path) -> N
     (workdir / "plan.toml").write_text(CACHED.format(path=workdir))
     run_iolab("run", "plan.toml", cwd=workdir, check=True)
     with sqlite3.connect(workdir / "iolab.db") as con:
-        found = {s: {w["code"] for w in json.loads(ws)}
-                 for s, ws in con.execute("SELECT setup, warnings FROM cases")}  # fmt: skip
+        found = {
+            s: {w["code"] for w in json.loads(ws)}
+            for s, ws in con.execute("SELECT setup, warnings FROM cases")
+        }
     assert "cache-size" in found["behind a big cache"]
     assert "cache-size" not in found["behind a small cache"], "16 MiB is 4x a 4 MiB cache"
 

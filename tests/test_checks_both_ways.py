@@ -40,9 +40,8 @@ def toml(value: object) -> str:
 def live(workdir: Path, options: dict[str, object], target: Path) -> set[str]:
     lines = [f"{k} = {toml(v)}" for k, v in options.items()]
     plan = "\n".join(
-        ['[[setup]]', 'name = "here"', f'path = "{target}"', "[[workload]]", 'name = "job"',
-         *lines]
-    )  # fmt: skip
+        ["[[setup]]", 'name = "here"', f'path = "{target}"', "[[workload]]", 'name = "job"', *lines]
+    )
     (workdir / "plan.toml").write_text(plan + "\n")
     run_iolab("run", "plan.toml", "--db", "live.db", cwd=workdir, check=True)
     return codes(workdir / "live.db")
@@ -52,9 +51,17 @@ def plain(workdir: Path, options: dict[str, object], target: Path) -> Path:
     out = workdir / "fio.json"
     args = [f"--{k}={v}" for k, v in options.items()]
     subprocess.run(
-        ["fio", "--name=job", f"--filename={target}", *args, "--output-format=json",
-         f"--output={out}"], check=True, capture_output=True,
-    )  # fmt: skip
+        [
+            "fio",
+            "--name=job",
+            f"--filename={target}",
+            *args,
+            "--output-format=json",
+            f"--output={out}",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return out
 
 

@@ -44,17 +44,25 @@ def one_line_error(done: subprocess.CompletedProcess[str], *words: str) -> str:
 @pytest.mark.parametrize(
     ("change", "words"),
     [
-        (('bs = "4k"', 'bs = "4k"\nblocksze = "4k"'),
-         ["plan.toml:13: unknown key 'blocksze'", "did you mean 'blocksize'?"]),
+        (
+            ('bs = "4k"', 'bs = "4k"\nblocksze = "4k"'),
+            ["plan.toml:13: unknown key 'blocksze'", "did you mean 'blocksize'?"],
+        ),
         (('bs = "4k"', 'bs = "4q"'), ["plan.toml:12: bs = '4q' is not a size"]),
-        (('rw = "randread"', 'rw = "randred"'),
-         ["plan.toml:11: rw = 'randred' is not allowed; choose one of read, write"]),
-        (("[defaults]", "[defaults]\ncolour = 1"),
-         ["plan.toml:3: unknown key 'colour'", "iolab import"]),
-        (('path = "{path}"', 'path = "{path}/missing"'),
-         ["set-up 'here'", "missing' does not exist; create the directory"]),
+        (
+            ('rw = "randread"', 'rw = "randred"'),
+            ["plan.toml:11: rw = 'randred' is not allowed; choose one of read, write"],
+        ),
+        (
+            ("[defaults]", "[defaults]\ncolour = 1"),
+            ["plan.toml:3: unknown key 'colour'", "iolab import"],
+        ),
+        (
+            ('path = "{path}"', 'path = "{path}/missing"'),
+            ["set-up 'here'", "missing' does not exist; create the directory"],
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_plans_get_one_line_and_exit_1(
     workdir: Path, change: tuple[str, str], words: list[str]
 ) -> None:
@@ -114,8 +122,12 @@ def test_missing_fio_is_explained(workdir: Path) -> None:
     env = {**os.environ, "PATH": "/nonexistent"}
     done = subprocess.run(
         [sys.executable, "-m", "iolab", "run", "--target", str(workdir)],
-        cwd=workdir, capture_output=True, text=True, env=env, check=False,
-    )  # fmt: skip
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     one_line_error(done, "fio is not installed: run 'apt-get install fio'")
 
 
@@ -132,16 +144,25 @@ def test_show_works_for_every_preset(workdir: Path, name: str) -> None:
     matrix = run_iolab("show", "--preset", name, cwd=workdir, check=True).stdout
     cases = [line for line in matrix.splitlines() if not line.startswith("#")]
     assert len(cases) == len(plan.load_preset(name).cases())
-    jobs = run_iolab("show", "--preset", name, "--fio", "--target", str(workdir), cwd=workdir,
-                     check=True).stdout  # fmt: skip
+    jobs = run_iolab(
+        "show", "--preset", name, "--fio", "--target", str(workdir), cwd=workdir, check=True
+    ).stdout
     assert jobs.count("\n[") + jobs.startswith("[") >= 1
     assert not (workdir / "iolab.db").exists(), "show runs nothing and stores nothing"
 
 
 @pytest.mark.fio
 def test_show_fio_for_study_a_has_the_published_parameters(workdir: Path) -> None:
-    jobs = run_iolab("show", "--preset", "ssd-raid-card-2012", "--fio", "--target", str(workdir),
-                     cwd=workdir, check=True).stdout  # fmt: skip
+    jobs = run_iolab(
+        "show",
+        "--preset",
+        "ssd-raid-card-2012",
+        "--fio",
+        "--target",
+        str(workdir),
+        cwd=workdir,
+        check=True,
+    ).stdout
     sections = [s for s in jobs.split("\n\n") if "[" in s]
     assert len(sections) == 6
     for section in sections:
@@ -161,8 +182,9 @@ def test_report_formats_and_baseline(workdir: Path) -> None:
     run_iolab("run", "plan.toml", cwd=workdir, check=True)
     md = run_iolab("report", "--format", "markdown", "--baseline", "here", cwd=workdir, check=True)
     assert "| workload | metric | here (baseline) | again |" in md.stdout
-    row = next(line for line in results_of(md.stdout).splitlines()
-               if line.startswith("| 4k randread"))  # fmt: skip
+    row = next(
+        line for line in results_of(md.stdout).splitlines() if line.startswith("| 4k randread")
+    )
     change = row.rstrip(" |").split("|")[-1]  # the change column, with its warnings if any
     assert re.match(r"\s*[+-]\d+\.\d%", change), row
     csv_file = workdir / "out.csv"
@@ -198,8 +220,10 @@ def test_env_names_the_filesystem_and_device_of_a_path(workdir: Path) -> None:
 
     found = subprocess.run(
         ["findmnt", "-n", "-o", "SOURCE,FSTYPE", "-T", str(workdir)],
-        capture_output=True, text=True, check=True,
-    ).stdout.split()  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     facts = json.loads(run_iolab("env", str(workdir), "--json", cwd=workdir, check=True).stdout)
     assert facts["target"]["filesystem"]["fstype"] == found[1]
     assert facts["host"]["fio_version"].startswith("fio-3")

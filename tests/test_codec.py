@@ -55,10 +55,22 @@ class Shape:
 
 
 SHAPE = Shape(
-    "x", 3, 2.5, True, None, None, (1, "one"), (1.0, 2.0), frozenset({"b", "a"}),
-    {"sda": Inner("sda", 0.5)}, "b", Colour.BLUE, Span(1, 4), {"any": [1, {"deep": None}]},
+    "x",
+    3,
+    2.5,
+    True,
+    None,
+    None,
+    (1, "one"),
+    (1.0, 2.0),
+    frozenset({"b", "a"}),
+    {"sda": Inner("sda", 0.5)},
+    "b",
+    Colour.BLUE,
+    Span(1, 4),
+    {"any": [1, {"deep": None}]},
     Inner("in"),
-)  # fmt: skip
+)
 
 
 def test_a_dataclass_round_trips_through_json_text() -> None:
@@ -188,8 +200,15 @@ class Specs:
 
 def test_the_specs_rename_omit_and_spread() -> None:
     written = codec.to_object(Specs("raid", details={"chunk": "64k"}))
-    assert written == {"type": "raid", "mount": {}, "size": None, "count": 1, "items": [],
-                       "age": None, "chunk": "64k"}  # fmt: skip
+    assert written == {
+        "type": "raid",
+        "mount": {},
+        "size": None,
+        "count": 1,
+        "items": [],
+        "age": None,
+        "chunk": "64k",
+    }
     full = Specs("raid", "n", ("a",), 2, Inner("m"), 3, 4, (Inner("i"),), 5, {"x": [1]})
     assert codec.from_json(Specs, json.loads(json.dumps(codec.to_json(full)))) == full
 
@@ -231,15 +250,22 @@ def test_writing_what_is_not_json_is_a_programming_error() -> None:
 
 
 def test_the_method_records_keep_their_stored_json() -> None:
-    steady = SteadyRecord("4k randwrite", "iops", (9.0, 10.0), (1, 2), 9.5, 0.05, 0.2, 0.0,
-                          0.1, True, 3)  # fmt: skip
+    steady = SteadyRecord(
+        "4k randwrite", "iops", (9.0, 10.0), (1, 2), 9.5, 0.05, 0.2, 0.0, 0.1, True, 3
+    )
     written = codec.to_json(steady)
     assert isinstance(written, dict) and written["window_rounds"] == [1, 2]
     assert codec.from_json(SteadyRecord, json.loads(json.dumps(written))) == steady
     search: dict[str, JSON] = {
-        "method": "curve", "metric": "iops", "bounds": {"numjobs": [1, 4], "iodepth": [1, 32]},
-        "grid": 12, "margin": 0.05, "steps": ["qd1"], "points": [], "winner": None,
-    }  # fmt: skip
+        "method": "curve",
+        "metric": "iops",
+        "bounds": {"numjobs": [1, 4], "iodepth": [1, 32]},
+        "grid": 12,
+        "margin": 0.05,
+        "steps": ["qd1"],
+        "points": [],
+        "winner": None,
+    }
     record = codec.from_json(PeakRecord, search)
     assert record.bounds.iodepth == (1, 32) and codec.to_json(record) == search
 
@@ -247,8 +273,11 @@ def test_the_method_records_keep_their_stored_json() -> None:
 def test_a_tolerant_class_reads_what_it_cannot_read_as_none() -> None:
     device = codec.from_json(DeviceFacts, {"name": "sda", "model": 5, "partitions": ["a", 1]})
     assert (device.name, device.model, device.partitions, device.read_only) == (
-        "sda", None, ("a",), False,
-    )  # fmt: skip
+        "sda",
+        None,
+        ("a",),
+        False,
+    )
     stack: JSON = {"layer": "disk"}
     for _ in range(5_000):
         stack = {"layer": "md", "below": [stack]}
@@ -260,10 +289,15 @@ def test_a_tolerant_class_reads_what_it_cannot_read_as_none() -> None:
 
 def test_a_card_keeps_what_it_can_read_and_one_without_its_tool_is_none() -> None:
     stored: dict[str, JSON] = {
-        "tool": "storcli", "index": "0", "battery": "gone", "cache_ratio": {"read": 25},
-        "drives": [{"id": "/c0/v0", "configured": {"write": "write-back", "read": "sideways"}},
-                   {"raid_level": "RAID5"}],
-    }  # fmt: skip
+        "tool": "storcli",
+        "index": "0",
+        "battery": "gone",
+        "cache_ratio": {"read": 25},
+        "drives": [
+            {"id": "/c0/v0", "configured": {"write": "write-back", "read": "sideways"}},
+            {"raid_level": "RAID5"},
+        ],
+    }
     card = codec.from_json(Controller, stored)
     assert (card.index, card.battery, card.cache_ratio) == (0, UNREPORTED, None)
     (drive,) = card.drives

@@ -65,8 +65,11 @@ class Card:
 
     def sets(self) -> list[list[str]]:
         calls = fake.read_state(self.state)["calls"]
-        return [c for c in calls if any(w.lower() in ("set", "-ldsetprop", "modify",
-                                                      "setcache") for w in c)]  # fmt: skip
+        return [
+            c
+            for c in calls
+            if any(w.lower() in ("set", "-ldsetprop", "modify", "setcache") for w in c)
+        ]
 
     @property
     def first(self) -> dict[str, Any]:
@@ -103,8 +106,13 @@ def environments(db: Path) -> dict[str, dict[str, Any]]:
     return {name: json.loads(env) for name, env in rows}
 
 
-FIRST = {"write": "write-back", "read": "read-ahead", "io": "direct",
-         "drive_cache": "drive default", "device": "/dev/sdb"}  # fmt: skip
+FIRST = {
+    "write": "write-back",
+    "read": "read-ahead",
+    "io": "direct",
+    "drive_cache": "drive default",
+    "device": "/dev/sdb",
+}
 
 
 @pytest.mark.fio
@@ -117,7 +125,9 @@ def test_a_write_cache_axis_runs_both_set_ups_records_and_restores(card: Card) -
     assert card.sets() == [], "iolab show runs nothing"
     done = run_iolab("run", plan, "--yes-destroy", card.dev, cwd=card.workdir, check=True)
     assert [c[0] for c in stored_cases(card.workdir / "iolab.db")] == [
-        "vd write-back", "vd write-through"]  # fmt: skip
+        "vd write-back",
+        "vd write-through",
+    ]
     assert {c[3] for c in stored_cases(card.workdir / "iolab.db")} == {"ok"}
     envs = environments(card.workdir / "iolab.db")
     for name, write in (("vd write-back", "write-back"), ("vd write-through", "write-through")):
@@ -141,8 +151,9 @@ def test_a_write_cache_axis_runs_both_set_ups_records_and_restores(card: Card) -
 def test_ctrl_c_restores_the_cards_policy(card: Card) -> None:
     plan = card.plan("storcli", "/c0/v0", 'write_cache = "write-through"', runtime=30)
     args = ["run", plan, "--yes-destroy", card.dev]
-    code, err = ctrl_c_when(args, card.workdir,
-                            lambda: card.vds()["/c0/v0"]["write"] == "write-through")  # fmt: skip
+    code, err = ctrl_c_when(
+        args, card.workdir, lambda: card.vds()["/c0/v0"]["write"] == "write-through"
+    )
     assert code == 130, err
     assert "Traceback" not in err
     assert card.vds()["/c0/v0"] == card.first
@@ -153,9 +164,12 @@ def test_ctrl_c_restores_the_cards_policy(card: Card) -> None:
 @needs_root()
 def test_after_kill_9_the_next_run_restores_it(card: Card) -> None:
     plan = card.plan("storcli", "/c0/v0", 'write_cache = "write-through"', runtime=4)
-    child = subprocess.Popen([*IOLAB, "run", plan, "--yes-destroy", card.dev],
-                             cwd=card.workdir, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)  # fmt: skip
+    child = subprocess.Popen(
+        [*IOLAB, "run", plan, "--yes-destroy", card.dev],
+        cwd=card.workdir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and card.vds()["/c0/v0"]["write"] != "write-through":
         time.sleep(0.1)
@@ -182,11 +196,13 @@ def test_after_kill_9_the_next_run_restores_it(card: Card) -> None:
     ("state", "said"),
     [
         ({"refuse": {"write": ["write-through"]}}, "storcli refused `/c0/v0 set wrcache=wt nolog`"),
-        ({"ignore": {"write": ["write-through"]}},
-         "the card did not take write_cache = write-through on /c0/v0 (read back: write-back)"),
+        (
+            {"ignore": {"write": ["write-through"]}},
+            "the card did not take write_cache = write-through on /c0/v0 (read back: write-back)",
+        ),
     ],
     ids=["refused", "silently-ignored"],
-)  # fmt: skip
+)
 def test_a_policy_the_card_does_not_take_measures_nothing(
     card: Card, state: dict[str, Any], said: str
 ) -> None:
@@ -197,8 +213,10 @@ def test_a_policy_the_card_does_not_take_measures_nothing(
     assert len(conftest.said(done.stderr)) == 1, done.stderr
     assert said in done.stderr, "the case's failure shows in the progress"
     cases = stored_cases(card.workdir / "iolab.db")
-    assert [(c[0], c[3]) for c in cases] == [("vd write-back", "ok"),
-                                              ("vd write-through", "failed")]  # fmt: skip
+    assert [(c[0], c[3]) for c in cases] == [
+        ("vd write-back", "ok"),
+        ("vd write-through", "failed"),
+    ]
     with sqlite3.connect(card.workdir / "iolab.db") as con:
         raw = con.execute("SELECT raw_json FROM cases WHERE setup = 'vd write-through'").fetchone()
     assert raw == (None,), "nothing measured under the wrong policy"
@@ -285,15 +303,34 @@ def test_a_vd_that_is_another_device_is_refused(card: Card) -> None:
 
 
 OTHERS = [
-    ("MegaCli", "megacli", "-L0 -a0", 'write_cache = "write-through", read_ahead = "adaptive"',
-     [["MegaCli64", "-LDSetProp", "WT", "-L0", "-a0", "-NoLog"],
-      ["MegaCli64", "-LDSetProp", "ADRA", "-L0", "-a0", "-NoLog"]]),
-    ("ssacli", "ssacli", "slot=0 ld 1", 'write_cache = "write-through"',
-     [["ssacli", "ctrl", "slot=0", "ld", "1", "modify", "arrayaccelerator=disable"]]),
-    ("arcconf", "arcconf", "1 LOGICALDRIVE 0", 'write_cache = "write-through", read_ahead = "none"',
-     [["arcconf", "SETCACHE", "1", "LOGICALDRIVE", "0", "wt", "noprompt"],
-      ["arcconf", "SETCACHE", "1", "LOGICALDRIVE", "0", "roff", "noprompt"]]),
-]  # fmt: skip
+    (
+        "MegaCli",
+        "megacli",
+        "-L0 -a0",
+        'write_cache = "write-through", read_ahead = "adaptive"',
+        [
+            ["MegaCli64", "-LDSetProp", "WT", "-L0", "-a0", "-NoLog"],
+            ["MegaCli64", "-LDSetProp", "ADRA", "-L0", "-a0", "-NoLog"],
+        ],
+    ),
+    (
+        "ssacli",
+        "ssacli",
+        "slot=0 ld 1",
+        'write_cache = "write-through"',
+        [["ssacli", "ctrl", "slot=0", "ld", "1", "modify", "arrayaccelerator=disable"]],
+    ),
+    (
+        "arcconf",
+        "arcconf",
+        "1 LOGICALDRIVE 0",
+        'write_cache = "write-through", read_ahead = "none"',
+        [
+            ["arcconf", "SETCACHE", "1", "LOGICALDRIVE", "0", "wt", "noprompt"],
+            ["arcconf", "SETCACHE", "1", "LOGICALDRIVE", "0", "roff", "noprompt"],
+        ],
+    ),
+]
 
 
 @pytest.mark.fio
@@ -355,8 +392,10 @@ devices = ["/dev/sdz"]
 rw = "randread"
 """
 BAD = [
-    ('controller = { tool = "ssacli", vd = "slot=0 ld 1", cache_ratio = "50/60" }',
-     "cache_ratio = '50/60' is not allowed; choose one of READ/WRITE percentages"),
+    (
+        'controller = { tool = "ssacli", vd = "slot=0 ld 1", cache_ratio = "50/60" }',
+        "cache_ratio = '50/60' is not allowed; choose one of READ/WRITE percentages",
+    ),
     ('controller = { tool = "ssacli", vd = "slot=0 ld 1", cache_ratio = 25 }', "cache_ratio"),
     ('controller = "storcli"', "controller is a table"),
     ('controller = { vd = "/c0/v0" }', "tool = None is not one of"),
@@ -379,33 +418,55 @@ BAD = [
     ('controller = { tool = "ssacli", vd = "slot=a ld 1" }', "not a ssacli virtual drive"),
     ('controller = { tool = "arcconf", vd = "1 LOGICALDRIVE" }', "'1 LOGICALDRIVE 0'"),
     ('controller = { tool = "arcconf", vd = "1 LD 0" }', "not a arcconf virtual drive"),
-    ('controller = { tool = "storcli", vd = "/c0/v0", write_cache = "wb" }',
-     "write_cache = 'wb' is not allowed; choose one of write-back, write-through"),
-    ('controller = { tool = "storcli", vd = "/c0/v0", write_cache = "WriteBack" }',
-     "is not allowed"),
-    ('controller = { tool = "storcli", vd = "/c0/v0", write_cache = ["write-back", "wt"] }',
-     "write_cache = 'wt' is not allowed"),
+    (
+        'controller = { tool = "storcli", vd = "/c0/v0", write_cache = "wb" }',
+        "write_cache = 'wb' is not allowed; choose one of write-back, write-through",
+    ),
+    (
+        'controller = { tool = "storcli", vd = "/c0/v0", write_cache = "WriteBack" }',
+        "is not allowed",
+    ),
+    (
+        'controller = { tool = "storcli", vd = "/c0/v0", write_cache = ["write-back", "wt"] }',
+        "write_cache = 'wt' is not allowed",
+    ),
     ('controller = { tool = "storcli", vd = "/c0/v0", write_cache = [] }', "write_cache is a word"),
     ('controller = { tool = "storcli", vd = "/c0/v0", write_cache = 1 }', "write_cache is a word"),
     ('controller = { tool = "storcli", vd = "/c0/v0", write_cache = true }', "is a word"),
-    ('controller = { tool = "storcli", vd = "/c0/v0", write_cache = [["write-back"]] }',
-     "is a word"),
-    ('controller = { tool = "storcli", vd = "/c0/v0", read_ahead = "adaptive" }',
-     "read_ahead = 'adaptive' is not allowed; choose one of read-ahead, none"),
+    (
+        'controller = { tool = "storcli", vd = "/c0/v0", write_cache = [["write-back"]] }',
+        "is a word",
+    ),
+    (
+        'controller = { tool = "storcli", vd = "/c0/v0", read_ahead = "adaptive" }',
+        "read_ahead = 'adaptive' is not allowed; choose one of read-ahead, none",
+    ),
     ('controller = { tool = "storcli", vd = "/c0/v0", read_ahead = "ra" }', "is not allowed"),
     ('controller = { tool = "storcli", vd = "/c0/v0", io_policy = "dio" }', "is not allowed"),
-    ('controller = { tool = "storcli", vd = "/c0/v0", drive_cache = "enabled" }',
-     "drive_cache = 'enabled' is not allowed"),
-    ('controller = { tool = "megacli", vd = "-L0 -a0", drive_cache = "default" }',
-     "choose one of on, off"),
-    ('controller = { tool = "ssacli", vd = "slot=0 ld 1", read_ahead = "none" }',
-     "ssacli has no set command for read_ahead"),
-    ('controller = { tool = "ssacli", vd = "slot=0 ld 1", io_policy = "direct" }',
-     "ssacli has no set command for io_policy"),
-    ('controller = { tool = "arcconf", vd = "1 LOGICALDRIVE 0", io_policy = "direct" }',
-     "arcconf has no set command for io_policy"),
-    ('controller = { tool = "arcconf", vd = "1 LOGICALDRIVE 0", drive_cache = "on" }',
-     "arcconf has no set command for drive_cache"),
+    (
+        'controller = { tool = "storcli", vd = "/c0/v0", drive_cache = "enabled" }',
+        "drive_cache = 'enabled' is not allowed",
+    ),
+    (
+        'controller = { tool = "megacli", vd = "-L0 -a0", drive_cache = "default" }',
+        "choose one of on, off",
+    ),
+    (
+        'controller = { tool = "ssacli", vd = "slot=0 ld 1", read_ahead = "none" }',
+        "ssacli has no set command for read_ahead",
+    ),
+    (
+        'controller = { tool = "ssacli", vd = "slot=0 ld 1", io_policy = "direct" }',
+        "ssacli has no set command for io_policy",
+    ),
+    (
+        'controller = { tool = "arcconf", vd = "1 LOGICALDRIVE 0", io_policy = "direct" }',
+        "arcconf has no set command for io_policy",
+    ),
+    (
+        'controller = { tool = "arcconf", vd = "1 LOGICALDRIVE 0", drive_cache = "on" }',
+        "arcconf has no set command for drive_cache",
+    ),
     ('controller = { tool = "storcli", vd = "/c0/v0", cache_ratio = "50/50" }', "cache_ratio"),
     ('controller = { tool = "storcli", vd = "/c0/v0", wrcache = "wb" }', "wrcache"),
     ('controller = { tool = "storcli", vd = "/c0/v0", hook = "reboot" }', "hook"),
@@ -414,7 +475,7 @@ BAD = [
     ('drive_cache = ["write-back", 1]', "drive_cache is a word"),
     ("drive_cache = []", "drive_cache is a word"),
     ("drive_cache = false", "drive_cache is a word"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(  # an iolab process each: the fast lane runs the first three

@@ -115,8 +115,9 @@ def test_the_device_setups_are_valid() -> None:
 def test_the_hosts_plan_is_valid() -> None:
     on_hosts = plan.parse_plan(block_with("hosts = ["), "docs/hosts.md")
     assert on_hosts.hosts is not None and len(on_hosts.hosts.addresses) == 3
-    assert [s.name for s in on_hosts.setups] == [f"nfs share on {n}" for n in
-                                                 ("1 host", "2 hosts", "3 hosts")]  # fmt: skip
+    assert [s.name for s in on_hosts.setups] == [
+        f"nfs share on {n}" for n in ("1 host", "2 hosts", "3 hosts")
+    ]
 
 
 def test_the_tour_plan_is_valid() -> None:
@@ -149,10 +150,21 @@ def test_refused_options_and_engines_are_the_documented_ones() -> None:
     section = safety[safety.index("### What a plan may not do") :]
     section = section[: section.index("\n\n", section.index("fio does I/O"))]
     headline = (
-        "filename", "directory", "exec_prerun", "exec_postrun", "write_iolog", "read_iolog",
-        "replay_redirect", "merge_blktrace_file", "write_bw_log", "verify_state_load",
-        "ioscheduler", "cgroup", "uid", "gid",
-    )  # fmt: skip
+        "filename",
+        "directory",
+        "exec_prerun",
+        "exec_postrun",
+        "write_iolog",
+        "read_iolog",
+        "replay_redirect",
+        "merge_blktrace_file",
+        "write_bw_log",
+        "verify_state_load",
+        "ioscheduler",
+        "cgroup",
+        "uid",
+        "gid",
+    )
     assert [key for key in headline if f"`{key}`" not in section] == []
     safe = [key for key in headline if (found := options.classify(key)) and found.kind == "safe"]
     assert safe == []
@@ -371,8 +383,17 @@ def test_the_tour_runs(workdir: Path) -> None:
     (workdir / "qd.toml").write_text(block_with('name = "queue depth"'))
     commands = tour_commands()
     assert [c[0] for c in commands] == [
-        "run", "runs", "report", "report", "env", "run", "compare", "show", "run", "report",
-    ]  # fmt: skip
+        "run",
+        "runs",
+        "report",
+        "report",
+        "env",
+        "run",
+        "compare",
+        "show",
+        "run",
+        "report",
+    ]
     shrink = ["--size", "16m", "--runtime", "1", "--repeat", "1"]
     for words in commands:
         args = [*words, *shrink] if words[0] == "run" else words

@@ -294,8 +294,21 @@ def test_fio_plot_draws_a_chart_from_the_export(
 def test_fio_plot_compares_two_set_ups(golden: Path, tmp_path: Path) -> None:
     tree, _ = export_tree(golden, tmp_path, "1")
     one, two = str(tree / "one" / "4k"), str(tree / "two" / "4k")
-    draw(tmp_path / "compare.png", "-i", one, two, "-T", "one, two", "-C", "-r", "randread",
-         "-d", "1", "-n", "1")  # fmt: skip
+    draw(
+        tmp_path / "compare.png",
+        "-i",
+        one,
+        two,
+        "-T",
+        "one, two",
+        "-C",
+        "-r",
+        "randread",
+        "-d",
+        "1",
+        "-n",
+        "1",
+    )
 
 
 @pytest.mark.slow
@@ -319,8 +332,22 @@ def test_imported_json_gets_what_fio_plot_picks_files_by(tmp_path: Path) -> None
     job = written["jobs"][0]
     assert job["job options"] == {"numjobs": "1", **original["jobs"][0]["job options"]}
     assert job["read"] == original["jobs"][0]["read"]
-    draw(tmp_path / "mixed.png", "-i", str(mixed.parent), "-T", "imported", "-l", "-r", "randrw",
-         "-f", "read", "-d", "4", "-n", "1")  # fmt: skip
+    draw(
+        tmp_path / "mixed.png",
+        "-i",
+        str(mixed.parent),
+        "-T",
+        "imported",
+        "-l",
+        "-r",
+        "randrw",
+        "-f",
+        "read",
+        "-d",
+        "4",
+        "-n",
+        "1",
+    )
 
 
 def test_a_workload_the_file_names_cannot_tell_apart_is_left_out_in_a_line(golden: Path) -> None:

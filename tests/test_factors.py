@@ -115,16 +115,30 @@ def test_a_published_tables_set_up_columns_are_its_factors_and_pivot_it(
     store = Store(dd_store, create=False)
     stored = {name: Setup.from_definition(d).factors for name, d, _ in store.setups(1)}
     assert stored["Areca 1680i RAID5 of 4"] == (
-        ("card", "Areca 1680i"), ("raid_level", "5"), ("drives", "4")
-    )  # fmt: skip
-    done = iolab_here("report", "--db", "c.db", "--pivot", "card:raid_level", "--format",
-                      "markdown", cwd=tmp_path, check=True)  # fmt: skip
+        ("card", "Areca 1680i"),
+        ("raid_level", "5"),
+        ("drives", "4"),
+    )
+    done = iolab_here(
+        "report",
+        "--db",
+        "c.db",
+        "--pivot",
+        "card:raid_level",
+        "--format",
+        "markdown",
+        cwd=tmp_path,
+        check=True,
+    )
     page = done.stdout
     assert "## By factor: card by raid_level" in page
     assert "| card | 1 | 0 | 5 |" in page
     for row in _rows(DD):  # every figure the study printed, in its card's row, level's column
-        cells = next(line for line in page.split("### dd 100M rw=write")[1].splitlines()
-                     if line.startswith(f"| {row['card']} |"))  # fmt: skip
+        cells = next(
+            line
+            for line in page.split("### dd 100M rw=write")[1].splitlines()
+            if line.startswith(f"| {row['card']} |")
+        )
         assert f"{int(row['write_MB/s']):,}" in cells or f"{row['write_MB/s']}.0" in cells
     assert "| Areca 1680i | — |" in page  # no RAID1 on the Areca: none, not a zero
 
@@ -142,23 +156,38 @@ def test_a_factor_that_differs_the_same_way_on_every_card_is_a_finding(tmp_path:
     ]
     # and the cards rank as the study ranked them: Adaptec > Areca > 3ware
     cards = [f["sentence"] for f in said if f["sentence"].startswith("card=")]
-    assert any(s.startswith("card=Areca 1680i slows") and "of card=Adaptec 5805's" in s
-               for s in cards)  # fmt: skip
-    assert any(s.startswith("card=3ware 9690SA-4I slows") and "of card=Areca 1680i's" in s
-               for s in cards)  # fmt: skip
+    assert any(
+        s.startswith("card=Areca 1680i slows") and "of card=Adaptec 5805's" in s for s in cards
+    )
+    assert any(
+        s.startswith("card=3ware 9690SA-4I slows") and "of card=Areca 1680i's" in s for s in cards
+    )
     assert not any(" helps " in s for s in cards)
 
 
 def test_import_factor_flags_name_every_set_up_or_one(tmp_path: Path) -> None:
-    iolab_here("import", str(VERTEX), "--db", "v.db", "--factor", "drives=OCZ Vertex 3",
-               "--factor", "PERC H710P ARA+WB=policy=ARA+WB", "--factor",
-               "PERC H710P NRA+WT=policy=NRA+WT", "--factor", "no RAID card=policy=none",
-               cwd=tmp_path, check=True)  # fmt: skip
+    iolab_here(
+        "import",
+        str(VERTEX),
+        "--db",
+        "v.db",
+        "--factor",
+        "drives=OCZ Vertex 3",
+        "--factor",
+        "PERC H710P ARA+WB=policy=ARA+WB",
+        "--factor",
+        "PERC H710P NRA+WT=policy=NRA+WT",
+        "--factor",
+        "no RAID card=policy=none",
+        cwd=tmp_path,
+        check=True,
+    )
     store = Store(tmp_path / "v.db", create=False)
     stored = {name: dict(Setup.from_definition(d).factors) for name, d, _ in store.setups(1)}
     assert stored["PERC H710P NRA+WT"] == {"drives": "OCZ Vertex 3", "policy": "NRA+WT"}
-    done = iolab_here("report", "--db", "v.db", "--pivot", "drives:policy", cwd=tmp_path,
-                      check=True)  # fmt: skip
+    done = iolab_here(
+        "report", "--db", "v.db", "--pivot", "drives:policy", cwd=tmp_path, check=True
+    )
     assert "4k rw=read (IOPS): drives by policy" in done.stdout and "ARA+WB" in done.stdout
 
 
@@ -227,9 +256,11 @@ def _factorial_plan(folder: Path) -> Path:
     for card in ("P420i", "H|710<b>"):  # a name Markdown and HTML must escape
         for level in ("raid0", "raid5"):
             for policy in ("write-back", "write-through"):
-                setups += (f'[[setup]]\nname = "{card} {level} {policy}"\npath = "."\n'
-                           f'factors = {{ card = "{card}", level = "{level}", '
-                           f'policy = "{policy}" }}\n')  # fmt: skip
+                setups += (
+                    f'[[setup]]\nname = "{card} {level} {policy}"\npath = "."\n'
+                    f'factors = {{ card = "{card}", level = "{level}", '
+                    f'policy = "{policy}" }}\n'
+                )
     path = folder / "factors.toml"
     path.write_text(PLAN.format(setups=setups))
     return path

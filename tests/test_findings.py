@@ -24,8 +24,12 @@ GOLDEN = Path(__file__).parent / "golden"
 CACHE = CheckWarning("page-cache", "read from memory.", "Use direct=1.")
 
 
-def fig(setup: str, values: tuple[float, ...], workload: str = "4k randread",
-        warned: tuple[CheckWarning, ...] = ()) -> Figure:  # fmt: skip
+def fig(
+    setup: str,
+    values: tuple[float, ...],
+    workload: str = "4k randread",
+    warned: tuple[CheckWarning, ...] = (),
+) -> Figure:
     return Figure(workload, setup, f"{values[0]:,.0f} ± x", "IOPS", values, warned)
 
 
@@ -57,9 +61,11 @@ def test_one_run_each_is_indicative_only() -> None:
 def test_cost_against_the_baseline_with_its_range_and_reversal() -> None:
     mixed, qd32 = "512 B mixed", "4k QD32 write"
     figures = [
-        fig("wt", (100.0, 101.0, 99.0), mixed), fig("wb", (280.0, 282.0, 278.0), mixed),
-        fig("wt", (100.0, 101.0, 99.0), qd32), fig("wb", (59.0, 60.0, 58.0), qd32),
-    ]  # fmt: skip
+        fig("wt", (100.0, 101.0, 99.0), mixed),
+        fig("wb", (280.0, 282.0, 278.0), mixed),
+        fig("wt", (100.0, 101.0, 99.0), qd32),
+        fig("wb", (59.0, 60.0, 58.0), qd32),
+    ]
     (said,) = kinds(finding_groups.derive(figures, baseline="wt"), "cost")
     assert "Against wt, wb changes the figures by a median of" in said
     assert "helps 512 B mixed and costs 4k QD32 write" in said
@@ -75,8 +81,11 @@ def test_a_shared_cap_is_named() -> None:
     (said,) = kinds(finding_groups.derive(figures), "cap")
     assert "2 set-ups reach the same figure within 5%" in said and "shared limit" in said
     # one of the two so uncertain (its interval far wider than 5%) that no plateau shows
-    loose = [fig("card A", (821.0, 820.0)), fig("card B", (500.0, 1100.0, 850.0)),
-             fig("disk", (250.0, 251.0))]  # fmt: skip
+    loose = [
+        fig("card A", (821.0, 820.0)),
+        fig("card B", (500.0, 1100.0, 850.0)),
+        fig("disk", (250.0, 251.0)),
+    ]
     assert kinds(finding_groups.derive(loose), "cap") == []
 
 
@@ -92,8 +101,9 @@ def test_trust_counts_the_warnings_and_winners_say_so() -> None:
 def test_findings_come_first_and_cite_only_what_the_report_shows(tmp_path: Path) -> None:
     store = tmp_path / "devices.db"
     shutil.copyfile(GOLDEN / "devices.db", store)
-    md = run_iolab("report", "1", "--db", str(store), "--format", "markdown", cwd=tmp_path,
-                   check=True).stdout  # fmt: skip
+    md = run_iolab(
+        "report", "1", "--db", str(store), "--format", "markdown", cwd=tmp_path, check=True
+    ).stdout
     sections = re.findall(r"^## (.+)$", md, re.M)
     assert sections[0] == "Findings" and sections[1] == "Results"
     said = md.split("### What the numbers show")[1].split("###")[0]
@@ -131,8 +141,9 @@ def test_the_raid_model_against_the_measured_figures(pcts: tuple[float, ...], sa
 def tail(
     setup: str, p50_us: float, p999_us: float, workload: str = "4k randread"
 ) -> finding_details.Tail:
-    return finding_details.Tail(workload, setup, "read", p50_us * 1e3, p999_us * 1e3,
-                                f"{p50_us:g} µs", f"{p999_us:g} µs")  # fmt: skip
+    return finding_details.Tail(
+        workload, setup, "read", p50_us * 1e3, p999_us * 1e3, f"{p50_us:g} µs", f"{p999_us:g} µs"
+    )
 
 
 def test_a_long_tail_and_a_leader_with_the_worse_tail_are_said() -> None:
@@ -140,8 +151,10 @@ def test_a_long_tail_and_a_leader_with_the_worse_tail_are_said() -> None:
     tails = [tail("fast", 80.0, 5000.0), tail("steady", 150.0, 400.0)]
     found = kinds(finding_groups.derive(figures, tails=tails), "latency")
     assert any("1 of 2 latency rows has a tail" in s and "p99.9 5000 µs" in s for s in found)
-    assert any("fast has the better figure but the worse tail: p99.9 5000 µs against "
-               "steady's 400 µs" in s for s in found), found  # fmt: skip
+    assert any(
+        "fast has the better figure but the worse tail: p99.9 5000 µs against steady's 400 µs" in s
+        for s in found
+    ), found
 
 
 def test_no_latency_finding_when_tails_are_short_and_the_leader_is_also_steadier() -> None:
@@ -152,9 +165,11 @@ def test_no_latency_finding_when_tails_are_short_and_the_leader_is_also_steadier
 
 def test_a_cost_keeps_its_median_and_range_for_the_costs_table() -> None:
     figures = [
-        fig("wt", (100.0, 101.0, 99.0), "a"), fig("wb", (150.0, 151.0, 149.0), "a"),
-        fig("wt", (100.0, 101.0, 99.0), "b"), fig("wb", (90.0, 91.0, 89.0), "b"),
-    ]  # fmt: skip
+        fig("wt", (100.0, 101.0, 99.0), "a"),
+        fig("wb", (150.0, 151.0, 149.0), "a"),
+        fig("wt", (100.0, 101.0, 99.0), "b"),
+        fig("wb", (90.0, 91.0, 89.0), "b"),
+    ]
     (cost,) = [f for f in finding_groups.derive(figures, baseline="wt") if f.kind == "cost"]
     median, lowest, highest = cost.spread
     assert median in cost.sentence and lowest.startswith("-10.0% ± ") and lowest.endswith("(b)")
@@ -165,8 +180,9 @@ def test_a_cost_keeps_its_median_and_range_for_the_costs_table() -> None:
 def test_compare_says_what_changed_between_runs_citing_the_comparison(tmp_path: Path) -> None:
     store = tmp_path / "store.db"
     shutil.copyfile(GOLDEN / "store.db", store)
-    md = run_iolab("compare", "1", "2", "--db", str(store), "--format", "markdown",
-                   cwd=tmp_path, check=True).stdout  # fmt: skip
+    md = run_iolab(
+        "compare", "1", "2", "--db", str(store), "--format", "markdown", cwd=tmp_path, check=True
+    ).stdout
     sections = re.findall(r"^## (.+)$", md, re.M)
     assert sections[:2] == ["Findings", "Comparison"], sections
     said = md.split("### What the numbers show")[1].split("###")[0]
@@ -290,8 +306,10 @@ def test_pooling_runs_whose_set_ups_differ_is_refused(tmp_path: Path) -> None:
     store = tmp_path / "store.db"
     shutil.copyfile(GOLDEN / "store.db", store)
     with sqlite3.connect(store) as db:
-        db.execute("UPDATE setups SET definition = json_set(definition, '$.path', '/elsewhere') "
-                   "WHERE run_id = 2 AND name = 'one'")  # fmt: skip
+        db.execute(
+            "UPDATE setups SET definition = json_set(definition, '$.path', '/elsewhere') "
+            "WHERE run_id = 2 AND name = 'one'"
+        )
     done = CliRunner().invoke(main, ["report", "1", "2", "--pool", "--db", str(store)])
     assert done.exit_code == 1
     assert "set-up 'one' differs between run 1 and run 2; pool runs of one plan" in done.output
@@ -304,8 +322,12 @@ def test_scaling_per_doubling_says_where_it_stops_paying() -> None:
         (jobs, fig("one", (iops, iops * 1.01, iops * 0.99), f"rand numjobs={jobs}"))
         for jobs, iops in ((1, 10_000.0), (2, 19_000.0), (4, 30_000.0), (8, 31_000.0))
     )
-    (said,) = kinds(finding_groups.derive([f for _, f in steps], sweeps=[
-        finding_sweeps.Sweep("one", "numjobs", steps)]), "scaling")  # fmt: skip
+    (said,) = kinds(
+        finding_groups.derive(
+            [f for _, f in steps], sweeps=[finding_sweeps.Sweep("one", "numjobs", steps)]
+        ),
+        "scaling",
+    )
     assert said.startswith("one · rand numjobs=1 → rand numjobs=8: per doubling of numjobs, IOPS")
     assert "×1.90 from 1 to 2 (10,000 ± x → 19,000 ± x)" in said
     assert "×1.58 from 2 to 4" in said and "×1.03 from 4 to 8" in said
@@ -329,8 +351,9 @@ def test_a_device_count_sweep_names_its_set_ups_and_its_one_workload() -> None:
         (n, fig(f"raid0 of {n}", (iops, iops, iops), "4k randread"))
         for n, iops in ((1, 50_000.0), (2, 95_000.0), (4, 100_000.0))
     )
-    found = finding_sweeps.growth(finding_sweeps.Sweep("raid0 of 1 / raid0 of 2 / raid0 of 4",
-                                           "device_count", steps))  # fmt: skip
+    found = finding_sweeps.growth(
+        finding_sweeps.Sweep("raid0 of 1 / raid0 of 2 / raid0 of 4", "device_count", steps)
+    )
     assert found.sentence.startswith(
         "raid0 of 1 / raid0 of 2 / raid0 of 4 · 4k randread: per doubling of device_count, "
         "IOPS ×1.90 from 1 to 2"
@@ -346,17 +369,34 @@ def test_one_device_is_the_first_point_of_the_striped_family_it_belongs_to() -> 
     btrfs: JSONObject = {"kind": "devices", "filesystem": "btrfs", "queue": {}}
     definitions: dict[str, JSONObject] = {
         "one": {**btrfs, "name": "one", "devices": ["/dev/a"], "raid": "none"},
-        "xfs": {**btrfs, "name": "xfs", "devices": ["/dev/a"], "raid": "none",
-                "filesystem": "xfs"},
-        **{f"raid0 of {n}": {**btrfs, "name": f"raid0 of {n}", "raid": "btrfs", "level": "raid0",
-                             "devices": [f"/dev/d{i}" for i in range(n)]} for n in (2, 4)},
-    }  # fmt: skip
+        "xfs": {**btrfs, "name": "xfs", "devices": ["/dev/a"], "raid": "none", "filesystem": "xfs"},
+        **{
+            f"raid0 of {n}": {
+                **btrfs,
+                "name": f"raid0 of {n}",
+                "raid": "btrfs",
+                "level": "raid0",
+                "devices": [f"/dev/d{i}" for i in range(n)],
+            }
+            for n in (2, 4)
+        },
+    }
     points = [
-        scaling.Point(name, "4k randread", {"rw": "randread"}, iops, None,
-                      *telemetry_view.devices_of(definitions[name]))
-        for name, iops in (("one", 50_000.0), ("xfs", 48_000.0), ("raid0 of 2", 95_000.0),
-                           ("raid0 of 4", 100_000.0))
-    ]  # fmt: skip
+        scaling.Point(
+            name,
+            "4k randread",
+            {"rw": "randread"},
+            iops,
+            None,
+            *telemetry_view.devices_of(definitions[name]),
+        )
+        for name, iops in (
+            ("one", 50_000.0),
+            ("xfs", 48_000.0),
+            ("raid0 of 2", 95_000.0),
+            ("raid0 of 4", 100_000.0),
+        )
+    ]
     added = telemetry_view.single_devices(points, definitions)
     assert [(p.setup, p.devices) for p in added] == [("one", 1)]
     (sweep,) = scaling.sweeps([*points, *added], "device_count").values()

@@ -56,8 +56,16 @@ def findings_block(report: str, title: str = "What the numbers show") -> list[st
 def point(setup: str, jobs: int, depth: int, iops: float, warned: bool = False) -> Figure:
     workload = f"4k random read iodepth={depth} numjobs={jobs}"
     values = (iops, iops * 1.01, iops * 0.99)
-    return Figure(workload, setup, f"{iops:,.0f}", "IOPS", values, (LOAD,) if warned else (),
-                  "4k random read", f"iodepth={depth} numjobs={jobs}")  # fmt: skip
+    return Figure(
+        workload,
+        setup,
+        f"{iops:,.0f}",
+        "IOPS",
+        values,
+        (LOAD,) if warned else (),
+        "4k random read",
+        f"iodepth={depth} numjobs={jobs}",
+    )
 
 
 def test_a_sweeps_points_make_one_winner_line_and_one_sentence_per_axis() -> None:
@@ -65,17 +73,33 @@ def test_a_sweeps_points_make_one_winner_line_and_one_sentence_per_axis() -> Non
     ten), one scaling sentence per axis (not fourteen), flat-scaling folded into its
     sweep's sentence, and the Leaders table still gets every point."""
     curve = {1: 10_000.0, 2: 19_000.0, 4: 30_000.0, 8: 31_000.0, 16: 31_500.0}
-    figures = [point(s, j, d, iops * (1.5 if s == "x2" else 1.0) * (2 if d == 32 else 1))
-               for s in ("x1", "x2") for d in (1, 32) for j, iops in curve.items()]  # fmt: skip
+    figures = [
+        point(s, j, d, iops * (1.5 if s == "x2" else 1.0) * (2 if d == 32 else 1))
+        for s in ("x1", "x2")
+        for d in (1, 32)
+        for j, iops in curve.items()
+    ]
     by = {(f.setup, f.workload): f for f in figures}
     sweeps = [
-        finding_sweeps.Sweep(s, "numjobs", tuple(
-            (j, by[(s, f"4k random read iodepth={d} numjobs={j}")]) for j in curve))
-        for s in ("x1", "x2") for d in (1, 32)
-    ]  # fmt: skip
-    flat = Flat("flat-scaling", "x1 · ...: numjobs 8 → 16 gained +2%", "advice", setups=("x1",),
-                axis="numjobs", workloads=tuple(f.workload for f in sweeps[0].figures), low=8,
-                high=16, limit="the CPU")  # fmt: skip
+        finding_sweeps.Sweep(
+            s,
+            "numjobs",
+            tuple((j, by[(s, f"4k random read iodepth={d} numjobs={j}")]) for j in curve),
+        )
+        for s in ("x1", "x2")
+        for d in (1, 32)
+    ]
+    flat = Flat(
+        "flat-scaling",
+        "x1 · ...: numjobs 8 → 16 gained +2%",
+        "advice",
+        setups=("x1",),
+        axis="numjobs",
+        workloads=tuple(f.workload for f in sweeps[0].figures),
+        low=8,
+        high=16,
+        limit="the CPU",
+    )
     found = finding_groups.derive(figures, extra=[flat], sweeps=sweeps)
     winners = [f for f in found if f.kind == "winner"]
     (line,) = winners
@@ -96,26 +120,36 @@ def test_the_rank_weighs_the_effect_its_noise_and_its_reach() -> None:
     lead = next(f for f in big if f.kind == "winner")
     near = next(f for f in small if f.kind == "winner")
     assert lead.significant and near.significant and lead.rank > near.rank
-    noisy = [point("a", 1, 1, 300.0), Figure("4k random read iodepth=1 numjobs=1", "b", "150",
-                                             "IOPS", (10.0, 290.0, 150.0))]  # fmt: skip
+    noisy = [
+        point("a", 1, 1, 300.0),
+        Figure("4k random read iodepth=1 numjobs=1", "b", "150", "IOPS", (10.0, 290.0, 150.0)),
+    ]
     within = next(f for f in finding_groups.derive(noisy) if f.kind == "winner")
     assert within.significant is False and within.rank < lead.rank
 
 
 def test_a_mixed_workload_is_quoted_read_and_write_apart() -> None:
     mixed = [
-        Figure("mixed-70-30", s, text, "IOPS", values, (), "", "",
-               (Part("read", r), Part("write", w)))
+        Figure(
+            "mixed-70-30", s, text, "IOPS", values, (), "", "", (Part("read", r), Part("write", w))
+        )
         for s, text, values, r, w in (
             ("a", "77,361", (77_361.0,), "54,113", "23,248"),
             ("b", "50,000", (50_000.0,), "35,000", "15,000"),
         )
-    ]  # fmt: skip
+    ]
     (line,) = [f for f in finding_groups.derive(mixed) if f.kind == "winner"]
     assert "a 54,113 read + 23,248 write IOPS (total 77,361)" in line.sentence
     assert "b 35,000 read + 15,000 write IOPS (total 50,000)" in line.sentence
-    apart = Figure("mixed", "a", "9", "IOPS", (9.0,), parts=(Part("read", "6"), Part("write", "3")),
-                   total=False)  # fmt: skip
+    apart = Figure(
+        "mixed",
+        "a",
+        "9",
+        "IOPS",
+        (9.0,),
+        parts=(Part("read", "6"), Part("write", "3")),
+        total=False,
+    )
     assert apart.quoted == "6 read + 3 write IOPS", "IOPS of two block sizes are not added"
 
 
@@ -139,11 +173,15 @@ def test_a_30_case_scaling_plan_reads_in_at_most_8_findings(tmp_path: Path) -> N
     assert not any(re.search(r"\[\w+(; \d+ cases?)?\]$", line) for line in sentences)
     assert not any("; but " in line for line in sentences), "caveats are said once, below"
     assert len({c.split(",")[0] for c in caveats}) == len(caveats)
-    assert any(s.startswith("4k random read, 15 points (iodepth 1-32, numjobs 1-16)")
-               for s in sentences), sentences  # fmt: skip
+    assert any(
+        s.startswith("4k random read, 15 points (iodepth 1-32, numjobs 1-16)") for s in sentences
+    ), sentences
     assert sum("per doubling of" in s for s in sentences) <= 2
-    assert all(re.search(r"\d[\d,]* IOPS|\(\d[\d,.]* → \d", s) for s in sentences
-               if s.startswith("4k random read")), "each sentence with its figures"  # fmt: skip
+    assert all(
+        re.search(r"\d[\d,]* IOPS|\(\d[\d,.]* → \d", s)
+        for s in sentences
+        if s.startswith("4k random read")
+    ), "each sentence with its figures"
     full = run_iolab("report", cwd=tmp_path, check=True).stdout
     tagged = findings_block(full)
     assert all(re.search(r"\[\w+(; \d+ cases?)?\]$", t) or "More findings" in t for t in tagged)
@@ -170,11 +208,13 @@ def test_two_imported_bench_fio_trees_compared_read_in_at_most_10(tmp_path: Path
         path.write_text(json.dumps(json.loads(path.read_text()), indent=1))
     run_iolab("import", str(TREE), "--setup", "ssd-a", cwd=tmp_path, check=True)
     run_iolab("import", str(other), "--setup", "ssd-b", cwd=tmp_path, check=True)
-    lines = findings_block(run_iolab("report", "1", "2", "--short", cwd=tmp_path,
-                                     check=True).stdout)  # fmt: skip
+    lines = findings_block(
+        run_iolab("report", "1", "2", "--short", cwd=tmp_path, check=True).stdout
+    )
     assert 2 <= len(lines) <= 10, lines
-    every = json.loads(run_iolab("report", "1", "2", "--format", "json", cwd=tmp_path,
-                                 check=True).stdout)["findings"]  # fmt: skip
+    every = json.loads(
+        run_iolab("report", "1", "2", "--format", "json", cwd=tmp_path, check=True).stdout
+    )["findings"]
     sentences = [f["sentence"] for f in every]  # the winner lines rank low: no lead here
     winners = [s for s in sentences if re.match(r"(rand\w+ \d+k|\d+k rand\w+).*, 4 points", s)]
     assert len(winners) == 4, sentences  # randread and randrw, 4k and 64k

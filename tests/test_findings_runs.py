@@ -73,8 +73,11 @@ def test_findings_of_a_fresh_run_agree_with_its_tables(loops: LoopDevs, workdir:
     results = results_of(md).split("\n## ")[0]
     for figure in re.findall(r"\d[\d,]*(?:\.\d+)? ± [\d,.]+", said + more):
         assert figure in md.split("## Results")[1], figure  # every figure cited is shown
-    rows = {line.split("|")[1].strip(): line for line in results.splitlines()
-            if line.startswith("| rand") or line.startswith("| seq")}  # fmt: skip
+    rows = {
+        line.split("|")[1].strip(): line
+        for line in results.splitlines()
+        if line.startswith("| rand") or line.startswith("| seq")
+    }
     assert set(rows) == {"rand numjobs=1", "rand numjobs=2", "seq"}, rows
     leaders = md.split("### Leaders per workload")[1].split("\n### ")[0]
     for workload, row in rows.items():

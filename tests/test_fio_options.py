@@ -41,16 +41,33 @@ NOT_SAFE = sorted(  # "name" is the workload's name in a plan, and the job's in 
 )
 # Values that make a refused option do its harm, were it let through; 1 for the others.
 HARMFUL: dict[str, str] = {
-    "exec_prerun": '"touch @DIR@/pwned"', "exec_postrun": '"touch @DIR@/pwned"',
-    "include": '"@DIR@/evil.fio"', "filename": '"@DIR@/other.file"', "directory": '"@DIR@"',
-    "filename_format": '"@DIR@/f.$jobnum"', "opendir": '"@DIR@"', "write_iolog": '"@DIR@/io"',
-    "read_iolog": '"@DIR@/io"', "replay_redirect": '"@DIR@/other.file"',
-    "write_bw_log": '"@DIR@/bw"', "write_hist_log": '"@DIR@/hist"', "ioscheduler": '"none"',
-    "cgroup": '"iolab-test"', "uid": "0", "gid": "0", "program": '"/bin/touch"',
-    "arguments": '"@DIR@/pwned"', "hostname": '"127.0.0.1"', "port": "8765",
-    "profile": '"act"', "device-names": '"@DIR@/other.file"', "dir": '"@DIR@"',
-    "verify_state_load": "1", "uri": '"nbd://127.0.0.1"', "donorname": '"@DIR@/donor"',
-}  # fmt: skip
+    "exec_prerun": '"touch @DIR@/pwned"',
+    "exec_postrun": '"touch @DIR@/pwned"',
+    "include": '"@DIR@/evil.fio"',
+    "filename": '"@DIR@/other.file"',
+    "directory": '"@DIR@"',
+    "filename_format": '"@DIR@/f.$jobnum"',
+    "opendir": '"@DIR@"',
+    "write_iolog": '"@DIR@/io"',
+    "read_iolog": '"@DIR@/io"',
+    "replay_redirect": '"@DIR@/other.file"',
+    "write_bw_log": '"@DIR@/bw"',
+    "write_hist_log": '"@DIR@/hist"',
+    "ioscheduler": '"none"',
+    "cgroup": '"iolab-test"',
+    "uid": "0",
+    "gid": "0",
+    "program": '"/bin/touch"',
+    "arguments": '"@DIR@/pwned"',
+    "hostname": '"127.0.0.1"',
+    "port": "8765",
+    "profile": '"act"',
+    "device-names": '"@DIR@/other.file"',
+    "dir": '"@DIR@"',
+    "verify_state_load": "1",
+    "uri": '"nbd://127.0.0.1"',
+    "donorname": '"@DIR@/donor"',
+}
 
 
 # ---------------------------------------------------------------- what the installed fio has
@@ -204,8 +221,12 @@ def job_value(key: str) -> str:
 def test_each_option_not_allowed_is_refused_in_a_plan(key: str, workdir: Path) -> None:
     text = plan(workload=f"{key} = {toml_value(key)}")
     shown = key if not key.startswith("include") else "include"
-    refused(["run", "plan.toml"], {"plan.toml": text}, [at(WORKLOAD), f"{shown} is not allowed"],
-            workdir)  # fmt: skip
+    refused(
+        ["run", "plan.toml"],
+        {"plan.toml": text},
+        [at(WORKLOAD), f"{shown} is not allowed"],
+        workdir,
+    )
 
 
 @pytest.mark.parametrize("key", [k for k in NOT_SAFE if k not in jobfile_plan.TARGET_KEYS])
@@ -225,17 +246,29 @@ def test_options_not_allowed_are_refused_in_defaults(key: str, workdir: Path) ->
 
 
 UNKNOWN = [
-    ("colour", ""), ("blocksze", "did you mean 'blocksize'?"), ("iolog", ""), ("trigger", ""),
-    ("chunck_size", ""), ("http_host", ""), ("exec", ""), ("ioengines", ""),
-    ("rwmixreads", "did you mean 'rwmixread'?"), ("xnvme_dev_nsid", ""), ("zonemode2", ""),
-]  # fmt: skip
+    ("colour", ""),
+    ("blocksze", "did you mean 'blocksize'?"),
+    ("iolog", ""),
+    ("trigger", ""),
+    ("chunck_size", ""),
+    ("http_host", ""),
+    ("exec", ""),
+    ("ioengines", ""),
+    ("rwmixreads", "did you mean 'rwmixread'?"),
+    ("xnvme_dev_nsid", ""),
+    ("zonemode2", ""),
+]
 
 
 @pytest.mark.parametrize(("key", "hint"), UNKNOWN)
 def test_an_option_iolab_does_not_know_is_refused(key: str, hint: str, workdir: Path) -> None:
     words: list[str | tuple[str, ...]] = [at(WORKLOAD), f"unknown key {key!r}", "iolab import"]
-    refused(["run", "plan.toml"], {"plan.toml": plan(workload=f"{key} = 1")},
-            [*words, *([hint] if hint else [])], workdir)  # fmt: skip
+    refused(
+        ["run", "plan.toml"],
+        {"plan.toml": plan(workload=f"{key} = 1")},
+        [*words, *([hint] if hint else [])],
+        workdir,
+    )
 
 
 @pytest.mark.parametrize(("key", "hint"), UNKNOWN)
@@ -263,13 +296,17 @@ VALUES = [
     ("readwrite", '"randwrote"', "choose one of"),
     ("blocksize", '"4q"', "is not a size"),
     ("timeout", '"soon"', "is not a duration"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("key", "value", "words"), VALUES)
 def test_a_value_naming_a_file_is_refused(key: str, value: str, words: str, workdir: Path) -> None:
-    refused(["run", "plan.toml"], {"plan.toml": plan(workload=f"{key} = {value}")},
-            [at(WORKLOAD), key, words], workdir)  # fmt: skip
+    refused(
+        ["run", "plan.toml"],
+        {"plan.toml": plan(workload=f"{key} = {value}")},
+        [at(WORKLOAD), key, words],
+        workdir,
+    )
 
 
 TWICE = [
@@ -304,8 +341,11 @@ def test_aliases_become_fios_own_names(tmp_path: Path) -> None:
     point = iolab_plan.parse_plan(text.replace("@DIR@", str(tmp_path)), "plan.toml").workloads[0]
     options = point.options
     assert (options["rw"], options["bs"], options["runtime"], options["mem"]) == (
-        "randwrite", "8k", 2, "shm",
-    )  # fmt: skip
+        "randwrite",
+        "8k",
+        2,
+        "shm",
+    )
     assert not {"readwrite", "blocksize", "timeout", "iomem"} & set(options)
 
 
@@ -352,25 +392,45 @@ def test_fio_itself_runs_a_command_from_an_included_file(workdir: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "files", "words"),
     [
-        (["run", "plan.toml"], {"plan.toml": plan(workload='include = "@DIR@/evil.fio"')},
-         [at(WORKLOAD), "include is not allowed"]),
-        (["run", "plan.toml", "--allow-hooks"],
-         {"plan.toml": plan(workload='include = "@DIR@/evil.fio"')},
-         [at(WORKLOAD), "include is not allowed"]),
-        (["run", "job.fio"], {"job.fio": "[a]\nruntime=1\nsize=4m\ninclude=@DIR@/evil.fio\n"},
-         ["job.fio:4", "include is not allowed"]),
-        (["run", "job.fio"], {"job.fio": "[a]\nruntime=1\nsize=4m\ninclude @DIR@/evil.fio\n"},
-         ["job.fio:4", "include names another file"]),
-        (["run", "job.fio"], {"job.fio": "[a]\nruntime=1\nsize=4m\ninclude_x=@DIR@/evil.fio\n"},
-         ["job.fio:4", "include is not allowed"]),
-        (["run", "plan.toml"],
-         {"plan.toml": plan(workload='jobfile = "job.fio"').replace('rw = "randread"\n', "")
-          .replace('bs = "4k"\n', "").replace('name = "rr"\n', ""),
-          "job.fio": "[a]\nruntime=1\ninclude=@DIR@/evil.fio\n"},
-         ["job.fio:3", "include is not allowed"]),
+        (
+            ["run", "plan.toml"],
+            {"plan.toml": plan(workload='include = "@DIR@/evil.fio"')},
+            [at(WORKLOAD), "include is not allowed"],
+        ),
+        (
+            ["run", "plan.toml", "--allow-hooks"],
+            {"plan.toml": plan(workload='include = "@DIR@/evil.fio"')},
+            [at(WORKLOAD), "include is not allowed"],
+        ),
+        (
+            ["run", "job.fio"],
+            {"job.fio": "[a]\nruntime=1\nsize=4m\ninclude=@DIR@/evil.fio\n"},
+            ["job.fio:4", "include is not allowed"],
+        ),
+        (
+            ["run", "job.fio"],
+            {"job.fio": "[a]\nruntime=1\nsize=4m\ninclude @DIR@/evil.fio\n"},
+            ["job.fio:4", "include names another file"],
+        ),
+        (
+            ["run", "job.fio"],
+            {"job.fio": "[a]\nruntime=1\nsize=4m\ninclude_x=@DIR@/evil.fio\n"},
+            ["job.fio:4", "include is not allowed"],
+        ),
+        (
+            ["run", "plan.toml"],
+            {
+                "plan.toml": plan(workload='jobfile = "job.fio"')
+                .replace('rw = "randread"\n', "")
+                .replace('bs = "4k"\n', "")
+                .replace('name = "rr"\n', ""),
+                "job.fio": "[a]\nruntime=1\ninclude=@DIR@/evil.fio\n",
+            },
+            ["job.fio:3", "include is not allowed"],
+        ),
     ],
     ids=["plan", "plan-allow-hooks", "job-file", "job-file-bare", "job-file-prefix", "jobfile-key"],
-)  # fmt: skip
+)
 def test_an_include_with_a_command_is_refused(
     args: list[str], files: dict[str, str], words: list[str | tuple[str, ...]], workdir: Path
 ) -> None:
@@ -411,15 +471,23 @@ def test_an_include_naming_a_device_writes_nothing_to_it(
     (workdir / "evil.fio").write_text(f"filename={device}\n")
     evil = f'include = "{workdir / "evil.fio"}"'
     files, words = {
-        "plan": ({"plan.toml": plan(rw='"randwrite"', workload=evil)},
-                 [at(WORKLOAD), "include is not allowed"]),
-        "plan-defaults": ({"plan.toml": plan(rw='"randwrite"', defaults=evil)},
-                          [at(DEFAULTS), "include is not allowed"]),
-        "job-file": ({"job.fio": f"[a]\nrw=randwrite\nruntime=1\ninclude {workdir}/evil.fio\n"},
-                     ["job.fio:4", "include names another file"]),
-        "job-file-filename": ({"job.fio": f"[a]\nrw=randwrite\nruntime=1\nfilename={device}\n"},
-                              [device, "not confirmed for writing", "--yes-destroy"]),
-    }[via]  # fmt: skip
+        "plan": (
+            {"plan.toml": plan(rw='"randwrite"', workload=evil)},
+            [at(WORKLOAD), "include is not allowed"],
+        ),
+        "plan-defaults": (
+            {"plan.toml": plan(rw='"randwrite"', defaults=evil)},
+            [at(DEFAULTS), "include is not allowed"],
+        ),
+        "job-file": (
+            {"job.fio": f"[a]\nrw=randwrite\nruntime=1\ninclude {workdir}/evil.fio\n"},
+            ["job.fio:4", "include names another file"],
+        ),
+        "job-file-filename": (
+            {"job.fio": f"[a]\nrw=randwrite\nruntime=1\nfilename={device}\n"},
+            [device, "not confirmed for writing", "--yes-destroy"],
+        ),
+    }[via]
     name = next(iter(files))
     refused(["run", name], files, words, workdir)
     assert device_sha256(device) == digest
@@ -499,8 +567,15 @@ def test_safe_options_still_run(workdir: Path) -> None:
     assert done.returncode == 0, done.stderr
     shown = run_iolab("show", "--fio", "plan.toml", cwd=workdir).stdout
     lines = [line for line in shown.splitlines() if "=" in line and not line.startswith("#")]
-    for wanted in ("randseed=42", "rate_iops=2000", "mem=malloc", "ba=4k", "runtime=1",
-                   "buffer_pattern=0xdeadbeef", "userspace_reap=1"):  # fmt: skip
+    for wanted in (
+        "randseed=42",
+        "rate_iops=2000",
+        "mem=malloc",
+        "ba=4k",
+        "runtime=1",
+        "buffer_pattern=0xdeadbeef",
+        "userspace_reap=1",
+    ):
         assert wanted in lines, wanted
     keys = [line.split("=", 1)[0] for line in lines]
     own = [i for i, key in enumerate(keys) if key in fio_options.IOLAB_SETS]
@@ -512,9 +587,18 @@ def test_iolabs_own_options_come_last_and_others_never_reach_a_job_file() -> Non
     options = {"filename": "/var/tmp/x", "rw": "read", "write_bw_log": "samples", "bs": "4k"}
     text = jobfile.render([jobfile.Job("a", options)])
     assert text.splitlines()[1:] == [
-        "rw=read", "bs=4k", "filename=/var/tmp/x", "write_bw_log=samples",
-    ]  # fmt: skip
-    for key, value in (("include", "/etc/x"), ("directory", "/"), ("exec_prerun", "true"),
-                       ("opendir", "/"), ("colour", "1"), ("mem", "mmap:/etc/x")):  # fmt: skip
+        "rw=read",
+        "bs=4k",
+        "filename=/var/tmp/x",
+        "write_bw_log=samples",
+    ]
+    for key, value in (
+        ("include", "/etc/x"),
+        ("directory", "/"),
+        ("exec_prerun", "true"),
+        ("opendir", "/"),
+        ("colour", "1"),
+        ("mem", "mmap:/etc/x"),
+    ):
         with pytest.raises(FioError, match="cannot go into a job file"):
             jobfile.render([jobfile.Job("a", {"rw": "read", key: value})])

@@ -128,8 +128,13 @@ def test_a_throttled_host_is_the_outlier_and_a_killed_one_costs_its_share(
     slow, victim = hosts[6], hosts[20]
     fleet.throttle(slow, dev, THROTTLED)
     (workdir / "plan.toml").write_text(plan_text(hosts, fleet.dirs, runtime=4))
-    child = subprocess.Popen([*IOLAB, "run", "plan.toml"], cwd=workdir, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    child = subprocess.Popen(
+        [*IOLAB, "run", "plan.toml"],
+        cwd=workdir,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 120
     while not any(fleet.dirs[victim].glob(f"{TEST_FILE}*")) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -186,8 +191,15 @@ def test_host_env_over_ssh_says_what_differs_beside_the_outlier(
     fleet.throttle(slow, odd, THROTTLED)
     sshd.start([h.split(":")[0] for h in hosts[:5]])
     (workdir / "plan.toml").write_text(plan_text(hosts, fleet.dirs, extra='host_env = "ssh"'))
-    done = subprocess.run([*IOLAB, "run", "plan.toml"], cwd=workdir, env=sshd.env(),
-                          capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    done = subprocess.run(
+        [*IOLAB, "run", "plan.toml"],
+        cwd=workdir,
+        env=sshd.env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     (missing,) = [line for line in done.stderr.splitlines() if "could not be read" in line]
     assert missing.startswith("warning: the inventory of 1 of 6 hosts could not be read")

@@ -85,8 +85,10 @@ def reported(mode: str) -> Dataset:
     for rep in (1, 2, 3):
         even = {h: 10_000.0 + 10 * k + rep for k, h in enumerate(HOSTS)}
         skewed = {h: 8_000.0 + 10 * k + rep for k, h in enumerate(HOSTS)}
-        cases += [case("even", even, repetition=rep),
-                  case("skewed", {**skewed, HOSTS[0]: 90_000.0}, repetition=rep)]  # fmt: skip
+        cases += [
+            case("even", even, repetition=rep),
+            case("skewed", {**skewed, HOSTS[0]: 90_000.0}, repetition=rep),
+        ]
     data = dataset(cases, HOSTS)
     run = replace(data.runs[0], plan_text=f'hosts_report = "{mode}"\n')
     return replace(data, runs=(run,))
@@ -124,8 +126,12 @@ def test_sum_keeps_the_hosts_sum_in_the_results() -> None:
 
 def test_each_exports_every_host_of_every_case() -> None:
     doc = document.assemble(reported("each"), document.Options())
-    each = [b for s in doc.sections for b in s.blocks
-            if isinstance(b, Table) and b.title.startswith("Each host")]  # fmt: skip
+    each = [
+        b
+        for s in doc.sections
+        for b in s.blocks
+        if isinstance(b, Table) and b.title.startswith("Each host")
+    ]
     assert [t.name for t in each] == ["each-host-even", "each-host-skewed"]
     assert all([r.label for r in t.rows] == HOSTS for t in each)
     assert each[1].rows[0].cells[0].text == "90,000 ▲"

@@ -103,8 +103,10 @@ def test_too_little_history_is_not_judged_unless_strict() -> None:
     assert (strict.how, strict.regression, strict.against) == ("rule", True, (3,))
     assert "the size alone decides" in strict.words
     said = history_text.unjudged(4, [loose], strict=False)
-    assert said == ["run 4 has 3 earlier runs of its plan; the gate needs 4 to know its noise: "
-                    "not judged on size alone (--strict judges by the rule alone)"]  # fmt: skip
+    assert said == [
+        "run 4 has 3 earlier runs of its plan; the gate needs 4 to know its noise: "
+        "not judged on size alone (--strict judges by the rule alone)"
+    ]
 
 
 def test_a_regression_is_judged_against_the_history_with_its_bound() -> None:
@@ -158,16 +160,24 @@ def _with_steps(one: RunSeries) -> RunSeries:
     """The series as history.series builds it: change points, then steps."""
     changes = history.run_changes(one.points, {})
     judged = history.standings(one.points, changes)
-    return RunSeries(one.setup, one.workload, one.metric, one.points,
-                  history._steps(judged, one.metric, {}), changes)  # fmt: skip
+    return RunSeries(
+        one.setup,
+        one.workload,
+        one.metric,
+        one.points,
+        history._steps(judged, one.metric, {}),
+        changes,
+    )
 
 
 def test_untouched_history_has_few_step_markers() -> None:
     """100 seeded series of 20 untouched runs, sd 3% (steps between neighbours of 5-10% are
     common): at most 2% of the runs judged (16 a series) carry a mark (0.9% over 200 series
     when written: a run beyond the 99.5% bound on either side, and its way back)."""
-    marked = sum(len(_with_steps(RunSeries("d", "w", "iops", points(noise(s, 20)), ())).steps)
-                 for s in range(100))  # fmt: skip
+    marked = sum(
+        len(_with_steps(RunSeries("d", "w", "iops", points(noise(s, 20)), ())).steps)
+        for s in range(100)
+    )
     assert marked / (100 * 16) <= 0.02, marked
 
 
@@ -217,10 +227,13 @@ def test_check_history_and_compare_give_one_figure_for_one_change(tmp_path: Path
     assert loose.exit_code == 0 and "the gate needs 4 to know its noise" in loose.output
     a, b = (891.0, 900.0, 882.0), (692.0, 700.0, 684.0)
     step = history._steps(
-        [history.Standing(RunPoint(1, 1.0, a), None, (), 0),
-         history.Standing(RunPoint(2, 2.0, b), predict([900, 901, 899, 900]), (), -1)],
-        "bw", {},
-    )[0]  # fmt: skip
+        [
+            history.Standing(RunPoint(1, 1.0, a), None, (), 0),
+            history.Standing(RunPoint(2, 2.0, b), predict([900, 901, 899, 900]), (), -1),
+        ],
+        "bw",
+        {},
+    )[0]
     diff = compare(a, b)
     assert (step.change_pct, step.half_width_pct) == (diff.change_pct, diff.half_width_pct)
 
@@ -304,8 +317,18 @@ randrepeat = 0
 
 def run_in(group: tuple[Path, str], workdir: Path, dev: str) -> None:
     procs = group[0] / "cgroup.procs"
-    args = ["sh", "-c", f'echo $$ > {procs} && exec "$@"', "sh", *IOLAB, "run", "plan.toml",
-            "--new", "--yes-destroy", dev]  # fmt: skip
+    args = [
+        "sh",
+        "-c",
+        f'echo $$ > {procs} && exec "$@"',
+        "sh",
+        *IOLAB,
+        "run",
+        "plan.toml",
+        "--new",
+        "--yes-destroy",
+        dev,
+    ]
     done = subprocess.run(args, cwd=workdir, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
 
@@ -388,23 +411,42 @@ def test_every_format_marks_a_run_with_other_load() -> None:
     rows = history_text.history_csv([one]).splitlines()
     assert rows[4].endswith(",1970-01-01 00:00:04 UTC,3000,0,foreign-load"), rows[4]
     found = report_history.document("nightly", [], [one])
-    notes = [b for s in found.sections for b in s.blocks
-             if isinstance(b, Notes) and b.name == "load"]  # fmt: skip
+    notes = [
+        b for s in found.sections for b in s.blocks if isinstance(b, Notes) and b.name == "load"
+    ]
     assert [n.items for n in notes] == [
-        ("run 4 had other load on the host (foreign-load): not judged, and left out of the "
-         "other runs' history",)
-    ]  # fmt: skip
+        (
+            "run 4 had other load on the host (foreign-load): not judged, and left out of the "
+            "other runs' history",
+        )
+    ]
 
 
 def test_a_regression_fails_until_its_new_level_is_the_history() -> None:
     """Six runs near 10,000 IOPS, then six near 5,000: runs 7 and 8 fail against runs 1-6,
     9 and 10 as the new level the change points confirm, and from run 11 on the new level's
     four runs are the history."""
-    figures = [10_000.0, 10_200.0, 9_800.0, 10_100.0, 9_900.0, 10_050.0,
-               5_000.0, 5_100.0, 4_950.0, 5_050.0, 4_980.0, 5_020.0]  # fmt: skip
+    figures = [
+        10_000.0,
+        10_200.0,
+        9_800.0,
+        10_100.0,
+        9_900.0,
+        10_050.0,
+        5_000.0,
+        5_100.0,
+        4_950.0,
+        5_050.0,
+        4_980.0,
+        5_020.0,
+    ]
     found = {run: judged(figures, run) for run in range(7, 13)}
     assert {run: (v.how, v.regression) for run, v in found.items()} == {
-        7: ("history", True), 8: ("history", True), 9: ("new-level", True),
-        10: ("new-level", True), 11: ("history", False), 12: ("history", False),
-    }  # fmt: skip
+        7: ("history", True),
+        8: ("history", True),
+        9: ("new-level", True),
+        10: ("new-level", True),
+        11: ("history", False),
+        12: ("history", False),
+    }
     assert found[11].against == (7, 8, 9, 10)

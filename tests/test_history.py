@@ -59,13 +59,15 @@ def test_the_gate_by_the_rule_fails_only_beyond_the_rule_and_the_noise() -> None
 
 
 def test_a_step_is_marked_when_it_matters_and_is_beyond_the_noise() -> None:
-    points = [RunPoint(1, 1.0, (58_496.0, 58_600.0, 58_400.0)),
-              RunPoint(2, 2.0, (60_179.0, 60_300.0, 60_100.0)),
-              RunPoint(3, 3.0, (59_560.0, 59_600.0, 59_500.0)),
-              RunPoint(4, 4.0, (58_900.0, 59_000.0, 58_800.0)),
-              RunPoint(5, 5.0, (60_900.0, 61_000.0, 60_800.0)),  # +3.4%: beyond? too small
-              RunPoint(6, 6.0, (301.0, 300.0, 302.0)),  # the step
-              RunPoint(7, 7.0, (320.0, 200.0, 410.0))]  # +2.8% ± a lot: noise  # fmt: skip
+    points = [
+        RunPoint(1, 1.0, (58_496.0, 58_600.0, 58_400.0)),
+        RunPoint(2, 2.0, (60_179.0, 60_300.0, 60_100.0)),
+        RunPoint(3, 3.0, (59_560.0, 59_600.0, 59_500.0)),
+        RunPoint(4, 4.0, (58_900.0, 59_000.0, 58_800.0)),
+        RunPoint(5, 5.0, (60_900.0, 61_000.0, 60_800.0)),  # +3.4%: beyond? too small
+        RunPoint(6, 6.0, (301.0, 300.0, 302.0)),  # the step
+        RunPoint(7, 7.0, (320.0, 200.0, 410.0)),
+    ]  # +2.8% ± a lot: noise
     judged = history.standings(points, ())
     steps = history._steps(judged, "iops", {6: {"kernel": "6.1"}, 5: {"kernel": "6.0"}})
     assert [s.run_id for s in steps] == [6]
@@ -115,8 +117,7 @@ def run_in(group: tuple[Path, str], workdir: Path, dev: str) -> None:
     """`iolab run` with its processes (fio's too) in the cgroup."""
     procs = group[0] / "cgroup.procs"
     command = f'echo $$ > {procs} && exec "$@"'
-    args = ["sh", "-c", command, "sh", *IOLAB, "run", "plan.toml", "--new",
-            "--yes-destroy", dev]  # fmt: skip
+    args = ["sh", "-c", command, "sh", *IOLAB, "run", "plan.toml", "--new", "--yes-destroy", dev]
     done = subprocess.run(args, cwd=workdir, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
 
@@ -201,8 +202,9 @@ def test_the_plans_check_table_sets_the_rules_and_the_command_line_wins(tmp_path
     assert invoke(main, args).exit_code == EXIT_REGRESSION
     with sqlite3.connect(store) as db:
         (text,) = db.execute("SELECT plan_text FROM runs WHERE id = 2").fetchone()
-        db.execute("UPDATE runs SET plan_text = ? WHERE id = 2",
-                   (text + '\n[check]\nbw = "30%"\n',))  # fmt: skip
+        db.execute(
+            "UPDATE runs SET plan_text = ? WHERE id = 2", (text + '\n[check]\nbw = "30%"\n',)
+        )
     loose = invoke(main, args)
     assert loose.exit_code == 0, loose.output
     assert "12 series, 12 judged, 0 regressions beyond rule and noise" in loose.output
@@ -242,11 +244,21 @@ def test_the_check_table_is_read_back_from_a_runs_plan_text() -> None:
 def _fio_json(workdir: Path, name: str, rw: str, bs: str) -> Path:
     out = workdir / f"{name}-{rw}.json"
     subprocess.run(
-        ["fio", f"--name={name}", f"--rw={rw}", f"--bs={bs}", "--size=8m", "--runtime=1",
-         "--time_based", f"--filename={workdir / 'data'}", "--output-format=json",
-         f"--output={out}"],
-        check=True, capture_output=True,
-    )  # fmt: skip
+        [
+            "fio",
+            f"--name={name}",
+            f"--rw={rw}",
+            f"--bs={bs}",
+            "--size=8m",
+            "--runtime=1",
+            "--time_based",
+            f"--filename={workdir / 'data'}",
+            "--output-format=json",
+            f"--output={out}",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return out
 
 
@@ -310,16 +322,19 @@ def test_history_as_markdown_and_html(tmp_path: Path) -> None:
     store = tmp_path / "store.db"
     store.write_bytes(GOLDEN.read_bytes())
     invoke = CliRunner().invoke
-    done = invoke(main, ["history", "--db", str(store), "--format", "markdown", "-o",
-                         str(tmp_path / "h.md")])  # fmt: skip
+    done = invoke(
+        main, ["history", "--db", str(store), "--format", "markdown", "-o", str(tmp_path / "h.md")]
+    )
     assert done.exit_code == 0, done.output
     text = (tmp_path / "h.md").read_text()
     # two runs do not know the run-to-run noise: no step, no chart, every series in the table
     assert not re.findall(r"\]\((h_files/history-[^)]+\.png)\)", text), text
     assert "| seq | two | bw | 891.2 | 692.0 | 2 | none |" in text
     page = tmp_path / "h.html"
-    assert invoke(main, ["history", "--db", str(store), "--format", "html", "-o",
-                         str(page)]).exit_code == 0  # fmt: skip
+    assert (
+        invoke(main, ["history", "--db", str(store), "--format", "html", "-o", str(page)]).exit_code
+        == 0
+    )
     assert "891.2" in page.read_text()
     refused = invoke(main, ["history", "--db", str(store), "-o", str(tmp_path / "h.txt")])
     assert refused.exit_code != 0 and "-o goes with --format markdown or html" in refused.output
@@ -341,8 +356,11 @@ def test_the_ci_example_in_the_docs_works_as_written(workdir: Path) -> None:
         'rw = "randread"\nbs = "4k"\nsize = "16m"\nruntime = 1\n[check]\n' + rules
     )
     lines = [line.split("#")[0].split() for line in job.strip().splitlines()]
-    assert [words[:2] for words in lines] == [["iolab", "run"], ["iolab", "check"],
-                                              ["iolab", "check"]]  # fmt: skip
+    assert [words[:2] for words in lines] == [
+        ["iolab", "run"],
+        ["iolab", "check"],
+        ["iolab", "check"],
+    ]
     commands = [[w.replace("/srv/iolab/", f"{workdir}/") for w in words[1:]] for words in lines]
     for night in (1, 2):
         for words in commands:
@@ -375,8 +393,14 @@ def test_history_of_the_runs_named_and_as_csv(tmp_path: Path) -> None:
     table = invoke(main, ["history", "--db", str(store), "--format", "csv"]).output
     rows = list(csv.DictReader(table.splitlines()))
     assert len(rows) == 24 and rows[0]["setup"] == "one" and rows[0]["run"] == "1"
-    step = next(r for r in rows if r["workload"] == "seq" and r["setup"] == "two"
-                and r["metric"] == "bw" and r["run"] == "2")  # fmt: skip
+    step = next(
+        r
+        for r in rows
+        if r["workload"] == "seq"
+        and r["setup"] == "two"
+        and r["metric"] == "bw"
+        and r["run"] == "2"
+    )
     assert step["step_pct"] == "", step  # two runs: no step, the noise is not known
     assert step["mean"].startswith("692") and step["started"].endswith(" UTC"), step
     assert float(step["ci95_low"]) < float(step["median"]) < float(step["ci95_high"])

@@ -61,16 +61,35 @@ def _save_run(store: Store, number: int, rng: random.Random) -> None:
             for rep in (1, 2, 3):
                 iops = rate * rng.gauss(1.0, 0.02)
                 lat = 1e9 / iops
-                read = DirectionMetrics("read", iops, iops * 4096, int(iops * 40960), 10_000,
-                                        lat, lat * 2, {"99": lat * 3})  # fmt: skip
+                read = DirectionMetrics(
+                    "read",
+                    iops,
+                    iops * 4096,
+                    int(iops * 40960),
+                    10_000,
+                    lat,
+                    lat * 2,
+                    {"99": lat * 3},
+                )
                 load = (CheckWarning(Code.FOREIGN_LOAD, "other load", "rerun"),)
-                result = Result(Case(setup, workload, rep), "ok", start, start + 10,
-                                CaseMetrics((read,), 5.0, 10.0, 10_000, 0),
-                                warnings=load if number == 9 else ())  # fmt: skip
+                result = Result(
+                    Case(setup, workload, rep),
+                    "ok",
+                    start,
+                    start + 10,
+                    CaseMetrics((read,), 5.0, 10.0, 10_000, 0),
+                    warnings=load if number == 9 else (),
+                )
                 results.append((result, workload.table))
     kernel = "6.1.0" if number < 16 else "6.8.0"
-    store.save_import(plan, {"hostname": "lab", "kernel": kernel}, "test", Origin("import"),
-                      results, (start, start + 3600))  # fmt: skip
+    store.save_import(
+        plan,
+        {"hostname": "lab", "kernel": kernel},
+        "test",
+        Origin("import"),
+        results,
+        (start, start + 3600),
+    )
 
 
 @pytest.fixture

@@ -62,10 +62,15 @@ def duration(case_id: str, key: str, value: str, bound: str, command: str = "sho
 
 
 DURATION_ROWS = [
-    bad_plan("runtime-10-years-defaults", [at(RUNTIME), "runtime", WEEK],
-             plan(runtime=str(TEN_YEARS_S)), command="show"),
-    bad_plan("runtime-10-years-run", [at(RUNTIME), "runtime", WEEK],
-             plan(runtime=str(TEN_YEARS_S))),
+    bad_plan(
+        "runtime-10-years-defaults",
+        [at(RUNTIME), "runtime", WEEK],
+        plan(runtime=str(TEN_YEARS_S)),
+        command="show",
+    ),
+    bad_plan(
+        "runtime-10-years-run", [at(RUNTIME), "runtime", WEEK], plan(runtime=str(TEN_YEARS_S))
+    ),
     duration("runtime-a-second-over-a-week", "runtime", str(7 * 86400 + 1), WEEK),
     duration("runtime-seconds-suffix", "runtime", f'"{TEN_YEARS_S}s"', WEEK),
     duration("runtime-minutes", "runtime", '"5256000m"', WEEK),
@@ -85,15 +90,31 @@ DURATION_ROWS = [
     duration("thinktime-unreadable", "thinktime", '"10 years"', "not a duration"),
     duration("thinktime_spin-days", "thinktime_spin", '"1d"', PAUSE),
     duration("steadystate_duration-10-years", "ss_dur", '"3650d"', "at most 7 days"),
-    case("runtime-flag-run", f"run plan.toml --runtime {TEN_YEARS_S}",
-         ["--runtime", "runtime", WEEK], {"plan.toml": plan()}),
-    case("runtime-flag-show", "show plan.toml --runtime 87600h",
-         ["--runtime", "runtime", WEEK], {"plan.toml": plan()}),
-    case("job-file-thinktime", "show job.fio", ["job.fio:5", "thinktime", PAUSE],
-         {"job.fio": JOB_FILE.format(option="thinktime=3650d")}),
-    case("job-file-runtime-run", "run job.fio", ["job.fio:5", "runtime", WEEK],
-         {"job.fio": JOB_FILE.format(option=f"runtime={TEN_YEARS_S}")}),
-]  # fmt: skip
+    case(
+        "runtime-flag-run",
+        f"run plan.toml --runtime {TEN_YEARS_S}",
+        ["--runtime", "runtime", WEEK],
+        {"plan.toml": plan()},
+    ),
+    case(
+        "runtime-flag-show",
+        "show plan.toml --runtime 87600h",
+        ["--runtime", "runtime", WEEK],
+        {"plan.toml": plan()},
+    ),
+    case(
+        "job-file-thinktime",
+        "show job.fio",
+        ["job.fio:5", "thinktime", PAUSE],
+        {"job.fio": JOB_FILE.format(option="thinktime=3650d")},
+    ),
+    case(
+        "job-file-runtime-run",
+        "run job.fio",
+        ["job.fio:5", "runtime", WEEK],
+        {"job.fio": JOB_FILE.format(option=f"runtime={TEN_YEARS_S}")},
+    ),
+]
 
 
 @pytest.mark.parametrize("bad", DURATION_ROWS)
@@ -110,9 +131,14 @@ def test_a_duration_beyond_its_bound_is_refused_at_its_line(
 
 
 GENEROUS = [
-    "runtime = 604800", 'runtime = "168h"', 'ramp_time = "24h"', 'startdelay = "1-86400"',
-    'thinktime = "1h"', 'thinktime = "500ms"', "thinktime_spin = 3600000000",
-]  # fmt: skip
+    "runtime = 604800",
+    'runtime = "168h"',
+    'ramp_time = "24h"',
+    'startdelay = "1-86400"',
+    'thinktime = "1h"',
+    'thinktime = "500ms"',
+    "thinktime_spin = 3600000000",
+]
 
 
 @pytest.mark.parametrize("line", GENEROUS)
@@ -183,21 +209,35 @@ def folder_of_a_fifo(folder: Path) -> Path:
 
 
 IMPORT_ROWS = [
-    Hostile("stream-over-100000-documents", stream_over_the_bound,
-            ("more than 100,000 JSON documents", "split it"), spawn=True),
-    Hostile("json-document-over-128-mib", document_over_the_bound,
-            ("a JSON document of more than 128 MiB",), spawn=True),
-    Hostile("table-setups-as-columns-over-10000-rows",
-            table_over_the_bound("workload,rw,bs,metric,SSD A,SSD B",
-                                 "w{n},randread,4k,iops,{n},1000"),
-            ("more than 10,000 rows", "split it"), spawn=True),
-    Hostile("table-setups-as-rows-over-10000-rows",
-            table_over_the_bound("card,seq_output_block_KB/s", "card {n},1000"),
-            ("more than 10,000 rows", "split it"), spawn=True),
+    Hostile(
+        "stream-over-100000-documents",
+        stream_over_the_bound,
+        ("more than 100,000 JSON documents", "split it"),
+        spawn=True,
+    ),
+    Hostile(
+        "json-document-over-128-mib",
+        document_over_the_bound,
+        ("a JSON document of more than 128 MiB",),
+        spawn=True,
+    ),
+    Hostile(
+        "table-setups-as-columns-over-10000-rows",
+        table_over_the_bound("workload,rw,bs,metric,SSD A,SSD B", "w{n},randread,4k,iops,{n},1000"),
+        ("more than 10,000 rows", "split it"),
+        spawn=True,
+    ),
+    Hostile(
+        "table-setups-as-rows-over-10000-rows",
+        table_over_the_bound("card,seq_output_block_KB/s", "card {n},1000"),
+        ("more than 10,000 rows", "split it"),
+        spawn=True,
+    ),
     Hostile("dev-zero", not_a_file("/dev/zero"), ("not a regular file",), listed=False),
-    Hostile("folder-of-a-fifo", folder_of_a_fifo,
-            ("no regular file of a kind iolab imports in it",)),
-]  # fmt: skip
+    Hostile(
+        "folder-of-a-fifo", folder_of_a_fifo, ("no regular file of a kind iolab imports in it",)
+    ),
+]
 
 
 @pytest.mark.slow
@@ -267,9 +307,14 @@ def test_a_stopped_fio_is_killed_at_its_deadline_and_the_run_goes_on(
     before = listing(scene.cwd)
     env = {**os.environ, "TMPDIR": str(scene.tmp), durations.MARGIN_ENV: str(MARGIN_S)}
     child = subprocess.Popen(
-        [*IOLAB, "run", "plan.toml", "--db", "x.db"], cwd=scene.cwd, env=env, text=True,
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        [*IOLAB, "run", "plan.toml", "--db", "x.db"],
+        cwd=scene.cwd,
+        env=env,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 120
         while (fio := _case_fio(scene)) is None and child.poll() is None:
@@ -308,14 +353,17 @@ def test_a_stopped_fio_is_killed_at_its_deadline_and_the_run_goes_on(
 
 @pytest.mark.slow
 def test_a_fifo_in_place_of_the_plotly_bundle_is_not_waited_on(
-    cartesian_at: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    cartesian_at: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
-) -> None:  # fmt: skip
+) -> None:
     cartesian_at.parent.mkdir(parents=True)
     os.mkfifo(cartesian_at)
     monkeypatch.chdir(tmp_path)
-    outcome = invoke(["report", "1", "--db", str(STORE), "--format", "html", "-o", "page.html"],
-                     limit_s=120)  # fmt: skip
+    outcome = invoke(
+        ["report", "1", "--db", str(STORE), "--format", "html", "-o", "page.html"], limit_s=120
+    )
     assert outcome.code == 0 and not outcome.crash, outcome.stderr + outcome.crash
     assert outcome.stderr.startswith("wrote page.html"), outcome.stderr
     (line,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]

@@ -116,86 +116,196 @@ def deep_plan(case_id: str, words: Sequence[Word], spawned: bool = False, **slot
 NOT_A_JOB_LINE = "not a line of an fio job file"
 NOT_A_HOST = "not a host"
 FOREIGN_FILES = [
-    secret_plan("jobfile-secret-relative", ["secret.txt", ":1:", NOT_A_JOB_LINE],
-                tail='[[workload]]\njobfile = "secret.txt"\n'),
-    secret_plan("jobfile-secret-absolute", ["@DIR@/secret.txt:1:", NOT_A_JOB_LINE],
-                tail='[[workload]]\njobfile = "@DIR@/secret.txt"\n'),
-    secret_plan("jobfile-secret-dotdot", ["sub/../secret.txt:1:", NOT_A_JOB_LINE],
-                tail='[[workload]]\njobfile = "sub/../secret.txt"\n'),
-    secret_plan("jobfile-secret-run", ["secret.txt:1:", NOT_A_JOB_LINE], command="run",
-                tail='[[workload]]\njobfile = "secret.txt"\n'),
-    secret_plan("jobfile-etc-passwd", ["/etc/passwd:1:", NOT_A_JOB_LINE],
-                tail='[[workload]]\njobfile = "/etc/passwd"\n'),
-    secret_plan("hosts-file-secret", ["hosts file secret.txt:1:", NOT_A_HOST],
-                top='hosts = "secret.txt"'),
-    secret_plan("hosts-file-secret-absolute", ["@DIR@/secret.txt:1:", NOT_A_HOST],
-                top='hosts = "@DIR@/secret.txt"'),
-    secret_plan("hosts-file-secret-run", ["hosts file secret.txt:1:", NOT_A_HOST],
-                command="run", top='hosts = "secret.txt"'),
-    secret_plan("hosts-file-etc-passwd", ["hosts file /etc/passwd:1:", NOT_A_HOST],
-                top='hosts = "/etc/passwd"'),
-    row("hosts-file-secret-port", "show plan.toml", ["hosts.txt:2:", NOT_A_HOST],
-        {"plan.toml": plan(top='hosts = "hosts.txt"'),
-         "hosts.txt": "# servers\nlocalhost:hunter2\n"}, absent=SECRETS),
-    row("hosts-file-secret-ipv6", "show plan.toml", ["hosts.txt:1:", NOT_A_HOST],
+    secret_plan(
+        "jobfile-secret-relative",
+        ["secret.txt", ":1:", NOT_A_JOB_LINE],
+        tail='[[workload]]\njobfile = "secret.txt"\n',
+    ),
+    secret_plan(
+        "jobfile-secret-absolute",
+        ["@DIR@/secret.txt:1:", NOT_A_JOB_LINE],
+        tail='[[workload]]\njobfile = "@DIR@/secret.txt"\n',
+    ),
+    secret_plan(
+        "jobfile-secret-dotdot",
+        ["sub/../secret.txt:1:", NOT_A_JOB_LINE],
+        tail='[[workload]]\njobfile = "sub/../secret.txt"\n',
+    ),
+    secret_plan(
+        "jobfile-secret-run",
+        ["secret.txt:1:", NOT_A_JOB_LINE],
+        command="run",
+        tail='[[workload]]\njobfile = "secret.txt"\n',
+    ),
+    secret_plan(
+        "jobfile-etc-passwd",
+        ["/etc/passwd:1:", NOT_A_JOB_LINE],
+        tail='[[workload]]\njobfile = "/etc/passwd"\n',
+    ),
+    secret_plan(
+        "hosts-file-secret", ["hosts file secret.txt:1:", NOT_A_HOST], top='hosts = "secret.txt"'
+    ),
+    secret_plan(
+        "hosts-file-secret-absolute",
+        ["@DIR@/secret.txt:1:", NOT_A_HOST],
+        top='hosts = "@DIR@/secret.txt"',
+    ),
+    secret_plan(
+        "hosts-file-secret-run",
+        ["hosts file secret.txt:1:", NOT_A_HOST],
+        command="run",
+        top='hosts = "secret.txt"',
+    ),
+    secret_plan(
+        "hosts-file-etc-passwd",
+        ["hosts file /etc/passwd:1:", NOT_A_HOST],
+        top='hosts = "/etc/passwd"',
+    ),
+    row(
+        "hosts-file-secret-port",
+        "show plan.toml",
+        ["hosts.txt:2:", NOT_A_HOST],
+        {
+            "plan.toml": plan(top='hosts = "hosts.txt"'),
+            "hosts.txt": "# servers\nlocalhost:hunter2\n",
+        },
+        absent=SECRETS,
+    ),
+    row(
+        "hosts-file-secret-ipv6",
+        "show plan.toml",
+        ["hosts.txt:1:", NOT_A_HOST],
         {"plan.toml": plan(top='hosts = "hosts.txt"'), "hosts.txt": "[hunter2]:8765\n"},
-        absent=SECRETS),
-    row("hosts-file-not-utf8", "show plan.toml", ["hosts.txt", "UTF-8"],
-        {"plan.toml": plan(top='hosts = "hosts.txt"'),
-         "hosts.txt": b"10.0.0.2\nhunter2 \xff\xfe\n"}, absent=SECRETS),
-    row("hosts-file-twice", "show plan.toml", ["hosts.txt:3:", "twice"],
-        {"plan.toml": plan(top='hosts = "hosts.txt"'), "hosts.txt": "10.0.0.2\n\n10.0.0.2\n"}),
-    row("hosts-file-directory", "show plan.toml", ["hosts", "not a regular file"],
-        {"plan.toml": plan(top='hosts = "sub"'), "sub": DIR}),
+        absent=SECRETS,
+    ),
+    row(
+        "hosts-file-not-utf8",
+        "show plan.toml",
+        ["hosts.txt", "UTF-8"],
+        {
+            "plan.toml": plan(top='hosts = "hosts.txt"'),
+            "hosts.txt": b"10.0.0.2\nhunter2 \xff\xfe\n",
+        },
+        absent=SECRETS,
+    ),
+    row(
+        "hosts-file-twice",
+        "show plan.toml",
+        ["hosts.txt:3:", "twice"],
+        {"plan.toml": plan(top='hosts = "hosts.txt"'), "hosts.txt": "10.0.0.2\n\n10.0.0.2\n"},
+    ),
+    row(
+        "hosts-file-directory",
+        "show plan.toml",
+        ["hosts", "not a regular file"],
+        {"plan.toml": plan(top='hosts = "sub"'), "sub": DIR},
+    ),
     job_plan("job-secret-first-line", ["mine.fio:1:", NOT_A_JOB_LINE], SECRET_FILE),
-    job_plan("job-secret-after-section", ["mine.fio:2:", NOT_A_JOB_LINE],
-             f"[{SECRET}]\n{SECRET}\n"),
-    job_plan("job-secret-upper-key", ["mine.fio:3:", NOT_A_JOB_LINE],
-             "[a]\nrw=read\nPASSWORD=hunter2\n"),
-    job_plan("job-bare-word-first", ["mine.fio:1:", "an unknown key"],
-             "hunter2\n[a]\nrw=read\n"),
+    job_plan(
+        "job-secret-after-section", ["mine.fio:2:", NOT_A_JOB_LINE], f"[{SECRET}]\n{SECRET}\n"
+    ),
+    job_plan(
+        "job-secret-upper-key", ["mine.fio:3:", NOT_A_JOB_LINE], "[a]\nrw=read\nPASSWORD=hunter2\n"
+    ),
+    job_plan("job-bare-word-first", ["mine.fio:1:", "an unknown key"], "hunter2\n[a]\nrw=read\n"),
     job_plan("job-not-utf8", ["mine.fio", "UTF-8"], b"[a]\nrw=read\n# hunter2 \xff\n"),
     job_plan("job-nul-line", ["mine.fio:2:", NOT_A_JOB_LINE], "[a]\nhunter2\x00=1\n"),
-    job_plan("job-control-in-section", ["mine.fio:1:", "control character"],
-             "[hunter2\x1b]\nrw=read\n"),
-    job_plan("job-include", ["mine.fio:2:", "include names another file"],
-             "[a]\ninclude hunter2.fio\n"),
+    job_plan(
+        "job-control-in-section", ["mine.fio:1:", "control character"], "[hunter2\x1b]\nrw=read\n"
+    ),
+    job_plan(
+        "job-include", ["mine.fio:2:", "include names another file"], "[a]\ninclude hunter2.fio\n"
+    ),
     job_plan("job-over-1mib", ["mine.fio", "1 MiB"], "[a]\n" + "#" * (1024**2 + 10) + "\n"),
     job_plan("job-no-section", ["mine.fio", "no job section"], "; hunter2\n"),
-    row("plan-is-secret-job-file", "show secret.fio", ["secret.fio:2:", NOT_A_JOB_LINE],
-        {"secret.fio": f"[SECRET-SECTION]\n{SECRET}\n"}, absent=(*SECRETS, "SECRET-SECTION")),
-    row("plan-is-secret-text", "show secret.txt", ["secret.txt", "not valid TOML", "line 1"],
-        {"secret.txt": SECRET_FILE}, absent=SECRETS),
-    row("plan-is-etc-passwd", "show /etc/passwd", ["/etc/passwd", "not valid TOML"],
-        absent=("root:",)),
-    row("plan-toml-table-twice", "show plan.toml", ["plan.toml", "declared twice", "line 2"],
-        {"plan.toml": "[hunter2]\n[hunter2]\n"}, absent=SECRETS),
-    row("plan-toml-inline-key-twice", "show plan.toml", ["plan.toml", "given twice", "line 1"],
-        {"plan.toml": "a = {hunter2 = 1, hunter2 = 2}\n"}, absent=SECRETS),
-    row("plan-toml-control-character", "show plan.toml", ["plan.toml", "control character"],
-        {"plan.toml": 'a = "hunter2\x01"\n'}, absent=SECRETS),
-]  # fmt: skip
+    row(
+        "plan-is-secret-job-file",
+        "show secret.fio",
+        ["secret.fio:2:", NOT_A_JOB_LINE],
+        {"secret.fio": f"[SECRET-SECTION]\n{SECRET}\n"},
+        absent=(*SECRETS, "SECRET-SECTION"),
+    ),
+    row(
+        "plan-is-secret-text",
+        "show secret.txt",
+        ["secret.txt", "not valid TOML", "line 1"],
+        {"secret.txt": SECRET_FILE},
+        absent=SECRETS,
+    ),
+    row(
+        "plan-is-etc-passwd",
+        "show /etc/passwd",
+        ["/etc/passwd", "not valid TOML"],
+        absent=("root:",),
+    ),
+    row(
+        "plan-toml-table-twice",
+        "show plan.toml",
+        ["plan.toml", "declared twice", "line 2"],
+        {"plan.toml": "[hunter2]\n[hunter2]\n"},
+        absent=SECRETS,
+    ),
+    row(
+        "plan-toml-inline-key-twice",
+        "show plan.toml",
+        ["plan.toml", "given twice", "line 1"],
+        {"plan.toml": "a = {hunter2 = 1, hunter2 = 2}\n"},
+        absent=SECRETS,
+    ),
+    row(
+        "plan-toml-control-character",
+        "show plan.toml",
+        ["plan.toml", "control character"],
+        {"plan.toml": 'a = "hunter2\x01"\n'},
+        absent=SECRETS,
+    ),
+]
 
 NESTED = [
-    deep_plan("deep-array-top", ["plan.toml", "too deep", "32"],
-              top="x = " + "[" * DEEP + "]" * DEEP),
-    deep_plan("deep-inline-table-top", ["plan.toml", "too deep", "32"],
-              top="x = " + "{a = " * DEEP + "1" + "}" * DEEP),
-    deep_plan("deep-array-spawned", ["plan.toml", "too deep"], spawned=True,
-              top="x = " + "[" * DEEP + "]" * DEEP),
-    deep_plan("deep-dotted-keys-workload", ["plan.toml:14:", "workload", "32 levels"],
-              workload="a" + ".a" * DEEP + " = 1"),
-    deep_plan("deep-dotted-keys-spawned", ["plan.toml:14:", "32 levels"], spawned=True,
-              workload="a" + ".a" * DEEP + " = 1"),
-    deep_plan("deep-table-header", ["plan.toml", "32 levels"],
-              tail="[" + "a." * DEEP + "a]\nx = 1"),
-    deep_plan("deep-array-in-defaults", ["plan.toml:4:", "defaults", "32 levels"],
-              defaults="iodepth = " + "[" * 40 + "1" + "]" * 40),
-    deep_plan("deep-inline-in-setup", ["plan.toml:9:", "setup", "32 levels"],
-              setup="queue = " + "{a = " * 40 + "1" + "}" * 40),
-    deep_plan("deep-array-in-report", ["plan.toml:20:", "report", "32 levels"],
-              report="baseline = " + "[" * 200 + "]" * 200),
-]  # fmt: skip
+    deep_plan(
+        "deep-array-top", ["plan.toml", "too deep", "32"], top="x = " + "[" * DEEP + "]" * DEEP
+    ),
+    deep_plan(
+        "deep-inline-table-top",
+        ["plan.toml", "too deep", "32"],
+        top="x = " + "{a = " * DEEP + "1" + "}" * DEEP,
+    ),
+    deep_plan(
+        "deep-array-spawned",
+        ["plan.toml", "too deep"],
+        spawned=True,
+        top="x = " + "[" * DEEP + "]" * DEEP,
+    ),
+    deep_plan(
+        "deep-dotted-keys-workload",
+        ["plan.toml:14:", "workload", "32 levels"],
+        workload="a" + ".a" * DEEP + " = 1",
+    ),
+    deep_plan(
+        "deep-dotted-keys-spawned",
+        ["plan.toml:14:", "32 levels"],
+        spawned=True,
+        workload="a" + ".a" * DEEP + " = 1",
+    ),
+    deep_plan(
+        "deep-table-header", ["plan.toml", "32 levels"], tail="[" + "a." * DEEP + "a]\nx = 1"
+    ),
+    deep_plan(
+        "deep-array-in-defaults",
+        ["plan.toml:4:", "defaults", "32 levels"],
+        defaults="iodepth = " + "[" * 40 + "1" + "]" * 40,
+    ),
+    deep_plan(
+        "deep-inline-in-setup",
+        ["plan.toml:9:", "setup", "32 levels"],
+        setup="queue = " + "{a = " * 40 + "1" + "}" * 40,
+    ),
+    deep_plan(
+        "deep-array-in-report",
+        ["plan.toml:20:", "report", "32 levels"],
+        report="baseline = " + "[" * 200 + "]" * 200,
+    ),
+]
 
 DB = {"stored.db": STORED}
 EMPTY = "is empty"
@@ -222,67 +332,145 @@ FLAGS = [
     flag("advise-devices-huge", f"advise --devices {10**30} {FIGURES}", ["2 to 64"]),
     flag("advise-devices-abc", f"advise --devices abc {FIGURES}", ["--devices", "abc"]),
     flag("advise-devices-float", f"advise --devices 2.5 {FIGURES}", ["--devices", "2.5"]),
-    *(figure(name, value)
-      for name in ("read-iops", "write-iops", "read-mbps", "write-mbps")
-      for value in ("inf", "nan", "0", "-1")),
+    *(
+        figure(name, value)
+        for name in ("read-iops", "write-iops", "read-mbps", "write-mbps")
+        for value in ("inf", "nan", "0", "-1")
+    ),
     figure("read-iops", "1e400"),
     figure("write-iops", "-inf"),
     figure("read-mbps", "-0"),
     flag("advise-read-iops-abc", "advise --read-iops abc", ["--read-iops", "abc"]),
     flag("advise-read-iops-empty", ["advise", "--read-iops", ""], ["--read-iops"]),
-    flag("advise-setup-empty", ["advise", "--setup", "", "--db", "stored.db"],
-         ["--setup", EMPTY], db=True),
-    flag("advise-setup-nosuch", "advise --setup nope --db stored.db", ["'nope'", "set-ups"],
-         db=True),
-    flag("advise-workload-empty", ["advise", "--workload", "", *FIGURES.split()],
-         ["--workload", EMPTY]),
+    flag(
+        "advise-setup-empty",
+        ["advise", "--setup", "", "--db", "stored.db"],
+        ["--setup", EMPTY],
+        db=True,
+    ),
+    flag(
+        "advise-setup-nosuch", "advise --setup nope --db stored.db", ["'nope'", "set-ups"], db=True
+    ),
+    flag(
+        "advise-workload-empty",
+        ["advise", "--workload", "", *FIGURES.split()],
+        ["--workload", EMPTY],
+    ),
     flag("advise-workload-bogus", f"advise --workload bogus {FIGURES}", ["--workload"]),
-    flag("report-baseline-empty", ["report", "--baseline", "", "--db", "stored.db"],
-         ["--baseline", EMPTY], db=True),
-    flag("report-baseline-blank", ["report", "--baseline", "  ", "--db", "stored.db"],
-         ["--baseline", EMPTY], db=True),
-    flag("report-baseline-nosuch", "report --baseline nope --db stored.db",
-         ["'nope'", "set-ups: a, b"], db=True),
-    flag("report-x-bogus-table", "report --charts scaling --x bogus --db stored.db",
-         ["--x 'bogus'", "iodepth"], db=True),
-    flag("report-x-bogus-csv", "report --format csv --x bogus --db stored.db",
-         ["--x 'bogus'", "iodepth"], db=True),
-    flag("report-x-bogus-html", "report --format html -o r.html --x bogus --db stored.db",
-         ["--x bogus", "iodepth"], db=True),
+    flag(
+        "report-baseline-empty",
+        ["report", "--baseline", "", "--db", "stored.db"],
+        ["--baseline", EMPTY],
+        db=True,
+    ),
+    flag(
+        "report-baseline-blank",
+        ["report", "--baseline", "  ", "--db", "stored.db"],
+        ["--baseline", EMPTY],
+        db=True,
+    ),
+    flag(
+        "report-baseline-nosuch",
+        "report --baseline nope --db stored.db",
+        ["'nope'", "set-ups: a, b"],
+        db=True,
+    ),
+    flag(
+        "report-x-bogus-table",
+        "report --charts scaling --x bogus --db stored.db",
+        ["--x 'bogus'", "iodepth"],
+        db=True,
+    ),
+    flag(
+        "report-x-bogus-csv",
+        "report --format csv --x bogus --db stored.db",
+        ["--x 'bogus'", "iodepth"],
+        db=True,
+    ),
+    flag(
+        "report-x-bogus-html",
+        "report --format html -o r.html --x bogus --db stored.db",
+        ["--x bogus", "iodepth"],
+        db=True,
+    ),
     flag("report-x-empty", ["report", "--x", "", "--db", "stored.db"], ["--x", EMPTY], db=True),
-    flag("report-x-without-charts", "report --x iodepth --db stored.db",
-         ["--x", "draw none"], db=True),
-    flag("report-y-without-charts", "report --y iops --db stored.db", ["--y", "draw none"],
-         db=True),
-    flag("report-lines-without-charts", "report --lines setup --db stored.db",
-         ["--lines", "draw none"], db=True),
-    flag("report-charts-without-charts", "report --charts scaling --db stored.db",
-         ["--charts", "draw none"], db=True),
-    flag("report-skip-without-charts", "report --skip-charts bars --db stored.db",
-         ["--skip-charts", "draw none"], db=True),
+    flag(
+        "report-x-without-charts",
+        "report --x iodepth --db stored.db",
+        ["--x", "draw none"],
+        db=True,
+    ),
+    flag(
+        "report-y-without-charts", "report --y iops --db stored.db", ["--y", "draw none"], db=True
+    ),
+    flag(
+        "report-lines-without-charts",
+        "report --lines setup --db stored.db",
+        ["--lines", "draw none"],
+        db=True,
+    ),
+    flag(
+        "report-charts-without-charts",
+        "report --charts scaling --db stored.db",
+        ["--charts", "draw none"],
+        db=True,
+    ),
+    flag(
+        "report-skip-without-charts",
+        "report --skip-charts bars --db stored.db",
+        ["--skip-charts", "draw none"],
+        db=True,
+    ),
     flag("report-charts-bogus-table", "report --charts pie --db stored.db", ["'pie'"], db=True),
-    flag("report-charts-empty", ["report", "--charts", "", "--db", "stored.db"],
-         ["--charts", EMPTY], db=True),
-    flag("report-x-not-with-bars", "report --format html -o r.html --charts bars --x iodepth "
-         "--db stored.db", ["--x", "add scaling to --charts"], db=True),
-    flag("report-export-empty", ["report", "--export", "", "--db", "stored.db"],
-         ["--export", EMPTY], db=True),
-    flag("report-output-empty", ["report", "-o", "", "--db", "stored.db"], ["--output", EMPTY],
-         db=True),
+    flag(
+        "report-charts-empty",
+        ["report", "--charts", "", "--db", "stored.db"],
+        ["--charts", EMPTY],
+        db=True,
+    ),
+    flag(
+        "report-x-not-with-bars",
+        "report --format html -o r.html --charts bars --x iodepth --db stored.db",
+        ["--x", "add scaling to --charts"],
+        db=True,
+    ),
+    flag(
+        "report-export-empty",
+        ["report", "--export", "", "--db", "stored.db"],
+        ["--export", EMPTY],
+        db=True,
+    ),
+    flag(
+        "report-output-empty",
+        ["report", "-o", "", "--db", "stored.db"],
+        ["--output", EMPTY],
+        db=True,
+    ),
     flag("report-db-empty", ["report", "--db", ""], ["--db"]),
     flag("report-run-0", "report 0 --db stored.db", ["no run 0"], db=True),
-    flag("compare-output-empty", ["compare", "1", "1", "-o", "", "--db", "stored.db"],
-         ["--output", EMPTY], db=True),
-    flag("export-output-empty", ["export", "-o", "", "--db", "stored.db"], ["--output", EMPTY],
-         db=True),
-    flag("export-format-empty", ["export", "--format", "", "--db", "stored.db"],
-         ["--format", EMPTY], db=True),
+    flag(
+        "compare-output-empty",
+        ["compare", "1", "1", "-o", "", "--db", "stored.db"],
+        ["--output", EMPTY],
+        db=True,
+    ),
+    flag(
+        "export-output-empty",
+        ["export", "-o", "", "--db", "stored.db"],
+        ["--output", EMPTY],
+        db=True,
+    ),
+    flag(
+        "export-format-empty",
+        ["export", "--format", "", "--db", "stored.db"],
+        ["--format", EMPTY],
+        db=True,
+    ),
     flag("run-plan-empty", ["run", ""], ["PLAN.toml", EMPTY]),
     flag("run-preset-empty", ["run", "--preset", ""], ["--preset", EMPTY]),
     flag("run-target-empty", ["run", "--preset", "quick", "--target", ""], ["--target", EMPTY]),
     flag("run-size-empty", ["run", "--preset", "quick", "--size", ""], ["--size", EMPTY]),
-    flag("run-runtime-empty", ["run", "--preset", "quick", "--runtime", ""],
-         ["--runtime", EMPTY]),
+    flag("run-runtime-empty", ["run", "--preset", "quick", "--runtime", ""], ["--runtime", EMPTY]),
     flag("run-runtime-inf", "run --preset quick --runtime inf", ["--runtime", "inf"]),
     flag("run-runtime-nan", "run --preset quick --runtime nan", ["--runtime", "nan"]),
     flag("run-size-inf", "run --preset quick --size inf", ["--size", "inf"]),
@@ -290,8 +478,11 @@ FLAGS = [
     flag("run-max-cases-negative", "run --preset quick --max-cases -5", ["--max-cases"]),
     flag("run-repeat-inf", "run --preset quick --repeat inf", ["--repeat"]),
     flag("run-resume-negative", "run --resume -1 --db stored.db", ["--resume", "'-1'"], db=True),
-    flag("run-yes-destroy-empty", ["run", "--preset", "quick", "--yes-destroy", ""],
-         ["--yes-destroy", EMPTY]),
+    flag(
+        "run-yes-destroy-empty",
+        ["run", "--preset", "quick", "--yes-destroy", ""],
+        ["--yes-destroy", EMPTY],
+    ),
     flag("show-plan-empty", ["show", ""], ["PLAN.toml", EMPTY]),
     flag("show-preset-blank", ["show", "--preset", " "], ["--preset", EMPTY]),
     flag("env-path-empty", ["env", ""], ["PATH", EMPTY]),
@@ -301,10 +492,13 @@ FLAGS = [
     flag("peak-iodepth-reversed", "peak --iodepth 64-1", ["--iodepth"]),
     flag("peak-iodepth-inf", "peak --iodepth 1-inf", ["--iodepth"]),
     flag("peak-runtime-nan", "peak --runtime nan", ["--runtime"]),
-    flag("import-setup-empty", ["import", "x.json", "--setup", "", "--db", "new.db"],
-         ["--setup", EMPTY]),
+    flag(
+        "import-setup-empty",
+        ["import", "x.json", "--setup", "", "--db", "new.db"],
+        ["--setup", EMPTY],
+    ),
     flag("import-path-empty", ["import", "", "--db", "new.db"], ["PATH", EMPTY]),
-]  # fmt: skip
+]
 
 ROWS = [*FOREIGN_FILES, *NESTED, *FLAGS]
 
@@ -401,11 +595,12 @@ OUTPUT_COMMANDS = [
     pytest.param(("--help",), id="help"),
     pytest.param(("advise", *FIGURES.split()), id="advise"),
     pytest.param(("report", "--db", "stored.db"), id="report", marks=pytest.mark.fio),
-    pytest.param(("report", "--format", "csv", "--db", "stored.db"), id="report-csv",
-                 marks=pytest.mark.fio),
+    pytest.param(
+        ("report", "--format", "csv", "--db", "stored.db"), id="report-csv", marks=pytest.mark.fio
+    ),
     pytest.param(("runs", "--db", "stored.db"), id="runs", marks=pytest.mark.fio),
     pytest.param(("export", "--db", "stored.db"), id="export", marks=pytest.mark.fio),
-]  # fmt: skip
+]
 
 
 def _with_db(args: Sequence[str], request: pytest.FixtureRequest, folder: Path) -> None:
@@ -421,8 +616,15 @@ def test_a_full_disk_on_stdout_is_one_line_and_exit_1(
     _with_db(args, request, workdir)
     before = listing(workdir)
     with open("/dev/full", "w") as full:
-        done = subprocess.run([*IOLAB, *args], cwd=workdir, stdout=full, stderr=subprocess.PIPE,
-                              text=True, timeout=120, check=False)  # fmt: skip
+        done = subprocess.run(
+            [*IOLAB, *args],
+            cwd=workdir,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
     assert done.returncode == 1, done.stderr
     assert done.stderr == f"iolab: error: cannot write to standard output ({FULL})\n"
     assert listing(workdir) == before
@@ -439,8 +641,15 @@ def test_a_closed_pipe_on_stdout_ends_quietly(
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        done = subprocess.run([*IOLAB, *args], cwd=workdir, stdout=write_end, text=True,
-                              stderr=subprocess.PIPE, timeout=120, check=False)  # fmt: skip
+        done = subprocess.run(
+            [*IOLAB, *args],
+            cwd=workdir,
+            stdout=write_end,
+            text=True,
+            stderr=subprocess.PIPE,
+            timeout=120,
+            check=False,
+        )
     finally:
         os.close(write_end)
     assert (done.returncode, done.stderr) == (141, "")
@@ -488,8 +697,9 @@ def _run_status(db: Path) -> list[tuple[int, str]]:
 
 
 @pytest.mark.fio
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT],
-                         ids=["SIGTERM", "SIGHUP", "SIGQUIT"])  # fmt: skip
+@pytest.mark.parametrize(
+    "signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT], ids=["SIGTERM", "SIGHUP", "SIGQUIT"]
+)
 def test_a_stop_signal_during_a_run_is_ctrl_c_and_resume_finishes(
     signum: signal.Signals, workdir: Path, tmp_path: Path
 ) -> None:
@@ -500,8 +710,14 @@ def test_a_stop_signal_during_a_run_is_ctrl_c_and_resume_finishes(
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     env = {**os.environ, "TMPDIR": str(scratch)}
-    child = subprocess.Popen([*IOLAB, "run", "plan.toml"], cwd=workdir, env=env, text=True,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    child = subprocess.Popen(
+        [*IOLAB, "run", "plan.toml"],
+        cwd=workdir,
+        env=env,
+        text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and child.poll() is None and not stored_cases(db):
         time.sleep(0.1)
@@ -543,9 +759,13 @@ def test_sigterm_outside_a_run_is_one_line_and_exit_143(stored: Path, workdir: P
     (workdir / "stored.db").write_bytes(stored.read_bytes())
     read_end, write_end = os.pipe()
     try:
-        child = subprocess.Popen([*IOLAB, "report", "--format", "html", "--db", "stored.db"],
-                                 cwd=workdir, stdout=write_end, stderr=subprocess.PIPE,
-                                 text=True)  # fmt: skip
+        child = subprocess.Popen(
+            [*IOLAB, "report", "--format", "html", "--db", "stored.db"],
+            cwd=workdir,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         os.close(write_end)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and _unread(read_end) < 65536:
@@ -566,8 +786,9 @@ def _signalling(signum: int) -> Any:
     return runs
 
 
-@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129),
-                                              (signal.SIGQUIT, 131)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGQUIT, 131)]
+)
 def test_a_stop_signal_in_any_command_exits_128_plus_its_number(
     signum: int, code: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:

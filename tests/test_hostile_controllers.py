@@ -101,8 +101,14 @@ def lab(
     workdir: Path, loops: LoopDevs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Lab]:
     dev = loops.make(32)
-    found = Lab(tmp_path / "bin", tmp_path / "state.json", dev, workdir, tmp_path / "tmp",
-                tmp_path / "iolab-state")  # fmt: skip
+    found = Lab(
+        tmp_path / "bin",
+        tmp_path / "state.json",
+        dev,
+        workdir,
+        tmp_path / "tmp",
+        tmp_path / "iolab-state",
+    )
     found.tmp.mkdir()
     _tools(found.bin, found.state, monkeypatch, dev)
     monkeypatch.setenv("TMPDIR", str(found.tmp))
@@ -448,7 +454,8 @@ def test_a_later_set_up_on_the_vd_puts_back_what_was_there_first(lab: Lab) -> No
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.count("iolab: warning: storcli /c0/v0 may still have") == 1, "said first"
     assert ["storcli64", "/c0/v0", "set", "wrcache=wb", "nolog"] in [
-        [Path(c[0]).name, *c[1:]] for c in lab.sets()]  # fmt: skip
+        [Path(c[0]).name, *c[1:]] for c in lab.sets()
+    ]
     assert lab.read()["vds"]["/c0/v0"] == {**FIRST, "device": lab.dev}
     assert pending.pending() == []
     assert "iolab: warning:" not in lab.run("runs").stderr
@@ -463,9 +470,13 @@ def test_ctrl_c_with_a_restore_that_hangs_says_it_on_the_way_out(
     lab.edit(after_set={"hang_sets": True})
     monkeypatch.setenv("IOLAB_RAID_ANSWER_S", ANSWER_S)
     plan = lab.plan("storcli", "/c0/v0", WT, runtime=30)
-    child = subprocess.Popen([*IOLAB, "run", plan, "--yes-destroy", lab.dev], cwd=lab.workdir,
-                             text=True, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE)  # fmt: skip
+    child = subprocess.Popen(
+        [*IOLAB, "run", plan, "--yes-destroy", lab.dev],
+        cwd=lab.workdir,
+        text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and lab.read()["vds"]["/c0/v0"]["write"] != "write-through":
         time.sleep(0.1)
@@ -535,8 +546,9 @@ def test_scratch_folders_of_dead_iolabs_are_removed_and_no_other(
     monkeypatch.setenv("IOLAB_RAID_ANSWER_S", "60")
     state = fake.read_state(tmp_path / "state.json")
     fake.write_state(tmp_path / "state.json", {**state, "hang": True})
-    killed = subprocess.Popen([*IOLAB, "env"], cwd=tmp_path, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)  # fmt: skip
+    killed = subprocess.Popen(
+        [*IOLAB, "env"], cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not fake.read_state(tmp_path / "state.json").get(
         "hanging"
@@ -563,11 +575,17 @@ def test_scratch_folders_of_dead_iolabs_are_removed_and_no_other(
 
 
 def _entry(**changes: Any) -> PendingRestore:
-    base = PendingRestore("storcli", "/c0/v0", (("write_cache", "write-back"),),
-                          (("write_cache", "always-write-back"),),
-                          (("/usr/sbin/storcli64", "/c0/v0", "set", "wrcache=wb", "nolog"),),
-                          "storcli: `/c0/v0 set wrcache=wb nolog` did not answer within 60 s",
-                          1_700_000_000.0, 3, 12345)  # fmt: skip
+    base = PendingRestore(
+        "storcli",
+        "/c0/v0",
+        (("write_cache", "write-back"),),
+        (("write_cache", "always-write-back"),),
+        (("/usr/sbin/storcli64", "/c0/v0", "set", "wrcache=wb", "nolog"),),
+        "storcli: `/c0/v0 set wrcache=wb nolog` did not answer within 60 s",
+        1_700_000_000.0,
+        3,
+        12345,
+    )
     return dataclasses.replace(base, **changes)
 
 
@@ -648,12 +666,15 @@ def test_a_record_is_acted_on_only_through_iolabs_own_commands(
     pending.add(_entry(commands=evil, pid=_dead_pid()))
     said_lines = apply.retry_pending()
     assert any("is not one iolab can act on" in line for line in said_lines), said_lines
-    assert any(line.startswith("restored storcli /c0/v0 to write_cache = write-back") for line in
-               said_lines), said_lines  # fmt: skip
+    assert any(
+        line.startswith("restored storcli /c0/v0 to write_cache = write-back")
+        for line in said_lines
+    ), said_lines
     assert not (tmp_path / "pwned").exists()
     calls = fake.read_state(tmp_path / "state.json")["calls"]
-    assert [c[1:] for c in calls if fake._is_set(c[1:])] == [["/c0/v0", "set", "wrcache=wb",
-                                                            "nolog"]]  # fmt: skip
+    assert [c[1:] for c in calls if fake._is_set(c[1:])] == [
+        ["/c0/v0", "set", "wrcache=wb", "nolog"]
+    ]
     assert [e.where for e in pending.pending()] == ["/c0/v0; reboot"], "said until done by hand"
 
 
@@ -664,15 +685,20 @@ def _dead_pid() -> int:
 
 
 def test_restore_commands_are_shown_as_a_shell_takes_them() -> None:
-    disk = _entry(tool="sysfs", where="/sys/block/sdb/device/scsi_disk/1:0:0:0/cache_type",
-                  commands=(("echo", "write back", ">",
-                             "/sys/block/sdb/device/scsi_disk/1:0:0:0/cache_type"),))  # fmt: skip
+    disk = _entry(
+        tool="sysfs",
+        where="/sys/block/sdb/device/scsi_disk/1:0:0:0/cache_type",
+        commands=(
+            ("echo", "write back", ">", "/sys/block/sdb/device/scsi_disk/1:0:0:0/cache_type"),
+        ),
+    )
     assert disk.said().endswith(
         "restore it: echo 'write back' > /sys/block/sdb/device/scsi_disk/1:0:0:0/cache_type"
     )
     odd = _entry(commands=(("/opt/my tools/storcli64", "/c0/v0", "set", "wrcache=wb"),))
-    assert odd.said().endswith(shlex.join(["/opt/my tools/storcli64", "/c0/v0", "set",
-                                           "wrcache=wb"]))  # fmt: skip
+    assert odd.said().endswith(
+        shlex.join(["/opt/my tools/storcli64", "/c0/v0", "set", "wrcache=wb"])
+    )
 
 
 def test_a_disks_write_cache_that_cannot_be_put_back_is_kept_too(
@@ -685,7 +711,10 @@ def test_a_disks_write_cache_that_cannot_be_put_back_is_kept_too(
         apply._put_back_disk(switch, "write back", "write-through")
     assert "restoring failed: sysfs " in str(caught.value) and "\n" not in str(caught.value)
     (record,) = pending.pending()
-    assert (record.tool, record.where, record.restore) == ("sysfs", str(switch),
-                                                            (("value", "write back"),))  # fmt: skip
+    assert (record.tool, record.where, record.restore) == (
+        "sysfs",
+        str(switch),
+        (("value", "write back"),),
+    )
     assert record.said().endswith(f"restore it: echo 'write back' > {switch}")
     assert apply.retry_pending() == [], "its iolab (this process) still runs: not retried"

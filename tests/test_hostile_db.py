@@ -303,8 +303,13 @@ def mark_and_version(db: Path) -> tuple[int, int]:
 def accepted(db: Path, cwd: Path) -> None:
     """Every reading command works on `db` and leaves nothing beside it."""
     before = sorted(p.name for p in cwd.iterdir())
-    for args in (("runs",), ("report",), ("export",), ("export", "--format", "csv"),
-                 ("compare", "1", "2")):  # fmt: skip
+    for args in (
+        ("runs",),
+        ("report",),
+        ("export",),
+        ("export", "--format", "csv"),
+        ("compare", "1", "2"),
+    ):
         done = run_iolab(*args, "--db", str(db), cwd=cwd)
         assert done.returncode == 0, f"{args}: {done.stderr}"
         assert "Traceback" not in done.stderr

@@ -93,8 +93,12 @@ def world(workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Wor
 
 
 def dead_pid() -> int:
-    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return int(done.stdout)
 
 
@@ -138,8 +142,9 @@ def card_policy(w: World) -> tuple[str, str]:
 def a_mount(w: World) -> tuple[str, str]:
     where = w.cwd / "mnt"
     where.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "iolab-hostile", str(where)],
-                   check=True)  # fmt: skip
+    subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "iolab-hostile", str(where)], check=True
+    )
     (where / "kept").write_text("on the mount\n")
     return "mount", str(where)
 
@@ -182,14 +187,16 @@ def hostile(command: str, leftover: str, owner: str = "pid-gone", immutable: boo
     return pytest.param(command, leftover, owner, immutable, id=name, marks=marks)
 
 
-ROWS = [hostile(c, k) for c in READING for k in LEFTOVERS] + [
-    hostile("report", "archive-dir", owner) for owner in OWNERS if owner != "pid-gone"
-] + [
-    hostile("runs", "storcli-awb", "other-boot"),
-    hostile("runs", "users-testfile", "owner-a-list"),
-    hostile("report", "archive-dir", immutable=True),
-    hostile("runs", "users-testfile", immutable=True),
-]  # fmt: skip
+ROWS = (
+    [hostile(c, k) for c in READING for k in LEFTOVERS]
+    + [hostile("report", "archive-dir", owner) for owner in OWNERS if owner != "pid-gone"]
+    + [
+        hostile("runs", "storcli-awb", "other-boot"),
+        hostile("runs", "users-testfile", "owner-a-list"),
+        hostile("report", "archive-dir", immutable=True),
+        hostile("runs", "users-testfile", immutable=True),
+    ]
+)
 
 
 def test_the_table_is_big_and_its_ids_are_unique() -> None:
@@ -288,8 +295,10 @@ def dead(world: World) -> Iterator[Dead]:
     (world.cwd / "target").mkdir()
     done = subprocess.run(
         [sys.executable, "-c", LEDGER_CHILD, str(world.db), "2", str(world.cwd)],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     with Store(world.db) as store:
         yield Dead(store, world.cwd / "target" / TEST_FILE, Path(done.stdout.strip()))
 
@@ -444,8 +453,12 @@ def test_a_test_file_iolab_did_not_make_is_refused(world: World, case: str) -> N
     before = listing(world.cwd)
     done = subprocess.run(
         [*IOLAB, "run", "--target", str(given), "--runtime", "1", "--size", "1m", "--db", "x.db"],
-        cwd=world.cwd, capture_output=True, text=True, check=False, timeout=120,
-    )  # fmt: skip
+        cwd=world.cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
     assert done.returncode == 1, done.stderr
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("iolab: error: "), done.stderr
@@ -460,10 +473,26 @@ def test_a_test_file_that_carries_iolabs_mark_is_reused_and_removed(world: World
     target.mkdir()
     os.setxattr(plain_file(target), evidence.MARK, TOKEN.encode())
     done = subprocess.run(
-        [*IOLAB, "run", "--target", str(target), "--runtime", "1", "--size", "1m",
-         "--repeat", "1", "--db", "x.db"],
-        cwd=world.cwd, capture_output=True, text=True, check=False, timeout=300,
-    )  # fmt: skip
+        [
+            *IOLAB,
+            "run",
+            "--target",
+            str(target),
+            "--runtime",
+            "1",
+            "--size",
+            "1m",
+            "--repeat",
+            "1",
+            "--db",
+            "x.db",
+        ],
+        cwd=world.cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert list(target.iterdir()) == [], "iolab's own test file is removed at the end"
     assert evidence.records() == [], "the run's record goes with it"
@@ -495,9 +524,11 @@ def test_kill_9_while_fio_checks_the_jobs_leaves_no_job_file(world: World, tmp_p
     (world.cwd / "target").mkdir()
     child = subprocess.Popen(
         [*IOLAB, "run", "--target", "target", "--runtime", "1", "--db", "x.db"],
-        cwd=world.cwd, env={**os.environ, "TMPDIR": str(tmp)},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        cwd=world.cwd,
+        env={**os.environ, "TMPDIR": str(tmp)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_for(lambda: asked.exists() and asked.read_text().strip() != "")
         child.send_signal(signal.SIGKILL)
@@ -517,24 +548,40 @@ def test_kill_9_mid_case_reading_commands_say_it_the_next_run_removes_it(world: 
     scratch.mkdir()
     args = ["run", "--target", "target", "--runtime", "5", "--size", "8m", "--db", "k.db"]
     env = {**os.environ, "TMPDIR": str(scratch)}
-    child = subprocess.Popen([*IOLAB, *args], cwd=world.cwd, env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    child = subprocess.Popen(
+        [*IOLAB, *args],
+        cwd=world.cwd,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     wait_for(lambda: (target / TEST_FILE).exists() and (target / TEST_FILE).stat().st_size > 0)
     child.send_signal(signal.SIGKILL)
     child.wait(30)
     left = sorted(p.name for p in scratch.iterdir())
     assert (target / TEST_FILE).exists() and left, "kill -9 left the test file and scratch"
     for command in (["runs"], ["report"]):
-        seen = subprocess.run([*IOLAB, *command, "--db", "k.db"], cwd=world.cwd, env=env,
-                              capture_output=True, text=True, check=False)  # fmt: skip
+        seen = subprocess.run(
+            [*IOLAB, *command, "--db", "k.db"],
+            cwd=world.cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert seen.returncode == 0, seen.stderr
         assert seen.stderr.count("\n") == 1 and "run 1's iolab (pid " in seen.stderr
         assert "died; the next 'iolab run' on this database removes what it left" in seen.stderr
         assert (target / TEST_FILE).exists() and sorted(p.name for p in scratch.iterdir()) == left
-    again = subprocess.run([*IOLAB, *args[:3], "--runtime", "1", "--size", "8m",
-                            "--repeat", "1", "--db", "k.db"],
-                           cwd=world.cwd, env=env, capture_output=True, text=True,
-                           check=False, timeout=300)  # fmt: skip
+    again = subprocess.run(
+        [*IOLAB, *args[:3], "--runtime", "1", "--size", "8m", "--repeat", "1", "--db", "k.db"],
+        cwd=world.cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
     assert again.returncode == 0, again.stderr
     first = again.stderr.splitlines()[0]
     assert first.startswith("iolab: run 1 was left running by process "), first
@@ -566,9 +613,12 @@ def test_a_test_file_swapped_for_a_link_mid_run_is_not_written_through(world: Wo
     before = victim.read_bytes()
     args = ["run", "--target", "target", "--runtime", "2", "--size", "8m", "--repeat", "1"]
     child = subprocess.Popen(
-        [*IOLAB, *args, "--db", "s.db"], cwd=world.cwd,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [*IOLAB, *args, "--db", "s.db"],
+        cwd=world.cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         # case 1 stored, and case 2's fio has the file open: the swap falls between cases
         wait_for(lambda: len(stored_cases(world.cwd / "s.db")) >= 1 and opened(target / TEST_FILE))
@@ -607,8 +657,12 @@ def test_a_run_that_cannot_keep_its_record_is_refused(world: World, kind: str) -
     before = listing(world.cwd)
     done = subprocess.run(
         [*IOLAB, "run", "--target", "target", "--runtime", "1", "--size", "1m", "--db", "n.db"],
-        cwd=world.cwd, capture_output=True, text=True, check=False, timeout=120,
-    )  # fmt: skip
+        cwd=world.cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
     assert done.returncode == 1, done.stderr
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("iolab: error: iolab's state folder "), lines
@@ -635,8 +689,12 @@ def test_a_hostile_database_makes_iolab_run_touch_nothing_either(
     try:
         done = subprocess.run(
             [*IOLAB, "run", "--target", "t", "--runtime", "1", "--size", "1m", "--repeat", "1"],
-            cwd=world.cwd, capture_output=True, text=True, check=False, timeout=300,
-        )  # fmt: skip
+            cwd=world.cwd,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=300,
+        )
         still_mounted = mount is None or mounted(mount)
         after = {k: v for k, v in listing(world.cwd).items() if k not in ("iolab.db", "t")}
     finally:

@@ -187,10 +187,17 @@ def test_shown_spells_what_a_name_may_not_hold_as_json_escapes(text: str, shown:
 @pytest.mark.parametrize(
     ("cell", "safe"),
     [
-        ("=1+1", "'=1+1"), ("+1", "'+1"), ("-2+3", "'-2+3"), ("@SUM(A1)", "'@SUM(A1)"),
-        ("\tx", "'\tx"), ("\rx", "'\rx"), ("one", "one"), ("a=b", "a=b"), ("", ""),
+        ("=1+1", "'=1+1"),
+        ("+1", "'+1"),
+        ("-2+3", "'-2+3"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\tx", "'\tx"),
+        ("\rx", "'\rx"),
+        ("one", "one"),
+        ("a=b", "a=b"),
+        ("", ""),
     ],
-)  # fmt: skip
+)
 def test_spreadsheet_cells_never_start_a_formula(cell: str, safe: str) -> None:
     assert names.spreadsheet_cell(cell) == safe
 
@@ -199,9 +206,12 @@ def test_spreadsheet_cells_never_start_a_formula(cell: str, safe: str) -> None:
 
 
 def _check_door(
-    workdir: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str], args: list[str],
+    workdir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    files: dict[str, str],
+    args: list[str],
     words: Sequence[str | tuple[str, ...]],
-) -> None:  # fmt: skip
+) -> None:
     monkeypatch.chdir(workdir)
     for name, text in files.items():
         (workdir / name).write_text(text.replace("@DIR@", str(workdir)))
@@ -219,9 +229,13 @@ PLAN_DOORS = ("setup", "workload", "host")
 @pytest.mark.parametrize("door", PLAN_DOORS)
 @pytest.mark.parametrize(("case_id", "name", "words"), REFUSED, ids=ids(REFUSED))
 def test_a_plan_refuses_the_name_in_one_line(
-    workdir: Path, monkeypatch: pytest.MonkeyPatch, door: str, case_id: str, name: str,
+    workdir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    door: str,
+    case_id: str,
+    name: str,
     words: tuple[str, ...],
-) -> None:  # fmt: skip
+) -> None:
     said: list[str | tuple[str, ...]]
     if door == "setup":
         text, said = plan(setup_name=toml(name)), [f"plan.toml:{SETUP_LINE}:", words]
@@ -243,9 +257,12 @@ SECTIONS = [row for row in REFUSED if _section_ok(row[1]) and not row[1].isspace
 
 @pytest.mark.parametrize(("case_id", "name", "words"), SECTIONS, ids=ids(SECTIONS))
 def test_a_job_file_refuses_the_section_name_in_one_line(
-    workdir: Path, monkeypatch: pytest.MonkeyPatch, case_id: str, name: str,
+    workdir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    case_id: str,
+    name: str,
     words: tuple[str, ...],
-) -> None:  # fmt: skip
+) -> None:
     text = f"[global]\nrw=randread\nsize=8m\nruntime=1\n[{name}]\nbs=4k\n"
     monkeypatch.chdir(workdir)
     (workdir / "jobs.fio").write_bytes(text.encode("utf-8", "surrogatepass"))
@@ -257,27 +274,50 @@ def test_a_job_file_refuses_the_section_name_in_one_line(
 
 
 DUPLICATES = [
-    ("setup-trailing-space", {"setup_name": '"here"'},
-     '[[setup]]\nname = "here "\npath = "@DIR@"', "set-up name 'here' is used twice"),
-    ("setup-leading-space", {"setup_name": '" here"'},
-     '[[setup]]\nname = "here"\npath = "@DIR@"', "set-up name 'here' is used twice"),
-    ("setup-nfd-nfc", {"setup_name": '"\u00e9t\u00e9"'},
-     '[[setup]]\nname = "e\u0301te\u0301"\npath = "@DIR@"',
-     "set-up name '\u00e9t\u00e9' is used twice"),
-    ("workload-trailing-space", {},
-     '[[workload]]\nname = "rr "\nrw = "read"', "workload 'rr' appears twice"),
-    ("workload-nfd-nfc", {"name": '"\u00e9"'},
-     '[[workload]]\nname = "e\u0301"\nrw = "read"', "workload '\u00e9' appears twice"),
-]  # fmt: skip
+    (
+        "setup-trailing-space",
+        {"setup_name": '"here"'},
+        '[[setup]]\nname = "here "\npath = "@DIR@"',
+        "set-up name 'here' is used twice",
+    ),
+    (
+        "setup-leading-space",
+        {"setup_name": '" here"'},
+        '[[setup]]\nname = "here"\npath = "@DIR@"',
+        "set-up name 'here' is used twice",
+    ),
+    (
+        "setup-nfd-nfc",
+        {"setup_name": '"\u00e9t\u00e9"'},
+        '[[setup]]\nname = "e\u0301te\u0301"\npath = "@DIR@"',
+        "set-up name '\u00e9t\u00e9' is used twice",
+    ),
+    (
+        "workload-trailing-space",
+        {},
+        '[[workload]]\nname = "rr "\nrw = "read"',
+        "workload 'rr' appears twice",
+    ),
+    (
+        "workload-nfd-nfc",
+        {"name": '"\u00e9"'},
+        '[[workload]]\nname = "e\u0301"\nrw = "read"',
+        "workload '\u00e9' appears twice",
+    ),
+]
 
 
 @pytest.mark.parametrize(
     ("case_id", "given", "tail", "said"), DUPLICATES, ids=[d[0] for d in DUPLICATES]
 )
 def test_names_equal_once_normalised_are_one_name(
-    workdir: Path, monkeypatch: pytest.MonkeyPatch, case_id: str, given: dict[str, str],
-    tail: str, said: str,
-) -> None:  # fmt: skip
+    workdir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    case_id: str,
+    given: dict[str, str],
+    tail: str,
+    said: str,
+) -> None:
     text = plan(tail=tail, **given)
     _check_door(workdir, monkeypatch, {"plan.toml": text}, ["run", "plan.toml"], [said])
 
@@ -308,9 +348,12 @@ def _fio_json(jobname: str) -> str:
 
 @pytest.mark.parametrize(("case_id", "name", "words"), REFUSED, ids=ids(REFUSED))
 def test_an_import_refuses_the_job_name_in_one_line(
-    workdir: Path, monkeypatch: pytest.MonkeyPatch, case_id: str, name: str,
+    workdir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    case_id: str,
+    name: str,
     words: tuple[str, ...],
-) -> None:  # fmt: skip
+) -> None:
     files = {"hostile.json": _fio_json(name)}
     args = ["import", "hostile.json", "--db", "out.db"]
     _check_door(workdir, monkeypatch, files, args, ["hostile.json: job name", words])
@@ -321,9 +364,12 @@ LONE_SURROGATE = [("lone-surrogate", "a\ud800b", ("U+D800",))]
 
 @pytest.mark.parametrize(("case_id", "name", "words"), LONE_SURROGATE, ids=ids(LONE_SURROGATE))
 def test_an_import_refuses_a_lone_surrogate(
-    workdir: Path, monkeypatch: pytest.MonkeyPatch, case_id: str, name: str,
+    workdir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    case_id: str,
+    name: str,
     words: tuple[str, ...],
-) -> None:  # fmt: skip
+) -> None:
     text = _fio_json("JOBNAME").replace('"JOBNAME"', '"a\\ud800b"')
     args = ["import", "hostile.json", "--db", "out.db"]
     _check_door(workdir, monkeypatch, {"hostile.json": text}, args, ["job name", words])
@@ -331,9 +377,12 @@ def test_an_import_refuses_a_lone_surrogate(
 
 @pytest.mark.parametrize(("case_id", "name", "words"), REFUSED, ids=ids(REFUSED))
 def test_an_import_refuses_the_setup_option_in_one_line(
-    workdir: Path, monkeypatch: pytest.MonkeyPatch, case_id: str, name: str,
+    workdir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    case_id: str,
+    name: str,
     words: tuple[str, ...],
-) -> None:  # fmt: skip
+) -> None:
     files = {"good.json": FIO_JSON.read_text()}
     args = ["import", "good.json", "--setup", name, "--db", "out.db"]
     _check_door(workdir, monkeypatch, files, args, ["--setup", words])
@@ -341,9 +390,12 @@ def test_an_import_refuses_the_setup_option_in_one_line(
 
 def _folder_ok(name: str) -> bool:
     return (
-        bool(name) and "/" not in name and "\x00" not in name and not name.startswith(".")
+        bool(name)
+        and "/" not in name
+        and "\x00" not in name
+        and not name.startswith(".")
         and len(name.encode()) <= 255
-    )  # fmt: skip
+    )
 
 
 FOLDERS = [row for row in REFUSED if _folder_ok(row[1])]
@@ -351,9 +403,12 @@ FOLDERS = [row for row in REFUSED if _folder_ok(row[1])]
 
 @pytest.mark.parametrize(("case_id", "name", "words"), FOLDERS, ids=ids(FOLDERS))
 def test_an_import_refuses_a_folder_that_would_name_the_setup(
-    workdir: Path, monkeypatch: pytest.MonkeyPatch, case_id: str, name: str,
+    workdir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    case_id: str,
+    name: str,
     words: tuple[str, ...],
-) -> None:  # fmt: skip
+) -> None:
     folder = workdir / "results" / name
     folder.mkdir(parents=True)
     shutil.copy(FIO_JSON, folder / "run.json")
@@ -374,9 +429,13 @@ def export_json(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 @pytest.mark.parametrize(("case_id", "name", "words"), REFUSED, ids=ids(REFUSED))
 def test_an_import_refuses_the_setup_name_of_an_iolab_export(
-    workdir: Path, monkeypatch: pytest.MonkeyPatch, export_json: dict[str, Any], case_id: str,
-    name: str, words: tuple[str, ...],
-) -> None:  # fmt: skip
+    workdir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    export_json: dict[str, Any],
+    case_id: str,
+    name: str,
+    words: tuple[str, ...],
+) -> None:
     document = json.loads(json.dumps(export_json))
     old = document["setups"][0]["name"]
     document["setups"][0]["name"] = name
@@ -501,8 +560,22 @@ class Elements(HTMLParser):
             self.cell.append(data)
 
 
-MARKDOWN_TAGS = {"h1", "h2", "h3", "p", "ul", "li", "em", "code", "table", "thead", "tbody",
-                 "tr", "th", "td"}  # fmt: skip
+MARKDOWN_TAGS = {
+    "h1",
+    "h2",
+    "h3",
+    "p",
+    "ul",
+    "li",
+    "em",
+    "code",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+}
 
 
 def _flat(text: str) -> str:
@@ -585,9 +658,12 @@ PAGE_JS = """
 @pytest.mark.parametrize("command", [("report", "1"), ("compare", "1", "2")])
 @pytest.mark.parametrize("group_id", GROUP_IDS)
 def test_the_html_page_runs_no_script_from_a_name(
-    stores: dict[str, Path], tmp_path: Path, browser: Any, group_id: str,
+    stores: dict[str, Path],
+    tmp_path: Path,
+    browser: Any,
+    group_id: str,
     command: tuple[str, ...],
-) -> None:  # fmt: skip
+) -> None:
     page = tmp_path / "page.html"
     _render(stores[group_id], *command, "--format", "html", "-o", str(page))
     browser.load(page.as_uri())

@@ -215,10 +215,15 @@ def test_target_flag_with_an_offset_override_is_refused(workdir: Path) -> None:
 @pytest.mark.parametrize("way", WAYS, ids=[w.name for w in WAYS])
 @pytest.mark.parametrize(
     "options",
-    [{"offset": "2m"}, {"offset": "2m", "size": "auto"}, {"offset": "75%"},
-     {"offset_increment": "1m", "numjobs": 2, "size": "1m"}, {"offset": "0x100000", "size": "2m"}],
+    [
+        {"offset": "2m"},
+        {"offset": "2m", "size": "auto"},
+        {"offset": "75%"},
+        {"offset_increment": "1m", "numjobs": 2, "size": "1m"},
+        {"offset": "0x100000", "size": "2m"},
+    ],
     ids=["offset", "offset-auto", "offset-percent", "increment", "hex"],
-)  # fmt: skip
+)
 def test_a_region_inside_a_users_file_reads_it_unchanged(
     workdir: Path, way: Way, options: dict[str, FioValue]
 ) -> None:
@@ -237,10 +242,14 @@ def test_a_region_inside_a_users_file_reads_it_unchanged(
 @pytest.mark.root
 @pytest.mark.parametrize(
     "options",
-    [{"offset": "0x4000000", "size": "1m"}, {"offset_increment": "64m", "numjobs": 2, "size": "1m"},
-     {"offset": "0x10000000000", "size": "1m"}, {"offset": "32m", "size": "16m"}],
+    [
+        {"offset": "0x4000000", "size": "1m"},
+        {"offset_increment": "64m", "numjobs": 2, "size": "1m"},
+        {"offset": "0x10000000000", "size": "1m"},
+        {"offset": "32m", "size": "16m"},
+    ],
     ids=["hex-64m", "increment-64m", "hex-terabyte", "offset-plus-size"],
-)  # fmt: skip
+)
 def test_an_offset_that_would_fill_a_small_filesystem_is_refused(
     loops: LoopDevs, workdir: Path, options: dict[str, FioValue]
 ) -> None:

@@ -75,8 +75,9 @@ class Scene:
 
 @pytest.fixture
 def scene(workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Scene]:
-    made = Scene(workdir, tmp_path / "tmp", tmp_path / "bin", tmp_path / "fio.log",
-                 tmp_path / "fio.pids")  # fmt: skip
+    made = Scene(
+        workdir, tmp_path / "tmp", tmp_path / "bin", tmp_path / "fio.log", tmp_path / "fio.pids"
+    )
     made.tmp.mkdir()
     made.bin.mkdir()
     monkeypatch.setenv("PATH", f"{made.bin}:{os.environ['PATH']}")
@@ -111,8 +112,11 @@ def refused(scene: Scene, args: list[str], words: list[str], limit_s: float = 60
     outcome = spawn(args, scene.cwd, scene.tmp, limit_s=limit_s)
     problems = problems_with_output(outcome, words)
     after = listing(scene.cwd)
-    problems += [f"{name} changed" for name in before.keys() | after.keys()
-                 if before.get(name) != after.get(name)]  # fmt: skip
+    problems += [
+        f"{name} changed"
+        for name in before.keys() | after.keys()
+        if before.get(name) != after.get(name)
+    ]
     left = sorted(str(p.relative_to(scene.tmp)) for p in scene.tmp.rglob("*"))
     if left:
         problems.append(f"left in the temporary directory: {left[:5]}")
@@ -183,8 +187,11 @@ def test_a_pseudo_filesystem_target_is_refused(
     problems = refused(scene, _how(kind, target, scene), [PSEUDO, real])
     assert set(scene.fio_calls()) <= {"--version", "--enghelp"}, "fio ran more than a question"
     if Path(real).is_dir():
-        made = [p.name for p in Path(real).iterdir()
-                if p.name == TEST_FILE or p.name.startswith(".iolab-probe")]  # fmt: skip
+        made = [
+            p.name
+            for p in Path(real).iterdir()
+            if p.name == TEST_FILE or p.name.startswith(".iolab-probe")
+        ]
         assert not made, f"made in {real}: {made}"
     assert not problems, "\n".join(problems)
 
@@ -200,8 +207,11 @@ def test_a_bind_mount_of_dev_is_refused_by_what_it_is(scene: Scene, tmp_path: Pa
     mounted.mkdir(parents=True)
     sh("mount", "--bind", "/dev", str(mounted))
     try:
-        problems = refused(scene, ["run", "--target", str(mounted), "--db", "r.db"],
-                           [PSEUDO, "devtmpfs", str(mounted)])  # fmt: skip
+        problems = refused(
+            scene,
+            ["run", "--target", str(mounted), "--db", "r.db"],
+            [PSEUDO, "devtmpfs", str(mounted)],
+        )
         assert not (mounted / TEST_FILE).exists()
     finally:
         sh("umount", str(mounted))
@@ -227,8 +237,11 @@ def test_a_filesystem_in_memory_is_not_refused_here(fstype: str, tmp_path: Path)
 @pytest.mark.parametrize("where", ["/dev/shm"])
 def test_tmpfs_is_not_refused_here(where: str) -> None:
     """tmpfs holds files (in memory); another check warns about it. /dev/shm sits on /dev."""
-    found = sh("findmnt", "--noheadings", "--output", "TARGET,FSTYPE", "--target", where,
-               check=False).stdout.split("\n")[0].split()  # fmt: skip
+    found = (
+        sh("findmnt", "--noheadings", "--output", "TARGET,FSTYPE", "--target", where, check=False)
+        .stdout.split("\n")[0]
+        .split()
+    )
     if found != [where, "tmpfs"]:
         pytest.skip(f"{where} is not a tmpfs mount here")
     prepared = prepare(Setup(name="shm", path=where), probe_write=False)
@@ -282,9 +295,7 @@ def _hosts_plan(path: str, per_host: bool) -> str:
 
 
 @pytest.mark.parametrize("per_host", [False, True], ids=["path", "per-host-path"])
-@pytest.mark.parametrize(
-    ("path", "words"), [pytest.param(p, w, id=i) for i, p, w in HOST_PATHS]
-)  # fmt: skip
+@pytest.mark.parametrize(("path", "words"), [pytest.param(p, w, id=i) for i, p, w in HOST_PATHS])
 def test_a_host_path_is_judged_by_what_it_names(
     scene: Scene, path: str, words: str, per_host: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -545,8 +556,11 @@ def test_a_second_run_on_another_spelling_is_refused_while_the_first_runs(
     )
     first = subprocess.Popen(
         [*IOLAB, "run", "plan.toml", "--db", "one.db"],
-        cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        cwd=workdir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while not (target / TEST_FILE).exists() and first.poll() is None:
@@ -555,8 +569,12 @@ def test_a_second_run_on_another_spelling_is_refused_while_the_first_runs(
         assert first.poll() is None, f"the first run ended early: {first.stderr}"
         second = subprocess.run(
             [*IOLAB, "run", "--target", str(other), "--db", "two.db", "--runtime", "1"],
-            cwd=workdir, capture_output=True, text=True, timeout=120, check=False,
-        )  # fmt: skip
+            cwd=workdir,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
         assert first.poll() is None, "the first run ended before the second was refused"
     finally:
         first.send_signal(signal.SIGINT)
@@ -626,8 +644,12 @@ def test_the_command_refuses_a_linked_test_file_before_fio_writes(workdir: Path)
     (target / TEST_FILE).symlink_to(victim)
     done = subprocess.run(
         [*IOLAB, "run", "--target", str(target), "--runtime", "1", "--size", "1m"],
-        cwd=workdir, capture_output=True, text=True, check=False, timeout=120,
-    )  # fmt: skip
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
     assert done.returncode == 1, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and "symbolic link" in done.stderr
     assert victim.read_text() == "precious\n"

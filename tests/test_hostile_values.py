@@ -150,71 +150,133 @@ PLAN_NUMBERS = [
     in_plan("plan-runtime-devanagari", [at(RUNTIME), "runtime"], runtime='"५"'),
     in_plan("plan-runtime-superscript", [at(RUNTIME), "runtime"], runtime='"²"'),
     in_plan("plan-ramp-exponent", [at(WORKLOAD), "ramp_time"], workload='ramp_time = "1e1"'),
-    in_plan("plan-check-underscore", [at(TAIL + 1), "iops", "percentage"],
-            tail='[check]\niops = "5_0"'),
-    in_plan("plan-check-arabic-indic", [at(TAIL + 1), "bw", "percentage"],
-            tail='[check]\nbw = "٥%"'),
-    in_plan("plan-check-exponent", [at(TAIL + 1), "p99", "percentage"],
-            tail='[check]\np99 = "1e2"'),
-    in_plan("plan-check-fullwidth-percent", [at(TAIL + 1), "iops", "percentage"],
-            tail='[check]\niops = "1_0%"'),
-    in_plan("plan-peak-margin-underscore", [at(WORKLOAD + 1), "peak_margin"],
-            workload='method = "peak"\npeak_margin = "3_0%"'),
-    in_plan("plan-slo-exponent", [at(WORKLOAD + 1), "slo", SLO_BOUNDS],
-            workload='method = "curve"\nslo = "p99<=1e-300s"'),
-    in_plan("plan-slo-below-a-microsecond", [at(WORKLOAD + 1), "slo", SLO_BOUNDS],
-            workload='method = "curve"\nslo = "p99<=500ns"'),
-    in_plan("plan-slo-above-an-hour", [at(WORKLOAD + 1), "slo", SLO_BOUNDS],
-            workload='method = "curve"\nslo = "p99.9<=3601s"'),
-    in_plan("plan-slo-fullwidth", [at(WORKLOAD + 1), "slo", SLO_BOUNDS],
-            workload='method = "curve"\nslo = "p99<=２ms"'),
-    in_plan("plan-repeat-target-arabic-indic", ["repeat_target", "share"],
-            top='repeat = "auto"\nrepeat_target = "٢%"'),
-    in_plan("plan-steady-underscore", ["data_excursion", "share"],
-            tail='[steady]\ndata_excursion = "2_0%"'),
+    in_plan(
+        "plan-check-underscore", [at(TAIL + 1), "iops", "percentage"], tail='[check]\niops = "5_0"'
+    ),
+    in_plan(
+        "plan-check-arabic-indic", [at(TAIL + 1), "bw", "percentage"], tail='[check]\nbw = "٥%"'
+    ),
+    in_plan(
+        "plan-check-exponent", [at(TAIL + 1), "p99", "percentage"], tail='[check]\np99 = "1e2"'
+    ),
+    in_plan(
+        "plan-check-fullwidth-percent",
+        [at(TAIL + 1), "iops", "percentage"],
+        tail='[check]\niops = "1_0%"',
+    ),
+    in_plan(
+        "plan-peak-margin-underscore",
+        [at(WORKLOAD + 1), "peak_margin"],
+        workload='method = "peak"\npeak_margin = "3_0%"',
+    ),
+    in_plan(
+        "plan-slo-exponent",
+        [at(WORKLOAD + 1), "slo", SLO_BOUNDS],
+        workload='method = "curve"\nslo = "p99<=1e-300s"',
+    ),
+    in_plan(
+        "plan-slo-below-a-microsecond",
+        [at(WORKLOAD + 1), "slo", SLO_BOUNDS],
+        workload='method = "curve"\nslo = "p99<=500ns"',
+    ),
+    in_plan(
+        "plan-slo-above-an-hour",
+        [at(WORKLOAD + 1), "slo", SLO_BOUNDS],
+        workload='method = "curve"\nslo = "p99.9<=3601s"',
+    ),
+    in_plan(
+        "plan-slo-fullwidth",
+        [at(WORKLOAD + 1), "slo", SLO_BOUNDS],
+        workload='method = "curve"\nslo = "p99<=２ms"',
+    ),
+    in_plan(
+        "plan-repeat-target-arabic-indic",
+        ["repeat_target", "share"],
+        top='repeat = "auto"\nrepeat_target = "٢%"',
+    ),
+    in_plan(
+        "plan-steady-underscore",
+        ["data_excursion", "share"],
+        tail='[steady]\ndata_excursion = "2_0%"',
+    ),
     in_plan("plan-hosts-port-fullwidth", [at(TOP), "port"], top='hosts = ["127.0.0.1:８７６５"]'),
     in_job("job-iodepth-superscript", [":3:", "iodepth"], "[a]\nrw=read\niodepth=²\n"),
     in_job("job-size-arabic-indic", [":3:", "size", NOT_SIZE], "[a]\nrw=read\nsize=٥m\n"),
     in_job("job-bs-fullwidth", [":3:", "bs", NOT_SIZE], "[a]\nrw=read\nbs=４k\n"),
     in_job("job-numjobs-thai", [":3:", "numjobs"], "[a]\nrw=read\nnumjobs=๔\n"),
-]  # fmt: skip
+]
 
 # '$' in a value of every class of fio option iolab passes on (fio.options): shape, timing,
 # buffers, randomness, placement, reporting, an engine's; and in every place a value comes.
 EXPANSIONS = [
-    in_plan("dollar-reporting-description", [at(WORKLOAD), "description", DOLLAR],
-            workload='description = "${SECRET_TOKEN}"'),
-    in_plan("dollar-reporting-description-run", [at(WORKLOAD), "description", DOLLAR],
-            command="run", workload='description = "${SECRET_TOKEN}"'),
-    in_plan("dollar-shape-offset", [at(WORKLOAD), "offset", DOLLAR],
-            workload='offset = "$mb_memory"'),
+    in_plan(
+        "dollar-reporting-description",
+        [at(WORKLOAD), "description", DOLLAR],
+        workload='description = "${SECRET_TOKEN}"',
+    ),
+    in_plan(
+        "dollar-reporting-description-run",
+        [at(WORKLOAD), "description", DOLLAR],
+        command="run",
+        workload='description = "${SECRET_TOKEN}"',
+    ),
+    in_plan(
+        "dollar-shape-offset", [at(WORKLOAD), "offset", DOLLAR], workload='offset = "$mb_memory"'
+    ),
     in_plan("dollar-shape-size", [at(SIZE), "size", DOLLAR], size='"$mb_memory"'),
     in_plan("dollar-shape-bs", [at(BS), "bs", DOLLAR], bs='"$pagesize"'),
-    in_plan("dollar-shape-iodepth", [at(WORKLOAD), "iodepth", DOLLAR],
-            workload='iodepth = "$ncpus"'),
-    in_plan("dollar-timing-thinktime", [at(WORKLOAD), "thinktime", DOLLAR],
-            workload='thinktime = "${SECRET_TOKEN}"'),
-    in_plan("dollar-buffers-pattern", [at(WORKLOAD), "buffer_pattern", DOLLAR],
-            workload='buffer_pattern = "${SECRET_TOKEN}"'),
-    in_plan("dollar-random-seed", [at(WORKLOAD), "randseed", DOLLAR],
-            workload='randseed = "$ncpus"'),
-    in_plan("dollar-placement-cpus", [at(WORKLOAD), "cpus_allowed", DOLLAR],
-            workload='cpus_allowed = "0-$ncpus"'),
-    in_plan("dollar-engine-option", [at(WORKLOAD + 1), "sqthread_poll_cpu", DOLLAR],
-            workload='ioengine = "io_uring"\nsqthread_poll_cpu = "$ncpus"'),
-    in_plan("dollar-in-a-sweep", [at(WORKLOAD), "rate_iops", DOLLAR],
-            workload='rate_iops = [100, "${SECRET_TOKEN}"]'),
-    in_plan("dollar-in-defaults", [at(DEFAULTS), "description", DOLLAR],
-            defaults='description = "${SECRET_TOKEN}"'),
-    in_job("job-dollar-description", [":3:", "description", DOLLAR],
-           "[a]\nrw=read\ndescription=${SECRET_TOKEN}\n"),
+    in_plan(
+        "dollar-shape-iodepth", [at(WORKLOAD), "iodepth", DOLLAR], workload='iodepth = "$ncpus"'
+    ),
+    in_plan(
+        "dollar-timing-thinktime",
+        [at(WORKLOAD), "thinktime", DOLLAR],
+        workload='thinktime = "${SECRET_TOKEN}"',
+    ),
+    in_plan(
+        "dollar-buffers-pattern",
+        [at(WORKLOAD), "buffer_pattern", DOLLAR],
+        workload='buffer_pattern = "${SECRET_TOKEN}"',
+    ),
+    in_plan(
+        "dollar-random-seed", [at(WORKLOAD), "randseed", DOLLAR], workload='randseed = "$ncpus"'
+    ),
+    in_plan(
+        "dollar-placement-cpus",
+        [at(WORKLOAD), "cpus_allowed", DOLLAR],
+        workload='cpus_allowed = "0-$ncpus"',
+    ),
+    in_plan(
+        "dollar-engine-option",
+        [at(WORKLOAD + 1), "sqthread_poll_cpu", DOLLAR],
+        workload='ioengine = "io_uring"\nsqthread_poll_cpu = "$ncpus"',
+    ),
+    in_plan(
+        "dollar-in-a-sweep",
+        [at(WORKLOAD), "rate_iops", DOLLAR],
+        workload='rate_iops = [100, "${SECRET_TOKEN}"]',
+    ),
+    in_plan(
+        "dollar-in-defaults",
+        [at(DEFAULTS), "description", DOLLAR],
+        defaults='description = "${SECRET_TOKEN}"',
+    ),
+    in_job(
+        "job-dollar-description",
+        [":3:", "description", DOLLAR],
+        "[a]\nrw=read\ndescription=${SECRET_TOKEN}\n",
+    ),
     in_job("job-dollar-global", [":2:", "offset", DOLLAR], "[global]\noffset=$mb_memory\n[a]\n"),
-    in_job("job-dollar-filename", [":3:", "filename", DOLLAR],
-           "[a]\nrw=read\nfilename=/tmp/${SECRET_TOKEN}\n"),
+    in_job(
+        "job-dollar-filename",
+        [":3:", "filename", DOLLAR],
+        "[a]\nrw=read\nfilename=/tmp/${SECRET_TOKEN}\n",
+    ),
     in_job("job-dollar-directory", [":2:", "directory", DOLLAR], "[a]\ndirectory=/tmp/$ncpus\n"),
-    in_named_job("named-job-dollar", [":2:", "description", DOLLAR],
-                 "[a]\ndescription=${SECRET_TOKEN}\n"),
-]  # fmt: skip
+    in_named_job(
+        "named-job-dollar", [":2:", "description", DOLLAR], "[a]\ndescription=${SECRET_TOKEN}\n"
+    ),
+]
 
 FLAGS = [
     flag("run-repeat-underscore", "run --preset quick --repeat 1_0", ["--repeat", WHOLE]),
@@ -236,16 +298,33 @@ FLAGS = [
     figure("write-iops", "٥٠٠"),
     figure("read-mbps", "1e2"),
     figure("write-mbps", "0x10"),
-    flag("advise-devices-fullwidth", ["advise", "--devices", "４",
-         *(p for k, v in FIGURES.items() for p in (f"--{k}", v))], ["--devices", WHOLE]),
-    flag("advise-workload-underscore", ["advise", "--workload", "randrw:4k:3_2:7_0",
-         *(p for k, v in FIGURES.items() for p in (f"--{k}", v))], ["--workload", WHOLE]),
+    flag(
+        "advise-devices-fullwidth",
+        ["advise", "--devices", "４", *(p for k, v in FIGURES.items() for p in (f"--{k}", v))],
+        ["--devices", WHOLE],
+    ),
+    flag(
+        "advise-workload-underscore",
+        [
+            "advise",
+            "--workload",
+            "randrw:4k:3_2:7_0",
+            *(p for k, v in FIGURES.items() for p in (f"--{k}", v)),
+        ],
+        ["--workload", WHOLE],
+    ),
     flag("advise-run-underscore", "advise 1_0 --db g.db", ["RUN", WHOLE]),
     flag("import-devices-underscore", "import x.json --devices 1_6 --db new.db", ["--devices"]),
-    flag("import-rated-iops-arabic-indic", "import x.json --rated-iops ٥٠٠٠ --db new.db",
-         ["--rated-iops"]),
-    flag("import-rated-mbps-exponent", "import x.json --rated-mbps 5e2,4e2 --db new.db",
-         ["--rated-mbps"]),
+    flag(
+        "import-rated-iops-arabic-indic",
+        "import x.json --rated-iops ٥٠٠٠ --db new.db",
+        ["--rated-iops"],
+    ),
+    flag(
+        "import-rated-mbps-exponent",
+        "import x.json --rated-mbps 5e2,4e2 --db new.db",
+        ["--rated-mbps"],
+    ),
     flag("import-cache-fullwidth", "import x.json --cache ５１２M --db new.db", ["--cache"]),
     flag("check-rule-underscore", "check --rule iops=5_0 --db g.db", ["--rule", "iops=5_0"]),
     flag("check-rule-arabic-indic", "check --rule iops=٥ --db g.db", ["--rule"]),
@@ -261,7 +340,7 @@ FLAGS = [
     flag("report-run-arabic-indic", "report ١ --db g.db", ["RUN", WHOLE]),
     flag("compare-run-underscore", "compare 1 0_2 --db g.db", ["RUN", WHOLE]),
     flag("export-run-plus", "export +1 --db g.db", ["RUN", WHOLE]),
-]  # fmt: skip
+]
 
 ITSELF = "itself"
 SELF = [
@@ -269,19 +348,35 @@ SELF = [
     flag("check-latest-against-itself", "check --baseline 2 --db g.db", ["run 2", ITSELF]),
     flag("check-first-against-itself", "check 1 --baseline 1 --db g.db", ["run 1", ITSELF]),
     flag("compare-run-with-itself", "compare 2 2 --db g.db", ["run 2", "twice"]),
-]  # fmt: skip
+]
 
 APART = "times apart"
 IMPORTS = [
-    row("import-iops-1000x", "import e.json --db new.db", ["e.json", "iops", APART],
-        {"e.json": tampered("iops")}),
-    row("import-bw-and-iops-1000x", "import e.json --db new.db", ["io_bytes", APART],
-        {"e.json": tampered("bw")}),
-    row("import-io-bytes-shrunk", "import e.json --db new.db", ["io_bytes", APART],
-        {"e.json": tampered("io_bytes")}),
-    row("import-runtime-1000x", "import e.json --db new.db", ["runtime_ms", APART],
-        {"e.json": tampered("runtime")}),
-]  # fmt: skip
+    row(
+        "import-iops-1000x",
+        "import e.json --db new.db",
+        ["e.json", "iops", APART],
+        {"e.json": tampered("iops")},
+    ),
+    row(
+        "import-bw-and-iops-1000x",
+        "import e.json --db new.db",
+        ["io_bytes", APART],
+        {"e.json": tampered("bw")},
+    ),
+    row(
+        "import-io-bytes-shrunk",
+        "import e.json --db new.db",
+        ["io_bytes", APART],
+        {"e.json": tampered("io_bytes")},
+    ),
+    row(
+        "import-runtime-1000x",
+        "import e.json --db new.db",
+        ["runtime_ms", APART],
+        {"e.json": tampered("runtime")},
+    ),
+]
 
 ROWS = [*PLAN_NUMBERS, *EXPANSIONS, *FLAGS, *SELF, *IMPORTS]
 
@@ -426,8 +521,15 @@ def test_no_environment_variable_reaches_the_database_or_its_exports(workdir: Pa
     out.mkdir()
 
     def iolab(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*IOLAB, *args], cwd=workdir, env=env, capture_output=True,
-                              text=True, timeout=300, check=False)  # fmt: skip
+        return subprocess.run(
+            [*IOLAB, *args],
+            cwd=workdir,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
 
     (workdir / "plan.toml").write_text(SECRET_PLAN.format(target=target, extra=""))
     done = iolab("run", "plan.toml", "--db", "s.db")
@@ -440,9 +542,12 @@ def test_no_environment_variable_reaches_the_database_or_its_exports(workdir: Pa
     (workdir / "job.fio").write_text(SECRET_JOB)
     refused = iolab("run", "job.fio", "--target", str(target), "--db", "s.db")
     assert refused.returncode == 1 and DOLLAR in refused.stderr, refused.stderr
-    for args in (("export", "-o", "out/run.json"), ("export", "--format", "csv", "-o",
-                 "out/run.csv"), ("export", "--format", "fio-plot", "-o", "out/tree"),
-                 ("report", "--format", "markdown", "-o", "out/report.md")):  # fmt: skip
+    for args in (
+        ("export", "-o", "out/run.json"),
+        ("export", "--format", "csv", "-o", "out/run.csv"),
+        ("export", "--format", "fio-plot", "-o", "out/tree"),
+        ("report", "--format", "markdown", "-o", "out/report.md"),
+    ):
         written = iolab(*args, "--db", "s.db")
         assert written.returncode == 0, written.stderr
     assert len(list((out / "tree").rglob("*.json"))) == 1
@@ -465,36 +570,45 @@ PRINTERS = [
     pytest.param(("show", "--preset", "quick"), id="show"),
     pytest.param(("--version",), id="version"),
     pytest.param(("--help",), id="help"),
-    pytest.param(("advise", *(p for k, v in FIGURES.items() for p in (f"--{k}", v))),
-                 id="advise"),
+    pytest.param(("advise", *(p for k, v in FIGURES.items() for p in (f"--{k}", v))), id="advise"),
     pytest.param(("runs", "--db", "g.db"), id="runs"),
     pytest.param(("report", "--db", "g.db"), id="report"),
     pytest.param(("compare", "1", "2", "--db", "g.db"), id="compare"),
     pytest.param(("history", "--db", "g.db"), id="history"),
     pytest.param(("export", "--db", "g.db"), id="export"),
     pytest.param(("check", "--db", "g.db"), id="check"),
-]  # fmt: skip
+]
 # Commands that write files and print nothing on standard output: closed, they still work.
 WRITERS = [
-    pytest.param(("report", "--format", "markdown", "-o", "r.md", "--db", "g.db"), "r.md",
-                 id="report-markdown-file"),
+    pytest.param(
+        ("report", "--format", "markdown", "-o", "r.md", "--db", "g.db"),
+        "r.md",
+        id="report-markdown-file",
+    ),
     pytest.param(("export", "-o", "e.json", "--db", "g.db"), "e.json", id="export-file"),
-]  # fmt: skip
+]
 
 
 def _closed(args: Sequence[str], cwd: Path, closing: str) -> subprocess.CompletedProcess[str]:
     """iolab ARGS run by a shell that closes `closing` ('>&-', '2>&-', '<&-', or several)
     before it starts iolab; what is left open is captured."""
-    return subprocess.run(["sh", "-c", f'exec "$@" {closing}', "sh", *IOLAB, *args], cwd=cwd,
-                          text=True, capture_output=True, timeout=120, check=False)  # fmt: skip
+    return subprocess.run(
+        ["sh", "-c", f'exec "$@" {closing}', "sh", *IOLAB, *args],
+        cwd=cwd,
+        text=True,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def _stderr_of(args: Sequence[str], cwd: Path, closing: str) -> tuple[int, str]:
     """Exit code and standard error of iolab ARGS with standard output (and `closing`) closed."""
     errors = cwd / "stderr.txt"
     command = f'exec "$@" >&- {closing} 2>"{errors}"'
-    done = subprocess.run(["sh", "-c", command, "sh", *IOLAB, *args], cwd=cwd, text=True,
-                          timeout=120, check=False)  # fmt: skip
+    done = subprocess.run(
+        ["sh", "-c", command, "sh", *IOLAB, *args], cwd=cwd, text=True, timeout=120, check=False
+    )
     said = errors.read_text()
     errors.unlink()
     return done.returncode, said
@@ -591,11 +705,15 @@ def _record_holds(folder: Path) -> list[str]:
     """What the folder's record gets wrong: a file it does not list, or lists with another
     sha256 than the file's."""
     files = json.loads((folder / RECORD).read_text())["files"]
-    found = {str(p.relative_to(folder)) for p in folder.rglob("*")
-             if p.is_file() and p.name != RECORD}  # fmt: skip
+    found = {
+        str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and p.name != RECORD
+    }
     wrong = [f"{name} not recorded" for name in sorted(found - set(files))]
-    wrong += [f"{name} recorded with another sha256" for name in sorted(found & set(files))
-              if _sha(folder / name) != files[name]["sha256"]]  # fmt: skip
+    wrong += [
+        f"{name} recorded with another sha256"
+        for name in sorted(found & set(files))
+        if _sha(folder / name) != files[name]["sha256"]
+    ]
     return wrong
 
 
@@ -669,8 +787,20 @@ def test_a_target_path_fio_would_expand_is_refused_before_anything_is_made(
     folder = workdir / "data$ncpus"
     folder.mkdir()
     before = listing(workdir)
-    done = run_iolab("run", "--preset", "quick", "--target", str(folder), "--runtime", "1",
-                     "--size", "4m", "--db", "t.db", cwd=workdir)  # fmt: skip
+    done = run_iolab(
+        "run",
+        "--preset",
+        "quick",
+        "--target",
+        str(folder),
+        "--runtime",
+        "1",
+        "--size",
+        "4m",
+        "--db",
+        "t.db",
+        cwd=workdir,
+    )
     assert problems_with_output(_outcome(done), ["filename", DOLLAR]) == []
     assert listing(workdir) == before
 

@@ -40,9 +40,11 @@ class Servers:
         self.dirs[host] = self.root / f"host-{ip}-{port}"
         self.dirs[host].mkdir(exist_ok=True)
         self.procs[host] = subprocess.Popen(
-            [FIO, f"--server=ip:{ip},{port}"], cwd=self.dirs[host],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+            [FIO, f"--server=ip:{ip},{port}"],
+            cwd=self.dirs[host],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         _wait_listening(ip, port)
         return host
 
@@ -141,8 +143,13 @@ def test_a_host_lost_mid_case_keeps_the_others_and_resume_completes(
 ) -> None:
     hosts = servers.start(3)
     (workdir / "plan.toml").write_text(plan_text(hosts, servers.dirs, runtime=4))
-    child = subprocess.Popen([*IOLAB, "run", "plan.toml"], cwd=workdir, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    child = subprocess.Popen(
+        [*IOLAB, "run", "plan.toml"],
+        cwd=workdir,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     victim = hosts[1]
     _wait_for((servers.dirs[victim] / TEST_FILE).exists)  # its job has begun
     time.sleep(1)
@@ -152,8 +159,9 @@ def test_a_host_lost_mid_case_keeps_the_others_and_resume_completes(
     assert f"host {victim} was lost mid-case" in out, out
     rows = host_rows(workdir / "iolab.db")
     assert {(status, host) for status, host, _, _ in rows} == {
-        ("failed", hosts[0]), ("failed", hosts[2])
-    }  # fmt: skip
+        ("failed", hosts[0]),
+        ("failed", hosts[2]),
+    }
     with sqlite3.connect(workdir / "iolab.db") as db:
         (warned,) = db.execute("SELECT warnings FROM cases WHERE status = 'failed'").fetchone()
     assert [w.get("hosts") for w in json.loads(warned) if w["code"] == "host-lost"] == [[victim]]
@@ -180,8 +188,9 @@ def test_a_host_that_never_answers_times_out_in_one_line(servers: Servers, workd
         silent.bind(("127.0.0.5", 0))
         silent.listen(4)
         mute = f"127.0.0.5:{silent.getsockname()[1]}"
-        text = plan_text([*hosts, mute], {**servers.dirs, mute: servers.dirs[hosts[0]]},
-                         extra="host_timeout = 2")  # fmt: skip
+        text = plan_text(
+            [*hosts, mute], {**servers.dirs, mute: servers.dirs[hosts[0]]}, extra="host_timeout = 2"
+        )
         (workdir / "plan.toml").write_text(text)
         started = time.monotonic()
         done = run_iolab("run", "plan.toml", cwd=workdir)
@@ -218,10 +227,14 @@ def test_fio_versions_that_differ_are_a_warning() -> None:
 
 @pytest.mark.parametrize(
     ("given", "expected"),
-    [("server1", "server1:8765"), ("10.0.0.2:8766", "10.0.0.2:8766"),
-     ("ip:10.0.0.3,9000", "10.0.0.3:9000"), ("[fd00::2]:8765", "[fd00::2]:8765"),
-     ("ip6:fd00::3,8766", "[fd00::3]:8766")],
-)  # fmt: skip
+    [
+        ("server1", "server1:8765"),
+        ("10.0.0.2:8766", "10.0.0.2:8766"),
+        ("ip:10.0.0.3,9000", "10.0.0.3:9000"),
+        ("[fd00::2]:8765", "[fd00::2]:8765"),
+        ("ip6:fd00::3,8766", "[fd00::3]:8766"),
+    ],
+)
 def test_host_forms(given: str, expected: str) -> None:
     assert address(given) == expected
     assert client_arg(expected).endswith(expected.rsplit(":", 1)[1])

@@ -1,5 +1,5 @@
-"""The house's rules that a reader relies on: no module over 500 lines, one class per name
-across the package, no module reaching into another's private names, and warning codes
+"""The house's rules that a reader relies on: the formatter formats every line, one class
+per name across the package, no module reaching into another's private names, and warning codes
 said as members of one enum, each documented."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from pathlib import Path
 from iolab.model import Code
 
 SRC = Path(__file__).parent.parent / "src" / "iolab"
-MOST_LINES = 500
 DOCS = SRC.parent.parent / "docs"
 
 
@@ -26,13 +25,16 @@ def _modules() -> dict[str, ast.Module]:
     }
 
 
-def test_no_module_over_500_lines() -> None:
-    long = {
-        str(path.relative_to(SRC)): n
-        for path in SRC.rglob("*.py")
-        if (n := len(path.read_text().splitlines())) > MOST_LINES
-    }
-    assert long == {}, f"split these modules (at most {MOST_LINES} lines each): {long}"
+def test_the_formatter_formats_every_line() -> None:
+    """A line count is no proxy for one module, one job: lines kept dense by hand defeat it.
+    Source is as ruff formats it, with no line held back from the formatter."""
+    held = [
+        f"{path.relative_to(SRC)}:{n}"
+        for path in sorted(SRC.rglob("*.py"))
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if re.search(r"#\s*fmt:\s*(skip|off)", line)
+    ]
+    assert held == [], f"let the formatter format these lines: {held}"
 
 
 def test_one_class_per_name() -> None:

@@ -223,8 +223,13 @@ def test_logs_join_their_job_with_the_files_own_values(tmp_path: Path) -> None:
     other = next(
         int(f[1]) for f in second if f[2] == str(direction) and abs(int(f[0]) - int(t)) < 250
     )
-    found = [s for s in samples if s.metric == "iops" and s.time_ms == round(int(t) / 500) * 500
-             and s.direction == ("read", "write")[direction]]  # fmt: skip
+    found = [
+        s
+        for s in samples
+        if s.metric == "iops"
+        and s.time_ms == round(int(t) / 500) * 500
+        and s.direction == ("read", "write")[direction]
+    ]
     assert [s.value for s in found] == [value + other]
     assert any(s.metric == "lat" for s in samples) and any(s.metric == "bw" for s in samples)
 
@@ -237,8 +242,11 @@ def test_logs_alone_make_a_case_of_their_means(tmp_path: Path) -> None:
     store = imported(tmp_path, alone)
     (case,) = store.cases(1)
     assert case.setup == "ssd" and case.workload == "randrw" and case.warnings == (LOGS_ONLY,)
-    iops = [s.sample.value for s in store.case_samples(1) if s.sample.metric == "iops"
-            and s.sample.direction == "read"]  # fmt: skip
+    iops = [
+        s.sample.value
+        for s in store.case_samples(1)
+        if s.sample.metric == "iops" and s.sample.direction == "read"
+    ]
     assert case.metrics["read"].iops == pytest.approx(sum(iops) / len(iops))
 
 
@@ -256,8 +264,10 @@ def test_jobs_named_for_other_io_and_logs_they_named_alike(tmp_path: Path) -> No
         samples = {c.workload: 0 for c in cases.values()}
         for row in store.case_samples(1):
             samples[row.workload] = samples.get(row.workload, 0) + 1
-    read2, read4, write2 = (f"4k {rw} iodepth={d} numjobs=1" for rw, d in
-                            (("randread", 2), ("randread", 4), ("randwrite", 2)))  # fmt: skip
+    read2, read4, write2 = (
+        f"4k {rw} iodepth={d} numjobs=1"
+        for rw, d in (("randread", 2), ("randread", 4), ("randwrite", 2))
+    )
     assert sorted(cases) == [read2, read4, write2]
     for name, case in cases.items():
         rw, _, depth, _ = name.replace("=", " ").split()[1:5]
@@ -303,14 +313,21 @@ def test_jobs_of_one_name_are_named_by_the_options_that_tell_them_apart() -> Non
         logs = {"write_bw_log": f"random-read-depth-{depth}", "filename": f"/dev/{file}"}
         return FoundJob(Path("/data") / f"{file}.json", "random-read", options | logs | more, [])
 
-    jobs = [job("a", "randread", 1), job("b", "randwrite", 1), job("c", "randread", 16),
-            job("d", "randread", 1, size="1g"), job("e", "randread", 1, size="2g")]  # fmt: skip
+    jobs = [
+        job("a", "randread", 1),
+        job("b", "randwrite", 1),
+        job("c", "randread", 16),
+        job("d", "randread", 1, size="1g"),
+        job("e", "randread", 1, size="2g"),
+    ]
     named = naming.workload_names(jobs)
     assert [named[id(j)] for j in jobs] == [
-        "4k randread iodepth=1 numjobs=1", "4k randwrite iodepth=1 numjobs=1",
-        "4k randread iodepth=16 numjobs=1", "4k randread iodepth=1 numjobs=1 size=1g",
+        "4k randread iodepth=1 numjobs=1",
+        "4k randwrite iodepth=1 numjobs=1",
+        "4k randread iodepth=16 numjobs=1",
+        "4k randread iodepth=1 numjobs=1 size=1g",
         "4k randread iodepth=1 numjobs=1 size=2g",
-    ]  # fmt: skip
+    ]
     alone = FoundJob(Path("/data/x.json"), "random-read", {"rw": "randread", "iodepth": 4}, [])
     assert naming.workload_names([alone]) == {id(alone): "random-read"}  # one workload: kept
     reads = [job("f", "randread", 1), job("g", "randread", 16)]
@@ -429,8 +446,15 @@ def test_export_schema_has_parameter_columns_and_own_tables(golden: Path) -> Non
     assert case["rw"] == case["options"]["rw"] and case["rwmixread"] is None
     assert {p["percentile"] for p in doc["percentiles"]} == set(parse.PERCENTILES)
     assert doc["samples"] and set(doc["samples"][0]) == {
-        "case_id", "phase", "round", "host", "metric", "direction", "time_ms", "value"
-    }  # fmt: skip
+        "case_id",
+        "phase",
+        "round",
+        "host",
+        "metric",
+        "direction",
+        "time_ms",
+        "value",
+    }
 
 
 def test_csv_export_writes_three_tables(golden: Path, tmp_path: Path) -> None:

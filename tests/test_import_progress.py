@@ -97,9 +97,9 @@ class Watched(TerminalUi):
         super().__init__(Console(quiet=True), Console(quiet=True))
         self.files: list[tuple[Path, int, list[int]]] = []
 
-    def reading(self, path: Path, size: int) -> contextlib.AbstractContextManager[
-        Callable[[int], None]
-    ]:  # fmt: skip
+    def reading(
+        self, path: Path, size: int
+    ) -> contextlib.AbstractContextManager[Callable[[int], None]]:
         counts: list[int] = []
         self.files.append((path, size, counts))
         return contextlib.nullcontext(counts.append)
@@ -203,8 +203,12 @@ def plain_env() -> dict[str, str]:
 def test_the_real_import_writes_no_progress_to_a_pipe(large_stream: Path, tmp_path: Path) -> None:
     done = subprocess.run(
         [*IOLAB, "import", str(large_stream), "--db", str(tmp_path / "p.db")],
-        capture_output=True, text=True, env=plain_env(), timeout=600, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=plain_env(),
+        timeout=600,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     assert done.stdout == "run 1: 1 cases from 1 files, set-ups ssd (fio-3.33)\n"
@@ -227,9 +231,13 @@ def test_the_real_import_shows_the_line_on_a_terminal(large_stream: Path, tmp_pa
     try:
         done = subprocess.run(
             [*IOLAB, "import", str(large_stream), "--db", str(tmp_path / "t.db")],
-            stdout=subprocess.PIPE, stderr=side, text=True, env={**plain_env(), "TERM": "xterm"},
-            timeout=600, check=False,
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stderr=side,
+            text=True,
+            env={**plain_env(), "TERM": "xterm"},
+            timeout=600,
+            check=False,
+        )
     finally:
         os.close(side)
         reader.join(timeout=60)

@@ -38,14 +38,29 @@ def _tree(root: Path) -> Path:
             for jobs in JOBS:
                 log = f"random-read-depth-{depth}"
                 subprocess.run(
-                    ["fio", "--name=random-read", f"--filename={root / 'data.img'}",
-                     "--size=1m", f"--rw={mode}", "--bs=4k", "--ioengine=libaio",
-                     f"--iodepth={depth}", f"--numjobs={jobs}", "--group_reporting",
-                     f"--write_bw_log={log}", f"--write_iops_log={log}",
-                     f"--write_lat_log={log}", "--log_avg_msec=500", "--output-format=json",
-                     f"--output={target / f'{mode}-{depth}-{jobs}.json'}"],
-                    cwd=logs, check=True, capture_output=True, timeout=60,
-                )  # fmt: skip
+                    [
+                        "fio",
+                        "--name=random-read",
+                        f"--filename={root / 'data.img'}",
+                        "--size=1m",
+                        f"--rw={mode}",
+                        "--bs=4k",
+                        "--ioengine=libaio",
+                        f"--iodepth={depth}",
+                        f"--numjobs={jobs}",
+                        "--group_reporting",
+                        f"--write_bw_log={log}",
+                        f"--write_iops_log={log}",
+                        f"--write_lat_log={log}",
+                        "--log_avg_msec=500",
+                        "--output-format=json",
+                        f"--output={target / f'{mode}-{depth}-{jobs}.json'}",
+                    ],
+                    cwd=logs,
+                    check=True,
+                    capture_output=True,
+                    timeout=60,
+                )
     return target
 
 
@@ -71,8 +86,10 @@ def test_every_point_is_named_by_its_pattern_block_size_depth_and_jobs(imported:
         f"4k {m} iodepth={d} numjobs={j}" for m in MODES for d in DEPTHS for j in JOBS
     )
     for name, options in names.items():  # each name says what the JSON's options say
-        assert name == f"{options['bs']} {options['rw']} iodepth={options['iodepth']} " \
-            f"numjobs={options['numjobs']}"  # fmt: skip
+        assert (
+            name == f"{options['bs']} {options['rw']} iodepth={options['iodepth']} "
+            f"numjobs={options['numjobs']}"
+        )
         assert options["write_bw_log"] == f"random-read-depth-{options['iodepth']}"
 
 
@@ -83,22 +100,30 @@ def test_scaling_charts_name_only_workload_options_and_keep_reads_from_writes(
     found = _dataset(imported)
     charts = figures.scaling(found)
     assert [c.name for c in charts] == [
-        "scaling-numjobs-geometric-mean", "scaling-iodepth-geometric-mean"
-    ]  # fmt: skip
+        "scaling-numjobs-geometric-mean",
+        "scaling-iodepth-geometric-mean",
+    ]
     iops = {
-        (c.options["rw"], c.options["iodepth"], c.options["numjobs"]):
-            figures.case_metric(c, "iops") for c in found.cases
-    }  # fmt: skip
+        (c.options["rw"], c.options["iodepth"], c.options["numjobs"]): figures.case_metric(
+            c, "iops"
+        )
+        for c in found.cases
+    }
     fields = (("numjobs", "iodepth"), ("iodepth", "numjobs"))
     for chart, (field, over) in zip(charts, fields, strict=True):
-        assert chart.title == f"I/O rate vs {field}: mx200, geometric mean over {over} " \
-            "(one line per direction)"  # fmt: skip
+        assert (
+            chart.title == f"I/O rate vs {field}: mx200, geometric mean over {over} "
+            "(one line per direction)"
+        )
         assert not re.search(r"log|filename|directory|output", chart.title + chart.caption)
         assert [s.name for s in chart.series] == list(MODES)
         for line, mode in zip(chart.series, MODES, strict=True):
             for x, y in zip(line.x, line.y, strict=True):
-                mine = [v for (m, d, j), v in iops.items() if m == mode and
-                        (j if field == "numjobs" else d) == x and v]  # fmt: skip
+                mine = [
+                    v
+                    for (m, d, j), v in iops.items()
+                    if m == mode and (j if field == "numjobs" else d) == x and v
+                ]
                 assert y == pytest.approx(math.exp(statistics.fmean(map(math.log, mine))))
 
 
@@ -127,6 +152,6 @@ def test_a_bench_fio_trees_lines_are_named_once_by_what_they_keep(tmp_path: Path
     assert chart.title == "I/O rate vs numjobs: bench.img (one line per pattern)"
     expected = {re.sub(r" numjobs=\d+", "", c.workload) for c in found.cases}
     assert sorted(s.name for s in chart.series) == sorted(expected)
-    assert len(expected) == 8 and all(re.fullmatch(
-        r"(4|64)k rand(read|rw rwmixread=70) iodepth=[14]", name) for name in expected
-    )  # fmt: skip
+    assert len(expected) == 8 and all(
+        re.fullmatch(r"(4|64)k rand(read|rw rwmixread=70) iodepth=[14]", name) for name in expected
+    )

@@ -120,8 +120,11 @@ def test_bench_fio_logs_are_the_samples_of_the_json_of_their_names(tmp_path: Pat
         mode, depth, jobs = BENCH_JSON.match(path.name).groups()  # type: ignore[union-attr]
         logs = sorted(path.parent.glob(f"{mode}-iodepth-{depth}-numjobs-{jobs}_bw.*.log"))
         assert len(logs) == int(jobs)
-        reads = [p for p in logs if any(ln.split(",")[2].strip() == "0"
-                                        for ln in p.read_text().splitlines())]  # fmt: skip
+        reads = [
+            p
+            for p in logs
+            if any(ln.split(",")[2].strip() == "0" for ln in p.read_text().splitlines())
+        ]
         if mode == "randread" and len(reads) == len(logs):
             assert sorted(samples[bench_name(path)]) == log_values(logs, 1024)
             checked += 1
@@ -141,8 +144,9 @@ def test_client_server_bench_fio_logs_named_after_the_host_are_read(tmp_path: Pa
         lat[found.workload] += found.sample.metric == "lat"
     for path in sorted(CLIENT_SERVER.rglob("*.json")):
         case = one(cases, bench_name(path))
-        stats = [e for e in json.loads(path.read_text())["client_stats"]
-                 if e["jobname"] != "All clients"]  # fmt: skip
+        stats = [
+            e for e in json.loads(path.read_text())["client_stats"] if e["jobname"] != "All clients"
+        ]
         assert case.metrics["read"].bw_bytes == sum(e["read"]["bw_bytes"] for e in stats)
         assert set(case.hosts) == {"127.0.0.5"}
         mode, depth, jobs = BENCH_JSON.match(path.name).groups()  # type: ignore[union-attr]
@@ -174,8 +178,13 @@ def test_dd_reports_are_sequential_cases_with_the_rate_dd_printed(tmp_path: Path
         units.add(unit)
         way: Direction = "read" if "read" in path.stem else "write"
         bs = int(moved) // records
-        mine = [c for c in cases if c.options["rw"] == way and c.metrics[way].io_bytes == int(moved)
-                and c.metrics[way].bw_bytes == exact(rate, SI[unit])]  # fmt: skip
+        mine = [
+            c
+            for c in cases
+            if c.options["rw"] == way
+            and c.metrics[way].io_bytes == int(moved)
+            and c.metrics[way].bw_bytes == exact(rate, SI[unit])
+        ]
         assert mine, path
         case = mine[0]
         stored = case.metrics[way]
@@ -184,8 +193,9 @@ def test_dd_reports_are_sequential_cases_with_the_rate_dd_printed(tmp_path: Path
         assert stored.lat_mean_ns is None and stored.lat_max_ns is None
         assert case.setup == "dd" and case.options["size"] == int(moved)
         # two reports of one block size and direction, of other sizes: the file's name added
-        assert re.fullmatch(rf"dd {re.escape(format_size(bs).upper())} rw={way}( \(.+\))?",
-                            case.workload)  # fmt: skip
+        assert re.fullmatch(
+            rf"dd {re.escape(format_size(bs).upper())} rw={way}( \(.+\))?", case.workload
+        )
         assert records * bs == int(moved)
     assert {"kB", "MB", "GB"} <= units, "the dd fixtures should hold kB/s, MB/s and GB/s rates"
 
@@ -227,12 +237,15 @@ def test_dd_progress_lines_become_bandwidth_samples(tmp_path: Path) -> None:
 def test_a_dd_report_that_does_not_say_its_direction_is_one_line(tmp_path: Path) -> None:
     anonymous = tmp_path / "output.txt"
     shutil.copy(DD / "dd-write-direct.txt", anonymous)
-    done = run_iolab("import", str(anonymous), str(DD / "dd-read-direct.txt"), "--db", "d.db",
-                     cwd=tmp_path)  # fmt: skip
+    done = run_iolab(
+        "import", str(anonymous), str(DD / "dd-read-direct.txt"), "--db", "d.db", cwd=tmp_path
+    )
     assert done.returncode == 3
     assert done.stdout.startswith("run 1: 1 cases from 1 files, set-ups dd (dd)")
-    assert f"iolab: error: {anonymous}: line 3: dd's report does not say whether it read or " \
-        "wrote" in done.stderr  # fmt: skip
+    assert (
+        f"iolab: error: {anonymous}: line 3: dd's report does not say whether it read or "
+        "wrote" in done.stderr
+    )
 
 
 # bonnie++
@@ -394,8 +407,9 @@ def test_published_tables_together_a_percentage_table_refused_the_rest_imported(
     assert "Intel SSD 520 (A_sata_ssd_sw_raid0)" in setups
     assert "Intel SSD 520 (A_perc_h710p_ara_wb)" in setups
     assert "Adaptec 5805 RAID1 of 2 (C_x25e_raid_cards_dd)" in setups
-    again = iolab_here("import", str(PUBLISHED / "A_other_devices.csv"), "--db", "p.db",
-                       cwd=tmp_path)  # fmt: skip
+    again = iolab_here(
+        "import", str(PUBLISHED / "A_other_devices.csv"), "--db", "p.db", cwd=tmp_path
+    )
     assert again.returncode == 0 and "already imported (run 1)" in again.stderr
 
 
@@ -417,8 +431,17 @@ def test_setup_renames_a_tree_but_not_a_table_and_unknown_csv_in_a_folder_is_lef
     shutil.copy(DD / "dd-read-direct.txt", folder)
     (folder / "notes.csv").write_text("host,owner\nlab1,me\n")
     table_file = PUBLISHED / "A_vertex3_raid_card_vs_none.csv"
-    done = iolab_here("import", str(folder), str(CLIENT_SERVER), str(table_file), "--setup",
-                      "ssd", "--db", "s.db", cwd=tmp_path)  # fmt: skip
+    done = iolab_here(
+        "import",
+        str(folder),
+        str(CLIENT_SERVER),
+        str(table_file),
+        "--setup",
+        "ssd",
+        "--db",
+        "s.db",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     assert f"iolab: {folder / 'notes.csv'}: a CSV file of no kind iolab reads, left out" in (
         done.stderr
@@ -427,6 +450,7 @@ def test_setup_renames_a_tree_but_not_a_table_and_unknown_csv_in_a_folder_is_lef
     setups = {c.setup for c in cases_of(store)}
     columns = list(table(table_file)[0])
     assert setups == {"ssd", *columns[columns.index("metric") + 1 :]}  # the table keeps its own
-    named = run_iolab("import", str(tmp_path / "results" / "notes.csv"), "--db", "n.db",
-                      cwd=tmp_path)  # fmt: skip
+    named = run_iolab(
+        "import", str(tmp_path / "results" / "notes.csv"), "--db", "n.db", cwd=tmp_path
+    )
     assert named.returncode == 1 and "notes.csv: not fio output iolab knows" in named.stderr

@@ -36,8 +36,15 @@ HEAVY_MODULES = (
     "iolab.exchange.fio_json",
 )
 # What building the commands needs beside click and rich: nothing that reads or measures.
-LIGHT = {"iolab", "iolab.version", "iolab.errors", "iolab.names", "iolab.shell", "iolab.units",
-         "iolab.lazy"}  # fmt: skip
+LIGHT = {
+    "iolab",
+    "iolab.version",
+    "iolab.errors",
+    "iolab.names",
+    "iolab.shell",
+    "iolab.units",
+    "iolab.lazy",
+}
 
 
 def loaded_by(code: str, cwd: Path) -> set[str]:
@@ -45,8 +52,12 @@ def loaded_by(code: str, cwd: Path) -> set[str]:
     listing = "print('--modules--', *sorted(sys.modules), sep='\\n', file=sys.stderr)"
     done = subprocess.run(
         [sys.executable, "-c", f"{code}\nimport sys\n{listing}"],
-        cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     _, marker, listed = done.stderr.partition("--modules--\n")
     assert marker, f"no module list:\n{done.stdout}\n{done.stderr}"
     return set(listed.split())

@@ -116,8 +116,7 @@ def test_a_file_of_yours_is_written_only_when_confirmed(workdir: Path) -> None:
     refused = run_iolab("run", "job.fio", "--db", "j.db", cwd=workdir)
     assert refused.returncode == 1 and f"--yes-destroy {mine}" in said(refused.stderr)[-1]
     assert mine.read_bytes() == b"\x5a" * (16 << 20) and not (workdir / "j.db").exists()
-    run_iolab("run", "job.fio", "--db", "j.db", "--yes-destroy", str(mine), cwd=workdir,
-              check=True)  # fmt: skip
+    run_iolab("run", "job.fio", "--db", "j.db", "--yes-destroy", str(mine), cwd=workdir, check=True)
     assert mine.read_bytes() != b"\x5a" * (16 << 20)
 
 
@@ -132,8 +131,9 @@ def test_a_block_device_is_refused_unless_confirmed(workdir: Path, loops: LoopDe
     refused = run_iolab("run", "job.fio", "--db", "j.db", cwd=workdir)
     assert refused.returncode == 1 and "not confirmed for writing" in said(refused.stderr)[-1]
     assert device_sha256(device) == digest
-    done = run_iolab("run", "job.fio", "--db", "j.db", "--yes-destroy", device, cwd=workdir,
-                     check=True)  # fmt: skip
+    done = run_iolab(
+        "run", "job.fio", "--db", "j.db", "--yes-destroy", device, cwd=workdir, check=True
+    )
     assert f"over {Path(device).name}" in done.stdout
     assert device_sha256(device) != digest
 
@@ -142,13 +142,13 @@ def test_a_block_device_is_refused_unless_confirmed(workdir: Path, loops: LoopDe
 def test_target_and_a_plans_set_ups_replace_it_and_say_so(workdir: Path) -> None:
     (workdir / "other").mkdir()
     (workdir / "job.fio").write_text(job("directory=/mnt/somewhere"))
-    done = run_iolab("run", "job.fio", "--target", "other", "--db", "a.db", cwd=workdir,
-                     check=True)  # fmt: skip
+    done = run_iolab("run", "job.fio", "--target", "other", "--db", "a.db", cwd=workdir, check=True)
     assert "iolab: section [job]: its directory=/mnt/somewhere is replaced by --target" in (
         said(done.stderr)
     )
-    (workdir / "plan.toml").write_text('[[setup]]\npath = "other"\n[[workload]]\n'
-                                       'jobfile = "job.fio"\n')  # fmt: skip
+    (workdir / "plan.toml").write_text(
+        '[[setup]]\npath = "other"\n[[workload]]\njobfile = "job.fio"\n'
+    )
     done = run_iolab("run", "plan.toml", "--db", "b.db", cwd=workdir, check=True)
     assert (
         "iolab: section [job]: its directory=/mnt/somewhere is replaced by the plan's set-ups"

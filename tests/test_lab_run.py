@@ -82,8 +82,11 @@ def _marked_everywhere(workdir: Path) -> None:
     assert "## RAID model" in md and "RAID5 of 3, QD1" in md
     model = next(line for line in md.splitlines() if "RAID5 of 3, QD1" in line)
     assert MARK in model, "the model's table is marked too"
-    table = list(csv.DictReader(run_iolab("report", "--format", "csv", cwd=workdir,
-                                          check=True).stdout.splitlines()))  # fmt: skip
+    table = list(
+        csv.DictReader(
+            run_iolab("report", "--format", "csv", cwd=workdir, check=True).stdout.splitlines()
+        )
+    )
     assert table and all(MARK in row["flags"] for row in table if row["value"])
     page = workdir / "r.html"
     run_iolab("report", "--format", "html", "-o", str(page), cwd=workdir, check=True)

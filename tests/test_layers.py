@@ -50,14 +50,21 @@ def imports() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for path in SRC.rglob("*.py"):
         dotted = "iolab." + ".".join(path.relative_to(SRC).with_suffix("").parts)
-        mine = room(dotted.removesuffix(".__init__")) if path.name != "__init__.py" or \
-            path.parent != SRC else "__init__"  # fmt: skip
+        mine = (
+            room(dotted.removesuffix(".__init__"))
+            if path.name != "__init__.py" or path.parent != SRC
+            else "__init__"
+        )
         for node in ast.walk(_tree(path)):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("iolab"):
-                names = [node.module] if "." in node.module else [
-                    f"iolab.{alias.name}" if _is_room(alias.name) else "iolab"
-                    for alias in node.names
-                ]  # fmt: skip
+                names = (
+                    [node.module]
+                    if "." in node.module
+                    else [
+                        f"iolab.{alias.name}" if _is_room(alias.name) else "iolab"
+                        for alias in node.names
+                    ]
+                )
                 graph.setdefault(mine, set()).update(room(n) for n in names)
     return graph
 
@@ -165,9 +172,12 @@ def _imported_across(rooms: tuple[str, ...]) -> set[tuple[str, str]]:
     for mine in rooms:
         for path in (SRC / mine).rglob("*.py"):
             for node in ast.walk(_tree(path)):
-                if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(
-                    "iolab."
-                ) and room(node.module) != mine:  # fmt: skip
+                if (
+                    isinstance(node, ast.ImportFrom)
+                    and node.module
+                    and node.module.startswith("iolab.")
+                    and room(node.module) != mine
+                ):
                     for alias in node.names:
                         found |= _named(node.module, alias.name)
     return found
@@ -274,10 +284,22 @@ def test_the_any_finder_sees_through_an_alias_and_a_classmethod() -> None:
     assert "dict[str, typing.Any]" in _annotations(Shape)
 
 
-REPORT_RANKS = {"cells": 0, "charts": 0, "data": 0, "directions": 0, "summary": 0, "views": 1,
-                "document": 2, "compare_document": 2, "judged": 2, "advice": 2, "history": 2,
-                "render": 2,
-                "formats": 3, "text": 3}  # fmt: skip
+REPORT_RANKS = {
+    "cells": 0,
+    "charts": 0,
+    "data": 0,
+    "directions": 0,
+    "summary": 0,
+    "views": 1,
+    "document": 2,
+    "compare_document": 2,
+    "judged": 2,
+    "advice": 2,
+    "history": 2,
+    "render": 2,
+    "formats": 3,
+    "text": 3,
+}
 
 
 def _report_part(module: str) -> str:
@@ -292,8 +314,10 @@ def test_report_parts_import_one_way() -> None:
     assert parts <= set(REPORT_RANKS), parts - set(REPORT_RANKS)
     upward = [
         (mine, other)
-        for mine, others in graph.items() if mine.startswith("iolab.report.")
-        for other in others if other.startswith("iolab.report.")
+        for mine, others in graph.items()
+        if mine.startswith("iolab.report.")
+        for other in others
+        if other.startswith("iolab.report.")
         if REPORT_RANKS[_report_part(other)] > REPORT_RANKS[_report_part(mine)]
-    ]  # fmt: skip
+    ]
     assert upward == []

@@ -250,8 +250,9 @@ def run_in(
     written by then, since `argv` began."""
     args = ["sh", "-c", f'echo $$ > {group[0] / "cgroup.procs"} && exec "$@"', "sh", *argv]
     start = written(dev)
-    child = subprocess.Popen(args, cwd=cwd, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    child = subprocess.Popen(
+        args, cwd=cwd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     deadline = time.monotonic() + 120
     while child.poll() is None and written(dev) - start < STARTED:
         assert time.monotonic() < deadline, "fio wrote nothing"
@@ -273,10 +274,23 @@ def slowed(workdir: Path, loops: LoopDevs, throttle: tuple[Path, str]) -> tuple[
     (workdir / "plan.toml").write_text(PLAN.format(dev=dev))
     run = [*IOLAB, "run", "plan.toml", "--new", "--yes-destroy", dev]
     (workdir / "fio").mkdir()
-    fio = ["fio", "--name=seqw", f"--filename={dev}", "--rw=write", "--bs=1m", "--iodepth=4",
-           "--ioengine=io_uring", "--direct=1", "--time_based", "--runtime=14",
-           "--log_avg_msec=1000", "--write_bw_log=seqw", "--write_iops_log=seqw",
-           "--output-format=json", "--output=seqw.json"]  # fmt: skip
+    fio = [
+        "fio",
+        "--name=seqw",
+        f"--filename={dev}",
+        "--rw=write",
+        "--bs=1m",
+        "--iodepth=4",
+        "--ioengine=io_uring",
+        "--direct=1",
+        "--time_based",
+        "--runtime=14",
+        "--log_avg_msec=1000",
+        "--write_bw_log=seqw",
+        "--write_iops_log=seqw",
+        "--output-format=json",
+        "--output=seqw.json",
+    ]
     try:
         limit_writes(throttle, dev, FAST)
         run_in(throttle, workdir, run, dev, lambda: None)
@@ -354,8 +368,11 @@ def check_slowed(slowed: Path, moved: int) -> None:
     assert "A step, not settling: disk fell from" in html.unescape(page.read_text())
     rows = list(csv.DictReader(report(slowed, 2, "--format", "csv").splitlines()))
     assert ["mixed-speeds" in r["flags"].split(";") for r in rows] == [True], rows
-    (cell,) = [c for c in cells(json.loads(report(slowed, 2, "--format", "json")))
-               if any(w["code"] == "mixed-speeds" for w in c["warnings"])]  # fmt: skip
+    (cell,) = [
+        c
+        for c in cells(json.loads(report(slowed, 2, "--format", "json")))
+        if any(w["code"] == "mixed-speeds" for w in c["warnings"])
+    ]
     message = next(w["message"] for w in cell["warnings"] if w["code"] == "mixed-speeds")
     check_levels(message, moved)
     with Store(slowed / "iolab.db") as store:
@@ -372,8 +389,11 @@ def check_imported(slowed: Path, moved: int) -> None:
     done = run_iolab("import", "fio", "--db", "imported.db", "--setup", "disk", cwd=slowed)
     assert done.returncode == 0, done.stderr
     text = report(slowed, 1, "--db", "imported.db", "--format", "json")
-    (cell,) = [c for c in cells(json.loads(text))
-               if any(w["code"] == "mixed-speeds" for w in c["warnings"])]  # fmt: skip
+    (cell,) = [
+        c
+        for c in cells(json.loads(text))
+        if any(w["code"] == "mixed-speeds" for w in c["warnings"])
+    ]
     message = next(w["message"] for w in cell["warnings"] if w["code"] == "mixed-speeds")
     check_levels(message, moved)
 

@@ -116,9 +116,11 @@ def test_failed_jobs_keep_errno_and_fio_words(name: str, errno: int, words: str)
     text = fixture(name)
     assert parse.metrics(parse.load_json(text)).error == errno
     outcome = Outcome(
-        returncode=int(fixture(name, ".rc")), json_text=text,
-        stderr=fixture(name, ".stderr"), log_files=(),
-    )  # fmt: skip
+        returncode=int(fixture(name, ".rc")),
+        json_text=text,
+        stderr=fixture(name, ".stderr"),
+        log_files=(),
+    )
     message = failure(outcome)
     assert message is not None and words in message and "\n" not in message
 
@@ -143,9 +145,16 @@ def _records(name: str) -> list[str]:
 
 @pytest.mark.parametrize(
     "name",
-    ["eta-stdout", "eta-stdout-write", "eta-stdout-mixed", "eta-stdout-newline",
-     "eta-stdout-ratelimited", "eta-stdout-null", "eta-stdout-null-2m"],
-)  # fmt: skip
+    [
+        "eta-stdout",
+        "eta-stdout-write",
+        "eta-stdout-mixed",
+        "eta-stdout-newline",
+        "eta-stdout-ratelimited",
+        "eta-stdout-null",
+        "eta-stdout-null-2m",
+    ],
+)
 def test_every_full_status_line_parses(name: str) -> None:
     full = [r for r in _records(name) if "IOPS]" in r]
     assert full, name
@@ -176,12 +185,16 @@ def test_sample_logs_add_jobs_and_average_latency(tmp_path: Path) -> None:
     (tmp_path / "samples_slat.1.log").write_text("1000, 9999, 1, 4096, 0\n")
     (tmp_path / "samples_bw.1.log").write_text("1000, 4, 0, 4096, 0\n")
     (tmp_path / "samples_bw.2.log").write_text("1000, 4, 0, 4096, 0\n3000, 2, 0, 4096, 0\n")
-    got = {(s.metric, s.direction, s.time_ms): s.value
-           for s in parse.samples(sorted(tmp_path.glob("*.log")), 1000)}  # fmt: skip
+    got = {
+        (s.metric, s.direction, s.time_ms): s.value
+        for s in parse.samples(sorted(tmp_path.glob("*.log")), 1000)
+    }
     assert got == {
-        ("iops", "read", 1000): 150, ("iops", "read", 2000): 170,
-        ("lat", "write", 1000): 3000, ("bw", "read", 1000): 8192,
-    }  # fmt: skip
+        ("iops", "read", 1000): 150,
+        ("iops", "read", 2000): 170,
+        ("lat", "write", 1000): 3000,
+        ("bw", "read", 1000): 8192,
+    }
 
 
 def test_fixture_readme_lists_every_fixture() -> None:
@@ -203,8 +216,9 @@ def test_latency_samples_are_completion_latency_from_real_fio_logs(tmp_path: Pat
         "[j]\nfilename=data\nsize=8m\nrw=randread\nioengine=libaio\niodepth=8\ndirect=0\n"
         "runtime=1\ntime_based=1\nlog_avg_msec=250\nwrite_lat_log=samples\n"
     )
-    subprocess.run(["fio", "--output-format=json", str(job)], cwd=tmp_path,
-                   capture_output=True, check=True)  # fmt: skip
+    subprocess.run(
+        ["fio", "--output-format=json", str(job)], cwd=tmp_path, capture_output=True, check=True
+    )
     logs = sorted(tmp_path.glob("samples_*.log"))
     assert {f.name.split(".")[0] for f in logs} >= {"samples_lat", "samples_clat", "samples_slat"}
     got = {s.time_ms: s.value for s in parse.samples(logs, 250) if s.metric == "lat"}

@@ -102,14 +102,27 @@ def test_the_climb_finds_the_best_point_in_a_third_of_the_grid() -> None:
 
 def test_the_climb_walks_in_flight_then_its_split() -> None:
     # in flight 1, 4, 16, 64, 256: best at 64 I/Os, over 4 jobs of 16
-    surface = {(2, 2): 10.0, (4, 4): 30.0, (8, 8): 50.0, (8, 32): 45.0, (8, 128): 40.0,
-               (4, 16): 60.0, (2, 32): 55.0, (4, 32): 58.0}  # fmt: skip
+    surface = {
+        (2, 2): 10.0,
+        (4, 4): 30.0,
+        (8, 8): 50.0,
+        (8, 32): 45.0,
+        (8, 128): 40.0,
+        (4, 16): 60.0,
+        (2, 32): 55.0,
+        (4, 32): 58.0,
+    }
     climb = peak.climb(peak.Bounds((1, 8), (1, 128)), surface.get)
     assert climb.tried == (
-        (2, 2), (4, 4), (8, 8), (8, 32), (8, 128),  # the diagonal, two misses after 8 x 8
-        (4, 16), (2, 32),  # the split (16 x 4 is beyond the bounds): 4 x 16 wins, 2 x 32 not
+        (2, 2),
+        (4, 4),
+        (8, 8),
+        (8, 32),
+        (8, 128),  # the diagonal, two misses after 8 x 8
+        (4, 16),
+        (2, 32),  # the split (16 x 4 is beyond the bounds): 4 x 16 wins, 2 x 32 not
         (4, 32),  # fewer jobs won: deeper queues there, which miss
-    )  # fmt: skip
+    )
     assert climb.winner == (4, 16)
     corner = {(2, 2): 10.0, (4, 4): 30.0, (4, 16): 50.0, (4, 8): 45.0, (2, 16): 55.0}
     climb = peak.climb(peak.Bounds((1, 4), (1, 16)), corner.get)
@@ -163,8 +176,9 @@ def test_a_method_workload_is_planned_as_its_start_and_the_start_again(tmp_path:
     assert the_plan.workloads[1].method == Method("peak", (1, 8), (1, 128), again=True)
     recorded = the_plan.workloads[0].recorded  # as the store keeps it
     assert recorded["peak_numjobs"] == "1-8" and recorded["method"] == "peak"
-    assert any("a search (method) adds the points it tries" in line
-               for line in plan.matrix_lines(the_plan))  # fmt: skip
+    assert any(
+        "a search (method) adds the points it tries" in line for line in plan.matrix_lines(the_plan)
+    )
     step = runner.plan_campaign(the_plan, FIO, executor=FakeDevice()).steps[0]
     job = runner.resolve(step.case, runner.plan_campaign(the_plan, FIO).paths["here"], FIO)
     assert not set(job) & set(peak.IOLAB_ONLY), "iolab's own keys never reach fio"

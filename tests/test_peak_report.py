@@ -105,8 +105,10 @@ def test_the_knee_is_a_finding_citing_the_curves_table(
     assert isinstance(curve, Table)
     rows = {r.label: [c.text.split(" ⚑")[0] for c in r.cells] for r in curve.rows}  # its ⚑ apart
     knee, top = rows["50%"], rows["peak"]
-    assert said.startswith(f"here · 4k randread: the load curve's knee is at 50% of the peak "
-                           f"({knee[1]} IOPS, p99 {knee[3]} µs)")  # fmt: skip
+    assert said.startswith(
+        f"here · 4k randread: the load curve's knee is at 50% of the peak "
+        f"({knee[1]} IOPS, p99 {knee[3]} µs)"
+    )
     assert f"climbs to {top[3]} µs at the peak ({top[1]} IOPS)" in said
 
 

@@ -25,9 +25,24 @@ def recorded(db: Path) -> dict[str, object]:
 @pytest.mark.fio
 def test_peak_with_its_curve_on_a_real_file(workdir: Path) -> None:
     db = workdir / "peak.db"
-    done = run_iolab("peak", "--target", str(workdir), "--runtime", "1", "--size", "16m",
-                     "--numjobs", "1", "--iodepth", "1-4", "--curve", "--db", str(db),
-                     cwd=workdir, check=True)  # fmt: skip
+    done = run_iolab(
+        "peak",
+        "--target",
+        str(workdir),
+        "--runtime",
+        "1",
+        "--size",
+        "16m",
+        "--numjobs",
+        "1",
+        "--iodepth",
+        "1-4",
+        "--curve",
+        "--db",
+        str(db),
+        cwd=workdir,
+        check=True,
+    )
     assert "Peak search:" in done.stdout and "│ winner │" in done.stdout, done.stdout
     assert "curve search: peak" in done.stdout and "curve of 11 points" in done.stdout
     assert "the start point again after the search" in done.stdout
@@ -48,8 +63,9 @@ def test_peak_with_its_curve_on_a_real_file(workdir: Path) -> None:
     assert not keys & {"method", "peak_margin", "peak_numjobs", "peak_iodepth", "peak_again"}
     assert sum("rate_iops=" in job for job in jobs) == 10
     assert not (workdir / "iolab.testfile").exists()
-    report = run_iolab("report", "--db", str(db), "--format", "markdown", "-o", "r.md",
-                       cwd=workdir, check=True)  # fmt: skip
+    report = run_iolab(
+        "report", "--db", str(db), "--format", "markdown", "-o", "r.md", cwd=workdir, check=True
+    )
     text = (workdir / "r.md").read_text()
     assert "## Peak and load curve" in text and "### Latency against load" in text, report.stderr
     assert [f.name for f in (workdir / "r_files").glob("curve-*-4k-randread.png")], report.stderr
@@ -61,8 +77,21 @@ def test_peak_again_after_ctrl_c_resumes_its_search(workdir: Path) -> None:
     """The same command after Ctrl-C mid-search resumes it (more cases are stored by then
     than the two planned), running no stored point again."""
     db = workdir / "peak.db"
-    args = ["peak", "--target", str(workdir), "--runtime", "1", "--size", "16m",
-            "--numjobs", "1-4", "--iodepth", "1-16", "--db", str(db)]  # fmt: skip
+    args = [
+        "peak",
+        "--target",
+        str(workdir),
+        "--runtime",
+        "1",
+        "--size",
+        "16m",
+        "--numjobs",
+        "1-4",
+        "--iodepth",
+        "1-16",
+        "--db",
+        str(db),
+    ]
     code, err = ctrl_c_when(args, workdir, lambda: len(stored_cases(db)) >= 3)
     before = stored_cases(db)
     said = f"{len(before)} (2 planned, more added as it ran)"
@@ -102,16 +131,33 @@ def test_bad_flags_are_one_line_and_run_nothing(workdir: Path, args: list[str], 
 
 def _slo_run(target: Path, workdir: Path) -> str:
     db = workdir / "slo.db"
-    done = run_iolab("peak", "--target", str(target), "--runtime", "1", "--size", "16m",
-                     "--numjobs", "1", "--iodepth", "1-4", "--slo", "p99<=2ms", "--db", str(db),
-                     cwd=workdir, check=True)  # fmt: skip
+    done = run_iolab(
+        "peak",
+        "--target",
+        str(target),
+        "--runtime",
+        "1",
+        "--size",
+        "16m",
+        "--numjobs",
+        "1",
+        "--iodepth",
+        "1-4",
+        "--slo",
+        "p99<=2ms",
+        "--db",
+        str(db),
+        cwd=workdir,
+        check=True,
+    )
     (line,) = [x for x in done.stdout.splitlines() if "curve search: slo p99<=2ms: " in x]
     curve = recorded(db)["4k randread"]["curve"]  # type: ignore[index]
     slo = curve["slo"]
     assert slo["target"] == "p99<=2ms" and len(slo["iops"]) == 3, slo
     assert sorted(slo["latency_ns"])[1] <= 2e6, "the median of its three runs meets it"
-    md = run_iolab("report", "--db", str(db), "--format", "markdown", cwd=workdir,
-                   check=True).stdout  # fmt: skip
+    md = run_iolab(
+        "report", "--db", str(db), "--format", "markdown", cwd=workdir, check=True
+    ).stdout
     cells = [[c.strip() for c in r.split("|")] for r in md.splitlines() if r.startswith("| ")]
     flagged = [c for c in cells if len(c) > 2 and "slo" in c[2].split(", ")]
     assert len(flagged) == 1, md

@@ -56,8 +56,13 @@ class Ran:
     def codes(self, *workloads: str) -> set[str]:
         """The codes that make these points' figures ⚑, as their stored cases carry them."""
         rows: list[CaseRow] = self.store.cases(self.run_id, "here")
-        return {w.code for r in rows if r.workload in workloads for w in r.warnings
-                if not w.note and w.code not in CURVE_SAYS}  # fmt: skip
+        return {
+            w.code
+            for r in rows
+            if r.workload in workloads
+            for w in r.warnings
+            if not w.note and w.code not in CURVE_SAYS
+        }
 
     def record(self) -> PeakRecord:
         (found,) = load(self.store, [self.run_id]).setups
@@ -107,8 +112,9 @@ def answers(done: Ran) -> Iterator[tuple[str, str, tuple[str, ...]]]:
 def curve_rows(done: Ran) -> dict[str, list[set[str]]]:
     """The curve table's rows in the JSON report: each measured cell's flags."""
     report = json.loads(json_format.render_document(done.document))
-    (table,) = [t for s in report["sections"] for t in s["tables"]
-                if t["name"] == "curve-here-4k-randread"]  # fmt: skip
+    (table,) = [
+        t for s in report["sections"] for t in s["tables"] if t["name"] == "curve-here-4k-randread"
+    ]
     return {r["label"]: [set(c["flags"]) for c in r["cells"][1:]] for r in table["rows"]}
 
 
@@ -159,8 +165,9 @@ def test_a_warned_point_no_answer_rests_on_marks_its_row_only(tmp_path: Path) ->
     for name, part, rests in answers(done):
         codes, _ = marks(part)
         assert codes == done.codes(*rests) and "cpu-bound" not in codes, (name, part)
-    section_text = " ".join(n for t in section(done.document).blocks
-                            if hasattr(t, "notes") for n in t.notes)  # fmt: skip
+    section_text = " ".join(
+        n for t in section(done.document).blocks if hasattr(t, "notes") for n in t.notes
+    )
     assert "cpu-bound" not in section_text
     assert all("cpu-bound" in flags for flags in curve_rows(done)["30%"])
 
@@ -224,16 +231,31 @@ def curve_of(p99_us: Sequence[int], slo_at: int | str | None = "none") -> Curve:
     """A curve over LOADS with these p99s; `slo_at`: the load its target held to (None: the
     peak itself; "none": no load met it; "unset": no target)."""
     points = tuple(
-        CurvePoint(load, None if load is None else load * 1000.0, _name(load), True,
-                   (load or 100) * 1000.0, value * 500.0, value * 1000.0, value * 2000.0, True)
+        CurvePoint(
+            load,
+            None if load is None else load * 1000.0,
+            _name(load),
+            True,
+            (load or 100) * 1000.0,
+            value * 500.0,
+            value * 1000.0,
+            value * 2000.0,
+            True,
+        )
         for load, value in zip(LOADS, p99_us, strict=True)
-    )  # fmt: skip
+    )
     slo = None
     if slo_at != "unset":
         met = slo_at != "none"
         load = slo_at if isinstance(slo_at, int) else None
-        slo = SloPoint("p99<=200us", load, _name(load) if met else "", (1.0,) * met, (1.0,) * met,
-                       met and load is None)  # fmt: skip
+        slo = SloPoint(
+            "p99<=200us",
+            load,
+            _name(load) if met else "",
+            (1.0,) * met,
+            (1.0,) * met,
+            met and load is None,
+        )
     return Curve(100_000.0, points, None, peak.KNEE_FACTOR, peak.DELIVERED_SHARE, slo)
 
 
@@ -251,16 +273,26 @@ def warning(code: str) -> CheckWarning:
         # the knee: the lowest load, the knee's, the first past it
         (RISING, "unset", "knee", {50: "cpu-bound"}, " ⚑ cpu-bound (load 50%)"),
         (RISING, "unset", "knee", {60: "cpu-bound"}, " ⚑ cpu-bound (load 60%)"),
-        (RISING, "unset", "knee", {10: "cpu-bound", 60: "foreign-load"},
-         " ⚑ cpu-bound, foreign-load (loads 10%, 60%)"),
+        (
+            RISING,
+            "unset",
+            "knee",
+            {10: "cpu-bound", 60: "foreign-load"},
+            " ⚑ cpu-bound, foreign-load (loads 10%, 60%)",
+        ),
         (RISING, "unset", "knee", {20: "cpu-bound", 70: "cpu-bound"}, ""),
         (RISING, "unset", "knee", {60: "rate-not-delivered"}, ""),
         (RISING, "unset", "knee", {60: "device-busy"}, ""),
         # no knee: every point
         (FLAT, "unset", "knee", {80: "cpu-bound"}, " ⚑ cpu-bound (load 80%)"),
         (FLAT, "unset", "knee", {None: "too-short"}, " ⚑ too-short (load peak)"),
-        (FLAT, "unset", "knee", dict.fromkeys(LOADS, "foreign-load"),
-         " ⚑ foreign-load (all 11 loads)"),
+        (
+            FLAT,
+            "unset",
+            "knee",
+            dict.fromkeys(LOADS, "foreign-load"),
+            " ⚑ foreign-load (all 11 loads)",
+        ),
         # the target: the last load within it and the first beyond
         (RISING, 40, "slo", {40: "cpu-bound", 50: "cpu-bound"}, " ⚑ cpu-bound (loads 40%, 50%)"),
         (RISING, 40, "slo", {50: "page-cache"}, " ⚑ page-cache (load 50%)"),
@@ -271,7 +303,7 @@ def warning(code: str) -> CheckWarning:
         (RISING, "none", "slo", {10: "cpu-bound"}, " ⚑ cpu-bound (load 10%)"),
         (RISING, "none", "slo", {20: "cpu-bound"}, ""),
     ],
-)  # fmt: skip
+)
 def test_what_an_answer_rests_on(
     p99: Sequence[int],
     slo_at: int | str | None,
@@ -299,12 +331,30 @@ def test_iolab_peak_on_busy_cpus_marks_its_answers(workdir: Path) -> None:
     warned (the CPU, or another process's load on it), and `iolab peak` marks the target's
     answer and the knee with exactly the codes their points' stored cases carry."""
     db = workdir / "peak.db"
-    burners = [subprocess.Popen(["nice", "-n", "19", "sh", "-c", "while :; do :; done"])
-               for _ in os.sched_getaffinity(0)]  # fmt: skip
+    burners = [
+        subprocess.Popen(["nice", "-n", "19", "sh", "-c", "while :; do :; done"])
+        for _ in os.sched_getaffinity(0)
+    ]
     try:
-        done = run_iolab("peak", "--target", str(workdir), "--runtime", "1", "--size", "16m",
-                         "--numjobs", "1", "--iodepth", "1-4", "--slo", "p99<=1s", "--db",
-                         str(db), cwd=workdir, check=True)  # fmt: skip
+        done = run_iolab(
+            "peak",
+            "--target",
+            str(workdir),
+            "--runtime",
+            "1",
+            "--size",
+            "16m",
+            "--numjobs",
+            "1",
+            "--iodepth",
+            "1-4",
+            "--slo",
+            "p99<=1s",
+            "--db",
+            str(db),
+            cwd=workdir,
+            check=True,
+        )
     finally:
         for burner in burners:
             burner.kill()

@@ -36,9 +36,11 @@ def test_sweeps_expand_to_named_points_and_cases() -> None:
     p = plan.parse_plan(GOOD, "good.toml")
     names = [w.name for w in p.workloads]
     assert names == [
-        "rand rw=randread bs=4k", "rand rw=randread bs=64k",
-        "rand rw=randwrite bs=4k", "rand rw=randwrite bs=64k",
-    ]  # fmt: skip
+        "rand rw=randread bs=4k",
+        "rand rw=randread bs=64k",
+        "rand rw=randwrite bs=4k",
+        "rand rw=randwrite bs=64k",
+    ]
     assert len(p.cases()) == 4 * 2
     first = p.workloads[0].options
     assert first["direct"] == 1 and first["time_based"] == 1 and first["runtime"] == 1
@@ -73,27 +75,34 @@ def _error(text: str) -> str:
     ("change", "expected"),
     [
         ((BS, 'bs = "4q"'), "plan.toml:16: bs = '4q' is not a size (examples: 512, 4k"),
-        (('rw = ["randread", "randwrite"]', 'rw = "randred"'),
-         "plan.toml:15: rw = 'randred' is not allowed; choose one of read, write"),
+        (
+            ('rw = ["randread", "randwrite"]', 'rw = "randred"'),
+            "plan.toml:15: rw = 'randred' is not allowed; choose one of read, write",
+        ),
         (("repeat = 2", "repeat = 0"), "plan.toml:3: repeat = 0 must be a whole number"),
-        (('path = "/var/tmp"', 'path = "/var/tmp"\ncolour = 1'),
-         "plan.toml:12: unknown key 'colour' in [[setup]] 1; allowed keys: name, path"),
+        (
+            ('path = "/var/tmp"', 'path = "/var/tmp"\ncolour = 1'),
+            "plan.toml:12: unknown key 'colour' in [[setup]] 1; allowed keys: name, path",
+        ),
         (("[defaults]", "[default]"), "plan.toml:5: unknown key 'default' in the plan"),
         (("iodepth = 8", "iodepth = 0"), "plan.toml:17: iodepth = 0 must be a whole number"),
         (("runtime = 1", 'runtime = "soon"'), "plan.toml:6: runtime = 'soon' is not a duration"),
-        (("iodepth = 8", "rwmixread = 70"),
-         "plan.toml:17: rwmixread only applies to mixed rw"),
-        ((BS, 'bs = "1000"'),
-         "plan.toml:16: bs = '1000' with direct = 1: O_DIRECT needs a multiple of 512"),
-        (("iodepth = 8", 'iodepth = 8\nioengine = "psync"'),
-         "iodepth = 8 has no effect with ioengine = 'psync'"),
+        (("iodepth = 8", "rwmixread = 70"), "plan.toml:17: rwmixread only applies to mixed rw"),
+        (
+            (BS, 'bs = "1000"'),
+            "plan.toml:16: bs = '1000' with direct = 1: O_DIRECT needs a multiple of 512",
+        ),
+        (
+            ("iodepth = 8", 'iodepth = 8\nioengine = "psync"'),
+            "iodepth = 8 has no effect with ioengine = 'psync'",
+        ),
         (('size = "16m"', 'size = "1k"'), "is smaller than bs"),
         ((BS, "bs = []"), "plan.toml:16: bs = [] is an empty sweep"),
         (("[[setup]]", "[[setups]]"), "unknown key 'setups' in the plan"),
         (("iodepth = 8", "iodepth = 8\nrate = [1, {a = 1}]"), "plan.toml:18: rate = {'a': 1}: fio"),
         (("repeat = 2", "repeat = 2 x"), "plan.toml: not valid TOML"),
     ],
-)  # fmt: skip
+)
 def test_faults_name_file_line_and_remedy(change: tuple[str, str], expected: str) -> None:
     assert expected in _error(GOOD.replace(*change))
 

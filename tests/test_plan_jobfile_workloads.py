@@ -160,36 +160,75 @@ def test_show_toml_prints_a_preset_as_a_plan(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("plan_text", "job", "message"),
     [
-        (PLAN, JOB.replace("time_based", "exec_prerun=rm -rf /"),
-         "mine.fio:6: section [global]: exec_prerun is not allowed in a plan"),
-        (PLAN, JOB.replace("bs=128k", "ioengine=rbd"),
-         "mine.fio:17: section [sw]: ioengine = 'rbd' is not an ioengine iolab runs"),
-        (PLAN, JOB.replace("numjobs=2", "numjobs=5000"),
-         "mine.fio:13: section [global]: numjobs = 5000 must be a whole number of at least 1"),
-        (PLAN, JOB.replace("rw=write", "rw=write\x1b"),
-         "mine.fio:16: section [sw]: rw holds a control character"),
-        (PLAN, JOB.replace("[sw]", "[rr]"), "mine.fio:15: section [rr]: workload 'mine rr' "
-         "appears twice"),
+        (
+            PLAN,
+            JOB.replace("time_based", "exec_prerun=rm -rf /"),
+            "mine.fio:6: section [global]: exec_prerun is not allowed in a plan",
+        ),
+        (
+            PLAN,
+            JOB.replace("bs=128k", "ioengine=rbd"),
+            "mine.fio:17: section [sw]: ioengine = 'rbd' is not an ioengine iolab runs",
+        ),
+        (
+            PLAN,
+            JOB.replace("numjobs=2", "numjobs=5000"),
+            "mine.fio:13: section [global]: numjobs = 5000 must be a whole number of at least 1",
+        ),
+        (
+            PLAN,
+            JOB.replace("rw=write", "rw=write\x1b"),
+            "mine.fio:16: section [sw]: rw holds a control character",
+        ),
+        (
+            PLAN,
+            JOB.replace("[sw]", "[rr]"),
+            "mine.fio:15: section [rr]: workload 'mine rr' appears twice",
+        ),
         (PLAN, "; nothing\n", "mine.fio: no job section"),
-        (PLAN.replace('name = "mine"', 'name = "mine"\nbs = "4k"'), JOB,
-         "plan.toml:17: bs does not go with jobfile"),
-        (PLAN.replace('"mine.fio"', '"gone.fio"'), JOB,
-         "plan.toml:15: jobfile = 'gone.fio': gone.fio: no such file"),
-        (PLAN.replace('"mine.fio"', '"one"'), JOB,
-         "plan.toml:15: jobfile = 'one': one is not a regular file"),
+        (
+            PLAN.replace('name = "mine"', 'name = "mine"\nbs = "4k"'),
+            JOB,
+            "plan.toml:17: bs does not go with jobfile",
+        ),
+        (
+            PLAN.replace('"mine.fio"', '"gone.fio"'),
+            JOB,
+            "plan.toml:15: jobfile = 'gone.fio': gone.fio: no such file",
+        ),
+        (
+            PLAN.replace('"mine.fio"', '"one"'),
+            JOB,
+            "plan.toml:15: jobfile = 'one': one is not a regular file",
+        ),
         (PLAN.replace('"mine.fio"', "3"), JOB, "plan.toml:15: jobfile = 3 must name"),
-        (PLAN.replace('name = "own"', 'name = "mine rr"'), JOB,
-         "plan.toml:19: workload 'mine rr' appears twice"),
-        ('workloads = "cdm"\n' + PLAN.replace('name = "mixed"\n', ""), JOB,
-         "plan.toml:1: workloads = 'cdm' is not a preset; choose one of crystaldiskmark, "),
-        (PLAN.replace("runtime = 7", 'jobfile = "mine.fio"'), JOB,
-         "plan.toml:4: jobfile goes in a [[workload]] of its own"),
-        (PLAN + '[jobfiles]\n"other.fio" = "[a]\\n"\n', JOB,
-         "plan.toml:15: jobfile = 'mine.fio' is not in the plan's [jobfiles] table"),
-        (PLAN + '[jobfiles]\n"mine.fio" = "[a]\\n"\n"other.fio" = "[b]\\n"\n', JOB,
-         "plan.toml:21: [jobfiles] 'other.fio' is named by no [[workload]] jobfile"),
+        (
+            PLAN.replace('name = "own"', 'name = "mine rr"'),
+            JOB,
+            "plan.toml:19: workload 'mine rr' appears twice",
+        ),
+        (
+            'workloads = "cdm"\n' + PLAN.replace('name = "mixed"\n', ""),
+            JOB,
+            "plan.toml:1: workloads = 'cdm' is not a preset; choose one of crystaldiskmark, ",
+        ),
+        (
+            PLAN.replace("runtime = 7", 'jobfile = "mine.fio"'),
+            JOB,
+            "plan.toml:4: jobfile goes in a [[workload]] of its own",
+        ),
+        (
+            PLAN + '[jobfiles]\n"other.fio" = "[a]\\n"\n',
+            JOB,
+            "plan.toml:15: jobfile = 'mine.fio' is not in the plan's [jobfiles] table",
+        ),
+        (
+            PLAN + '[jobfiles]\n"mine.fio" = "[a]\\n"\n"other.fio" = "[b]\\n"\n',
+            JOB,
+            "plan.toml:21: [jobfiles] 'other.fio' is named by no [[workload]] jobfile",
+        ),
     ],
-)  # fmt: skip
+)
 def test_refusals_are_one_line(tmp_path: Path, plan_text: str, job: str, message: str) -> None:
     _write(tmp_path, plan_text, job)
     done = run_iolab("show", "plan.toml", cwd=tmp_path)
@@ -246,8 +285,11 @@ def test_the_count_limit_counts_the_most_rounds() -> None:
 
 @pytest.mark.fio
 def test_a_job_file_runs_and_is_stored(workdir: Path) -> None:
-    _write(workdir, 'name = "jobs"\n[[setup]]\nname = "file"\npath = "target.bin"\n'
-           '[[workload]]\njobfile = "mine.fio"\nname = "mine"\n')  # fmt: skip
+    _write(
+        workdir,
+        'name = "jobs"\n[[setup]]\nname = "file"\npath = "target.bin"\n'
+        '[[workload]]\njobfile = "mine.fio"\nname = "mine"\n',
+    )
     (workdir / "target.bin").write_bytes(b"\0" * 16 * 1024**2)
     done = run_iolab("run", "plan.toml", "--yes-destroy", "target.bin", cwd=workdir)
     assert done.returncode == 0, done.stderr

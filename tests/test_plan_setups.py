@@ -35,8 +35,11 @@ discard = true
     btrfs, xfs = (s.layout for s in found)
     assert btrfs is not None and xfs is not None
     assert (btrfs.raid, btrfs.level, btrfs.metadata, btrfs.filesystem) == (
-        "btrfs", "raid10", "raid1", "btrfs",
-    )  # fmt: skip
+        "btrfs",
+        "raid10",
+        "raid1",
+        "btrfs",
+    )
     assert (xfs.raid, xfs.filesystem, xfs.mount_options) == ("none", "xfs", "noatime,logbufs=8")
     assert dict(xfs.queue) == {"scheduler": "none", "read_ahead_kb": "0"} and xfs.discard
 
@@ -59,8 +62,10 @@ filesystem = "xfs"
     assert [s.name for s in found] == ["md raid0 x1", "md raid0 x2", "md raid0 x4"]
     layouts = [s.layout for s in found]
     assert [(x.raid, x.level, len(x.devices)) for x in layouts if x] == [
-        ("none", None, 1), ("mdadm", "0", 2), ("mdadm", "0", 4),
-    ]  # fmt: skip
+        ("none", None, 1),
+        ("mdadm", "0", 2),
+        ("mdadm", "0", 4),
+    ]
 
 
 def test_levels_in_either_spelling_and_a_sweep_down_to_one_device() -> None:
@@ -106,26 +111,40 @@ level = "linear"
         ('devices = ["/dev/loop0", "/dev/loop1"]', "2 devices need raid = btrfs, mdadm or lvm"),
         ('devices = ["loop0"]', "devices must list block devices"),
         ('devices = ["/dev/loop0"]\npath = "."', "takes path or devices, not both"),
-        ('devices = ["/dev/loop0", "/dev/loop1"]\nraid = "zfs"',
-         "raid = 'zfs' is not allowed; choose one of none, btrfs, mdadm, lvm"),
-        ('devices = ["/dev/loop0", "/dev/loop1"]\nraid = "btrfs"\nlevel = "raid5"',
-         "btrfs raid5 needs at least 3 devices, not 2"),
-        ('devices = ["/dev/loop0", "/dev/loop1"]\nraid = "mdadm"\nlevel = 7',
-         "level = '7' is not a mdadm level; choose one of 0, 1, 4, 5, 6, 10"),
-        ('devices = ["/dev/loop0", "/dev/loop1"]\nraid = "btrfs"\nfilesystem = "xfs"',
-         "builds a btrfs filesystem"),
-        ('devices = ["/dev/loop0", "/dev/loop1"]\nraid = "lvm"\nlevel = 6',
-         "lvm 6 needs at least 4 devices, not 2"),
-        ('devices = ["/dev/loop0", "/dev/loop1"]\nraid = "btrfs"\nmetadata = "raid7"',
-         "metadata = 'raid7' is not a btrfs profile"),
-        ('devices = ["/dev/loop0"]\nfilesystem = "xfs"\nmkfs_options = "mkfs.ext4 -q"',
-         "mkfs_options start with mkfs.ext4 but the tool is mkfs.xfs"),
+        (
+            'devices = ["/dev/loop0", "/dev/loop1"]\nraid = "zfs"',
+            "raid = 'zfs' is not allowed; choose one of none, btrfs, mdadm, lvm",
+        ),
+        (
+            'devices = ["/dev/loop0", "/dev/loop1"]\nraid = "btrfs"\nlevel = "raid5"',
+            "btrfs raid5 needs at least 3 devices, not 2",
+        ),
+        (
+            'devices = ["/dev/loop0", "/dev/loop1"]\nraid = "mdadm"\nlevel = 7',
+            "level = '7' is not a mdadm level; choose one of 0, 1, 4, 5, 6, 10",
+        ),
+        (
+            'devices = ["/dev/loop0", "/dev/loop1"]\nraid = "btrfs"\nfilesystem = "xfs"',
+            "builds a btrfs filesystem",
+        ),
+        (
+            'devices = ["/dev/loop0", "/dev/loop1"]\nraid = "lvm"\nlevel = 6',
+            "lvm 6 needs at least 4 devices, not 2",
+        ),
+        (
+            'devices = ["/dev/loop0", "/dev/loop1"]\nraid = "btrfs"\nmetadata = "raid7"',
+            "metadata = 'raid7' is not a btrfs profile",
+        ),
+        (
+            'devices = ["/dev/loop0"]\nfilesystem = "xfs"\nmkfs_options = "mkfs.ext4 -q"',
+            "mkfs_options start with mkfs.ext4 but the tool is mkfs.xfs",
+        ),
         ('devices = ["/dev/loop0"]\nmount_options = "noatime"', "mount_options need a filesystem"),
         ('devices = ["/dev/loop0"]\nqueue = { elevator = "none" }', "unknown key 'elevator'"),
         ('devices = ["/dev/loop0"]\ndevice_count = [1, 2]', "device_count 2 must be between 1"),
         ('devices = ["/dev/loop0"]\ncolour = 1', "unknown key 'colour' in [[setup]] 1"),
     ],
-)  # fmt: skip
+)
 def test_layout_faults_are_one_line(body: str, words: str) -> None:
     with pytest.raises(PlanError) as caught:
         plan.parse_plan(f'[[setup]]\nname = "x"\n{body}\n' + WORK, "plan.toml")

@@ -31,9 +31,11 @@ def _points(chart: Chart) -> int:
 
 @pytest.mark.parametrize(  # each a report built whole: the fast lane keeps the first
     "preset",
-    [pytest.param(p, marks=[pytest.mark.slow] if i else []) for i, p in
-     enumerate(plan.preset_names())],
-)  # fmt: skip
+    [
+        pytest.param(p, marks=[pytest.mark.slow] if i else [])
+        for i, p in enumerate(plan.preset_names())
+    ],
+)
 def test_every_chart_of_a_presets_report_has_points(preset: str, tmp_path: Path) -> None:
     overrides = plan.Overrides(target=str(tmp_path), size="1g", runtime=1, max_cases=40)
     the_plan = plan.load_preset(preset, overrides)

@@ -212,11 +212,14 @@ SOURCE = "Source: iolab 1.0; plan 'p'; run 1 of 2026-11-26; host db1"
 
 def _line_chart() -> Chart:
     return Chart(
-        "scaling", "line", "I/O rate vs iodepth", Axis("iodepth", "I/Os"),
+        "scaling",
+        "line",
+        "I/O rate vs iodepth",
+        Axis("iodepth", "I/Os"),
         Axis("I/O rate", "IOPS", start_at_zero=True),
         (Series("here", (1.0, 2.0, 4.0), (12_000.0, 23_500.0, 31_000.0)),),
         source=SOURCE,
-    )  # fmt: skip
+    )
 
 
 def test_plotly_separates_thousands_and_draws_the_source_line() -> None:
@@ -300,8 +303,9 @@ def test_a_lab_runs_header_says_so_and_names_the_users_plan(tmp_path: Path) -> N
     assert f"({tmp_path / 'b.toml'})" in run_line and "iolab-rehearse" not in run_line
     assert f"host {socket.gethostname()}, in iolab's virtual lab" in run_line
     assert "(none)" not in "\n".join(document.subtitle)
-    assert document.title.endswith(", measured in iolab's virtual lab (user-mode Linux, "
-                                   "image files)")  # fmt: skip
+    assert document.title.endswith(
+        ", measured in iolab's virtual lab (user-mode Linux, image files)"
+    )
     text = terminal.render_document(document, width=120)  # as in a file
     assert text.startswith(f"{document.title}\n")
     results = text.split("\nResults\n", 1)[1]
@@ -394,8 +398,13 @@ def test_a_real_sweeps_heat_maps_in_markdown_and_html(workdir: Path, chromium: B
 def _shot(browser: Browser, selector: str, path: Path) -> None:
     """One element of the page as a PNG, for a person to look at (test-output/)."""
     height = browser.evaluate("document.documentElement.scrollHeight")
-    browser.call("Emulation.setDeviceMetricsOverride", width=1280, height=min(int(height), 16000),
-                 deviceScaleFactor=1, mobile=False)  # fmt: skip
+    browser.call(
+        "Emulation.setDeviceMetricsOverride",
+        width=1280,
+        height=min(int(height), 16000),
+        deviceScaleFactor=1,
+        mobile=False,
+    )
     box = browser.evaluate(
         f"(() => {{ const r = document.querySelector({json.dumps(selector)})"
         ".getBoundingClientRect(); return [r.x, r.y + window.scrollY, r.width, r.height]; })()"

@@ -403,8 +403,18 @@ def ranking(output: str) -> list[str]:
 
 
 def test_advise_from_figures_on_the_command_line() -> None:
-    out = advise("--devices", "4", "--read-iops", "13000", "--write-iops", "55000",
-                 "--workload", "randread:4k:1", "--workload", "randwrite:4k:1")  # fmt: skip
+    out = advise(
+        "--devices",
+        "4",
+        "--read-iops",
+        "13000",
+        "--write-iops",
+        "55000",
+        "--workload",
+        "randread:4k:1",
+        "--workload",
+        "randwrite:4k:1",
+    )
     assert ranking(out) == ["RAID0", "RAID10", "RAID1", "RAID6", "RAID5"]
     assert "36,667 x0.67" in out  # RAID10's slower copy at QD1
     assert "2 of 4" in out and "1, up to 2" in out  # RAID10: capacity and failures

@@ -34,9 +34,13 @@ def test_study_es_table_imports_as_shares_of_its_named_baseline(tmp_path: Path) 
     ratios = store.ratios(1)
     rows = _published()
     # every exercised direction of every row, as printed; 0.0% where not exercised is none
-    expected = [(row, way) for row in rows for way in ("read", "write")
-                if (way == "read" and row["read_pct"] != "0")
-                or (way == "write" and row["read_pct"] != "100")]  # fmt: skip
+    expected = [
+        (row, way)
+        for row in rows
+        for way in ("read", "write")
+        if (way == "read" and row["read_pct"] != "0")
+        or (way == "write" and row["read_pct"] != "100")
+    ]
     assert len(ratios) == len(expected) == 40
     for ratio, (row, way) in zip(ratios, expected, strict=True):
         assert ratio.direction == way and ratio.metric == "iops"
@@ -59,8 +63,9 @@ def test_without_the_set_ups_named_the_table_is_one_line_and_nothing_is_stored(
     assert "a table of percentages (one set-up's figures as a share of another's)" in done.stderr
     assert "--setup NAME --baseline NAME" in done.stderr
     assert not (tmp_path / "e.db").exists()
-    same = run_iolab("import", str(E), "--db", "e.db", "--setup", "x", "--baseline", "x",
-                     cwd=tmp_path)  # fmt: skip
+    same = run_iolab(
+        "import", str(E), "--db", "e.db", "--setup", "x", "--baseline", "x", cwd=tmp_path
+    )
     assert same.returncode == 1 and "--setup and --baseline name one set-up" in same.stderr
 
 
@@ -69,23 +74,23 @@ def test_a_report_shows_shares_as_shares_in_every_format(tmp_path: Path) -> None
     terminal = iolab_here("report", "--db", "e.db", cwd=tmp_path, check=True).stdout
     assert "Relative to a baseline (published shares, not measurements)" in terminal
     assert "IOPS:" in terminal and "55.7% (0.56x) ⚑" in terminal
-    markdown = iolab_here("report", "--db", "e.db", "--format", "markdown", cwd=tmp_path,
-                          check=True).stdout  # fmt: skip
+    markdown = iolab_here(
+        "report", "--db", "e.db", "--format", "markdown", cwd=tmp_path, check=True
+    ).stdout
     line = next(
         x for x in markdown.splitlines() if x.startswith("| 512 rw=rw rwmixread=50 iodepth=32 ")
     )
     assert "281.8% (2.82x) ⚑ published" in line and "283.2% (2.83x) ⚑ published" in line
-    table = iolab_here("report", "--db", "e.db", "--format", "csv", cwd=tmp_path,
-                       check=True).stdout  # fmt: skip
+    table = iolab_here("report", "--db", "e.db", "--format", "csv", cwd=tmp_path, check=True).stdout
     rows = list(csv.DictReader(table.splitlines()))
     shares = [r for r in rows if r["value"]]
     assert len(shares) == 40 and {r["unit"] for r in shares} == {"% of baseline"}
     assert all(r["flags"] == "published" for r in shares)
-    document = json.loads(iolab_here("report", "--db", "e.db", "--format", "json",
-                                     cwd=tmp_path, check=True).stdout)  # fmt: skip
+    document = json.loads(
+        iolab_here("report", "--db", "e.db", "--format", "json", cwd=tmp_path, check=True).stdout
+    )
     assert document["findings"] == []  # a share is never a finding's measured figure
-    html = iolab_here("report", "--db", "e.db", "--format", "html", cwd=tmp_path,
-                      check=True).stdout  # fmt: skip
+    html = iolab_here("report", "--db", "e.db", "--format", "html", cwd=tmp_path, check=True).stdout
     assert "published shares, not measurements" in html
 
 

@@ -38,10 +38,14 @@ def test_a_stored_definition_decodes_to_the_setup_that_wrote_it(
 
 @pytest.mark.parametrize(
     "definition",
-    [{}, {"kind": "devices", "devices": "sda"}, {"kind": "devices", "raid": 5, "queue": []},
-     {"name": ["x"], "cache_bytes": "big", "controller": "c0"}],
+    [
+        {},
+        {"kind": "devices", "devices": "sda"},
+        {"kind": "devices", "raid": 5, "queue": []},
+        {"name": ["x"], "cache_bytes": "big", "controller": "c0"},
+    ],
     ids=["empty", "devices-a-string", "odd-types", "odd-names"],
-)  # fmt: skip
+)
 def test_a_foreign_definition_decodes_to_defaults_not_an_error(definition: JSONObject) -> None:
     setup = Setup.from_definition(definition)
     assert setup.name == "" or isinstance(setup.name, str)

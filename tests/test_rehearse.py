@@ -118,17 +118,38 @@ def test_disks_follow_the_plan_and_are_sized_after_real_devices() -> None:
     ("code", "output", "cases", "said"),
     [
         (0, "", [("ok", None)], "built, ran and torn down"),
-        (3, "", [("failed", "set-up 's' failed: set-up step failed: mdadm --create x: bad; "
-                  "and teardown step failed: umount y: busy")],
-         "did not build: mdadm --create x: bad; and its teardown failed: umount y: busy"),
-        (3, "", [("failed", "EIO: Input/output error: fio: io_u error")],
-         "built; fio failed: EIO: Input/output error: fio: io_u error; torn down"),
-        (1, "iolab: error: teardown step failed: mdadm --stop /dev/md127: busy\n",
-         [("ok", None)], "built and ran; teardown failed: mdadm --stop /dev/md127: busy"),
-        (1, "iolab: error: /dev/nvme0n1: refused, it is mounted\n", [],
-         "did not run: /dev/nvme0n1: refused, it is mounted"),
+        (
+            3,
+            "",
+            [
+                (
+                    "failed",
+                    "set-up 's' failed: set-up step failed: mdadm --create x: bad; "
+                    "and teardown step failed: umount y: busy",
+                )
+            ],
+            "did not build: mdadm --create x: bad; and its teardown failed: umount y: busy",
+        ),
+        (
+            3,
+            "",
+            [("failed", "EIO: Input/output error: fio: io_u error")],
+            "built; fio failed: EIO: Input/output error: fio: io_u error; torn down",
+        ),
+        (
+            1,
+            "iolab: error: teardown step failed: mdadm --stop /dev/md127: busy\n",
+            [("ok", None)],
+            "built and ran; teardown failed: mdadm --stop /dev/md127: busy",
+        ),
+        (
+            1,
+            "iolab: error: /dev/nvme0n1: refused, it is mounted\n",
+            [],
+            "did not run: /dev/nvme0n1: refused, it is mounted",
+        ),
     ],
-)  # fmt: skip
+)
 def test_what_a_rehearsal_says_of_each_outcome(
     code: int, output: str, cases: list[tuple[str, str | None]], said: str
 ) -> None:

@@ -117,8 +117,19 @@ def _stored_iops(db: Path) -> dict[tuple[str, int], float]:
 
 @pytest.mark.fio
 def test_one_command_gives_study_d_figure(sweep: Path) -> None:
-    done = run_iolab("report", "--format", "markdown", "-o", "study-d.md", "--charts",
-                     "scaling", "--image-format", "svg", cwd=sweep, check=True)  # fmt: skip
+    done = run_iolab(
+        "report",
+        "--format",
+        "markdown",
+        "-o",
+        "study-d.md",
+        "--charts",
+        "scaling",
+        "--image-format",
+        "svg",
+        cwd=sweep,
+        check=True,
+    )
     assert "wrote study-d.md" in done.stderr
     text = (sweep / "study-d.md").read_text()
     links = re.findall(r"!\[([^\]]+)\]\(([^)]+)\)", text)
@@ -149,8 +160,17 @@ def test_one_command_gives_study_d_figure(sweep: Path) -> None:
 @pytest.mark.fio
 def test_lines_per_pattern_and_png_export(sweep: Path) -> None:
     out = sweep / "export"
-    run_iolab("report", "--charts", "scaling,bars", "--lines", "pattern", "--export", str(out),
-              cwd=sweep, check=True)  # fmt: skip
+    run_iolab(
+        "report",
+        "--charts",
+        "scaling,bars",
+        "--lines",
+        "pattern",
+        "--export",
+        str(out),
+        cwd=sweep,
+        check=True,
+    )
     names = sorted(p.name for p in out.iterdir())
     scaling = [n for n in names if n.startswith("scaling-") and n.endswith(".png")]
     assert len(scaling) == 3  # one chart per set-up, one line per pattern
@@ -204,12 +224,18 @@ def test_repeat_3_intervals_in_every_format_and_compare(repeated: Path) -> None:
     table = run_iolab("report", "1", cwd=repeated, check=True).stdout
     row = next(line for line in results_of(table).splitlines() if "4k randread" in line)
     assert row.count("±") == 2
-    md = run_iolab("report", "1", "--format", "markdown", "--baseline", "left", cwd=repeated,
-                   check=True).stdout  # fmt: skip
+    md = run_iolab(
+        "report", "1", "--format", "markdown", "--baseline", "left", cwd=repeated, check=True
+    ).stdout
     row = next(line for line in results_of(md).splitlines() if line.startswith("| 4k randread"))
     assert row.count("±") == 3 and "% ± " in row  # both absolute values, and the change
-    lines = list(csv.DictReader(run_iolab("report", "1", "--format", "csv", cwd=repeated,
-                                          check=True).stdout.splitlines()))  # fmt: skip
+    lines = list(
+        csv.DictReader(
+            run_iolab(
+                "report", "1", "--format", "csv", cwd=repeated, check=True
+            ).stdout.splitlines()
+        )
+    )
     assert [line["n"] for line in lines] == ["3", "3"]
     assert all(float(x["ci95_low"]) < float(x["ci95_high"]) for x in lines)
     page = run_iolab("report", "1", "--format", "html", cwd=repeated, check=True).stdout

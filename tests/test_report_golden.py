@@ -64,8 +64,11 @@ def texts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         time.tzset()
         try:
             for name, command in SNAPSHOTS.items():
-                args = (*(a.format(out=out) for a in command), "--db",
-                        str(STORE.parent / store_of(name)))  # fmt: skip
+                args = (
+                    *(a.format(out=out) for a in command),
+                    "--db",
+                    str(STORE.parent / store_of(name)),
+                )
                 if args not in done:
                     result = CliRunner().invoke(main, list(args), catch_exceptions=False)
                     assert result.exit_code == 0, (args, result.output)
@@ -117,14 +120,25 @@ def test_repeat_3_shows_intervals_in_every_format(
     for line in list(csv.DictReader(texts["results.csv"].splitlines())):
         assert line["n"] == "3"
         assert float(line["ci95_low"]) < float(line["value"]) < float(line["ci95_high"])
-    table = results_of(run_iolab("report", "1", "--db", str(STORE), cwd=tmp_path,
-                                 check=True).stdout)  # fmt: skip
+    table = results_of(
+        run_iolab("report", "1", "--db", str(STORE), cwd=tmp_path, check=True).stdout
+    )
     for label in ("rand numjobs=1", "rand numjobs=2", "seq"):
         row = next(line for line in table.splitlines() if f" {label} " in line)
         assert row.count("±") == 3, row
     page = tmp_path / "report.html"
-    run_iolab("report", "1", "--db", str(STORE), "--format", "html", "-o", str(page),
-              cwd=tmp_path, check=True)  # fmt: skip
+    run_iolab(
+        "report",
+        "1",
+        "--db",
+        str(STORE),
+        "--format",
+        "html",
+        "-o",
+        str(page),
+        cwd=tmp_path,
+        check=True,
+    )
     results = page.read_text().split('data-table="results"')[1].split("</table>")[0]
     assert results.count("±") == 9
     assert '"error_y":{"array":[' in page.read_text()  # error bars on the charts
@@ -154,8 +168,9 @@ def test_compare_says_what_differs_between_environments(tmp_path: Path) -> None:
             "UPDATE runs SET environment = json_set(environment, '$.fio_version', 'fio-3.36',"
             " '$.kernel', '6.12.0') WHERE id = 2"
         )
-    done = iolab_here("compare", "1", "2", "--db", str(db), "--format", "markdown",
-                      cwd=tmp_path, check=True)  # fmt: skip
+    done = iolab_here(
+        "compare", "1", "2", "--db", str(db), "--format", "markdown", cwd=tmp_path, check=True
+    )
     assert "### What differs between the runs" in done.stdout
     assert "- host: fio differs (run 1: fio-3.33; run 2: fio-3.36)" in done.stdout
     assert "- host: kernel differs (run 1: " in done.stdout

@@ -72,8 +72,11 @@ def test_a_run_on_three_hosts_reports_each_host_and_the_aggregate(
     assert row[2:] == expected and row[1] == "IOPS"
     assert "all hosts: the aggregate iolab computed" in page
 
-    main = list(csv.DictReader(run_iolab("report", "--format", "csv", cwd=workdir,
-                                         check=True).stdout.splitlines()))  # fmt: skip
+    main = list(
+        csv.DictReader(
+            run_iolab("report", "--format", "csv", cwd=workdir, check=True).stdout.splitlines()
+        )
+    )
     assert [r["setup"] for r in main] == ["scratch"]  # the main table: the aggregate
     assert float(main[0]["value"]) == pytest.approx(figures[""], rel=1e-5)
     run_iolab("report", "--export", "tables", cwd=workdir, check=True)
@@ -105,21 +108,39 @@ def case(
     )
     bs = "128k" if workload == BIG else "4k"
     return DataCase(
-        setup=setup, workload=workload, workload_position=0 if workload == WORKLOAD else 1,
-        repetition=repetition, options={"rw": workload.split()[1], "bs": bs},
-        status="failed" if lost else "ok", error="lost" if lost else None,
+        setup=setup,
+        workload=workload,
+        workload_position=0 if workload == WORKLOAD else 1,
+        repetition=repetition,
+        options={"rw": workload.split()[1], "bs": bs},
+        status="failed" if lost else "ok",
+        error="lost" if lost else None,
         metrics={} if lost else metrics(sum(hosts.values())),
-        warnings=warned if lost else (), hosts={h: metrics(v) for h, v in hosts.items()},
+        warnings=warned if lost else (),
+        hosts={h: metrics(v) for h, v in hosts.items()},
         run_id=1,
-    )  # fmt: skip
+    )
 
 
 def dataset(cases: Sequence[DataCase], listed: Sequence[str] = ()) -> Dataset:
     labels = list(dict.fromkeys(c.setup for c in cases))
     run = RunRow(
-        1, "on hosts", "plan", "hash", "", {}, 0.0, 1.0, "done", len(cases), len(cases), 0,
-        None, "auto", {"hostname": "lab", "hosts": [{"host": h} for h in listed]},
-    )  # fmt: skip
+        1,
+        "on hosts",
+        "plan",
+        "hash",
+        "",
+        {},
+        0.0,
+        1.0,
+        "done",
+        len(cases),
+        len(cases),
+        0,
+        None,
+        "auto",
+        {"hostname": "lab", "hosts": [{"host": h} for h in listed]},
+    )
     setups = tuple(SetupInfo(s, 1, s, {"kind": "path", "path": "/srv"}, {}) for s in labels)
     return Dataset((run,), setups, tuple(cases), {}, {})
 
@@ -191,8 +212,11 @@ def test_the_hosts_section_in_the_document_and_its_options() -> None:
     assert built.main_table().name == "results"
     page = output.render(built, "html").text
     shown = re.findall(r'data-(?:table|chart)="(hosts-[^"]+)"', page)
-    assert shown == [*(f"hosts-scratch-on-{n}" for n in ("1-host", "2-hosts", "3-hosts")),
-                     "hosts-aggregate-iops", "hosts-scaling"]  # fmt: skip
+    assert shown == [
+        *(f"hosts-scratch-on-{n}" for n in ("1-host", "2-hosts", "3-hosts")),
+        "hosts-aggregate-iops",
+        "hosts-scaling",
+    ]
     plain = dataset([case("scratch", {})], [])
     assert "Hosts" not in [s.title for s in document.assemble(plain, document.Options()).sections]
 

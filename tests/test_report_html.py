@@ -26,10 +26,17 @@ from iolab.store import Store
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 OUTPUT = Path(__file__).resolve().parents[1] / "test-output"
 FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--no-first-run", "--disable-sync",
-    "--remote-debugging-port=0", "--window-size=1280,900", "--hide-scrollbars",
-)  # fmt: skip
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--remote-debugging-port=0",
+    "--window-size=1280,900",
+    "--hide-scrollbars",
+)
 LOCAL = ("file:", "data:", "blob:", "about:")
 CHARTS_JS = """
 [...document.querySelectorAll('figure.chart')].map(f => {
@@ -119,13 +126,19 @@ class Browser:
             height = self.evaluate("document.documentElement.scrollHeight")
             self.call(
                 "Emulation.setDeviceMetricsOverride",
-                width=1280, height=min(int(height), 16000), deviceScaleFactor=1, mobile=False,
-            )  # fmt: skip
+                width=1280,
+                height=min(int(height), 16000),
+                deviceScaleFactor=1,
+                mobile=False,
+            )
         else:
             self.call(
                 "Emulation.setDeviceMetricsOverride",
-                width=1280, height=900, deviceScaleFactor=1, mobile=False,
-            )  # fmt: skip
+                width=1280,
+                height=900,
+                deviceScaleFactor=1,
+                mobile=False,
+            )
         shot = self.call("Page.captureScreenshot", format="png")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(base64.b64decode(shot["data"]))
@@ -165,8 +178,9 @@ def test_html_report_renders_offline_without_errors(
     browser: Browser, tmp_path: Path, command: tuple[str, ...], shot: str
 ) -> None:
     page = tmp_path / f"{shot}.html"
-    run_iolab(*command, "--db", str(STORE), "--format", "html", "-o", str(page),
-              cwd=tmp_path, check=True)  # fmt: skip
+    run_iolab(
+        *command, "--db", str(STORE), "--format", "html", "-o", str(page), cwd=tmp_path, check=True
+    )
     text = page.read_text()
     assert not re.search(r"<(script|link|img)[^>]+(src|href)=[\"']?https?:", text)
     assert "Environment" in text and "fio-3.33" in text
@@ -211,8 +225,9 @@ SHAPES_JS = """
 
 def _open(browser: Browser, tmp_path: Path, store: Path, *command: str) -> str:
     page = tmp_path / f"{'-'.join(command)}.html"
-    run_iolab(*command, "--db", str(store), "--format", "html", "-o", str(page),
-              cwd=tmp_path, check=True)  # fmt: skip
+    run_iolab(
+        *command, "--db", str(store), "--format", "html", "-o", str(page), cwd=tmp_path, check=True
+    )
     _show(browser, page)
     return page.read_text()
 
@@ -230,8 +245,13 @@ def _show(browser: Browser, page: Path) -> None:
 def _shot(browser: Browser, selector: str, path: Path) -> None:
     """A screenshot of one element of the page (the full page laid out, then clipped)."""
     height = browser.evaluate("document.documentElement.scrollHeight")
-    browser.call("Emulation.setDeviceMetricsOverride", width=1280, height=min(int(height), 16000),
-                 deviceScaleFactor=1, mobile=False)  # fmt: skip
+    browser.call(
+        "Emulation.setDeviceMetricsOverride",
+        width=1280,
+        height=min(int(height), 16000),
+        deviceScaleFactor=1,
+        mobile=False,
+    )
     box = browser.evaluate(
         f"(() => {{ const r = document.querySelector({json.dumps(selector)})"
         ".getBoundingClientRect(); return [r.x, r.y + window.scrollY, r.width, r.height]; })()"
@@ -272,9 +292,9 @@ def test_pages_read_like_the_studies(browser: Browser, tmp_path: Path) -> None:
     _shot(browser, "#environment", OUTPUT / "devices-environment.png")
 
     text = _open(browser, tmp_path, DEVICES, "compare", "1", "2")
-    assert browser.evaluate(
-        "document.querySelector('details[data-notes=\"volatile\"]').open"
-    ) is False  # fmt: skip
+    assert (
+        browser.evaluate("document.querySelector('details[data-notes=\"volatile\"]').open") is False
+    )
     assert "6 more recorded facts differ" in text
     _shot(browser, "#environment", OUTPUT / "devices-compare-environment.png")
 

@@ -72,10 +72,13 @@ def test_compare_says_what_matters_in_a_few_lines_and_folds_the_rest(tmp_path: P
 
     _edit_environment(db, 2, "xfs", new_firmware)
     with sqlite3.connect(db) as con:
-        con.execute("UPDATE runs SET environment = json_set(environment, '$.fio_version', "
-                    "'fio-3.36') WHERE id = 2")  # fmt: skip
-    md = run_iolab("compare", "1", "2", "--db", str(db), "--format", "markdown",
-                   cwd=tmp_path, check=True).stdout  # fmt: skip
+        con.execute(
+            "UPDATE runs SET environment = json_set(environment, '$.fio_version', "
+            "'fio-3.36') WHERE id = 2"
+        )
+    md = run_iolab(
+        "compare", "1", "2", "--db", str(db), "--format", "markdown", cwd=tmp_path, check=True
+    ).stdout
     section = md.split("### What differs between the runs")[1].split("\n### ")[0]
     lines = [line for line in section.splitlines() if line.startswith("- ")]
     assert lines == [
@@ -92,8 +95,9 @@ def test_compare_says_what_matters_in_a_few_lines_and_folds_the_rest(tmp_path: P
     # a few lines: the findings with the costs table they cite, the comparison, what differs
     # (its mixed workload a read, a write and a total row, 2-repetition intervals in words)
     assert "device firmware differs" in table and len(table) < 10_000
-    page = run_iolab("compare", "1", "2", "--db", str(db), "--format", "html",
-                     cwd=tmp_path, check=True).stdout  # fmt: skip
+    page = run_iolab(
+        "compare", "1", "2", "--db", str(db), "--format", "html", cwd=tmp_path, check=True
+    ).stdout
     folded = page.split('<details data-notes="volatile">')[1].split("</details>")[0]
     assert "Volatile facts that differ (6)" in folded and UUID.search(folded)
     assert "set-up &#x27;btrfs raid1&#x27;: log differs" in folded
@@ -172,16 +176,19 @@ def test_latency_columns_switch_to_ms_and_clamp_percentiles_to_the_max(tmp_path:
         for rowid, text, top in rows:
             slow = {k: v * 1000 for k, v in json.loads(text).items()}
             slow["99.99"] = top * 1000 * 1.03  # fio's bin edge above the maximum
-            con.execute("UPDATE metrics SET percentiles_ns = ?, lat_max_ns = ?, lat_mean_ns = "
-                        "lat_mean_ns * 1000 WHERE rowid = ?",
-                        (json.dumps(slow), top * 1000, rowid))  # fmt: skip
+            con.execute(
+                "UPDATE metrics SET percentiles_ns = ?, lat_max_ns = ?, lat_mean_ns = "
+                "lat_mean_ns * 1000 WHERE rowid = ?",
+                (json.dumps(slow), top * 1000, rowid),
+            )
     built = document.assemble(_load(db, [1]), document.Options(charts=()))
     latency = next(t for t in built.tables() if t.name == "latency")
     assert latency.name == "latency"
     units = [row.stubs[2] for row in latency.rows]  # one per row, named in its "unit" column
     assert set(units) <= {"ms", "s"}, units  # by its largest figure (~1 s tails here)
-    assert all({c.unit for c in row.cells if c.value is not None} == {row.stubs[2]}
-               for row in latency.rows)  # fmt: skip
+    assert all(
+        {c.unit for c in row.cells if c.value is not None} == {row.stubs[2]} for row in latency.rows
+    )
     texts = [cell.text for row in latency.rows for cell in row.cells]
     assert not any(re.search(r"\d{2},\d{3}", t) for t in texts), "no 113,770 µs: ms instead"
     for row in latency.rows:
@@ -193,8 +200,13 @@ def test_latency_columns_switch_to_ms_and_clamp_percentiles_to_the_max(tmp_path:
 def test_exceedance_ticks_read_as_plain_numbers_and_percentiles() -> None:
     assert figures.log_ticks([20.0, 45.0]) == ((20.0, "20"), (45.0, "45"))
     assert [t for _, t in figures.log_ticks([8.0, 300.0])] == ["10", "20", "50", "100", "200"]
-    assert [t for _, t in figures.log_ticks([0.5, 20_000.0])] == ["1", "10", "100", "1,000",
-                                                                 "10,000"]  # fmt: skip
+    assert [t for _, t in figures.log_ticks([0.5, 20_000.0])] == [
+        "1",
+        "10",
+        "100",
+        "1,000",
+        "10,000",
+    ]
     chart = figures.exceedance(_load(STORE, [1]))[0]
     assert chart.y.unit == "%" and "1% (p99)" in [t for _, t in chart.y.ticks]
     svg = mpl_render.render(chart, "svg").decode()
@@ -214,11 +226,14 @@ def test_markdown_environment_reads_without_python_and_lists_each_set_up() -> No
     text = (Path(__file__).parent / "golden" / "devices-report.md").read_text()
     environment = text.split("## Environment")[1]
     assert not re.search(r"\{'|\['|': ", environment), "no Python dicts or lists"
-    assert "| RAID | — | btrfs: data RAID1, system RAID1, metadata RAID1; over loop2, loop3 |" \
-        in environment  # fmt: skip
+    assert (
+        "| RAID | — | btrfs: data RAID1, system RAID1, metadata RAID1; over loop2, loop3 |"
+        in environment
+    )
     assert "- xfs: filesystem xfs_info: block size 4096, inode size 512, ag count 4," in text
-    assert "- xfs: stack file /run/iolab/xfs/iolab.testfile → xfs on /dev/loop2 → loop loop2" \
-        in text  # fmt: skip
+    assert (
+        "- xfs: stack file /run/iolab/xfs/iolab.testfile → xfs on /dev/loop2 → loop loop2" in text
+    )
     assert "- btrfs raid1: commands `mkfs.btrfs -f -d raid1 /dev/loop2 /dev/loop3` ✓;" in text
 
 
@@ -270,11 +285,13 @@ def test_crystaldiskmark_gets_its_grid_best_pass_and_bars(tmp_path: Path) -> Non
     assert grid.columns == ("Read (MB/s)", "Read median", "Write (MB/s)", "Write median")
     assert [r.label for r in grid.rows] == ["SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"]
     for row in grid.rows:
-        for side, (best, median) in zip(("read", "write"), (row.cells[:2], row.cells[2:]),
-                                        strict=True):  # fmt: skip
+        for side, (best, median) in zip(
+            ("read", "write"), (row.cells[:2], row.cells[2:]), strict=True
+        ):
             rw = {"read": "read", "write": "write"}[side]
-            workload = next(w for w in found.workloads()
-                            if w.startswith(row.label) and w.endswith(rw))  # fmt: skip
+            workload = next(
+                w for w in found.workloads() if w.startswith(row.label) and w.endswith(rw)
+            )
             passes = cell_values(found.cell("disk", workload), "bw")[0]
             assert best.value == max(passes) and best.unit == "MB/s"
             assert median.summary is not None and median.summary.n == len(passes) == 3
@@ -350,8 +367,9 @@ def test_big_runs_summarise_and_say_what_they_left_out(big: Path) -> None:
     assert 30 <= sum(len(c.series[0].x) for c in bars) <= 60  # a mixed point: read and write
     assert "(30 of 300)" in bars[0].title
     scaling = [c.name for c in doc.charts() if c.name.startswith("scaling")]
-    assert scaling == [f"scaling-{f}-geometric-mean" for f in ("numjobs", "iodepth", "bs",
-                                                               "rwmixread")]  # fmt: skip
+    assert scaling == [
+        f"scaling-{f}-geometric-mean" for f in ("numjobs", "iodepth", "bs", "rwmixread")
+    ]
     timeseries = {c.title.split(": ", 1)[1] for c in doc.charts() if c.name.startswith("time")}
     assert timeseries == set(found.charted)
     assert "drawn for 2 of 300 workloads" in doc.charts()[-1].caption
@@ -372,8 +390,14 @@ def test_bench_builds_a_store_and_times_the_reports(tmp_path: Path) -> None:
 def run_iolab_bench(cwd: Path, *args: str) -> Any:
     import subprocess
 
-    return subprocess.run([sys.executable, str(BENCH / "report_size.py"), *args], cwd=cwd,
-                          capture_output=True, text=True, check=False, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, str(BENCH / "report_size.py"), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
 
 
 def test_csv_of_a_big_run_has_every_row(big: Path, tmp_path: Path) -> None:

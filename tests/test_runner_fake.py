@@ -138,8 +138,12 @@ def test_a_run_whose_process_died_is_marked_by_the_next(tmp_path: Path, store: S
     3); what this host's record vouches for is removed: tests/test_hostile_ledger.py."""
     built = campaign(tmp_path, FakeExecutor())
     run_id = new_run(store, built)
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     store.claim(run_id, {**process.me(), "pid": int(dead.stdout), "start": 1})
     testfile, scratch = tmp_path / "iolab.testfile", tmp_path / "iolab-run9-x"
     testfile.write_bytes(b"x")

@@ -91,14 +91,19 @@ def test_a_database_written_before_the_record_reads_the_same(path: Path, tmp_pat
 
 
 def test_every_part_comes_back_as_it_was_saved() -> None:
-    steady = SteadyRecord("randwrite", "iops", (9.0, 10.0, 10.0), (2, 3), 10.0, 0.05, 0.2,
-                          0.0, 0.1, True, 3)  # fmt: skip
+    steady = SteadyRecord(
+        "randwrite", "iops", (9.0, 10.0, 10.0), (2, 3), 10.0, 0.05, 0.2, 0.0, 0.1, True, 3
+    )
     search = {
-        "method": "peak", "metric": "iops", "bounds": {"numjobs": [1, 4], "iodepth": [1, 32]},
-        "grid": 12, "margin": 0.05, "steps": ["qd1"], "points": [
-            {"numjobs": 1, "iodepth": 1, "workload": "4k randread qd1", "value": 1000.0}
-        ], "winner": None,
-    }  # fmt: skip
+        "method": "peak",
+        "metric": "iops",
+        "bounds": {"numjobs": [1, 4], "iodepth": [1, 32]},
+        "grid": 12,
+        "margin": 0.05,
+        "steps": ["qd1"],
+        "points": [{"numjobs": 1, "iodepth": 1, "workload": "4k randread qd1", "value": 1000.0}],
+        "winner": None,
+    }
     peak = codec.from_json(PeakRecord, search)
     record = SetupRecord(
         SetupFacts(),
@@ -115,12 +120,14 @@ def test_every_part_comes_back_as_it_was_saved() -> None:
 def test_a_damaged_part_is_left_out_and_the_rest_kept() -> None:
     stored: dict[str, JSON] = {
         "target": {"path": "/mnt/x/iolab.testfile"},
-        "precondition": [{"job": "fill"}, {"job": "ok", "written_bytes": 1, "seconds": 1,
-                                             "bw_bytes": 1}],
+        "precondition": [
+            {"job": "fill"},
+            {"job": "ok", "written_bytes": 1, "seconds": 1, "bw_bytes": 1},
+        ],
         "steady_rounds": {"track": 3},
         "peak_search": {"a": "damaged"},
         "controller": ["not", "a", "card"],
-    }  # fmt: skip
+    }
     record = codec.from_json(SetupRecord, stored)
     assert record.facts.target is not None and record.facts.target.path.endswith("testfile")
     assert [fill.job for fill in record.precondition] == ["ok"]

@@ -93,8 +93,14 @@ def test_raid_matrix_runs_end_to_end(loops: LoopDevs, workdir: Path) -> None:
     assert statuses == ["ok"] * 12
     assert "btrfs raid5 of 3" in done.stdout
     table = run_iolab("report", "--format", "markdown", cwd=workdir, check=True).stdout
-    for name in ("1 device", "btrfs raid0 of 2", "btrfs raid0 of 4", "btrfs raid10 of 4",
-                 "btrfs raid5 of 3", "ext4"):  # fmt: skip
+    for name in (
+        "1 device",
+        "btrfs raid0 of 2",
+        "btrfs raid0 of 4",
+        "btrfs raid10 of 4",
+        "btrfs raid5 of 3",
+        "ext4",
+    ):
         assert name in table
     xfs = json.loads(envs["1 device"])
     text = json.dumps(xfs["layout"])
@@ -137,9 +143,10 @@ def test_ctrl_c_during_a_setup_leaves_nothing_behind(loops: LoopDevs, workdir: P
     )
     db = workdir / "iolab.db"
     code, err = ctrl_c_when(
-        ["run", "plan.toml", *confirm(devs)], workdir,
+        ["run", "plan.toml", *confirm(devs)],
+        workdir,
         lambda: bool(mounts_left()) and len(stored_cases(db)) >= 3,
-    )  # fmt: skip
+    )
     assert code == 130, err
     assert "resume with" in err
     assert not mounts_left()

@@ -37,12 +37,19 @@ def test_levels_are_spelled_as_each_tool_spells_them() -> None:
 @pytest.mark.parametrize(
     ("raid", "level", "usable"),
     [
-        ("none", None, 400), ("btrfs", None, 400), ("btrfs", "raid0", 400),
-        ("btrfs", "raid1", 200), ("btrfs", "raid1c3", 133), ("btrfs", "raid5", 200),
-        ("mdadm", "1", 100), ("mdadm", "raid5", 200), ("mdadm", "10", 200),
-        ("lvm", None, 400), ("lvm", "6", 100),
+        ("none", None, 400),
+        ("btrfs", None, 400),
+        ("btrfs", "raid0", 400),
+        ("btrfs", "raid1", 200),
+        ("btrfs", "raid1c3", 133),
+        ("btrfs", "raid5", 200),
+        ("mdadm", "1", 100),
+        ("mdadm", "raid5", 200),
+        ("mdadm", "10", 200),
+        ("lvm", None, 400),
+        ("lvm", "6", 100),
     ],
-)  # fmt: skip
+)
 def test_capacity_follows_the_level(raid: str, level: str | None, usable: int) -> None:
     layout = Layout(DEVS[:3], raid=raid, level=level)  # type: ignore[arg-type]
     assert layouts.capacity(layout, [100, 100, 200]) == usable
@@ -59,16 +66,23 @@ def test_one_device_of_a_sweep_is_the_plain_device() -> None:
 @pytest.mark.parametrize(
     ("toml", "layout", "message"),
     [
-        ('raid = "mdadm"\nlevel = "raid5"', Layout(DEVS[:2], raid="mdadm", level="raid5"),
-         "mdadm 5 needs at least 3 devices, not 2"),
-        ('raid = "mdadm"\nlevel = 0\nmetadata = "raid1"',
-         Layout(DEVS[:2], raid="mdadm", level="0", metadata="raid1"),
-         "metadata (a btrfs profile) applies to raid = btrfs only"),
-        ('raid = "btrfs"\nmkfs_options = "mkfs.xfs -f"',
-         Layout(DEVS[:2], raid="btrfs", mkfs_options="mkfs.xfs -f"),
-         "mkfs_options start with mkfs.xfs but the tool is mkfs.btrfs"),
+        (
+            'raid = "mdadm"\nlevel = "raid5"',
+            Layout(DEVS[:2], raid="mdadm", level="raid5"),
+            "mdadm 5 needs at least 3 devices, not 2",
+        ),
+        (
+            'raid = "mdadm"\nlevel = 0\nmetadata = "raid1"',
+            Layout(DEVS[:2], raid="mdadm", level="0", metadata="raid1"),
+            "metadata (a btrfs profile) applies to raid = btrfs only",
+        ),
+        (
+            'raid = "btrfs"\nmkfs_options = "mkfs.xfs -f"',
+            Layout(DEVS[:2], raid="btrfs", mkfs_options="mkfs.xfs -f"),
+            "mkfs_options start with mkfs.xfs but the tool is mkfs.btrfs",
+        ),
     ],
-)  # fmt: skip
+)
 def test_the_plan_and_the_builder_refuse_a_layout_alike(
     toml: str, layout: Layout, message: str
 ) -> None:
@@ -108,8 +122,11 @@ def test_missing_facts_load_as_none() -> None:
     assert codec.to_object(SetupFacts()) == {}
     partial = codec.from_json(DeviceFacts, {"name": "sdz"})
     assert (partial.name, partial.model, partial.partitions, partial.read_only) == (
-        "sdz", None, (), False,
-    )  # fmt: skip
+        "sdz",
+        None,
+        (),
+        False,
+    )
     legacy = codec.from_json(
         SetupFacts, {"path": "/x/f", "filesystem": {"fstype": "xfs", "source": "s"}}
     )
@@ -121,6 +138,8 @@ def test_missing_facts_load_as_none() -> None:
         LayoutFacts, {"raid": {"kind": "mdadm", "level": "raid0", "members": ["a"]}}
     )
     assert (layout.raid.kind, layout.raid.members, layout.raid.details) == (
-        "mdadm", ("a",), {"level": "raid0"},
-    )  # fmt: skip
+        "mdadm",
+        ("a",),
+        {"level": "raid0"},
+    )
     assert layout.queue is None and layout.mount is None

@@ -128,21 +128,47 @@ def test_dry_run_of_btrfs_mdadm_and_lvm_layouts() -> None:
     array = cmds[0][2]
     assert array.startswith("/dev/md")
     assert cmds == [
-        ["mdadm", "--create", array, "--run", "--metadata=1.2", "--level=5", "--raid-devices=3",
-         "--chunk=64", "--layout=left-symmetric", "--assume-clean", *devs],
+        [
+            "mdadm",
+            "--create",
+            array,
+            "--run",
+            "--metadata=1.2",
+            "--level=5",
+            "--raid-devices=3",
+            "--chunk=64",
+            "--layout=left-symmetric",
+            "--assume-clean",
+            *devs,
+        ],
         ["mdadm", "--stop", array],
         ["mdadm", "--zero-superblock", *devs],
-    ]  # fmt: skip
+    ]
     lvm = Layout(devices=devs[:2], raid="lvm", level="0", chunk="64k", filesystem="ext4")
     cmds = provision.commands(lvm, mnt)
     vg = cmds[1][1]
     assert cmds[:4] == [
         ["pvcreate", "--yes", "-ff", *devs[:2]],
         ["vgcreate", vg, *devs[:2]],
-        ["lvcreate", "--yes", "--wipesignatures", "y", "-n", "bench", "-l", "100%FREE",
-         "--type", "striped", "-i", "2", "-I", "64k", vg],
+        [
+            "lvcreate",
+            "--yes",
+            "--wipesignatures",
+            "y",
+            "-n",
+            "bench",
+            "-l",
+            "100%FREE",
+            "--type",
+            "striped",
+            "-i",
+            "2",
+            "-I",
+            "64k",
+            vg,
+        ],
         ["mkfs.ext4", "-F", f"/dev/mapper/{vg}-bench"],
-    ]  # fmt: skip
+    ]
     assert cmds[-3:] == [
         ["wipefs", "-a", f"/dev/mapper/{vg}-bench"],
         ["vgremove", "--yes", "-f", vg],

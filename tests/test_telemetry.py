@@ -48,9 +48,11 @@ def seen(
 
 def context(watched: Telemetry | None) -> check_context.Context:
     return check_context.Context(
-        options={"rw": "randread", "numjobs": 2}, metrics=CaseMetrics((), 0.0, 0.0, 3000, 0),
-        cpus=2, telemetry=watched,
-    )  # fmt: skip
+        options={"rw": "randread", "numjobs": 2},
+        metrics=CaseMetrics((), 0.0, 0.0, 3000, 0),
+        cpus=2,
+        telemetry=watched,
+    )
 
 
 # ---------------------------------------------------------------- the checks, pure
@@ -63,26 +65,40 @@ CHECK_CASES = [
     ({"busy": 89, "fio": 89, "steal": 0}, {"vda": {"util": 3}}, None, set()),
     ({"busy": 30, "fio": 12, "steal": 12}, {"vda": {"util": 40}}, None, {"cpu-steal"}),
     ({"busy": 30, "fio": 12, "steal": 9}, {"vda": {"util": 40}}, None, set()),
-    ({"busy": 34, "fio": 12, "steal": 0}, {"vda": {"util": 98, "queue": 31}}, None,
-     {"device-busy"}),
+    (
+        {"busy": 34, "fio": 12, "steal": 0},
+        {"vda": {"util": 98, "queue": 31}},
+        None,
+        {"device-busy"},
+    ),
     ({"busy": 34, "fio": 12, "steal": 0}, {"vda": {"util": 94, "queue": 31}}, None, set()),
     ({"busy": 34, "fio": 12, "steal": 0}, {"vda": {"util": 99, "queue": 1}}, None, set()),
-    ({"busy": 99, "fio": 50, "steal": 20}, {"vda": {"util": 100, "queue": 4}}, 10.0,
-     {"cpu-bound", "cpu-steal", "device-busy"}),
-    ({"busy": 10, "fio": 5, "steal": 0}, {"loop0": {"util": 20}, "loop1": {"util": 99, "queue": 2}},
-     None, {"device-busy"}),
+    (
+        {"busy": 99, "fio": 50, "steal": 20},
+        {"vda": {"util": 100, "queue": 4}},
+        10.0,
+        {"cpu-bound", "cpu-steal", "device-busy"},
+    ),
+    (
+        {"busy": 10, "fio": 5, "steal": 0},
+        {"loop0": {"util": 20}, "loop1": {"util": 99, "queue": 2}},
+        None,
+        {"device-busy"},
+    ),
     # another process keeps the CPUs busy: its load, not fio's; no "the CPU is the limit"
     ({"busy": 97, "fio": 20, "steal": 0}, {"vda": {"util": 3}}, 70.0, {"foreign-load"}),
     ({"busy": 60, "fio": 20, "steal": 0}, {"vda": {"util": 3}}, 35.0, {"foreign-load"}),
     ({"busy": 40, "fio": 20, "steal": 0}, {"vda": {"util": 3}}, 19.0, set()),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("cpu", "devices", "others", "codes"), CHECK_CASES)
 def test_checks_read_the_telemetry(
-    cpu: dict[str, float], devices: dict[str, dict[str, float]], others: float | None,
+    cpu: dict[str, float],
+    devices: dict[str, dict[str, float]],
+    others: float | None,
     codes: set[str],
-) -> None:  # fmt: skip
+) -> None:
     found = {w.code: w for w in checks.case_warnings(context(seen(cpu, devices, 3, others)))}
     assert set(found) & WATCHED == codes
     if "cpu-bound" in codes:  # fio's share stated
@@ -119,9 +135,11 @@ def test_a_device_doing_far_more_than_fio_is_foreign_load(
     figures = {"r_iops": device[0], "r_mbps": device[1], "util": 99.0, "queue": 8.0}
     devices = {"vda": figures} if alone else {"loop0": {"util": 10.0}, "vda": figures}
     known = check_context.Context(
-        options={"rw": "randread", "direct": 1}, metrics=_direct_read(*fio), cpus=2,
+        options={"rw": "randread", "direct": 1},
+        metrics=_direct_read(*fio),
+        cpus=2,
         telemetry=seen({}, devices),
-    )  # fmt: skip
+    )
     found = {w.code: w for w in checks.case_warnings(known)}
     assert ("foreign-load" in found) == foreign
     if foreign:
@@ -149,9 +167,12 @@ def test_means_leave_the_ramp_out() -> None:
 CLAUSES = [
     ({"busy": 34, "fio": 12}, {"vda": {"util": 98}}, "CPU 34% (fio 12%), vda 98% busy"),
     ({"busy": 5, "fio": 1}, {}, "CPU 5% (fio 1%)"),
-    ({"busy": 50, "fio": 20}, {"loop0": {"util": 10}, "loop1": {"util": 60}, "md0": {"util": 70}},
-     "CPU 50% (fio 20%), md0 70% busy, loop1 60% busy"),
-]  # fmt: skip
+    (
+        {"busy": 50, "fio": 20},
+        {"loop0": {"util": 10}, "loop1": {"util": 60}, "md0": {"util": 70}},
+        "CPU 50% (fio 20%), md0 70% busy, loop1 60% busy",
+    ),
+]
 
 
 @pytest.mark.parametrize(("cpu", "devices", "said"), CLAUSES)
@@ -170,11 +191,15 @@ def _sweep(iops: list[float], cpu: float, util: float, others: float = 0.0) -> l
     points = []
     for n, value in zip((1, 2, 4, 8), iops, strict=True):
         queue = n * 4.0 if util >= 99 else 2.0
-        watched = seen({"busy": cpu, "fio": cpu / 2}, {"loop0": {"util": util, "queue": queue}},
-                       3, others)  # fmt: skip
-        known = check_context.Context(options={"rw": "randread", "numjobs": n},
-                               metrics=CaseMetrics((), 0, 0, 3000, 0), cpus=4,
-                               telemetry=watched)  # fmt: skip
+        watched = seen(
+            {"busy": cpu, "fio": cpu / 2}, {"loop0": {"util": util, "queue": queue}}, 3, others
+        )
+        known = check_context.Context(
+            options={"rw": "randread", "numjobs": n},
+            metrics=CaseMetrics((), 0, 0, 3000, 0),
+            cpus=4,
+            telemetry=watched,
+        )
         codes = frozenset(w.code for w in checks.case_warnings(known))
         options = {"rw": "randread", "numjobs": n}
         points.append(Point("s", f"r {n}", options, value, watched, codes=codes))
@@ -477,11 +502,16 @@ def test_a_single_device_is_the_1_of_a_device_count_sweep() -> None:
     definitions: dict[str, JSONObject] = {
         "x1": {"name": "x1", "devices": ["/dev/a"], "raid": "none", "filesystem": "btrfs"},
         **{
-            f"x{n}": {"name": f"x{n}", "devices": ["/dev/a"] * n, "raid": "btrfs",
-                      "level": "raid0", "filesystem": "btrfs"}
+            f"x{n}": {
+                "name": f"x{n}",
+                "devices": ["/dev/a"] * n,
+                "raid": "btrfs",
+                "level": "raid0",
+                "filesystem": "btrfs",
+            }
             for n in (2, 4)
         },
-    }  # fmt: skip
+    }
     options = {"rw": "randread", "iodepth": 32}
     points = [
         Point(

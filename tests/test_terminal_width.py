@@ -23,8 +23,13 @@ def report_on_a_terminal(db: Path, columns: int) -> str:
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    child = subprocess.Popen([*IOLAB, "report", "1", "--db", str(db)], stdout=follower,
-                             stderr=subprocess.DEVNULL, cwd=db.parent, env=env)  # fmt: skip
+    child = subprocess.Popen(
+        [*IOLAB, "report", "1", "--db", str(db)],
+        stdout=follower,
+        stderr=subprocess.DEVNULL,
+        cwd=db.parent,
+        env=env,
+    )
     os.close(follower)
     chunks = []
     while True:
@@ -46,8 +51,13 @@ def test_the_report_is_as_wide_as_the_terminal(tmp_path: Path) -> None:
     shutil.copyfile(GOLDEN / "devices.db", db)
     wide = report_on_a_terminal(db, 220)
     assert max(len(line) for line in wide.splitlines()) > 120
-    piped = subprocess.run([*IOLAB, "report", "1", "--db", str(db)], capture_output=True,
-                           text=True, check=True, cwd=tmp_path).stdout  # fmt: skip
+    piped = subprocess.run(
+        [*IOLAB, "report", "1", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    ).stdout
     table = [line for line in piped.splitlines() if line.startswith(("┃", "│", "┏"))]
     assert table and max(len(line) for line in table) <= 120
 
@@ -56,8 +66,14 @@ def _piped(db: Path, columns: str | None) -> str:
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     if columns is not None:
         env["COLUMNS"] = columns
-    return subprocess.run([*IOLAB, "report", "1", "--db", str(db)], capture_output=True,
-                          text=True, check=True, cwd=db.parent, env=env).stdout  # fmt: skip
+    return subprocess.run(
+        [*IOLAB, "report", "1", "--db", str(db)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=db.parent,
+        env=env,
+    ).stdout
 
 
 @pytest.mark.slow
@@ -89,7 +105,11 @@ def test_long_names_fold_whole_in_a_file(tmp_path: Path) -> None:
     table = Table("t", "workload", names, (Row("w", (Cell(1.0, "IOPS", "1 ⚑ foreign-load"),) * 2),))
     text = terminal.render(table)
     for name in names:
-        cells = [line.split("┃")[i + 2].strip() for line in text.splitlines()
-                 if line.startswith("┃") for i in [names.index(name)]]  # fmt: skip
+        cells = [
+            line.split("┃")[i + 2].strip()
+            for line in text.splitlines()
+            if line.startswith("┃")
+            for i in [names.index(name)]
+        ]
         assert "".join(cells) == name
     assert "…" not in text and "foreign-load" in text

@@ -109,8 +109,11 @@ def row(
 TWO = ("@LOOP@", "@LOOP3@")
 ROWS = [
     # mkfs.btrfs
-    row("btrfs-mkfs-names-the-second-device", mkfs("btrfs", "@LOOP2@"),
-        ("mkfs_options", "'@LOOP2@' names a path or a device")),
+    row(
+        "btrfs-mkfs-names-the-second-device",
+        mkfs("btrfs", "@LOOP2@"),
+        ("mkfs_options", "'@LOOP2@' names a path or a device"),
+    ),
     row("btrfs-mkfs-device-after-force", mkfs("btrfs", "-f @LOOP2@"), ("'@LOOP2@'",)),
     row("btrfs-mkfs-device-by-label-path", mkfs("btrfs", "-L @LOOP2@"), ("'@LOOP2@'",)),
     row("btrfs-mkfs-double-dash", mkfs("btrfs", "-f -- @LOOP2@"), ("'--' ends the options",)),
@@ -118,15 +121,22 @@ ROWS = [
     row("btrfs-mkfs-rootdir-long", mkfs("btrfs", "--rootdir=@DIR@"), ("names a path",)),
     row("btrfs-mkfs-rootdir-word", mkfs("btrfs", "--rootdir etc"), ("'--rootdir' is refused",)),
     row("btrfs-mkfs-unknown-option", mkfs("btrfs", "--bogus"), ("'--bogus' is not an option",)),
-    row("btrfs-mkfs-features-list-all", mkfs("btrfs", "-O list-all"),
-        ("'-O list-all' is not a feature",)),
+    row(
+        "btrfs-mkfs-features-list-all",
+        mkfs("btrfs", "-O list-all"),
+        ("'-O list-all' is not a feature",),
+    ),
     row("btrfs-mkfs-profile-unknown", mkfs("btrfs", "-d raid7"), ("'-d raid7' needs one of",)),
     row("btrfs-mkfs-semicolon", mkfs("btrfs", "-f; rm -rf @DIR@"), ("'-f;' holds ';'",)),
     row("btrfs-mkfs-byte-count-not-a-size", mkfs("btrfs", "-b lots"), ("'-b lots' needs a size",)),
     row("btrfs-mkfs-version", mkfs("btrfs", "--version"), ("'--version' is refused",)),
-    row("btrfs-mkfs-profile-beside-level",
+    row(
+        "btrfs-mkfs-profile-beside-level",
         'raid = "btrfs"\nlevel = "raid1"\nmkfs_options = "--data=raid0"',
-        ("'--data' is the set-up's level",), line=SETUP + 2, devices=TWO),
+        ("'--data' is the set-up's level",),
+        line=SETUP + 2,
+        devices=TWO,
+    ),
     row("btrfs-mkfs-value-missing", mkfs("btrfs", "-n"), ("'-n' needs a value",)),
     row("btrfs-mkfs-flag-with-value", mkfs("btrfs", "--force=1"), ("takes no value",)),
     # mkfs.xfs
@@ -137,8 +147,11 @@ ROWS = [
     row("xfs-mkfs-config-file", mkfs("xfs", "-c options=cfg"), ("'-c' is refused",)),
     row("xfs-mkfs-data-file", mkfs("xfs", "-d file=1,name=img"), ("'-d file=1' is refused",)),
     row("xfs-mkfs-su-not-a-size", mkfs("xfs", "-d su=lots,sw=4"), ("'-d su=lots' needs su=",)),
-    row("xfs-mkfs-unknown-sub-option", mkfs("xfs", "-m crc=1,uuid=x"),
-        ("'-m uuid=x' is not a sub-option",)),
+    row(
+        "xfs-mkfs-unknown-sub-option",
+        mkfs("xfs", "-m crc=1,uuid=x"),
+        ("'-m uuid=x' is not a sub-option",),
+    ),
     row("xfs-mkfs-bare-device-name", mkfs("xfs", "-f loop9"), ("'loop9' is not an option",)),
     row("xfs-mkfs-dry-run", mkfs("xfs", "-N"), ("'-N' is refused",)),
     row("xfs-mkfs-backtick", mkfs("xfs", "-L `reboot`"), ("holds '`'",)),
@@ -149,10 +162,16 @@ ROWS = [
     row("ext4-mkfs-undo-file", mkfs("ext4", "-z undo"), ("'-z' is refused", "undo")),
     row("ext4-mkfs-bad-blocks-file", mkfs("ext4", "-l list"), ("'-l' is refused",)),
     row("ext4-mkfs-journal-device-path", mkfs("ext4", "-J device=@LOOP2@"), ("names a path",)),
-    row("ext4-mkfs-journal-device", mkfs("ext4", "-J device=loop9"),
-        ("'-J device=loop9' is refused",)),
-    row("ext4-mkfs-journal-dev-feature", mkfs("ext4", "-O journal_dev"),
-        ("'-O journal_dev' is not a feature",)),
+    row(
+        "ext4-mkfs-journal-device",
+        mkfs("ext4", "-J device=loop9"),
+        ("'-J device=loop9' is refused",),
+    ),
+    row(
+        "ext4-mkfs-journal-dev-feature",
+        mkfs("ext4", "-O journal_dev"),
+        ("'-O journal_dev' is not a feature",),
+    ),
     row("ext4-mkfs-offset", mkfs("ext4", "-E offset=4096"), ("'-E offset=4096' is refused",)),
     row("ext4-mkfs-usage-type-unknown", mkfs("ext4", "-T enormous"), ("'-T enormous' needs",)),
     row("ext4-mkfs-superblocks-only", mkfs("ext4", "-S"), ("'-S' is refused",)),
@@ -162,8 +181,9 @@ ROWS = [
     row("ext4-mkfs-unbalanced-quote", mkfs("ext4", "-L 'x"), ("cannot parse",)),
     # mount
     row("btrfs-mount-device-path", mount("btrfs", "device=@LOOP2@"), ("names a path",)),
-    row("btrfs-mount-device", mount("btrfs", "noatime,device=loop9"),
-        ("'device=loop9' is refused",)),
+    row(
+        "btrfs-mount-device", mount("btrfs", "noatime,device=loop9"), ("'device=loop9' is refused",)
+    ),
     row("btrfs-mount-subvolume", mount("btrfs", "subvol=data"), ("'subvol=data' is refused",)),
     row("btrfs-mount-compress-unknown", mount("btrfs", "compress=rar"), ("'compress=rar' needs",)),
     row("xfs-mount-logdev", mount("xfs", "logdev=loop9"), ("'logdev=loop9' is refused",)),
@@ -179,15 +199,33 @@ ROWS = [
     row("ext4-mount-journal-path", mount("ext4", "journal_path=j"), ("is refused",)),
     row("ext4-mount-data-mode-unknown", mount("ext4", "data=fast"), ("'data=fast' needs",)),
     # an md layout's name and a queue setting's value
-    row("md-layout-device", 'raid = "mdadm"\nlevel = 1\nmd_layout = "@LOOP2@"',
-        ("md_layout", "is not an mdadm layout"), line=SETUP + 2, devices=TWO),
-    row("md-layout-extra-argument", 'raid = "mdadm"\nlevel = 1\nmd_layout = "n2 --bitmap=x"',
-        ("md_layout", "is not an mdadm layout"), line=SETUP + 2, devices=TWO),
-    row("queue-scheduler-path", 'queue = { scheduler = "../../x" }',
-        ("queue scheduler", "must be a scheduler's name"), line=SETUP),
-    row("queue-read-ahead-word", 'queue = { read_ahead_kb = "lots" }',
-        ("queue read_ahead_kb", "must be a whole number"), line=SETUP),
-]  # fmt: skip
+    row(
+        "md-layout-device",
+        'raid = "mdadm"\nlevel = 1\nmd_layout = "@LOOP2@"',
+        ("md_layout", "is not an mdadm layout"),
+        line=SETUP + 2,
+        devices=TWO,
+    ),
+    row(
+        "md-layout-extra-argument",
+        'raid = "mdadm"\nlevel = 1\nmd_layout = "n2 --bitmap=x"',
+        ("md_layout", "is not an mdadm layout"),
+        line=SETUP + 2,
+        devices=TWO,
+    ),
+    row(
+        "queue-scheduler-path",
+        'queue = { scheduler = "../../x" }',
+        ("queue scheduler", "must be a scheduler's name"),
+        line=SETUP,
+    ),
+    row(
+        "queue-read-ahead-word",
+        'queue = { read_ahead_kb = "lots" }',
+        ("queue read_ahead_kb", "must be a whole number"),
+        line=SETUP,
+    ),
+]
 
 
 def test_the_table_is_big_and_its_ids_are_unique() -> None:
@@ -243,17 +281,32 @@ def test_a_tool_option_off_the_allow_list_is_refused_before_anything_runs(
 WORK = '\n[[workload]]\nrw = "randread"\n'
 GOOD = [
     ("xfs", "-f -b size=4096 -i size=512 -l size=64m", "noatime,logbufs=8"),
-    ("xfs", "mkfs.xfs -f -K -d su=64k,sw=4 -l size=64m -m crc=1,finobt=1 -n size=8192 -L data",
-     "-o noatime,nodiratime,inode64,logbsize=256k,allocsize=1m,largeio,swalloc"),
-    ("ext4", "-q -b 4096 -I 256 -E stride=16,stripe_width=64,lazy_itable_init=0 -m 0 -T largefile",
-     "noatime,data=writeback,commit=60,barrier=0,stripe=64"),
-    ("ext4", "-F -O ^has_journal,metadata_csum -E lazy_journal_init=1,nodiscard -L lab",
-     "relatime nodiratime nobarrier discard"),
-    ("btrfs", "-f -K -d single -m dup -n 16k -s 4096 -O no-holes -R free-space-tree",
-     "noatime,compress=zstd:3,ssd,space_cache=v2,autodefrag,commit=120"),
-    ("btrfs", "--force --nodiscard --checksum=crc32c --label lab",
-     "nodatacow,nodatasum,discard=async,nossd"),
-]  # fmt: skip
+    (
+        "xfs",
+        "mkfs.xfs -f -K -d su=64k,sw=4 -l size=64m -m crc=1,finobt=1 -n size=8192 -L data",
+        "-o noatime,nodiratime,inode64,logbsize=256k,allocsize=1m,largeio,swalloc",
+    ),
+    (
+        "ext4",
+        "-q -b 4096 -I 256 -E stride=16,stripe_width=64,lazy_itable_init=0 -m 0 -T largefile",
+        "noatime,data=writeback,commit=60,barrier=0,stripe=64",
+    ),
+    (
+        "ext4",
+        "-F -O ^has_journal,metadata_csum -E lazy_journal_init=1,nodiscard -L lab",
+        "relatime nodiratime nobarrier discard",
+    ),
+    (
+        "btrfs",
+        "-f -K -d single -m dup -n 16k -s 4096 -O no-holes -R free-space-tree",
+        "noatime,compress=zstd:3,ssd,space_cache=v2,autodefrag,commit=120",
+    ),
+    (
+        "btrfs",
+        "--force --nodiscard --checksum=crc32c --label lab",
+        "nodatacow,nodatasum,discard=async,nossd",
+    ),
+]
 
 
 def _one_setup(fs: str, mkfs_options: str, mount_options: str, device: str) -> Layout:
@@ -283,16 +336,24 @@ def test_good_options_load_and_reach_the_tools_as_written(
 @pytest.mark.parametrize(
     ("layout", "words"),
     [
-        (Layout(devices=("/dev/loop8",), filesystem="btrfs", mkfs_options="/dev/loop9"),
-         "mkfs_options: mkfs.btrfs '/dev/loop9' names a path or a device"),
-        (Layout(devices=("/dev/loop8",), filesystem="xfs", mkfs_options="-l logdev=x"),
-         "mkfs_options: mkfs.xfs '-l logdev=x' is refused"),
-        (Layout(devices=("/dev/loop8",), filesystem="ext4", mount_options="journal_dev=9"),
-         "mount_options: mount 'journal_dev=9' is refused"),
-        (Layout(devices=("/dev/loop8",), filesystem="xfs", mount_options="-o noatime /dev/x"),
-         "mount_options: mount '/dev/x' names a path"),
+        (
+            Layout(devices=("/dev/loop8",), filesystem="btrfs", mkfs_options="/dev/loop9"),
+            "mkfs_options: mkfs.btrfs '/dev/loop9' names a path or a device",
+        ),
+        (
+            Layout(devices=("/dev/loop8",), filesystem="xfs", mkfs_options="-l logdev=x"),
+            "mkfs_options: mkfs.xfs '-l logdev=x' is refused",
+        ),
+        (
+            Layout(devices=("/dev/loop8",), filesystem="ext4", mount_options="journal_dev=9"),
+            "mount_options: mount 'journal_dev=9' is refused",
+        ),
+        (
+            Layout(devices=("/dev/loop8",), filesystem="xfs", mount_options="-o noatime /dev/x"),
+            "mount_options: mount '/dev/x' names a path",
+        ),
     ],
-)  # fmt: skip
+)
 def test_the_argv_is_checked_again_where_it_is_built(layout: Layout, words: str) -> None:
     """A layout that never went through a plan (a stored one, a caller's) is refused by the
     recipe itself, before any command is listed or run."""
@@ -325,8 +386,9 @@ def test_the_options_iolab_writes_for_md_and_lvm_pass_their_tables() -> None:
         create = recipe.commands(built, Path("/run/iolab/nowhere"))[0]
         assert create[:2] == ["mdadm", "--create"] and f"--level={level}" in create
     for level in ("linear", "0", "1", "10", "5", "6"):
-        lvm = Layout(devices=("/dev/a", "/dev/b", "/dev/c", "/dev/d"), raid="lvm", level=level,
-                     chunk="64k")  # fmt: skip
+        lvm = Layout(
+            devices=("/dev/a", "/dev/b", "/dev/c", "/dev/d"), raid="lvm", level=level, chunk="64k"
+        )
         argv = recipe.commands(lvm, Path("/run/iolab/nowhere"))
         assert next(a for a in argv if a[0] == "lvcreate")[-1] == recipe.vg_name(lvm)
     with pytest.raises(ToolOptionError, match="'--write-journal' is refused"):

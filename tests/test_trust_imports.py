@@ -114,11 +114,24 @@ def md0_json(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("md0")
     out = folder / "md0.json"
     subprocess.run(
-        ["fio", "--name=md0", f"--filename={folder / 'data'}", "--size=16m", "--rw=randread",
-         "--bs=4k", "--ioengine=psync", "--runtime=1", "--time_based", "--randrepeat=0",
-         "--output-format=json", f"--output={out}"],
-        check=True, capture_output=True, timeout=60,
-    )  # fmt: skip
+        [
+            "fio",
+            "--name=md0",
+            f"--filename={folder / 'data'}",
+            "--size=16m",
+            "--rw=randread",
+            "--bs=4k",
+            "--ioengine=psync",
+            "--runtime=1",
+            "--time_based",
+            "--randrepeat=0",
+            "--output-format=json",
+            f"--output={out}",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     (folder / "data").unlink()
     return out
 
@@ -134,9 +147,16 @@ def test_an_md0_of_3_import_above_three_disks_is_flagged(
     iops = json.loads(md0_json.read_text())["jobs"][0]["read"]["iops"]
     rated = iops / times
     done = run_iolab(
-        "import", str(md0_json), "--devices", "3", "--rated-iops", f"{rated:.3f}",
-        "--db", "i.db", cwd=tmp_path,
-    )  # fmt: skip
+        "import",
+        str(md0_json),
+        "--devices",
+        "3",
+        "--rated-iops",
+        f"{rated:.3f}",
+        "--db",
+        "i.db",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     (codes,) = codes_by_case(tmp_path / "i.db").values()
     assert ("above-ceiling" in codes) == flagged, codes
@@ -146,13 +166,33 @@ def test_an_md0_of_3_import_above_three_disks_is_flagged(
 
 
 BAD_FACTS = [
-    *(("--devices", v, "--devices") for v in
-      ("0", "-1", "nan", "inf", "-inf", "1e400", "2.5", "abc", "", "5000", "0x10", "1,2")),
-    *((flag, v, flag) for flag in ("--rated-iops", "--rated-mbps") for v in
-      ("0", "-5", "nan", "NaN", "inf", "Infinity", "-inf", "1e999", "x", "1,2,3", ",",
-       "0,100", "100,-1", "100,nan", "")),
+    *(
+        ("--devices", v, "--devices")
+        for v in ("0", "-1", "nan", "inf", "-inf", "1e400", "2.5", "abc", "", "5000", "0x10", "1,2")
+    ),
+    *(
+        (flag, v, flag)
+        for flag in ("--rated-iops", "--rated-mbps")
+        for v in (
+            "0",
+            "-5",
+            "nan",
+            "NaN",
+            "inf",
+            "Infinity",
+            "-inf",
+            "1e999",
+            "x",
+            "1,2,3",
+            ",",
+            "0,100",
+            "100,-1",
+            "100,nan",
+            "",
+        )
+    ),
     *(("--cache", v, "--cache") for v in ("0", "xyz", "-1", "1.5g", "nan", "inf", "0k")),
-]  # fmt: skip
+]
 
 
 def first_of_each_flag(facts: list[tuple[str, str, str]]) -> list[Any]:
@@ -236,17 +276,37 @@ def metrics(runtime_ms: int, io_bytes: int) -> CaseMetrics:
 
 # (options, runtime ms, bytes moved) -> (too-short?, overran?, advice names time_based?)
 CASES = [
-    ({"rw": "read", "bs": "1m", "size": "32m", "time_based": 1, "runtime": 1}, 1000,
-     2_300_000_000, (False, False, False)),
-    ({"rw": "read", "bs": "1m", "size": "32m", "time_based": 0}, 20, 32 * 2**20,
-     (True, False, True)),
-    ({"rw": "read", "bs": "4k", "time_based": 1, "runtime": 2}, 10_010, 10**9,
-     (False, True, False)),
-    ({"rw": "read", "bs": "4k", "time_based": 1, "runtime": 2, "ramp_time": 2}, 4_000, 10**9,
-     (False, False, False)),
-    ({"rw": "read", "bs": "4k", "time_based": 1, "runtime": 1}, 500, 4096 * 200,
-     (True, False, False)),
-]  # fmt: skip
+    (
+        {"rw": "read", "bs": "1m", "size": "32m", "time_based": 1, "runtime": 1},
+        1000,
+        2_300_000_000,
+        (False, False, False),
+    ),
+    (
+        {"rw": "read", "bs": "1m", "size": "32m", "time_based": 0},
+        20,
+        32 * 2**20,
+        (True, False, True),
+    ),
+    (
+        {"rw": "read", "bs": "4k", "time_based": 1, "runtime": 2},
+        10_010,
+        10**9,
+        (False, True, False),
+    ),
+    (
+        {"rw": "read", "bs": "4k", "time_based": 1, "runtime": 2, "ramp_time": 2},
+        4_000,
+        10**9,
+        (False, False, False),
+    ),
+    (
+        {"rw": "read", "bs": "4k", "time_based": 1, "runtime": 1},
+        500,
+        4096 * 200,
+        (True, False, False),
+    ),
+]
 
 
 @pytest.mark.parametrize(("options", "ran", "moved", "expected"), CASES)
@@ -264,9 +324,18 @@ def test_too_short_and_overran_judge_what_ran(
 @pytest.mark.parametrize("preset", ["quick", "crystaldiskmark"])
 def test_presets_repeated_do_not_trip_randrepeat(workdir: Path, preset: str) -> None:
     run_iolab(
-        "run", "--preset", preset, "--repeat", "2", "--runtime", "1", "--size", "16m",
-        cwd=workdir, check=True,
-    )  # fmt: skip
+        "run",
+        "--preset",
+        preset,
+        "--repeat",
+        "2",
+        "--runtime",
+        "1",
+        "--size",
+        "16m",
+        cwd=workdir,
+        check=True,
+    )
     found = codes_by_case(workdir / "iolab.db")
     random = [w for (_, w) in found if "rand" in w or "random" in w or "RND" in w]
     assert random, "the preset has random cases"
@@ -342,10 +411,19 @@ def point(load: int | None, p99_us: float) -> peak.LoadPoint:
 
 def curve_of(points: list[peak.LoadPoint]) -> Curve:
     stored = tuple(
-        CurvePoint(p.load_pct, p.asked_iops, f"w{n}", True, p.delivered_iops, p.p50_ns,
-                   p.p99_ns, p.p999_ns, True)
+        CurvePoint(
+            p.load_pct,
+            p.asked_iops,
+            f"w{n}",
+            True,
+            p.delivered_iops,
+            p.p50_ns,
+            p.p99_ns,
+            p.p999_ns,
+            True,
+        )
         for n, p in enumerate(points)
-    )  # fmt: skip
+    )
     return Curve(70_000.0, stored, peak.knee(points), peak.KNEE_FACTOR, peak.DELIVERED_SHARE)
 
 
@@ -357,9 +435,10 @@ RISE = [100, 104, 98, 103, 101, 99, 160, 260, 420, 700, 900]
 
 
 @pytest.mark.parametrize(
-    ("p99s", "knee_load"), [(SPIKE, None), (JITTER, None), (RISE, 70)], ids=["spike", "jitter",
-                                                                            "rise"]
-)  # fmt: skip
+    ("p99s", "knee_load"),
+    [(SPIKE, None), (JITTER, None), (RISE, 70)],
+    ids=["spike", "jitter", "rise"],
+)
 def test_the_knee_is_found_only_beyond_the_noise(p99s: list[float], knee_load: int) -> None:
     points = [point(load, p99) for load, p99 in zip(LOADS, p99s, strict=True)]
     found = peak.find_knee(points)
@@ -409,13 +488,17 @@ def _caches(db: Path) -> dict[str, int]:
     ("flags", "expected"),
     [
         (["--cache", "1g"], {"PERC H710P ARA+WB": 1, "PERC H710P NRA+WT": 1, "no RAID card": 1}),
-        (["--cache", "PERC H710P ARA+WB=1g", "--cache", "PERC H710P NRA+WT=1g"],
-         {"PERC H710P ARA+WB": 1, "PERC H710P NRA+WT": 1, "no RAID card": 0}),
-        (["--cache", "512m", "--cache", "no RAID card=2g"],
-         {"PERC H710P ARA+WB": 0.5, "PERC H710P NRA+WT": 0.5, "no RAID card": 2}),
+        (
+            ["--cache", "PERC H710P ARA+WB=1g", "--cache", "PERC H710P NRA+WT=1g"],
+            {"PERC H710P ARA+WB": 1, "PERC H710P NRA+WT": 1, "no RAID card": 0},
+        ),
+        (
+            ["--cache", "512m", "--cache", "no RAID card=2g"],
+            {"PERC H710P ARA+WB": 0.5, "PERC H710P NRA+WT": 0.5, "no RAID card": 2},
+        ),
     ],
     ids=["every-set-up", "the-cards-only", "one-overridden"],
-)  # fmt: skip
+)
 def test_a_cache_goes_to_the_set_ups_it_names(
     tmp_path: Path, flags: list[str], expected: dict[str, float]
 ) -> None:
@@ -427,8 +510,9 @@ def test_a_cache_goes_to_the_set_ups_it_names(
 
 
 def test_a_fact_naming_no_imported_set_up_is_one_line(tmp_path: Path) -> None:
-    done = run_iolab("import", str(STUDY_A), "--cache", "PERC H710=1g", "--db", "a.db",
-                     cwd=tmp_path)  # fmt: skip
+    done = run_iolab(
+        "import", str(STUDY_A), "--cache", "PERC H710=1g", "--db", "a.db", cwd=tmp_path
+    )
     line = one_line_refusal(done)
     assert "'PERC H710'" in line and "'no RAID card'" in line, line
     assert not (tmp_path / "a.db").exists()
@@ -438,15 +522,16 @@ def test_a_fact_naming_no_imported_set_up_is_one_line(tmp_path: Path) -> None:
     ("rated", "flagged"),
     [("35000,3300", False), ("35000,3300@4k:random", False), ("35000,3300@8k:sequential", True)],
     ids=["datasheet-4k-random", "said-4k-random", "rated-8k-sequential"],
-)  # fmt: skip
+)
 def test_rated_iops_are_compared_with_cases_alike(
     tmp_path: Path, rated: str, flagged: bool
 ) -> None:
     """Study C's bonnie++ block writes (8 KiB sequential) against the X25-E's 4k random
     datasheet IOPS flagged all 8; rated IOPS hold at a block size and pattern, compared with
     cases alike only (a rating at 8k sequential, for the sake of the test, flags them)."""
-    done = iolab_here("import", str(STUDY_C_BONNIE), "--rated-iops", rated, "--db", "c.db",
-                      cwd=tmp_path)  # fmt: skip
+    done = iolab_here(
+        "import", str(STUDY_C_BONNIE), "--rated-iops", rated, "--db", "c.db", cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     codes = codes_by_case(tmp_path / "c.db")
     writes = [found for (_, workload), found in codes.items() if "write" in workload]

@@ -76,9 +76,21 @@ def test_another_fio_on_the_same_disk_is_foreign_load_not_the_devices_limit(
 ) -> None:
     other = workdir / "other"
     other.mkdir()
-    argv = ["fio", "--name=other", f"--directory={other}", "--rw=randread", "--bs=4k",
-            "--size=256m", "--direct=1", "--ioengine=libaio", "--iodepth=32", "--numjobs=2",
-            "--time_based=1", "--runtime=60", "--output=/dev/null"]  # fmt: skip
+    argv = [
+        "fio",
+        "--name=other",
+        f"--directory={other}",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=256m",
+        "--direct=1",
+        "--ioengine=libaio",
+        "--iodepth=32",
+        "--numjobs=2",
+        "--time_based=1",
+        "--runtime=60",
+        "--output=/dev/null",
+    ]
     layout = [*argv[:6], "--rw=write", "--bs=1m", "--output=/dev/null"]  # its files, first
     subprocess.run(layout, check=True, capture_output=True)
     mine = workdir / "mine"

@@ -95,18 +95,33 @@ class Built:
 XFS = 'filesystem = "xfs"'
 BTRFS0 = 'raid = "btrfs"\nlevel = "raid0"'
 BUILT = [
-    Built("xfs-and-btrfs-raid0-all-buffered",
-          (("xfs on one", (0,), XFS), ("btrfs raid0 of 2", (1, 2), BTRFS0)),
-          (False, False, False), {"xfs on one": (0,), "btrfs raid0 of 2": (1, 2)}),
+    Built(
+        "xfs-and-btrfs-raid0-all-buffered",
+        (("xfs on one", (0,), XFS), ("btrfs raid0 of 2", (1, 2), BTRFS0)),
+        (False, False, False),
+        {"xfs on one": (0,), "btrfs raid0 of 2": (1, 2)},
+    ),
     Built("xfs-on-a-direct-io-loop", (("xfs on one", (0,), XFS),), (True,), {"xfs on one": ()}),
-    Built("btrfs-raid0-one-member-buffered", (("btrfs raid0 of 2", (0, 1), BTRFS0),),
-          (True, False), {"btrfs raid0 of 2": (1,)}),
-    Built("btrfs-raid0-all-direct", (("btrfs raid0 of 2", (0, 1), BTRFS0),), (True, True),
-          {"btrfs raid0 of 2": ()}),
-    Built("ext4-on-one", (("ext4 on one", (0,), 'filesystem = "ext4"'),), (False,),
-          {"ext4 on one": (0,)}),
+    Built(
+        "btrfs-raid0-one-member-buffered",
+        (("btrfs raid0 of 2", (0, 1), BTRFS0),),
+        (True, False),
+        {"btrfs raid0 of 2": (1,)},
+    ),
+    Built(
+        "btrfs-raid0-all-direct",
+        (("btrfs raid0 of 2", (0, 1), BTRFS0),),
+        (True, True),
+        {"btrfs raid0 of 2": ()},
+    ),
+    Built(
+        "ext4-on-one",
+        (("ext4 on one", (0,), 'filesystem = "ext4"'),),
+        (False,),
+        {"ext4 on one": (0,)},
+    ),
     Built("raw-device", (("raw", (0,), 'filesystem = "none"'),), (False,), {"raw": (0,)}),
-]  # fmt: skip
+]
 
 
 @pytest.mark.fio
@@ -143,8 +158,9 @@ def test_set_ups_built_on_loop_devices_follow_each_member_loop(
 def test_loop_cache_sees_every_buffered_loop_in_a_stack() -> None:
     loop_a = Layer("loop", "loop7", details={"backing_file": "/var/tmp/a.img", "dio": "0"})
     loop_b = Layer("loop", "loop8", details={"backing_file": "/var/tmp/b.img", "dio": "1"})
-    fs = Layer("filesystem", details={"fstype": "btrfs", "mountpoint": "/m"},
-               below=(loop_a, loop_b))  # fmt: skip
+    fs = Layer(
+        "filesystem", details={"fstype": "btrfs", "mountpoint": "/m"}, below=(loop_a, loop_b)
+    )
     said = caches.loop_cache_of(Layer("file", path="/m/f", below=(fs,)))
     assert "loop7 over /var/tmp/a.img" in said and "loop8" not in said
 
@@ -310,32 +326,104 @@ def test_a_loop_over_a_file_in_tmpfs_is_flagged(
 
 
 def _metrics() -> CaseMetrics:
-    read = DirectionMetrics("read", 199_827.0, 2.136e9, 2_136_000_000, 1000, 1.0e4, 9.0e5,
-                            {"99": 177_000.0})  # fmt: skip
+    read = DirectionMetrics(
+        "read", 199_827.0, 2.136e9, 2_136_000_000, 1000, 1.0e4, 9.0e5, {"99": 177_000.0}
+    )
     return CaseMetrics((read,), 10.0, 50.0, 1000, 0)
 
 
 RAM_TREES = [
-    ("tmpfs", Layer("file", path="/r/f", below=(
-        Layer("filesystem", details={"fstype": "tmpfs", "mountpoint": "/r"}),)), "tmpfs"),
-    ("ramfs", Layer("file", path="/r/f", below=(
-        Layer("filesystem", details={"fstype": "ramfs", "mountpoint": "/r"}),)), "ramfs"),
+    (
+        "tmpfs",
+        Layer(
+            "file",
+            path="/r/f",
+            below=(Layer("filesystem", details={"fstype": "tmpfs", "mountpoint": "/r"}),),
+        ),
+        "tmpfs",
+    ),
+    (
+        "ramfs",
+        Layer(
+            "file",
+            path="/r/f",
+            below=(Layer("filesystem", details={"fstype": "ramfs", "mountpoint": "/r"}),),
+        ),
+        "ramfs",
+    ),
     ("zram", Layer("disk", "zram3"), "zram3"),
     ("brd", Layer("disk", "ram0"), "ram0"),
     ("brd-partition", Layer("part", "ram0p1", below=(Layer("disk", "ram0"),)), "ram0"),
-    ("ext4-on-zram", Layer("file", path="/m/f", below=(Layer("filesystem", details={
-        "fstype": "ext4", "mountpoint": "/m"}, below=(Layer("disk", "zram1"),)),)), "zram1"),
-    ("loop-over-tmpfs", Layer("loop", "loop4", details={"backing_file": "/r/a.img"}, below=(
-        Layer("file", path="/r/a.img", below=(
-            Layer("filesystem", details={"fstype": "tmpfs", "mountpoint": "/r"}),)),)),
-     "loop4 over /r/a.img"),
-    ("ext4-on-disk", Layer("file", path="/m/f", below=(Layer("filesystem", details={
-        "fstype": "ext4", "mountpoint": "/m"}, below=(Layer("disk", "vda"),)),)), None),
+    (
+        "ext4-on-zram",
+        Layer(
+            "file",
+            path="/m/f",
+            below=(
+                Layer(
+                    "filesystem",
+                    details={"fstype": "ext4", "mountpoint": "/m"},
+                    below=(Layer("disk", "zram1"),),
+                ),
+            ),
+        ),
+        "zram1",
+    ),
+    (
+        "loop-over-tmpfs",
+        Layer(
+            "loop",
+            "loop4",
+            details={"backing_file": "/r/a.img"},
+            below=(
+                Layer(
+                    "file",
+                    path="/r/a.img",
+                    below=(Layer("filesystem", details={"fstype": "tmpfs", "mountpoint": "/r"}),),
+                ),
+            ),
+        ),
+        "loop4 over /r/a.img",
+    ),
+    (
+        "ext4-on-disk",
+        Layer(
+            "file",
+            path="/m/f",
+            below=(
+                Layer(
+                    "filesystem",
+                    details={"fstype": "ext4", "mountpoint": "/m"},
+                    below=(Layer("disk", "vda"),),
+                ),
+            ),
+        ),
+        None,
+    ),
     ("ramble-is-no-ram", Layer("disk", "ramble"), None),
-    ("xfs-on-loop-on-ext4", Layer("loop", "loop1", details={"backing_file": "/v/a.img"},
-        below=(Layer("file", path="/v/a.img", below=(Layer("filesystem", details={
-            "fstype": "ext4", "mountpoint": "/"}, below=(Layer("disk", "vda"),)),)),)), None),
-]  # fmt: skip
+    (
+        "xfs-on-loop-on-ext4",
+        Layer(
+            "loop",
+            "loop1",
+            details={"backing_file": "/v/a.img"},
+            below=(
+                Layer(
+                    "file",
+                    path="/v/a.img",
+                    below=(
+                        Layer(
+                            "filesystem",
+                            details={"fstype": "ext4", "mountpoint": "/"},
+                            below=(Layer("disk", "vda"),),
+                        ),
+                    ),
+                ),
+            ),
+        ),
+        None,
+    ),
+]
 
 
 @pytest.mark.parametrize(
@@ -424,12 +512,18 @@ def test_a_report_over_runs_of_two_fio_versions_says_so(tmp_path: Path) -> None:
 MIXED = [
     ("one-run-two-fio", [(1, {"fio_version": "fio-3.1, fio-3.33"})], "run 1: fio-3.1 and fio-3.33"),
     ("one-run-one-fio", [(1, {"fio_version": "fio-3.33"})], None),
-    ("two-runs-one-mixed", [(1, {"fio_version": "fio-3.33"}), (2, {"fio_version":
-        "fio-3.1, fio-3.33"})], "run 2: fio-3.1 and fio-3.33"),
-    ("kernel-unknown-in-one", [(1, {"fio_version": "fio-3.33", "kernel": "6.1"}),
-        (2, {"fio_version": "fio-3.33"})], None),
+    (
+        "two-runs-one-mixed",
+        [(1, {"fio_version": "fio-3.33"}), (2, {"fio_version": "fio-3.1, fio-3.33"})],
+        "run 2: fio-3.1 and fio-3.33",
+    ),
+    (
+        "kernel-unknown-in-one",
+        [(1, {"fio_version": "fio-3.33", "kernel": "6.1"}), (2, {"fio_version": "fio-3.33"})],
+        None,
+    ),
     ("kernel-differs", [(1, {"kernel": "6.1"}), (2, {"kernel": "6.18"})], "run 2: 6.18"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("runs", "said"), [m[1:] for m in MIXED], ids=[m[0] for m in MIXED])

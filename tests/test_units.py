@@ -7,9 +7,17 @@ from iolab.units import format_size, human_duration, parse_seconds, parse_size
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("512", 512), ("4k", 4096), ("4K", 4096), ("4KiB", 4096), ("1m", 1048576),
-     ("5g", 5 * 1024**3), ("32M", 32 * 1024**2), (5120000000, 5120000000)],
-)  # fmt: skip
+    [
+        ("512", 512),
+        ("4k", 4096),
+        ("4K", 4096),
+        ("4KiB", 4096),
+        ("1m", 1048576),
+        ("5g", 5 * 1024**3),
+        ("32M", 32 * 1024**2),
+        (5120000000, 5120000000),
+    ],
+)
 def test_parse_size_reads_fio_sizes(text: str | int, expected: int) -> None:
     assert parse_size(text) == expected
 

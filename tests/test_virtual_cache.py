@@ -33,15 +33,30 @@ DISKS = [
     (device("vda", transport="virtio", write_cache="write back"), "vda (virtio"),
     (device("vda", transport="virtio", write_cache="write through"), ""),
     (device("nvme0n1", transport="nvme", write_cache="write back"), ""),
-    (device("sda", transport="scsi", vendor="VMware", model="Virtual disk",
-            write_cache="write back"), "sda (VMware Virtual disk"),
-    (device("sdb", transport="scsi", vendor="Msft", model="Virtual Disk",
-            write_cache="write back"), "sdb (Msft Virtual Disk"),
-    (device("nvme1n1", transport="nvme", model="Amazon Elastic Block Store",
-            write_cache="write back"), "nvme1n1 (Amazon Elastic Block Store"),
+    (
+        device(
+            "sda", transport="scsi", vendor="VMware", model="Virtual disk", write_cache="write back"
+        ),
+        "sda (VMware Virtual disk",
+    ),
+    (
+        device(
+            "sdb", transport="scsi", vendor="Msft", model="Virtual Disk", write_cache="write back"
+        ),
+        "sdb (Msft Virtual Disk",
+    ),
+    (
+        device(
+            "nvme1n1",
+            transport="nvme",
+            model="Amazon Elastic Block Store",
+            write_cache="write back",
+        ),
+        "nvme1n1 (Amazon Elastic Block Store",
+    ),
     (device("xvda", write_cache="write back"), "xvda (a virtual disk"),
     (device("sdc", transport="ata", model="Samsung SSD 870", write_cache="write back"), ""),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(

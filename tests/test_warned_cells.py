@@ -79,8 +79,15 @@ def test_html_cell_says_why_and_what_to_do(store: Path) -> None:
 @pytest.mark.slow
 def test_compare_marks_values_and_changes(store: Path) -> None:
     text = run_iolab(
-        "compare", "1", "2", "--db", str(store), "--format", "markdown", cwd=store.parent,
+        "compare",
+        "1",
+        "2",
+        "--db",
+        str(store),
+        "--format",
+        "markdown",
+        cwd=store.parent,
         check=True,
-    ).stdout  # fmt: skip
+    ).stdout
     sync = next(line for line in text.splitlines() if " sync writes " in line and "raid1" in line)
     assert sync.count(f"{WARNED} too-short") == 3, sync  # run 1, run 2 and the change

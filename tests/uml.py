@@ -77,13 +77,15 @@ class Host:
             image = self.folder / f"disk{i}.img"
             with image.open("wb") as handle:
                 handle.truncate(self.size_mib * MIB)
-            done = subprocess.run(["losetup", "-f", "--show", str(image)], capture_output=True,
-                                  text=True, check=True)  # fmt: skip
+            done = subprocess.run(
+                ["losetup", "-f", "--show", str(image)], capture_output=True, text=True, check=True
+            )
             self.disks.append(done.stdout.strip())
 
     def run(self, command: str, timeout_s: float = 300) -> Done:
-        done = subprocess.run(["sh", "-c", command], capture_output=True, text=True,
-                              timeout=timeout_s, check=False)  # fmt: skip
+        done = subprocess.run(
+            ["sh", "-c", command], capture_output=True, text=True, timeout=timeout_s, check=False
+        )
         return Done(done.returncode, done.stdout + done.stderr)
 
     def stop(self) -> None:

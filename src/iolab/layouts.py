@@ -95,14 +95,24 @@ class Raid:
 
 
 _MD_LEVELS = {
-    "0": Level(2), "1": Level(2, mirror=True), "4": Level(3, parity=1), "5": Level(3, parity=1),
-    "6": Level(4, parity=2), "10": Level(4, copies=2),
-}  # fmt: skip
+    "0": Level(2),
+    "1": Level(2, mirror=True),
+    "4": Level(3, parity=1),
+    "5": Level(3, parity=1),
+    "6": Level(4, parity=2),
+    "10": Level(4, copies=2),
+}
 _BTRFS_LEVELS = {
-    "single": PLAIN, "dup": Level(1, copies=2), "raid0": Level(2), "raid1": Level(2, copies=2),
-    "raid1c3": Level(3, copies=3), "raid1c4": Level(4, copies=4), "raid10": Level(4, copies=2),
-    "raid5": Level(3, parity=1), "raid6": Level(4, parity=2),
-}  # fmt: skip
+    "single": PLAIN,
+    "dup": Level(1, copies=2),
+    "raid0": Level(2),
+    "raid1": Level(2, copies=2),
+    "raid1c3": Level(3, copies=3),
+    "raid1c4": Level(4, copies=4),
+    "raid10": Level(4, copies=2),
+    "raid5": Level(3, parity=1),
+    "raid6": Level(4, parity=2),
+}
 RAIDS: Mapping[str, Raid] = {
     "btrfs": Raid("btrfs", _BTRFS_LEVELS, default="raid0"),
     "mdadm": Raid("mdadm", _MD_LEVELS, default="0", required=True),

@@ -230,8 +230,10 @@ class Folder:
     def _load_record(self) -> None:
         there, found = self._read_record()
         if found is None and not self.force:
-            raise OutputRefused(f"{self.target.shown(RECORD)} exists and iolab did not write "
-                                "it; choose another folder or add --force")  # fmt: skip
+            raise OutputRefused(
+                f"{self.target.shown(RECORD)} exists and iolab did not write "
+                "it; choose another folder or add --force"
+            )
         self.record = found or {}
         self.has_record = there and found is not None
 
@@ -248,8 +250,10 @@ class Folder:
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
-                raise OutputRefused(f"{shown} is {kind_of(st.st_mode)}, not iolab's record of "
-                                    "the files it wrote; remove it")  # fmt: skip
+                raise OutputRefused(
+                    f"{shown} is {kind_of(st.st_mode)}, not iolab's record of "
+                    "the files it wrote; remove it"
+                )
             data = _read_up_to(fd, RECORD_LIMIT + 1)
         finally:
             os.close(fd)
@@ -309,8 +313,9 @@ class Folder:
         if stat.S_ISLNK(st.st_mode):
             raise OutputRefused(f"{shown} {LINK}")
         if not stat.S_ISREG(st.st_mode):
-            raise OutputRefused(f"{shown} is {kind_of(st.st_mode)}, not a regular file; "
-                                "choose another name")  # fmt: skip
+            raise OutputRefused(
+                f"{shown} is {kind_of(st.st_mode)}, not a regular file; choose another name"
+            )
         return "iolab" if self._is_iolabs(fd, leaf, st, self.record.get(name)) else "other"
 
     @staticmethod
@@ -381,8 +386,10 @@ class Folder:
         folder was opened), with this folder's own changes over it."""
         _, found = self._read_record()
         if found is None and not self.force:
-            raise OutputRefused(f"{self.target.shown(RECORD)} exists and iolab did not write "
-                                "it; choose another folder or add --force")  # fmt: skip
+            raise OutputRefused(
+                f"{self.target.shown(RECORD)} exists and iolab did not write "
+                "it; choose another folder or add --force"
+            )
         self.record = {**(found or {}), **self.written}
         for name in self.dropped:
             self.record.pop(name, None)

@@ -170,8 +170,9 @@ def build() -> None:
 def loop_device(image: Path, mib: int) -> str:
     with image.open("wb") as handle:
         handle.truncate(mib * 1024 * 1024)
-    done = subprocess.run(["losetup", "--find", "--show", str(image)], check=True,
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        ["losetup", "--find", "--show", str(image)], check=True, capture_output=True, text=True
+    )
     return done.stdout.strip()
 
 
@@ -202,8 +203,22 @@ def build_cdm() -> None:
     (WORK / "disk").mkdir(parents=True)
     db = HERE / "cdm.db"
     db.unlink(missing_ok=True)
-    iolab("run", "--preset", "crystaldiskmark", "--target", str(WORK / "disk"), "--size", "16m",
-          "--runtime", "1", "--repeat", "3", "--db", str(db), cwd=WORK)  # fmt: skip
+    iolab(
+        "run",
+        "--preset",
+        "crystaldiskmark",
+        "--target",
+        str(WORK / "disk"),
+        "--size",
+        "16m",
+        "--runtime",
+        "1",
+        "--repeat",
+        "3",
+        "--db",
+        str(db),
+        cwd=WORK,
+    )
     with sqlite3.connect(db) as con:
         con.execute("VACUUM")
     shutil.rmtree(WORK, ignore_errors=True)

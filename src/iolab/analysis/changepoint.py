@@ -115,9 +115,14 @@ def change_points(
 
 
 def _search(
-    data: Floats, start: int, end: int, permutations: int, level: float, min_size: int,
+    data: Floats,
+    start: int,
+    end: int,
+    permutations: int,
+    level: float,
+    min_size: int,
     rng: random.Random,
-) -> list[_Split]:  # fmt: skip
+) -> list[_Split]:
     """The splits that stand in data[start:end], recursing into both sides of each."""
     if end - start < 2 * min_size:
         return []
@@ -185,9 +190,13 @@ def _weights(n: int, min_size: int) -> tuple[Floats, Floats, Floats, Floats]:
 
 
 def _p_value(
-    segment: Floats, observed: float, permutations: int, level: float, min_size: int,
+    segment: Floats,
+    observed: float,
+    permutations: int,
+    level: float,
+    min_size: int,
     rng: random.Random,
-) -> float:  # fmt: skip
+) -> float:
     """The permutation test's p-value of the best split scoring `observed`. Shuffles run in
     batches; once enough of them score at least `observed` that the split cannot stand, the
     rest are skipped (the p-value is then estimated from the shuffles done, and is >= level)."""

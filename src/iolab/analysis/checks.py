@@ -360,8 +360,9 @@ def above_ceiling(context: Context) -> CheckWarning | None:
             level = (
                 f": its RAID level leaves {count} of its {context.devices} devices' worth of "
                 "writes, after copies or parity"
-                if count != context.devices else ""
-            )  # fmt: skip
+                if count != context.devices
+                else ""
+            )
             return CheckWarning(
                 Code.ABOVE_CEILING,
                 f"{measured:,.0f} {unit} measured, above the {most:,.0f} {unit} its "

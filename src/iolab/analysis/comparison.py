@@ -76,10 +76,12 @@ def few_repeats(
         return None
     share, n = resolvable
     fragile = [
-        d for d in differences
-        if d.significant and d.change_pct is not None
+        d
+        for d in differences
+        if d.significant
+        and d.change_pct is not None
         and abs(d.change_pct) / 100 < FRAGILE_FACTOR * share
-    ]  # fmt: skip
+    ]
     if not fragile:
         return None
     return CheckWarning(

@@ -150,9 +150,11 @@ def _pairs(
     return [
         Pair(found, other)
         for (value, held), found in at.items()
-        if value == base and found.median > 0
-        and (other := at.get((level, held))) is not None and other.median > 0
-    ]  # fmt: skip
+        if value == base
+        and found.median > 0
+        and (other := at.get((level, held))) is not None
+        and other.median > 0
+    ]
 
 
 def _said(effect: Effect) -> Finding:

@@ -77,9 +77,16 @@ def _model(setup: str, found: Sequence[ModelGap]) -> Finding:
     )
     cells = tuple((g.workload, g.setup) for g in found)
     return Finding(
-        "model", f"{sentence}{caveat}.", sum(g.cases for g in found), None, cells, warned,
-        effect=max(abs(g.pct - 100) for g in found), group=setup, plain=f"{sentence}.",
-    )  # fmt: skip
+        "model",
+        f"{sentence}{caveat}.",
+        sum(g.cases for g in found),
+        None,
+        cells,
+        warned,
+        effect=max(abs(g.pct - 100) for g in found),
+        group=setup,
+        plain=f"{sentence}.",
+    )
 
 
 TAIL_RATIO = 10.0  # p99.9 over ten times p50: a long tail worth saying
@@ -115,11 +122,19 @@ def latency(tails: Sequence[Tail], figures: Sequence[Figure]) -> list[Finding]:
             f"{worst.workload} ({worst.direction}), p50 {worst.p50_shown}, p99.9 "
             f"{worst.p999_shown}"
         )
-        found.append(Finding(
-            "latency", f"{said}{but(behind)}.", sum(len(f.values) for f in behind), None, cells,
-            warned_of(behind), effect=100 * len(long) / len(tails), group="latency",
-            plain=f"{said}.",
-        ))  # fmt: skip
+        found.append(
+            Finding(
+                "latency",
+                f"{said}{but(behind)}.",
+                sum(len(f.values) for f in behind),
+                None,
+                cells,
+                warned_of(behind),
+                effect=100 * len(long) / len(tails),
+                group="latency",
+                plain=f"{said}.",
+            )
+        )
     found += _tail_reversals(tails, figures)
     return found
 
@@ -141,14 +156,20 @@ def _tail_reversals(tails: Sequence[Tail], figures: Sequence[Figure]) -> list[Fi
         b = _worst_tail(tails, workload, second)
         if a is None or b is None or a.p999 <= 1.25 * b.p999:
             continue
-        out.append(Finding(
-            "latency",
-            f"{workload}: {first} has the better figure but the worse tail: p99.9 "
-            f"{a.p999_shown} against {second}'s {b.p999_shown}; for latency-sensitive work "
-            f"{second} is the safer choice.",
-            lead.cases, True, lead.cells, lead.warned, effect=100 * (a.p999 / b.p999 - 1),
-            group=lead.group,
-        ))  # fmt: skip
+        out.append(
+            Finding(
+                "latency",
+                f"{workload}: {first} has the better figure but the worse tail: p99.9 "
+                f"{a.p999_shown} against {second}'s {b.p999_shown}; for latency-sensitive work "
+                f"{second} is the safer choice.",
+                lead.cases,
+                True,
+                lead.cells,
+                lead.warned,
+                effect=100 * (a.p999 / b.p999 - 1),
+                group=lead.group,
+            )
+        )
     return out
 
 
@@ -210,9 +231,11 @@ class LoadKnee:
 def knee(found: LoadKnee) -> Finding:
     head = f"{found.setup} · {found.workload}"
     if found.load is None:
-        said = (f"{head}: no knee in the load curve within the noise: p99 stays near its "
-                f"low-load value up to the peak ({found.peak}, p99 {found.peak_p99})"
-                f"{found.mark}.")  # fmt: skip
+        said = (
+            f"{head}: no knee in the load curve within the noise: p99 stays near its "
+            f"low-load value up to the peak ({found.peak}, p99 {found.peak_p99})"
+            f"{found.mark}."
+        )
     else:
         said = (
             f"{head}: the load curve's knee is at {found.load} of the peak ({found.delivered}, "
@@ -221,5 +244,13 @@ def knee(found: LoadKnee) -> Finding:
         )
     if found.slo:
         said += f" Within the target, {found.slo.removeprefix('slo ')}"
-    return Finding("latency", said, 0, None, ((found.workload, found.setup),), found.warned,
-                   effect=20.0 if found.load is None else 50.0, group=head)  # fmt: skip
+    return Finding(
+        "latency",
+        said,
+        0,
+        None,
+        ((found.workload, found.setup),),
+        found.warned,
+        effect=20.0 if found.load is None else 50.0,
+        group=head,
+    )

@@ -94,12 +94,15 @@ def winners(points: Sequence[Finding], figures: Mapping[str, Sequence[Figure]]) 
     by_group: dict[str, list[Finding]] = {}
     for point in points:
         by_group.setdefault(point.group or point.cells[0][0], []).append(point)
-    return [group[0] if len(group) == 1 else _family(name, group, figures)
-            for name, group in by_group.items()]  # fmt: skip
+    return [
+        group[0] if len(group) == 1 else _family(name, group, figures)
+        for name, group in by_group.items()
+    ]
 
 
-def _family(name: str, points: Sequence[Finding], figures: Mapping[str, Sequence[Figure]]
-            ) -> Finding:  # fmt: skip
+def _family(
+    name: str, points: Sequence[Finding], figures: Mapping[str, Sequence[Figure]]
+) -> Finding:
     """A family's winners in one sentence: who leads on how many points, how many are within
     the noise, and the widest lead with its figures (from the Leaders table's margins)."""
     leads = [p for p in points if p.significant is not False]
@@ -124,11 +127,17 @@ def _family(name: str, points: Sequence[Finding], figures: Mapping[str, Sequence
     caveat = but_said([p.warned for p in points], "points rest on warned figures")
     significant = None if any(p.significant is None for p in leads) else bool(leads)
     return Finding(
-        "winner", f"{sentence}{caveat}.", sum(p.cases for p in points),
-        significant if len(counts) <= 1 else None, tuple(c for p in points for c in p.cells),
-        merged([p.warned for p in points]), effect=_typical(leads), group=name,
-        plain=f"{sentence}.", points=tuple(points),
-    )  # fmt: skip
+        "winner",
+        f"{sentence}{caveat}.",
+        sum(p.cases for p in points),
+        significant if len(counts) <= 1 else None,
+        tuple(c for p in points for c in p.cells),
+        merged([p.warned for p in points]),
+        effect=_typical(leads),
+        group=name,
+        plain=f"{sentence}.",
+        points=tuple(points),
+    )
 
 
 def _figures(point: Finding, figures: Sequence[Figure]) -> str:
@@ -137,8 +146,10 @@ def _figures(point: Finding, figures: Sequence[Figure]) -> str:
     (workload, setup), (_, other) = point.cells[:2]
     at = {f.setup: f for f in figures}
     where = at[setup].point or workload
-    return (f"{setup} at {where}: {at[setup].quoted} against {other}'s {at[other].quoted} "
-            f"({point.margin})")  # fmt: skip
+    return (
+        f"{setup} at {where}: {at[setup].quoted} against {other}'s {at[other].quoted} "
+        f"({point.margin})"
+    )
 
 
 def _typical(leads: Sequence[Finding]) -> float:
@@ -188,10 +199,15 @@ def fold(found: Sequence[Finding], kind: str) -> list[Finding]:
         first, *rest = sorted(members, key=lambda f: -f.effect)
         named = some(list(dict.fromkeys(f.cells[0][0] for f in rest if f.cells)))
         also = f" Likewise on {len(rest)} more of {group}: {named}."
-        out.append(replace(
-            first, sentence=first.sentence + also, plain=first.short + also,
-            cases=sum(f.cases for f in members), points=tuple(members),
-            cells=tuple(dict.fromkeys(c for f in members for c in f.cells)),
-            warned=merged([f.warned for f in members]),
-        ))  # fmt: skip
+        out.append(
+            replace(
+                first,
+                sentence=first.sentence + also,
+                plain=first.short + also,
+                cases=sum(f.cases for f in members),
+                points=tuple(members),
+                cells=tuple(dict.fromkeys(c for f in members for c in f.cells)),
+                warned=merged([f.warned for f in members]),
+            )
+        )
     return [*out, *alone]

@@ -73,10 +73,13 @@ def _flat_of(sweep: Sweep, flats: Sequence[Flat]) -> Flat | None:
     setups = set(sweep.setup.split(" / "))
     workloads = {f.workload for f in sweep.figures}
     return next(
-        (w for w in flats if w.axis == sweep.axis and set(w.setups) == setups
-         and set(w.workloads) == workloads),
+        (
+            w
+            for w in flats
+            if w.axis == sweep.axis and set(w.setups) == setups and set(w.workloads) == workloads
+        ),
         None,
-    )  # fmt: skip
+    )
 
 
 def growth(sweep: Sweep, flat: Flat | None = None) -> Finding:
@@ -88,8 +91,11 @@ def growth(sweep: Sweep, flat: Flat | None = None) -> Finding:
         parts.append(f"×{factor:.2f} from {low} to {high} ({before.shown} → {after.shown})")
     stop = _stop(sweep)
     last = sweep.steps[-1][0]
-    end = (f"it stops paying past {sweep.axis}={stop[0]}" if stop is not None else
-           f"still growing up to {sweep.axis}={last}")  # fmt: skip
+    end = (
+        f"it stops paying past {sweep.axis}={stop[0]}"
+        if stop is not None
+        else f"still growing up to {sweep.axis}={last}"
+    )
     if flat is not None:
         end += f"; flat from {sweep.axis}={flat.low} (limit: {flat.limit})"
     figures = sweep.figures
@@ -99,10 +105,16 @@ def growth(sweep: Sweep, flat: Flat | None = None) -> Finding:
     said += f"{', '.join(parts)}; {end}"
     cells = tuple((f.workload, f.setup) for f in figures)
     return Finding(
-        "scaling", f"{said}{but(figures)}.", sum(len(f.values) for f in figures), None, cells,
-        warned_of(figures), effect=_gain(sweep), group=f"{figures[0].group} · {sweep.axis}",
+        "scaling",
+        f"{said}{but(figures)}.",
+        sum(len(f.values) for f in figures),
+        None,
+        cells,
+        warned_of(figures),
+        effect=_gain(sweep),
+        group=f"{figures[0].group} · {sweep.axis}",
         plain=f"{said}.",
-    )  # fmt: skip
+    )
 
 
 def scaling(flat: CheckWarning) -> Finding:
@@ -163,7 +175,14 @@ def _family(
     figures = [f for s in sweeps for f in s.figures]
     cells = tuple(dict.fromkeys((f.workload, f.setup) for f in figures))
     return Finding(
-        "scaling", f"{said}{but(figures)}.", sum(len(f.values) for f in figures), None, cells,
-        warned_of(figures), effect=max(_gain(s) for s in sweeps), group=f"{group} · {axis}",
-        plain=f"{said}.", points=tuple(growth(s, f) for s, f in zip(sweeps, flats, strict=True)),
-    )  # fmt: skip
+        "scaling",
+        f"{said}{but(figures)}.",
+        sum(len(f.values) for f in figures),
+        None,
+        cells,
+        warned_of(figures),
+        effect=max(_gain(s) for s in sweeps),
+        group=f"{group} · {axis}",
+        plain=f"{said}.",
+        points=tuple(growth(s, f) for s, f in zip(sweeps, flats, strict=True)),
+    )

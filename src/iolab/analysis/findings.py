@@ -173,11 +173,17 @@ def winner(group: Sequence[Figure]) -> Finding | None:
         said = f"not distinguishable ({margin} includes 0)"
     pair = (first, second)
     return Finding(
-        "winner", f"{head}: {said}{but(pair)}.", len(first.values) + len(second.values),
-        False if tied else diff.significant, tuple((f.workload, f.setup) for f in pair),
-        warned_of(pair), margin, effect=abs(change), group=first.group,
+        "winner",
+        f"{head}: {said}{but(pair)}.",
+        len(first.values) + len(second.values),
+        False if tied else diff.significant,
+        tuple((f.workload, f.setup) for f in pair),
+        warned_of(pair),
+        margin,
+        effect=abs(change),
+        group=first.group,
         plain=f"{head}: {said}.",
-    )  # fmt: skip
+    )
 
 
 def overall(winners: Sequence[Finding], workloads: int) -> list[Finding]:
@@ -187,16 +193,29 @@ def overall(winners: Sequence[Finding], workloads: int) -> list[Finding]:
     counted = [w for w in winners if w.significant is not False]
     leads = Counter(w.cells[0][1] for w in counted)
     if not leads:
-        return [Finding("overall", "No set-up leads on any workload beyond the noise.",
-                        sum(w.cases for w in winners), False, ())]  # fmt: skip
+        return [
+            Finding(
+                "overall",
+                "No set-up leads on any workload beyond the noise.",
+                sum(w.cases for w in winners),
+                False,
+                (),
+            )
+        ]
     setup, count = leads.most_common(1)[0]
     noise = len(winners) - len(counted)
     tail = f"; on {noise} the leader is within the noise" if noise else ""
-    return [Finding(
-        "overall", f"{setup} leads on {count} of {workloads} workloads{tail}.",
-        sum(w.cases for w in winners), None, tuple(c for w in counted for c in w.cells[:1]),
-        effect=100 * count / workloads, group="overall",
-    )]  # fmt: skip
+    return [
+        Finding(
+            "overall",
+            f"{setup} leads on {count} of {workloads} workloads{tail}.",
+            sum(w.cases for w in winners),
+            None,
+            tuple(c for w in counted for c in w.cells[:1]),
+            effect=100 * count / workloads,
+            group="overall",
+        )
+    ]
 
 
 def cost(by_workload: Mapping[str, Sequence[Figure]], baseline: str) -> list[Finding]:
@@ -214,9 +233,15 @@ def cost(by_workload: Mapping[str, Sequence[Figure]], baseline: str) -> list[Fin
                 half = diff.half_width_pct
                 shown = f"{diff.change_pct:+.1f}%" + (f" ± {half:.1f}%" if half is not None else "")
                 changes.setdefault(other.setup, []).append(
-                    Change(workload, diff.change_pct, shown, diff.significant,
-                           len(base.values) + len(other.values), warned_of((base, other)))
-                )  # fmt: skip
+                    Change(
+                        workload,
+                        diff.change_pct,
+                        shown,
+                        diff.significant,
+                        len(base.values) + len(other.values),
+                        warned_of((base, other)),
+                    )
+                )
     return [_cost(setup, baseline, found) for setup, found in changes.items()]
 
 
@@ -238,12 +263,25 @@ def _cost(setup: str, baseline: str, found: list[Change]) -> Finding:
     cases = sum(c.cases for c in found)
     if len(found) == 1:
         only = found[0]
-        said = "significant" if only.significant else "within the noise" \
-            if only.significant is False else "one run each: no interval"  # fmt: skip
+        said = (
+            "significant"
+            if only.significant
+            else "within the noise"
+            if only.significant is False
+            else "one run each: no interval"
+        )
         sentence = f"Against {baseline}, {setup} changes {only.workload} by {only.shown} ({said})"
-        return Finding("cost", f"{sentence}{_but_changes(found)}.", cases, only.significant,
-                       ((only.workload, setup),), _warned_changes(found), effect=abs(only.pct),
-                       group=f"{setup} against {baseline}", plain=f"{sentence}.")  # fmt: skip
+        return Finding(
+            "cost",
+            f"{sentence}{_but_changes(found)}.",
+            cases,
+            only.significant,
+            ((only.workload, setup),),
+            _warned_changes(found),
+            effect=abs(only.pct),
+            group=f"{setup} against {baseline}",
+            plain=f"{sentence}.",
+        )
     up = [c.workload for c in found if c.pct > 0 and c.significant is not False]
     down = [c.workload for c in found if c.pct < 0 and c.significant is not False]
     low, high = min(found, key=lambda c: c.pct), max(found, key=lambda c: c.pct)
@@ -261,10 +299,17 @@ def _cost(setup: str, baseline: str, found: list[Change]) -> Finding:
     spread = (median, f"{low.shown} ({low.workload})", f"{high.shown} ({high.workload})")
     cells = tuple((c.workload, setup) for c in found)
     return Finding(
-        "cost", f"{sentence}{_but_changes(found)}.", cases, None, cells, _warned_changes(found),
-        spread=spread, effect=max(abs(low.pct), abs(high.pct)),
-        group=f"{setup} against {baseline}", plain=f"{sentence}.",
-    )  # fmt: skip
+        "cost",
+        f"{sentence}{_but_changes(found)}.",
+        cases,
+        None,
+        cells,
+        _warned_changes(found),
+        spread=spread,
+        effect=max(abs(low.pct), abs(high.pct)),
+        group=f"{setup} against {baseline}",
+        plain=f"{sentence}.",
+    )
 
 
 def _warned_changes(found: Sequence[Change]) -> tuple[CheckWarning, ...]:
@@ -308,11 +353,19 @@ def caps(by_workload: Mapping[str, Sequence[Figure]]) -> list[Finding]:
         cells = tuple((f.workload, f.setup) for f in near)
         cases = sum(len(f.values) for f in near)
         below = ranked[len(near)].median if len(near) < len(ranked) else top
-        found.append(Finding(
-            "cap", f"{workload}: {said}{but(near)}.", cases, None, cells, warned_of(near),
-            effect=100 * (top / below - 1) if below > 0 else 0.0, group=near[0].group,
-            plain=f"{workload}: {said}.",
-        ))  # fmt: skip
+        found.append(
+            Finding(
+                "cap",
+                f"{workload}: {said}{but(near)}.",
+                cases,
+                None,
+                cells,
+                warned_of(near),
+                effect=100 * (top / below - 1) if below > 0 else 0.0,
+                group=near[0].group,
+                plain=f"{workload}: {said}.",
+            )
+        )
     return found
 
 
@@ -330,17 +383,32 @@ def trust(figures: Sequence[Figure]) -> list[Finding]:
         return []
     warned = [f for f in figures if f.warnings]
     if not warned:
-        return [Finding("trust", f"No methodology check fired on the {len(figures)} figures.",
-                        sum(len(f.values) for f in figures), None, (), group=CHECKS)]  # fmt: skip
+        return [
+            Finding(
+                "trust",
+                f"No methodology check fired on the {len(figures)} figures.",
+                sum(len(f.values) for f in figures),
+                None,
+                (),
+                group=CHECKS,
+            )
+        ]
     counts = Counter(w.code for f in warned for w in f.warnings)
     listed = ", ".join(f"{code} on {n}" for code, n in counts.most_common())
     sentence = (
         f"{len(warned)} of {len(figures)} figures rest on warned cases ({listed}): read them "
         "with the warnings under the results, which say why and what to do."
     )
-    counted = Finding("trust", sentence, sum(len(f.values) for f in warned), None,
-                      tuple((f.workload, f.setup) for f in warned), warned_of(warned),
-                      effect=100 * len(warned) / len(figures), group=CHECKS)  # fmt: skip
+    counted = Finding(
+        "trust",
+        sentence,
+        sum(len(f.values) for f in warned),
+        None,
+        tuple((f.workload, f.setup) for f in warned),
+        warned_of(warned),
+        effect=100 * len(warned) / len(figures),
+        group=CHECKS,
+    )
     return [counted, *(f for code in CACHED if (f := _cached(code, warned)) is not None)]
 
 
@@ -365,9 +433,16 @@ def _cached(code: Code, warned: Sequence[Figure]) -> Finding | None:
         f"devices' ({code})."
     )
     codes = tuple(w for w in warned_of(hit) if w.code == code)
-    return Finding("trust", sentence, sum(len(f.values) for f in hit), None,
-                   tuple((f.workload, f.setup) for f in hit), codes, effect=100.0,
-                   group=f"{CHECKS}: {code}")  # fmt: skip
+    return Finding(
+        "trust",
+        sentence,
+        sum(len(f.values) for f in hit),
+        None,
+        tuple((f.workload, f.setup) for f in hit),
+        codes,
+        effect=100.0,
+        group=f"{CHECKS}: {code}",
+    )
 
 
 def some(names: Sequence[str], most: int = 3) -> str:

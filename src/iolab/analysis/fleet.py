@@ -141,8 +141,9 @@ def differs(host: str, fleet: Sequence[Inventory]) -> tuple[str, ...]:
         common, count = known.most_common(1)[0]
         if common != mine and count * 2 > sum(known.values()):
             verb = "are" if name.endswith("s") else "is"
-            said.append(f"its {name} {verb} {mine} where {count} of {sum(known.values())} "
-                        f"run {common}")  # fmt: skip
+            said.append(
+                f"its {name} {verb} {mine} where {count} of {sum(known.values())} run {common}"
+            )
     return tuple(said)
 
 

@@ -112,9 +112,19 @@ def _judge(
     if judged.noise is None:
         if how.strict:
             return _by_rule(one, base, latest, allowed)
-        return SeriesVerdict(one, latest, judged.history, base.mean, _pct(base.mean, latest.mean),
-                       None, allowed, False, "too little history: not judged", "short",
-                       loaded=sum(p.foreign for p in earlier))  # fmt: skip
+        return SeriesVerdict(
+            one,
+            latest,
+            judged.history,
+            base.mean,
+            _pct(base.mean, latest.mean),
+            None,
+            allowed,
+            False,
+            "too little history: not judged",
+            "short",
+            loaded=sum(p.foreign for p in earlier),
+        )
     verdict = _by_history(one, judged, later, allowed)
     return _new_level(verdict, changes, sequence, judged) or verdict
 
@@ -141,10 +151,12 @@ def _by_history(
         else None
     )  # a lone outlier: the run after it is back inside the bound
     words = (
-        f"beyond the rule and what {runs} predict" if worse and beyond
-        else f"worse than the rule, but within what {runs} predict" if worse
+        f"beyond the rule and what {runs} predict"
+        if worse and beyond
+        else f"worse than the rule, but within what {runs} predict"
+        if worse
         else "within the rule"
-    )  # fmt: skip
+    )
     return SeriesVerdict(
         one,
         latest,
@@ -179,9 +191,14 @@ def _new_level(
     if start <= judged.level or _worse(verdict.series.metric, change) <= verdict.allowed_pct:
         return None
     return dataclasses.replace(
-        verdict, level=since.before, change_pct=change, half_width_pct=since.half_width_pct,
-        words=f"a new level since run {since.run_id}", how="new-level", since=since,
-    )  # fmt: skip
+        verdict,
+        level=since.before,
+        change_pct=change,
+        half_width_pct=since.half_width_pct,
+        words=f"a new level since run {since.run_id}",
+        how="new-level",
+        since=since,
+    )
 
 
 def _by_rule(one: RunSeries, base: RunPoint, latest: RunPoint, allowed: float) -> SeriesVerdict:
@@ -196,9 +213,12 @@ def _by_rule(one: RunSeries, base: RunPoint, latest: RunPoint, allowed: float) -
     else:
         real = worse - half > allowed  # the whole interval is beyond what the rule allows
         words = (
-            "beyond the rule and the noise" if real
-            else "worse than the rule, but within the noise" if worse > allowed
+            "beyond the rule and the noise"
+            if real
+            else "worse than the rule, but within the noise"
+            if worse > allowed
             else "within the rule"
-        )  # fmt: skip
-    return SeriesVerdict(one, latest, (base.run_id,), base.mean, change, half, allowed, real, words,
-                   "rule")  # fmt: skip
+        )
+    return SeriesVerdict(
+        one, latest, (base.run_id,), base.mean, change, half, allowed, real, words, "rule"
+    )

@@ -336,9 +336,16 @@ def run_changes(
         before, at = own[point.index - 1], own[point.index]
         said = differences(facts.get(before.run_id, {}), facts.get(at.run_id, {}))
         out.append(
-            RunChange(at.run_id, point.p_value, point.mean_before, point.mean_after,
-                   diff.change_pct, diff.half_width_pct, said)
-        )  # fmt: skip
+            RunChange(
+                at.run_id,
+                point.p_value,
+                point.mean_before,
+                point.mean_after,
+                diff.change_pct,
+                diff.half_width_pct,
+                said,
+            )
+        )
     return tuple(out)
 
 
@@ -381,9 +388,10 @@ def differences(before: Mapping[str, object], after: Mapping[str, object]) -> tu
     return tuple(
         f"{key} {before.get(key)} -> {after.get(key)}"
         for key in FACTS
-        if before.get(key) != after.get(key) and before.get(key) not in (None, "")
+        if before.get(key) != after.get(key)
+        and before.get(key) not in (None, "")
         and after.get(key) not in (None, "")
-    )  # fmt: skip
+    )
 
 
 def runs_said(ids: Sequence[int]) -> str:

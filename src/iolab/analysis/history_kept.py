@@ -31,9 +31,12 @@ from iolab.version import __version__
 
 KEY = "history {}"  # the key of a plan's history, by its name
 DERIVED_BY = (  # the modules whose code derives a history
-    "iolab.analysis.history", "iolab.analysis.changepoint", "iolab.analysis.stats",
-    "iolab.store.figures", __name__,
-)  # fmt: skip
+    "iolab.analysis.history",
+    "iolab.analysis.changepoint",
+    "iolab.analysis.stats",
+    "iolab.store.figures",
+    __name__,
+)
 
 
 class Kept(NamedTuple):
@@ -65,12 +68,18 @@ def encode(run_ids: Sequence[int], series: Sequence[history.RunSeries]) -> bytes
     for one in series:
         points = one.points
         counts = [len(p.values) for p in points]
-        head.append([
-            one.setup, one.workload, one.metric, len(points), sum(counts),
-            {i: " ".join(sorted(p.load)) for i, p in enumerate(points) if p.load},
-            [dataclasses.astuple(s) for s in one.steps],
-            [dataclasses.astuple(c) for c in one.changes],
-        ])  # fmt: skip
+        head.append(
+            [
+                one.setup,
+                one.workload,
+                one.metric,
+                len(points),
+                sum(counts),
+                {i: " ".join(sorted(p.load)) for i, p in enumerate(points) if p.load},
+                [dataclasses.astuple(s) for s in one.steps],
+                [dataclasses.astuple(c) for c in one.changes],
+            ]
+        )
         body += array.array("q", [p.run_id for p in points]).tobytes()
         body += array.array("d", [p.started_at for p in points]).tobytes()
         body += array.array("q", counts).tobytes()
@@ -149,18 +158,26 @@ def _load(codes: str) -> frozenset[str]:
 def _step(row: object) -> history.RunStep:
     run, change, half, significant, facts, back = _row(row, 6)
     return history.RunStep(
-        _int(run), _float(change), _maybe_float(half),
-        None if significant is None else _bool(significant), _facts(facts),
+        _int(run),
+        _float(change),
+        _maybe_float(half),
+        None if significant is None else _bool(significant),
+        _facts(facts),
         None if back is None else _int(back),
-    )  # fmt: skip
+    )
 
 
 def _change(row: object) -> history.RunChange:
     run, p_value, before, after, change, half, facts = _row(row, 7)
     return history.RunChange(
-        _int(run), _float(p_value), _float(before), _float(after), _maybe_float(change),
-        _maybe_float(half), _facts(facts),
-    )  # fmt: skip
+        _int(run),
+        _float(p_value),
+        _float(before),
+        _float(after),
+        _maybe_float(change),
+        _maybe_float(half),
+        _facts(facts),
+    )
 
 
 def _row(row: object, size: int) -> list[object]:

@@ -130,8 +130,10 @@ def foreign_device(context: Context) -> str | None:
             iops, mbps = seen.mean(name, f"{key}_iops"), seen.mean(name, f"{key}_mbps")
             if iops is None or mbps is None:
                 continue
-            if (iops > allowed * direction.iops + FOREIGN_IO_SLACK[0]
-                    and mbps > allowed * fio_mbps + FOREIGN_IO_SLACK[1]):  # fmt: skip
+            if (
+                iops > allowed * direction.iops + FOREIGN_IO_SLACK[0]
+                and mbps > allowed * fio_mbps + FOREIGN_IO_SLACK[1]
+            ):
                 return (
                     f"{name} did {iops:,.0f} {direction.direction} IOPS ({mbps:,.1f} MB/s) "
                     f"where fio's jobs did {direction.iops:,.0f} ({fio_mbps:,.1f} MB/s)"

@@ -198,8 +198,12 @@ class _Walk:
         """Where the split cannot change (one axis fixed, or the best in a corner of the
         grid): the rungs the x4 steps jumped over beside the best, on either axis."""
         best = self.best
-        for near in ((best[0], best[1] - 1), (best[0], best[1] + 1),
-                     (best[0] - 1, best[1]), (best[0] + 1, best[1])):  # fmt: skip
+        for near in (
+            (best[0], best[1] - 1),
+            (best[0], best[1] + 1),
+            (best[0] - 1, best[1]),
+            (best[0] + 1, best[1]),
+        ):
             self.take(near)
         if self.best != best:
             self.steps.append(f"a rung the steps jumped over did better: {self.said()}")
@@ -375,9 +379,13 @@ def slo_rests(curve: Curve, warnings: Warnings) -> Rests:
 
 def load_point(point: CurvePoint) -> LoadPoint:
     return LoadPoint(
-        point.load_pct, point.asked_iops, point.delivered_iops, point.p50_ns, point.p99_ns,
+        point.load_pct,
+        point.asked_iops,
+        point.delivered_iops,
+        point.p50_ns,
+        point.p99_ns,
         point.p999_ns,
-    )  # fmt: skip
+    )
 
 
 def rates(total: float, numjobs: int, read_share: float | None) -> tuple[str, float]:
@@ -448,8 +456,10 @@ def slo_said(found: SloPoint, unit: str = "µs", per: float = 1e3, mark: str = "
     `unit`, `per` ns each); or that no load met it; `mark`: its ⚑ (slo_rests)."""
     key = found.target.split("<=")[0]
     if not found.iops:
-        return (f"slo {found.target}: no load met it at the median of {CONFIRM} runs, not even "
-                f"10% of the peak{mark}.")  # fmt: skip
+        return (
+            f"slo {found.target}: no load met it at the median of {CONFIRM} runs, not even "
+            f"10% of the peak{mark}."
+        )
     iops, latency = stats.summarize(found.iops), stats.summarize(found.latency_ns)
     where = "the peak itself" if found.peak else f"{found.load_pct}% of the peak"
     interval = ""

@@ -52,15 +52,25 @@ def context(
     iops_r, iops_w, bps_r, bps_w = (facts.get(key, 0.0) for key in rated)
     block = int(facts.get("rated_iops_block", check_context.RATED_BLOCK))
     return check_context.Context(
-        options=options, metrics=metrics, cpus=known.cpus, memory_bytes=known.memory_bytes,
-        repeat=known.repeat, written_share=known.written_share, loop_cache=known.loop_cache,
-        target_state=known.target_state, cache_bytes=setup.cache_bytes or known.card_cache,
-        ram_target=known.ram_target, devices=int(facts.get("device_count", 0)),
-        write_devices=int(facts.get("write_device_count", 0)), rated_iops=(iops_r, iops_w),
-        rated_bps=(bps_r, bps_w), rated_block=block,
-        rated_random=not facts.get("rated_iops_sequential"), cache_policy=known.cache_policy,
+        options=options,
+        metrics=metrics,
+        cpus=known.cpus,
+        memory_bytes=known.memory_bytes,
+        repeat=known.repeat,
+        written_share=known.written_share,
+        loop_cache=known.loop_cache,
+        target_state=known.target_state,
+        cache_bytes=setup.cache_bytes or known.card_cache,
+        ram_target=known.ram_target,
+        devices=int(facts.get("device_count", 0)),
+        write_devices=int(facts.get("write_device_count", 0)),
+        rated_iops=(iops_r, iops_w),
+        rated_bps=(bps_r, bps_w),
+        rated_block=block,
+        rated_random=not facts.get("rated_iops_sequential"),
+        cache_policy=known.cache_policy,
         telemetry=known.telemetry,
-    )  # fmt: skip
+    )
 
 
 @dataclass(frozen=True)
@@ -110,8 +120,15 @@ def warnings(context: check_context.Context) -> tuple[CheckWarning, ...]:
     for code, check in checks.CHECKS.items():
         try:
             warning = check(context)
-        except (ValueError, TypeError, ZeroDivisionError, KeyError, AttributeError,
-                IndexError, OverflowError) as error:  # fmt: skip
+        except (
+            ValueError,
+            TypeError,
+            ZeroDivisionError,
+            KeyError,
+            AttributeError,
+            IndexError,
+            OverflowError,
+        ) as error:
             if isinstance(error, ValueError | TypeError) and _unreadable_option(error):
                 continue
             warning = checks.failed(code, error)
@@ -133,8 +150,11 @@ def steady_window(whole: CaseMetrics, steady: parse.SteadyState) -> CaseMetrics:
     latency per window)."""
     total_iops, total_bw = whole.total_iops or 1.0, whole.total_bw_bytes or 1.0
     directions = tuple(
-        replace(d, iops=steady.iops_mean * d.iops / total_iops,
-                bw_bytes=steady.bw_mean * d.bw_bytes / total_bw)
+        replace(
+            d,
+            iops=steady.iops_mean * d.iops / total_iops,
+            bw_bytes=steady.bw_mean * d.bw_bytes / total_bw,
+        )
         for d in whole.directions
-    )  # fmt: skip
+    )
     return replace(whole, directions=directions)

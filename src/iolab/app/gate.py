@@ -29,8 +29,9 @@ def plan_history(db: str, plan_name: str | None, ui: Ui, run_ids: Sequence[int] 
         if not stored:
             raise StoreError(f"{db} holds no runs yet; run a plan first")
         if run_ids:
-            named = sorted((store.run(i) for i in dict.fromkeys(run_ids)),
-                           key=lambda r: r.started_at)  # fmt: skip
+            named = sorted(
+                (store.run(i) for i in dict.fromkeys(run_ids)), key=lambda r: r.started_at
+            )
             named_cases = store.case_figures([r.id for r in named])
             chosen = [(r, named_cases[r.id]) for r in named]
             title = " and ".join(dict.fromkeys(r.plan_name for r in named))
@@ -46,8 +47,12 @@ def keep_history(store: Store, db: str, name: str) -> History:
     writes nothing, so `history` never keeps one)."""
     at = store.revision()  # before what the history is derived from is read
     found = _derived(store, db, name, store.runs())
-    store.keep(history_kept.KEY.format(name), history_kept.method(), at,
-               history_kept.encode([r.id for r in found.runs], found.series))  # fmt: skip
+    store.keep(
+        history_kept.KEY.format(name),
+        history_kept.method(),
+        at,
+        history_kept.encode([r.id for r in found.runs], found.series),
+    )
     return found
 
 
@@ -72,10 +77,12 @@ def _derived(store: Store, db: str, name: str, stored: Sequence[RunRow]) -> Hist
     latest = max(own, key=lambda found: found[0].started_at)[1]
     setups = {c.setup for c in latest}  # an import's cases are read only if it may join
     imported = [
-        (r, store.case_figures([r.id])[r.id]) for r in stored
-        if r.plan_name != name and r.origin.kind == "import"
+        (r, store.case_figures([r.id])[r.id])
+        for r in stored
+        if r.plan_name != name
+        and r.origin.kind == "import"
         and {n for n, _, _ in store.setups(r.id)} <= setups
-    ]  # fmt: skip
+    ]
     joined = [(r, cases) for r, cases in imported if history.joins(latest, cases)]
     chosen = sorted([*own, *joined], key=lambda found: found[0].started_at)
     window = gate.recorded_settings(chosen[-1][0].plan_text)[0] or history.WINDOW
@@ -128,8 +135,11 @@ def _history_runs(store: Store, latest: RunRow, base: RunRow | None, most: int) 
     """The runs a check reads, oldest first: the plan's latest `most` runs before the latest
     (or up to and including --baseline), and the latest."""
     until = base.started_at if base is not None else latest.started_at
-    earlier = [r for r in store.runs() if r.plan_name == latest.plan_name and r.id != latest.id
-               and r.started_at <= until]  # fmt: skip
+    earlier = [
+        r
+        for r in store.runs()
+        if r.plan_name == latest.plan_name and r.id != latest.id and r.started_at <= until
+    ]
     if base is not None and base.id not in {r.id for r in earlier}:
         earlier.append(base)  # another plan's run, named: judged against it alone
     if not earlier:

@@ -99,8 +99,10 @@ def measured(plan: Plan, say: Callable[[str], None]) -> Iterator[Path]:
     found = rehearsal.disks(plan)
     folder = rehearsal.work_dir()
     try:
-        say(f"measuring {len(chosen)} set-up(s) in the virtual lab on sparse images: "
-            f"{rehearsal.mapping_line(found)}")  # fmt: skip
+        say(
+            f"measuring {len(chosen)} set-up(s) in the virtual lab on sparse images: "
+            f"{rehearsal.mapping_line(found)}"
+        )
         (folder / "plan.toml").write_text(plan_text(plan))
         with lab.Kernel(folder, [d.size for d in found], cwd=folder) as kernel:
             ready = kernel.run(rehearsal.udev_rules(found))
@@ -125,6 +127,15 @@ def _command(folder: Path, chosen: list[Setup]) -> str:
     named = dict.fromkeys(d for s in chosen if s.layout for d in layouts.present(s.layout))
     confirm = [word for device in named for word in ("--yes-destroy", device)]
     path = os.environ.get("PYTHONPATH")
-    argv = [sys.executable, "-m", "iolab", "run", str(folder / "plan.toml"),
-            "--db", str(folder / "lab.db"), "--new", *confirm]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "iolab",
+        "run",
+        str(folder / "plan.toml"),
+        "--db",
+        str(folder / "lab.db"),
+        "--new",
+        *confirm,
+    ]
     return ("" if path is None else f"PYTHONPATH={shlex.quote(path)} ") + shlex.join(argv)

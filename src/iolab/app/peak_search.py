@@ -37,9 +37,10 @@ def peak(db: str, given: PeakRequest, ui: Ui, executor: Executor | None = None) 
     )
     runtime = given.runtime
     overrides = plan.Overrides(
-        target=str(Path(given.target).resolve()), size=given.size,
+        target=str(Path(given.target).resolve()),
+        size=given.size,
         runtime=int(runtime) if runtime and runtime.isascii() and runtime.isdigit() else runtime,
-    )  # fmt: skip
+    )
     the_plan = plan.parse_plan(text, "iolab peak", overrides)
     request = RunRequest(db=db, overrides=overrides, destroy=given.destroy)
     outcome = run_plan(the_plan, overrides, request, ui, executor)

@@ -212,9 +212,13 @@ def rehearse(plan: Plan, say: Callable[[str], None], stored: Stored) -> list[Reh
 
 
 def _one(
-    plan: Plan, setup: Setup, kernel: lab.Kernel, folder: Path, say: Callable[[str], None],
+    plan: Plan,
+    setup: Setup,
+    kernel: lab.Kernel,
+    folder: Path,
+    say: Callable[[str], None],
     stored: Stored,
-) -> RehearsalVerdict:  # fmt: skip
+) -> RehearsalVerdict:
     if setup.layout is None:
         said = RehearsalVerdict(
             setup.name, True, f"not rehearsed: a path ({setup.path}), nothing to build"

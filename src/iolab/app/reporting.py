@@ -57,8 +57,11 @@ def _check_chart_options(
     ]
     if shaping and options.charts is not None and "scaling" not in options.charts:
         raise ReportError(f"{shaping[0]} shapes scaling charts: add scaling to --charts")
-    charting = [*shaping, *(["--charts"] if options.charts else []),
-                *(["--skip-charts"] if options.skip else [])]  # fmt: skip
+    charting = [
+        *shaping,
+        *(["--charts"] if options.charts else []),
+        *(["--skip-charts"] if options.skip else []),
+    ]
     if charting and not drawn:
         raise ReportError(
             f"{charting[0]} shapes charts, and the table and CSV formats draw none: add "

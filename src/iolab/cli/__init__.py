@@ -125,8 +125,12 @@ class Number(click.ParamType[float]):
         try:
             return units.number(str(value))
         except ValueError:
-            self.fail(f"{value!r} is not a positive figure written in ASCII digits (one '.' at "
-                      f"most; {units.NOT_DIGITS})", param, ctx)  # fmt: skip
+            self.fail(
+                f"{value!r} is not a positive figure written in ASCII digits (one '.' at "
+                f"most; {units.NOT_DIGITS})",
+                param,
+                ctx,
+            )
 
 
 WHOLE = Whole()
@@ -221,8 +225,12 @@ def _verbose() -> None:
 
 @click.group(cls=Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="iolab")
-@click.option("-v", "--verbose", is_flag=True,
-              help="Say on stderr each command iolab runs (fio, mkfs, mount...).")  # fmt: skip
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Say on stderr each command iolab runs (fio, mkfs, mount...).",
+)
 def main(verbose: bool) -> None:
     """iolab: a storage evaluation lab in one command.
 
@@ -242,13 +250,19 @@ plan_options = options(
     click.option("--target", metavar="PATH", help="Run every workload on PATH instead."),
     click.option("--size", metavar="SIZE", help="Test file size for every workload, e.g. 256m."),
     click.option("--runtime", metavar="SECONDS", help="Runtime of every workload, e.g. 2."),
-    click.option("--repeat", type=Whole(least=1), metavar="N",
-                 help="Repetitions of every case (1 or more)."),
-    click.option("--max-cases", type=Whole(least=1), metavar="N",
-                 help=f"Refuse plans of more cases than this (default {MAX_CASES:,})."),
-)  # fmt: skip
-db_option = click.option("--db", default=DEFAULT_DB, show_default=True, metavar="FILE",
-                         help="Results database.")  # fmt: skip
+    click.option(
+        "--repeat", type=Whole(least=1), metavar="N", help="Repetitions of every case (1 or more)."
+    ),
+    click.option(
+        "--max-cases",
+        type=Whole(least=1),
+        metavar="N",
+        help=f"Refuse plans of more cases than this (default {MAX_CASES:,}).",
+    ),
+)
+db_option = click.option(
+    "--db", default=DEFAULT_DB, show_default=True, metavar="FILE", help="Results database."
+)
 
 
 OVERRIDES = ("target", "size", "runtime", "repeat", "max_cases")
@@ -263,19 +277,37 @@ def overrides_given(runtime: str | None, **given: Any) -> plan.Overrides:
 
 
 output_options = options(
-    click.option("--format", "fmt", type=click.Choice(DOCUMENT_FORMATS),
-                 default="table", show_default=True),
-    click.option("--metric", type=click.Choice(["auto", "iops", "bw"]), default="auto",
-                 show_default=True, help="auto: IOPS up to 64 KiB blocks, MB/s above."),
+    click.option(
+        "--format", "fmt", type=click.Choice(DOCUMENT_FORMATS), default="table", show_default=True
+    ),
+    click.option(
+        "--metric",
+        type=click.Choice(["auto", "iops", "bw"]),
+        default="auto",
+        show_default=True,
+        help="auto: IOPS up to 64 KiB blocks, MB/s above.",
+    ),
     click.option("-o", "--output", default="-", metavar="FILE", help="Write here; '-' is stdout."),
-    click.option("--image-format", type=click.Choice(["png", "svg"]), default="png",
-                 show_default=True, help="Format of the images written beside a Markdown report."),
-    click.option("--export", "export_dir", metavar="DIR",
-                 help="Also write every chart as PNG and SVG, every table and the findings as "
-                      "CSV, into DIR."),
-    click.option("--force", is_flag=True,
-                 help="Replace files iolab did not write (never through a symbolic link)."),
-)  # fmt: skip
+    click.option(
+        "--image-format",
+        type=click.Choice(["png", "svg"]),
+        default="png",
+        show_default=True,
+        help="Format of the images written beside a Markdown report.",
+    ),
+    click.option(
+        "--export",
+        "export_dir",
+        metavar="DIR",
+        help="Also write every chart as PNG and SVG, every table and the findings as "
+        "CSV, into DIR.",
+    ),
+    click.option(
+        "--force",
+        is_flag=True,
+        help="Replace files iolab did not write (never through a symbolic link).",
+    ),
+)
 
 
 # The commands, one module per family; importing them registers them on `main`.

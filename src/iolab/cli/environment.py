@@ -60,10 +60,19 @@ ADVISE_OPTIONS: dict[str, dict[str, Any]] = {
 
 
 @main.command(help=ADVISE_HELP)
-@options(click.argument("run_id", type=WHOLE, required=False, metavar="[RUN]"), db_option,
-         *(click.option(f"--{name}", **kw) for name, kw in ADVISE_OPTIONS.items()))  # fmt: skip
-def advise(run_id: int | None, db: str, devices: int, setup: str | None,
-           workload: tuple[str, ...], **figures: float | None) -> None:  # fmt: skip
+@options(
+    click.argument("run_id", type=WHOLE, required=False, metavar="[RUN]"),
+    db_option,
+    *(click.option(f"--{name}", **kw) for name, kw in ADVISE_OPTIONS.items()),
+)
+def advise(
+    run_id: int | None,
+    db: str,
+    devices: int,
+    setup: str | None,
+    workload: tuple[str, ...],
+    **figures: float | None,
+) -> None:
     from iolab.report.formats import output as report_output
 
     request = app.AdviseRequest(devices, setup, workload, **figures)

@@ -87,18 +87,34 @@ IMPORT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     ),
 )
 EXPORT_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
-    (("--format", "fmt"), {"default": "json", "show_default": True,
-                           "metavar": "|".join(EXPORT_FORMATS)}),
-    (("-o", "--output"), {"default": "-", "metavar": "FILE|DIR",
-                          "help": "Write here; '-' is stdout (json, csv). fio-plot: a folder."}),
-    (("--force",), {"is_flag": True,
-                    "help": "Replace files iolab did not write (never through a symbolic link)."}),
-)  # fmt: skip
+    (
+        ("--format", "fmt"),
+        {"default": "json", "show_default": True, "metavar": "|".join(EXPORT_FORMATS)},
+    ),
+    (
+        ("-o", "--output"),
+        {
+            "default": "-",
+            "metavar": "FILE|DIR",
+            "help": "Write here; '-' is stdout (json, csv). fio-plot: a folder.",
+        },
+    ),
+    (
+        ("--force",),
+        {
+            "is_flag": True,
+            "help": "Replace files iolab did not write (never through a symbolic link).",
+        },
+    ),
+)
 
 
 @main.command("import", help=IMPORT_HELP)
-@options(click.argument("paths", nargs=-1, required=True, metavar="PATH..."), db_option,
-         *(click.option(*names, **kw) for names, kw in IMPORT_OPTIONS))  # fmt: skip
+@options(
+    click.argument("paths", nargs=-1, required=True, metavar="PATH..."),
+    db_option,
+    *(click.option(*names, **kw) for names, kw in IMPORT_OPTIONS),
+)
 def import_(
     paths: tuple[str, ...],
     db: str,
@@ -121,8 +137,11 @@ def import_(
 
 
 @main.command(help=EXPORT_HELP)
-@options(click.argument("run_id", type=WHOLE, required=False, metavar="[RUN]"), db_option,
-         *(click.option(*names, **kw) for names, kw in EXPORT_OPTIONS))  # fmt: skip
+@options(
+    click.argument("run_id", type=WHOLE, required=False, metavar="[RUN]"),
+    db_option,
+    *(click.option(*names, **kw) for names, kw in EXPORT_OPTIONS),
+)
 def export(run_id: int | None, db: str, fmt: str, output: str, force: bool) -> None:
     text, said = app.export_run(db, run_id, fmt, output, ui(), force=force)
     echo(text, nl=False)

@@ -49,17 +49,25 @@ def runs(db: str, as_json: bool) -> None:
         started = report_model.utc(r.started_at)
         failed = f", {r.failed} failed" if r.failed else ""
         host = one_line(str(r.environment.get("hostname", "?")))
-        echo(f"{r.id:>4}  {started}  {one_line(r.plan_name):<22} {r.status:<11} "
-                   f"{r.tally(r.done)} cases{failed}  {host}")  # fmt: skip
+        echo(
+            f"{r.id:>4}  {started}  {one_line(r.plan_name):<22} {r.status:<11} "
+            f"{r.tally(r.done)} cases{failed}  {host}"
+        )
 
 
 def _run_json(run: RunRow) -> dict[str, object]:
     return {
-        "id": run.id, "plan": run.plan_name, "status": run.status,
-        "started_at": run.started_at, "ended_at": run.ended_at,
-        "cases_planned": run.case_count, "cases_done": run.done, "cases_failed": run.failed,
-        "host": run.environment.get("hostname"), "origin": run.origin.kind,
-    }  # fmt: skip
+        "id": run.id,
+        "plan": run.plan_name,
+        "status": run.status,
+        "started_at": run.started_at,
+        "ended_at": run.ended_at,
+        "cases_planned": run.case_count,
+        "cases_done": run.done,
+        "cases_failed": run.failed,
+        "host": run.environment.get("hostname"),
+        "origin": run.origin.kind,
+    }
 
 
 @main.command()
@@ -67,29 +75,55 @@ def _run_json(run: RunRow) -> dict[str, object]:
 @db_option
 @output_options
 @click.option("--baseline", metavar="SETUP", help="Show other set-ups as % of this one.")
-@click.option("--charts", metavar="LIST", default="auto", show_default=True,
-              help="Charts to draw: auto, none, or a comma list of "
-              f"{','.join(CHART_KINDS)}.")  # fmt: skip
+@click.option(
+    "--charts",
+    metavar="LIST",
+    default="auto",
+    show_default=True,
+    help=f"Charts to draw: auto, none, or a comma list of {','.join(CHART_KINDS)}.",
+)
 @click.option("--skip-charts", metavar="LIST", help="Chart kinds to leave out of auto's choice.")
-@click.option("--x", "x_field", metavar="FIELD", help="Workload field on the x axis of "
-              "scaling charts (default: the swept one).")  # fmt: skip
-@click.option("--y", "y_metric", type=click.Choice(Y_METRICS), default="auto",
-              show_default=True, help="Metric on the y axis of scaling charts.")  # fmt: skip
-@click.option("--lines", type=click.Choice(["auto", "setup", "pattern"]), default="auto",
-              show_default=True, help="Scaling charts: one line per set-up, or per pattern "
-              "(auto: per set-up if several).")  # fmt: skip
+@click.option(
+    "--x",
+    "x_field",
+    metavar="FIELD",
+    help="Workload field on the x axis of scaling charts (default: the swept one).",
+)
+@click.option(
+    "--y",
+    "y_metric",
+    type=click.Choice(Y_METRICS),
+    default="auto",
+    show_default=True,
+    help="Metric on the y axis of scaling charts.",
+)
+@click.option(
+    "--lines",
+    type=click.Choice(["auto", "setup", "pattern"]),
+    default="auto",
+    show_default=True,
+    help="Scaling charts: one line per set-up, or per pattern (auto: per set-up if several).",
+)
 @click.option(
     "--pool",
     is_flag=True,
     help="Read the runs named as repetitions of one another "
     "(runs of one plan): one column per set-up, the spread across runs stated.",
 )
-@click.option("--short", is_flag=True, help="Findings for an article: the 8 that say most, "
-              "without tags, each caveat said once, one legend (JSON and CSV keep them "
-              "all).")  # fmt: skip
-@click.option("--pivot", metavar="ROWS:COLUMNS", help="Also a table per workload laid out by "
-              "the set-ups' factors, e.g. card,level:policy (setup and run are factors "
-              "too).")  # fmt: skip
+@click.option(
+    "--short",
+    is_flag=True,
+    help="Findings for an article: the 8 that say most, "
+    "without tags, each caveat said once, one legend (JSON and CSV keep them "
+    "all).",
+)
+@click.option(
+    "--pivot",
+    metavar="ROWS:COLUMNS",
+    help="Also a table per workload laid out by "
+    "the set-ups' factors, e.g. card,level:policy (setup and run are factors "
+    "too).",
+)
 def report(run_ids: tuple[int, ...], db: str, fmt: str, **flags: Any) -> None:
     """Render stored runs (default: the latest) as a table, Markdown, CSV or HTML.
 
@@ -105,14 +139,20 @@ def report(run_ids: tuple[int, ...], db: str, fmt: str, **flags: Any) -> None:
     drawn = fmt in ("markdown", "html") or written["export_dir"] is not None
     charts = report_document.parse_kinds(flags["charts"], "--charts")  # () when not drawn (app)
     options = report_document.Options(
-        metric=flags["metric"], baseline=flags["baseline"], charts=charts,
+        metric=flags["metric"],
+        baseline=flags["baseline"],
+        charts=charts,
         skip=report_document.parse_kinds(flags["skip_charts"], "--skip-charts") or (),
-        x=flags["x_field"], y=flags["y_metric"], lines=flags["lines"], pool=flags["pool"],
+        x=flags["x_field"],
+        y=flags["y_metric"],
+        lines=flags["lines"],
+        pool=flags["pool"],
         pivot=pivot_view.parse(flags["pivot"]) if flags["pivot"] else None,
         short=flags["short"],
-    )  # fmt: skip
-    report_output.check_destination(written["output"], written["export_dir"],
-                                    force=written["force"], images=fmt == "markdown")  # fmt: skip
+    )
+    report_output.check_destination(
+        written["output"], written["export_dir"], force=written["force"], images=fmt == "markdown"
+    )
     _emit(app.report(db, run_ids, options, drawn, ui()), fmt, **written)
 
 
@@ -125,8 +165,9 @@ def compare(run_ids: tuple[int, ...], db: str, fmt: str, metric: str, **written:
     significant" where the interval includes 0; says what differs in their environments."""
     from iolab.report.formats import output as report_output
 
-    report_output.check_destination(written["output"], written["export_dir"],
-                                    force=written["force"], images=fmt == "markdown")  # fmt: skip
+    report_output.check_destination(
+        written["output"], written["export_dir"], force=written["force"], images=fmt == "markdown"
+    )
     _emit(app.compare(db, run_ids, metric, ui()), fmt, **written)
 
 
@@ -143,9 +184,14 @@ def _emit(document: report_document.Document, fmt: str, **written: Any) -> None:
 @main.command()
 @click.argument("chosen", nargs=-1, metavar="[PLAN | RUN...]")
 @db_option
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown", "html"]),
-              default="table", show_default=True, help="markdown and html draw a trend chart "
-              "per series that moved.")  # fmt: skip
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "csv", "markdown", "html"]),
+    default="table",
+    show_default=True,
+    help="markdown and html draw a trend chart per series that moved.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the series as JSON (--format json).")
 @click.option("-o", "--output", default="-", metavar="FILE", help="Write here; '-' is stdout.")
 @click.option(
@@ -153,8 +199,9 @@ def _emit(document: report_document.Document, fmt: str, **written: Any) -> None:
     is_flag=True,
     help="Replace files iolab did not write (never through a symbolic link).",
 )
-def history(chosen: tuple[str, ...], db: str, fmt: str, as_json: bool, output: str,
-            force: bool) -> None:  # fmt: skip
+def history(
+    chosen: tuple[str, ...], db: str, fmt: str, as_json: bool, output: str, force: bool
+) -> None:
     """The runs of one plan (default: the latest measured run's; or the runs named) over
     time: per set-up, workload and metric, each run's median, and the changes beyond the
     noise with what changed."""
@@ -190,8 +237,13 @@ def history(chosen: tuple[str, ...], db: str, fmt: str, as_json: bool, output: s
 @main.command()
 @click.argument("run_id", type=WHOLE, required=False, metavar="[RUN]")
 @db_option
-@click.option("--baseline", type=WHOLE, metavar="RUN", help="Judge against the history up to "
-              "and including this run (default: the plan's runs before RUN).")  # fmt: skip
+@click.option(
+    "--baseline",
+    type=WHOLE,
+    metavar="RUN",
+    help="Judge against the history up to "
+    "and including this run (default: the plan's runs before RUN).",
+)
 @click.option(
     "--rule",
     "rules",
@@ -200,14 +252,29 @@ def history(chosen: tuple[str, ...], db: str, fmt: str, as_json: bool, output: s
     help="How much worse a metric may get, in %: iops=5, bw=5, p99=10 (the defaults; a "
     "plan's [check] table sets its own).",
 )
-@click.option("--window", type=Whole(HISTORY_LEAST, HISTORY_MOST_WINDOW),
-              metavar="N", help="The earlier runs a run is judged against, "
-              f"{HISTORY_LEAST} to {HISTORY_MOST_WINDOW} (default: the plan's "
-              "[check] window, else 10).")  # fmt: skip
-@click.option("--strict", is_flag=True, default=None, help="With fewer than 4 earlier runs, "
-              "judge by the rule alone against the run before (default: not judged).")  # fmt: skip
-def check(run_id: int | None, db: str, baseline: int | None, rules: tuple[str, ...],
-          window: int | None, strict: bool | None) -> None:  # fmt: skip
+@click.option(
+    "--window",
+    type=Whole(HISTORY_LEAST, HISTORY_MOST_WINDOW),
+    metavar="N",
+    help="The earlier runs a run is judged against, "
+    f"{HISTORY_LEAST} to {HISTORY_MOST_WINDOW} (default: the plan's "
+    "[check] window, else 10).",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    default=None,
+    help="With fewer than 4 earlier runs, "
+    "judge by the rule alone against the run before (default: not judged).",
+)
+def check(
+    run_id: int | None,
+    db: str,
+    baseline: int | None,
+    rules: tuple[str, ...],
+    window: int | None,
+    strict: bool | None,
+) -> None:
     """Gate a build on a run: the latest run (or RUN) against its plan's history, series by
     series; exit 4 when a series got worse than its rule and beyond what the earlier runs
     predict. A run with other load on the host is not judged (exit 0)."""

@@ -32,15 +32,28 @@ if TYPE_CHECKING:
 @db_option
 @click.option("--resume", "resume_id", type=WHOLE, metavar="RUN", help="Finish stored run RUN.")
 @click.option("--new", "force_new", is_flag=True, help="Start a new run even if one can resume.")
-@click.option("--yes-destroy", "destroy", multiple=True, metavar="PATH",
-              help="Allow writing to DEVICE, or to an existing FILE a set-up names (repeat per "
-              "path); otherwise iolab asks for devices and refuses files.")  # fmt: skip
-@click.option("--wipe-signatures", is_flag=True,
-              help="Allow wiping filesystem/partition signatures.")  # fmt: skip
-@click.option("--allow-hooks", is_flag=True, help="Run the plan's setup_hook/teardown_hook "
-              "shell commands: the plan is then code.")  # fmt: skip
-@click.option("--lab", is_flag=True, help="Measure the plan's set-ups on devices (md, "
-              "LVM, btrfs) in the virtual lab, on image files; marked as lab figures.")  # fmt: skip
+@click.option(
+    "--yes-destroy",
+    "destroy",
+    multiple=True,
+    metavar="PATH",
+    help="Allow writing to DEVICE, or to an existing FILE a set-up names (repeat per "
+    "path); otherwise iolab asks for devices and refuses files.",
+)
+@click.option(
+    "--wipe-signatures", is_flag=True, help="Allow wiping filesystem/partition signatures."
+)
+@click.option(
+    "--allow-hooks",
+    is_flag=True,
+    help="Run the plan's setup_hook/teardown_hook shell commands: the plan is then code.",
+)
+@click.option(
+    "--lab",
+    is_flag=True,
+    help="Measure the plan's set-ups on devices (md, "
+    "LVM, btrfs) in the virtual lab, on image files; marked as lab figures.",
+)
 def run(plan_file: str | None, preset: str | None, db: str, **flags: Any) -> None:
     """Run a plan (default: the quick preset here) and print its table.
 
@@ -58,8 +71,10 @@ def _ran(outcome: app.RunOutcome, the_ui: TerminalUi) -> None:
 
     the_ui.out.file.write(report_output.render(outcome.document, "table").text)
     if outcome.failed:
-        fail(f"{outcome.failed} of {outcome.total} cases failed (fio's errors above)",
-             EXIT_CASES_FAILED)  # fmt: skip
+        fail(
+            f"{outcome.failed} of {outcome.total} cases failed (fio's errors above)",
+            EXIT_CASES_FAILED,
+        )
 
 
 PEAK_HELP = """Find one target's peak: search numjobs x iodepth for the most IOPS (MB/s for

@@ -53,8 +53,11 @@ class Place:
         """As iolab names a plan's sweep points (naming.by_options): "4k randread iodepth=1
         numjobs=2", "4k randrw rwmixread=70 iodepth=4 numjobs=1"."""
         said: dict[str, FioValue] = {
-            "rw": self.mode, "bs": self.bs, "iodepth": self.iodepth, "numjobs": self.numjobs
-        }  # fmt: skip
+            "rw": self.mode,
+            "bs": self.bs,
+            "iodepth": self.iodepth,
+            "numjobs": self.numjobs,
+        }
         if self.rwmixread is not None:
             said["rwmixread"] = self.rwmixread
         name = naming.by_options(said) or f"{self.mode} {self.bs}"
@@ -82,9 +85,15 @@ def place(path: Path) -> Place | None:
     if not folder.name:
         return None
     return Place(
-        folder.name, folder, mode, bs, int(found.group("iodepth")), int(found.group("numjobs")),
-        mix, below is not None and below.group("kind") == "run",
-    )  # fmt: skip
+        folder.name,
+        folder,
+        mode,
+        bs,
+        int(found.group("iodepth")),
+        int(found.group("numjobs")),
+        mix,
+        below is not None and below.group("kind") == "run",
+    )
 
 
 def placed_jobs(path: Path, jobs: list[FoundJob]) -> list[FoundJob]:
@@ -94,10 +103,14 @@ def placed_jobs(path: Path, jobs: list[FoundJob]) -> list[FoundJob]:
     if where is None or any(str(j.options.get("rw", where.mode)) != where.mode for j in jobs):
         return jobs
     return [
-        placed(job, setup=where.setup, setup_path=str(where.folder),
-               name=where.workload if job.name == BENCH_FIO_JOB else job.name)
+        placed(
+            job,
+            setup=where.setup,
+            setup_path=str(where.folder),
+            name=where.workload if job.name == BENCH_FIO_JOB else job.name,
+        )
         for job in jobs
-    ]  # fmt: skip
+    ]
 
 
 def is_host_log(path: Path) -> bool:

@@ -101,14 +101,28 @@ def csv_lines(text: str) -> list[Line]:
             )
         figures = [_figure(f) for f in fields[_FIRST_VALUE : _FIRST_VALUE + 2 * len(TESTS) : 2]]
         latencies = fields[_FIRST_LATENCY : _FIRST_LATENCY + len(TESTS)]
-        concurrency = rules.whole_text(fields[3], f"line {number}, concurrency", rules.ONES,
-                                        low=1) if fields[3] else 1  # fmt: skip
-        seekers = (rules.whole_text(fields[8], f"line {number}, seekers", rules.ONES, low=1)
-                   if fields[8].isdigit() else None)  # fmt: skip
+        concurrency = (
+            rules.whole_text(fields[3], f"line {number}, concurrency", rules.ONES, low=1)
+            if fields[3]
+            else 1
+        )
+        seekers = (
+            rules.whole_text(fields[8], f"line {number}, seekers", rules.ONES, low=1)
+            if fields[8].isdigit()
+            else None
+        )
         out.append(
-            Line(fields[1], fields[5], _chunk(fields[6]), concurrency, seekers, tuple(figures),
-                 tuple(v or None for v in latencies), kib=True)
-        )  # fmt: skip
+            Line(
+                fields[1],
+                fields[5],
+                _chunk(fields[6]),
+                concurrency,
+                seekers,
+                tuple(figures),
+                tuple(v or None for v in latencies),
+                kib=True,
+            )
+        )
     return out
 
 
@@ -130,11 +144,27 @@ def table_lines(text: str) -> list[Line]:
             continue  # not a row of results (the file tests' table, say)
         size, _, chunk = name_size[-1].partition(":")
         after = lines[index + 1] if index + 1 < len(lines) else ""
-        latency = [after[start + 10 * i : start + 10 * (i + 1)].strip() or None
-                   for i in range(len(TESTS))] if after.startswith("Latency") else []  # fmt: skip
+        latency = (
+            [
+                after[start + 10 * i : start + 10 * (i + 1)].strip() or None
+                for i in range(len(TESTS))
+            ]
+            if after.startswith("Latency")
+            else []
+        )
         figures = tuple(g[0] if g and g[1] != "+++" and g[0] != "+++++" else None for g in groups)
-        out.append(Line(version, size, _chunk(chunk.split(":")[0]), 1, None, figures,
-                        tuple(latency) or (None,) * len(TESTS), kib=False))  # fmt: skip
+        out.append(
+            Line(
+                version,
+                size,
+                _chunk(chunk.split(":")[0]),
+                1,
+                None,
+                figures,
+                tuple(latency) or (None,) * len(TESTS),
+                kib=False,
+            )
+        )
     return out
 
 
@@ -156,12 +186,20 @@ def _jobs(path: Path, run: Line) -> list[Placed]:
     except ValueError:
         raise UnreadableJob(f"file size {run.size!r} is not a size") from None
     return [
-        figure_job(path, test, _per_second(value, run.kib, test), run.chunk, _ns(latency),
-                 size=size, jobs=run.concurrency, seekers=run.seekers,
-                 tool=f"bonnie++ {run.version}")
+        figure_job(
+            path,
+            test,
+            _per_second(value, run.kib, test),
+            run.chunk,
+            _ns(latency),
+            size=size,
+            jobs=run.concurrency,
+            seekers=run.seekers,
+            tool=f"bonnie++ {run.version}",
+        )
         for test, value, latency in zip(TESTS, run.values, run.latencies, strict=True)
         if value is not None
-    ]  # fmt: skip
+    ]
 
 
 def figure_job(
@@ -179,8 +217,11 @@ def figure_job(
     """One test's case: bytes/s (seeks/s for the seeks) and IOPS, one I/O being a character
     (per-char tests) or a chunk; the options of what the test does."""
     per_io = 1 if test.unit == "char" else chunk
-    iops, bw = (per_second, per_second * per_io) if test.unit == "seek" else (
-        per_second / per_io, per_second)  # fmt: skip
+    iops, bw = (
+        (per_second, per_second * per_io)
+        if test.unit == "seek"
+        else (per_second / per_io, per_second)
+    )
     figures = direction(test.direction, bw_bytes=bw, iops=iops, lat_max_ns=lat_max_ns)
     options: dict[str, FioValue] = {"rw": test.rw, "bs": format_size(per_io)}
     if size is not None:

@@ -37,8 +37,17 @@ REPORT = re.compile(
 )
 RECORDS = re.compile(r"^(?P<full>\d+)\+(?P<partial>\d+) records (?P<way>in|out)$")
 COMMAND = re.compile(r"(?:^|[\s;+$#>|&])dd\s+(?P<operands>(?:\S+=\S+\s*)+)$")
-RATE_UNITS = {"B": 1, "kB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12, "PB": 10**15,
-              "EB": 10**18, "ZB": 10**21, "YB": 10**24}  # fmt: skip
+RATE_UNITS = {
+    "B": 1,
+    "kB": 10**3,
+    "MB": 10**6,
+    "GB": 10**9,
+    "TB": 10**12,
+    "PB": 10**15,
+    "EB": 10**18,
+    "ZB": 10**21,
+    "YB": 10**24,
+}
 # dd's size suffixes: k, K and KiB are 1024, kB and KB are 1000 (and so on up)
 _SIZE = re.compile(r"^(?P<number>\d+)(?P<suffix>[a-zA-Z]*)$")
 _POWERS = {"K": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
@@ -112,13 +121,23 @@ def _case(path: Path, report: re.Match[str], run: _DdRun) -> Placed:
         if "dsync" in flags or "sync" in flags:
             options["sync"] = "dsync" if "dsync" in flags else 1  # as fio names O_DSYNC, O_SYNC
     runtime = _ms(seconds, "seconds")
-    figures = direction(rw, bw_bytes=rate, iops=float((full + partial) / seconds),
-                        io_bytes=moved, runtime_ms=runtime)  # fmt: skip
+    figures = direction(
+        rw,
+        bw_bytes=rate,
+        iops=float((full + partial) / seconds),
+        io_bytes=moved,
+        runtime_ms=runtime,
+    )
     name = f"dd {format_size(bs).upper()} rw={rw}" if bs else f"dd rw={rw}"
     job = Placed(
-        path, name, options, [], metrics=case(figures, runtime_ms=runtime),
-        samples=_samples(rw, run.progress), tool="dd",
-    )  # fmt: skip
+        path,
+        name,
+        options,
+        [],
+        metrics=case(figures, runtime_ms=runtime),
+        samples=_samples(rw, run.progress),
+        tool="dd",
+    )
     rules.check_metrics(case(figures, runtime_ms=runtime), "")
     rules.check_samples(job.samples, "progress: ")
     return job
@@ -126,8 +145,11 @@ def _case(path: Path, report: re.Match[str], run: _DdRun) -> Placed:
 
 def _ms(seconds: Decimal, field: str) -> int:
     """dd's seconds in whole ms, refused past values' bound before they become a huge int."""
-    rules.number(float(seconds), f"{field} (s)", rules.Limit(rules.RUNTIME.value // 1000,
-                  rules.RUNTIME.words))  # fmt: skip
+    rules.number(
+        float(seconds),
+        f"{field} (s)",
+        rules.Limit(rules.RUNTIME.value // 1000, rules.RUNTIME.words),
+    )
     return int((seconds * 1000).to_integral_value())
 
 

@@ -41,21 +41,51 @@ SCHEMA = "iolab-export"
 VERSION = 1
 PARAMETERS = ("rw", "bs", "iodepth", "numjobs", "rwmixread")
 CASE_COLUMNS = (
-    "id", "case_key", "setup", "workload", "workload_position", "repetition", "status",
-    "error", "started_at", "ended_at", "usr_cpu", "sys_cpu", "job_runtime_ms", "target_state",
-)  # fmt: skip
+    "id",
+    "case_key",
+    "setup",
+    "workload",
+    "workload_position",
+    "repetition",
+    "status",
+    "error",
+    "started_at",
+    "ended_at",
+    "usr_cpu",
+    "sys_cpu",
+    "job_runtime_ms",
+    "target_state",
+)
 CASE_TAIL = ("options", "warnings", "job_file", "raw_json")
 RUN_COLUMNS = (
-    "id", "plan_name", "plan_source", "plan_hash", "plan_text", "overrides", "iolab_version",
-    "environment", "started_at", "ended_at", "status", "case_count", "baseline", "metric",
+    "id",
+    "plan_name",
+    "plan_source",
+    "plan_hash",
+    "plan_text",
+    "overrides",
+    "iolab_version",
+    "environment",
+    "started_at",
+    "ended_at",
+    "status",
+    "case_count",
+    "baseline",
+    "metric",
     "origin",
-)  # fmt: skip
+)
 SETUP_COLUMNS = ("name", "position", "definition", "environment")
 WINDOW = ("case_id", "phase", "round", "host")
 METRIC_COLUMNS = (
-    *WINDOW, "direction", "iops", "bw_bytes", "io_bytes", "runtime_ms", "lat_mean_ns",
+    *WINDOW,
+    "direction",
+    "iops",
+    "bw_bytes",
+    "io_bytes",
+    "runtime_ms",
+    "lat_mean_ns",
     "lat_max_ns",
-)  # fmt: skip
+)
 PERCENTILE_COLUMNS = (*WINDOW, "direction", "percentile", "value_ns")
 SAMPLE_COLUMNS = (*WINDOW, "metric", "direction", "time_ms", "value")
 MAIN_PERCENTILES = ("50", "90", "99", "99.9", "99.99")
@@ -70,10 +100,12 @@ def parameters(cases: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
         for key, value in case["options"].items():
             keys.setdefault(key, set()).add(json.dumps(value))
     swept = sorted(
-        key for key, seen in keys.items()
-        if key not in PARAMETERS and key != "name"
+        key
+        for key, seen in keys.items()
+        if key not in PARAMETERS
+        and key != "name"
         and (len(seen) > 1 or any(key not in c["options"] for c in cases))
-    )  # fmt: skip
+    )
     taken = set(CASE_COLUMNS) | set(CASE_TAIL)
     return [(key, f"param_{key}" if key in taken else key) for key in (*PARAMETERS, *swept)]
 
@@ -135,8 +167,17 @@ def flat_tables(tables: Tables, iolab_version: str) -> dict[str, FlatRow]:
 
     seen = _telemetry(tables)
     extra = tuple(summary_columns(None)) if seen else ()
-    columns = (*lead, "status", *doc["parameters"], "direction", *METRIC_COLUMNS[5:],
-               *(f"p{p}_ns" for p in MAIN_PERCENTILES), *extra, "warnings", "error")  # fmt: skip
+    columns = (
+        *lead,
+        "status",
+        *doc["parameters"],
+        "direction",
+        *METRIC_COLUMNS[5:],
+        *(f"p{p}_ns" for p in MAIN_PERCENTILES),
+        *extra,
+        "warnings",
+        "error",
+    )
     main: list[list[Any]] = []
     by_case: dict[int, list[Mapping[str, Any]]] = {}
     for row in tables["metrics"]:
@@ -155,14 +196,16 @@ def flat_tables(tables: Tables, iolab_version: str) -> dict[str, FlatRow]:
         "main": FlatRow(columns, main),
         "percentiles": FlatRow(
             (*lead, *PERCENTILE_COLUMNS[1:]),
-            [[*who(p["case_id"]), *(p[k] for k in PERCENTILE_COLUMNS[1:])]
-             for p in doc["percentiles"]],
+            [
+                [*who(p["case_id"]), *(p[k] for k in PERCENTILE_COLUMNS[1:])]
+                for p in doc["percentiles"]
+            ],
         ),
         "samples": FlatRow(
             (*lead, *SAMPLE_COLUMNS[1:]),
             [[*who(s["case_id"]), *(s[k] for k in SAMPLE_COLUMNS[1:])] for s in doc["samples"]],
         ),
-    }  # fmt: skip
+    }
 
 
 def _telemetry(tables: Tables) -> dict[int, Telemetry]:
@@ -187,9 +230,11 @@ def file_names(name: str, suffix: str) -> dict[str, str]:
     beside = Path(name).name.removesuffix(suffix)
     return {
         "main": name,
-        **{table: str(Path(name).with_name(f"{beside}.{table}{suffix}"))
-           for table in ("percentiles", "samples")},
-    }  # fmt: skip
+        **{
+            table: str(Path(name).with_name(f"{beside}.{table}{suffix}"))
+            for table in ("percentiles", "samples")
+        },
+    }
 
 
 def csv_texts(tables: Tables, iolab_version: str, name: str) -> dict[str, str]:

@@ -48,9 +48,14 @@ def with_factors(
         for s in built.plan.setups
     }
     results = tuple(
-        (dataclasses.replace(r, case=dataclasses.replace(r.case, setup=setups[r.case.setup.name])),
-         position) for r, position in built.results
-    )  # fmt: skip
+        (
+            dataclasses.replace(
+                r, case=dataclasses.replace(r.case, setup=setups[r.case.setup.name])
+            ),
+            position,
+        )
+        for r, position in built.results
+    )
     plan = dataclasses.replace(built.plan, setups=tuple(setups.values()))
     return dataclasses.replace(built, plan=plan, results=results)
 
@@ -92,8 +97,12 @@ def ratio_run(path: Path, digest: str, found: Sequence[Ratio], factors: ByName) 
     plan = Plan(
         name=f"published {path.name}",
         description=f"{setup}'s figures as a share of {baseline}'s, from {path}",
-        origin="import", source="import", text=f"{path}\n", setups=setups, workloads=(),
-    )  # fmt: skip
+        origin="import",
+        source="import",
+        text=f"{path}\n",
+        setups=setups,
+        workloads=(),
+    )
     origin = Origin("import", (str(path),), "published", "", (digest,))
     workloads = len({r.workload for r in found})
     said = (

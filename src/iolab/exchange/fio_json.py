@@ -264,11 +264,16 @@ def standalone(path: Path, doc: dict[str, Any], text: str) -> list[FoundJob]:
         raise UnreadableJob("fio's 'jobs' list is empty")
     header = _header(doc)
     return [
-        FoundJob(path, name,
-                 options_of(header.get("global options"), entries[0].get("job options")),
-                 entries, header, raw=text if len(jobs) == 1 else None)
+        FoundJob(
+            path,
+            name,
+            options_of(header.get("global options"), entries[0].get("job options")),
+            entries,
+            header,
+            raw=text if len(jobs) == 1 else None,
+        )
         for name, entries in jobs.items()
-    ]  # fmt: skip
+    ]
 
 
 def client_server(path: Path, doc: dict[str, Any]) -> list[FoundJob]:
@@ -282,11 +287,16 @@ def client_server(path: Path, doc: dict[str, Any]) -> list[FoundJob]:
         raise UnreadableJob("'client_stats' holds no job")
     header = _header(doc)
     return [
-        FoundJob(path, name,
-                 options_of(header.get("global options"), entries[0].get("job options")),
-                 entries, header, hosts=True)
+        FoundJob(
+            path,
+            name,
+            options_of(header.get("global options"), entries[0].get("job options")),
+            entries,
+            header,
+            hosts=True,
+        )
         for name, entries in jobs.items()
-    ]  # fmt: skip
+    ]
 
 
 def status_stream(path: Path, docs: Iterable[JsonDocument]) -> list[FoundJob]:
@@ -387,9 +397,10 @@ def _direction(part: dict[str, Any]) -> dict[str, Any]:
         clat = dict(clat)
         if isinstance(clat.get("percentile"), dict):
             clat["percentile"] = {
-                key: value for k, value in clat["percentile"].items()
+                key: value
+                for k, value in clat["percentile"].items()
                 if (key := percentile_key(str(k))) is not None
-            }  # fmt: skip
+            }
         if "N" not in clat:
             bins = clat.get("bins")
             counted = sum(int(v) for v in bins.values()) if isinstance(bins, dict) else 0

@@ -81,8 +81,10 @@ def tree(tables: export.Tables) -> Tree:
         for (setup, workload), first in clashes.items()
     ]
     if bare:
-        notes.append(f"left out {bare} case(s) without fio's JSON (failed, or imported from "
-                     "terse output or logs)")  # fmt: skip
+        notes.append(
+            f"left out {bare} case(s) without fio's JSON (failed, or imported from "
+            "terse output or logs)"
+        )
     return Tree(files, notes)
 
 
@@ -132,8 +134,11 @@ def _text(raw: str, document: dict[str, Any], options: Mapping[str, str]) -> str
         document["global options"] = {**head, **missing}
         return json.dumps(document, indent=2) + "\n"
     jobs = [j for j in document["jobs"] if isinstance(j, dict)]
-    missing = {k: options[k] for k in wanted
-               if any(k not in {**head, **j.get("job options", {})} for j in jobs)}  # fmt: skip
+    missing = {
+        k: options[k]
+        for k in wanted
+        if any(k not in {**head, **j.get("job options", {})} for j in jobs)
+    }
     if not missing:
         return raw[raw.index("{") :]
     for job in jobs:
@@ -177,8 +182,14 @@ def write(tables: export.Tables, folder: str, force: bool = False) -> list[str]:
     jsons = sum(name.endswith(".json") for name in made.files)
     setups = len({PurePosixPath(name).parts[0] for name in made.files})
     said = f"wrote {folder}: {jsons} fio JSON files and {len(made.files) - jsons} logs for "
-    kept = [f"left {left} file(s) of the earlier export in place: changed since, or not "
-            "reached without a symbolic link"] if left else []  # fmt: skip
+    kept = (
+        [
+            f"left {left} file(s) of the earlier export in place: changed since, or not "
+            "reached without a symbolic link"
+        ]
+        if left
+        else []
+    )
     return [f"{said}fio-plot, in {setups} set-up folder(s)", *kept, *made.notes]
 
 

@@ -13,9 +13,18 @@ from iolab.model import CaseMetrics, FioValue, Sample
 # Options that name where fio did its I/O or wrote its logs: recorded with the case, but two
 # results of one job on two set-ups (two directories, two devices) are still one workload.
 TARGET_KEYS = (
-    "filename", "directory", "filename_format", "opendir", "nrfiles", "unique_filename",
-    "write_bw_log", "write_iops_log", "write_lat_log", "write_hist_log", "description",
-)  # fmt: skip
+    "filename",
+    "directory",
+    "filename_format",
+    "opendir",
+    "nrfiles",
+    "unique_filename",
+    "write_bw_log",
+    "write_iops_log",
+    "write_lat_log",
+    "write_hist_log",
+    "description",
+)
 
 
 class UnreadableJob(ValueError):

@@ -446,9 +446,12 @@ def save(batch: Batch, store: Store, iolab_version: str) -> Imported:
             )
             continue
         origin = Origin(
-            "import", (str(source.path),), str(environment.get("fio_version", "")),
-            str(environment.get("hostname", "")), (source.digest,),
-        )  # fmt: skip
+            "import",
+            (str(source.path),),
+            str(environment.get("fio_version", "")),
+            str(environment.get("hostname", "")),
+            (source.digest,),
+        )
         run_id = store.restore(tables, origin)
         here[identity] = run_id  # the same run twice in one batch: the second is a twin too
         cases = len(tables["cases"])
@@ -481,8 +484,9 @@ def _save_jobs(batch: Batch, store: Store, iolab_version: str) -> tuple[int, str
         build_run(batch.jobs, batch.setup, names, batch.facts), batch.tables, batch.factors
     )
     version = ", ".join(sorted({software(j) for j in batch.jobs} - {""}))
-    hosts = ", ".join(sorted({str(e["hostname"]) for j in batch.jobs for e in j.entries
-                              if e.get("hostname")}))  # fmt: skip
+    hosts = ", ".join(
+        sorted({str(e["hostname"]) for j in batch.jobs for e in j.entries if e.get("hostname")})
+    )
     origin = Origin("import", tuple(names), version, hosts, tuple(s.digest for s in batch.sources))
     environment = {"hostname": hosts, "fio_version": version}
     run_id = store.save_import(

@@ -93,8 +93,11 @@ def attach(jobs: list[FoundJob], logs: dict[tuple[Path, str], list[Path]]) -> li
             target.samples = found
             continue
         metrics = _means(found, interval)
-        out.append(FoundJob(files[0], prefix, {"log_avg_msec": interval}, [], metrics=metrics,
-                       samples=found))  # fmt: skip
+        out.append(
+            FoundJob(
+                files[0], prefix, {"log_avg_msec": interval}, [], metrics=metrics, samples=found
+            )
+        )
     return out
 
 

@@ -26,10 +26,14 @@ NAMED = ("rw", "bs", "rwmixread", "rwmixwrite", "iodepth", "numjobs")
 DEFAULTS: dict[str, FioValue] = {"rw": "read", "bs": "4k", "iodepth": 1, "numjobs": 1}  # fio's
 
 RW_PATTERNS = {
-    "read": ("seq", "read"), "write": ("seq", "write"), "rw": ("seq", "mixed"),
-    "readwrite": ("seq", "mixed"), "randread": ("rand", "read"), "randwrite": ("rand", "write"),
+    "read": ("seq", "read"),
+    "write": ("seq", "write"),
+    "rw": ("seq", "mixed"),
+    "readwrite": ("seq", "mixed"),
+    "randread": ("rand", "read"),
+    "randwrite": ("rand", "write"),
     "randrw": ("rand", "mixed"),
-}  # fmt: skip
+}
 MIXED_WORDS = ("rw", "readwrite", "mixed", "mix", "randrw", "rwmix")
 
 

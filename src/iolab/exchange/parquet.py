@@ -42,8 +42,11 @@ def arrow_table(flat: export.FlatRow, iolab_version: str, purpose: str) -> Any:
     pa = module("pyarrow", purpose)
     arrays = [_array(pa, [row[i] for row in flat.rows]) for i in range(len(flat.columns))]
     table = pa.Table.from_arrays(arrays, names=list(flat.columns))
-    mark = {"schema": export.SCHEMA, "version": export.VERSION,
-            "exported_by": f"iolab {iolab_version}"}  # fmt: skip
+    mark = {
+        "schema": export.SCHEMA,
+        "version": export.VERSION,
+        "exported_by": f"iolab {iolab_version}",
+    }
     return table.replace_schema_metadata({"iolab-export": json.dumps(mark)})
 
 

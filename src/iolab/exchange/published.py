@@ -62,16 +62,27 @@ PUBLISHED = CheckWarning(
     "Run the study's preset here to set figures measured alike beside them.",
 )
 OPTION_COLUMNS = ("rw", "bs", "iodepth", "numjobs", "rwmixread", "direct", "ioengine")
-RATES = {"iops": 0, "b/s": 1, "kb/s": 10**3, "mb/s": 10**6, "gb/s": 10**9,
-         "kib/s": 2**10, "mib/s": 2**20, "gib/s": 2**30}  # fmt: skip
+RATES = {
+    "iops": 0,
+    "b/s": 1,
+    "kb/s": 10**3,
+    "mb/s": 10**6,
+    "gb/s": 10**9,
+    "kib/s": 2**10,
+    "mib/s": 2**20,
+    "gib/s": 2**30,
+}
 LATENCIES = {"ns": 1, "us": 1000, "µs": 1000, "ms": 1_000_000}  # to ns
 READS, WRITES = ("read", "randread"), ("write", "randwrite")
 SEQUENTIAL: dict[str, Direction] = {"read_MB/s": "read", "write_MB/s": "write"}
 BONNIE = {
-    "seq_output_char_KB/s": bonnie.TESTS[0], "seq_output_block_KB/s": bonnie.TESTS[1],
-    "rewrite_KB/s": bonnie.TESTS[2], "seq_input_char_KB/s": bonnie.TESTS[3],
-    "seq_input_block_KB/s": bonnie.TESTS[4], "random_seeks/s": bonnie.TESTS[5],
-}  # fmt: skip
+    "seq_output_char_KB/s": bonnie.TESTS[0],
+    "seq_output_block_KB/s": bonnie.TESTS[1],
+    "rewrite_KB/s": bonnie.TESTS[2],
+    "seq_input_char_KB/s": bonnie.TESTS[3],
+    "seq_input_block_KB/s": bonnie.TESTS[4],
+    "random_seeks/s": bonnie.TESTS[5],
+}
 CACHE_COLUMNS = {"cache_mb": 2**20, "cache_gb": 2**30}  # a RAID card's cache: MiB, GiB
 DEVICE_COLUMNS = ("drives", "devices")  # the set-up's device count
 MAX_DEVICES = 4096
@@ -205,11 +216,20 @@ def _names(first: dict[str, PublishedRow]) -> dict[str, str]:
     base = {label: _base_name(row) for label, row in first.items()}
     taken = Counter(base.values())  # counted once: a count per workload made it quadratic
     return {
-        label: name if taken[name] == 1 else " ".join(
-            [name, *(f"{c}={first[label].cells[c]}" for c in OPTION_COLUMNS[2:]
-                     if first[label].cells.get(c))])
+        label: name
+        if taken[name] == 1
+        else " ".join(
+            [
+                name,
+                *(
+                    f"{c}={first[label].cells[c]}"
+                    for c in OPTION_COLUMNS[2:]
+                    if first[label].cells.get(c)
+                ),
+            ]
+        )
         for label, name in base.items()
-    }  # fmt: skip
+    }
 
 
 def _base_name(row: PublishedRow) -> str:
@@ -221,8 +241,9 @@ def _cell(path: Path, row: PublishedRow, name: str, setup: str, given: dict[str,
     rw = row.cells.get("rw", "")
     way = _way(rw, row)
     bs = _size(row)
-    options: dict[str, FioValue] = {c: _option(row.cells[c]) for c in OPTION_COLUMNS
-                                    if row.cells.get(c)}  # fmt: skip
+    options: dict[str, FioValue] = {
+        c: _option(row.cells[c]) for c in OPTION_COLUMNS if row.cells.get(c)
+    }
     if row.cells.get("workload"):
         options["description"] = row.cells["workload"]
     iops = given.get("iops")
@@ -273,8 +294,14 @@ def _by_rows(path: Path, text: str, header: list[str], rows: list[PublishedRow])
     out = []
     for row in rows:
         setup = _setup_name(row, described)
-        cache = next((int(rules.number(_number(row, c, f), f"line {row.number}, {c}"))
-                      for c, f in CACHE_COLUMNS.items() if row.cells.get(c)), 0)  # fmt: skip
+        cache = next(
+            (
+                int(rules.number(_number(row, c, f), f"line {row.number}, {c}"))
+                for c, f in CACHE_COLUMNS.items()
+                if row.cells.get(c)
+            ),
+            0,
+        )
         devices = _devices(row)
         writers = write_devices(row.cells.get("raid_level", ""), devices)
         for column in header:
@@ -290,9 +317,14 @@ def _by_rows(path: Path, text: str, header: list[str], rows: list[PublishedRow])
                 assert found.metrics is not None
                 rules.check_metrics(found.metrics, f"line {row.number}, {_column(row, column)}: ")
                 out.append(
-                    dataclasses.replace(found, setup=setup, cache_bytes=cache, devices=devices,
-                                        write_devices=writers)
-                )  # fmt: skip
+                    dataclasses.replace(
+                        found,
+                        setup=setup,
+                        cache_bytes=cache,
+                        devices=devices,
+                        write_devices=writers,
+                    )
+                )
     return out
 
 

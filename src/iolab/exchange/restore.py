@@ -19,34 +19,74 @@ _OPTIONAL = (type(None),)
 # Each table's columns and the JSON types each may hold.
 TYPES: dict[str, dict[str, tuple[type, ...]]] = {
     "run": {
-        "plan_name": _TEXT, "plan_source": _TEXT, "plan_hash": _TEXT, "plan_text": _TEXT,
-        "overrides": (dict,), "iolab_version": _TEXT, "environment": (dict,),
-        "started_at": _NUMBER, "ended_at": _NUMBER + _OPTIONAL, "status": _TEXT,
-        "case_count": (int,), "baseline": _TEXT + _OPTIONAL, "metric": _TEXT,
+        "plan_name": _TEXT,
+        "plan_source": _TEXT,
+        "plan_hash": _TEXT,
+        "plan_text": _TEXT,
+        "overrides": (dict,),
+        "iolab_version": _TEXT,
+        "environment": (dict,),
+        "started_at": _NUMBER,
+        "ended_at": _NUMBER + _OPTIONAL,
+        "status": _TEXT,
+        "case_count": (int,),
+        "baseline": _TEXT + _OPTIONAL,
+        "metric": _TEXT,
     },
     "setups": {"name": _TEXT, "position": (int,), "definition": (dict,), "environment": (dict,)},
     "cases": {
-        "id": (int,), "case_key": _TEXT, "setup": _TEXT, "workload": _TEXT,
-        "workload_position": (int,), "repetition": (int,), "options": (dict,),
-        "status": _TEXT, "error": _TEXT + _OPTIONAL, "started_at": _NUMBER,
-        "ended_at": _NUMBER, "usr_cpu": _NUMBER + _OPTIONAL, "sys_cpu": _NUMBER + _OPTIONAL,
-        "job_runtime_ms": (int, *_OPTIONAL), "job_file": _TEXT,
-        "raw_json": _TEXT + _OPTIONAL, "warnings": (list,), "target_state": _TEXT,
+        "id": (int,),
+        "case_key": _TEXT,
+        "setup": _TEXT,
+        "workload": _TEXT,
+        "workload_position": (int,),
+        "repetition": (int,),
+        "options": (dict,),
+        "status": _TEXT,
+        "error": _TEXT + _OPTIONAL,
+        "started_at": _NUMBER,
+        "ended_at": _NUMBER,
+        "usr_cpu": _NUMBER + _OPTIONAL,
+        "sys_cpu": _NUMBER + _OPTIONAL,
+        "job_runtime_ms": (int, *_OPTIONAL),
+        "job_file": _TEXT,
+        "raw_json": _TEXT + _OPTIONAL,
+        "warnings": (list,),
+        "target_state": _TEXT,
     },
     "metrics": {
-        "case_id": (int,), "phase": _TEXT, "round": (int,), "host": _TEXT, "direction": _TEXT,
-        "iops": _NUMBER, "bw_bytes": _NUMBER, "io_bytes": (int,), "runtime_ms": (int,),
-        "lat_mean_ns": _NUMBER + _OPTIONAL, "lat_max_ns": _NUMBER + _OPTIONAL,
+        "case_id": (int,),
+        "phase": _TEXT,
+        "round": (int,),
+        "host": _TEXT,
+        "direction": _TEXT,
+        "iops": _NUMBER,
+        "bw_bytes": _NUMBER,
+        "io_bytes": (int,),
+        "runtime_ms": (int,),
+        "lat_mean_ns": _NUMBER + _OPTIONAL,
+        "lat_max_ns": _NUMBER + _OPTIONAL,
     },
     "percentiles": {
-        "case_id": (int,), "phase": _TEXT, "round": (int,), "host": _TEXT, "direction": _TEXT,
-        "percentile": _TEXT, "value_ns": _NUMBER,
+        "case_id": (int,),
+        "phase": _TEXT,
+        "round": (int,),
+        "host": _TEXT,
+        "direction": _TEXT,
+        "percentile": _TEXT,
+        "value_ns": _NUMBER,
     },
     "samples": {
-        "case_id": (int,), "phase": _TEXT, "round": (int,), "host": _TEXT, "metric": _TEXT,
-        "direction": _TEXT, "time_ms": (int,), "value": _NUMBER,
+        "case_id": (int,),
+        "phase": _TEXT,
+        "round": (int,),
+        "host": _TEXT,
+        "metric": _TEXT,
+        "direction": _TEXT,
+        "time_ms": (int,),
+        "value": _NUMBER,
     },
-}  # fmt: skip
+}
 
 
 # Each table's numeric columns: the limit, and the least value (a repetition counts from 1).
@@ -54,18 +94,28 @@ LIMITS: dict[str, dict[str, tuple[Limit, int]]] = {
     "run": {"started_at": (TIME, 0), "ended_at": (TIME, 0), "case_count": (COUNT, 0)},
     "setups": {"position": (COUNT, 0)},
     "cases": {
-        "id": (COUNT, 0), "workload_position": (COUNT, 0), "repetition": (COUNT, 1),
-        "started_at": (TIME, 0), "ended_at": (TIME, 0), "usr_cpu": (COUNT, 0),
-        "sys_cpu": (COUNT, 0), "job_runtime_ms": (RUNTIME, 0),
+        "id": (COUNT, 0),
+        "workload_position": (COUNT, 0),
+        "repetition": (COUNT, 1),
+        "started_at": (TIME, 0),
+        "ended_at": (TIME, 0),
+        "usr_cpu": (COUNT, 0),
+        "sys_cpu": (COUNT, 0),
+        "job_runtime_ms": (RUNTIME, 0),
     },
     "metrics": {
-        "case_id": (COUNT, 0), "round": (COUNT, 0), "iops": (rules.IOPS, 0),
-        "bw_bytes": (rules.BW, 0), "io_bytes": (COUNT, 0), "runtime_ms": (RUNTIME, 0),
-        "lat_mean_ns": (COUNT, 0), "lat_max_ns": (COUNT, 0),
+        "case_id": (COUNT, 0),
+        "round": (COUNT, 0),
+        "iops": (rules.IOPS, 0),
+        "bw_bytes": (rules.BW, 0),
+        "io_bytes": (COUNT, 0),
+        "runtime_ms": (RUNTIME, 0),
+        "lat_mean_ns": (COUNT, 0),
+        "lat_max_ns": (COUNT, 0),
     },
     "percentiles": {"case_id": (COUNT, 0), "round": (COUNT, 0), "value_ns": (COUNT, 0)},
     "samples": {"case_id": (COUNT, 0), "round": (COUNT, 0), "time_ms": (RUNTIME, 0)},
-}  # fmt: skip
+}
 # Columns that hold one of a few words.
 WORDS: dict[str, dict[str, tuple[str, ...]]] = {
     "run": {"metric": ("auto", "iops", "bw")},
@@ -78,9 +128,13 @@ WORDS: dict[str, dict[str, tuple[str, ...]]] = {
 
 # Columns that hold names: checked by the rule of names, as a plan's or an import's are.
 NAMED = (
-    ("run", "plan_name"), ("run", "baseline"), ("setups", "name"), ("cases", "setup"),
-    ("cases", "workload"), *((table, "host") for table in ("metrics", "percentiles", "samples")),
-)  # fmt: skip
+    ("run", "plan_name"),
+    ("run", "baseline"),
+    ("setups", "name"),
+    ("cases", "setup"),
+    ("cases", "workload"),
+    *((table, "host") for table in ("metrics", "percentiles", "samples")),
+)
 
 
 def is_export(doc: Mapping[str, Any]) -> bool:

@@ -191,18 +191,45 @@ def _walk(value: object, path: str, depth: int) -> None:
 
 _WHOLE = ("io_bytes", "io_kbytes", "total_ios", "short_ios", "drop_ios", "runtime")
 _DIRECTION: dict[str, Limit] = {  # fio's own figures first, then those made from them
-    "iops": IOPS, "bw_bytes": BW, "bw": BW_KIB, "runtime": RUNTIME, "io_bytes": COUNT,
-    "io_kbytes": COUNT, "total_ios": COUNT, "short_ios": COUNT, "drop_ios": COUNT,
-    "bw_min": BW_KIB, "bw_max": BW_KIB, "bw_mean": BW_KIB, "bw_dev": BW_KIB, "bw_samples": COUNT,
-    "iops_min": IOPS, "iops_max": IOPS, "iops_mean": IOPS, "iops_stddev": IOPS,
+    "iops": IOPS,
+    "bw_bytes": BW,
+    "bw": BW_KIB,
+    "runtime": RUNTIME,
+    "io_bytes": COUNT,
+    "io_kbytes": COUNT,
+    "total_ios": COUNT,
+    "short_ios": COUNT,
+    "drop_ios": COUNT,
+    "bw_min": BW_KIB,
+    "bw_max": BW_KIB,
+    "bw_mean": BW_KIB,
+    "bw_dev": BW_KIB,
+    "bw_samples": COUNT,
+    "iops_min": IOPS,
+    "iops_max": IOPS,
+    "iops_mean": IOPS,
+    "iops_stddev": IOPS,
     "iops_samples": COUNT,
-}  # fmt: skip
+}
 _ENTRY: dict[str, Limit] = {
-    "usr_cpu": COUNT, "sys_cpu": COUNT, "ctx": COUNT, "majf": COUNT, "minf": COUNT,
-    "error": COUNT, "groupid": COUNT, "elapsed": COUNT, "job_runtime": COUNT,
-}  # fmt: skip
-_SHARES = ("iodepth_level", "iodepth_submit", "iodepth_complete", "latency_ns", "latency_us",
-           "latency_ms")  # fmt: skip
+    "usr_cpu": COUNT,
+    "sys_cpu": COUNT,
+    "ctx": COUNT,
+    "majf": COUNT,
+    "minf": COUNT,
+    "error": COUNT,
+    "groupid": COUNT,
+    "elapsed": COUNT,
+    "job_runtime": COUNT,
+}
+_SHARES = (
+    "iodepth_level",
+    "iodepth_submit",
+    "iodepth_complete",
+    "latency_ns",
+    "latency_us",
+    "latency_ms",
+)
 _LATENCIES = ("slat_ns", "clat_ns", "lat_ns", "slat", "clat", "lat")  # old fio: µs, no _ns
 DIRECTION_KEYS = ("read", "write", "trim", "sync")
 
@@ -318,8 +345,16 @@ def _bins(value: object, path: str, nanoseconds: bool) -> None:
 _AT_LEAST_ONE = ("iodepth", "numjobs")
 _PERCENT = ("rwmixread", "rwmixwrite")
 _BLOCK_SIZES = ("bs", "blocksize", "ba", "blockalign")
-_SIZES = (*_BLOCK_SIZES, "size", "filesize", "io_size", "io_limit", "offset", "bsrange",
-          "blocksize_range")  # fmt: skip
+_SIZES = (
+    *_BLOCK_SIZES,
+    "size",
+    "filesize",
+    "io_size",
+    "io_limit",
+    "offset",
+    "bsrange",
+    "blocksize_range",
+)
 _TIMES = ("runtime", "ramp_time", "startdelay", "log_avg_msec")
 
 
@@ -380,8 +415,10 @@ def check_metrics(metrics: CaseMetrics, where: str) -> None:
         for figure, name in ((d.lat_mean_ns, "mean"), (d.lat_max_ns, "maximum")):
             if figure is not None:
                 number(figure, f"{said} {name} latency (ns)")
-        ordered = [(float(p), number(v, f"{said} p{p} latency (ns)"), f"{said} p{p} latency")
-                   for p, v in d.percentiles_ns.items()]  # fmt: skip
+        ordered = [
+            (float(p), number(v, f"{said} p{p} latency (ns)"), f"{said} p{p} latency")
+            for p, v in d.percentiles_ns.items()
+        ]
         _rising([o for o in ordered if o[1]])
     number(metrics.usr_cpu, f"{where}user CPU")
     number(metrics.sys_cpu, f"{where}system CPU")
@@ -393,8 +430,9 @@ SAMPLE_LIMITS = {"iops": IOPS, "bw": BW, "lat": COUNT}
 
 def check_samples(samples: Iterable[Sample], where: str) -> None:
     for s in samples:
-        number(s.time_ms, f"{where}{s.direction} {s.metric} sample's time (ms)", RUNTIME,
-               whole=True)  # fmt: skip
+        number(
+            s.time_ms, f"{where}{s.direction} {s.metric} sample's time (ms)", RUNTIME, whole=True
+        )
         said = f"{where}{s.direction} {s.metric} sample at {s.time_ms} ms"
         number(s.value, said, SAMPLE_LIMITS[s.metric])
 

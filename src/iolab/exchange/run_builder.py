@@ -66,12 +66,15 @@ class Facts:
         """The set-up's facts as stored in its definition: what is known, nothing else."""
         rated = any(self.rated_iops)
         pairs = (
-            ("device_count", devices or self.devices), ("write_device_count", writers),
-            ("rated_read_iops", self.rated_iops[0]), ("rated_write_iops", self.rated_iops[1]),
-            ("rated_read_bps", self.rated_bps[0]), ("rated_write_bps", self.rated_bps[1]),
+            ("device_count", devices or self.devices),
+            ("write_device_count", writers),
+            ("rated_read_iops", self.rated_iops[0]),
+            ("rated_write_iops", self.rated_iops[1]),
+            ("rated_read_bps", self.rated_bps[0]),
+            ("rated_write_bps", self.rated_bps[1]),
             ("rated_iops_block", self.rated_block if rated else 0),
             ("rated_iops_sequential", 1.0 if rated and not self.rated_random else 0.0),
-        )  # fmt: skip
+        )
         return tuple((key, float(value)) for key, value in pairs if value)
 
 
@@ -231,10 +234,14 @@ def result(job: FoundJob, case: Case, repeat: int = 1) -> Result:
         error = f"{errno_words(found.whole.error)} (fio's job {job.name!r} in {job.file})"
         return Result(status="failed", started_at=start, error=error, raw_json=raw, **base)
     return Result(
-        status="ok", started_at=start, metrics=found.metrics, raw_json=raw,
+        status="ok",
+        started_at=start,
+        metrics=found.metrics,
+        raw_json=raw,
         warnings=found.warnings + levels.warnings(job.samples, found.metrics),
-        windows=found.windows, **base,
-    )  # fmt: skip
+        windows=found.windows,
+        **base,
+    )
 
 
 def _written_share(job: FoundJob, ended: float) -> float | None:

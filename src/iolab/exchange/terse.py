@@ -18,8 +18,11 @@ from typing import Any
 from iolab.exchange import rules
 from iolab.exchange.found_jobs import FoundJob, UnreadableJob, percentile_key, scaled
 
-VERSIONS = {"3": (("read", "write"), 41), "4": (("read", "write", "trim"), 41),
-            "5": (("read", "write", "trim"), 47)}  # fmt: skip
+VERSIONS = {
+    "3": (("read", "write"), 41),
+    "4": (("read", "write", "trim"), 41),
+    "5": (("read", "write", "trim"), 47),
+}
 _FIRST_DIRECTION = 5  # terse version, fio version, job name, group id, error
 
 

@@ -18,8 +18,16 @@ SECOND = 1_000_000 * US
 MINUTE = 60 * SECOND
 HOUR = 60 * MINUTE
 DAY = 24 * HOUR
-UNITS = {"us": US, "usec": US, "ms": 1000, "msec": 1000, "s": SECOND, "m": MINUTE,
-         "h": HOUR, "d": DAY}  # fmt: skip
+UNITS = {
+    "us": US,
+    "usec": US,
+    "ms": 1000,
+    "msec": 1000,
+    "s": SECOND,
+    "m": MINUTE,
+    "h": HOUR,
+    "d": DAY,
+}
 _DURATION = re.compile(r"\s*([0-9]{1,30})\s*([a-z]*)\s*", re.ASCII | re.IGNORECASE)
 MARGIN_S = 600.0  # beyond a case's longest planned time before fio is stopped
 MARGIN_ENV = "IOLAB_CASE_MARGIN_S"

@@ -104,8 +104,13 @@ class HostInfo:
     fio_version: str
 
     def facts(self) -> dict[str, str]:
-        return {"host": self.host, "hostname": self.hostname, "os": self.os,
-                "arch": self.arch, "fio_version": self.fio_version}  # fmt: skip
+        return {
+            "host": self.host,
+            "hostname": self.hostname,
+            "os": self.os,
+            "arch": self.arch,
+            "fio_version": self.fio_version,
+        }
 
 
 def probe(fio: str, hosts: Sequence[str], timeout_s: float, workdir: Path) -> list[HostInfo]:
@@ -138,8 +143,10 @@ def _probed(host: str, base: Path, timeout_s: float) -> HostInfo:
         )
     why = next((line for line in said.splitlines() if line.startswith("fio:")), "")
     if why:
-        raise HostError(f"host {host} did not answer ({why.removeprefix('fio: ')}); "
-                        "start `fio --server` there (see the README)")  # fmt: skip
+        raise HostError(
+            f"host {host} did not answer ({why.removeprefix('fio: ')}); "
+            "start `fio --server` there (see the README)"
+        )
     raise HostError(
         f"host {host} did not answer in {timeout_s:g} s; is `fio --server` running there, "
         "and is its port open to this machine?"
@@ -174,8 +181,10 @@ class Cluster:
             if where == host:
                 problem = options.expansion(own)
                 if problem or not own.isprintable():  # as jobfile's lines are checked
-                    raise FioError(f"host {host}: its path {own!r} cannot go into a job file: "
-                                   f"it {problem or 'holds a control character'}")  # fmt: skip
+                    raise FioError(
+                        f"host {host}: its path {own!r} cannot go into a job file: "
+                        f"it {problem or 'holds a control character'}"
+                    )
                 job_text = job_text.replace(f"\nfilename={default}\n", f"\nfilename={own}\n")
         return job_text
 
@@ -216,8 +225,14 @@ class Cluster:
                 base = workdir / f"host-{n}"
                 job = workdir / f"host-{n}-{JOB_FILE}"
                 job.write_text(self.job_for(job_text, host))
-                command = [self.fio, "--output-format=json+", f"--output={base}.json",
-                           "--eta=always", f"--client={client_arg(host)}", str(job)]  # fmt: skip
+                command = [
+                    self.fio,
+                    "--output-format=json+",
+                    f"--output={base}.json",
+                    "--eta=always",
+                    f"--client={client_arg(host)}",
+                    str(job),
+                ]
                 children[host] = _start(command, base)
                 states[host] = "running"
             report(None)
@@ -243,19 +258,28 @@ class Cluster:
                 if children[host].returncode or not _entries(document):
                     raise ParseError("no result")
             except ParseError:
-                lost.append((host, _lost_why(host, text + _read(base.with_suffix(".err")),
-                                             host in stopped, self.lost_after_s)))  # fmt: skip
+                lost.append(
+                    (
+                        host,
+                        _lost_why(
+                            host,
+                            text + _read(base.with_suffix(".err")),
+                            host in stopped,
+                            self.lost_after_s,
+                        ),
+                    )
+                )
                 continue
             header = header or {k: v for k, v in document.items() if k != "client_stats"}
             entries += [{**entry, "hostname": host} for entry in _entries(document)]
         stderr = "".join(
-            f"{host}: {line}\n" for n, host in enumerate(self.hosts)
+            f"{host}: {line}\n"
+            for n, host in enumerate(self.hosts)
             for line in _read(workdir / f"host-{n}.err").splitlines()
-        )  # fmt: skip
+        )
         combined = json.dumps({**header, "jobs": entries}, indent=1) if entries else ""
         code = max((child.returncode or 0 for child in children.values()), default=0)
-        return Outcome(code if not entries or lost else 0, combined, stderr, (),
-                       lost=tuple(lost))  # fmt: skip
+        return Outcome(code if not entries or lost else 0, combined, stderr, (), lost=tuple(lost))
 
 
 def progress_line(states: Sequence[tuple[str, str]]) -> str:
@@ -275,8 +299,10 @@ def shares_line(shares: Sequence[tuple[str, float]]) -> str:
     ranked = sorted(shares, key=lambda share: share[1])
     (low, least), (high, most) = ranked[0], ranked[-1]
     middle = statistics.median(iops for _, iops in shares)
-    return (f"median {middle:,.0f} over {len(shares)} hosts, lowest {low} {least:,.0f}, "
-            f"highest {high} {most:,.0f}")  # fmt: skip
+    return (
+        f"median {middle:,.0f} over {len(shares)} hosts, lowest {low} {least:,.0f}, "
+        f"highest {high} {most:,.0f}"
+    )
 
 
 def _entries(document: JSONObject) -> list[dict[str, JSON]]:
@@ -313,9 +339,13 @@ def _start(command: list[str], base: Path) -> subprocess.Popen[bytes]:
     log.info("ran: %s", shlex.join(command))
     with base.with_suffix(".out").open("wb") as out, base.with_suffix(".err").open("wb") as err:
         return subprocess.Popen(
-            local.guarded(command), stdin=subprocess.PIPE, stdout=out, stderr=err,
-            cwd=base.parent, start_new_session=True,
-        )  # fmt: skip
+            local.guarded(command),
+            stdin=subprocess.PIPE,
+            stdout=out,
+            stderr=err,
+            cwd=base.parent,
+            start_new_session=True,
+        )
 
 
 def _wait(

@@ -238,9 +238,13 @@ def from_json(cls: type[T], data: object, where: str = "") -> T:
 
 def _kind(data: object) -> str:
     kinds: tuple[tuple[type, str], ...] = (
-        (bool, "a boolean"), (int, "a whole number"), (float, "a number"), (str, "a text"),
-        (list, "a list"), (Mapping, "an object"),
-    )  # fmt: skip
+        (bool, "a boolean"),
+        (int, "a whole number"),
+        (float, "a number"),
+        (str, "a text"),
+        (list, "a list"),
+        (Mapping, "an object"),
+    )
     if data is None:
         return "null"
     return next((said for kind, said in kinds if isinstance(data, kind)), type(data).__name__)
@@ -280,8 +284,13 @@ def _expected(hint: object) -> str:
         return "one of " + ", ".join(json.dumps(a) for a in typing.get_args(hint))
     if isinstance(hint, type) and issubclass(hint, Enum):
         return "one of " + ", ".join(json.dumps(m.value) for m in hint)
-    words: dict[object, str] = {type(None): "null", bool: "a boolean", int: "a whole number",
-                                float: "a number", str: "a text"}  # fmt: skip
+    words: dict[object, str] = {
+        type(None): "null",
+        bool: "a boolean",
+        int: "a whole number",
+        float: "a number",
+        str: "a text",
+    }
     if hint in words:
         return words[hint]
     return "a list" if typing.get_origin(hint) in (tuple, list, frozenset) else "an object"
@@ -321,8 +330,11 @@ class _Reader:
                 return float(cast(float, data))
             except OverflowError:  # a whole number of 400 digits
                 raise self.fail(path, _expected(hint), "a number too large for one") from None
-        fits = whole if hint is int else (data is None if hint is type(None) else
-                                          isinstance(data, hint))  # fmt: skip
+        fits = (
+            whole
+            if hint is int
+            else (data is None if hint is type(None) else isinstance(data, hint))
+        )
         if hint is not float and fits:
             return data
         raise self.fail(path, _expected(hint), _kind(data))
@@ -356,8 +368,9 @@ class _Reader:
         if isinstance(data, list | tuple):
             return [self.json(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(data)]
         if isinstance(data, Mapping):
-            return {self.key(k, path): self.json(v, _at(path, k), depth + 1)
-                    for k, v in data.items()}  # fmt: skip
+            return {
+                self.key(k, path): self.json(v, _at(path, k), depth + 1) for k, v in data.items()
+            }
         raise self.fail(path, "JSON", _kind(data))
 
     def key(self, key: object, path: str) -> str:
@@ -379,18 +392,30 @@ class _Reader:
         raise TypeError(f"the JSON codec cannot read {hint}")
 
     def sequence(
-        self, origin: object, args: tuple[object, ...], data: list[object], path: str,
-        depth: int, drop: bool,
-    ) -> object:  # fmt: skip
+        self,
+        origin: object,
+        args: tuple[object, ...],
+        data: list[object],
+        path: str,
+        depth: int,
+        drop: bool,
+    ) -> object:
         if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
             if len(data) != len(args):
                 raise self.fail(path, f"a list of {len(args)}", f"a list of {len(data)}")
-            return tuple(self.read(a, v, f"{path}[{i}]", depth + 1)
-                         for i, (a, v) in enumerate(zip(args, data, strict=True)))  # fmt: skip
+            return tuple(
+                self.read(a, v, f"{path}[{i}]", depth + 1)
+                for i, (a, v) in enumerate(zip(args, data, strict=True))
+            )
         items = self.items(args[0], list(enumerate(data)), path, depth, drop)
         values = [v for _, v in items]
-        return tuple(values) if origin is tuple else frozenset(values) if origin is frozenset \
-            else values  # fmt: skip
+        return (
+            tuple(values)
+            if origin is tuple
+            else frozenset(values)
+            if origin is frozenset
+            else values
+        )
 
     def items(
         self, hint: object, pairs: list[tuple[T, object]], path: str, depth: int, drop: bool
@@ -429,21 +454,29 @@ class _Reader:
                 if (got := self.field(f, s, hint, data, path, depth)) is not _DEFAULT:
                     values[f.name] = got
         if rest is not None:
-            values[rest] = {self.key(k, path): self.json(v, _at(path, k), depth + 1)
-                            for k, v in data.items()
-                            if k not in claimed and k not in outer}  # fmt: skip
+            values[rest] = {
+                self.key(k, path): self.json(v, _at(path, k), depth + 1)
+                for k, v in data.items()
+                if k not in claimed and k not in outer
+            }
         return cls(**values)
 
-    def value(self, name: str, hint: object, data: Mapping[str, object], path: str,
-              depth: int) -> object:  # fmt: skip
+    def value(
+        self, name: str, hint: object, data: Mapping[str, object], path: str, depth: int
+    ) -> object:
         if name not in data:
             raise self.fail(_at(path, name), _expected(hint), "missing")
         return self.read(hint, data[name], _at(path, name), depth + 1)
 
     def field(
-        self, f: dataclasses.Field[object], s: Spec, hint: object, data: Mapping[str, object],
-        path: str, depth: int,
-    ) -> object:  # fmt: skip
+        self,
+        f: dataclasses.Field[object],
+        s: Spec,
+        hint: object,
+        data: Mapping[str, object],
+        path: str,
+        depth: int,
+    ) -> object:
         key = s.key or f.name
         found = data.get(key, NOTHING)
         if s.empty_none and (found is None or (isinstance(found, Mapping) and not found)):

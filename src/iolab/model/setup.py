@@ -102,9 +102,14 @@ class CardPolicy:
     def from_definition(cls, data: JSONObject) -> CardPolicy:
         text = _texts(data)
         return cls(
-            text("tool") or "", text("vd") or "", text("write_cache"), text("read_ahead"),
-            text("io_policy"), text("drive_cache"), text("cache_ratio"),
-        )  # fmt: skip
+            text("tool") or "",
+            text("vd") or "",
+            text("write_cache"),
+            text("read_ahead"),
+            text("io_policy"),
+            text("drive_cache"),
+            text("cache_ratio"),
+        )
 
 
 @dataclass(frozen=True)

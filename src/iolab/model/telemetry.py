@@ -15,8 +15,16 @@ from dataclasses import dataclass
 CPU = "cpu"  # the source of the CPU figures (a device's are under its kernel name)
 CPU_METRICS = ("busy", "user", "system", "iowait", "softirq", "steal", "fio")
 DEVICE_METRICS = (
-    "util", "queue", "r_await_ms", "w_await_ms", "iops", "r_iops", "w_iops", "r_mbps", "w_mbps",
-)  # fmt: skip
+    "util",
+    "queue",
+    "r_await_ms",
+    "w_await_ms",
+    "iops",
+    "r_iops",
+    "w_iops",
+    "r_mbps",
+    "w_mbps",
+)
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,18 @@ from iolab.plan.common import Where
 from iolab.units import parse_seconds, parse_size
 
 RW_NAMES = (
-    "read", "write", "trim", "randread", "randwrite", "randtrim",
-    "rw", "readwrite", "randrw", "trimwrite", "randtrimwrite",
-)  # fmt: skip
+    "read",
+    "write",
+    "trim",
+    "randread",
+    "randwrite",
+    "randtrim",
+    "rw",
+    "readwrite",
+    "randrw",
+    "trimwrite",
+    "randtrimwrite",
+)
 
 
 MAX_NAME = names.MAX_LENGTH  # characters in a set-up or workload name
@@ -22,9 +31,19 @@ MAX_JOBS = 4096  # fio's own ceiling on jobs in one run (numjobs included)
 MAX_IODEPTH = 32768  # io_uring's ceiling on queue entries; libaio's is lower per host
 # Engines that do local block or file I/O on the target iolab names; "auto" picks one.
 ENGINES = (
-    "auto", "libaio", "io_uring", "psync", "sync", "pvsync", "pvsync2", "vsync", "posixaio",
-    "mmap", "splice", "null",
-)  # fmt: skip
+    "auto",
+    "libaio",
+    "io_uring",
+    "psync",
+    "sync",
+    "pvsync",
+    "pvsync2",
+    "vsync",
+    "posixaio",
+    "mmap",
+    "splice",
+    "null",
+)
 # fio options a plan may not set (fio.options holds the allow-list, and why each other is
 # refused): iolab's own (the file, the logs) and those that reach beyond the target.
 REFUSED: dict[str, str] = {**fio_options.OWN, **fio_options.REFUSED}

@@ -22,8 +22,10 @@ _TOML_QUOTING = (
     ("Cannot mutate immutable namespace", "a key added to an inline table or array"),
     ("Cannot redefine namespace", "a table defined twice"),
 )
-_TOML_AT = re.compile(r"^(?P<what>.*) \(at (?:line (?P<line>\d+), column (?P<column>\d+)|"
-                      r"end of document)\)$")  # fmt: skip
+_TOML_AT = re.compile(
+    r"^(?P<what>.*) \(at (?:line (?P<line>\d+), column (?P<column>\d+)|"
+    r"end of document)\)$"
+)
 
 
 @dataclass(frozen=True)
@@ -50,8 +52,13 @@ class Overrides:
 
         runtime = data.get("runtime")
         kept = runtime if isinstance(runtime, int) and not isinstance(runtime, bool) else None
-        return cls(text("target"), text("size"), kept or text("runtime"), whole("repeat"),
-                   whole("max_cases"))  # fmt: skip
+        return cls(
+            text("target"),
+            text("size"),
+            kept or text("runtime"),
+            whole("repeat"),
+            whole("max_cases"),
+        )
 
 
 @dataclass(frozen=True)

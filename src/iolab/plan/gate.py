@@ -49,8 +49,11 @@ def rules(data: dict[str, Any], top: Where) -> tuple[tuple[Metric, float], ...]:
     table = table_value(data["check"], top, "check")
     known_keys(table, (*METRICS, *SETTINGS), where, "[check]")
     if "window" in table and window(table["window"]) is None:
-        raise where.fail("window", f"window = {table['window']!r} must be a whole number of "
-                         f"runs from {LEAST} to {MOST_WINDOW}")  # fmt: skip
+        raise where.fail(
+            "window",
+            f"window = {table['window']!r} must be a whole number of "
+            f"runs from {LEAST} to {MOST_WINDOW}",
+        )
     if "strict" in table and not isinstance(table["strict"], bool):
         raise where.fail("strict", f"strict = {table['strict']!r} must be true or false")
     out = []
@@ -59,9 +62,9 @@ def rules(data: dict[str, Any], top: Where) -> tuple[tuple[Metric, float], ...]:
             allowed = allowance(table[name])
             if allowed is None:
                 raise where.fail(
-                    name, f'{name} = {table[name]!r} must be a percentage from 0 to 1000, '
-                    f'such as "5%"',
-                )  # fmt: skip
+                    name,
+                    f'{name} = {table[name]!r} must be a percentage from 0 to 1000, such as "5%"',
+                )
             out.append((name, allowed))
     return tuple(out)
 

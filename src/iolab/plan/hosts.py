@@ -48,8 +48,13 @@ def hosts(data: dict[str, Any], top: Where, setups: tuple[Setup, ...]) -> Hosts 
     addresses = _addresses(listed, top)
     for setup in setups:
         _check_setup(setup, top, addresses)
-    return Hosts(tuple(addresses), _timeout(data, top), _on_lost(data, top), _env(data, top),
-                 _report(data, top))  # fmt: skip
+    return Hosts(
+        tuple(addresses),
+        _timeout(data, top),
+        _on_lost(data, top),
+        _env(data, top),
+        _report(data, top),
+    )
 
 
 def _addresses(listed: list[tuple[str, str | None]], top: Where) -> list[str]:

@@ -30,10 +30,18 @@ SUFFIXES = (".fio", ".job")
 # What fio does when a job file does not say: a job file runs as it would under fio itself.
 # size "auto" is iolab's test file; log_avg_msec records per-second samples (it changes no I/O).
 FIO_DEFAULTS: dict[str, FioValue] = {
-    "rw": "read", "bs": "4k", "iodepth": 1, "numjobs": 1, "size": "auto", "runtime": 0,
-    "time_based": 0, "direct": 0, "ioengine": "psync", "group_reporting": 0,
+    "rw": "read",
+    "bs": "4k",
+    "iodepth": 1,
+    "numjobs": 1,
+    "size": "auto",
+    "runtime": 0,
+    "time_based": 0,
+    "direct": 0,
+    "ioengine": "psync",
+    "group_reporting": 0,
     "log_avg_msec": 1000,
-}  # fmt: skip
+}
 _SECTION = re.compile(r"^\[([^\[\]]+)\]\s*$")
 _PLAN_TABLES = ("defaults", "report", "steady", "setup", "workload")
 Lines = Mapping[tuple[str | None, int, str | None], int]
@@ -205,8 +213,11 @@ def target(jobs: list[dict[str, FioValue]], top: JobWhere) -> Path | None:
             continue
         for key, value in (("directory", folder), ("filename", name)):
             if value is not None and (":" in str(value) or not str(value)):
-                raise where.fail(key, f"{key} must name one path (not a ':' list): iolab runs "
-                                      "a job file on one target")  # fmt: skip
+                raise where.fail(
+                    key,
+                    f"{key} must name one path (not a ':' list): iolab runs "
+                    "a job file on one target",
+                )
         path = Path(str(folder or ".")) / str(name or "")
         if found is not None and path != found:
             raise where.fail(

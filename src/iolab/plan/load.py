@@ -29,9 +29,21 @@ from iolab.units import human_duration
 
 METRICS = ("auto", "iops", "bw")
 TOP_KEYS = (
-    "name", "description", "origin", "repeat", "repeat_target", "repeat_max", "defaults",
-    "setup", "workload", "report", "steady", "workloads", "jobfiles", "check",
-)  # fmt: skip
+    "name",
+    "description",
+    "origin",
+    "repeat",
+    "repeat_target",
+    "repeat_max",
+    "defaults",
+    "setup",
+    "workload",
+    "report",
+    "steady",
+    "workloads",
+    "jobfiles",
+    "check",
+)
 STEADY_KEYS = ("track", "rounds", "window", "data_excursion", "slope_excursion")
 AUTO_FIRST = 3  # repetitions every case gets under repeat = "auto", before the interval decides
 REPORT_KEYS = ("baseline", "metric", "charts")
@@ -181,9 +193,12 @@ def _rounds(
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 100:
             raise where.fail(key, f"{key} = {value!r} must be a whole number from {low} to 100")
     return SteadyRounds(
-        str(track), window, _share(table.get("data_excursion"), where, "data_excursion", "20%"),
-        _share(table.get("slope_excursion"), where, "slope_excursion", "10%"), most,
-    )  # fmt: skip
+        str(track),
+        window,
+        _share(table.get("data_excursion"), where, "data_excursion", "20%"),
+        _share(table.get("slope_excursion"), where, "slope_excursion", "10%"),
+        most,
+    )
 
 
 def _auto_repeat(data: dict[str, object], top: Where) -> AutoRepeat:

@@ -130,14 +130,24 @@ def command_plan(
     if slo is not None and objective.slo(slo) is None:
         raise PlanError(f"--slo {slo!r} must be {objective.slo_problem(slo)}")
     method = "curve" if curve or slo is not None else "peak"
-    return "\n".join([
-        f'name = "{method} {bs} {rw}"',
-        f'description = "iolab peak: {bs} {rw}, numjobs {numjobs} x iodepth {iodepth}"',
-        "[[setup]]", 'name = "target"', 'path = "."',
-        "[[workload]]", f'rw = "{rw}"', f'bs = "{bs}"', f'method = "{method}"',
-        *(f"{flag} = [{low}, {high}]" for flag, (low, high) in bounds.items()),
-        *([f'slo = "{objective.slo_text(slo)}"'] if slo is not None else []),
-    ]) + "\n"  # fmt: skip
+    return (
+        "\n".join(
+            [
+                f'name = "{method} {bs} {rw}"',
+                f'description = "iolab peak: {bs} {rw}, numjobs {numjobs} x iodepth {iodepth}"',
+                "[[setup]]",
+                'name = "target"',
+                'path = "."',
+                "[[workload]]",
+                f'rw = "{rw}"',
+                f'bs = "{bs}"',
+                f'method = "{method}"',
+                *(f"{flag} = [{low}, {high}]" for flag, (low, high) in bounds.items()),
+                *([f'slo = "{objective.slo_text(slo)}"'] if slo is not None else []),
+            ]
+        )
+        + "\n"
+    )
 
 
 def _bounds(flag: str, text: str) -> tuple[int, int]:

@@ -37,16 +37,25 @@ def chart_texts(report: dict[str, Any], where: Where) -> tuple[ChartText, ...]:
 def _one(chart: str, value: object, report: Where) -> ChartText:
     what = f"[report.charts.{chart}]"
     if not CHART_ID.match(chart):
-        raise _fail(report, chart, None, (
-            f"{what}: {chart!r} is not a chart id; ids are the report's chart names, such as "
-            "bars-iops or scaling-iodepth-here (lowercase letters, digits, '-')"
-        ))  # fmt: skip
+        raise _fail(
+            report,
+            chart,
+            None,
+            (
+                f"{what}: {chart!r} is not a chart id; ids are the report's chart names, such as "
+                "bars-iops or scaling-iodepth-here (lowercase letters, digits, '-')"
+            ),
+        )
     if not isinstance(value, dict):
         raise _fail(report, chart, None, f"{what} must be a table of title and caption")
     for key in value:
         if key not in KEYS:
-            raise _fail(report, chart, key, f"unknown key {key!r} in {what}; allowed keys: "
-                        f"{', '.join(KEYS)}")  # fmt: skip
+            raise _fail(
+                report,
+                chart,
+                key,
+                f"unknown key {key!r} in {what}; allowed keys: {', '.join(KEYS)}",
+            )
     title, caption = (_text(value, key, report, chart) for key in KEYS)
     return ChartText(chart, title, caption)
 
@@ -57,11 +66,16 @@ def _text(table: dict[str, Any], key: str, report: Where, chart: str) -> str:
         raise _fail(report, chart, key, f"{key} must be a string, not {value!r}")
     text = value.strip()
     if control_character(text):
-        raise _fail(report, chart, key, f"{key} holds a line break or a control character; "
-                    "write it on one line")  # fmt: skip
+        raise _fail(
+            report,
+            chart,
+            key,
+            f"{key} holds a line break or a control character; write it on one line",
+        )
     if len(text) > MOST[key]:
-        raise _fail(report, chart, key, f"{key} is {len(text):,} characters; keep it to "
-                    f"{MOST[key]:,}")  # fmt: skip
+        raise _fail(
+            report, chart, key, f"{key} is {len(text):,} characters; keep it to {MOST[key]:,}"
+        )
     if key in table and not text:
         raise _fail(report, chart, key, f"{key} is empty; leave it out to keep iolab's {key}")
     return text

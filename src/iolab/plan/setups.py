@@ -20,18 +20,39 @@ from iolab.units import parse_size
 PATH_KEYS = ("name", "path", "precondition", "cache", "hosts", "host_count", "factors")
 PRECONDITIONS = ("none", "sequential", "random", "both")
 DEVICE_KEYS = (
-    "name", "devices", "device_count", "raid", "level", "metadata", "chunk", "md_layout",
-    "filesystem", "mkfs_options", "mount_options", "queue", "discard", "setup_hook",
-    "teardown_hook", "precondition", "cache", "degraded", "controller", "drive_cache",
+    "name",
+    "devices",
+    "device_count",
+    "raid",
+    "level",
+    "metadata",
+    "chunk",
+    "md_layout",
+    "filesystem",
+    "mkfs_options",
+    "mount_options",
+    "queue",
+    "discard",
+    "setup_hook",
+    "teardown_hook",
+    "precondition",
+    "cache",
+    "degraded",
+    "controller",
+    "drive_cache",
     "factors",
-)  # fmt: skip
+)
 CONTROLLER_KEYS = ("tool", "vd", *card_commands.FIELDS)
 # A policy axis's value as it reads in a set-up's name, where the value alone is unclear.
-SAID = {("read_ahead", "none"): "no read-ahead", ("io_policy", "direct"): "direct I/O",
-        ("io_policy", "cached"): "cached I/O", ("drive_cache", "on"): "drive cache on",
-        ("drive_cache", "off"): "drive cache off",
-        ("drive_cache", "default"): "drive cache default",
-        **{("cache_ratio", r): f"cache {r}" for r in card_commands.RATIOS}}  # fmt: skip
+SAID = {
+    ("read_ahead", "none"): "no read-ahead",
+    ("io_policy", "direct"): "direct I/O",
+    ("io_policy", "cached"): "cached I/O",
+    ("drive_cache", "on"): "drive cache on",
+    ("drive_cache", "off"): "drive cache off",
+    ("drive_cache", "default"): "drive cache default",
+    **{("cache_ratio", r): f"cache {r}" for r in card_commands.RATIOS},
+}
 
 
 def setups(raw: object, top: Where, over: Overrides) -> tuple[Setup, ...]:
@@ -52,8 +73,12 @@ def setups(raw: object, top: Where, over: Overrides) -> tuple[Setup, ...]:
         conditioned, cache = _precondition(entry, where), _cache(entry, where)
         given = _factors(entry, where)
         for plain in _with_policies(_one(entry, where, index), entry, where):
-            setup = replace(plain, precondition=conditioned, cache_bytes=cache,
-                            factors=_merged(given, plain.factors, where))  # fmt: skip
+            setup = replace(
+                plain,
+                precondition=conditioned,
+                cache_bytes=cache,
+                factors=_merged(given, plain.factors, where),
+            )
             if setup.name in (s.name for s in found):
                 raise where.fail("name", f"set-up name {setup.name!r} is used twice")
             found.append(setup)
@@ -84,8 +109,11 @@ def _merged(
     factor the plan names that an axis sets is refused (the axis gives each set-up its own)."""
     twice = {k for k, _ in given} & {k for k, _ in swept}
     if twice:
-        raise where.fail("factors", f"factor {sorted(twice)[0]!r} is an axis this set-up sweeps; "
-                         "its set-ups carry it already: leave it out of factors")  # fmt: skip
+        raise where.fail(
+            "factors",
+            f"factor {sorted(twice)[0]!r} is an axis this set-up sweeps; "
+            "its set-ups carry it already: leave it out of factors",
+        )
     return (*given, *swept)
 
 
@@ -154,14 +182,18 @@ def _by_host_count(setup: Setup, counts: object, where: Where) -> list[Setup]:
     if counts is None:
         return [setup]
     listed = counts if isinstance(counts, list) else [counts]
-    if not listed or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1
-                             for n in listed):  # fmt: skip
+    if not listed or not all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in listed
+    ):
         raise where.fail("host_count", "host_count is a number of hosts, or a list of them")
     return [
-        _swept(replace(setup, name=f"{setup.name} on {n} host{'s' if n > 1 else ''}",
-                       host_count=n), "host_count", n)
+        _swept(
+            replace(setup, name=f"{setup.name} on {n} host{'s' if n > 1 else ''}", host_count=n),
+            "host_count",
+            n,
+        )
         for n in dict.fromkeys(listed)
-    ]  # fmt: skip
+    ]
 
 
 def _host_paths(entry: Mapping[str, Any], where: Where) -> tuple[tuple[str, str], ...]:
@@ -277,16 +309,25 @@ def _with_policies(plain: list[Setup], entry: Mapping[str, Any], where: Where) -
         values = _axis(entry["drive_cache"], "drive_cache", where)
         for value in values:
             if value not in apply.DISK_CACHE:
-                raise where.fail("drive_cache", f"drive_cache = {value!r} is not allowed; choose "
-                                 f"one of {', '.join(apply.DISK_CACHE)}")  # fmt: skip
-        out = [_renamed(replace(s, drive_cache=v), v, len(values), ("drive_cache", v))
-               for s in out for v in values]  # fmt: skip
+                raise where.fail(
+                    "drive_cache",
+                    f"drive_cache = {value!r} is not allowed; choose "
+                    f"one of {', '.join(apply.DISK_CACHE)}",
+                )
+        out = [
+            _renamed(replace(s, drive_cache=v), v, len(values), ("drive_cache", v))
+            for s in out
+            for v in values
+        ]
     table = entry.get("controller")
     if table is None:
         return out
     if not isinstance(table, dict):
-        raise where.fail("controller", 'controller is a table, e.g. controller = { tool = '
-                         '"storcli", vd = "/c0/v0", write_cache = "write-back" }')  # fmt: skip
+        raise where.fail(
+            "controller",
+            "controller is a table, e.g. controller = { tool = "
+            '"storcli", vd = "/c0/v0", write_cache = "write-back" }',
+        )
     known_keys(table, CONTROLLER_KEYS, where, "controller")
     tool, vd = table.get("tool"), table.get("vd")
     found = card_commands.problem(tool, vd, {})
@@ -302,8 +343,14 @@ def _with_policies(plain: list[Setup], entry: Mapping[str, Any], where: Where) -
             if found:
                 raise where.fail("controller", f"controller {found[1]}")
         out = [
-            _renamed(replace(s, controller=replace(s.controller, **{key: v})),
-                     SAID.get((key, v), v), len(values), (key, v))
-            for s in out if s.controller is not None for v in values
-        ]  # fmt: skip
+            _renamed(
+                replace(s, controller=replace(s.controller, **{key: v})),
+                SAID.get((key, v), v),
+                len(values),
+                (key, v),
+            )
+            for s in out
+            if s.controller is not None
+            for v in values
+        ]
     return out

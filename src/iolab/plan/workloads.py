@@ -192,9 +192,17 @@ def _fio_terms(key: str, value: Any) -> FioValue:
 
 
 DECISIVE = (
-    "rw", "bs", "rwmixread", "rwmixwrite", "direct", "ioengine", "iodepth", "time_based",
-    "runtime", "size",
-)  # fmt: skip
+    "rw",
+    "bs",
+    "rwmixread",
+    "rwmixwrite",
+    "direct",
+    "ioengine",
+    "iodepth",
+    "time_based",
+    "runtime",
+    "size",
+)
 
 
 def _check_combination(out: dict[str, FioValue], where: Where) -> None:

@@ -233,9 +233,13 @@ def results_table(
             columns.append(f"change vs {baseline}")
             keys.append(f"change {setup} vs {baseline}")
     return Table(
-        title, "workload", tuple(columns), tuple(rows),
-        stub_headers=("direction", "metric") if split else ("metric",), column_keys=tuple(keys),
-    )  # fmt: skip
+        title,
+        "workload",
+        tuple(columns),
+        tuple(rows),
+        stub_headers=("direction", "metric") if split else ("metric",),
+        column_keys=tuple(keys),
+    )
 
 
 def whole_rows(table: Table) -> Table:
@@ -421,8 +425,10 @@ def case_notes(cases: Sequence[CaseRow]) -> list[str]:
             cells = said.setdefault(str(warning), {})
             cells.setdefault((case.setup, case.workload), []).append(case.repetition)
     for text, cells in said.items():
-        wheres = [f"{setup} / {workload} #{','.join(map(str, reps))}"
-                  for (setup, workload), reps in cells.items()]  # fmt: skip
+        wheres = [
+            f"{setup} / {workload} #{','.join(map(str, reps))}"
+            for (setup, workload), reps in cells.items()
+        ]
         count = sum(len(reps) for reps in cells.values())
         kind = "note" if text in noted else "warning"
         if count == 1:

@@ -50,9 +50,11 @@ def compare(data: Dataset, metric: str = "auto") -> Document:
     table = _comparison(data, metric)
     blocks: list[Block] = [table]
     chart = heat_figure.heat(
-        table, f"Change vs run {data.runs[0].id}, per workload and set-up", "run",
+        table,
+        f"Change vs run {data.runs[0].id}, per workload and set-up",
+        "run",
         f"run {data.runs[0].id}",
-    )  # fmt: skip
+    )
     if chart:
         blocks.append(chart)
     found = findings_view.ordered(findings_view.compare_findings(data, whole_rows(table), metric))
@@ -103,8 +105,10 @@ def _comparison(data: Dataset, metric: str) -> Table:
             cells = tuple(_compare_cells(cases, runs, chosen, part))
             found.append((workload, cells, setup_text, said, UNITS[chosen], part))
     split = any(part for *_, part in found)
-    rows = [Row(w, cells, (s, said, unit) if split else (s, unit), part)
-            for w, cells, s, said, unit, part in found]  # fmt: skip
+    rows = [
+        Row(w, cells, (s, said, unit) if split else (s, unit), part)
+        for w, cells, s, said, unit, part in found
+    ]
     mixed = dict.fromkeys(w for w, *_, part in found if part)
     notes = (
         "Each value is the median of its repetitions ± the half-width of the 95% confidence "

@@ -154,8 +154,12 @@ def load(
     runs = _unique([store.run(run_id) for run_id in (run_ids or [None])])
     ratios = tuple(r for run in runs for r in store.ratios(run.id))
     shares = {r.setup for r in ratios} | {r.baseline for r in ratios}  # no column of their own
-    named = [(run, name, d, env) for run in runs for name, d, env in store.setups(run.id)
-             if run.case_count or name not in shares]  # fmt: skip
+    named = [
+        (run, name, d, env)
+        for run in runs
+        for name, d, env in store.setups(run.id)
+        if run.case_count or name not in shares
+    ]
     clash = len({name for _, name, _, _ in named}) < len(named) and not pool
     setups = tuple(
         SetupInfo(f"run {run.id}: {name}" if clash else name, run.id, name, d, env)
@@ -163,8 +167,10 @@ def load(
     )
     if pool:
         setups = _pooled(setups)
-    label = {(run.id, name): name if pool else f"run {run.id}: {name}" if clash else name
-             for run, name, _, _ in named}  # fmt: skip
+    label = {
+        (run.id, name): name if pool else f"run {run.id}: {name}" if clash else name
+        for run, name, _, _ in named
+    }
     renumber = Repetitions()
     cases = tuple(
         renumber.case(run.id, label[(run.id, row.setup)], row)

@@ -22,13 +22,20 @@ MOST_TICKS = 12
 
 
 def document(plan_name: str, runs: Sequence[RunRow], found: Sequence[RunSeries]) -> Document:
-    moved = sorted((s for s in found if s.steps or s.changes or any(p.foreign for p in s.points)),
-                   key=_moved, reverse=True)  # fmt: skip
+    moved = sorted(
+        (s for s in found if s.steps or s.changes or any(p.foreign for p in s.points)),
+        key=_moved,
+        reverse=True,
+    )
     drawn = moved[:MOST_CHARTS]
-    notes = [] if len(moved) <= MOST_CHARTS else [
-        f"{len(moved)} series moved; the {MOST_CHARTS} with the largest change are drawn "
-        "(iolab history --json has them all)."
-    ]  # fmt: skip
+    notes = (
+        []
+        if len(moved) <= MOST_CHARTS
+        else [
+            f"{len(moved)} series moved; the {MOST_CHARTS} with the largest change are drawn "
+            "(iolab history --json has them all)."
+        ]
+    )
     head = Section("Series", (_table(found), *([Notes("Notes", tuple(notes))] if notes else ())))
     source = _source(plan_name, runs)
     sections = [head, *(Section(_label(s), (_chart(s, source), *_said(s))) for s in drawn)]
@@ -65,8 +72,9 @@ def _source(plan_name: str, runs: Sequence[RunRow]) -> str:
     if not runs:
         return ""
     versions = ", ".join(dict.fromkeys(r.iolab_version for r in runs if r.iolab_version))
-    hosts = dict.fromkeys(str(r.environment.get("hostname") or r.origin.hostname or "?")
-                          for r in runs)  # fmt: skip
+    hosts = dict.fromkeys(
+        str(r.environment.get("hostname") or r.origin.hostname or "?") for r in runs
+    )
     first, last = utc(runs[0].started_at)[:10], utc(runs[-1].started_at)[:10]
     dates = first if first == last else f"{first} to {last}"
     which = f"run {runs[0].id}" if len(runs) == 1 else f"runs {runs[0].id} to {runs[-1].id}"
@@ -80,17 +88,28 @@ def _table(found: Sequence[RunSeries]) -> Table:
     rows = []
     for series in found:
         first, latest = series.points[0], series.points[-1]
-        rows.append(Row(series.workload, (
-            Cell(first.mean, series.unit, format_value(first.mean, series.metric)),
-            Cell(latest.mean, series.unit, format_value(latest.mean, series.metric)),
-            Cell(float(len(series.points)), "", str(len(series.points))),
-            Cell(None, "", ", ".join(f"run {c.run_id}" for c in series.changes) or "none"),
-        ), (series.setup, series.metric)))  # fmt: skip
+        rows.append(
+            Row(
+                series.workload,
+                (
+                    Cell(first.mean, series.unit, format_value(first.mean, series.metric)),
+                    Cell(latest.mean, series.unit, format_value(latest.mean, series.metric)),
+                    Cell(float(len(series.points)), "", str(len(series.points))),
+                    Cell(None, "", ", ".join(f"run {c.run_id}" for c in series.changes) or "none"),
+                ),
+                (series.setup, series.metric),
+            )
+        )
     return Table(
-        "Every series", "workload", ("first run", "latest run", "runs", "change points"),
-        tuple(rows), ("each figure: the mean of that run's repetitions.",),
-        stub_headers=("set-up", "metric"), name="history", column_header="figure",
-    )  # fmt: skip
+        "Every series",
+        "workload",
+        ("first run", "latest run", "runs", "change points"),
+        tuple(rows),
+        ("each figure: the mean of that run's repetitions.",),
+        stub_headers=("set-up", "metric"),
+        name="history",
+        column_header="figure",
+    )
 
 
 def _chart(series: RunSeries, source: str = "") -> Chart:
@@ -157,11 +176,14 @@ def _said(series: RunSeries) -> tuple[Notes, ...]:
     lines = [
         f"run {s.run_id}: {s.change_pct:+.1f}%"
         + (f" ± {s.half_width_pct:.1f}%" if s.half_width_pct is not None else "")
-        + (f" from the run before, a lone outlier (run {s.back} is back to the level)"
-           if s.back is not None else " from the run before")
+        + (
+            f" from the run before, a lone outlier (run {s.back} is back to the level)"
+            if s.back is not None
+            else " from the run before"
+        )
         + (f"; changed: {', '.join(s.facts)}" if s.facts else "")
         for s in series.steps
-    ]  # fmt: skip
+    ]
     loaded = [
         f"run {p.run_id} had other load on the host ({FOREIGN}): not judged, and left out "
         "of the other runs' history"

@@ -155,8 +155,9 @@ def _on_hosts(plan: Plan, fio: FioInfo, consent: Consent, executor: Executor | N
     }
     moved = tuple(
         (str(paths[s.name].filename), host, str(Path(own) / TEST_FILE))
-        for s in plan.setups for host, own in s.host_paths
-    )  # fmt: skip
+        for s in plan.setups
+        for host, own in s.host_paths
+    )
     cluster = Cluster(fio.path, plan.hosts.addresses, plan.hosts.lost_after_s, moved)
     return _with_steps(Campaign(plan, fio, executor or cluster, consent, paths))
 
@@ -169,9 +170,11 @@ def ask_hosts(campaign: Campaign) -> tuple[list[dict[str, Any]], list[str]]:
         return [], []
     with tempfile.TemporaryDirectory(prefix="iolab-hosts-") as workdir:
         infos = hosts.probe(
-            campaign.fio.path, campaign.plan.hosts.addresses,
-            campaign.plan.hosts.lost_after_s, Path(workdir),
-        )  # fmt: skip
+            campaign.fio.path,
+            campaign.plan.hosts.addresses,
+            campaign.plan.hosts.lost_after_s,
+            Path(workdir),
+        )
     facts = [info.facts() for info in infos]
     warned = [said for said in [hosts.versions(infos, campaign.fio.version)] if said]
     command = campaign.plan.hosts.env_command

@@ -101,8 +101,10 @@ class Ledger:
 
     def mounted(self, mountpoint: Path) -> None:
         """The set-up's filesystem is now mounted there: its source written down."""
-        entry = next((m for m in self.record.made if m.kind == evidence.MOUNT
-                      and m.path == str(mountpoint)), None)  # fmt: skip
+        entry = next(
+            (m for m in self.record.made if m.kind == evidence.MOUNT and m.path == str(mountpoint)),
+            None,
+        )
         if entry is not None:
             self.record.change(entry, evidence_mounts.mounted(entry))
 
@@ -153,10 +155,15 @@ def placed(
     built_log: list[provision.LogEntry] = []
     layout: LayoutFacts | None = None
     try:
-        with ledger.holding("mount", mountpoint(setup)), provision.build(
-            setup.layout, mountpoint(setup), confirmed=consent.devices,
-            wipe_signatures=consent.wipe_signatures,
-        ) as built:  # fmt: skip
+        with (
+            ledger.holding("mount", mountpoint(setup)),
+            provision.build(
+                setup.layout,
+                mountpoint(setup),
+                confirmed=consent.devices,
+                wipe_signatures=consent.wipe_signatures,
+            ) as built,
+        ):
             built_log, layout = built.log, built.layout
             ledger.mounted(mountpoint(setup))
             filename = Path(":".join(str(p) for p in built.paths)) if built.raw else built.path
@@ -391,9 +398,11 @@ def _known(campaign: Campaign, job: jobfile.Job, target: Prepared, state: str) -
         written = 0.0  # a device nothing was written to since it was built
     hidden = _hidden(target)
     return reading.Known(
-        repeat=campaign.plan.repeat, written_share=written, loop_cache=hidden.loop_cache,
+        repeat=campaign.plan.repeat,
+        written_share=written,
+        loop_cache=hidden.loop_cache,
         ram_target=hidden.ram,
-    )  # fmt: skip
+    )
 
 
 def run_step(
@@ -468,10 +477,11 @@ def _partial(outcome: Outcome, base: dict[str, object]) -> Result:
     kept = f"; the results of {', '.join(hosts)} are kept" if hosts else ""
     names = tuple(host for host, _ in outcome.lost)
     lost = CheckWarning(
-        HOST_LOST, f"{', '.join(names)} sent no result.",
+        HOST_LOST,
+        f"{', '.join(names)} sent no result.",
         "Check those hosts and their fio servers; resume runs the case again on every host.",
         names,
-    )  # fmt: skip
+    )
     return Result(
         status="failed",
         error=f"{said}{kept}; resume runs the case again on every host",

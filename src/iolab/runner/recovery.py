@@ -57,14 +57,18 @@ def dead_runs(store: Store) -> list[Recovered]:
     for record in evidence.records_of(store.path):
         recorded.add(record.run_id)
         if evidence.dead(record):
-            words = (f"run {record.run_id}'s iolab (pid {record.owner.pid}) died; the next "
-                     "'iolab run' on this database removes what it left")  # fmt: skip
+            words = (
+                f"run {record.run_id}'s iolab (pid {record.owner.pid}) died; the next "
+                "'iolab run' on this database removes what it left"
+            )
             said.append(Recovered(words, Resume(record.run_id, str(store.path))))
     for run_id, owner in store.running():
         if run_id not in recorded and _gone(owner):
-            words = (f"run {run_id} is marked running, but its iolab (pid {_pid(owner)}) is "
-                     "gone; this host has no record of what it made, so iolab removes "
-                     "nothing")  # fmt: skip
+            words = (
+                f"run {run_id} is marked running, but its iolab (pid {_pid(owner)}) is "
+                "gone; this host has no record of what it made, so iolab removes "
+                "nothing"
+            )
             said.append(Recovered(words, Resume(run_id, str(store.path))))
     return said
 

@@ -94,10 +94,13 @@ class Repeats:
         workload = next(w for w in self.campaign.plan.workloads if w.name == rounds.track)
         metric = stats.metric_for(workload.options)
         rows = sorted(
-            (row for row in self.store.cases(self.run_id, setup.name, rounds.track)
-             if row.status == "ok"),
+            (
+                row
+                for row in self.store.cases(self.run_id, setup.name, rounds.track)
+                if row.status == "ok"
+            ),
             key=lambda row: row.repetition,
-        )  # fmt: skip
+        )
         return [row.total(metric) for row in rows]
 
     def judge(self, setup: Setup, rounds: SteadyRounds) -> steady.Determination | None:
@@ -126,11 +129,18 @@ def _determination(
 ) -> SteadyRecord:
     """The determination a report shows: every round's tracked value and the verdict."""
     return SteadyRecord(
-        rounds.track, "bw" if metric == "bw" else "iops", tuple(values),
-        (verdict.first_round, verdict.rounds), verdict.mean, verdict.data_excursion,
-        rounds.data_excursion, verdict.slope_excursion, rounds.slope_excursion,
-        verdict.steady, rounds.most,
-    )  # fmt: skip
+        rounds.track,
+        "bw" if metric == "bw" else "iops",
+        tuple(values),
+        (verdict.first_round, verdict.rounds),
+        verdict.mean,
+        verdict.data_excursion,
+        rounds.data_excursion,
+        verdict.slope_excursion,
+        rounds.slope_excursion,
+        verdict.steady,
+        rounds.most,
+    )
 
 
 def _too_wide(values: list[float], target: float) -> bool:

@@ -126,8 +126,10 @@ class _Points:
         if point == self.first and rate is None:
             return self.start
         options: dict[str, FioValue] = {
-            **self.start.options, "numjobs": point[0], "iodepth": point[1]
-        }  # fmt: skip
+            **self.start.options,
+            "numjobs": point[0],
+            "iodepth": point[1],
+        }
         name = peak.point_name(self.base, point)
         method = self.method
         if rate is not None and load is not None:
@@ -154,8 +156,7 @@ class _Points:
 
     def warnings(self, workload: str) -> list[CheckWarning]:
         """The warnings of a point's stored cases: what an answer resting on it carries."""
-        return [w for (name, _), row in self.rows.items() if name == workload
-                for w in row.warnings]  # fmt: skip
+        return [w for (name, _), row in self.rows.items() if name == workload for w in row.warnings]
 
     def value(self, point: Point, repetition: int = 1) -> float | None:
         return _figure(self.row(self.workload(point), repetition), self.metric)
@@ -199,16 +200,25 @@ class _Points:
             if p != winner and (v := self.value(p)) is not None and v >= near
         ]
         return PeakWinner(
-            winner[0], winner[1], self.workload(winner).name, tuple(values), summary.median,
-            summary.low, summary.high, cov, noise, tuple(tied),
-        )  # fmt: skip
+            winner[0],
+            winner[1],
+            self.workload(winner).name,
+            tuple(values),
+            summary.median,
+            summary.low,
+            summary.high,
+            cov,
+            noise,
+            tuple(tied),
+        )
 
     def curve(self, winner: Point) -> Curve:
         """The winner at 10% to 100% of its IOPS, then unthrottled: latency against load."""
         peak_rows = [
-            row for r in range(1, max(peak.CONFIRM, self.run.campaign.plan.repeat) + 1)
+            row
+            for r in range(1, max(peak.CONFIRM, self.run.campaign.plan.repeat) + 1)
             if (row := self.row(self.workload(winner), r)) is not None and row.status == "ok"
-        ]  # fmt: skip
+        ]
         top = statistics.median(_figure(r, "iops") or 0.0 for r in peak_rows)
         share = _read_share(self.start.options)
         out: list[CurvePoint] = []
@@ -222,9 +232,12 @@ class _Points:
         ok = [i for i, p in enumerate(out) if p.ok]
         knee = peak.knee([peak.load_point(out[i]) for i in ok])
         return Curve(
-            top, tuple(out), None if knee is None else ok[knee], peak.KNEE_FACTOR,
+            top,
+            tuple(out),
+            None if knee is None else ok[knee],
+            peak.KNEE_FACTOR,
             peak.DELIVERED_SHARE,
-        )  # fmt: skip
+        )
 
     def within(self, curve: Curve) -> Curve:
         """The most IOPS within the latency target: from the highest load (the peak included)
@@ -233,20 +246,27 @@ class _Points:
         found = objective.slo(self.method.slo)
         assert found is not None  # checked with the plan
         key, limit = found
-        met = [i for i, p in enumerate(curve.points) if p.ok and p.delivered
-               and (v := getattr(p, objective.SLO_KEYS[key])) is not None
-               and v <= limit]  # fmt: skip
+        met = [
+            i
+            for i, p in enumerate(curve.points)
+            if p.ok
+            and p.delivered
+            and (v := getattr(p, objective.SLO_KEYS[key])) is not None
+            and v <= limit
+        ]
         for index in reversed(met):
             at = curve.points[index]
             rows = self.again(at.workload)
-            latency = tuple(v for r in rows if (v := _percentile([r], key.removeprefix("p")))
-                            is not None)  # fmt: skip
+            latency = tuple(
+                v for r in rows if (v := _percentile([r], key.removeprefix("p"))) is not None
+            )
             if latency and statistics.median(latency) <= limit:
                 points = list(curve.points)
                 points[index] = _load_point(rows, at.load_pct, at.asked_iops, at.workload)
                 iops = tuple(v for r in rows if (v := _figure(r, "iops")) is not None)
-                slo = SloPoint(self.method.slo, at.load_pct, at.workload, iops, latency,
-                               at.load_pct is None)  # fmt: skip
+                slo = SloPoint(
+                    self.method.slo, at.load_pct, at.workload, iops, latency, at.load_pct is None
+                )
                 return replace(curve, points=tuple(points), slo=slo)
         return replace(curve, slo=SloPoint(self.method.slo, None, "", (), ()))
 
@@ -259,9 +279,10 @@ class _Points:
     def drift(self) -> Drift | None:
         """The start point measured again after the search, against its first measurement."""
         again = [
-            v for (name, _), row in self.rows.items()
+            v
+            for (name, _), row in self.rows.items()
             if name == f"{self.start.name} again" and (v := _figure(row, self.metric)) is not None
-        ]  # fmt: skip
+        ]
         first = _figure(self.rows.get((self.start.name, 1)), self.metric)
         if not again or not first:
             return None

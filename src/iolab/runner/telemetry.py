@@ -123,9 +123,14 @@ class Sampler:
     def telemetry(self) -> Telemetry:
         others, share = self._others
         return Telemetry(
-            self.cpus, self.devices, tuple(self.points), self.skip_ms,
-            started_at=self._started_at, others=others, others_cpu_pct=share,
-        )  # fmt: skip
+            self.cpus,
+            self.devices,
+            tuple(self.points),
+            self.skip_ms,
+            started_at=self._started_at,
+            others=others,
+            others_cpu_pct=share,
+        )
 
     def _loop(self) -> None:
         while not self._stop.wait(INTERVAL_S - (time.monotonic() - self._start) % INTERVAL_S):
@@ -180,8 +185,12 @@ def _processes(me: psutil.Process, allowed: set[int]) -> dict[int, _Proc]:
             times, io = proc.cpu_times(), proc.io_counters()
             mine = set(proc.cpu_affinity() or ()) or allowed
             share = len(mine & allowed) / len(mine)
-            found[info["pid"]] = _Proc(str(info["name"]), (times.user + times.system) * share,
-                                       io.read_bytes, io.write_bytes)  # fmt: skip
+            found[info["pid"]] = _Proc(
+                str(info["name"]),
+                (times.user + times.system) * share,
+                io.read_bytes,
+                io.write_bytes,
+            )
     return found
 
 
@@ -223,10 +232,14 @@ def _cpu(before: _Snapshot, after: _Snapshot) -> dict[str, float]:
     busy = 100 - sum(share[f] for f in IDLE_FIELDS)
     fio = min(100 * max(after.fio - before.fio, 0.0) / total, 100.0)
     return {
-        "busy": busy, "user": share["user"] + share["nice"], "system": share["system"],
-        "iowait": share["iowait"], "softirq": share["softirq"], "steal": share["steal"],
+        "busy": busy,
+        "user": share["user"] + share["nice"],
+        "system": share["system"],
+        "iowait": share["iowait"],
+        "softirq": share["softirq"],
+        "steal": share["steal"],
         "fio": fio,
-    }  # fmt: skip
+    }
 
 
 def _device(old: Any, new: Any, seconds: float) -> dict[str, float]:

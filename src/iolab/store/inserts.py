@@ -109,11 +109,20 @@ def insert_case(
             " io_bytes, runtime_ms, lat_mean_ns, lat_max_ns, percentiles_ns)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (*where, d.direction, d.iops, d.bw_bytes, d.io_bytes, d.runtime_ms,
-                 d.lat_mean_ns, d.lat_max_ns, json.dumps(dict(d.percentiles_ns)))
+                (
+                    *where,
+                    d.direction,
+                    d.iops,
+                    d.bw_bytes,
+                    d.io_bytes,
+                    d.runtime_ms,
+                    d.lat_mean_ns,
+                    d.lat_max_ns,
+                    json.dumps(dict(d.percentiles_ns)),
+                )
                 for d in window.metrics.directions
             ],
-        )  # fmt: skip
+        )
         db.executemany(
             "INSERT INTO samples (case_id, phase, round, host, metric, direction, time_ms,"
             " value) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

@@ -20,11 +20,20 @@ def insert(db: sqlite3.Connection, run_id: int, ratios: Sequence[Ratio]) -> None
         "INSERT INTO ratios (run_id, setup, baseline, workload, position, direction, metric,"
         " value, options) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            (run_id, r.setup, r.baseline, r.workload, r.position, r.direction, r.metric,
-             r.value, json.dumps(dict(r.options)))
+            (
+                run_id,
+                r.setup,
+                r.baseline,
+                r.workload,
+                r.position,
+                r.direction,
+                r.metric,
+                r.value,
+                json.dumps(dict(r.options)),
+            )
             for r in ratios
         ],
-    )  # fmt: skip
+    )
 
 
 def ratios_of(db: sqlite3.Connection, run_id: int) -> list[Ratio]:
@@ -45,9 +54,15 @@ def _ratio(row: sqlite3.Row) -> Ratio | None:
     if not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
         return None
     return Ratio(
-        str(row["setup"]), str(row["baseline"]), str(row["workload"]), direction, metric,
-        float(value), int(row["position"]), _options(row["options"]),
-    )  # fmt: skip
+        str(row["setup"]),
+        str(row["baseline"]),
+        str(row["workload"]),
+        direction,
+        metric,
+        float(value),
+        int(row["position"]),
+        _options(row["options"]),
+    )
 
 
 def _options(text: object) -> dict[str, FioValue]:

@@ -17,9 +17,10 @@ def watched(telemetry: Telemetry | None) -> str | None:
     if telemetry is None:
         return None
     out: dict[str, object] = {
-        "cpus": list(telemetry.cpus), "devices": list(telemetry.devices),
+        "cpus": list(telemetry.cpus),
+        "devices": list(telemetry.devices),
         "skip_ms": telemetry.skip_ms,
-    }  # fmt: skip
+    }
     if telemetry.window_ms is not None:
         out["window_ms"] = list(telemetry.window_ms)
     if telemetry.others_cpu_pct is not None:
@@ -57,6 +58,11 @@ def telemetry(
             f"{where} is damaged (a case's telemetry does not decode); {RESTORE}"
         ) from None
     return Telemetry(
-        cpus, devices, kept, skip, window_ms, others=others,
+        cpus,
+        devices,
+        kept,
+        skip,
+        window_ms,
+        others=others,
         others_cpu_pct=float(share) if share is not None else None,
-    )  # fmt: skip
+    )

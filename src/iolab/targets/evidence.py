@@ -338,8 +338,11 @@ def replaced(made: Made, token: str) -> str | None:
         found = os.stat(os.path.basename(made.path), dir_fd=fd, follow_symlinks=False)
         if not plain(found):
             return "a link or something else now stands there"
-        file_fd = os.open(os.path.basename(made.path), os.O_RDONLY | os.O_NOFOLLOW |
-                          os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)  # fmt: skip
+        file_fd = os.open(
+            os.path.basename(made.path),
+            os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+            dir_fd=fd,
+        )
         try:
             mark = mark_of(file_fd)
         finally:
@@ -362,8 +365,11 @@ def remark_file(made: Made, token: str) -> Made:
     if fd is None:
         return replace(made, busy=False)
     try:
-        file_fd = os.open(os.path.basename(made.path), os.O_WRONLY | os.O_NOFOLLOW |
-                          os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)  # fmt: skip
+        file_fd = os.open(
+            os.path.basename(made.path),
+            os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+            dir_fd=fd,
+        )
     except OSError:
         return replace(made, busy=False)
     finally:
@@ -385,8 +391,9 @@ def remove_file(made: Made, token: str) -> bool:
         return False
     name = os.path.basename(made.path)
     try:
-        file_fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                          dir_fd=fd)  # fmt: skip
+        file_fd = os.open(
+            name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd
+        )
         try:
             found, mark = os.fstat(file_fd), mark_of(file_fd)
         finally:

@@ -27,9 +27,19 @@ UML = "/usr/bin/linux.uml"
 MODULES = Path("/usr/lib/uml/modules")  # the package's modules, one folder per kernel version
 INSTALL = "apt-get install user-mode-linux"
 GUEST_MODULES = (
-    "md-mod", "raid0", "raid1", "raid10", "raid456", "faulty", "dm-mod", "dm-raid",
-    "dm-flakey", "dm-delay", "dm-snapshot", "dm-thin-pool",
-)  # fmt: skip
+    "md-mod",
+    "raid0",
+    "raid1",
+    "raid10",
+    "raid456",
+    "faulty",
+    "dm-mod",
+    "dm-raid",
+    "dm-flakey",
+    "dm-delay",
+    "dm-snapshot",
+    "dm-thin-pool",
+)
 MAX_DISKS = 16  # ubda to ubdp
 BOOT_TIMEOUT_S = 120
 POLL_S = 0.05
@@ -180,14 +190,25 @@ class Kernel:
         init = self._init()
         disks = [f"ubd{i}={image}" for i, image in enumerate(self.images)]
         command = [
-            kernel(), f"mem={self.memory_mib}M", "root=/dev/root", "rootfstype=hostfs",
-            "rootflags=/", "rw", *disks, f"init={init}", "con=null", "con0=null,fd:1",
-        ]  # fmt: skip
+            kernel(),
+            f"mem={self.memory_mib}M",
+            "root=/dev/root",
+            "rootfstype=hostfs",
+            "rootflags=/",
+            "rw",
+            *disks,
+            f"init={init}",
+            "con=null",
+            "con0=null,fd:1",
+        ]
         with (self.folder / "console.log").open("wb") as log:
             self.process = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
                 start_new_session=True,
-            )  # fmt: skip
+            )
         deadline = time.monotonic() + BOOT_TIMEOUT_S
         while not (self.spool / "ready").exists():
             if self.process.poll() is not None or time.monotonic() > deadline:

@@ -19,8 +19,18 @@ from dataclasses import dataclass
 from iolab.model import JSON
 
 # host_env = "ssh": each host's full environment, where iolab is installed there
-SSH_ENV = ("ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "{host}", "iolab", "env",
-           "--json", "{path}")  # fmt: skip
+SSH_ENV = (
+    "ssh",
+    "-o",
+    "BatchMode=yes",
+    "-o",
+    "ConnectTimeout=5",
+    "{host}",
+    "iolab",
+    "env",
+    "--json",
+    "{path}",
+)
 PARALLEL = 32  # ssh processes at once: a fleet of hundreds is read in a few rounds
 TIMEOUT_S = 60.0
 SHOWN = 3  # hosts named in the missing line, with why; the rest counted
@@ -39,8 +49,10 @@ class RemoteEnv:
         """As the run records it beside the host (environment.hosts)."""
         if self.environment is not None:
             return {"environment_from": self.said, "environment": self.environment}
-        return {"environment_from": "fio's server only",
-                "environment_missing": f"{self.said}: {self.missing}"}  # fmt: skip
+        return {
+            "environment_from": "fio's server only",
+            "environment_missing": f"{self.said}: {self.missing}",
+        }
 
 
 def read_all(
@@ -57,8 +69,14 @@ def read_one(command: Sequence[str], host: str, path: str, timeout_s: float) -> 
     argv = [part.replace("{host}", name).replace("{path}", path) for part in command]
     said = "iolab env --json over SSH" if tuple(command) == SSH_ENV else shlex.join(argv)
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s,
-                              check=False, stdin=subprocess.DEVNULL)  # fmt: skip
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         return RemoteEnv(host, said, None, f"no answer in {timeout_s:g} s")
     except OSError as error:

@@ -22,12 +22,41 @@ PARTITION_TABLES = {"dos", "gpt", "PMBR", "atari", "bsd", "sun", "sgi", "mac"}
 # Filesystems that are the kernel's interfaces, not storage: a test file there measures
 # nothing (or writes to the kernel). tmpfs and ramfs hold files for real, in memory: allowed
 # here (the methodology checks warn about them).
-PSEUDO_FILESYSTEMS = frozenset({
-    "devtmpfs", "proc", "sysfs", "cgroup", "cgroup2", "securityfs", "debugfs", "tracefs",
-    "configfs", "bpf", "pstore", "efivarfs", "mqueue", "hugetlbfs", "fusectl", "devpts",
-    "binfmt_misc", "rpc_pipefs", "nfsd", "selinuxfs", "smackfs", "nsfs", "resctrl", "cpuset",
-    "binder", "xenfs", "usbfs", "functionfs", "gadgetfs", "openpromfs", "spufs",
-})  # fmt: skip
+PSEUDO_FILESYSTEMS = frozenset(
+    {
+        "devtmpfs",
+        "proc",
+        "sysfs",
+        "cgroup",
+        "cgroup2",
+        "securityfs",
+        "debugfs",
+        "tracefs",
+        "configfs",
+        "bpf",
+        "pstore",
+        "efivarfs",
+        "mqueue",
+        "hugetlbfs",
+        "fusectl",
+        "devpts",
+        "binfmt_misc",
+        "rpc_pipefs",
+        "nfsd",
+        "selinuxfs",
+        "smackfs",
+        "nsfs",
+        "resctrl",
+        "cpuset",
+        "binder",
+        "xenfs",
+        "usbfs",
+        "functionfs",
+        "gadgetfs",
+        "openpromfs",
+        "spufs",
+    }
+)
 # Whatever is mounted inside these is part of the kernel's tree too (the tmpfs that holds
 # /sys/fs/cgroup, say). devtmpfs is not one: /dev/shm is a tmpfs for files.
 KERNEL_TREES = frozenset({"proc", "sysfs"})
@@ -267,9 +296,8 @@ def _mount_of(path: Path, table: dict[int, MountPoint]) -> MountPoint | None:
         return table[found]
     text = str(path)
     holding = [
-        m for m in table.values()
-        if text == m.target or text.startswith(m.target.rstrip("/") + "/")
-    ]  # fmt: skip
+        m for m in table.values() if text == m.target or text.startswith(m.target.rstrip("/") + "/")
+    ]
     return max(holding, key=lambda m: len(m.target), default=None)
 
 

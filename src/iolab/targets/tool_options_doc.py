@@ -24,11 +24,18 @@ def markdown() -> str:
         spellings = {name: [name] for name in tool.options}
         for other, name in tool.aliases.items():
             spellings[name].append(other)
-        flags = [spelled for name, spec in tool.options.items() if spec is None
-                 for spelled in spellings[name]]  # fmt: skip
+        flags = [
+            spelled
+            for name, spec in tool.options.items()
+            if spec is None
+            for spelled in spellings[name]
+        ]
         rows += [f"| {tool.name} | {_code(flags)} | none |"] if flags else []
-        rows += [f"| {tool.name} | {_code(spellings[name])} | {_doc(spec)} |"
-                 for name, spec in tool.options.items() if spec is not None]  # fmt: skip
+        rows += [
+            f"| {tool.name} | {_code(spellings[name])} | {_doc(spec)} |"
+            for name, spec in tool.options.items()
+            if spec is not None
+        ]
         rows += [f"| {tool.name} | {_code(list(tool.refused))} | refused |"] if tool.refused else []
     rows += _mount_rows("all", MOUNT_COMMON)
     for fs, table in MOUNT_OPTIONS.items():
@@ -40,16 +47,24 @@ def markdown() -> str:
 def _mount_rows(fs: str, table: Mapping[str, Value | None]) -> list[str]:
     bare = [n for n, v in table.items() if v is None or n in MOUNT_BARE.get(fs, ())]
     rows = [f"| mount -o ({fs}) | {_code(bare)} | none |"] if bare else []
-    return rows + [f"| mount -o ({fs}) | {_code([name + '='])} | {_doc(spec)} |"
-                   for name, spec in table.items() if spec is not None]  # fmt: skip
+    return rows + [
+        f"| mount -o ({fs}) | {_code([name + '='])} | {_doc(spec)} |"
+        for name, spec in table.items()
+        if spec is not None
+    ]
 
 
 def _code(names: Sequence[str]) -> str:
     return ", ".join(f"`{name}`" for name in names)
 
 
-_SHORT = {"number": "a number", "decimal": "a number (decimals too)", "size": "a size",
-          "name": "a name", "label": "a label"}  # fmt: skip
+_SHORT = {
+    "number": "a number",
+    "decimal": "a number (decimals too)",
+    "size": "a size",
+    "name": "a name",
+    "label": "a label",
+}
 
 
 def _doc(spec: Value | None) -> str:
@@ -57,8 +72,10 @@ def _doc(spec: Value | None) -> str:
     if spec is None:
         return "none"
     if spec.kind == "sub":
-        parts = [f"`{name}`" if value is None else f"`{name}=` {_doc(value)}"
-                 for name, value in spec.sub.items()]  # fmt: skip
+        parts = [
+            f"`{name}`" if value is None else f"`{name}=` {_doc(value)}"
+            for name, value in spec.sub.items()
+        ]
         refused = [f"`{name}=` refused" for name in spec.refused]
         return ", ".join(parts + refused)
     if spec.kind == "features":

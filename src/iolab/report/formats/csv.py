@@ -73,7 +73,15 @@ def render_findings(findings: Sequence[Finding]) -> str:
         significant = "" if found.significant is None else str(found.significant).lower()
         cells = ";".join(f"{w} @ {s}" for w, s in found.cells)
         codes = ";".join(w.code for w in found.warned)
-        texts = (f"{found.rank:g}", found.group, found.kind, found.sentence, significant,
-                 str(found.cases), cells, codes)  # fmt: skip
+        texts = (
+            f"{found.rank:g}",
+            found.group,
+            found.kind,
+            found.sentence,
+            significant,
+            str(found.cases),
+            cells,
+            codes,
+        )
         writer.writerow([_text(t) for t in texts])
     return buffer.getvalue()

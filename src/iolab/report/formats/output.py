@@ -122,8 +122,9 @@ def emit(
         said.append(f"wrote {len(files)} files (charts: PNG and SVG; tables: CSV) in {export_dir}")
     if output != "-":
         folder, name = outputs.split(output)
-        batches.append(saving.WriteBatch(folder, {name: rendered.text.encode(), **rendered.files},
-                                     "report"))  # fmt: skip
+        batches.append(
+            saving.WriteBatch(folder, {name: rendered.text.encode(), **rendered.files}, "report")
+        )
     saving.save(batches, force=force)
     if output == "-":
         return rendered.text, said

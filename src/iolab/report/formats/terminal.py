@@ -66,9 +66,12 @@ def _width() -> int:
 
 def _console(buffer: io.StringIO, width: int | None, color: bool) -> Console:
     return Console(
-        file=buffer, width=width or _width(), force_terminal=color, no_color=not color,
+        file=buffer,
+        width=width or _width(),
+        force_terminal=color,
+        no_color=not color,
         emoji=False,
-    )  # fmt: skip
+    )
 
 
 def _line(console: Console, text: str) -> None:
@@ -125,8 +128,9 @@ def render_document(document: Document, width: int | None = None, color: bool = 
         if len(table.rows) <= MOST_FINDINGS_ROWS:
             _print(console, table)
         else:
-            _line(console, f"{table.title}: {len(table.rows)} rows, in --format markdown, html "
-                           "or csv")  # fmt: skip
+            _line(
+                console, f"{table.title}: {len(table.rows)} rows, in --format markdown, html or csv"
+            )
     _print(console, document.main_table())
     for table in document.tables():  # --pivot's, and shares beside the results
         shown = table.name.startswith(PIVOT_PREFIX) or table.name == RATIOS

@@ -96,9 +96,14 @@ def _bars(ax: Axes, chart: Chart) -> None:
         positions = [i + (index - (count - 1) / 2) * width for i in range(len(categories))]
         errors = _nan(series.error) if any(e is not None for e in series.error) else None
         ax.bar(
-            positions, _nan(series.y), width, yerr=errors, capsize=3, label=series.name,
+            positions,
+            _nan(series.y),
+            width,
+            yerr=errors,
+            capsize=3,
+            label=series.name,
             color=_color(series.color),
-        )  # fmt: skip
+        )
         spread = series.error or tuple(None for _ in series.y)
         tops = [(y or 0.0) + (e or 0.0) for y, e in zip(series.y, spread, strict=True)]
         highest = max([highest, *tops])
@@ -134,14 +139,27 @@ def _lines(ax: Axes, chart: Chart) -> None:
     for series in chart.series:
         xs = [float(v) for v in series.x]
         if series.faint:
-            ax.plot(xs, _nan(series.y), color=_color(series.color), lw=0.8, alpha=0.35,
-                    label="_nolegend_")  # fmt: skip
+            ax.plot(
+                xs,
+                _nan(series.y),
+                color=_color(series.color),
+                lw=0.8,
+                alpha=0.35,
+                label="_nolegend_",
+            )
             continue
         errors = _nan(series.error) if any(e is not None for e in series.error) else None
         ax.errorbar(
-            xs, _nan(series.y), yerr=errors, marker="o" if len(xs) <= DENSE else None,
-            markersize=3, capsize=3, label=series.name, color=_color(series.color), lw=1.8,
-        )  # fmt: skip
+            xs,
+            _nan(series.y),
+            yerr=errors,
+            marker="o" if len(xs) <= DENSE else None,
+            markersize=3,
+            capsize=3,
+            label=series.name,
+            color=_color(series.color),
+            lw=1.8,
+        )
     _axis(ax, chart.x, "x")
     _axis(ax, chart.y, "y")
     tops = [

@@ -90,8 +90,9 @@ def _cartesian() -> Bundle | None:
     except OSError as error:
         log.warning(
             "%s: %s; this page carries plotly's full bundle (run scripts/setup again)",
-            cartesian_path(), error.strerror,
-        )  # fmt: skip
+            cartesian_path(),
+            error.strerror,
+        )
         return None
     if hashlib.sha256(code).hexdigest() != CARTESIAN_SHA256:
         return None

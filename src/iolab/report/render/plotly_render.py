@@ -22,8 +22,18 @@ from iolab.report.render.plotly_bundle import Bundle
 HEIGHT_PX = 460
 CONFIG = {"displaylogo": False, "responsive": True}
 # matplotlib's tab10, so that a set-up has the same colour in HTML and in PNG/SVG
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-           "#7f7f7f", "#bcbd22", "#17becf")  # fmt: skip
+PALETTE = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
 MUTED = "#d9d9d9"
 # red (lower) - white (the same) - blue (higher), as the HTML tables colour their cells; plotly's
 # own "RdBu" runs the other way, with a grey middle that would read as "not significant"
@@ -128,15 +138,33 @@ def figure(chart: Chart) -> Json:
     data = [_bar(s) if chart.kind == "bar" else _line(s) for s in chart.series]
     shapes, notes = [], []
     for region in chart.regions:
-        shapes.append({
-            "type": "rect", "xref": "x", "yref": "paper", "x0": region.start, "x1": region.end,
-            "y0": 0, "y1": 1, "fillcolor": "grey", "opacity": region.tone, "line": {"width": 0},
-            "layer": "below",
-        })  # fmt: skip
-        notes.append({
-            "text": _t(region.label), "xref": "x", "yref": "paper", "x": region.start, "y": 1,
-            "xanchor": "left", "yanchor": "top", "showarrow": False,
-        })  # fmt: skip
+        shapes.append(
+            {
+                "type": "rect",
+                "xref": "x",
+                "yref": "paper",
+                "x0": region.start,
+                "x1": region.end,
+                "y0": 0,
+                "y1": 1,
+                "fillcolor": "grey",
+                "opacity": region.tone,
+                "line": {"width": 0},
+                "layer": "below",
+            }
+        )
+        notes.append(
+            {
+                "text": _t(region.label),
+                "xref": "x",
+                "yref": "paper",
+                "x": region.start,
+                "y": 1,
+                "xanchor": "left",
+                "yanchor": "top",
+                "showarrow": False,
+            }
+        )
     x_axis: Json = {"type": "category"} if chart.kind == "bar" else _axis(chart.x)
     x_axis["title"] = {"text": _t(chart.x.label)}
     layout.update(xaxis=x_axis, yaxis=_axis(chart.y), shapes=shapes, annotations=notes)
@@ -150,10 +178,18 @@ def _sourced(layout: Json, chart: Chart, below_axis: int) -> Json:
         return layout
     margin = {**layout["margin"], "b": layout["margin"]["b"] + SOURCE_PX}
     line = {
-        "text": _t(chart.source), "xref": "paper", "yref": "paper", "x": 0, "y": 0,
-        "xanchor": "left", "yanchor": "top", "yshift": -below_axis, "showarrow": False,
-        "font": {"size": 11, "color": "#666666"}, "align": "left",
-    }  # fmt: skip
+        "text": _t(chart.source),
+        "xref": "paper",
+        "yref": "paper",
+        "x": 0,
+        "y": 0,
+        "xanchor": "left",
+        "yanchor": "top",
+        "yshift": -below_axis,
+        "showarrow": False,
+        "font": {"size": 11, "color": "#666666"},
+        "align": "left",
+    }
     notes = [*layout.get("annotations", []), line]
     return {**layout, "margin": margin, "annotations": notes}
 
@@ -166,12 +202,21 @@ def _errors(error: tuple[float | None, ...]) -> Json | None:
 
 def _bar(series: Series) -> Json:
     errors = _errors(series.error)
-    return _clean({
-        "type": "bar", "name": _t(series.name), "x": _values(series.x), "y": list(series.y),
-        "error_y": errors, "text": _values(series.labels) or None,
-        "textposition": "inside" if errors else "outside", "insidetextanchor": "middle",
-        "textangle": 0, "cliponaxis": False, "marker": _clean({"color": color(series.color)}),
-    })  # fmt: skip
+    return _clean(
+        {
+            "type": "bar",
+            "name": _t(series.name),
+            "x": _values(series.x),
+            "y": list(series.y),
+            "error_y": errors,
+            "text": _values(series.labels) or None,
+            "textposition": "inside" if errors else "outside",
+            "insidetextanchor": "middle",
+            "textangle": 0,
+            "cliponaxis": False,
+            "marker": _clean({"color": color(series.color)}),
+        }
+    )
 
 
 def _line(series: Series) -> Json:
@@ -179,16 +224,27 @@ def _line(series: Series) -> Json:
     line = _clean({"color": color(series.color)})
     if series.faint:
         return {
-            "type": "scatter", "name": _t(series.name), "x": _values(series.x),
-            "y": list(series.y), "mode": "lines", "line": {**line, "width": 1}, "opacity": 0.35,
-            "showlegend": False, "legendgroup": _t(series.name.rsplit(" #", 1)[0]),
-        }  # fmt: skip
-    return _clean({
-        "type": "scatter", "name": _t(series.name), "x": _values(series.x),
-        "y": list(series.y), "error_y": _errors(series.error),
-        "mode": "lines+markers" if len(series.x) <= DENSE else "lines",
-        "line": {**line, "width": 2.5},
-    })  # fmt: skip
+            "type": "scatter",
+            "name": _t(series.name),
+            "x": _values(series.x),
+            "y": list(series.y),
+            "mode": "lines",
+            "line": {**line, "width": 1},
+            "opacity": 0.35,
+            "showlegend": False,
+            "legendgroup": _t(series.name.rsplit(" #", 1)[0]),
+        }
+    return _clean(
+        {
+            "type": "scatter",
+            "name": _t(series.name),
+            "x": _values(series.x),
+            "y": list(series.y),
+            "error_y": _errors(series.error),
+            "mode": "lines+markers" if len(series.x) <= DENSE else "lines",
+            "line": {**line, "width": 2.5},
+        }
+    )
 
 
 def _axis(axis: Axis) -> Json:
@@ -218,24 +274,39 @@ def _heat(chart: Chart) -> list[Json]:
     def pick(values: list[Any], row: int, grey: bool, empty: Any) -> list[Any]:
         return [v if muted[row][i] == grey else empty for i, v in enumerate(values)]
 
-    traces = [{
-        "type": "heatmap", "x": x, "y": y,
-        "z": [pick(list(s.y), r, False, None) for r, s in enumerate(chart.series)],
-        "text": [pick(_values(s.labels), r, False, "") for r, s in enumerate(chart.series)],
-        "texttemplate": "%{text}", "colorscale": SEQUENTIAL.get(chart.colors, DIVERGING),
-        "zmin": low, "zmax": high, "colorbar": {
-            "title": {"text": _t(chart.scale.label) if chart.scale else ""},
-            "tickformat": SEPARATED,
-        },
-        "hovertemplate": "%{y} · %{x}: %{text}<extra></extra>", "hoverongaps": False,
-    }]  # fmt: skip
+    traces = [
+        {
+            "type": "heatmap",
+            "x": x,
+            "y": y,
+            "z": [pick(list(s.y), r, False, None) for r, s in enumerate(chart.series)],
+            "text": [pick(_values(s.labels), r, False, "") for r, s in enumerate(chart.series)],
+            "texttemplate": "%{text}",
+            "colorscale": SEQUENTIAL.get(chart.colors, DIVERGING),
+            "zmin": low,
+            "zmax": high,
+            "colorbar": {
+                "title": {"text": _t(chart.scale.label) if chart.scale else ""},
+                "tickformat": SEPARATED,
+            },
+            "hovertemplate": "%{y} · %{x}: %{text}<extra></extra>",
+            "hoverongaps": False,
+        }
+    ]
     if any(any(row) for row in muted):
-        traces.append({
-            "type": "heatmap", "x": x, "y": y,
-            "z": [pick([0.0] * len(s.y), r, True, None) for r, s in enumerate(chart.series)],
-            "text": [pick(_values(s.labels), r, True, "") for r, s in enumerate(chart.series)],
-            "texttemplate": "%{text}", "textfont": {"color": "#555555"},
-            "colorscale": [[0, MUTED], [1, MUTED]], "showscale": False, "hoverongaps": False,
-            "hovertemplate": "%{y} · %{x}: %{text} (not significant)<extra></extra>",
-        })  # fmt: skip
+        traces.append(
+            {
+                "type": "heatmap",
+                "x": x,
+                "y": y,
+                "z": [pick([0.0] * len(s.y), r, True, None) for r, s in enumerate(chart.series)],
+                "text": [pick(_values(s.labels), r, True, "") for r, s in enumerate(chart.series)],
+                "texttemplate": "%{text}",
+                "textfont": {"color": "#555555"},
+                "colorscale": [[0, MUTED], [1, MUTED]],
+                "showscale": False,
+                "hoverongaps": False,
+                "hovertemplate": "%{y} · %{x}: %{text} (not significant)<extra></extra>",
+            }
+        )
     return traces

@@ -11,10 +11,25 @@ from iolab.targets.facts import DeviceFacts, Layer, MountFacts, TargetFacts
 from iolab.units import human_bytes
 
 DEVICE_KEYS = (
-    "transport", "model", "vendor", "firmware", "serial", "wwn", "size_bytes", "rotational",
-    "logical_block_size", "physical_block_size", "scheduler", "read_ahead_kb", "nr_requests",
-    "rq_affinity", "write_cache", "start_bytes", "aligned_1mib", "backing_file",
-)  # fmt: skip
+    "transport",
+    "model",
+    "vendor",
+    "firmware",
+    "serial",
+    "wwn",
+    "size_bytes",
+    "rotational",
+    "logical_block_size",
+    "physical_block_size",
+    "scheduler",
+    "read_ahead_kb",
+    "nr_requests",
+    "rq_affinity",
+    "write_cache",
+    "start_bytes",
+    "aligned_1mib",
+    "backing_file",
+)
 
 
 def _value(key: str, value: Any) -> str:

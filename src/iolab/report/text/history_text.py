@@ -82,16 +82,19 @@ def history(plan_name: str, runs: Sequence[RunRow], found: Sequence[RunSeries]) 
         levels = {c.run_id: c for c in one.changes}
         calm = "" if one.steps or one.changes else ": no change beyond the run-to-run noise"
         unit = one.unit
-        lines.append(f"\n{one_line(one.setup)} · {one_line(one.workload)} · {one.metric} "
-                     f"({unit}){calm}")  # fmt: skip
+        lines.append(
+            f"\n{one_line(one.setup)} · {one_line(one.workload)} · {one.metric} ({unit}){calm}"
+        )
         for point in one.points:  # 100,000 lines in a long history: most have no marks
             run = point.run_id
             marked = run in changed or run in levels
             marks = _marks(changed.get(run), levels.get(run)) if marked else ""
             origin = " imported" if run in joined else ""
             head = said.get(run) or _head(run, point.started_at)  # a run not listed
-            lines.append(f"{head}{_figure(point.mean, unit):>10}  (n={len(point.values)})"
-                         f"{origin}{_load(point) if point.load else ''}{marks}")  # fmt: skip
+            lines.append(
+                f"{head}{_figure(point.mean, unit):>10}  (n={len(point.values)})"
+                f"{origin}{_load(point) if point.load else ''}{marks}"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -100,31 +103,73 @@ def history_json(plan_name: str, found: Sequence[RunSeries]) -> str:
         "plan": plan_name,
         "series": [
             {
-                "setup": s.setup, "workload": s.workload, "metric": s.metric, "unit": s.unit,
-                "points": [{"run": p.run_id, "started_at": p.started_at,
-                            "started": utc(p.started_at), "mean": p.mean, "median": p.median,
-                            "values": list(p.values), "load": sorted(p.load) if p.load else []}
-                           for p in s.points],
-                "changes": [{"run": c.run_id, "change_pct": c.change_pct,
-                             "half_width_pct": c.half_width_pct, "significant": c.significant,
-                             "outlier": c.outlier, "back": c.back,
-                             "facts": list(c.facts)} for c in s.steps],
-                "change_points": [{"run": c.run_id, "p_value": c.p_value, "before": c.before,
-                                   "after": c.after, "change_pct": c.change_pct,
-                                   "half_width_pct": c.half_width_pct,
-                                   "facts": list(c.facts)} for c in s.changes],
+                "setup": s.setup,
+                "workload": s.workload,
+                "metric": s.metric,
+                "unit": s.unit,
+                "points": [
+                    {
+                        "run": p.run_id,
+                        "started_at": p.started_at,
+                        "started": utc(p.started_at),
+                        "mean": p.mean,
+                        "median": p.median,
+                        "values": list(p.values),
+                        "load": sorted(p.load) if p.load else [],
+                    }
+                    for p in s.points
+                ],
+                "changes": [
+                    {
+                        "run": c.run_id,
+                        "change_pct": c.change_pct,
+                        "half_width_pct": c.half_width_pct,
+                        "significant": c.significant,
+                        "outlier": c.outlier,
+                        "back": c.back,
+                        "facts": list(c.facts),
+                    }
+                    for c in s.steps
+                ],
+                "change_points": [
+                    {
+                        "run": c.run_id,
+                        "p_value": c.p_value,
+                        "before": c.before,
+                        "after": c.after,
+                        "change_pct": c.change_pct,
+                        "half_width_pct": c.half_width_pct,
+                        "facts": list(c.facts),
+                    }
+                    for c in s.changes
+                ],
             }
             for s in found
         ],
-    }  # fmt: skip
+    }
     # one line: a long history's JSON is written by the C encoder, several times faster than
     # an indented one (jq . indents it for reading)
     return json.dumps(out, ensure_ascii=False) + "\n"
 
 
-CSV_HEADER = ("setup", "workload", "metric", "unit", "run", "started_at", "median", "n",
-              "ci95_low", "ci95_high", "step_pct", "change_point_pct", "started", "mean",
-              "outlier", "load")  # fmt: skip
+CSV_HEADER = (
+    "setup",
+    "workload",
+    "metric",
+    "unit",
+    "run",
+    "started_at",
+    "median",
+    "n",
+    "ci95_low",
+    "ci95_high",
+    "step_pct",
+    "change_point_pct",
+    "started",
+    "mean",
+    "outlier",
+    "load",
+)
 
 
 def history_csv(found: Sequence[RunSeries]) -> str:
@@ -142,14 +187,26 @@ def history_csv(found: Sequence[RunSeries]) -> str:
             summary = summarize(point.values)
             texts = (one.setup, one.workload, one.metric, one.unit)
             step = steps.get(point.run_id)
-            figures = (point.median, summary.n, summary.low, summary.high,
-                       step.change_pct if step else None, levels.get(point.run_id))  # fmt: skip
-            writer.writerow([*(spreadsheet_cell(one_line(t)) for t in texts), point.run_id,
-                             f"{point.started_at:.3f}",
-                             *("" if v is None else f"{v:.6g}" for v in figures),
-                             utc(point.started_at), f"{point.mean:.6g}",
-                             int(step is not None and step.outlier),
-                             " ".join(sorted(point.load))])  # fmt: skip
+            figures = (
+                point.median,
+                summary.n,
+                summary.low,
+                summary.high,
+                step.change_pct if step else None,
+                levels.get(point.run_id),
+            )
+            writer.writerow(
+                [
+                    *(spreadsheet_cell(one_line(t)) for t in texts),
+                    point.run_id,
+                    f"{point.started_at:.3f}",
+                    *("" if v is None else f"{v:.6g}" for v in figures),
+                    utc(point.started_at),
+                    f"{point.mean:.6g}",
+                    int(step is not None and step.outlier),
+                    " ".join(sorted(point.load)),
+                ]
+            )
     return buffer.getvalue()
 
 
@@ -182,8 +239,10 @@ def unjudged(latest: int, verdicts: Sequence[SeriesVerdict], strict: bool) -> li
     history; and, judged as usual, fio's own CPU load."""
     lines = []
     if any(v.how == "foreign" for v in verdicts):
-        lines.append(f"run {latest} had other load on its CPUs/devices ({FOREIGN}): "
-                     "its changes are not judged")  # fmt: skip
+        lines.append(
+            f"run {latest} had other load on its CPUs/devices ({FOREIGN}): "
+            "its changes are not judged"
+        )
     short = [v for v in verdicts if v.how == "short"]
     if short:
         fewest = min(short, key=lambda v: len(v.against))

@@ -130,8 +130,9 @@ def bars(data: Dataset) -> list[Chart]:
         bars = tuple(series(s.label, side, name(s), i) for i, s in enumerate(data.setups))
         y, caption = _y_axis(bars)
         title = f"CrystalDiskMark: {side}"
-        charts.append(Chart(f"crystaldiskmark-{side.lower()}", "bar", title, x, y, bars,
-                            caption=caption))  # fmt: skip
+        charts.append(
+            Chart(f"crystaldiskmark-{side.lower()}", "bar", title, x, y, bars, caption=caption)
+        )
     return charts
 
 
@@ -144,7 +145,12 @@ def _y_axis(bars: tuple[Series, ...]) -> tuple[Axis, str]:
         return Axis("throughput, best pass", "MB/s = 10⁶ bytes/s", start_at_zero=True), caption
     floor = 10.0 ** math.floor(math.log10(min(values)))  # bars rise from the decade below
     top = max(values) * 2.5  # room for the labels above the bars
-    axis = Axis("throughput, best pass", "MB/s = 10⁶ bytes/s", log=True,
-                ticks=log_ticks([floor, *values]), span=(floor, top))  # fmt: skip
+    axis = Axis(
+        "throughput, best pass",
+        "MB/s = 10⁶ bytes/s",
+        log=True,
+        ticks=log_ticks([floor, *values]),
+        span=(floor, top),
+    )
     spread = max(values) / min(values)
     return axis, f"{caption} Log scale: the figures span a factor of {spread:,.0f}."

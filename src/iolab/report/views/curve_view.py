@@ -118,7 +118,7 @@ def _unit(curve: Curve) -> tuple[str, float]:
     """The latency unit of a curve's table (and ns per unit): the one its values read best in."""
     values = [
         v for p in curve.points for _, key in PERCENTILES if (v := _percentile(p, key)) is not None
-    ]  # fmt: skip
+    ]
     return latency.unit_for(values)
 
 
@@ -149,12 +149,18 @@ def curve_table(label: str, base: str, curve: Curve, cases: Cases = no_cases) ->
         asked, behind = point.asked_iops, cases(point.workload)
         cells = [
             Cell(asked, "IOPS", "unthrottled" if asked is None else f"{asked:,.0f}"),
-            *(warned(cell, behind) for cell in (
-                Cell(point.delivered_iops if point.ok else None, "IOPS",
-                     f"{point.delivered_iops:,.0f}" if point.ok else "failed"),
-                *(_latency_cell(_percentile(point, key), unit, per) for _, key in PERCENTILES),
-            )),
-        ]  # fmt: skip
+            *(
+                warned(cell, behind)
+                for cell in (
+                    Cell(
+                        point.delivered_iops if point.ok else None,
+                        "IOPS",
+                        f"{point.delivered_iops:,.0f}" if point.ok else "failed",
+                    ),
+                    *(_latency_cell(_percentile(point, key), unit, per) for _, key in PERCENTILES),
+                )
+            ),
+        ]
         flags = [] if point.delivered else ["not delivered"]
         if index == found.index:
             flags.append("knee")
@@ -165,8 +171,11 @@ def curve_table(label: str, base: str, curve: Curve, cases: Cases = no_cases) ->
     return Table(
         title=f"Latency against load: {label}, {base}",
         row_header="load",
-        columns=("asked (IOPS)", "delivered (IOPS)",
-                 *(f"{name} ({unit})" for name, _ in PERCENTILES)),
+        columns=(
+            "asked (IOPS)",
+            "delivered (IOPS)",
+            *(f"{name} ({unit})" for name, _ in PERCENTILES),
+        ),
         rows=tuple(rows),
         notes=(
             f"Loads are shares of the peak's {curve.peak_iops:,.0f} IOPS, held by fio's "
@@ -179,7 +188,7 @@ def curve_table(label: str, base: str, curve: Curve, cases: Cases = no_cases) ->
         stub_headers=("flags",),
         column_header="statistic",
         column_keys=("asked", "delivered", *(name for name, _ in PERCENTILES)),
-    )  # fmt: skip
+    )
 
 
 def _knee_said(curve: Curve, found: peak.Knee, mark: str = "") -> str:
@@ -217,16 +226,21 @@ def curve_charts(
     stored cases, by label (for the captions' ⚑)."""
     cases = cases or {}
     values = [
-        v for _, c in curves for p in c.points for _, key in PERCENTILES
+        v
+        for _, c in curves
+        for p in c.points
+        for _, key in PERCENTILES
         if p.ok and (v := _percentile(p, key)) is not None
-    ]  # fmt: skip
+    ]
     unit, per = latency.unit_for(values)
 
     def line(name: str, curve: Curve, key: str) -> Series:
         ok = sorted((p for p in curve.points if p.ok), key=_delivered)
-        return Series(name, tuple(_delivered(p) for p in ok),
-                      tuple(None if (v := _percentile(p, key)) is None else v / per
-                            for p in ok))  # fmt: skip
+        return Series(
+            name,
+            tuple(_delivered(p) for p in ok),
+            tuple(None if (v := _percentile(p, key)) is None else v / per for p in ok),
+        )
 
     x = Axis("delivered I/O rate", "IOPS", start_at_zero=True)
     if len(curves) == 1:

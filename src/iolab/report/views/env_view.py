@@ -164,9 +164,10 @@ def setup_facts(setup: SetupInfo) -> dict[str, str]:
     queue = facts.layout.queue if facts.layout else None
     if queue:
         out["queue settings"] = "; ".join(
-            f"{dev} {name} {change.after}" for dev, changes in queue.items()
+            f"{dev} {name} {change.after}"
+            for dev, changes in queue.items()
             for name, change in changes.items()
-        )  # fmt: skip
+        )
     out.update(card_facts(setup.environment.get("controller")))
     return out
 
@@ -250,8 +251,9 @@ def volatile_summary(lines: Sequence[str]) -> str:
     """'6 more recorded facts differ that do not change results (uuid 5, log 1): ...'."""
     if not lines:
         return ""
-    kinds = Counter(line.split(": ", 1)[1].split(" differs", 1)[0].rsplit(".", 1)[-1]
-                    for line in lines)  # fmt: skip
+    kinds = Counter(
+        line.split(": ", 1)[1].split(" differs", 1)[0].rsplit(".", 1)[-1] for line in lines
+    )
     named = ", ".join(f"{kind} {count}" for kind, count in kinds.most_common(6))
     more = "" if len(kinds) <= 6 else ", …"
     return (

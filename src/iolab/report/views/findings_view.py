@@ -32,8 +32,17 @@ SHORT = 8  # findings in the short form
 LOAD_AXES = ("numjobs", "iodepth")  # what the points of a workload family differ in
 # what a family's workloads share (beside their names less the load axes): the pattern, the
 # block size and the mix; never file or log names
-FAMILY_OPTIONS = ("rw", "readwrite", "bs", "blocksize", "bssplit", "rwmixread", "rwmixwrite",
-                  "direct", "ioengine")  # fmt: skip
+FAMILY_OPTIONS = (
+    "rw",
+    "readwrite",
+    "bs",
+    "blocksize",
+    "bssplit",
+    "rwmixread",
+    "rwmixwrite",
+    "direct",
+    "ioengine",
+)
 
 
 def figures(data: Dataset, results: Table, metric: str) -> list[Figure]:
@@ -55,9 +64,17 @@ def figures(data: Dataset, results: Table, metric: str) -> list[Figure]:
             group = data.cell(key, row.label)
             values, _ = cell_values(group, chosen)  # IOPS, or MB/s
             out[(row.label, key)] = Figure(
-                row.label, key, cell.text, cell.unit, tuple(values), cell.warnings, named, point,
-                parts(group, chosen), _total_means(cases[0].options, chosen),
-            )  # fmt: skip
+                row.label,
+                key,
+                cell.text,
+                cell.unit,
+                tuple(values),
+                cell.warnings,
+                named,
+                point,
+                parts(group, chosen),
+                _total_means(cases[0].options, chosen),
+            )
     return list(out.values())
 
 
@@ -71,9 +88,11 @@ def parts(cases: Sequence[DataCase], metric: str) -> tuple[Part, ...]:
     out = []
     for direction in moved:
         values = [
-            (m.iops if metric == "iops" else m.bw_bytes / 1e6) if (m := c.metrics.get(direction))
-            else 0.0 for c in ok
-        ]  # fmt: skip
+            (m.iops if metric == "iops" else m.bw_bytes / 1e6)
+            if (m := c.metrics.get(direction))
+            else 0.0
+            for c in ok
+        ]
         out.append(Part(direction, format_value(statistics.median(values), metric)))
     return tuple(out)
 
@@ -141,18 +160,29 @@ def across_runs_table(spreads: Sequence[Spread], runs: Sequence[int]) -> Table |
     setups = list(dict.fromkeys(s.setup for s in spreads))
     at = {(s.workload, s.setup): s for s in spreads}
     rows = tuple(
-        Row(workload, tuple(
-            Cell(found.pct, "%", found.shown) if (found := at.get((workload, setup))) else
-            Cell(None, "", "—") for setup in setups
-        ))
+        Row(
+            workload,
+            tuple(
+                Cell(found.pct, "%", found.shown)
+                if (found := at.get((workload, setup)))
+                else Cell(None, "", "—")
+                for setup in setups
+            ),
+        )
         for workload in dict.fromkeys(s.workload for s in spreads)
-    )  # fmt: skip
+    )
     return Table(
-        f"Across runs {and_list([str(r) for r in runs])}", "workload", tuple(setups),
-        rows, ("each cell: the highest run mean less the lowest, as a percentage of the mean "
-               "of the run means; the results table pools every run's repetitions.",),
-        name="across-runs", column_header="set-up",
-    )  # fmt: skip
+        f"Across runs {and_list([str(r) for r in runs])}",
+        "workload",
+        tuple(setups),
+        rows,
+        (
+            "each cell: the highest run mean less the lowest, as a percentage of the mean "
+            "of the run means; the results table pools every run's repetitions.",
+        ),
+        name="across-runs",
+        column_header="set-up",
+    )
 
 
 def knees(data: Dataset) -> list[LoadKnee]:
@@ -170,9 +200,9 @@ def knees(data: Dataset) -> list[LoadKnee]:
         load = None if knee is None else knee.label
         slo = curve_view.slo_note(search.curve, cases) or ""
         mark, warned = curve_view.rests_on(search.curve, cases)
-        out.append(LoadKnee(
-            label, base, peak_iops, peak_p99, load, at_iops, at_p99, slo, mark, warned
-        ))  # fmt: skip
+        out.append(
+            LoadKnee(label, base, peak_iops, peak_p99, load, at_iops, at_p99, slo, mark, warned)
+        )
     return out
 
 
@@ -191,10 +221,16 @@ def sweeps(data: Dataset, shown: Sequence[Figure]) -> list[Sweep]:
     by_cell = {(f.setup, f.workload): f for f in shown}
     definitions = {s.label: s.definition for s in data.setups}
     points = [
-        scaling.Point(f.setup, f.workload, data.first(f.workload).options, f.median, None,
-                      *telemetry_view.devices_of(definitions.get(f.setup, {})))
+        scaling.Point(
+            f.setup,
+            f.workload,
+            data.first(f.workload).options,
+            f.median,
+            None,
+            *telemetry_view.devices_of(definitions.get(f.setup, {})),
+        )
         for f in shown
-    ]  # fmt: skip
+    ]
     points += telemetry_view.single_devices(points, definitions)
     out = []
     for axis in scaling.AXES:
@@ -218,10 +254,12 @@ def run_figures(data: Dataset, comparison: Table, metric: str) -> list[Figure]:
                 continue
             run_id = int(column.removeprefix("run "))
             cases = [
-                c for c in data.cases
-                if c.run_id == run_id and c.workload == row.label
+                c
+                for c in data.cases
+                if c.run_id == run_id
+                and c.workload == row.label
                 and (not _several(data) or _name(data, c.setup) == setup)
-            ]  # fmt: skip
+            ]
             chosen = metric_for(cases[0].options, metric) if cases else metric
             values, _ = cell_values(cases, chosen)
             out.append(Figure(group, column, cell.text, cell.unit, tuple(values), cell.warnings))
@@ -254,11 +292,18 @@ def gaps(data: Dataset, raid: Table | None) -> list[ModelGap]:
         if ratio.value is None or measured.value is None:
             continue
         setup = row.stubs[0]
-        out.append(ModelGap(
-            row.label, setup, f"{predicted.text} {predicted.unit}", f"{measured.text} "
-            f"{measured.unit}", ratio.value, ratio.text.split(f" {WARNED}")[0],
-            len(data.cell(setup, row.label)), ratio.warnings,
-        ))  # fmt: skip
+        out.append(
+            ModelGap(
+                row.label,
+                setup,
+                f"{predicted.text} {predicted.unit}",
+                f"{measured.text} {measured.unit}",
+                ratio.value,
+                ratio.text.split(f" {WARNED}")[0],
+                len(data.cell(setup, row.label)),
+                ratio.warnings,
+            )
+        )
     return out
 
 
@@ -275,10 +320,17 @@ def tails(latency: Table | None) -> list[Tail]:
         if p50.value is None or p999.value is None:
             continue
         scale = SCALES.get(p50.unit, 1.0), SCALES.get(p999.unit, 1.0)
-        out.append(Tail(
-            row.label, row.stubs[0], row.stubs[1], p50.value * scale[0], p999.value * scale[1],
-            _with_unit(p50.text, p50.unit), _with_unit(p999.text, p999.unit),
-        ))  # fmt: skip
+        out.append(
+            Tail(
+                row.label,
+                row.stubs[0],
+                row.stubs[1],
+                p50.value * scale[0],
+                p999.value * scale[1],
+                _with_unit(p50.text, p50.unit),
+                _with_unit(p999.text, p999.unit),
+            )
+        )
     return out
 
 
@@ -307,9 +359,14 @@ def derive(
     Across runs table shows too."""
     shown = figures(data, results, metric)
     found = finding_groups.derive(
-        shown, baseline, extra, gaps(data, raid), tails(latency), sweeps(data, shown),
+        shown,
+        baseline,
+        extra,
+        gaps(data, raid),
+        tails(latency),
+        sweeps(data, shown),
         knees(data),
-    )  # fmt: skip
+    )
     odd = fleet_view.findings(data, metric)  # a fleet's outlier hosts, with what differs
     return finding_groups.ranked([*finding_details.pooled(spreads, data.pooled_runs), *found, *odd])
 
@@ -318,34 +375,50 @@ def leaders_table(found: Sequence[Finding]) -> Table | None:
     """Each workload's leader and runner-up, and the leader's margin with its interval."""
     points = [p for f in found if f.kind == "winner" for p in f.points or (f,)]
     rows = tuple(
-        Row(f.cells[0][0], (Cell(None, "", f.cells[0][1]), Cell(None, "", f.cells[1][1]),
-                            _margin(f)))
-        for f in points if len(f.cells) == 2
-    )  # fmt: skip
+        Row(
+            f.cells[0][0],
+            (Cell(None, "", f.cells[0][1]), Cell(None, "", f.cells[1][1]), _margin(f)),
+        )
+        for f in points
+        if len(f.cells) == 2
+    )
     if not rows:
         return None
     return Table(
-        "Leaders per workload", "workload", ("leader", "next", "leader vs next"), rows,
-        ("leader vs next: the difference of the means as a percentage of the next's mean, ± "
-         "the half-width of its 95% interval (Welch's t); n.s.: within the noise.",),
-        name="leaders", column_header="role",
-    )  # fmt: skip
+        "Leaders per workload",
+        "workload",
+        ("leader", "next", "leader vs next"),
+        rows,
+        (
+            "leader vs next: the difference of the means as a percentage of the next's mean, ± "
+            "the half-width of its 95% interval (Welch's t); n.s.: within the noise.",
+        ),
+        name="leaders",
+        column_header="role",
+    )
 
 
 def costs_table(found: Sequence[Finding], baseline: str | None) -> Table | None:
     """Each set-up's change against the baseline over the workloads: median, lowest, highest."""
     rows = tuple(
         Row(f.cells[0][1], tuple(Cell(None, "%", text) for text in f.spread))
-        for f in found if f.kind == "cost" and f.spread[0]
-    )  # fmt: skip
+        for f in found
+        if f.kind == "cost" and f.spread[0]
+    )
     if not rows or baseline is None:
         return None
     return Table(
-        f"Cost against {baseline}", "set-up", ("median change", "lowest", "highest"), rows,
-        ("change: the difference of the means as a percentage of the baseline's, per "
-         "workload (± its 95% interval); the median is over the workloads both ran.",),
-        name="costs", column_header="change",
-    )  # fmt: skip
+        f"Cost against {baseline}",
+        "set-up",
+        ("median change", "lowest", "highest"),
+        rows,
+        (
+            "change: the difference of the means as a percentage of the baseline's, per "
+            "workload (± its 95% interval); the median is over the workloads both ran.",
+        ),
+        name="costs",
+        column_header="change",
+    )
 
 
 def _margin(finding: Finding) -> Cell:
@@ -377,8 +450,10 @@ def lines(found: Sequence[Finding]) -> tuple[str, ...]:
 def first_lines(found: Sequence[Finding]) -> tuple[str, ...]:
     """The Findings section's lines: the first FIRST, and where the rest are."""
     rest = len(found) - FIRST
-    more = (f"{rest} more finding{'s' if rest > 1 else ''}, ranked below these, under "
-            f"{MORE_TITLE} at the end of the report.",)  # fmt: skip
+    more = (
+        f"{rest} more finding{'s' if rest > 1 else ''}, ranked below these, under "
+        f"{MORE_TITLE} at the end of the report.",
+    )
     return (*lines(found[:FIRST]), *(more if rest > 0 else ()))
 
 

@@ -64,8 +64,17 @@ def findings(data: Dataset, metric: str = "auto") -> list[Finding]:
         sentence = _line(setup.label, host, found).removeprefix(f"{CODE}: ")
         cells = tuple((o.workload, setup.label) for o in found)
         effect = 100 * max(abs(o.off) for o in found)
-        out.append(Finding("trust", sentence, found[0].spread.count, True, cells,
-                           effect=effect, group=f"fleet {setup.label}"))  # fmt: skip
+        out.append(
+            Finding(
+                "trust",
+                sentence,
+                found[0].spread.count,
+                True,
+                cells,
+                effect=effect,
+                group=f"fleet {setup.label}",
+            )
+        )
     return out
 
 
@@ -241,28 +250,37 @@ def _fleet_table(setup: SetupInfo, workloads: Sequence[HostFigures]) -> Table:
         f"the {CODE} warnings.",
     )
     return Table(
-        f"Fleet: {setup.label}", "workload",
-        ("median", "MAD", "lowest", "highest", "hosts", "outliers"), rows, notes,
-        name=f"fleet-{slug(setup.label)}", stub_headers=("metric",), column_header="figure",
-    )  # fmt: skip
+        f"Fleet: {setup.label}",
+        "workload",
+        ("median", "MAD", "lowest", "highest", "hosts", "outliers"),
+        rows,
+        notes,
+        name=f"fleet-{slug(setup.label)}",
+        stub_headers=("metric",),
+        column_header="figure",
+    )
 
 
 def _fleet_row(workload: HostFigures) -> Row:
     unit = UNITS[workload.metric]
     found = fleet.spread(list(workload.known().values()))
     if found is None:
-        return Row(workload.name, (*(Cell(None, unit, "—") for _ in range(5)), Cell(None, "", "")),
-                   (unit,))  # fmt: skip
+        return Row(
+            workload.name, (*(Cell(None, unit, "—") for _ in range(5)), Cell(None, "", "")), (unit,)
+        )
 
     def figure(value: float) -> Cell:
         return Cell(value, unit, format_value(value, workload.metric))
 
     named = ", ".join(f"{o.host} ({o.z:+.1f})" for o in workload.outliers)
     cells = (
-        figure(found.median), figure(found.mad), figure(found.low), figure(found.high),
+        figure(found.median),
+        figure(found.mad),
+        figure(found.low),
+        figure(found.high),
         Cell(float(found.count), "hosts", f"{found.count:,}"),
         Cell(None, "", named or "none", flags=(OUTLIER,) if named else ()),
-    )  # fmt: skip
+    )
     return Row(workload.name, cells, (unit,))
 
 
@@ -270,14 +288,20 @@ def _each_table(setup: SetupInfo, hosts: Sequence[str], workloads: Sequence[Host
     rows = tuple(Row(host, tuple(_host_cell(w, host) for w in workloads)) for host in hosts)
     notes = [f"{LOW} {HIGH}: an outlier, below or above the fleet (see the {CODE} warnings)."]
     if any(hosts_view.LOST in c.flags for r in rows for c in r.cells):
-        notes.append(f"{hosts_view.LOST}: the host sent no result; the case failed and the "
-                     "other hosts' figures are kept.")  # fmt: skip
+        notes.append(
+            f"{hosts_view.LOST}: the host sent no result; the case failed and the "
+            "other hosts' figures are kept."
+        )
     return Table(
-        f"Each host: {setup.label}", "host",
-        tuple(f"{w.name} ({UNITS[w.metric]})" for w in workloads), rows, tuple(notes),
-        name=f"each-host-{slug(setup.label)}", column_header="workload",
+        f"Each host: {setup.label}",
+        "host",
+        tuple(f"{w.name} ({UNITS[w.metric]})" for w in workloads),
+        rows,
+        tuple(notes),
+        name=f"each-host-{slug(setup.label)}",
+        column_header="workload",
         column_keys=tuple(w.name for w in workloads),
-    )  # fmt: skip
+    )
 
 
 def _host_cell(workload: HostFigures, host: str) -> Cell:
@@ -308,13 +332,16 @@ def _strip(setup: SetupInfo, workloads: Sequence[HostFigures], metric: str) -> C
         for n, (i, w, o) in enumerate((i, w, o) for i, w in enumerate(shown) for o in w.outliers)
     ]
     return Chart(
-        name=f"fleet-{slug(setup.label)}-{metric}", kind="line",
+        name=f"fleet-{slug(setup.label)}-{metric}",
+        kind="line",
         title=f"Each host per workload: {setup.label}, {y_axis(metric).title}",
         x=Axis("workload", ticks=tuple((float(i), w.name) for i, w in enumerate(shown))),
-        y=y_axis(metric), series=tuple(series), legend="",
+        y=y_axis(metric),
+        series=tuple(series),
+        legend="",
         caption="One point per host; a workload's hosts lie on one vertical line from the "
         "lowest to the highest. Each outlier is a point of its own, named in the legend.",
-    )  # fmt: skip
+    )
 
 
 # ---------------------------------------------------------------- the warning

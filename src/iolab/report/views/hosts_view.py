@@ -156,8 +156,13 @@ def _row(workload: str, group: Sequence[DataCase], hosts: Sequence[str], metric:
     cells = [_host_cell(group, host, chosen) for host in hosts]
     for index, _, _ in slow(cells):
         cell = cells[index]
-        cells[index] = Cell(cell.value, cell.unit, f"{cell.text} {SLOW}", cell.summary,
-                            flags=(*cell.flags, SLOW_FLAG))  # fmt: skip
+        cells[index] = Cell(
+            cell.value,
+            cell.unit,
+            f"{cell.text} {SLOW}",
+            cell.summary,
+            flags=(*cell.flags, SLOW_FLAG),
+        )
     return Row(workload, (*cells, _all_cell(group, chosen)), (UNITS[chosen],))
 
 
@@ -173,10 +178,15 @@ def _by_setup(data: Dataset, metric: str) -> list[tuple[SetupInfo, Table]]:
             if (group := data.cell(setup.label, workload))
         )
         table = Table(
-            f"By host: {setup.label}", "workload", (*hosts, ALL_HOSTS), rows,
-            _notes(rows), name=f"hosts-{slug(setup.label)}", stub_headers=("metric",),
+            f"By host: {setup.label}",
+            "workload",
+            (*hosts, ALL_HOSTS),
+            rows,
+            _notes(rows),
+            name=f"hosts-{slug(setup.label)}",
+            stub_headers=("metric",),
             column_header="host",
-        )  # fmt: skip
+        )
         out.append((setup, _shortened(table)))
     return out
 
@@ -189,11 +199,15 @@ def _notes(rows: Sequence[Row]) -> tuple[str, ...]:
         'histograms), not fio\'s "All clients" entry.'
     ]
     if any(c.summary and c.summary.n > 1 for c in cells):
-        notes.append("Each value is the median of its repetitions ± the half-width of the 95% "
-                     "confidence interval (Student's t).")  # fmt: skip
+        notes.append(
+            "Each value is the median of its repetitions ± the half-width of the 95% "
+            "confidence interval (Student's t)."
+        )
     if any(SLOW_FLAG in c.flags for c in cells):
-        notes.append(f"{SLOW}: under {SLOW_SHARE:.0%} of the median host's figure (see the "
-                     "slow-host warnings).")  # fmt: skip
+        notes.append(
+            f"{SLOW}: under {SLOW_SHARE:.0%} of the median host's figure (see the "
+            "slow-host warnings)."
+        )
     if any(LOST in c.flags for c in cells):
         notes.append(
             f"{LOST}: the host sent no result; the case failed and the other hosts' figures "
@@ -215,8 +229,10 @@ def _shortened(table: Table) -> Table:
         if shown and shown[-1] != index - 1:
             shown.append(-1)
         shown.append(index)
-    told = (f"{len(kept):,} of {len(table.rows):,} workloads shown, those with a slow or lost "
-            "host first; every row is in the CSV (--export DIR)")  # fmt: skip
+    told = (
+        f"{len(kept):,} of {len(table.rows):,} workloads shown, those with a slow or lost "
+        "host first; every row is in the CSV (--export DIR)"
+    )
     return replace(table, shown=tuple(shown), left_out=told)
 
 
@@ -350,11 +366,18 @@ def efficiency(data: Dataset, metric: str = "auto") -> Table | None:
         columns.append(f"{n} host{'s' if n > 1 else ''}")
         columns += [f"efficiency at {n}"] if n > 1 else []
     return Table(
-        EFFICIENCY_TITLE, "workload", tuple(columns), tuple(rows),
-        ("efficiency at N: the aggregate at N hosts ÷ (N × the aggregate at 1 host); 100% is "
-         "linear scaling, less is what the hosts' shared storage, network or servers gave up.",),
-        name="hosts-scaling", stub_headers=("setup", "metric"), column_header="figure",
-    )  # fmt: skip
+        EFFICIENCY_TITLE,
+        "workload",
+        tuple(columns),
+        tuple(rows),
+        (
+            "efficiency at N: the aggregate at N hosts ÷ (N × the aggregate at 1 host); 100% is "
+            "linear scaling, less is what the hosts' shared storage, network or servers gave up.",
+        ),
+        name="hosts-scaling",
+        stub_headers=("setup", "metric"),
+        column_header="figure",
+    )
 
 
 def _efficiency_row(

@@ -40,21 +40,33 @@ def table(data: Dataset) -> Table | None:
         rows.setdefault(key, {})[(ratio.direction, ratio.metric)] = ratio
     kinds = list(dict.fromkeys((r.direction, r.metric) for r in data.ratios))
     options = {(r.workload, r.setup, r.baseline): r.options for r in data.ratios}
-    measured = any(_measured(data, options[key], *key[1:], kind)
-                   for key in rows for kind in kinds)  # fmt: skip
+    measured = any(_measured(data, options[key], *key[1:], kind) for key in rows for kind in kinds)
     columns: list[str] = []
     for direction, metric in kinds:
         columns.append(f"{direction} {WORDS[metric]}: published")
         columns += [f"{direction} {WORDS[metric]}: measured here"] if measured else []
     built = tuple(
-        Row(workload, tuple(_cells(data, options[(workload, setup, base)], (setup, base), found,
-                                   kinds, measured)), (setup, base))
+        Row(
+            workload,
+            tuple(
+                _cells(
+                    data, options[(workload, setup, base)], (setup, base), found, kinds, measured
+                )
+            ),
+            (setup, base),
+        )
         for (workload, setup, base), found in rows.items()
-    )  # fmt: skip
+    )
     return Table(
-        TITLE, "workload", tuple(columns), built, _notes(measured), name=NAME,
-        stub_headers=("set-up", "of baseline"), column_header="share",
-    )  # fmt: skip
+        TITLE,
+        "workload",
+        tuple(columns),
+        built,
+        _notes(measured),
+        name=NAME,
+        stub_headers=("set-up", "of baseline"),
+        column_header="share",
+    )
 
 
 def _cells(
@@ -80,9 +92,12 @@ def _cells(
 def _published(ratio: Ratio) -> Cell:
     text = f"{_said(ratio.value)} {WARNED} {PUBLISHED_SHARE.code}"
     return Cell(
-        ratio.percent, "% of baseline", text, flags=(PUBLISHED_SHARE.code,),
+        ratio.percent,
+        "% of baseline",
+        text,
+        flags=(PUBLISHED_SHARE.code,),
         warnings=(PUBLISHED_SHARE,),
-    )  # fmt: skip
+    )
 
 
 def _share(value: float) -> Cell:
@@ -138,6 +153,9 @@ def _notes(measured: bool) -> tuple[str, ...]:
         WARNED_LEGEND,
     ]
     if measured:
-        notes.insert(1, "measured here: the same share of this report's runs, the set-up's "
-                     "median over its baseline's, where both ran the workload.")  # fmt: skip
+        notes.insert(
+            1,
+            "measured here: the same share of this report's runs, the set-up's "
+            "median over its baseline's, where both ran the workload.",
+        )
     return tuple(notes)

@@ -24,10 +24,18 @@ SCALING_FIELDS = ("numjobs", "iodepth", "bs", "rwmixread")  # the x axes, first 
 
 SIZE_FIELDS = frozenset({"bs", "size", "filesize"})
 DIRECTION_OF = {
-    "read": "reads", "randread": "reads", "write": "writes", "randwrite": "writes",
-    "trim": "trims", "randtrim": "trims", "rw": "mixed", "readwrite": "mixed",
-    "randrw": "mixed", "trimwrite": "mixed", "randtrimwrite": "mixed",
-}  # fmt: skip
+    "read": "reads",
+    "randread": "reads",
+    "write": "writes",
+    "randwrite": "writes",
+    "trim": "trims",
+    "randtrim": "trims",
+    "rw": "mixed",
+    "readwrite": "mixed",
+    "randrw": "mixed",
+    "trimwrite": "mixed",
+    "randtrimwrite": "mixed",
+}
 
 
 def varying(cases: Sequence[DataCase]) -> dict[str, list[Any]]:
@@ -160,8 +168,16 @@ def _charts(
     if len(lines) == 1:
         (way,) = lines
         drawn = tuple(_line(at, label, way, label, colors[label]) for label in data.labels)
-        return [_chart(f"{name}-geometric-mean", at, f"{over} (one line per set-up)", drawn,
-                       axes, caption + ".")]  # fmt: skip
+        return [
+            _chart(
+                f"{name}-geometric-mean",
+                at,
+                f"{over} (one line per set-up)",
+                drawn,
+                axes,
+                caption + ".",
+            )
+        ]
     caption += " and direction: reads and writes are never one line."
     if len(data.labels) == 1:
         (label,) = data.labels
@@ -169,11 +185,16 @@ def _charts(
         title = f"{label}, {over} (one line per direction)"
         return [_chart(f"{name}-geometric-mean", at, title, drawn, axes, caption)]
     return [
-        _chart(f"{name}-{slug(way)}-geometric-mean", at, f"{line}, {over} (one line per set-up)",
-               tuple(_line(at, label, way, label, colors[label]) for label in data.labels),
-               axes, caption)
+        _chart(
+            f"{name}-{slug(way)}-geometric-mean",
+            at,
+            f"{line}, {over} (one line per set-up)",
+            tuple(_line(at, label, way, label, colors[label]) for label in data.labels),
+            axes,
+            caption,
+        )
         for way, line in lines.items()
-    ]  # fmt: skip
+    ]
 
 
 def _line(at: _Field, setup: str, way: str, name: str, color: int | None) -> Series:

@@ -70,10 +70,15 @@ def _rows(key: SeriesKey, seen: Telemetry) -> list[Row]:
     label = f"{key[0]} · {key[1]} #{key[2]}"
     devices = seen.devices or ("",)
     return [
-        Row(label, tuple(_cell(seen, source or device, metric, unit)
-                         for _, source, metric, unit in COLUMNS), (device or "–",))
+        Row(
+            label,
+            tuple(
+                _cell(seen, source or device, metric, unit) for _, source, metric, unit in COLUMNS
+            ),
+            (device or "–",),
+        )
         for device in devices
-    ]  # fmt: skip
+    ]
 
 
 def _cell(seen: Telemetry, source: str, metric: str, unit: str) -> Cell:
@@ -118,9 +123,12 @@ def _line(
     name: str, points: Sequence[tuple[int, float]], color: int | None, faint: bool = False
 ) -> Series:
     return Series(
-        name, tuple(t / 1000 for t, _ in points), tuple(v for _, v in points), color=color,
+        name,
+        tuple(t / 1000 for t, _ in points),
+        tuple(v for _, v in points),
+        color=color,
         faint=faint,
-    )  # fmt: skip
+    )
 
 
 def _chart(workload: str, series: Sequence[Series], taken: set[str]) -> Chart:
@@ -189,8 +197,19 @@ def devices_of(definition: JSONObject) -> tuple[int | None, str]:
 
 # what a striped set-up and a single device of the same family may differ in (their factors
 # name what they were swept over, so the factors differ too)
-RAID_KEYS = frozenset({"name", "devices", "device_count", "factors", "raid", "level", "chunk",
-                       "metadata", "md_layout"})  # fmt: skip
+RAID_KEYS = frozenset(
+    {
+        "name",
+        "devices",
+        "device_count",
+        "factors",
+        "raid",
+        "level",
+        "chunk",
+        "metadata",
+        "md_layout",
+    }
+)
 
 
 def single_device(definition: JSONObject) -> bool:

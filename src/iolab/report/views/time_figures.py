@@ -273,13 +273,15 @@ def _step_words(steps: Sequence[_Stepped], settled: Sequence[float]) -> str:
     for stepped in steps:
         some = (
             f" (in {stepped.count} of its {stepped.repetitions} repetitions; the first shown)"
-            if stepped.repetitions > 1 else ""
-        )  # fmt: skip
+            if stepped.repetitions > 1
+            else ""
+        )
         said.append(f"{stepped.label} {levels.words(stepped.step)}{some}")
     others = (
         f" The other lines settled by {max(settled):g} s (within ±10% of their later median)."
-        if settled else ""
-    )  # fmt: skip
+        if settled
+        else ""
+    )
     return (
         f"A step, not settling: {'; '.join(said)}, and held the new speed to the end; the "
         f"figure is the mean of both speeds (warning {levels.CODE}). Marked: the interval "

@@ -114,9 +114,11 @@ def current(card: Controller, vd: VirtualDrive, key: str) -> str | None:
     if key == "drive_cache":
         found = vd.drive_cache or card.drive_cache
         return _DRIVE_WORDS.get(found) if found else None
-    part = {"write_cache": configured.write if configured else None,
-            "read_ahead": configured.read if configured else None,
-            "io_policy": configured.io if configured else None}[key]  # fmt: skip
+    part = {
+        "write_cache": configured.write if configured else None,
+        "read_ahead": configured.read if configured else None,
+        "io_policy": configured.io if configured else None,
+    }[key]
     return str(part) if part is not None else None
 
 
@@ -133,8 +135,10 @@ def _not_taken(policy: CardPolicy, card: Controller, vd: VirtualDrive) -> str | 
     for key, value in policy.fields().items():
         now = current(card, vd, key)
         if now != value:
-            return (f"the card did not take {key} = {value} on {policy.vd} (read back: "
-                    f"{now or 'not printed'}); nothing was measured under it")  # fmt: skip
+            return (
+                f"the card did not take {key} = {value} on {policy.vd} (read back: "
+                f"{now or 'not printed'}); nothing was measured under it"
+            )
     return None
 
 
@@ -175,8 +179,15 @@ def _card(policy: CardPolicy, devices: tuple[str, ...], hold: Hold) -> Iterator[
         _check_device(policy, vd, devices)
         before = _before(policy, card, vd)
         number = _device_number(vd.block_device)
-        ledger = json.dumps({"tool": policy.tool, "vd": policy.vd, "restore": before,
-                             "left": policy.fields(), "run": pending.current_run()})  # fmt: skip
+        ledger = json.dumps(
+            {
+                "tool": policy.tool,
+                "vd": policy.vd,
+                "restore": before,
+                "left": policy.fields(),
+                "run": pending.current_run(),
+            }
+        )
         with hold(KIND, ledger), _restoring(policy, before, cwd):
             _set_all(policy, policy.fields(), cwd)
             card, now = read(policy, cwd)
@@ -208,7 +219,9 @@ def _owed(policy: CardPolicy) -> dict[str, str]:
     for entry in pending.pending():
         owed = dict(entry.restore)
         same = (FAMILY.get(entry.tool), entry.where.lower()) == (
-            FAMILY[policy.tool], policy.vd.lower())  # fmt: skip
+            FAMILY[policy.tool],
+            policy.vd.lower(),
+        )
         if same and problem(policy.tool, policy.vd, owed) is None:
             return owed
     return {}
@@ -317,9 +330,17 @@ def _owe_card(
     """Keep a failed restore of a card's VD as pending; the words for the set-up's error."""
     prog = program(policy.tool) or ""
     argv = [a for key, value in before.items() for a in set_commands(policy, key, value, prog)]
-    entry = PendingRestore(policy.tool, policy.vd, tuple(before.items()), tuple(left.items()),
-                           tuple(tuple(a) for a in argv), error, time.time(), run,
-                           os.getpid())  # fmt: skip
+    entry = PendingRestore(
+        policy.tool,
+        policy.vd,
+        tuple(before.items()),
+        tuple(left.items()),
+        tuple(tuple(a) for a in argv),
+        error,
+        time.time(),
+        run,
+        os.getpid(),
+    )
     return _owe(entry)
 
 
@@ -376,8 +397,12 @@ def _disk_cache(devices: tuple[str, ...], value: str, hold: Hold) -> Iterator[No
             if switch is None:
                 raise ControllerError(f"{device} has no sysfs cache_type; remove drive_cache")
             before = switch.read_text().strip()
-            record = {"sysfs": str(switch), "value": before, "left": value,
-                      "run": pending.current_run()}  # fmt: skip
+            record = {
+                "sysfs": str(switch),
+                "value": before,
+                "left": value,
+                "run": pending.current_run(),
+            }
             stack.enter_context(hold(KIND, json.dumps(record)))
             stack.callback(_put_back_disk, switch, before, value)
             _write_sysfs(switch, SYSFS_WORDS[value])
@@ -401,8 +426,17 @@ def _put_back_disk(switch: Path, before: str, value: str) -> None:
 def _owe_disk(switch: Path, before: str, value: str, error: str, run: int | None) -> str:
     commands = (("echo", before, ">", str(switch)),)
     left = (("drive_cache", value),)
-    entry = PendingRestore("sysfs", str(switch), (("value", before),), left, commands, error,
-                           time.time(), run, os.getpid())  # fmt: skip
+    entry = PendingRestore(
+        "sysfs",
+        str(switch),
+        (("value", before),),
+        left,
+        commands,
+        error,
+        time.time(),
+        run,
+        os.getpid(),
+    )
     return _owe(entry)
 
 

@@ -36,47 +36,103 @@ RATIOS = tuple(f"{read}/{100 - read}" for read in range(0, 101, 5))  # Smart Arr
 # Per tool: the VD's pattern, the program names searched on PATH, and the values each part
 # takes (a part a tool has no set command for is absent).
 TOOLS: dict[str, tuple[str, tuple[str, ...], dict[str, tuple[str, ...]]]] = {
-    "storcli": (r"/c\d{1,3}/v\d{1,4}", ("storcli64", "storcli"),
-                {"write_cache": WRITE, "read_ahead": ("read-ahead", "none"), "io_policy": IO,
-                 "drive_cache": DRIVE}),
-    "perccli": (r"/c\d{1,3}/v\d{1,4}", ("perccli64", "perccli"),
-                {"write_cache": WRITE, "read_ahead": ("read-ahead", "none"), "io_policy": IO,
-                 "drive_cache": DRIVE}),
-    "megacli": (r"-L\d{1,4} -a\d{1,3}", ("MegaCli64", "MegaCli", "megacli"),
-                {"write_cache": WRITE, "read_ahead": READ, "io_policy": IO,
-                 "drive_cache": ("on", "off")}),
-    "ssacli": (r"slot=\d{1,3} ld \d{1,4}", ("ssacli", "hpssacli", "hpacucli"),
-               {"write_cache": WRITE, "cache_ratio": RATIOS}),
-    "arcconf": (r"\d{1,3} LOGICALDRIVE \d{1,4}", ("arcconf",),
-                {"write_cache": WRITE, "read_ahead": ("read-ahead", "none")}),
-}  # fmt: skip
+    "storcli": (
+        r"/c\d{1,3}/v\d{1,4}",
+        ("storcli64", "storcli"),
+        {
+            "write_cache": WRITE,
+            "read_ahead": ("read-ahead", "none"),
+            "io_policy": IO,
+            "drive_cache": DRIVE,
+        },
+    ),
+    "perccli": (
+        r"/c\d{1,3}/v\d{1,4}",
+        ("perccli64", "perccli"),
+        {
+            "write_cache": WRITE,
+            "read_ahead": ("read-ahead", "none"),
+            "io_policy": IO,
+            "drive_cache": DRIVE,
+        },
+    ),
+    "megacli": (
+        r"-L\d{1,4} -a\d{1,3}",
+        ("MegaCli64", "MegaCli", "megacli"),
+        {"write_cache": WRITE, "read_ahead": READ, "io_policy": IO, "drive_cache": ("on", "off")},
+    ),
+    "ssacli": (
+        r"slot=\d{1,3} ld \d{1,4}",
+        ("ssacli", "hpssacli", "hpacucli"),
+        {"write_cache": WRITE, "cache_ratio": RATIOS},
+    ),
+    "arcconf": (
+        r"\d{1,3} LOGICALDRIVE \d{1,4}",
+        ("arcconf",),
+        {"write_cache": WRITE, "read_ahead": ("read-ahead", "none")},
+    ),
+}
 
 
-FAMILY = {"storcli": "storcli", "perccli": "storcli", "megacli": "MegaCli",
-          "ssacli": "ssacli", "arcconf": "arcconf"}  # fmt: skip
+FAMILY = {
+    "storcli": "storcli",
+    "perccli": "storcli",
+    "megacli": "MegaCli",
+    "ssacli": "ssacli",
+    "arcconf": "arcconf",
+}
 
 
-_STORCLI = {"write-back": "wb", "write-through": "wt", "always-write-back": "awb",
-            "read-ahead": "ra", "none": "nora", "direct": "direct", "cached": "cached",
-            "on": "on", "off": "off", "default": "default"}  # fmt: skip
+_STORCLI = {
+    "write-back": "wb",
+    "write-through": "wt",
+    "always-write-back": "awb",
+    "read-ahead": "ra",
+    "none": "nora",
+    "direct": "direct",
+    "cached": "cached",
+    "on": "on",
+    "off": "off",
+    "default": "default",
+}
 
 
-_STORCLI_KEY = {"write_cache": "wrcache", "read_ahead": "rdcache", "io_policy": "iopolicy",
-                "drive_cache": "pdcache"}  # fmt: skip
+_STORCLI_KEY = {
+    "write_cache": "wrcache",
+    "read_ahead": "rdcache",
+    "io_policy": "iopolicy",
+    "drive_cache": "pdcache",
+}
 
 
-_MEGA = {"write-back": ("WB", "NoCachedBadBBU"), "always-write-back": ("WB", "CachedBadBBU"),
-         "write-through": ("WT",), "read-ahead": ("RA",), "none": ("NORA",),
-         "adaptive": ("ADRA",), "direct": ("Direct",), "cached": ("Cached",),
-         "on": ("-EnDskCache",), "off": ("-DisDskCache",)}  # fmt: skip
+_MEGA = {
+    "write-back": ("WB", "NoCachedBadBBU"),
+    "always-write-back": ("WB", "CachedBadBBU"),
+    "write-through": ("WT",),
+    "read-ahead": ("RA",),
+    "none": ("NORA",),
+    "adaptive": ("ADRA",),
+    "direct": ("Direct",),
+    "cached": ("Cached",),
+    "on": ("-EnDskCache",),
+    "off": ("-DisDskCache",),
+}
 
 
-_ARC = {"write-back": "wbb", "always-write-back": "wb", "write-through": "wt",
-        "read-ahead": "ron", "none": "roff"}  # fmt: skip
+_ARC = {
+    "write-back": "wbb",
+    "always-write-back": "wb",
+    "write-through": "wt",
+    "read-ahead": "ron",
+    "none": "roff",
+}
 
 
-_SSA = {"write-back": ("enable", "disable"), "always-write-back": ("enable", "enable"),
-        "write-through": ("disable", None)}  # fmt: skip
+_SSA = {
+    "write-back": ("enable", "disable"),
+    "always-write-back": ("enable", "enable"),
+    "write-through": ("disable", None),
+}
 
 
 def problem(tool: object, vd: object, fields: Mapping[str, object]) -> tuple[str, str] | None:
@@ -86,8 +142,13 @@ def problem(tool: object, vd: object, fields: Mapping[str, object]) -> tuple[str
     assert isinstance(tool, str)
     pattern, _, takes = TOOLS[tool]
     if not isinstance(vd, str) or not re.fullmatch(pattern, vd, re.ASCII):
-        example = {"storcli": "/c0/v0", "perccli": "/c0/v0", "megacli": "-L0 -a0",
-                   "ssacli": "slot=0 ld 1", "arcconf": "1 LOGICALDRIVE 0"}[tool]  # fmt: skip
+        example = {
+            "storcli": "/c0/v0",
+            "perccli": "/c0/v0",
+            "megacli": "-L0 -a0",
+            "ssacli": "slot=0 ld 1",
+            "arcconf": "1 LOGICALDRIVE 0",
+        }[tool]
         return (
             "vd",
             f"vd = {vd!r} is not a {tool} virtual drive; name it as {tool} does: {example!r}",
@@ -121,8 +182,9 @@ def set_commands(policy: CardPolicy, key: str, value: str, prog: str = "") -> li
         return [[exe, "-LDSetProp", word, *where, "-NoLog"] for word in _MEGA.get(value, (value,))]
     if policy.tool == "arcconf":
         mode = _ARC.get(value, value)
-        return [[exe, "SETCACHE", str(numbers[0]), "LOGICALDRIVE", str(numbers[1]), mode,
-                 "noprompt"]]  # fmt: skip
+        return [
+            [exe, "SETCACHE", str(numbers[0]), "LOGICALDRIVE", str(numbers[1]), mode, "noprompt"]
+        ]
     slot = f"slot={numbers[0]}"
     if key == "cache_ratio":
         return [[exe, "ctrl", slot, "modify", f"cacheratio={value}"]]
@@ -137,12 +199,14 @@ def read_commands(policy: CardPolicy, prog: str = "") -> list[list[str]]:
     """What reading the card's policy runs (as `probe` asks, per family)."""
     exe = prog or TOOLS[policy.tool][1][0]
     return {
-        "storcli": [[exe, "/cALL", "show", "all", "J", "nolog"],
-                    [exe, "<each VD>", "show", "all", "J", "nolog"]],
+        "storcli": [
+            [exe, "/cALL", "show", "all", "J", "nolog"],
+            [exe, "<each VD>", "show", "all", "J", "nolog"],
+        ],
         "MegaCli": [[exe, "-LDPDInfo", "-aAll", "-NoLog"], [exe, "-AdpBbuCmd", "-aAll", "-NoLog"]],
         "ssacli": [[exe, "ctrl", "all", "show", "config", "detail"]],
         "arcconf": [[exe, "GETCONFIG", "1", "LD"]],
-    }[FAMILY[policy.tool]]  # fmt: skip
+    }[FAMILY[policy.tool]]
 
 
 def commands(setup: Setup) -> list[list[str]]:

@@ -198,8 +198,9 @@ def drop(tool: str, where: str) -> bool:
         except FileNotFoundError:
             return False
         except OSError as error:
-            raise ControllerError(f"could not remove {folder() / _name(tool, where)} "
-                                  f"({error.strerror})") from None  # fmt: skip
+            raise ControllerError(
+                f"could not remove {folder() / _name(tool, where)} ({error.strerror})"
+            ) from None
     return True
 
 

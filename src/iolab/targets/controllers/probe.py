@@ -121,8 +121,14 @@ def call(argv: list[str], label: str, cwd: Path, timeout_s: float) -> tuple[int,
     log.info("ran: %s", shlex.join(argv))
     with tempfile.TemporaryFile(dir=cwd) as out:
         try:
-            child = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
-                                     stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+            child = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         except OSError as error:
             raise ControllerError(
                 f"{label}: could not run `{command}` ({error.strerror})"
