@@ -8,6 +8,7 @@ import json
 import re
 import shutil
 import sqlite3
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -331,7 +332,7 @@ def test_scaling_per_doubling_says_where_it_stops_paying() -> None:
     assert said.startswith("one · rand numjobs=1 → rand numjobs=8: per doubling of numjobs, IOPS")
     assert "×1.90 from 1 to 2 (10,000 ± x → 19,000 ± x)" in said
     assert "×1.58 from 2 to 4" in said and "×1.03 from 4 to 8" in said
-    assert said.endswith("it stops paying past numjobs=4.")
+    assert said.endswith("it stops paying past numjobs=4 (best: numjobs=8, 31,000 ± x).")
     growing = finding_sweeps.growth(finding_sweeps.Sweep("one", "iodepth", steps[:2]))
     assert growing.sentence.endswith("still growing up to iodepth=2.")
     assert growing.cases == 6 and len(growing.cells) == 2
@@ -358,7 +359,9 @@ def test_a_device_count_sweep_names_its_set_ups_and_its_one_workload() -> None:
         "raid0 of 1 / raid0 of 2 / raid0 of 4 · 4k randread: per doubling of device_count, "
         "IOPS ×1.90 from 1 to 2"
     )
-    assert found.sentence.endswith("it stops paying past device_count=2.")
+    assert found.sentence.endswith(
+        "it stops paying past device_count=2 (best: device_count=4, 100,000 ± x)."
+    )
     assert len(found.cells) == 3
 
 
@@ -401,3 +404,101 @@ def test_one_device_is_the_first_point_of_the_striped_family_it_belongs_to() -> 
     assert [(p.setup, p.devices) for p in added] == [("one", 1)]
     (sweep,) = scaling.sweeps([*points, *added], "device_count").values()
     assert sorted(sweep) == [1, 2, 4] and sweep[1][0].setup == "one"
+
+
+def _steps(axis: str, figures: Mapping[int, tuple[float, ...]]) -> tuple[tuple[int, Figure], ...]:
+    return tuple(
+        (n, fig("set", values, f"4k randread {axis}={n}")) for n, values in figures.items()
+    )
+
+
+def test_one_io_in_flight_over_more_devices_is_never_still_growing() -> None:
+    """A QD1 device-count sweep on a loaded host (4,630 → 8,976): one I/O uses one member at
+    a time, so the sentence says more devices cannot help, not that it still grows."""
+    steps = _steps("device_count", {1: (4_630.0,), 2: (6_100.0,), 4: (8_976.0,)})
+    said = finding_sweeps.growth(
+        finding_sweeps.Sweep("x1 / x2 / x4", "device_count", steps, in_flight=1)
+    ).sentence
+    assert "still growing" not in said and "stops paying" not in said
+    assert "one I/O in flight (iodepth x numjobs = 1) uses one member at a time" in said
+    assert "indicative: one repetition a point" in said
+    deeper = finding_sweeps.growth(
+        finding_sweeps.Sweep("x1 / x2 / x4", "device_count", steps, in_flight=32)
+    ).sentence
+    assert deeper.endswith(
+        "still growing up to device_count=4; indicative: one repetition a "
+        "point, no interval to judge the steps by."
+    )
+
+
+def test_a_dip_then_a_rise_is_not_a_stop_and_the_best_point_is_named() -> None:
+    """8,172 → 7,968 from iodepth 1 to 2, then 16,550 at 16: the curve has not stopped
+    paying past iodepth=1."""
+    tight = {n: (v, v * 1.005, v * 0.995) for n, v in ((1, 8_172.0), (2, 7_968.0))}
+    tight |= {n: (v, v * 1.005, v * 0.995) for n, v in ((4, 12_000.0), (16, 16_550.0))}
+    said = finding_sweeps.growth(
+        finding_sweeps.Sweep("loop5", "iodepth", _steps("iodepth", tight))
+    ).sentence
+    assert "past iodepth=1" not in said
+    assert said.endswith("still growing up to iodepth=16.")
+    flat_end = tight | {32: (16_600.0, 16_650.0, 16_550.0)}
+    ended = finding_sweeps.growth(
+        finding_sweeps.Sweep("loop5", "iodepth", _steps("iodepth", flat_end))
+    ).sentence
+    assert ended.endswith("it stops paying past iodepth=16 (best: iodepth=32, 16,600 ± x).")
+
+
+def test_steps_within_the_noise_are_said_to_be_and_are_not_a_curve() -> None:
+    """Two repetitions that spread wide: a step is not read as a gain or a stop."""
+    wide = {1: (100.0, 900.0), 2: (60.0, 40.0), 4: (300.0, 340.0)}
+    said = finding_sweeps.growth(
+        finding_sweeps.Sweep("b", "device_count", _steps("device_count", wide), in_flight=8)
+    ).sentence
+    assert "within the noise from 1 to 2" in said
+
+
+def _gap(level: str, cached: bool, pct: float) -> finding_details.ModelGap:
+    return finding_details.ModelGap(
+        "4k randread",
+        f"{level} x4",
+        "100 IOPS",
+        f"{pct:.0f} IOPS",
+        pct,
+        f"{pct:.0f}%",
+        3,
+        level=level,
+        cached=cached,
+    )
+
+
+def test_the_raid_model_blames_a_cache_only_where_one_is_in_the_stack() -> None:
+    """Direct I/O on loop devices with no card: far above the model is the single device's
+    figure being low, not a cache; RAID0's shortfall never speaks of copies or parity."""
+    (above,) = finding_details.model([_gap("raid0", False, 194.0)])
+    assert "answers" not in above.sentence and "with no cache in the stack" in above.sentence
+    assert "the single device's figure the model scales from is likely low" in above.sentence
+    (cached,) = finding_details.model([_gap("raid0", True, 194.0)])
+    assert "a cache (the card's, the drive's or the host's page cache) answers" in cached.sentence
+    (below,) = finding_details.model([_gap("raid0", False, 30.0)])
+    assert "mirror" not in below.sentence and "parity" not in below.sentence
+    (mirror,) = finding_details.model([_gap("raid10", False, 30.0)])
+    assert "(mirror copies; a busy CPU" in mirror.sentence
+    (parity,) = finding_details.model([_gap("raid5", False, 30.0)])
+    assert "(parity updates; a busy CPU" in parity.sentence
+
+
+def test_the_short_form_is_what_an_author_pastes() -> None:
+    """At most about 150 words of findings, no per-figure interval words (said once under
+    them), and in the document nothing but the findings and their caveats."""
+    store = GOLDEN / "store.db"
+    done = CliRunner().invoke(
+        main, ["report", "--db", str(store), "--short", "--format", "markdown"]
+    )
+    assert done.exit_code == 0, done.output
+    said = done.output.split("### Caveats and legend")[0]
+    findings_text = said.split("What the numbers show", 1)[1]
+    assert len(findings_text.split()) <= 170  # 150 words and the list's marks
+    assert "no useful interval)" not in findings_text
+    assert "## Results" not in done.output and "## Environment" not in done.output
+    terminal = CliRunner().invoke(main, ["report", "--db", str(store), "--short"])
+    assert terminal.exit_code == 0 and len(terminal.output.splitlines()) <= 30

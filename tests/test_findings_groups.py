@@ -108,7 +108,7 @@ def test_a_sweeps_points_make_one_winner_line_and_one_sentence_per_axis() -> Non
     assert "the widest lead, x2 at iodepth=" in line.sentence
     (scaling,) = [f for f in found if f.kind == "scaling"]
     assert scaling.sentence.startswith("4k random read, per doubling of numjobs (IOPS): ")
-    assert "stops paying past numjobs=4 on x1 at iodepth=1 (30,000 → 31,000)" in scaling.sentence
+    assert "stops paying past numjobs=4 on x1 at iodepth=1 (30,000 → 31,500)" in scaling.sentence
     assert "where flat, the limit: the CPU on x1 at iodepth=1" in scaling.sentence
     assert [f.rank for f in found] == sorted((f.rank for f in found), reverse=True)
     assert all(f.rank > 0 and f.group for f in found)

@@ -143,3 +143,14 @@ def test_each_exports_every_host_of_every_case() -> None:
     assert len(lines) == 1 + len(HOSTS) and "each-host-even.csv" in files
     main = output.render(doc, "csv").text.splitlines()  # --format csv: the Results table
     assert main[1].startswith(f"{WORKLOAD},IOPS,even,10077,IOPS,3,")
+
+
+def test_a_fleet_too_small_for_the_rule_says_not_judged_with_the_count() -> None:
+    """Four hosts, one at 2% of the others: the rule needs 5 hosts, so the Fleet table says
+    it did not judge, with the count, never "none" (issue 45)."""
+    few = HOSTS[:4]
+    data = dataset([case("rack", {**dict.fromkeys(few, 21_004.0), few[2]: 402.0})], few)
+    data = replace(data, runs=(replace(data.runs[0], plan_text='hosts_report = "each"\n'),))
+    fleet_table = fleet_view.blocks(data)[0]
+    assert isinstance(fleet_table, Table)
+    assert fleet_table.rows[0].cells[5].text == "not judged: 4 hosts, the rule needs 5"

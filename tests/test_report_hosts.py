@@ -249,3 +249,21 @@ def test_a_lost_host_reads_lost_beside_the_hosts_that_answered() -> None:
     table = hosts_view.blocks(dataset([lost, again], H))[0]
     assert isinstance(table, Table)
     assert [c.text for c in table.rows[0].cells] == ["1,000", "1,000", "1,000", "3,000"]
+
+
+def test_a_slow_host_under_sum_is_a_finding_and_nothing_says_no_check_fired() -> None:
+    """Under hosts_report = "sum" the results show the total; the findings say what the
+    slow-host warning says (the host's share of the total), never "No methodology check
+    fired" as if the hosts were quiet (issue 45)."""
+    data = dataset([case("scratch", {H[0]: 1000.0, H[1]: 980.0, H[2]: 300.0})], H)
+    built = document.assemble(data, document.Options())
+    (slow,) = [f for f in built.findings if f.group == "hosts scratch"]
+    assert slow.sentence == (
+        f"scratch: host {H[2]} delivered 31% in {WORKLOAD} (300 of 980 IOPS) of the median "
+        "host, 13% of the set-up's total: the total is held back by one host."
+    )
+    quiet = [f.sentence for f in built.findings if f.sentence.startswith("No methodology")]
+    assert all(s.endswith("but the hosts behind them differ: see below.") for s in quiet)
+    even = dataset([case("scratch", {H[0]: 1000.0, H[1]: 980.0, H[2]: 600.0})], H)
+    calm = document.assemble(even, document.Options())
+    assert not [f for f in calm.findings if f.group.startswith("hosts ")]

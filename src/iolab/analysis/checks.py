@@ -278,8 +278,9 @@ def fresh_device(context: Context) -> CheckWarning | None:
         return None
     return CheckWarning(
         Code.FRESH_DEVICE,
-        f"writes to a {context.target_state} device: flash that was never written (or was "
-        "just trimmed) writes far faster than it will once in use.",
+        f"writes to a {context.target_state} device, never written since it was built (or "
+        "just trimmed): fresh flash, or a sparse image's unallocated blocks, does not write "
+        "as it will once in use.",
         'Precondition the set-up (precondition = "sequential", or "both" for random writes).',
     )
 

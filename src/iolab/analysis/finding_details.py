@@ -37,6 +37,17 @@ class ModelGap:
     shown: str  # that percentage as the table shows it
     cases: int
     warnings: tuple[CheckWarning, ...] = ()
+    level: str = ""  # the RAID level ("raid0", "raid5", "raid10"...); "" where not known
+    cached: bool = True  # a cache sits in the stack (a card's, a drive's, buffered I/O)
+
+
+def _adds(level: str) -> str:
+    """What a level's writes add beyond the rule, in words; RAID0 adds none."""
+    if level.endswith(("1", "10")) or "mirror" in level:
+        return "mirror copies; "
+    if level.endswith(("5", "6")):
+        return "parity updates; "
+    return "" if level else "mirror copies or parity updates; "
 
 
 def model(gaps: Sequence[ModelGap]) -> list[Finding]:
@@ -59,15 +70,20 @@ def _model(setup: str, found: Sequence[ModelGap]) -> Finding:
     above = [g.workload for g in found if g.pct > ABOVE_MODEL]
     below = [g.workload for g in found if g.pct < BELOW_MODEL]
     if above:
+        cached = any(g.cached for g in found if g.workload in above)
         sentence += (
-            f"; far above it on {some(above)}: a cache (the card's, or the host's page cache) "
-            "answers, not the members"
+            f"; far above it on {some(above)}: a cache (the card's, the drive's or the host's "
+            "page cache) answers, not the members"
+            if cached
+            else f"; far above it on {some(above)}, with no cache in the stack to answer: the "
+            "single device's figure the model scales from is likely low (other load, or "
+            "noise); measure the single device again"
         )
     if below:
+        adds = _adds(found[0].level)
         sentence += (
             f"; far below it on {some(below)}: the array pays more than the rule counts "
-            "(the writes its level adds: mirror copies or parity updates; a busy CPU; a stripe the "
-            "I/O does not fill) or is not saturated"
+            f"({adds}a busy CPU; a stripe the I/O does not fill) or is not saturated"
         )
     if not above and not below:
         sentence += f"; within {BELOW_MODEL:.0f}% to {ABOVE_MODEL:.0f}%: the model explains it"

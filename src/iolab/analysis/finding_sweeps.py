@@ -7,6 +7,13 @@ A workload family swept over a second axis (numjobs at iodepth 1, 8 and 32) has 
 per value of it and per set-up: they make one sentence per family and axis, grouped by where
 each stops ("stops paying past numjobs=8 on x1 at iodepth=8 (...), x2 at iodepth=1 (...);
 still growing up to numjobs=16 on x1 at iodepth=1 (...)"), rather than a line per sweep.
+
+A curve is read against its noise and as a whole: a step is a gain only where it is beyond
+the two points' 95% intervals (with one repetition a point has none: the sentence says it
+is indicative, once); a sweep stops paying at the first point that no later point beats by
+10% a doubling beyond the noise, and names the curve's best point, so a dip then a rise is
+not a stop; a device-count sweep at one I/O in flight (iodepth x numjobs = 1) is never
+"still growing": one I/O uses one member at a time, whatever the figures' noise says.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from dataclasses import dataclass
 
 from iolab.analysis.findings import Figure, Finding, but, some, warned_of
 from iolab.analysis.scaling import Flat
+from iolab.analysis.stats import compare
 from iolab.model import CheckWarning, Code
 
 STOPS = 1.10  # a doubling that gains less than 10% has stopped paying
@@ -33,6 +41,12 @@ class Sweep:
     setup: str
     axis: str
     steps: tuple[tuple[int, Figure], ...]
+    in_flight: int | None = None  # iodepth x numjobs, where every point has the same
+
+    @property
+    def one_in_flight(self) -> bool:
+        """A device-count sweep at one I/O in flight: more members cannot help."""
+        return self.axis == "device_count" and self.in_flight == 1
 
     @property
     def figures(self) -> list[Figure]:
@@ -54,12 +68,74 @@ def _factor(low: int, before: Figure, high: int, after: Figure) -> float:
     return float((after.median / before.median) ** (1 / math.log2(high / low)))
 
 
+def beyond_noise(before: Figure, after: Figure) -> bool | None:
+    """Whether two points differ beyond their 95% intervals (Welch's); None where either
+    has one repetition (no interval: the step is indicative)."""
+    return compare(list(before.values), list(after.values)).significant
+
+
+def _pays(low: int, before: Figure, high: int, after: Figure) -> bool:
+    """A later point that beats an earlier one by 10% a doubling, beyond the noise."""
+    return _factor(low, before, high, after) >= STOPS and beyond_noise(before, after) is not False
+
+
 def _stop(sweep: Sweep) -> tuple[int, Figure, Figure] | None:
-    """The first value past which a doubling gains under 10%, and the figures either side."""
-    for (low, before), (high, after) in itertools.pairwise(sweep.steps):
-        if _factor(low, before, high, after) < STOPS:
-            return low, before, after
+    """The first value that no later point beats by 10% a doubling beyond the noise, its
+    figure, and the curve's best figure past it; None where the last step still pays."""
+    steps = sweep.steps
+    for at, (low, before) in enumerate(steps[:-1]):
+        later = steps[at + 1 :]
+        if not any(_pays(low, before, high, after) for high, after in later):
+            best = max(later, key=lambda step: step[1].median)[1]
+            return low, before, best
     return None
+
+
+def _best(sweep: Sweep) -> tuple[int, Figure]:
+    return max(sweep.steps, key=lambda step: step[1].median)
+
+
+def _indicative(sweep: Sweep) -> str:
+    """ "; indicative: one repetition a point, no interval" where the steps have none."""
+    steps = sweep.steps
+    if any(beyond_noise(a, b) is None for (_, a), (_, b) in itertools.pairwise(steps)):
+        return "; indicative: one repetition a point, no interval to judge the steps by"
+    return ""
+
+
+def _end(sweep: Sweep) -> str:
+    """How the sentence ends: where the curve stops paying and its best point, or that it
+    still grows, or that one I/O in flight cannot use more members."""
+    first, last = sweep.steps[0], sweep.steps[-1]
+    if sweep.one_in_flight:
+        return (
+            "one I/O in flight (iodepth x numjobs = 1) uses one member at a time, so more "
+            f"devices cannot help at this load ({first[1].shown} → {last[1].shown}: noise)"
+        )
+    stop = _stop(sweep)
+    if stop is None:
+        return f"still growing up to {sweep.axis}={last[0]}"
+    value, figure = _best(sweep)
+    best = "" if value == stop[0] else f" (best: {sweep.axis}={value}, {figure.shown})"
+    if _noisy(sweep, stop[0]):  # a gain that would pay, but within the noise
+        return f"no gain beyond the noise past {sweep.axis}={stop[0]}{best}"
+    return f"it stops paying past {sweep.axis}={stop[0]}{best}"
+
+
+def _noisy(sweep: Sweep, low: int) -> bool:
+    """Whether a later point beats the one at `low` by 10% a doubling, but within the noise."""
+    before = dict(sweep.steps)[low]
+    return any(
+        _factor(low, before, high, after) >= STOPS and beyond_noise(before, after) is False
+        for high, after in sweep.steps
+        if high > low
+    )
+
+
+def _step(low: int, before: Figure, high: int, after: Figure) -> str:
+    factor = _factor(low, before, high, after)
+    noise = " within the noise" if beyond_noise(before, after) is False else ""
+    return f"×{factor:.2f}{noise} from {low} to {high} ({before.shown} → {after.shown})"
 
 
 def _gain(sweep: Sweep) -> float:
@@ -85,24 +161,23 @@ def _flat_of(sweep: Sweep, flats: Sequence[Flat]) -> Flat | None:
 def growth(sweep: Sweep, flat: Flat | None = None) -> Finding:
     """The gain per doubling from each value of the sweep to the next; where flat-scaling
     found it flat, the limit it names."""
-    parts = []
-    for (low, before), (high, after) in itertools.pairwise(sweep.steps):
-        factor = _factor(low, before, high, after)
-        parts.append(f"×{factor:.2f} from {low} to {high} ({before.shown} → {after.shown})")
-    stop = _stop(sweep)
-    last = sweep.steps[-1][0]
-    end = (
-        f"it stops paying past {sweep.axis}={stop[0]}"
-        if stop is not None
-        else f"still growing up to {sweep.axis}={last}"
-    )
+    parts = [
+        _step(low, before, high, after)
+        for (low, before), (high, after) in itertools.pairwise(sweep.steps)
+    ]
+    end = _end(sweep) + _indicative(sweep)
     if flat is not None:
         end += f"; flat from {sweep.axis}={flat.low} (limit: {flat.limit})"
     figures = sweep.figures
     start, close = figures[0].workload, figures[-1].workload
     where = start if start == close else f"{start} → {close}"
-    said = f"{sweep.setup} · {where}: per doubling of {sweep.axis}, {figures[0].unit} "
-    said += f"{', '.join(parts)}; {end}"
+    head = f"{sweep.setup} · {where}: "
+    said = f"{head}per doubling of {sweep.axis}, {figures[0].unit} {', '.join(parts)}; {end}"
+    # the short form: the curve's ends and where it stops, not every step
+    brief = (
+        f"{head}{figures[0].unit} {figures[0].shown} → {figures[-1].shown} over {sweep.axis} "
+        f"{sweep.steps[0][0]} to {sweep.steps[-1][0]}; {end}"
+    )
     cells = tuple((f.workload, f.setup) for f in figures)
     return Finding(
         "scaling",
@@ -113,7 +188,7 @@ def growth(sweep: Sweep, flat: Flat | None = None) -> Finding:
         warned_of(figures),
         effect=_gain(sweep),
         group=f"{figures[0].group} · {sweep.axis}",
-        plain=f"{said}.",
+        plain=f"{brief}.",
     )
 
 
@@ -150,20 +225,24 @@ def _family(
     """Several sweeps of one family over one axis: where each stops paying, grouped by that
     value, which still grow, and the limits flat-scaling named."""
     stops: dict[int, list[str]] = {}
-    growing = []
+    growing, single = [], []
     for sweep in sweeps:
+        first, last = sweep.steps[0][1], sweep.steps[-1][1]
         stop = _stop(sweep)
-        if stop is None:
-            first, last = sweep.steps[0][1], sweep.steps[-1][1]
+        if sweep.one_in_flight:
+            single.append(f"{sweep.who} ({first.shown} → {last.shown})")
+        elif stop is None:
             growing.append(f"{sweep.who} ({first.shown} → {last.shown})")
         else:
-            low, before, after = stop
-            stops.setdefault(low, []).append(f"{sweep.who} ({before.shown} → {after.shown})")
+            low, before, best = stop
+            stops.setdefault(low, []).append(f"{sweep.who} ({before.shown} → {best.shown})")
     clauses = [f"past {axis}={low} on {some(stops[low])}" for low in sorted(stops)]
     clauses[:1] = [f"stops paying {clause}" for clause in clauses[:1]]
     if growing:
         top = max(s.steps[-1][0] for s in sweeps)
         clauses.append(f"still growing up to {axis}={top} on {some(growing)}")
+    if single:
+        clauses.append(f"one I/O in flight, so more devices cannot help, on {some(single)} (noise)")
     limits: dict[str, list[str]] = {}
     for sweep, flat in zip(sweeps, flats, strict=True):
         if flat is not None:
@@ -172,6 +251,7 @@ def _family(
         named = "; ".join(f"{limit} on {some(who)}" for limit, who in limits.items())
         clauses.append(f"where flat, the limit: {named}")
     said = f"{group}, per doubling of {axis} ({unit}): {'; '.join(clauses)}"
+    said += next((_indicative(s) for s in sweeps if _indicative(s)), "")
     figures = [f for s in sweeps for f in s.figures]
     cells = tuple(dict.fromkeys((f.workload, f.setup) for f in figures))
     return Finding(

@@ -127,7 +127,7 @@ def _limit(axis: str, lows: Sequence[Point], highs: Sequence[Point]) -> tuple[st
     the load while the throughput did not (Little's law: the added I/Os waited at the
     device), not from %util alone, which cannot show the limit of a device serving requests
     in parallel. Returned as (the limit in a few words, what is said of it)."""
-    if axis == "device_count" and all(_in_flight(p) == 1 for p in highs):
+    if axis == "device_count" and all(in_flight(p) == 1 for p in highs):
         return "one I/O in flight", (  # so whatever else ran on the host
             "one I/O is in flight (iodepth x numjobs = 1), and one I/O uses one member at a "
             "time: more devices cannot help at this load, whatever the devices"
@@ -165,7 +165,8 @@ FOREIGN, CPU_BOUND = Code.FOREIGN_LOAD, Code.CPU_BOUND
 QUEUE_GROWTH = 1.5  # a device whose queue grew this much as the load doubled held the I/Os
 
 
-def _in_flight(point: Point) -> int:
+def in_flight(point: Point) -> int:
+    """I/Os a case keeps in flight: iodepth x numjobs."""
     return (_int(point.options.get("iodepth", 1)) or 1) * (
         _int(point.options.get("numjobs", 1)) or 1
     )

@@ -113,8 +113,8 @@ def _run_json(run: RunRow) -> dict[str, object]:
 @click.option(
     "--short",
     is_flag=True,
-    help="Findings for an article: the 8 that say most, "
-    "without tags, each caveat said once, one legend (JSON and CSV keep them "
+    help="Findings for an article and nothing else: those that say most, up to 8 and about "
+    "150 words, without tags, each caveat said once, one legend (JSON and CSV keep them "
     "all).",
 )
 @click.option(

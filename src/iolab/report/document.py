@@ -35,6 +35,7 @@ from iolab.report.data import Dataset
 from iolab.report.judged import judge
 from iolab.report.views import (
     cdm_view,
+    count_figure,
     curve_view,
     env_view,
     figures,
@@ -188,8 +189,11 @@ def assemble(data: Dataset, options: Options) -> Document:
     judged = judge(data, results, options.metric, options.baseline, raid, latency)
     sections += notes_section(data, judged.warnings)
     found = judged.findings
-    sections[:0] = findings_blocks(found, options.baseline, judged.spread, options.short)
-    sections += more_findings(found, options.short)
+    if options.short:  # what an author pastes: the findings and their caveats, no tables
+        sections = findings_blocks(found, options.baseline, judged.spread, short=True)
+    else:
+        sections[:0] = findings_blocks(found, options.baseline, judged.spread)
+        sections += more_findings(found, options.short)
     published = published_blocks(sections, data, options.charts is None and not options.skip)
     return Document(_title(data), subtitle(data), published, _environments(data), tuple(found))
 
@@ -233,6 +237,7 @@ def findings_blocks(
     if short:  # each caveat once, and one legend, under them
         caveats = findings_view.caveat_lines(found)
         said += (Notes(findings_view.CAVEATS, caveats, findings_view.NAME),)
+        return [Section(findings_view.TITLE, said)]
     tables = (
         spread,
         findings_view.leaders_table(found),
@@ -341,7 +346,12 @@ def _chart_sections(data: Dataset, options: Options, kinds: Sequence[str]) -> li
         charts = cdm_view.bars(data) or figures.bars(data, options.metric, options.baseline)
         sections.append(Section("Set-ups side by side", tuple(charts)))
     if "scaling" in kinds:
-        charts = figures.scaling(data, options.x, options.y, options.lines)
+        if options.x == count_figure.FIELD:
+            charts = count_figure.charts(data, options.y)
+        else:
+            charts = figures.scaling(data, options.x, options.y, options.lines)
+            if not charts and options.x is None:  # a striping run: the device-count chart
+                charts = count_figure.charts(data, options.y)
         if charts:
             sections.append(Section("Scaling", tuple(charts)))
     if "heatmap" in kinds and (maps := sweep_heat.charts(data)):

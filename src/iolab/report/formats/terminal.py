@@ -112,6 +112,17 @@ def _appendix(console: Console, blocks: list[Notes]) -> None:
             _line(console, f"- {item}")
 
 
+def _cited(console: Console, document: Document) -> None:
+    """The margins and costs the findings cite, each a table or where to read it."""
+    for table in _findings_tables(document):
+        if len(table.rows) <= MOST_FINDINGS_ROWS:
+            _print(console, table)
+        else:
+            _line(
+                console, f"{table.title}: {len(table.rows)} rows, in --format markdown, html or csv"
+            )
+
+
 def render_document(document: Document, width: int | None = None, color: bool = False) -> str:
     """The document's first table under the document's title, then its notes; charts are
     counted, with where to see them."""
@@ -124,13 +135,9 @@ def render_document(document: Document, width: int | None = None, color: bool = 
             _line(console, f"{block.title}:")
             for item in block.items:
                 _line(console, f"- {item}")
-    for table in _findings_tables(document):  # the margins and costs the findings cite
-        if len(table.rows) <= MOST_FINDINGS_ROWS:
-            _print(console, table)
-        else:
-            _line(
-                console, f"{table.title}: {len(table.rows)} rows, in --format markdown, html or csv"
-            )
+    if not document.tables():  # the short form: the findings and their caveats only
+        return buffer.getvalue()
+    _cited(console, document)
     _print(console, document.main_table())
     for table in document.tables():  # --pivot's, and shares beside the results
         shown = table.name.startswith(PIVOT_PREFIX) or table.name == RATIOS

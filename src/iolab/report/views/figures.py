@@ -70,7 +70,7 @@ def case_metric(case: DataCase, metric: str, part: str = "") -> float | None:
     return max(found) if found else None
 
 
-def _points(
+def median_point(
     cases: Sequence[DataCase], metric: str, scale: float = 1.0, part: str = ""
 ) -> tuple[float | None, float | None, str]:
     """(median, half-width, label) of the repetitions in `cases` (of one direction, `part`),
@@ -80,7 +80,10 @@ def _points(
         return None, None, "failed" if cases else ""
     found = summarize(values)
     shown = "iops" if metric == "iops" else "bw"
-    return found.median, found.half_width, format_value(found.median, shown)
+    half = found.half_width
+    if half is not None and half > abs(found.median):  # no useful interval: no error bar
+        half = None
+    return found.median, half, format_value(found.median, shown)
 
 
 def _series(
@@ -121,7 +124,7 @@ def bars(data: Dataset, metric: str = "auto", baseline: str | None = None) -> li
     """Per workload, set-ups side by side, values on the bars; one chart per unit. Past
     summary.BAR_WORKLOADS workloads, the ends of the ranking only (see report.summary)."""
     names = data.workloads()
-    caption = _repetition_caption(data)
+    caption = repetition_caption(data)
     about = ""
     if len(names) > summary.BAR_WORKLOADS:
         ref = summary.reference(data.labels, baseline)
@@ -146,7 +149,7 @@ def bars(data: Dataset, metric: str = "auto", baseline: str | None = None) -> li
             _series(
                 label,
                 xs,
-                [_points(data.cell(label, w), chosen, part=part) for w, part in bars_of],
+                [median_point(data.cell(label, w), chosen, part=part) for w, part in bars_of],
                 color=colors[label],
             )
             for label in data.labels
@@ -184,9 +187,12 @@ def shortened(names: Sequence[str]) -> tuple[list[str], str]:
     return short, " ".join(common)
 
 
-def _repetition_caption(data: Dataset) -> str:
+def repetition_caption(data: Dataset) -> str:
     if any(c.repetition > 1 for c in data.cases):
-        return "Median of the repetitions; error bars show the 95% confidence interval."
+        return (
+            "Median of the repetitions; error bars show the 95% confidence interval, none "
+            "where the repetitions spread wider than the figure (no useful interval)."
+        )
     return ""
 
 
@@ -293,7 +299,9 @@ def scaling(
             if not cases:
                 continue
             points = [
-                _points([c for c in cases if _number(field, c.options[field]) == v], metric, scale)
+                median_point(
+                    [c for c in cases if _number(field, c.options[field]) == v], metric, scale
+                )
                 for v in xs
             ]
             if all(value is None for value, _, _ in points):
@@ -313,7 +321,7 @@ def scaling(
                 _x_axis(field, xs),
                 axis,
                 tuple(series),
-                caption=_repetition_caption(data),
+                caption=repetition_caption(data),
             )
         )
     return charts

@@ -10,6 +10,7 @@ import json
 import re
 import statistics
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from iolab.analysis import finding_details, finding_groups, scaling
 from iolab.analysis.finding_details import LoadKnee, ModelGap, Spread, Tail
@@ -18,9 +19,18 @@ from iolab.analysis.findings import CHECKS, Figure, Finding, Part, and_list
 from iolab.analysis.findings import WARNED as MARK
 from iolab.analysis.stats import metric_for
 from iolab.model import DIRECTIONS, CheckWarning, Code
-from iolab.report.cells import WARNED, Cell, Row, Table, cell_values, format_value
+from iolab.report.cells import (
+    NO_INTERVAL,
+    UNSTABLE,
+    WARNED,
+    Cell,
+    Row,
+    Table,
+    cell_values,
+    format_value,
+)
 from iolab.report.data import DataCase, Dataset
-from iolab.report.views import curve_view, fleet_view, telemetry_view
+from iolab.report.views import curve_view, fleet_view, hosts_view, telemetry_view
 
 TITLE = "Findings"
 SAID = "What the numbers show"
@@ -28,7 +38,8 @@ NAME = "findings"  # the Notes block's name: the terminal prints it above the re
 MORE_TITLE, MORE_NAME = "More findings", "more-findings"  # the appendix, at the end
 CAVEATS = "Caveats and legend"  # under the short form's findings
 FIRST = 8  # findings in the Findings section; the rest in the appendix
-SHORT = 8  # findings in the short form
+SHORT = 8  # findings in the short form, at most
+SHORT_WORDS = 150  # and words: the short form is what an author pastes under a chart
 LOAD_AXES = ("numjobs", "iodepth")  # what the points of a workload family differ in
 # what a family's workloads share (beside their names less the load axes): the pattern, the
 # block size and the mix; never file or log names
@@ -238,7 +249,8 @@ def sweeps(data: Dataset, shown: Sequence[Figure]) -> list[Sweep]:
             firsts = [(value, sweep[value][0]) for value in sorted(sweep)]
             steps = tuple((value, by_cell[(p.setup, p.workload)]) for value, p in firsts)
             owner = " / ".join(dict.fromkeys(p.setup for _, p in firsts))
-            out.append(Sweep(owner, axis, steps))
+            loads = {scaling.in_flight(p) for _, p in firsts}
+            out.append(Sweep(owner, axis, steps, loads.pop() if len(loads) == 1 else None))
     return out
 
 
@@ -302,9 +314,26 @@ def gaps(data: Dataset, raid: Table | None) -> list[ModelGap]:
                 ratio.text.split(f" {WARNED}")[0],
                 len(data.cell(setup, row.label)),
                 ratio.warnings,
+                *_stack(data, setup, row.label),
             )
         )
     return out
+
+
+def _stack(data: Dataset, setup: str, workload: str) -> tuple[str, bool]:
+    """A RAID set-up's level, and whether a cache sits in its stack for a workload: a card
+    or a declared cache, a drive's write-back cache, or buffered I/O (direct=0)."""
+    info = next((s for s in data.setups if s.label == setup), None)
+    if info is None:
+        return "", True
+    defined = info.setup
+    layout = defined.layout
+    level = (layout.level or layout.raid) if layout is not None else ""
+    buffered = any(
+        str(c.options.get("direct", "0")) in ("0", "false") for c in data.cell(setup, workload)
+    )
+    card = defined.cache_bytes > 0 or defined.controller is not None
+    return level, card or buffered or defined.drive_cache == "write-back"
 
 
 def tails(latency: Table | None) -> list[Tail]:
@@ -367,8 +396,20 @@ def derive(
         sweeps(data, shown),
         knees(data),
     )
-    odd = fleet_view.findings(data, metric)  # a fleet's outlier hosts, with what differs
+    # a fleet's outlier hosts, with what differs, and hosts far below the median host
+    odd = [*fleet_view.findings(data, metric), *hosts_view.findings(data, metric)]
+    if odd:  # the figures' checks are quiet, but the hosts behind them are not
+        found = [_not_quiet(f) for f in found]
     return finding_groups.ranked([*finding_details.pooled(spreads, data.pooled_runs), *found, *odd])
+
+
+def _not_quiet(finding: Finding) -> Finding:
+    """ "No methodology check fired on N figures" where the hosts are named below: said so
+    that the findings never read as a clean bill beside the hosts' warnings."""
+    if finding.kind != "trust" or finding.group != CHECKS or finding.warned:
+        return finding
+    said = finding.sentence.removesuffix(".") + ", but the hosts behind them differ: see below."
+    return replace(finding, sentence=said, plain=said)
 
 
 def leaders_table(found: Sequence[Finding]) -> Table | None:
@@ -475,9 +516,25 @@ MEANINGS: dict[str, str] = {
 
 
 def _short(found: Sequence[Finding]) -> list[Finding]:
-    """The short form's findings: the first SHORT, past the count of warned figures (which
-    the caveats say once)."""
-    return [f for f in found if not (f.group == CHECKS and f.warned)][:SHORT]
+    """The short form's findings: in rank order, past the count of warned figures (which
+    the caveats say once), up to SHORT of them and SHORT_WORDS words (the first always)."""
+    out: list[Finding] = []
+    words = 0
+    for finding in (f for f in found if not (f.group == CHECKS and f.warned)):
+        size = len(_brief(finding.short).split())
+        if out and (len(out) == SHORT or words + size > SHORT_WORDS):
+            break
+        out.append(finding)
+        words += size
+    return out
+
+
+_NO_INTERVAL = re.compile(rf" \([\d,]+ [a-z]+: {NO_INTERVAL}\)( {UNSTABLE})?")
+
+
+def _brief(sentence: str) -> str:
+    """A sentence without the per-figure interval words, which the caveats say once."""
+    return _NO_INTERVAL.sub("", sentence)
 
 
 def _marked(finding: Finding) -> list[CheckWarning]:
@@ -491,7 +548,7 @@ def short_lines(found: Sequence[Finding]) -> tuple[str, ...]:
     for finding in _short(found):
         mine = _marked(finding)
         mark = f"{MARK} {', '.join(w.code for w in mine)}" if mine else ""
-        out.append(f"{finding.short}{mark}")
+        out.append(f"{_brief(finding.short)}{mark}")
     return tuple(out)
 
 
@@ -504,6 +561,13 @@ def caveat_lines(found: Sequence[Finding]) -> tuple[str, ...]:
         for warning in _marked(finding):
             codes.setdefault(warning.code, []).append(warning)
     out = []
+    loose = sum(1 for finding in shown if _brief(finding.short) != finding.short)
+    if loose:
+        many = f"{loose} of these {len(shown)} findings" if len(shown) > 1 else "it"
+        out.append(
+            f"No interval, on {many}: some figures' repetitions spread wider than the figure "
+            "itself, so they carry no useful 95% interval; the full report shows which."
+        )
     for code, said in codes.items():
         meaning = MEANINGS.get(code) or said[0].advice
         many = f"{len(said)} of these {len(shown)} findings" if len(shown) > 1 else "it"

@@ -279,9 +279,16 @@ def _fleet_row(workload: HostFigures) -> Row:
         figure(found.low),
         figure(found.high),
         Cell(float(found.count), "hosts", f"{found.count:,}"),
-        Cell(None, "", named or "none", flags=(OUTLIER,) if named else ()),
+        Cell(None, "", named or _no_outlier(found.count), flags=(OUTLIER,) if named else ()),
     )
     return Row(workload.name, cells, (unit,))
+
+
+def _no_outlier(hosts: int) -> str:
+    """ "none" where the rule judged the hosts; under its least count, that it could not."""
+    if hosts < fleet.OUTLIER_MIN_HOSTS:
+        return f"not judged: {hosts} hosts, the rule needs {fleet.OUTLIER_MIN_HOSTS}"
+    return "none"
 
 
 def _each_table(setup: SetupInfo, hosts: Sequence[str], workloads: Sequence[HostFigures]) -> Table:

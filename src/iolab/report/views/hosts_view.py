@@ -16,6 +16,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from iolab.analysis.findings import Finding
 from iolab.analysis.stats import metric_for, summarize
 from iolab.model import HOST_LOST, Code, Direction, DirectionMetrics
 from iolab.report import summary
@@ -239,18 +240,52 @@ def _shortened(table: Table) -> Table:
 def warnings(data: Dataset, metric: str = "auto") -> list[str]:
     """slow-host: per set-up and host, the workloads where it delivered under SLOW_SHARE of
     the median host."""
+    return [_slow_line(setup, host, said) for setup, host, said, _ in _slow_hosts(data, metric)]
+
+
+def findings(data: Dataset, metric: str = "auto") -> list[Finding]:
+    """A finding per slow host, as its warning says it (without its code and advice), with
+    its share of the set-up's total: under hosts_report = "sum" the figure the results show
+    is that total, and the findings must say what the warnings say."""
+    out = []
+    for setup, host, said, shares in _slow_hosts(data, metric):
+        least = min(shares)
+        sentence = (
+            f"{setup}: host {host} delivered {'; '.join(said[:WHERE_SHOWN])} of the median "
+            f"host, {least:.0%} of the set-up's total: the total is held back by one host"
+        )
+        out.append(
+            Finding(
+                "trust",
+                f"{sentence}.",
+                len(said),
+                None,
+                (),
+                effect=100 * (1 - least),
+                group=f"hosts {setup}",
+            )
+        )
+    return out
+
+
+def _slow_hosts(data: Dataset, metric: str) -> list[tuple[str, str, list[str], list[float]]]:
+    """(set-up, host, what it delivered per workload, its share of the total per workload)
+    for each slow host."""
     if not any_hosts(data):
         return []
     out = []
     for setup, table in _by_setup(data, metric):
-        found: dict[str, list[str]] = {}
+        found: dict[str, tuple[list[str], list[float]]] = {}
         for row in table.rows:
+            total = row.cells[-1].value or 0.0
             for index, share, middle in slow(row.cells[:-1]):
                 value = row.cells[index].value or 0.0
-                found.setdefault(table.columns[index], []).append(
+                said, shares = found.setdefault(table.columns[index], ([], []))
+                said.append(
                     f"{share:.0%} in {row.label} ({value:,.0f} of {middle:,.0f} {row.stubs[0]})"
                 )
-        out += [_slow_line(setup.label, host, said) for host, said in found.items()]
+                shares.append(value / total if total > 0 else 0.0)
+        out += [(setup.label, host, said, shares) for host, (said, shares) in found.items()]
     return out
 
 

@@ -1,0 +1,86 @@
+"""The striping chart: a metric against the number of devices a set-up stripes over, one
+line per workload of each family of set-ups alike but for their devices (btrfs RAID0 of 2
+and 4 beside the one device with the same filesystem and options: analysis.scaling's
+device-count sweeps). `report --x device_count` draws it; a report whose runs sweep no
+workload field but do sweep the device count draws it on its own."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from iolab.analysis import scaling
+from iolab.analysis.stats import metric_for
+from iolab.report.cells import case_value
+from iolab.report.charts import Axis, Chart, Series, slug
+from iolab.report.data import DataCase, Dataset
+from iolab.report.views import figures, telemetry_view
+
+FIELD = "device_count"
+AXIS = Axis("devices", "count")
+
+
+def sweeps(data: Dataset) -> list[dict[int, list[scaling.Point]]]:
+    """Each device-count sweep of the runs: by device count, the points (set-up, workload)."""
+    definitions = {s.label: s.definition for s in data.setups}
+    points = []
+    for setup in data.labels:
+        devices, family = telemetry_view.devices_of(definitions.get(setup, {}))
+        for workload in data.workloads():
+            cases = data.cell(setup, workload)
+            if not cases:
+                continue
+            value = case_value(cases[0], metric_for(cases[0].options)) or 0.0
+            points.append(
+                scaling.Point(setup, workload, cases[0].options, value, None, devices, family)
+            )
+    points += telemetry_view.single_devices(points, definitions)
+    return list(scaling.sweeps(points, FIELD).values())
+
+
+def charts(data: Dataset, y: str = "auto") -> list[Chart]:
+    """One chart per workload swept over the device count, a line per family."""
+    by_workload: dict[str, list[dict[int, list[scaling.Point]]]] = {}
+    for sweep in sweeps(data):
+        first = sweep[min(sweep)][0]
+        by_workload.setdefault(first.workload, []).append(sweep)
+    out, taken = [], set[str]()
+    for workload, found in by_workload.items():
+        cases = data.cell(found[0][min(found[0])][0].setup, workload)
+        metric = y if y != "auto" else metric_for(cases[0].options, "auto")
+        series = tuple(_line(data, sweep, metric) for sweep in found)
+        counts = sorted({n for sweep in found for n in sweep})
+        scale = figures.y_axis(metric)
+        out.append(
+            Chart(
+                figures.unique_id(f"scaling-{FIELD}-{slug(workload)}", taken),
+                "line",
+                f"{scale.title[0].upper()}{scale.title[1:]} vs devices: {workload}",
+                Axis(AXIS.title, AXIS.unit, ticks=tuple((float(n), f"{n}") for n in counts)),
+                scale,
+                series,
+                caption=_caption(data),
+            )
+        )
+    return out
+
+
+def _line(data: Dataset, sweep: dict[int, list[scaling.Point]], metric: str) -> Series:
+    """A family's line: at each device count, its set-up's cases (median, 95% half-width)."""
+    counts = sorted(sweep)
+    points = []
+    for n in counts:
+        point = sweep[n][0]
+        cases: Sequence[DataCase] = data.cell(point.setup, point.workload)
+        points.append(figures.median_point(cases, metric))
+    name = " / ".join(dict.fromkeys(sweep[n][0].setup for n in counts))
+    return Series(
+        name,
+        tuple(float(n) for n in counts),
+        tuple(p[0] for p in points),
+        tuple(p[1] for p in points),
+    )
+
+
+def _caption(data: Dataset) -> str:
+    said = figures.repetition_caption(data)
+    return f"Each point: the set-up of that many devices. {said}".strip()
