@@ -225,6 +225,7 @@ def _family(
     """Several sweeps of one family over one axis: where each stops paying, grouped by that
     value, which still grow, and the limits flat-scaling named."""
     stops: dict[int, list[str]] = {}
+    noisy: dict[int, list[str]] = {}
     growing, single = [], []
     for sweep in sweeps:
         first, last = sweep.steps[0][1], sweep.steps[-1][1]
@@ -235,9 +236,11 @@ def _family(
             growing.append(f"{sweep.who} ({first.shown} → {last.shown})")
         else:
             low, before, best = stop
-            stops.setdefault(low, []).append(f"{sweep.who} ({before.shown} → {best.shown})")
+            kept = noisy if _noisy(sweep, low) else stops
+            kept.setdefault(low, []).append(f"{sweep.who} ({before.shown} → {best.shown})")
     clauses = [f"past {axis}={low} on {some(stops[low])}" for low in sorted(stops)]
     clauses[:1] = [f"stops paying {clause}" for clause in clauses[:1]]
+    clauses += [f"no gain beyond the noise past {axis}={n} on {some(noisy[n])}" for n in noisy]
     if growing:
         top = max(s.steps[-1][0] for s in sweeps)
         clauses.append(f"still growing up to {axis}={top} on {some(growing)}")

@@ -571,7 +571,7 @@ def caveat_lines(found: Sequence[Finding]) -> tuple[str, ...]:
     for code, said in codes.items():
         meaning = MEANINGS.get(code) or said[0].advice
         many = f"{len(said)} of these {len(shown)} findings" if len(shown) > 1 else "it"
-        out.append(f"{MARK.strip()} {code}, on {many}: {meaning}.")
+        out.append(f"{MARK.strip()} {code}, on {many}: {meaning.rstrip('.')}.")
     out.append(LEGEND)
     return tuple(out)
 
