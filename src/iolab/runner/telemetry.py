@@ -161,6 +161,7 @@ class _Proc(NamedTuple):
     cpu_s: float
     read_bytes: int
     write_bytes: int
+    ppid: int = 0
 
 
 OTHERS_KEPT = 2  # the busiest other processes named, by CPU and by I/O
@@ -190,8 +191,25 @@ def _processes(me: psutil.Process, allowed: set[int]) -> dict[int, _Proc]:
                 (times.user + times.system) * share,
                 io.read_bytes,
                 io.write_bytes,
+                int(info["ppid"] or 0),
             )
     return found
+
+
+def _inherited(before: Mapping[int, _Proc], after: Mapping[int, _Proc]) -> dict[int, _Proc]:
+    """Per parent, the bytes its children that ended during the case had moved before it: the
+    kernel adds a reaped child's whole count to its parent's (/proc/PID/io), so the parent's
+    difference over the case holds the child's past too, which is not the case's."""
+    out: dict[int, _Proc] = {}
+    for pid, old in before.items():
+        if pid in after or old.ppid not in after:
+            continue
+        had = out.get(old.ppid, _Proc("", 0.0, 0, 0))
+        out[old.ppid] = had._replace(
+            read_bytes=had.read_bytes + old.read_bytes,
+            write_bytes=had.write_bytes + old.write_bytes,
+        )
+    return out
 
 
 def _others(
@@ -201,11 +219,13 @@ def _others(
     if seconds <= 0:
         return (), None
     deltas = []
+    inherited = _inherited(before, after)
     for pid, now in after.items():
         old = before.get(pid, _Proc(now.name, 0.0, now.read_bytes, now.write_bytes))
+        past = inherited.get(pid, _Proc("", 0.0, 0, 0))
         cpu = 100 * max(now.cpu_s - old.cpu_s, 0.0) / (seconds * max(cpus, 1))
-        read = max(now.read_bytes - old.read_bytes, 0) / seconds / 1e6
-        write = max(now.write_bytes - old.write_bytes, 0) / seconds / 1e6
+        read = max(now.read_bytes - old.read_bytes - past.read_bytes, 0) / seconds / 1e6
+        write = max(now.write_bytes - old.write_bytes - past.write_bytes, 0) / seconds / 1e6
         deltas.append(Other(pid, now.name, min(cpu, 100.0), read, write))
     share = min(sum(o.cpu_pct for o in deltas), 100.0)
     busy = [o for o in deltas if o.cpu_pct >= OTHER_MIN_CPU_PCT or _moved(o) >= OTHER_MIN_MBPS]
