@@ -20,7 +20,7 @@ import pytest
 from conftest import FIXTURES, run_iolab
 from iolab import app
 from iolab.report import data
-from iolab.report.views import figures
+from iolab.report.views import figures, sweep_heat
 from iolab.store import Store
 from test_import import QuietUi
 
@@ -155,3 +155,21 @@ def test_a_bench_fio_trees_lines_are_named_once_by_what_they_keep(tmp_path: Path
     assert len(expected) == 8 and all(
         re.fullmatch(r"(4|64)k rand(read|rw rwmixread=70) iodepth=[14]", name) for name in expected
     )
+
+
+def test_a_bench_fio_tree_gets_its_depth_by_jobs_heat_maps(tmp_path: Path) -> None:
+    """Each imported file names its own logs: those names are not what a pattern is, so the
+    tree's 4 patterns each get an IOPS and a p99 map over iodepth x numjobs (issue 45)."""
+    db = tmp_path / "t.db"
+    app.import_files([str(FIXTURES / "import" / "bench-fio" / "tree")], None, str(db), QuietUi())
+    maps = sweep_heat.charts(_dataset(db))
+    assert [m.title for m in maps if m.title.startswith("IOPS")] == [
+        f"IOPS over iodepth × numjobs: {p} on bench.img"
+        for p in (
+            "4k randread",
+            "64k randread",
+            "4k randrw rwmixread=70",
+            "64k randrw rwmixread=70",
+        )
+    ]
+    assert len(maps) == 8

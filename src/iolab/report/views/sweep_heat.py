@@ -14,6 +14,7 @@ import statistics
 from collections.abc import Sequence
 
 from iolab.analysis import latency
+from iolab.fio.options import workload_axis
 from iolab.model import FioValue
 from iolab.report.cells import WARNED, format_value
 from iolab.report.charts import Axis, Chart, HeatColors, Series, plain_number, slug
@@ -85,7 +86,8 @@ def _groups(data: Dataset) -> dict[tuple[str, str], list[DataCase]]:
         and all(_whole(c.options.get(a, 1)) is not None for a in AXES)
         and any(a in c.options for a in AXES)
     ]
-    keys = sorted({k for c in cases for k in c.options} - IGNORED)
+    # the options that make a pattern, never a file or log name (an import's differ per file)
+    keys = sorted(k for k in {k for c in cases for k in c.options} - IGNORED if workload_axis(k))
     varying = [k for k in keys if len({str(c.options.get(k)) for c in cases}) > 1]
     out: dict[tuple[str, str], list[DataCase]] = {}
     for label in data.labels:
