@@ -166,6 +166,22 @@ def test_one_outlier_does_not_make_every_other_change_pale() -> None:
     assert calm is not None and calm.heat_clipped() == [] and "Colours stop" not in calm.caption
 
 
+def test_a_heat_map_of_a_long_table_says_how_many_rows_it_draws() -> None:
+    """98 changed rows: the map draws the ends of the ranking, 40, and its caption says so,
+    with where every row is (issue 45: an import's map showed 40 of 98 rows, no word)."""
+    rows = tuple(
+        Row(f"w{i}", (Cell(None, "", "one"), Cell(100.0 + i, "%", f"{i:+}%", heat=100.0 + i)))
+        for i in range(98)
+    )
+    table = Table("Results", "workload", ("one", "change two vs one"), rows)
+    chart = heat_figure.heat(table, "Change vs one", "set-up", "one")
+    assert chart is not None and len(chart.series) == 40
+    assert chart.caption.endswith(
+        " 40 of the table's 98 rows: the ends of the ranking; every row is in the results "
+        "table (and its CSV)."
+    )
+
+
 # ---------------------------------------------------------------- 5: units and labels
 
 

@@ -19,6 +19,7 @@ def heat(table: Table, title: str, x_title: str, reference: str) -> Chart | None
         i for i in range(len(table.columns)) if any(r.cells[i].heat is not None for r in table.rows)
     ]
     rows = [r for r in table.shown_rows() if r.label != "…"]
+    whole = len(table.rows)
     if len(rows) > summary.HEAT_ROWS:
         half = summary.HEAT_ENDS
         rows = rows[:half] + rows[-half:]
@@ -51,7 +52,17 @@ def heat(table: Table, title: str, x_title: str, reference: str) -> Chart | None
         scale=Axis(f"change vs {reference}", "%"),
         center=0.0,
     )
-    return replace(chart, caption=f"{chart.caption}{_clipped(chart)}")
+    return replace(chart, caption=f"{chart.caption}{_clipped(chart)}{_cut(len(series), whole)}")
+
+
+def _cut(drawn: int, whole: int) -> str:
+    """What the map leaves out of its table's rows, said in the caption: "" when nothing."""
+    if drawn >= whole:
+        return ""
+    return (
+        f" {drawn} of the table's {whole:,} rows: the ends of the ranking; every row is in the "
+        "results table (and its CSV)."
+    )
 
 
 def _clipped(chart: Chart) -> str:
