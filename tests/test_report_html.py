@@ -350,3 +350,33 @@ def test_the_full_bundle_draws_the_same_charts_where_the_cartesian_one_is_missin
     assert [u for u in browser.requests() if not u.startswith(LOCAL)] == []
     charts = browser.evaluate(CHARTS_JS)
     assert [c["name"] for c in charts] == [c.name for c in made.charts()]
+
+
+OVERLAPS_JS = """
+[...document.querySelectorAll('figure.chart')].map(f => {
+  const box = s => { const e = f.querySelector(s); if (!e) return null;
+                     const r = e.getBoundingClientRect();
+                     return [r.left, r.top, r.right, r.bottom]; };
+  return {name: f.dataset.chart, title: box('.gtitle'), x: box('.xtitle')};
+})
+"""
+
+
+def _meet(one: list[float] | None, other: list[float] | None) -> bool:
+    if one is None or other is None:
+        return False
+    return one[0] < other[2] and other[0] < one[2] and one[1] < other[3] and other[1] < one[3]
+
+
+@pytest.mark.browser
+def test_no_chart_title_overlaps_its_axis_title(browser: Browser, tmp_path: Path) -> None:
+    """bench-fio's tree imported: its depth x jobs heat maps put the x axis on top, under the
+    chart's title; in the drawn page no title's box meets its axis title's (issue 45)."""
+    store = tmp_path / "bf.db"
+    tree = Path(__file__).parent / "fixtures" / "import" / "bench-fio" / "tree"
+    run_iolab("import", str(tree), "--db", str(store), cwd=tmp_path, check=True)
+    _open(browser, tmp_path, store, "report", "--charts", "heatmap")
+    boxes = browser.evaluate(OVERLAPS_JS)
+    assert len([b for b in boxes if b["name"].startswith("heat-")]) == 8
+    assert [b["name"] for b in boxes if _meet(b["title"], b["x"])] == []
+    _shot(browser, 'figure.chart[data-chart^="heat-"]', OUTPUT / "heat-titles.png")

@@ -131,7 +131,10 @@ def figure(chart: Chart) -> Json:
     if chart.kind == "heat":
         data = _heat(chart)
         longest = max((len(s.name) for s in chart.series), default=0)
-        layout["margin"] = {"t": 90, "r": 20, "b": 30, "l": min(360, 40 + 7 * longest)}
+        # the x axis on top, its title under the chart's: the title pinned to the top edge
+        # and the margin room for both, so neither is drawn over the other
+        layout["margin"] = {"t": 120, "r": 20, "b": 30, "l": min(360, 40 + 7 * longest)}
+        layout["title"] = {**layout["title"], "y": 1, "yanchor": "top", "pad": {"t": 12}}
         layout["xaxis"] = {"title": {"text": _t(chart.x.label)}, "side": "top"}
         layout["yaxis"] = {"title": {"text": _t(chart.y.label)}, "autorange": "reversed"}
         return {"data": data, "layout": _sourced(layout, chart, 8)}
