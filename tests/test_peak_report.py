@@ -57,10 +57,12 @@ def test_the_section_holds_the_search_the_curve_and_the_chart(
     flags = {r.label: r.stubs[0] for r in curve.rows}
     assert flags["100%"] == "not delivered" and flags["50%"] == "knee"
     assert isinstance(chart, Chart) and chart.x.unit == "IOPS"
-    assert [s.name for s in chart.series] == ["p50", "p99", "p99.9"]
+    assert [s.name for s in chart.series] == ["p50", "p99", "p99.9", "p99: not delivered"]
     assert chart.regions and chart.regions[0].label == "past the knee"
     delivered = chart.series[1].x
     assert list(delivered) == sorted(delivered), "drawn in order of delivered IOPS"
+    # the load asked but not delivered is a series of its own, never among the low loads
+    assert len(chart.series[3].x) == 1 and chart.series[3].x[0] not in delivered
 
 
 def test_two_set_ups_draw_one_chart_per_percentile_one_line_each(tmp_path: Path) -> None:
@@ -137,6 +139,9 @@ def test_a_latency_target_finds_the_most_iops_within_it(tmp_path: Path) -> None:
     chart = section(document).blocks[2]
     assert isinstance(chart, Chart)
     assert [r.label.split(":")[0] for r in chart.regions][-1] == f"within {target}"
+    (level,) = chart.levels  # the target itself, a dashed line at its limit, in the y's unit
+    assert level.label == f"target {target}" and level.value == pytest.approx(3 * _p99_us(), 0.01)
+    assert chart.y.unit == "µs"
 
 
 def test_a_latency_target_no_load_meets_says_so(tmp_path: Path) -> None:

@@ -72,6 +72,14 @@ class Region:
 
 
 @dataclass(frozen=True)
+class Level:
+    """A dashed line across the chart at a value of the y axis, such as a latency target."""
+
+    value: float
+    label: str
+
+
+@dataclass(frozen=True)
 class Chart:
     """One figure. For "heat", each series is one row (its name the row label), x the column
     labels, y the values, coloured on `scale` diverging at `center`."""
@@ -84,6 +92,7 @@ class Chart:
     series: tuple[Series, ...]
     regions: tuple[Region, ...] = ()
     caption: str = ""
+    levels: tuple[Level, ...] = ()  # dashed lines across, at values of the y axis
     scale: Axis | None = None
     center: float | None = None
     legend: str = "set-up"  # the legend's title on bar charts ("" for none)

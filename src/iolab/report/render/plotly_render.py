@@ -168,6 +168,31 @@ def figure(chart: Chart) -> Json:
                 "showarrow": False,
             }
         )
+    for level in chart.levels:
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "paper",
+                "yref": "y",
+                "x0": 0,
+                "x1": 1,
+                "y0": level.value,
+                "y1": level.value,
+                "line": {"dash": "dash", "width": 1.5, "color": "#444"},
+            }
+        )
+        notes.append(
+            {
+                "text": _t(level.label),
+                "xref": "paper",
+                "yref": "y",
+                "x": 1,
+                "y": level.value,
+                "xanchor": "right",
+                "yanchor": "bottom",
+                "showarrow": False,
+            }
+        )
     x_axis: Json = {"type": "category"} if chart.kind == "bar" else _axis(chart.x)
     x_axis["title"] = {"text": _t(chart.x.label)}
     layout.update(xaxis=x_axis, yaxis=_axis(chart.y), shapes=shapes, annotations=notes)

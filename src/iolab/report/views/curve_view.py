@@ -11,10 +11,10 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 
-from iolab.analysis import latency, peak
+from iolab.analysis import latency, objective, peak
 from iolab.model import CheckWarning, Curve, CurvePoint, PeakRecord
 from iolab.report.cells import Cell, Row, Table, format_value, warned
-from iolab.report.charts import Axis, Chart, Region, Series, slug
+from iolab.report.charts import Axis, Chart, Level, Region, Series, slug
 from iolab.report.data import Dataset
 from iolab.store import CaseRow
 
@@ -234,13 +234,21 @@ def curve_charts(
     ]
     unit, per = latency.unit_for(values)
 
-    def line(name: str, curve: Curve, key: str) -> Series:
-        ok = sorted((p for p in curve.points if p.ok), key=_delivered)
+    def line(name: str, curve: Curve, key: str, missed: bool = False) -> Series:
+        """A percentile's line over the loads delivered; `missed`: the loads asked but not
+        delivered, a series of their own (marked in the legend), never among the others."""
+        ok = sorted((p for p in curve.points if p.ok and p.delivered != missed), key=_delivered)
         return Series(
-            name,
+            f"{name}: not delivered" if missed else name,
             tuple(_delivered(p) for p in ok),
             tuple(None if (v := _percentile(p, key)) is None else v / per for p in ok),
         )
+
+    def lines(curve: Curve) -> tuple[Series, ...]:
+        drawn = [line(name, curve, key) for name, key in PERCENTILES]
+        if any(p.ok and not p.delivered for p in curve.points):
+            drawn.append(line("p99", curve, "p99_ns", missed=True))
+        return tuple(drawn)
 
     x = Axis("delivered I/O rate", "IOPS", start_at_zero=True)
     if len(curves) == 1:
@@ -252,8 +260,9 @@ def curve_charts(
                 title=f"Latency against load: {base}, {label}",
                 x=x,
                 y=Axis("completion latency", unit, start_at_zero=True),
-                series=tuple(line(name, search, key) for name, key in PERCENTILES),
+                series=lines(search),
                 regions=(*_past_knee(search), *_within(search)),
+                levels=_target(search, per),
                 caption=_caption(label, search, cases.get(label, no_cases)),
             )
         ]
@@ -275,6 +284,15 @@ def curve_charts(
 
 def _delivered(point: CurvePoint) -> float:
     return point.delivered_iops
+
+
+def _target(curve: Curve, per: float) -> tuple[Level, ...]:
+    """The latency target, where the curve has one, as a dashed line at its limit."""
+    found = curve.slo
+    aimed = objective.slo(found.target) if found is not None else None
+    if found is None or aimed is None:
+        return ()
+    return (Level(aimed[1] / per, f"target {found.target}"),)
 
 
 def _within(curve: Curve) -> tuple[Region, ...]:
