@@ -8,6 +8,8 @@ fio or md is needed.
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,10 +22,19 @@ from iolab import layouts, plan
 from iolab.analysis import raid_model
 from iolab.analysis.raid_model import Geometry, RaidWorkload, Single, factor, geometry, predict
 from iolab.cli import main
-from iolab.model import Case, CaseMetrics, Direction, DirectionMetrics, Layout, Result
+from iolab.model import (
+    JSON,
+    Case,
+    CaseMetrics,
+    Direction,
+    DirectionMetrics,
+    Layout,
+    Result,
+)
 from iolab.report import data as report_data
 from iolab.report import document
 from iolab.report.cells import Row, Table
+from iolab.report.data import SetupInfo
 from iolab.report.views import raid_view
 from iolab.store import Store
 from iolab.targets import process
@@ -456,3 +467,62 @@ def test_advise_refuses_bad_input_in_one_line(tmp_path: Path, args: list[str], w
     assert done.returncode == 1, done.stdout
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0], done.stderr
+
+
+def _member(name: str, kind: str, disk: str, backing: str | None = None) -> dict[str, JSON]:
+    return {
+        "name": name,
+        "path": f"/dev/{name}",
+        "kind": kind,
+        "disk": disk,
+        "backing_file": backing,
+    }
+
+
+@pytest.mark.parametrize(
+    ("members", "said"),
+    [
+        (
+            [
+                _member("loop2", "loop", "loop2", "/v/a.img"),
+                _member("loop3", "loop", "loop3", "/v/b.img"),
+            ],
+            "loop devices over files: one backing store",
+        ),
+        (
+            [_member("sda1", "part", "sda"), _member("sda2", "part", "sda")],
+            "partitions of one disk (sda)",
+        ),
+        ([_member("sda", "disk", "sda"), _member("sdb", "disk", "sdb")], ""),
+    ],
+)
+def test_members_that_share_one_backing_disk_are_one_member(
+    members: list[dict[str, JSON]], said: str
+) -> None:
+    """Four loop devices over files on one virtual disk are not four devices: the model
+    predicts no more than one device's figure for them (issue 45), as for partitions of one
+    drive; members of their own keep the model's rule."""
+    devices: dict[str, JSON] = {str(m["name"]): m for m in members}
+    info = SetupInfo("x", 1, "x", {"name": "x"}, {"layout": {"devices": devices}})
+    assert raid_view.shared_backing(info) == said
+
+
+def test_a_raid_over_loop_files_is_predicted_at_one_devices_figure(tmp_path: Path) -> None:
+    """Study D's RAID0 of 2 and 4 whose record says its members are loop devices over files:
+    the ceiling is one device's figure, not 2 or 4 of them, and the rule says why."""
+    run_id = store_study_b(tmp_path / "d.db", STUDY_D, lambda case: 12_000.0)
+    loops = {f"loop{n}": _member(f"loop{n}", "loop", f"loop{n}", f"/v/{n}.img") for n in range(4)}
+    with sqlite3.connect(tmp_path / "d.db") as db:
+        db.execute(
+            "UPDATE setups SET environment = ? WHERE name LIKE 'md raid0 x%'",
+            (json.dumps({"layout": {"devices": loops}}),),
+        )
+    with Store(tmp_path / "d.db") as store:
+        data = report_data.load(store, [run_id], samples=False, histograms=False)
+    table = raid_view.table(data)
+    assert table is not None
+    wide = next(r for r in table.rows if r.stubs[0] == "md raid0 x4" and "64" in r.label)
+    assert wide.cells[0].value == 12_000  # one device's, not 4 x 12,000
+    assert wide.stubs[2].endswith(
+        "loop devices over files: one backing store: at most one device's"
+    )

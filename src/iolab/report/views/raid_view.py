@@ -124,8 +124,9 @@ def table(data: Dataset, metric: str = "auto") -> Table | None:
         if array is None or single is None:
             continue
         used[setup.label] = single.label
+        shared = shared_backing(setup)
         for figures in single_figures(data, single.label):
-            row = _row(data, setup.label, array, figures, metric, single.label)
+            row = _row(data, setup.label, array, figures, metric, single.label, shared)
             if row is not None:
                 rows.append(row)
     if not rows:
@@ -147,8 +148,30 @@ def _single_of(data: Dataset, run_id: int) -> SetupInfo | None:
     return next((s for s in data.setups if s.run_id == run_id and is_single(s.setup)), None)
 
 
+def shared_backing(setup: SetupInfo) -> str:
+    """What the members of a set-up share, where they are not independent devices: loop
+    devices over files (on whatever disk holds them), or partitions of one disk; "" where
+    the record names members of their own (or none)."""
+    layout = setup.facts.layout
+    members = list(layout.devices.values()) if layout is not None else []
+    if len(members) < 2:
+        return ""
+    if all(m.backing_file for m in members):
+        return "loop devices over files: one backing store"
+    disks = {m.disk for m in members}
+    if len(disks) == 1 and all(m.kind == "part" for m in members):
+        return f"partitions of one disk ({disks.pop()})"
+    return ""
+
+
 def _row(
-    data: Dataset, setup: str, array: Geometry, figures: Figures, metric: str, single: str
+    data: Dataset,
+    setup: str,
+    array: Geometry,
+    figures: Figures,
+    metric: str,
+    single: str,
+    shared: str = "",
 ) -> Row | None:
     group = data.cell(setup, figures.name)
     if not group:
@@ -156,7 +179,10 @@ def _row(
     chosen = figures.metric(metric)
     unit = UNITS[chosen]
     prediction = raid_model.predict(array, figures.workload, figures.single)
-    predicted = figures.value(chosen, prediction.factor)
+    # members that share one backing store are one member: they add nothing to one device
+    factor = min(prediction.factor, 1.0) if shared else prediction.factor
+    rule = f"{prediction.rule}; {shared}: at most one device's" if shared else prediction.rule
+    predicted = figures.value(chosen, factor)
     values, failed = cell_values(group, chosen)
     measured = (
         stat_cell(values, unit, chosen) if values else Cell(None, unit, "failed" if failed else "—")
@@ -167,9 +193,7 @@ def _row(
         warned(measured, group),
         warned(_ratio(measured.value, predicted), [*single_cases, *group]),
     )
-    return Row(
-        figures.name, cells, (setup, unit, f"{array.name} of {array.devices}, {prediction.rule}")
-    )
+    return Row(figures.name, cells, (setup, unit, f"{array.name} of {array.devices}, {rule}"))
 
 
 def _ratio(measured: float | None, predicted: float) -> Cell:
