@@ -139,8 +139,8 @@ def test_a_latency_target_finds_the_most_iops_within_it(tmp_path: Path) -> None:
     chart = section(document).blocks[2]
     assert isinstance(chart, Chart)
     assert [r.label.split(":")[0] for r in chart.regions][-1] == f"within {target}"
-    (level,) = chart.levels  # the target itself, a dashed line at its limit, in the y's unit
-    assert level.label == f"target {target}" and level.value == pytest.approx(3 * _p99_us(), 0.01)
+    (guide,) = chart.guides  # the target itself, a dashed line at its limit, in the y's unit
+    assert guide.label == f"target {target}" and guide.value == pytest.approx(3 * _p99_us(), 0.01)
     assert chart.y.unit == "µs"
 
 

@@ -72,7 +72,7 @@ class Region:
 
 
 @dataclass(frozen=True)
-class Level:
+class Guide:
     """A dashed line across the chart at a value of the y axis, such as a latency target."""
 
     value: float
@@ -92,7 +92,7 @@ class Chart:
     series: tuple[Series, ...]
     regions: tuple[Region, ...] = ()
     caption: str = ""
-    levels: tuple[Level, ...] = ()  # dashed lines across, at values of the y axis
+    guides: tuple[Guide, ...] = ()  # dashed lines across, at values of the y axis
     scale: Axis | None = None
     center: float | None = None
     legend: str = "set-up"  # the legend's title on bar charts ("" for none)

@@ -136,8 +136,8 @@ def _lines(ax: Axes, chart: Chart) -> None:
     for region in chart.regions:
         grey = f"{1 - region.tone * 0.8:.2f}"
         ax.axvspan(region.start, region.end, color=grey, zorder=0, label=region.label)
-    for level in chart.levels:
-        ax.axhline(level.value, color="0.27", linestyle="--", linewidth=1.2, label=level.label)
+    for guide in chart.guides:
+        ax.axhline(guide.value, color="0.27", linestyle="--", linewidth=1.2, label=guide.label)
     for series in chart.series:
         xs = [float(v) for v in series.x]
         if series.faint:
@@ -172,7 +172,7 @@ def _lines(ax: Axes, chart: Chart) -> None:
     if chart.y.start_at_zero and not chart.y.log and tops and max(tops) > 0:
         ax.set_ylim(0, max(tops) * 1.1)
     ax.grid(alpha=0.3, which="major")
-    if len([s for s in chart.series if not s.faint]) > 1 or chart.regions or chart.levels:
+    if len([s for s in chart.series if not s.faint]) > 1 or chart.regions or chart.guides:
         ax.legend(fontsize=8)
 
 

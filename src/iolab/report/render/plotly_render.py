@@ -168,7 +168,7 @@ def figure(chart: Chart) -> Json:
                 "showarrow": False,
             }
         )
-    for level in chart.levels:
+    for guide in chart.guides:
         shapes.append(
             {
                 "type": "line",
@@ -176,18 +176,18 @@ def figure(chart: Chart) -> Json:
                 "yref": "y",
                 "x0": 0,
                 "x1": 1,
-                "y0": level.value,
-                "y1": level.value,
+                "y0": guide.value,
+                "y1": guide.value,
                 "line": {"dash": "dash", "width": 1.5, "color": "#444"},
             }
         )
         notes.append(
             {
-                "text": _t(level.label),
+                "text": _t(guide.label),
                 "xref": "paper",
                 "yref": "y",
                 "x": 1,
-                "y": level.value,
+                "y": guide.value,
                 "xanchor": "right",
                 "yanchor": "bottom",
                 "showarrow": False,

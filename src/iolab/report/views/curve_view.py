@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from iolab.analysis import latency, objective, peak
 from iolab.model import CheckWarning, Curve, CurvePoint, PeakRecord
 from iolab.report.cells import Cell, Row, Table, format_value, warned
-from iolab.report.charts import Axis, Chart, Level, Region, Series, slug
+from iolab.report.charts import Axis, Chart, Guide, Region, Series, slug
 from iolab.report.data import Dataset
 from iolab.store import CaseRow
 
@@ -262,7 +262,7 @@ def curve_charts(
                 y=Axis("completion latency", unit, start_at_zero=True),
                 series=lines(search),
                 regions=(*_past_knee(search), *_within(search)),
-                levels=_target(search, per),
+                guides=_target(search, per),
                 caption=_caption(label, search, cases.get(label, no_cases)),
             )
         ]
@@ -286,13 +286,13 @@ def _delivered(point: CurvePoint) -> float:
     return point.delivered_iops
 
 
-def _target(curve: Curve, per: float) -> tuple[Level, ...]:
+def _target(curve: Curve, per: float) -> tuple[Guide, ...]:
     """The latency target, where the curve has one, as a dashed line at its limit."""
     found = curve.slo
     aimed = objective.slo(found.target) if found is not None else None
     if found is None or aimed is None:
         return ()
-    return (Level(aimed[1] / per, f"target {found.target}"),)
+    return (Guide(aimed[1] / per, f"target {found.target}"),)
 
 
 def _within(curve: Curve) -> tuple[Region, ...]:
