@@ -2,8 +2,8 @@
 
 `install(folder, state)` writes a `smartctl` launcher into `folder` (to put first on PATH)
 that runs this script; the state is a JSON file named by $IOLAB_FAKE_SMART_STATE:
-{"file": a recorded output's name in ../shared/reference/device-health/smartctl/,
-"calls": how many times it answered so far, "from_call": N, "set": {"section.key": value}}.
+{"file": a recorded output's name in ../shared/reference/device-health/smartctl/, "calls":
+how many readings (`-a`) it answered so far, "from_call": N, "set": {"section.key": value}}.
 It prints the recorded output as it is, and from its N-th answer on with the `set` fields
 changed (a drive that starts reporting warning_temp_time grown, say); "mode" "hang" sleeps,
 "garbage" prints what is not JSON. The recorded outputs are read from beside the checkout
@@ -74,6 +74,9 @@ def _changed(document: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]
 def main() -> int:
     path = Path(os.environ[STATE_ENV])
     state = json.loads(path.read_text())
+    if "-a" not in sys.argv:  # an identity (-i -H): the recorded output as it is
+        sys.stdout.write((REFERENCE / state["file"]).read_text())
+        return 0
     state["calls"] += 1
     path.write_text(json.dumps(state))
     if state.get("mode") == "hang":
