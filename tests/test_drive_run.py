@@ -107,6 +107,7 @@ def test_a_drive_that_ran_hot_warns_on_that_case_everywhere(smartctl: Path, work
 def test_drives_whose_counters_do_not_move_warn_nothing(smartctl: Path, workdir: Path) -> None:
     printed, codes, record = _run(workdir)
     assert not any(code.startswith("drive-") for case in codes for code in case), codes
+    assert "ran hot" not in printed
     assert record.drives is not None and record.drives.interval
     assert fake_smartctl.calls(smartctl) >= 3  # read before the set-up and after each case
 
