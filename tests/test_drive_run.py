@@ -5,6 +5,7 @@ P4510 printed (tests/fake_smartctl.py), from one reading on with warning_temp_ti
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -99,6 +100,13 @@ def test_a_drive_that_ran_hot_warns_on_that_case_everywhere(smartctl: Path, work
     for form in ("table", "markdown", "csv", "json", "html"):
         shown = run_iolab("report", "--format", form, "--charts", "none", cwd=workdir, check=True)
         assert "drive-hot" in shown.stdout or "ran hot" in shown.stdout, form
+        if form != "csv":  # CSV is the results table alone
+            assert "INTEL SSDPE2KX080T8" in shown.stdout, form  # the environment's drives
+    markdown = run_iolab("report", "--format", "markdown", "--charts", "none", cwd=workdir).stdout
+    moved = next(line for line in markdown.splitlines() if "over its cases" in line)
+    assert "temperature +45 °C (highest 74 °C)" in moved and "4 min added above" in moved
+    assert "wrote 0 B (0 bytes)" in moved  # the recorded drive's count did not move
+    assert re.search(r"; fio wrote \d+\.\d [kMG]B$", moved), moved
     exported = run_iolab("export", "--format", "json", "-o", "-", cwd=workdir, check=True)
     assert "drive-hot" in exported.stdout and "warning_temp_minutes" in exported.stdout
 
