@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 
 import fake_smartctl
-from iolab.model import codec
-from iolab.model.drive import DriveHealth, DriveReading, change
+from iolab.analysis import checks, drive_checks
+from iolab.analysis.check_context import Context
+from iolab.model import CaseMetrics, Code, codec
+from iolab.model.drive import DriveHealth, DriveReading, change, changes
 from iolab.targets import drive_health
 from iolab.targets.drive_health import DriveError
 
@@ -250,3 +252,48 @@ def test_a_reading_takes_each_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     found = drive_health.reading(["sda", "sdb"], 7.0)
     assert set(found.drives) == {"sda", "sdb"} and found.problems == () and found.at == 7.0
     assert found.drives["sda"].model == "INTEL SSDPE2KX080T8"
+
+
+def _context(state: str, share: float | None, rw: str = "randwrite") -> Context:
+    return Context(
+        options={"rw": rw},
+        metrics=CaseMetrics((), 0.0, 0.0, 1000, 0),
+        target_state=state,
+        drive_written=share,
+    )
+
+
+def test_fresh_device_reads_the_drives_lifetime_writes() -> None:
+    unknown = checks.fresh_device(_context("", 0.004))
+    assert unknown is not None
+    assert unknown.message.startswith("this drive had written 0.4% of its capacity in its life")
+    built = checks.fresh_device(_context("fresh", 11.8))
+    assert (
+        built is not None
+        and "(this drive had written 11.8 times its capacity in its life)" in built.message
+    )
+    assert checks.fresh_device(_context("", 11.8)) is None  # a drive written many times over
+    assert checks.fresh_device(_context("", None)) is None  # nothing known: nothing said
+    assert checks.fresh_device(_context("", 0.004, "randread")) is None  # reads
+    p4510 = DriveReading(0.0, {"nvme0n1": drive_health.parse(_text(fake_smartctl.P4510))})
+    assert f"{drive_checks.written_share(p4510):.2f}" == "11.83"  # 94.7 TB on 8.0 TB
+
+
+def test_errors_and_wear_warn_on_the_case() -> None:
+    before = _nvme_with()
+    after = _nvme_with(media_errors=1, percentage_used=100)
+    readings = DriveReading(0.0, {"nvme0n1": before}), DriveReading(1.0, {"nvme0n1": after})
+    found = drive_checks.warnings(*readings, changes(*readings), mixed=False)
+    assert [w.code for w in found] == [Code.DRIVE_ERRORS, Code.DRIVE_WORN]
+    assert "nvme0n1: media errors +1" in found[0].message
+    assert "used 100% of its rated endurance" in found[1].message
+    quiet = DriveReading(1.0, {"nvme0n1": before})
+    assert drive_checks.warnings(readings[0], quiet, changes(readings[0], quiet), False) == ()
+
+
+def test_heat_joins_a_drop_of_speed_when_they_coincide() -> None:
+    before, after = _nvme_with(), _nvme_with(warning_temp_time=2, temperature=80)
+    hot = drive_checks.hot({"nvme0n1": change(before, after)}, mixed=True)
+    assert hot is not None and hot.code == Code.DRIVE_HOT
+    assert "nvme0n1: 2 min above its warning temperature, highest 80 °C read" in hot.message
+    assert "(mixed-speeds) coincides with it" in hot.message

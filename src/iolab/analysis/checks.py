@@ -276,17 +276,21 @@ def _apart(small: float, large: float) -> tuple[str, str]:
 FRESH_LIFETIME = 1.0  # a drive that wrote less than its capacity in its life is fresh
 
 
+def _lifetime(share: float | None) -> str:
+    """'this drive had written 0.4% of its capacity in its life' (or '11.8 times')."""
+    if share is None:
+        return ""
+    much = f"{share:.1f} times its capacity" if share >= 1 else f"{share:.1%} of its capacity"
+    return f"this drive had written {much} in its life"
+
+
 def fresh_device(context: Context) -> CheckWarning | None:
     """Writes to a set-up never written since it was built, or (where smartctl reads its
     drives) to a target of unknown state on drives that have hardly written in their life."""
     share, state = context.drive_written, context.target_state
     if rw_of(context) not in WRITES:
         return None
-    lifetime = (
-        f"this drive had written {share:.1%} of its capacity in its life"
-        if share is not None
-        else ""
-    )
+    lifetime = _lifetime(share)
     if state in ("fresh", "trimmed"):
         said = f" ({lifetime})" if lifetime else ""
         why = f"writes to a {state} device{said}"
