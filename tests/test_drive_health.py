@@ -19,6 +19,7 @@ from iolab.analysis import checks, drive_checks
 from iolab.analysis.check_context import Context
 from iolab.model import CaseMetrics, Code, codec
 from iolab.model.drive import DriveHealth, DriveReading, change, changes
+from iolab.runner import telemetry
 from iolab.targets import drive_health
 from iolab.targets.drive_health import DriveError
 
@@ -297,3 +298,33 @@ def test_heat_joins_a_drop_of_speed_when_they_coincide() -> None:
     assert hot is not None and hot.code == Code.DRIVE_HOT
     assert "nvme0n1: 2 min above its warning temperature, highest 80 °C read" in hot.message
     assert "(mixed-speeds) coincides with it" in hot.message
+
+
+def _sensor(root: Path, name: str, pattern: str, millidegrees: str) -> Path:
+    folder = root / name / pattern
+    folder.mkdir(parents=True)
+    (folder / "temp1_input").write_text(millidegrees)
+    return folder / "temp1_input"
+
+
+def test_hwmon_sensors_are_found_for_nvme_and_sata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(telemetry, "SYS_BLOCK", tmp_path)
+    sata = _sensor(tmp_path, "sda", "device/hwmon/hwmon2", "38000")
+    nvme = _sensor(tmp_path, "nvme0n1", "device/hwmon4", "41850")
+    (tmp_path / "vda" / "device").mkdir(parents=True)  # a disk without a sensor
+    found = telemetry.hwmon_sensors(["sda", "nvme0n1", "vda", "absent"])
+    assert found == {"sda": sata, "nvme0n1": nvme}
+
+
+@pytest.mark.slow
+def test_the_telemetry_records_a_drives_temperature_each_second(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(telemetry, "SYS_BLOCK", tmp_path)
+    _sensor(tmp_path, "nvme0n1", "device/hwmon4", "41850\n")
+    with telemetry.Sampler((0,), ("nvme0n1",)) as sampler:
+        time.sleep(1.2)
+    temps = sampler.telemetry().series("nvme0n1", "temp_c")
+    assert temps and {value for _, value in temps} == {41.85}
