@@ -133,3 +133,18 @@ def test_a_failing_drive_is_refused_for_writes_unless_insisted(
     assert "SMART status says the drive is failing" in refused.stdout + refused.stderr
     insisted = run_iolab("run", "plan.toml", "--new", "--failing-drives", cwd=workdir)
     assert insisted.returncode == 0, insisted.stderr
+
+
+@pytest.mark.fio
+def test_a_smartctl_that_hangs_costs_its_limit_once_and_is_said_once(
+    smartctl: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_smartctl.install(smartctl.parent / "bin", smartctl, mode="hang")
+    monkeypatch.setenv("IOLAB_DRIVE_ANSWER_S", "1")
+    printed, codes, record = _run(workdir)
+    assert fake_smartctl.calls(smartctl) == 2  # the target's facts, the set-up's first reading
+    said = [line for line in printed.splitlines() if "drive not read" in line]
+    assert len(said) == 1 and "did not answer within 1 s" in said[0], printed
+    assert not any(code.startswith("drive-") for case in codes for code in case)
+    assert record.drives is not None and record.drives.before is not None
+    assert record.drives.before.drives == {} and len(record.drives.before.problems) == 1

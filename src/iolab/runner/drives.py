@@ -2,7 +2,9 @@
 then after each case, between cases, never while fio runs. Each case is judged on what moved
 between the reading before it and the one after (analysis.drive_checks); the set-up's record
 keeps the first reading and the latest (`DriveLog`). Only where smartctl is installed and the
-set-up is on this host's disks; a drive that cannot be read is said once, in one line."""
+set-up is on this host's disks; a drive that cannot be read (smartctl failed, hung or printed
+what is not its JSON) is said once, in one line, and not asked again in this set-up: a
+smartctl that hangs costs its time limit once, not once per case."""
 
 from __future__ import annotations
 
@@ -32,11 +34,9 @@ class Drives:
     """One set-up's drives: read once now, and after each case (`judged`)."""
 
     def __init__(self, disks: tuple[str, ...], record: Recorder, listener: Listener) -> None:
-        self.disks, self.record = disks, record
-        self.seconds = 0.0  # spent reading them, for the bench
+        self.disks, self.record, self.listener = disks, record, listener
+        self.seconds = 0.0  # spent reading them
         self.first = self.latest = self.read()
-        for problem in self.first.problems:
-            listener.note(f"drive not read: {problem}")
         self.keep()
 
     @classmethod
@@ -49,10 +49,12 @@ class Drives:
 
     def read(self) -> DriveReading:
         started = time.monotonic()
-        try:
-            return drive_health.reading(self.disks, time.time())
-        finally:
-            self.seconds += time.monotonic() - started
+        found = drive_health.reading(self.disks, time.time())
+        self.seconds += time.monotonic() - started
+        for problem in found.problems:
+            self.listener.note(f"drive not read: {problem}; not asked again for this set-up")
+        self.disks = tuple(d for d in self.disks if d in found.drives)
+        return found
 
     def keep(self) -> None:
         """The first reading and the latest, in the set-up's record."""

@@ -15,6 +15,8 @@ JSON is a problem in one line, never an error that stops a run.
 from __future__ import annotations
 
 import json
+import math
+import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -27,6 +29,8 @@ from iolab.targets import devices as dv
 from iolab.targets.controllers.probe import call
 
 TIMEOUT_S = 10.0  # one drive's answer
+ANSWER_ENV = "IOLAB_DRIVE_ANSWER_S"  # seconds, to change it (tests lower it)
+ANSWER_MAX_S = 600.0
 MAX_INT = 2**63  # what SQLite's integers hold
 NVME_UNIT = 512_000  # an NVMe data unit: 1,000 x 512 bytes
 MIB = 2**20
@@ -287,12 +291,25 @@ def _gigabytes(value: JSON | None) -> int | None:
 # -- reading the drives -----------------------------------------------------------------------
 
 
-def read(name: str, timeout_s: float = TIMEOUT_S) -> DriveHealth:
+def answer_limit() -> float:
+    """Seconds smartctl may take per drive: IOLAB_DRIVE_ANSWER_S if set, else TIMEOUT_S."""
+    text = os.environ.get(ANSWER_ENV, "")
+    try:
+        value = float(text) if text else TIMEOUT_S
+    except ValueError:
+        value = math.nan
+    if not 0 < value <= ANSWER_MAX_S:
+        raise DriveError(f"{ANSWER_ENV} is not a number of seconds from 0 to {ANSWER_MAX_S:g}")
+    return value
+
+
+def read(name: str, timeout_s: float | None = None) -> DriveHealth:
     """One whole disk's account (its kernel name); DriveError or ControllerError when it
     cannot be had (smartctl failed, hung, printed too much or what is not its JSON)."""
     program = shutil.which("smartctl")
     if program is None:
         raise DriveError("smartctl is not installed")
+    timeout_s = answer_limit() if timeout_s is None else timeout_s
     argv = [program, "-j", "-a", dv.dev_path(name)]
     _, text = call(argv, "smartctl", Path(tempfile.gettempdir()), timeout_s)
     return parse(text)
@@ -302,7 +319,7 @@ def installed() -> bool:
     return shutil.which("smartctl") is not None
 
 
-def reading(disks: Iterable[str], now: float, timeout_s: float = TIMEOUT_S) -> DriveReading:
+def reading(disks: Iterable[str], now: float, timeout_s: float | None = None) -> DriveReading:
     """Every disk read once: their accounts, and a line for each that could not be read."""
     drives: dict[str, DriveHealth] = {}
     problems: list[str] = []
