@@ -48,6 +48,7 @@ def smartctl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return state
 
 
+@pytest.mark.fio  # iolab env asks fio its version
 def test_env_shows_the_drives_own_account(smartctl: Path, workdir: Path) -> None:
     text = iolab_here("env", ".", cwd=workdir, check=True).stdout
     line = next(x for x in text.splitlines() if x.startswith("drive "))
@@ -62,6 +63,7 @@ def test_env_shows_the_drives_own_account(smartctl: Path, workdir: Path) -> None
     assert "nand_written_bytes" not in health  # the P4510 does not report it: absent, not 0
 
 
+@pytest.mark.fio
 def test_env_says_a_smartctl_that_prints_garbage_in_one_line(smartctl: Path, workdir: Path) -> None:
     fake_smartctl.install(smartctl.parent / "bin", smartctl, mode="garbage")
     text = iolab_here("env", ".", cwd=workdir, check=True).stdout
