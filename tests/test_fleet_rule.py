@@ -81,3 +81,23 @@ def test_the_progress_line_counts_a_fleet() -> None:
     assert shares_line(shares) == (
         "median 500 over 32 hosts, lowest h31:8765 50, highest h30:8765 500"
     )
+
+
+def _with_drive(firmware: str, celsius: int) -> dict[str, object]:
+    """An inventory whose disk gave its own account (iolab env --json's shape)."""
+    found = env()
+    target = found["target"]
+    assert isinstance(target, dict)
+    health = {"model": "INTEL SSDPE2KX080T8", "firmware": firmware, "temperature_c": celsius}
+    target.update(disks=["nvme0n1"], devices={"nvme0n1": {"health": health}})
+    return found
+
+
+def test_a_drive_on_other_firmware_or_hotter_is_named() -> None:
+    hosts = [fleet.inventory(f"h{k}", _with_drive("VDV10170", 34 + k % 3)) for k in range(8)]
+    hosts[3] = fleet.inventory("h3", _with_drive("VDV10131", 71))
+    assert fleet.differs("h3", hosts) == (
+        "its drive firmware is VDV10131 where 7 of 8 run VDV10170",
+        "its drive is at 71 °C where the fleet's median is 35 °C",
+    )
+    assert fleet.differs("h4", hosts) == ()  # a degree or two warmer is not named

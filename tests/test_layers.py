@@ -289,6 +289,7 @@ REPORT_RANKS = {
     "charts": 0,
     "data": 0,
     "directions": 0,
+    "drives": 0,
     "summary": 0,
     "views": 1,
     "document": 2,

@@ -98,6 +98,16 @@ def human_bytes(n: float) -> str:
     return f"{value:.1f} TiB"
 
 
+def decimal_bytes(n: float) -> str:
+    """Decimal units with one decimal, as drives are sold: 94678652928000 -> '94.7 TB'."""
+    value = float(n)
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if abs(value) < 1000 or unit == "TB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{value:.1f} TB"
+
+
 def human_duration(seconds: float) -> str:
     """'1m05s', '42s'."""
     total = max(0, round(seconds))

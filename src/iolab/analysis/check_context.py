@@ -50,6 +50,7 @@ class Context:
     rated_random: bool = True  # and whether at random offsets (False: sequential)
     cache_policy: str = ""  # how a RAID card's policy in effect differs from the configured
     telemetry: Telemetry | None = None  # the allowed CPUs and the devices, sampled (local)
+    drive_written: float | None = None  # the least its drives wrote in their life / capacity
 
 
 def rw_of(context: Context) -> str:

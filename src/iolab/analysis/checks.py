@@ -273,14 +273,35 @@ def _apart(small: float, large: float) -> tuple[str, str]:
     return f"{small / 2**20:,.0f} MiB", f"{large / 2**20:,.0f} MiB"
 
 
+FRESH_LIFETIME = 1.0  # a drive that wrote less than its capacity in its life is fresh
+
+
+def _lifetime(share: float | None) -> str:
+    """'this drive had written 0.4% of its capacity in its life' (or '11.8 times')."""
+    if share is None:
+        return ""
+    much = f"{share:.1f} times its capacity" if share >= 1 else f"{share:.1%} of its capacity"
+    return f"this drive had written {much} in its life"
+
+
 def fresh_device(context: Context) -> CheckWarning | None:
-    if rw_of(context) not in WRITES or context.target_state not in ("fresh", "trimmed"):
+    """Writes to a set-up never written since it was built, or (where smartctl reads its
+    drives) to a target of unknown state on drives that have hardly written in their life."""
+    share, state = context.drive_written, context.target_state
+    if rw_of(context) not in WRITES:
+        return None
+    lifetime = _lifetime(share)
+    if state in ("fresh", "trimmed"):
+        said = f" ({lifetime})" if lifetime else ""
+        why = f"writes to a {state} device{said}"
+    elif state == "" and share is not None and share < FRESH_LIFETIME:
+        why = f"{lifetime}: fresh"
+    else:
         return None
     return CheckWarning(
         Code.FRESH_DEVICE,
-        f"writes to a {context.target_state} device, never written since it was built (or "
-        "just trimmed): fresh flash, or a sparse image's unallocated blocks, does not write "
-        "as it will once in use.",
+        f"{why}: a device never written since it was built (or just trimmed), fresh flash "
+        "or a sparse image's unallocated blocks, does not write as it will once in use.",
         'Precondition the set-up (precondition = "sequential", or "both" for random writes).',
     )
 

@@ -10,8 +10,10 @@ OUTLIER_MIN_HOSTS hosts: under that, "the majority" means little.
 
 What differs: each host's inventory (`iolab env --json`, read over SSH) reduced to the facts
 that set a storage figure (device model and firmware, kernel, fio version, CPU governor,
-filesystem, mount options, scheduler); an outlier's facts that differ from the majority's are
-said beside it ("its scheduler is none where 31 of 32 run mq-deadline").
+filesystem, mount options, scheduler; its first disk's own account: drive model and firmware,
+and its temperature); an outlier's facts that differ from the majority's are said beside it
+("its scheduler is none where 31 of 32 run mq-deadline"), and a drive HOTTER_C or more above
+the fleet's median temperature ("its drive is at 71 °C where the fleet's median is 35 °C").
 """
 
 from __future__ import annotations
@@ -36,7 +38,10 @@ FACTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("filesystem", ("target", "filesystem", "fstype")),
     ("mount options", ("target", "filesystem", "options")),
     ("scheduler", ("target", "device", "scheduler")),
+    ("drive model", ("health", "model")),  # the first disk's own account (smartctl)
+    ("drive firmware", ("health", "firmware")),
 )
+HOTTER_C = 10  # a drive this much above the fleet's median temperature is named
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,7 @@ class Inventory:
 
     host: str
     facts: tuple[tuple[str, str | None], ...]
+    temperature_c: float | None = None  # its first disk's, where smartctl read it
 
     def get(self, name: str) -> str | None:
         return dict(self.facts).get(name)
@@ -113,7 +119,25 @@ class Inventory:
 
 def inventory(host: str, environment: object) -> Inventory:
     """A host's facts from its `iolab env --json` document (anything else: none known)."""
-    return Inventory(host, tuple((name, _dig(environment, path)) for name, path in FACTS))
+    document = dict(environment) if isinstance(environment, Mapping) else {}
+    document["health"] = _health(environment)  # ours, whatever the document holds there
+    facts = tuple((name, _dig(document, path)) for name, path in FACTS)
+    temperature = _health(environment).get("temperature_c")
+    hot = temperature if isinstance(temperature, int | float) else None
+    return Inventory(host, facts, None if isinstance(hot, bool) else hot)
+
+
+def _health(environment: object) -> Mapping[str, object]:
+    """The first disk's own account in an `iolab env --json` document ({} if none)."""
+    target = environment.get("target") if isinstance(environment, Mapping) else None
+    if not isinstance(target, Mapping):
+        return {}
+    disks, devices = target.get("disks"), target.get("devices")
+    if not isinstance(disks, list) or not disks or not isinstance(devices, Mapping):
+        return {}
+    device = devices.get(str(disks[0]))
+    health = device.get("health") if isinstance(device, Mapping) else None
+    return health if isinstance(health, Mapping) else {}
 
 
 def _dig(document: object, path: tuple[str, ...]) -> str | None:
@@ -144,7 +168,18 @@ def differs(host: str, fleet: Sequence[Inventory]) -> tuple[str, ...]:
             said.append(
                 f"its {name} {verb} {mine} where {count} of {sum(known.values())} run {common}"
             )
-    return tuple(said)
+    return (*said, *_hotter(own, fleet))
+
+
+def _hotter(own: Inventory, fleet: Sequence[Inventory]) -> list[str]:
+    """Its drive HOTTER_C or more above the fleet's median temperature."""
+    known = [inv.temperature_c for inv in fleet if inv.temperature_c is not None]
+    if own.temperature_c is None or len(known) < 2:
+        return []
+    median = statistics.median(known)
+    if own.temperature_c - median < HOTTER_C:
+        return []
+    return [f"its drive is at {own.temperature_c:g} °C where the fleet's median is {median:g} °C"]
 
 
 def outliers(

@@ -39,6 +39,7 @@ class Known:
     cache_policy: str = ""  # how the card's policy in effect differs from the one configured
     card_cache: int = 0  # the RAID card's cache, read from it
     telemetry: Telemetry | None = None
+    drive_written: float | None = None  # the least its drives wrote in their life / capacity
 
 
 def context(
@@ -70,6 +71,7 @@ def context(
         rated_random=not facts.get("rated_iops_sequential"),
         cache_policy=known.cache_policy,
         telemetry=known.telemetry,
+        drive_written=known.drive_written,
     )
 
 

@@ -36,6 +36,7 @@ class RunRequest:
     force_new: bool = False
     destroy: tuple[str, ...] = ()
     wipe_signatures: bool = False
+    failing_drives: bool = False
     allow_hooks: bool = False
     lab: bool = False  # measure the device set-ups in the virtual lab (app.lab_run)
 

@@ -127,7 +127,9 @@ def _consent(the_plan: Plan, request: RunRequest, ui: Ui) -> runner.Consent:
             raise TargetError(f"{device} was not confirmed; nothing was written")
         if answer:
             confirmed.add(device)
-    return runner.Consent(frozenset(confirmed), request.wipe_signatures, request.allow_hooks)
+    return runner.Consent(
+        frozenset(confirmed), request.wipe_signatures, request.allow_hooks, request.failing_drives
+    )
 
 
 def provision_commands(the_plan: Plan) -> list[tuple[str, list[list[str]]]]:

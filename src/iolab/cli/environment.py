@@ -23,7 +23,9 @@ from iolab.cli import (
 @click.argument("path", required=False, default=".", metavar="[PATH]")
 @click.option("--json", "as_json", is_flag=True, help="Print it as JSON, for scripts.")
 def env(path: str, as_json: bool) -> None:
-    """Print the host and what PATH lives on: filesystem, RAID, devices, their settings."""
+    """Print the host and what PATH lives on: filesystem, RAID, devices, their settings, and
+    each disk's own account where smartctl reads it (model, temperature, lifetime writes,
+    wear, hours)."""
     from iolab.report.text import env_text
 
     facts = app.environment_of(path)

@@ -44,6 +44,11 @@ if TYPE_CHECKING:
     "--wipe-signatures", is_flag=True, help="Allow wiping filesystem/partition signatures."
 )
 @click.option(
+    "--failing-drives",
+    is_flag=True,
+    help="Write to drives whose SMART status says they are failing (refused otherwise).",
+)
+@click.option(
     "--allow-hooks",
     is_flag=True,
     help="Run the plan's setup_hook/teardown_hook shell commands: the plan is then code.",

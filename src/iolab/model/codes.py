@@ -33,6 +33,9 @@ class Code(StrEnum):
     CACHE_POLICY = "cache-policy"  # the RAID card's cache policy in effect differs
     RATE_NOT_DELIVERED = "rate-not-delivered"  # fio delivered under 95% of the rate asked
     ABOVE_CEILING = "above-ceiling"  # above what the devices behind can deliver: a cache
+    DRIVE_HOT = "drive-hot"  # a drive spent time above its warning temperature, or throttled
+    DRIVE_ERRORS = "drive-errors"  # a drive's media, CRC or reallocation counter moved
+    DRIVE_WORN = "drive-worn"  # a drive's spare is below its threshold, or its endurance used
     CHECK_FAILED = "check-failed"  # a check could not judge the case (a bug of iolab's)
     # Over several cases (analysis/scaling.py, levels.py, virtual_cache.py, comparison.py)
     FLAT_SCALING = "flat-scaling"  # doubling the load gained under 10%: where the limit is

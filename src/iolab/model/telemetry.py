@@ -24,6 +24,7 @@ DEVICE_METRICS = (
     "w_iops",
     "r_mbps",
     "w_mbps",
+    "temp_c",  # the device's own temperature, where hwmon exposes it
 )
 
 

@@ -377,6 +377,8 @@ def environment_blocks(data: Dataset) -> tuple[Block, ...]:
         blocks.append(Notes("Volatile facts that differ", tuple(volatile), "volatile"))
     if details := env_view.setup_details(data):
         blocks.append(Notes("Set-up details", tuple(details), "setup-details"))
+    if drive_lines := env_view.drive_lines(data):
+        blocks.append(Notes("The drives' own account", tuple(drive_lines), "drives"))
     return tuple(blocks)
 
 

@@ -62,11 +62,12 @@ class CampaignStep:
 @dataclass(frozen=True)
 class Consent:
     """What the user allowed: devices (and files of their own) that may be overwritten,
-    signature wiping, and running a plan's hook commands."""
+    signature wiping, running a plan's hook commands, writing to failing drives."""
 
     devices: frozenset[str] = frozenset()
     wipe_signatures: bool = False
     hooks: bool = False
+    failing_drives: bool = False  # write to drives whose SMART status fails
 
 
 @dataclass

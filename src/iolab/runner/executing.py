@@ -27,6 +27,7 @@ from iolab.model import HOST_LOST, CaseMetrics, CheckWarning, Result, Setup, Win
 from iolab.model.telemetry import Telemetry
 from iolab.runner import precondition, telemetry
 from iolab.runner.campaign import Campaign, CampaignStep, footprint, mountpoint
+from iolab.runner.drives import Drives
 from iolab.runner.listener import Listener
 from iolab.runner.recovery import remove_made
 from iolab.runner.repeats import Repeats
@@ -36,7 +37,7 @@ from iolab.store.rows import tally
 from iolab.targets import caches, environment, evidence, evidence_mounts, process, provision
 from iolab.targets.controllers import apply
 from iolab.targets.facts import LayoutFacts, LogLine, TargetFacts
-from iolab.targets.path import Prepared
+from iolab.targets.path import Prepared, writes
 from iolab.targets.setup_record import Fill, Recorder
 from iolab.units import parse_seconds, parse_size
 
@@ -226,6 +227,7 @@ class _Run:
         self.overhead: list[float] = []
         self.cards: dict[str, apply.Card] = {}  # by set-up: the card policy its cases ran under
         self.devices: dict[str, tuple[str, ...]] = {}  # by set-up: the devices its target uses
+        self.drives: dict[str, Drives] = {}  # by set-up: its drives, read after each case
         self.repeats = Repeats(campaign, store, run_id, listener, self.case)
         self.search = Search(campaign, store, run_id, listener, self.case)
 
@@ -248,6 +250,7 @@ class _Run:
                 if card is not None:
                     record.controller(card.facts)
                     self.cards[setup.name] = card
+                self.read_drives(setup, steps, target, record)
                 state = self.precondition(setup, steps[0], target, record)
                 for step in steps:
                     self.case(step, target, state)
@@ -261,6 +264,30 @@ class _Run:
                 raise
             for step in steps[ran:]:
                 self.keep(_setup_failed(step, f"set-up {setup.name!r} failed: {error}"), step)
+        finally:
+            drives = self.drives.pop(setup.name, None)
+            if drives is not None:
+                drives.keep()
+
+    def read_drives(
+        self, setup: Setup, steps: list[CampaignStep], target: Prepared, record: Recorder
+    ) -> None:
+        """The set-up's drives, read before its preconditioning and cases; a failing one
+        refused for writes unless the user insists (--failing-drives)."""
+        if target.remote:
+            return
+        drives = Drives.of(record.record.facts.target, record, self.listener)
+        if drives is None:
+            return
+        self.drives[setup.name] = drives
+        failing = [name for name, h in drives.first.drives.items() if h.smart_passed is False]
+        written = any(writes(s.case.workload.options) for s in steps)
+        insisted = self.campaign.consent.failing_drives
+        if failing and (written or setup.precondition != "none") and not insisted:
+            raise TargetError(
+                f"{', '.join(failing)}: its SMART status says the drive is failing; iolab does "
+                "not write to it (--failing-drives to write anyway)"
+            )
 
     def precondition(
         self,
@@ -308,10 +335,15 @@ class _Run:
         card = self.cards.get(step.case.setup.name)
         if card is not None:
             known = replace(known, cache_policy=card.differs or "", card_cache=card.cache_bytes)
+        drives = self.drives.get(step.case.setup.name)
+        if drives is not None:
+            known = replace(known, drive_written=drives.written_share)
         executor = campaign.executor_for(step.case.setup)
         watched = None if target.remote else self.watched(step.case.setup.name, target)
         with self.ledger.fio_on(target):
             result = run_step(step, job, executor, self.listener, self.scratch, known, watched)
+        if drives is not None:
+            result = drives.judged(result)
         self.overhead.append(result.ended_at - result.started_at - step.planned_s)
         self.keep(result, step)
         hosts = campaign.plan.hosts

@@ -8,6 +8,8 @@ devices' counters (/proc/diskstats), turned into per-second figures as iostat do
   (the mean number of I/Os in flight; diskstats' weighted time, which psutil does not read,
   counts the same thing); r_await / w_await = read / write time per I/O completed; iops =
   reads + writes completed per second.
+- temperature: where the kernel exposes a device's own sensor (hwmon: NVMe's composite
+  temperature; a SATA drive's with the drivetemp module), temp_c, in °C, each second.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ INTERVAL_S = 1.0
 LAST_MIN_S = 0.5  # a last part-second shorter than this is not kept (too noisy)
 STARTUP_MS = 1000  # the first second holds fio's start-up (files laid out, jobs forked)
 IDLE_FIELDS = ("idle", "iowait")
+SYS_BLOCK = Path("/sys/block")
+HWMON = ("device/hwmon/hwmon*/temp1_input", "device/hwmon*/temp1_input")  # SATA, NVMe
 KTHREADD = 2  # the parent of every kernel thread
 
 
@@ -83,6 +87,24 @@ def _fio_time(me: psutil.Process, allowed: set[int], seen: dict[int, float]) -> 
     return sum(seen.values())
 
 
+def hwmon_sensors(devices: Iterable[str]) -> dict[str, Path]:
+    """Each device's own temperature sensor, where the kernel exposes one (hwmon)."""
+    found = {}
+    for name in devices:
+        sensors = [p for pattern in HWMON for p in sorted((SYS_BLOCK / name).glob(pattern))]
+        if sensors:
+            found[name] = sensors[0]
+    return found
+
+
+def _celsius(sensor: Path) -> float | None:
+    """A hwmon reading (millidegrees) in °C; None when it cannot be read."""
+    try:
+        return int(sensor.read_text().strip()) / 1000
+    except (OSError, ValueError):
+        return None
+
+
 class Sampler:
     """A thread that samples once a second while the case runs (a context manager)."""
 
@@ -97,6 +119,7 @@ class Sampler:
         self._started_at = 0.0
         self._procs: dict[int, _Proc] = {}
         self._others: tuple[tuple[Other, ...], float | None] = ((), None)
+        self._sensors = hwmon_sensors(devices)
 
     def __enter__(self) -> Sampler:
         self._start = time.monotonic()
@@ -154,6 +177,10 @@ class Sampler:
             if name in before.disks:
                 figures = _device(before.disks[name], now, seconds)
                 self.points += [TelemetryPoint(at, name, m, v) for m, v in figures.items()]
+        for name, sensor in self._sensors.items():
+            celsius = _celsius(sensor)
+            if celsius is not None:
+                self.points.append(TelemetryPoint(at, name, "temp_c", celsius))
 
 
 class _Proc(NamedTuple):

@@ -18,8 +18,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from iolab import layouts
+from iolab.errors import ControllerError
 from iolab.model import JSON, Layout, RaidKind, codec
 from iolab.targets import devices as dv
+from iolab.targets import drive_health
 from iolab.targets import stack as stk
 from iolab.targets.facts import (
     DeviceFacts,
@@ -426,11 +428,18 @@ def nvme_facts(name: str) -> JSONDict | None:
 
 
 def device_facts(name: str) -> DeviceFacts:
-    """sysfs facts of one device, with smartctl and nvme-cli facts for whole disks."""
+    """sysfs facts of one device, with smartctl and nvme-cli facts for whole disks, and the
+    drive's own account (its health, temperature, lifetime writes) where smartctl reads it."""
     facts = dv.facts(name)
     if facts.kind != "disk":
         return facts
-    return replace(facts, smart=smart_facts(name), nvme=nvme_facts(name))
+    facts = replace(facts, smart=smart_facts(name), nvme=nvme_facts(name))
+    if not drive_health.installed():
+        return facts
+    try:
+        return replace(facts, health=drive_health.read(name))
+    except (drive_health.DriveError, ControllerError) as error:
+        return replace(facts, health_problem=str(error))
 
 
 # -- targets --------------------------------------------------------------------------------

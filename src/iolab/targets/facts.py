@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from iolab.model import JSON, JSONObject, codec
 from iolab.model.codec import spec
+from iolab.model.drive import DriveHealth
 
 # A JSON object as a shape's `to_json` builds it (read back as a `JSONObject`).
 JSONDict = dict[str, JSON]
@@ -63,6 +64,9 @@ class DeviceFacts:
     # smartctl's identity and health, when installed; nvme id-ctrl, for NVMe disks
     smart: JSONObject | None = field(default=None, metadata=_WHEN_SET)
     nvme: JSONObject | None = field(default=None, metadata=_WHEN_SET)
+    # the drive's own account (smartctl -j -a), or why it could not be read
+    health: DriveHealth | None = field(default=None, metadata=_WHEN_SET)
+    health_problem: str | None = field(default=None, metadata=_WHEN_SET)
 
 
 @codec.tolerant

@@ -3,10 +3,10 @@ target and what the builder made, the RAID card, the preconditioning, the steady
 peak and curve searches), saved and loaded whole by the store.
 
 The store keeps it as the JSON it always kept (the setups table's `environment`), under the
-keys "target", "layout", "log", "controller", "precondition", "steady_rounds" and
-"peak_search": `codec.from_json(SetupRecord, ...)` reads what any iolab version stored, and
-`codec.to_json` writes those keys, so a database written before the record was typed reads
-the same.
+keys "target", "layout", "log", "controller", "precondition", "steady_rounds",
+"peak_search" and "drives": `codec.from_json(SetupRecord, ...)` reads what any iolab
+version stored, and `codec.to_json` writes those keys, so a database written before the
+record was typed reads the same.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from iolab.model import JSONObject, PeakRecord, SteadyRecord, codec
 from iolab.model.codec import spec
+from iolab.model.drive import DriveLog
 from iolab.targets.facts import LayoutFacts, LogLine, SetupFacts, TargetFacts
 
 _PART = spec(omit="none", tolerant=True)
@@ -47,6 +48,8 @@ class SetupRecord:
     searches: Mapping[str, PeakRecord] = field(  # by workload
         default_factory=dict, metadata=spec("peak_search", omit="empty", tolerant=True)
     )
+    # its drives' own account, read after it was built and after each case
+    drives: DriveLog | None = field(default=None, metadata=_PART)
 
 
 class Recorder:
@@ -70,6 +73,9 @@ class Recorder:
 
     def controller(self, card: JSONObject) -> None:
         self.set(replace(self.record, controller=card))
+
+    def drives(self, log: DriveLog) -> None:
+        self.set(replace(self.record, drives=log))
 
     def filled(self, fills: Iterable[Fill]) -> None:
         self.set(replace(self.record, precondition=tuple(fills)))

@@ -6,6 +6,7 @@ from typing import Any
 
 from iolab.model import JSON, JSONObject, codec
 from iolab.names import one_line
+from iolab.report import drives
 from iolab.report.text import controllers_text
 from iolab.targets.facts import DeviceFacts, Layer, MountFacts, TargetFacts
 from iolab.units import human_bytes
@@ -97,6 +98,11 @@ def render(facts: JSONObject) -> str:
     lines += [f"stack     {line}" for line in _stack(target.stack)]
     for name, device in target.devices.items():
         lines.append(f"device    {name}: {_pairs(device, DEVICE_KEYS)}")
+    for name, device in target.devices.items():
+        if device.health is not None:
+            lines.append(f"drive     {name}: {drives.said(device.health)}")
+        elif device.health_problem:
+            lines.append(f"drive     {name}: not read: {device.health_problem}")
     if target.raid:
         lines.append(f"raid      {codec.to_object(target.raid)}")
     if target.filesystem_params:

@@ -18,11 +18,12 @@ from typing import Any
 
 from iolab.analysis.environment import differences
 from iolab.model import Code, JSONObject, codec
+from iolab.report import drives
 from iolab.report.cells import utc
 from iolab.report.data import DataCase, Dataset, SetupInfo
 from iolab.store import RunRow
 from iolab.targets.facts import DeviceFacts, Layer, LogLine, RaidFacts, SetupFacts, TargetFacts
-from iolab.units import human_bytes
+from iolab.units import decimal_bytes, human_bytes
 
 HOST: tuple[tuple[str, str], ...] = (
     ("host", "hostname"),
@@ -324,6 +325,39 @@ def setup_details(data: Dataset) -> list[str]:
             continue
         seen.setdefault(key, setup.label)
         lines += [f"{setup.label}: {line}" for line in own]
+    return lines
+
+
+# ---------------------------------------------------------------- the drives' own account
+
+
+def fio_written(data: Dataset, setup: SetupInfo) -> int:
+    """The bytes fio wrote on a set-up: its preconditioning and its cases."""
+    cases = [c for c in data.cases if c.run_id == setup.run_id and c.setup == setup.label]
+    written = sum(m.io_bytes for c in cases for d, m in c.metrics.items() if d == "write")
+    return written + sum(fill.written_bytes for fill in setup.record.precondition)
+
+
+def drive_lines(data: Dataset) -> list[str]:
+    """Per set-up and drive: its account before the set-up's cases, and what moved over
+    them beside what fio wrote (the drive's host writes, write amplification, heat, errors)."""
+    lines = []
+    for setup in data.setups:
+        log = setup.record.drives
+        if log is None or log.before is None:
+            continue
+        lines += [f"{setup.label}: not read: {problem}" for problem in log.before.problems]
+        lines += [
+            f"{setup.label}: {name} before: {drives.said(health)}"
+            for name, health in log.before.drives.items()
+        ]
+        fio = decimal_bytes(fio_written(data, setup))
+        lines += [
+            f"{setup.label}: {name} over its cases: {drives.moved(change)}; fio wrote {fio}"
+            for name, change in log.changes().items()
+        ]
+        if log.interval:
+            lines.append(f"{setup.label}: drives read {log.interval}")
     return lines
 
 

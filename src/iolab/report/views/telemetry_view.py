@@ -32,6 +32,7 @@ COLUMNS = (
     ("w await", "", "w_await_ms", "ms"),
     ("dev IOPS", "", "iops", "IOPS"),
 )
+TEMPERATURE = ("temp", "", "temp_c", "°C")  # a column where a device's sensor was read
 CAPTION = (
     "Means over each case's measured window, sampled once a second: the CPUs the jobs may "
     "use (busy = all but idle and iowait; fio = fio's own share), and each device of the "
@@ -48,32 +49,36 @@ def _keys(data: Dataset) -> list[SeriesKey]:
 
 def table(data: Dataset) -> Table | None:
     """One row per case and device (the CPU figures on each of its rows)."""
-    rows = [row for key in _keys(data) for row in _rows(key, data.telemetry[key])]
+    hot = any(p.metric == "temp_c" for seen in data.telemetry.values() for p in seen.points)
+    columns = (*COLUMNS, TEMPERATURE) if hot else COLUMNS
+    rows = [row for key in _keys(data) for row in _rows(key, data.telemetry[key], columns)]
     if not rows:
         return None
     return Table(
         "CPU and devices while each case ran",
         "case",
-        tuple(f"{name} ({unit})" if unit else name for name, _, _, unit in COLUMNS),
+        tuple(f"{name} ({unit})" if unit else name for name, _, _, unit in columns),
         tuple(rows),
         (CAPTION,),
         name="telemetry",
         stub_headers=("device",),
         column_header="figure",
         column_keys=tuple(
-            f"{'cpu' if source else 'dev'}_{metric}" for _, source, metric, _ in COLUMNS
+            f"{'cpu' if source else 'dev'}_{metric}" for _, source, metric, _ in columns
         ),
     )
 
 
-def _rows(key: SeriesKey, seen: Telemetry) -> list[Row]:
+def _rows(
+    key: SeriesKey, seen: Telemetry, columns: Sequence[tuple[str, str, str, str]]
+) -> list[Row]:
     label = f"{key[0]} · {key[1]} #{key[2]}"
     devices = seen.devices or ("",)
     return [
         Row(
             label,
             tuple(
-                _cell(seen, source or device, metric, unit) for _, source, metric, unit in COLUMNS
+                _cell(seen, source or device, metric, unit) for _, source, metric, unit in columns
             ),
             (device or "–",),
         )
