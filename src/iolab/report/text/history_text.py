@@ -261,9 +261,12 @@ def unjudged(checked: Checked) -> list[str]:
             "its noise: not judged (--baseline RUN judges by the rule alone against RUN)"
         )
     if checked.beside:
+        judged = any(v.how != "short" for v in verdicts)
+        how = "judged beside other load" if judged else "beside other load"
+        tail = "; against its plan's runs, loaded ones included" if judged else ""
         lines.append(
-            f"run {latest} had other load on its CPUs/devices ({FOREIGN}): judged beside other "
-            f"load: {one_line(checked.beside)}; against its plan's runs, loaded ones included"
+            f"run {latest} had other load on its CPUs/devices ({FOREIGN}): {how}: "
+            f"{one_line(checked.beside)}{tail}"
         )
     if any(v.latest is not None and CPU_BOUND in v.latest.load and v.judged for v in verdicts):
         lines.append(f"run {latest}'s cases were {CPU_BOUND} (fio's own load): judged as usual")
@@ -289,7 +292,7 @@ def summary(checked: Checked, code: int) -> str:
         if n
     ]
     missing = f" ({', '.join(why)})" if why else ""
-    beside = "; judged beside other load" if checked.beside else ""
+    beside = "; judged beside other load" if checked.beside and against else ""
     return (
         f"check: run {checked.run}{history}: {len(verdicts)} series, {len(judged)} judged, "
         f"{len(verdicts) - len(judged)} not judged{missing}, {failed} regression{plural} beyond "
