@@ -593,3 +593,26 @@ def test_check_writes_junit_and_ends_on_its_summary(tmp_path: Path) -> None:
     out.write_text("someone else's\n")
     refused = CliRunner().invoke(main, args)
     assert refused.exit_code == 1 and out.read_text() == "someone else's\n", refused.output
+
+
+def test_a_run_is_judged_against_its_own_hosts_runs(tmp_path: Path) -> None:
+    """Run 1 of the golden store moved to another host: run 2 is the first run there, said;
+    named as the baseline, run 1 is judged against all the same."""
+    store = tmp_path / "store.db"
+    store.write_bytes(GOLDEN.read_bytes())
+    with sqlite3.connect(store) as db:
+        db.execute(
+            "UPDATE runs SET environment = json_set(environment, '$.hostname', 'other') "
+            "WHERE id = 1"
+        )
+    done = CliRunner().invoke(main, ["check", "2", "--db", str(store)])
+    assert done.exit_code == EXIT_NOT_JUDGED, done.output
+    lines = done.output.splitlines()
+    assert lines[:2] == [
+        "1 run of plan 'golden' ran on another host: left out of this run's history (each "
+        "host's noise is its own)",
+        "run 2 is the first run of plan 'golden': nothing to judge yet (the gate needs 4 "
+        "earlier runs to know their noise)",
+    ], lines
+    named = CliRunner().invoke(main, ["check", "2", "--db", str(store), "--baseline", "1"])
+    assert named.exit_code == EXIT_REGRESSION and "left out" not in named.output, named.output

@@ -75,8 +75,8 @@ class Gate:
 @dataclass(frozen=True)
 class Checked:
     """A run judged: its plan, how, each series' verdict, the other load its cases ran
-    beside (the foreign-load warnings' words, "" where none) and whether it is the plan's
-    first run."""
+    beside (the foreign-load warnings' words, "" where none), whether it is the plan's first
+    run on its host, and how many of the plan's runs ran on other hosts."""
 
     run: int
     plan_name: str
@@ -84,6 +84,7 @@ class Checked:
     verdicts: tuple[SeriesVerdict, ...]
     beside: str = ""
     first: bool = False
+    elsewhere: int = 0  # the plan's runs left out of its history: they ran on another host
 
     @property
     def outcome(self) -> Outcome:

@@ -123,7 +123,7 @@ def check(db: str, request: CheckRequest, ui: Ui) -> gate_verdicts.Checked:
             request.window or window or history.WINDOW,
             next((s for s in (request.strict, strict) if s is not None), True),
         )
-        mine = _history_runs(store, latest, base, max(CHECK_RUNS, 3 * how.window))
+        mine, elsewhere = _history_runs(store, latest, base, max(CHECK_RUNS, 3 * how.window))
         read = store.case_figures([r.id for r in mine])
         runs = [(r, read[r.id]) for r in mine]
         beside = _beside(store, latest.id) if _foreign(read[latest.id]) else ""
@@ -131,7 +131,7 @@ def check(db: str, request: CheckRequest, ui: Ui) -> gate_verdicts.Checked:
     measured = {(c.setup, c.workload) for c in read[latest.id]}
     verdicts = gate_verdicts.gate(found, latest.id, request.baseline, how, measured)
     return gate_verdicts.Checked(
-        latest.id, latest.plan_name, how, tuple(verdicts), beside, len(mine) == 1
+        latest.id, latest.plan_name, how, tuple(verdicts), beside, len(mine) == 1, elsewhere
     )
 
 
@@ -151,16 +151,28 @@ def _beside(store: Store, run_id: int) -> str:
     return "; ".join(list(said)[:3])
 
 
-def _history_runs(store: Store, latest: RunRow, base: RunRow | None, most: int) -> list[RunRow]:
-    """The runs a check reads, oldest first: the plan's latest `most` runs before the latest
-    (or up to and including --baseline), and the latest (alone: the plan's first run)."""
+def _history_runs(
+    store: Store, latest: RunRow, base: RunRow | None, most: int
+) -> tuple[list[RunRow], int]:
+    """The runs a check reads, oldest first: the plan's latest `most` runs on the latest's
+    host before it (or up to and including --baseline), and the latest (alone: the plan's
+    first run there); and how many of the plan's runs were left out for another host."""
     until = base.started_at if base is not None else latest.started_at
-    earlier = [
+    mine = [
         r
         for r in store.runs()
         if r.plan_name == latest.plan_name and r.id != latest.id and r.started_at <= until
     ]
+    host = _host(latest)
+    earlier = [r for r in mine if host is None or _host(r) in (None, host)]
     if base is not None and base.id not in {r.id for r in earlier}:
-        earlier.append(base)  # another plan's run, named: judged against it alone
+        earlier.append(base)  # another plan's or host's run, named: judged against it
     earlier.sort(key=lambda r: r.started_at)
-    return [*earlier[-most:], latest]
+    kept = {r.id for r in earlier}
+    return [*earlier[-most:], latest], sum(r.id not in kept for r in mine)
+
+
+def _host(run: RunRow) -> str | None:
+    """The host a run ran on, where it recorded one (an import may not)."""
+    name = run.environment.get("hostname")
+    return name if isinstance(name, str) and name else None

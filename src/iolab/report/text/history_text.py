@@ -247,6 +247,12 @@ def unjudged(checked: Checked) -> list[str]:
     history, the other load it was judged beside, fio's own CPU load."""
     latest, verdicts = checked.run, checked.verdicts
     lines = []
+    if checked.elsewhere:
+        plural = "run" if checked.elsewhere == 1 else "runs"
+        lines.append(
+            f"{checked.elsewhere} {plural} of plan {one_line(checked.plan_name)!r} ran on another "
+            "host: left out of this run's history (each host's noise is its own)"
+        )
     if checked.first:
         lines.append(
             f"run {latest} is the first run of plan {one_line(checked.plan_name)!r}: nothing to "
