@@ -181,6 +181,9 @@ def test_a_run_whose_cases_failed_is_not_judged() -> None:
     )
     assert gate_verdicts.gate([one], 7, None, RULES) == []
     assert gate_verdicts.outcome([]) == "not judged", "a run that measured nothing"
+    assert history_text.unjudged(checked([], 7)) == [
+        "run 7 has no figure to judge: none of its cases measured one"
+    ]
 
 
 def test_a_regression_is_judged_against_the_history_with_its_bound() -> None:
@@ -616,3 +619,17 @@ def test_a_run_is_judged_against_its_own_hosts_runs(tmp_path: Path) -> None:
     ], lines
     named = CliRunner().invoke(main, ["check", "2", "--db", str(store), "--baseline", "1"])
     assert named.exit_code == EXIT_REGRESSION and "left out" not in named.output, named.output
+
+
+def test_a_stored_run_whose_cases_failed_is_not_judged(tmp_path: Path) -> None:
+    store = tmp_path / "store.db"
+    store.write_bytes(GOLDEN.read_bytes())
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE cases SET status = 'failed' WHERE run_id = 2")
+    done = CliRunner().invoke(main, ["check", "2", "--db", str(store), "--baseline", "1"])
+    assert done.exit_code == EXIT_NOT_JUDGED, done.output
+    assert "NOT JUDGED: two · seq · bw: no figure in run 2: its cases failed" in done.output
+    assert done.output.splitlines()[-1].endswith(
+        "12 series, 0 judged, 12 not judged (12 no figure), 0 regressions beyond rule and "
+        "noise: NOT JUDGED (exit 5)"
+    ), done.output

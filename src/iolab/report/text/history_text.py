@@ -253,6 +253,8 @@ def unjudged(checked: Checked) -> list[str]:
             f"{checked.elsewhere} {plural} of plan {one_line(checked.plan_name)!r} ran on another "
             "host: left out of this run's history (each host's noise is its own)"
         )
+    if not verdicts:
+        lines.append(f"run {latest} has no figure to judge: none of its cases measured one")
     if checked.first:
         lines.append(
             f"run {latest} is the first run of plan {one_line(checked.plan_name)!r}: nothing to "
