@@ -1,24 +1,26 @@
 #!/usr/bin/env python3
-"""How often `iolab check` cries wolf on this machine, and whether it catches a real slowdown:
-a small plan (4k random reads, QD4, 1 s, the default of one repetition) on a folder of this
-machine's disk run N times untouched (default 20), `iolab check` after each run; then the
-same plan with the disk's reads throttled to 80% and to 50% of the untouched runs' median
-IOPS (the kernel's block cgroup: blkio.throttle.read_iops_device on cgroup v1, io.max on v2,
-as tests/test_history.py throttles), `iolab check` after each. Prints each run (its IOPS,
-p99, whether other load shared the host, check's exit code and first line), the false-alarm
-rate over the untouched runs (target: at most 1 in 20), whether each throttle was caught, and
-how long it all took. On a shared host most runs may carry foreign-load, which `check` does
-not judge: the same figures are then also judged as if every run had been quiet (iolab's gate
-on the stored series, load marks dropped), so that the bound's own rates on this machine's
-noise show as well. Needs root (the cgroup) and fio.
+"""How often `iolab check` cries wolf on this machine, whether it catches a real slowdown, and
+how large a change its history lets it see: a small plan (4k random reads, QD4, 1 s, the
+default of one repetition) on a folder of this machine's disk run N times untouched (default
+20), `iolab check` after each run; then the same plan with the disk's reads throttled to 80%,
+50% and 10% of the untouched runs' median IOPS (the kernel's block cgroup:
+blkio.throttle.read_iops_device on cgroup v1, io.max on v2, as tests/test_history.py
+throttles), each checked against the untouched runs (`--baseline` the last of them). Prints
+each run (its IOPS, p99, whether other load shared the host, check's exit code and the
+detectable drop its history reports), the false alarms over the untouched runs (exit 4;
+target: at most 1 in 20) and how many were not judged (exit 5), whether each throttle was
+caught, and how long it all took. `--load busy` keeps a busy loop on one CPU through every
+run, `--load fio` another fio reading the same disk (unthrottled), as on a shared CI runner.
+Needs root (the cgroup) and fio.
 
-    python3 bench/gate_false_alarms.py [--runs 20] [--folder /var/tmp/iolab-gate-bench]
+    python3 bench/gate_false_alarms.py [--runs 20] [--load none|busy|fio] [--folder DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -26,8 +28,6 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-
-from iolab.analysis import gate_verdicts
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
@@ -37,7 +37,19 @@ from iolab.store import Store
 IOLAB = [sys.executable, "-m", "iolab"]
 BLKIO = Path("/sys/fs/cgroup/blkio")
 UNIFIED = (Path("/sys/fs/cgroup/unified"), Path("/sys/fs/cgroup"))
-THROTTLES = (0.8, 0.5)  # the share of the untouched median IOPS the disk is held to
+THROTTLES = (0.8, 0.5, 0.1)  # the share of the untouched median IOPS the disk is held to
+SEEN = re.compile(r"iops: .*detects? (?:only )?drops beyond ([0-9.]+)%|iops: .*(detect no drop)")
+NEIGHBOUR = """[neighbour]
+rw=randread
+bs=4k
+iodepth=4
+ioengine=libaio
+direct=1
+size=256m
+time_based=1
+runtime=100000
+filename={folder}/neighbour.data
+"""
 PLAN = """name = "gate bench"
 description = "4k random reads at QD4 for 1 s, one repetition, checked after every run"
 [[setup]]
@@ -63,6 +75,7 @@ class Night:
     foreign: bool
     code: int
     said: str
+    seen: float | None  # the least drop its history detects, in %; None: not said
 
 
 class Group:
@@ -108,7 +121,7 @@ def disk_of(folder: Path) -> str:
     return f"/dev/{parent}" if parent else source
 
 
-def night(group: Group, folder: Path, run: int) -> Night:
+def night(group: Group, folder: Path, run: int, baseline: int | None = None) -> Night:
     done = group.run([*IOLAB, "run", "plan.toml", "--new"], folder)
     if done.returncode != 0:
         raise SystemExit(f"iolab run failed: {done.stderr.strip()}")
@@ -116,62 +129,59 @@ def night(group: Group, folder: Path, run: int) -> Night:
         latest = store.runs()[-1]
         cases = store.case_figures([latest.id])[latest.id]
     found = {s.metric: s.points[-1] for s in history.series([(latest, cases)])}
+    against = [] if baseline is None else ["--baseline", str(baseline)]
     checked = subprocess.run(
-        [*IOLAB, "check"], cwd=folder, capture_output=True, text=True, check=False
+        [*IOLAB, "check", *against], cwd=folder, capture_output=True, text=True, check=False
     )
     said = (checked.stdout or checked.stderr).splitlines() or ["(nothing)"]
-    first = said[0] if run > 1 else "(first run)"
+    seen = SEEN.search(checked.stdout)
     return Night(
-        run, found["iops"].mean, found["p99"].mean, found["iops"].foreign, checked.returncode, first
+        run,
+        found["iops"].mean,
+        found["p99"].mean,
+        found["iops"].foreign,
+        checked.returncode,
+        said[-1],
+        None if seen is None else 100.0 if seen.group(2) else float(seen.group(1)),
     )
 
 
-def as_if_quiet(db: Path, runs: int) -> list[int]:
-    """The runs (2 to `runs`) iolab's gate fails when no run's load is held against it: the
-    stored series, each point's load marks dropped, judged as `check` judges."""
-    with Store(db) as store:
-        stored = store.runs()
-        read = store.case_figures([r.id for r in stored])
-        found = history.series([(r, read[r.id]) for r in stored])
-    quiet = [
-        history.RunSeries(
-            s.setup,
-            s.workload,
-            s.metric,
-            tuple(history.RunPoint(p.run_id, p.started_at, p.values) for p in s.points),
-            (),
-        )
-        for s in found
-    ]
-    rules = gate_verdicts.Gate(history.DEFAULT_RULES)
-    return [
-        r
-        for r in range(2, runs + 1)
-        if any(v.regression for v in gate_verdicts.gate(quiet, r, None, rules))
-    ]
+def neighbours(load: str, folder: Path) -> list[subprocess.Popen[bytes]]:
+    """What shares the host through every run: a busy loop on one CPU, or another fio
+    reading the same disk."""
+    if load == "busy":
+        return [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL)]
+    if load == "fio":
+        (folder / "neighbour.fio").write_text(NEIGHBOUR.format(folder=folder))
+        quiet = subprocess.DEVNULL
+        return [subprocess.Popen(["fio", str(folder / "neighbour.fio")], stdout=quiet)]
+    return []
 
 
 def show(one: Night, label: str) -> None:
     load = "other load" if one.foreign else ""
+    seen = f"sees {one.seen:>5.1f}%" if one.seen is not None else "sees   -  "
     print(
         f"{label:<10} run {one.run:>3}  {one.iops:>9,.0f} IOPS  p99 {one.p99_us:>8,.0f} µs  "
-        f"{load:<10}  check {one.code}: {one.said}",
+        f"{load:<10}  check {one.code}, {seen}: {one.said}",
         flush=True,
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=20, help="untouched runs (at least 20)")
+    parser.add_argument("--runs", type=int, default=20, help="untouched runs (at least 6)")
+    parser.add_argument("--load", choices=("none", "busy", "fio"), default="none")
     parser.add_argument("--folder", type=Path, default=Path("/var/tmp/iolab-gate-bench"))
     given = parser.parse_args()
-    if given.runs < 20:
-        parser.error("--runs must be at least 20")
+    if given.runs < 6:
+        parser.error("--runs must be at least 6")
     folder = given.folder.resolve()
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     (folder / "plan.toml").write_text(PLAN.format(folder=folder))
     group = Group(disk_of(folder))
+    beside = neighbours(given.load, folder)
     started = time.monotonic()
     try:
         untouched = [night(group, folder, run) for run in range(1, given.runs + 1)]
@@ -181,40 +191,47 @@ def main() -> None:
         throttled: list[Night] = []
         for share in THROTTLES:
             group.limit(int(median * share))
-            throttled.append(night(group, folder, len(untouched) + len(throttled) + 1))
+            run = len(untouched) + len(throttled) + 1
+            throttled.append(night(group, folder, run, baseline=len(untouched)))
             show(throttled[-1], f"{1 - share:.0%} less")
     finally:
+        for neighbour in beside:
+            neighbour.kill()
+            neighbour.wait()
         group.close()
     took = time.monotonic() - started
+    report(given.load, untouched, throttled, median, took)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def report(
+    load: str, untouched: list[Night], throttled: list[Night], median: float, took: float
+) -> None:
     checked = untouched[1:]
     alarms = sum(n.code == 4 for n in checked)
+    unjudged = sum(n.code == 5 for n in checked)
     loaded = sum(n.foreign for n in checked)
+    seen = [n.seen for n in untouched[5:] if n.seen is not None]
     print(
-        f"\nfalse alarms: {alarms} of {len(checked)} untouched runs checked "
-        f"({alarms / len(checked):.1%}; target at most 1 in 20); {loaded} of them had other "
-        "load on the host (not judged)"
+        f"\nload: {load}; false alarms: {alarms} of {len(checked)} untouched runs checked "
+        f"({alarms / len(checked):.1%}; target at most 1 in 20); not judged: {unjudged} "
+        f"(4 of them too little history); {loaded} had other load on the host (judged beside it)"
     )
+    if seen:
+        print(
+            f"detectable drop from run 6 on: {min(seen):.1f}% to {max(seen):.1f}% "
+            f"(median {statistics.median(seen):.1f}%)"
+        )
     for share, one in zip(THROTTLES, throttled, strict=True):
         verdict = "caught (exit 4)" if one.code == 4 else f"not caught (exit {one.code})"
         print(
             f"throttled to {share:.0%} of the untouched median ({median * share:,.0f} IOPS): "
             f"{verdict}{', other load on the host' if one.foreign else ''}"
         )
-    failed = as_if_quiet(folder / "iolab.db", len(untouched) + len(throttled))
-    false = [r for r in failed if r <= len(untouched)]
-    print(
-        f"as if every run had been quiet: {len(false)} false alarms in {len(checked)} "
-        f"untouched runs ({len(false) / len(checked):.1%}: runs {false or 'none'}); throttles "
-        + ", ".join(
-            f"{1 - share:.0%} {'caught' if n.run in failed else 'not caught'}"
-            for share, n in zip(THROTTLES, throttled, strict=True)
-        )
-    )
     print(
         f"{len(untouched) + len(throttled)} runs and checks in {took:.0f} s "
         f"({took / (len(untouched) + len(throttled)):.1f} s each)"
     )
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -135,11 +135,11 @@ def measure(db: Path, cwd: Path, rounds: int, before: Path | None) -> tuple[Timi
     for name, args in commands.items():
         runs, earlier = [], []
         for _ in range(rounds):
-            runs.append(timed(args, cwd, ok=(0, 4)))
+            runs.append(timed(args, cwd, ok=(0, 4, 5)))  # check: pass, regression, not judged
             if then is not None:
                 older = [a.replace(".db", ".before.db") if a == str(db) else a for a in args]
                 older = [str(db.with_suffix(".before.db")) if a == str(fresh) else a for a in older]
-                earlier.append(timed(older, cwd, ok=(0, 4), env=then))
+                earlier.append(timed(older, cwd, ok=(0, 4, 5), env=then))
         for into, found in ((now, runs), (old, earlier)):
             if found:
                 rss = max((m for _, m in found if m is not None), default=None)

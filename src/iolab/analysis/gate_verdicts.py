@@ -1,11 +1,14 @@
 """The gate: each series of a run judged against the run-to-run noise of the runs before it
 (a one-sided prediction bound), against a new level the change points confirm, or by the rule
-alone."""
+alone against a baseline named; each with the smallest change its history lets it detect. A
+run has three outcomes: a regression, a pass (every series judged, none worse beyond rule and
+noise), or not judged (a series with too little history, a history too noisy to see a change
+of the rule's size, or no figure because its cases failed)."""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -22,17 +25,20 @@ from iolab.analysis.history import (
 )
 from iolab.analysis.stats import compare
 
-Judged = Literal["history", "new-level", "rule", "short", "foreign"]
+Judged = Literal["history", "new-level", "rule", "short", "blind", "failed"]
+NOT_JUDGED: tuple[Judged, ...] = ("short", "blind", "failed")
+Outcome = Literal["pass", "regression", "not judged"]
 
 
 @dataclass(frozen=True)
 class SeriesVerdict:
     """One series of a run, judged: against its history ("history"), a new level the change
-    points confirm ("new-level"), one earlier run by the rule alone ("rule": strict, with too
-    little history), or not judged ("short": too little history; "foreign": other load)."""
+    points confirm ("new-level"), a baseline named by the rule alone ("rule": too little
+    history before it); or not judged: too little history ("short"), a history that can only
+    detect changes wider than the rule ("blind"), no figure in the run ("failed")."""
 
     series: RunSeries
-    latest: RunPoint
+    latest: RunPoint | None  # None: the run has no figure for it (its cases failed)
     against: tuple[int, ...]  # the runs it was judged against
     level: float  # their mean figure (one run: its mean; a new level: the level before)
     change_pct: float
@@ -44,39 +50,85 @@ class SeriesVerdict:
     bound: float | None = None  # the prediction bound on the worse side
     back: int | None = None  # a lone outlier: the run after it, back at the level
     since: RunChange | None = None  # the new level's change point
-    loaded: int = 0  # too little history: the earlier runs left out for other load
+    detectable_pct: float | None = None  # the least worse change the history can see
+
+    @property
+    def judged(self) -> bool:
+        return self.how not in NOT_JUDGED
+
+    @property
+    def worse_word(self) -> str:
+        """What a worse change is for its metric: IOPS and MB/s drop, latency rises."""
+        return "drops" if self.series.metric in ("iops", "bw") else "rises"
 
 
 @dataclass(frozen=True)
 class Gate:
     """How `iolab check` judges: the rule per metric, the window of earlier runs, and
-    whether too little history is judged by the rule alone."""
+    whether a run not judged fails the build (strict: its exit code of its own)."""
 
     rules: Mapping[Metric, float]
     window: int = WINDOW
-    strict: bool = False
+    strict: bool = True
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A run judged: its plan, how, each series' verdict, the other load its cases ran
+    beside (the foreign-load warnings' words, "" where none), whether it is the plan's first
+    run on its host, and how many of the plan's runs ran on other hosts."""
+
+    run: int
+    plan_name: str
+    how: Gate
+    verdicts: tuple[SeriesVerdict, ...]
+    beside: str = ""
+    first: bool = False
+    elsewhere: int = 0  # the plan's runs left out of its history: they ran on another host
+
+    @property
+    def outcome(self) -> Outcome:
+        return outcome(self.verdicts)
 
 
 def gate(
-    found: Sequence[RunSeries], latest: int, baseline: int | None, how: Gate
+    found: Sequence[RunSeries],
+    latest: int,
+    baseline: int | None,
+    how: Gate,
+    measured: Collection[tuple[str, str]] = (),
 ) -> list[SeriesVerdict]:
     """Each series that has the run, judged against the runs before it (or up to and
-    including `baseline`); regressions first."""
+    including `baseline`, judged by the rule alone against it when the history before it is
+    too short); each series of a set-up and workload the run `measured` that has no figure
+    in it, not judged; regressions first, then what was not judged."""
     out = []
     for one in found:
         if one.metric not in how.rules:
             continue
         runs = [p.run_id for p in one.points]
-        if latest not in runs or (baseline is not None and baseline not in runs):
+        if baseline is not None and baseline not in runs:
+            continue
+        if latest not in runs:
+            if (one.setup, one.workload) in measured:
+                out.append(_failed(one, latest, how.rules[one.metric]))
             continue
         at = runs.index(latest)
         upto = runs.index(baseline) + 1 if baseline is not None else at
-        if upto == 0:
-            continue  # nothing before it to judge it against
         earlier = [p for p in one.points[:upto] if p.run_id != latest]
         later = one.points[at + 1] if at + 1 < len(one.points) else None
-        out.append(_judge(one, earlier, one.points[at], later, how))
-    return sorted(out, key=lambda v: not v.regression)
+        out.append(_judge(one, earlier, one.points[at], later, how, baseline is not None))
+    return sorted(out, key=lambda v: (not v.regression, v.judged))
+
+
+def outcome(verdicts: Sequence[SeriesVerdict]) -> Outcome:
+    """A regression where any series is one; else not judged where any series (or the run:
+    nothing measured) was not judged; else a pass."""
+    if any(v.regression for v in verdicts):
+        return "regression"
+    if not verdicts or any(not v.judged for v in verdicts):
+        return "not judged"
+    return "pass"
 
 
 def _worse(metric: Metric, change: float) -> float:
@@ -84,53 +136,72 @@ def _worse(metric: Metric, change: float) -> float:
     return -change if metric in ("iops", "bw") else change
 
 
+def _failed(one: RunSeries, latest: int, allowed: float) -> SeriesVerdict:
+    level = one.points[-1].mean if one.points else 0.0
+    words = f"no figure in run {latest}: its cases failed"
+    return SeriesVerdict(one, None, (), level, 0.0, None, allowed, False, words, "failed")
+
+
 def _judge(
-    one: RunSeries, earlier: Sequence[RunPoint], latest: RunPoint, later: RunPoint | None, how: Gate
+    one: RunSeries,
+    earlier: Sequence[RunPoint],
+    latest: RunPoint,
+    later: RunPoint | None,
+    how: Gate,
+    named: bool,
 ) -> SeriesVerdict:
-    """One series of a run: not judged with other load on the host; with too little history,
-    by the rule alone (strict) or not at all; else against its history's bound, named as a
-    new level where the change points confirm one."""
+    """One series of a run: with too little history, by the rule alone against the baseline
+    `named`, or not at all; else against its history's bound, named as a new level where the
+    change points confirm one, and not judged where the bound is wider than the rule."""
     allowed = how.rules[one.metric]
-    quiet = [p for p in earlier if not p.foreign]
-    base = (quiet or earlier)[-1]  # the rule alone: against the latest run without other load
-    if latest.foreign:
-        return SeriesVerdict(
-            one,
-            latest,
-            (),
-            base.mean,
-            _pct(base.mean, latest.mean),
-            None,
-            allowed,
-            False,
-            "other load on the host: not judged",
-            "foreign",
-        )
     sequence = [*earlier, latest]
     changes = run_changes(sequence, {})
     judged = standings(sequence, changes, how.window)[-1]
     if judged.noise is None:
-        if how.strict:
-            return _by_rule(one, base, latest, allowed)
+        if named and earlier:
+            return _by_rule(one, earlier[-1], latest, allowed)
+        base = earlier[-1].mean if earlier else latest.mean
+        words = (
+            "nothing to judge yet: its first run"
+            if not earlier
+            else f"too little history: {len(judged.history)} earlier "
+            f"run{'s' if len(judged.history) != 1 else ''}, the gate needs 4 to know the noise"
+        )
         return SeriesVerdict(
             one,
             latest,
             judged.history,
-            base.mean,
-            _pct(base.mean, latest.mean),
+            base,
+            _pct(base, latest.mean),
             None,
             allowed,
             False,
-            "too little history: not judged",
+            words,
             "short",
-            loaded=sum(p.foreign for p in earlier),
         )
     verdict = _by_history(one, judged, later, allowed)
-    return _new_level(verdict, changes, sequence, judged) or verdict
+    verdict = _new_level(verdict, changes, sequence, judged) or verdict
+    return _blind(verdict) or verdict
 
 
 def _pct(level: float, figure: float) -> float:
     return (figure / level - 1) * 100 if level else 0.0
+
+
+def _blind(verdict: SeriesVerdict) -> SeriesVerdict | None:
+    """A pass that the history could not have seen failing: the least change it detects is
+    wider than the rule, so a change of the rule's size would have passed as well."""
+    seen = verdict.detectable_pct
+    if verdict.regression or seen is None or seen <= verdict.allowed_pct:
+        return None
+    runs = runs_said(verdict.against)
+    seen_said = (
+        f"no {verdict.worse_word[:-1]} at all (the lowest they predict is below 0)"
+        if seen >= 100 and verdict.worse_word == "drops"
+        else f"only {verdict.worse_word} beyond {seen:.1f}%"
+    )
+    words = f"{verdict.words}; {runs} detect {seen_said}, wider than the rule"
+    return dataclasses.replace(verdict, words=words, how="blind")
 
 
 def _by_history(
@@ -146,9 +217,7 @@ def _by_history(
     worse = _worse(one.metric, change) > allowed
     runs = runs_said(judged.history)
     back = (
-        later.run_id
-        if later is not None and not later.foreign and beyond and judged.inside(later.mean)
-        else None
+        later.run_id if later is not None and beyond and judged.inside(later.mean) else None
     )  # a lone outlier: the run after it is back inside the bound
     words = (
         f"beyond the rule and what {runs} predict"
@@ -170,6 +239,7 @@ def _by_history(
         "history",
         bound,
         back,
+        detectable_pct=max(0.0, _worse(one.metric, _pct(noise.mean, bound))),
     )
 
 
@@ -202,8 +272,9 @@ def _new_level(
 
 
 def _by_rule(one: RunSeries, base: RunPoint, latest: RunPoint, allowed: float) -> SeriesVerdict:
-    """The rule alone against one run (strict, with too little history): worse than the rule
-    and the whole Welch interval beyond it; with one repetition on a side, the size alone."""
+    """The rule alone against the baseline named (too little history before it): worse than
+    the rule and the whole Welch interval beyond it; with one repetition on a side, the size
+    alone."""
     diff = compare(list(base.values), list(latest.values))
     change, half = diff.change_pct or 0.0, diff.half_width_pct
     worse = _worse(one.metric, change)

@@ -9,10 +9,12 @@ difference (analysis.stats.compare): `compare`, `history` and `check` give the s
 interval for the same two runs.
 
 Run-to-run noise. The runs before a point (a window of the latest `window`, default 10,
-leaving out runs with other load on the host, runs that were themselves beyond their own
-history, and runs before the latest change point) predict the next run's figure: their mean
-m and standard deviation s give the one-sided 99.5% prediction bound m ± t(0.995, n - 1) ·
-s · √(1 + 1/n) (analysis.stats.predict). With fewer than 4 such runs the noise is unknown,
+leaving out runs that were themselves beyond their own history, and runs before the latest
+change point; runs with other load on the host are in it like any other: their spread is the
+host's real noise) predict the next run's figure: the mean m and standard deviation s of
+their logarithms give the one-sided 99.5% prediction bound exp(m ± t(0.995, n - 1) · s ·
+√(1 + 1/n)) (analysis.stats.predict_ratio: a rate's noise is a ratio, and the bound of a
+loaded host's wide noise stays above 0). With fewer than 4 such runs the noise is unknown,
 and nothing is judged on size alone.
 
 Steps. `history` marks a step where a run leaves its history's bound (or comes back inside
@@ -20,7 +22,7 @@ it after runs beyond it), and its change from the run before is at least the def
 size (5% for IOPS and MB/s, 10% for p99) with Welch's interval not containing 0. A run beyond
 the bound between two runs inside it is a lone outlier, marked once as one.
 
-RunChange points. Over the whole series (each run's figure, runs with other load left out),
+Change points. Over the whole series (each run's figure),
 change points are found by E-divisive means with a permutation test (analysis.changepoint):
 the runs where a new level starts and holds for at least three runs, at the 5% level. Each
 gets the size of the change between the two levels (the mean of the runs' figures on either
@@ -31,21 +33,18 @@ The gate judges a run against its history: a series fails when its change agains
 history's mean is worse than the rule allows (IOPS and MB/s: lower is worse; latency: higher
 is worse) and it lies beyond the history's prediction bound on the worse side, or when the
 change points confirm a new level that much worse since a recent run. A run with other load
-on the host (foreign-load) is not judged. With too little history, only `strict` judges, by
-the rule against one run: worse than the rule and the whole Welch interval beyond it (one
-repetition on a side: the size alone).
+on the host (foreign-load) is marked, and judged like any other (analysis.gate_verdicts).
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
-from iolab.analysis.stats import Prediction, compare, metric_for, predict
+from iolab.analysis.stats import Prediction, compare, metric_for, predict_ratio
 from iolab.model import Code
 from iolab.store import RunRow
 from iolab.store.figures import CaseFigures
@@ -81,7 +80,7 @@ class RunPoint:  # a frozen one costs four times as much to make; nothing change
 
     @property
     def foreign(self) -> bool:
-        """Other work shared the host while its cases ran: not the plan's own figure."""
+        """Other work shared the host while its cases ran: marked, and judged like any run."""
         return FOREIGN in self.load
 
 
@@ -206,9 +205,9 @@ def _points(
 
 class Standing(NamedTuple):
     """A point against what its history predicted: `beyond` -1 below the lower bound, 1
-    above the upper one, 0 inside or not judged (`noise` None: too little history, or the
-    run had other load); `level`: the index of the first point of the level it was judged in.
-    A named tuple: a long history makes one per point."""
+    above the upper one, 0 inside or not judged (`noise` None: too little history); `level`:
+    the index of the first point of the level it was judged in. A named tuple: a long
+    history makes one per point."""
 
     point: RunPoint
     noise: Prediction | None
@@ -224,54 +223,51 @@ def standings(
     points: Sequence[RunPoint], changes: Sequence[RunChange], window: int = WINDOW
 ) -> list[Standing]:
     """Each point judged against the `window` points before it that are its level's: none
-    with other load, none that was beyond its own history in that level, none before the
-    level's start (the latest change point with at least LEAST runs of its own before the
-    point: a younger one has too few runs to know its noise, and the level before goes on)."""
+    that was beyond its own history in that level, none before the level's start (the latest
+    change point with at least LEAST runs of its own before the point: a younger one has too
+    few runs to know its noise, and the level before goes on). Runs with other load on the
+    host are judged and make history like any other: their spread is the host's noise."""
     ids = {c.run_id for c in changes}
     starts = [i for i, p in enumerate(points) if p.run_id in ids]
-    foreign = [p.foreign for p in points]
     figures = [p.mean for p in points]
-    own = list(itertools.accumulate((not f for f in foreign), initial=0))
     out: list[Standing] = []
     level, last = 0, -window if window > 0 else 0  # window 0: every point of the level
     ran: list[int] = []  # the run ids and figures of the level's points a later one may
     kept: list[float] = []  # rest on, oldest first
     for i, point in enumerate(points):
-        at = _level(starts, own, i)
+        at = _level(starts, i)
         if at != level:  # a new level (levels only move on): its points, walked once
-            level, found = at, _window(out, foreign, at, i, 0)
+            level, found = at, _window(out, at, i, 0)
             ran, kept = [points[k].run_id for k in found], [figures[k] for k in found]
         earlier, side = kept[last:], 0
-        if foreign[i] or len(earlier) < LEAST:
+        if len(earlier) < LEAST:
             out.append(Standing(point, None, tuple(ran[last:]), 0, level))
         else:
-            noise = predict(earlier)
+            noise = predict_ratio(earlier)
             side = -1 if figures[i] < noise.low else 1 if figures[i] > noise.high else 0
             out.append(Standing(point, noise, tuple(ran[last:]), side, level))
-        if not foreign[i] and side == 0:  # in this level and inside its bound (or unjudged)
+        if side == 0:  # in this level and inside its bound (or unjudged)
             ran.append(point.run_id)
             kept.append(figures[i])
     return out
 
 
-def _level(starts: Sequence[int], own: Sequence[int], i: int) -> int:
+def _level(starts: Sequence[int], i: int) -> int:
     """The index of the first point of point i's level: the latest change point before it
-    with at least LEAST runs without other load from it up to point i; 0 where none is."""
+    with at least LEAST runs from it up to point i; 0 where none is."""
     for s in reversed(starts):
-        if s < i and own[i] - own[s] >= LEAST:
+        if s < i and i - s >= LEAST:
             return s
     return 0
 
 
-def _window(
-    judged: Sequence[Standing], foreign: Sequence[bool], level: int, i: int, window: int
-) -> list[int]:
+def _window(judged: Sequence[Standing], level: int, i: int, window: int) -> list[int]:
     """The indices of the latest `window` points (0: all) before point i, from the level's
-    start on, that are the level's: no other load, and not beyond their own history in this
-    level (walked back from i, so a long history costs the window, not its length)."""
+    start on, that are the level's: not beyond their own history in this level (walked back
+    from i, so a long history costs the window, not its length)."""
     found: list[int] = []
     for k in range(i - 1, level - 1, -1):
-        if not foreign[k] and (judged[k].beyond == 0 or judged[k].level != level):
+        if judged[k].beyond == 0 or judged[k].level != level:
             found.append(k)
             if len(found) == window:
                 break
@@ -288,8 +284,6 @@ def _steps(
     for i in range(1, len(judged)):
         before, at = judged[i - 1], judged[i]
         after = judged[i + 1] if i + 1 < len(judged) else None
-        if at.point.foreign or before.point.foreign:
-            continue
         out_now = at.beyond != 0 and before.beyond == 0
         back_now = at.beyond == 0 and before.beyond != 0 and not _lone(judged, i - 1)
         if not (out_now or back_now) or (back_now and at.noise is None):
@@ -313,19 +307,18 @@ def _lone(judged: Sequence[Standing], i: int) -> bool:
     if at.beyond == 0 or i + 1 >= len(judged) or (i > 0 and judged[i - 1].beyond != 0):
         return False
     after = judged[i + 1].point
-    return not after.foreign and at.inside(after.mean)
+    return at.inside(after.mean)
 
 
 def run_changes(
     points: Sequence[RunPoint], facts: Mapping[int, Mapping[str, object]]
 ) -> tuple[RunChange, ...]:
-    """The series' change points (over each run's figure, runs with other load left out),
-    each with its size and interval between the levels on either side, and the run facts
-    that differ at it."""
+    """The series' change points (over each run's figure), each with its size and interval
+    between the levels on either side, and the run facts that differ at it."""
     # numpy's, imported here: a history read back from the store (history_kept) needs none
     from iolab.analysis.changepoint import MAX_POINTS, change_points
 
-    own = [p for p in points if not p.foreign]
+    own = points
     figures = [p.mean for p in own]
     found = change_points(figures)
     start = max(0, len(own) - MAX_POINTS)  # longer series: the latest MAX_POINTS runs

@@ -322,3 +322,16 @@ def predict(figures: Sequence[float]) -> Prediction:
     stdev = math.sqrt(math.fsum([(v - mean) ** 2 for v in figures]) / (n - 1))
     reach = _predicted_t(n - 1) * stdev * math.sqrt(1 + 1 / n)
     return Prediction(n, mean, stdev, mean - reach, mean + reach)
+
+
+def predict_ratio(figures: Sequence[float]) -> Prediction:
+    """The prediction bounds of the next figure of a rate or a latency, whose run-to-run
+    noise is a ratio (a loaded host makes a run half as fast, not 5,000 IOPS slower): the
+    bounds predict() gives over the figures' logarithms, turned back, so a lower bound is
+    never below 0; the mean and standard deviation are predict()'s. A figure at or below 0:
+    predict() alone."""
+    linear = predict(figures)
+    if min(figures) <= 0:
+        return linear
+    logs = predict([math.log(v) for v in figures])
+    return linear._replace(low=math.exp(logs.low), high=math.exp(logs.high))

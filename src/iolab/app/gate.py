@@ -10,6 +10,7 @@ from iolab.app.base import Ui, open_store
 from iolab.errors import ReportError, StoreError
 from iolab.plan import gate
 from iolab.store import RunRow, Store
+from iolab.store.figures import CaseFigures
 
 
 @dataclass(frozen=True)
@@ -104,12 +105,10 @@ class CheckRequest:
 CHECK_RUNS = 60  # the earlier runs a check reads, at least: its windows and change points
 
 
-def check(
-    db: str, request: CheckRequest, ui: Ui
-) -> tuple[int, gate_verdicts.Gate, list[gate_verdicts.SeriesVerdict]]:
+def check(db: str, request: CheckRequest, ui: Ui) -> gate_verdicts.Checked:
     """`iolab check`: the latest run (or RUN) of its plan against the runs of the plan before
     it (or up to and including --baseline), under the rules, window and strictness given,
-    then its plan's [check], then the defaults: (the run, how it was judged, verdicts)."""
+    then its plan's [check], then the defaults."""
     with open_store(db, ui) as store:
         latest = store.run(request.run_id)
         base = store.run(request.baseline) if request.baseline is not None else None
@@ -122,29 +121,58 @@ def check(
         how = gate_verdicts.Gate(
             {**history.DEFAULT_RULES, **gate.recorded_rules(latest.plan_text), **request.rules},
             request.window or window or history.WINDOW,
-            bool(request.strict or strict),
+            next((s for s in (request.strict, strict) if s is not None), True),
         )
-        mine = _history_runs(store, latest, base, max(CHECK_RUNS, 3 * how.window))
+        mine, elsewhere = _history_runs(store, latest, base, max(CHECK_RUNS, 3 * how.window))
         read = store.case_figures([r.id for r in mine])
         runs = [(r, read[r.id]) for r in mine]
+        beside = _beside(store, latest.id) if _foreign(read[latest.id]) else ""
     found = history.series(runs, how.window, marks=False)
-    return latest.id, how, gate_verdicts.gate(found, latest.id, request.baseline, how)
+    measured = {(c.setup, c.workload) for c in read[latest.id]}
+    verdicts = gate_verdicts.gate(found, latest.id, request.baseline, how, measured)
+    return gate_verdicts.Checked(
+        latest.id, latest.plan_name, how, tuple(verdicts), beside, len(mine) == 1, elsewhere
+    )
 
 
-def _history_runs(store: Store, latest: RunRow, base: RunRow | None, most: int) -> list[RunRow]:
-    """The runs a check reads, oldest first: the plan's latest `most` runs before the latest
-    (or up to and including --baseline), and the latest."""
+def _foreign(cases: Sequence[CaseFigures]) -> bool:
+    return any(history.FOREIGN in c.codes for c in cases)
+
+
+def _beside(store: Store, run_id: int) -> str:
+    """What the run's foreign-load warnings say of the other load, each once: "other
+    processes used 54% of the CPUs the jobs may use"."""
+    said: dict[str, None] = {}
+    for case in store.cases(run_id):
+        for warned in case.warnings:
+            if warned.code == history.FOREIGN:
+                text = warned.message.partition(": ")[2].partition(" (the busiest")[0]
+                said[text.partition(". The figure")[0]] = None
+    return "; ".join(list(said)[:3])
+
+
+def _history_runs(
+    store: Store, latest: RunRow, base: RunRow | None, most: int
+) -> tuple[list[RunRow], int]:
+    """The runs a check reads, oldest first: the plan's latest `most` runs on the latest's
+    host before it (or up to and including --baseline), and the latest (alone: the plan's
+    first run there); and how many of the plan's runs were left out for another host."""
     until = base.started_at if base is not None else latest.started_at
-    earlier = [
+    mine = [
         r
         for r in store.runs()
         if r.plan_name == latest.plan_name and r.id != latest.id and r.started_at <= until
     ]
+    host = _host(latest)
+    earlier = [r for r in mine if host is None or _host(r) in (None, host)]
     if base is not None and base.id not in {r.id for r in earlier}:
-        earlier.append(base)  # another plan's run, named: judged against it alone
-    if not earlier:
-        raise StoreError(
-            f"run {latest.id} is the first run of plan {latest.plan_name!r}; give --baseline RUN"
-        )
+        earlier.append(base)  # another plan's or host's run, named: judged against it
     earlier.sort(key=lambda r: r.started_at)
-    return [*earlier[-most:], latest]
+    kept = {r.id for r in earlier}
+    return [*earlier[-most:], latest], sum(r.id not in kept for r in mine)
+
+
+def _host(run: RunRow) -> str | None:
+    """The host a run ran on, where it recorded one (an import may not)."""
+    name = run.environment.get("hostname")
+    return name if isinstance(name, str) and name else None

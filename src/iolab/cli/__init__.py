@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 EXIT_USER_ERROR = 1
 EXIT_CASES_FAILED = 3
 EXIT_REGRESSION = 4  # iolab check: a series got worse beyond its rule and the noise
+EXIT_NOT_JUDGED = 5  # iolab check: a series not judged (too little history, too noisy, failed)
 EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: the reader of standard output stopped reading
 # Ctrl-C exits 130 (128 + SIGINT); SIGTERM, SIGHUP and SIGQUIT 128 + theirs (shell.exit_code)
 

@@ -11,6 +11,7 @@ import click
 from iolab import app
 from iolab.cli import (
     CHART_KINDS,
+    EXIT_NOT_JUDGED,
     EXIT_REGRESSION,
     HISTORY_LEAST,
     HISTORY_MOST_WINDOW,
@@ -241,8 +242,8 @@ def history(
     "--baseline",
     type=WHOLE,
     metavar="RUN",
-    help="Judge against the history up to "
-    "and including this run (default: the plan's runs before RUN).",
+    help="Judge against the history up to and including this run (default: the plan's runs "
+    "before RUN); by the rule alone against it where that history is too short.",
 )
 @click.option(
     "--rule",
@@ -261,12 +262,19 @@ def history(
     "[check] window, else 10).",
 )
 @click.option(
-    "--strict",
-    is_flag=True,
+    "--strict/--no-strict",
     default=None,
-    help="With fewer than 4 earlier runs, "
-    "judge by the rule alone against the run before (default: not judged).",
+    help="Whether a run not judged (too little history, a history too noisy for the rule, "
+    "failed cases) fails the build with exit 5 (--strict, the default; the plan's [check] "
+    "strict sets its own) or exits 0 (--no-strict), said either way.",
 )
+@click.option(
+    "--junit",
+    metavar="FILE",
+    help="Also write the verdicts as JUnit XML: a test case per series, regressions as "
+    "failures, series not judged as skipped.",
+)
+@click.option("--force", is_flag=True, help="Let --junit replace a file iolab did not write.")
 def check(
     run_id: int | None,
     db: str,
@@ -274,22 +282,39 @@ def check(
     rules: tuple[str, ...],
     window: int | None,
     strict: bool | None,
+    junit: str | None,
+    force: bool,
 ) -> None:
     """Gate a build on a run: the latest run (or RUN) against its plan's history, series by
-    series; exit 4 when a series got worse than its rule and beyond what the earlier runs
-    predict. A run with other load on the host is not judged (exit 0)."""
-    from iolab.report.text import history_text
+    series, each line with the least change its history can detect. Exit 0: every series
+    judged, none worse than its rule beyond what the earlier runs predict; 4: a regression;
+    5: not judged (the plan's first runs, a history too noisy for the rule, failed cases)."""
+    from iolab import saving
+    from iolab.report.text import gate_junit, history_text
 
+    if junit is not None:
+        fix = "give a file name such as gate.xml"
+        saving.check_file(junit, force=force, what=f"--junit {junit}", fix=fix)
     request = app.CheckRequest(run_id, baseline, _rules(rules), window, strict)
-    latest, how, verdicts = app.check(db, request, ui())
-    for line in history_text.unjudged(latest, verdicts, how.strict):
+    checked = app.check(db, request, ui())
+    code = {"pass": 0, "regression": EXIT_REGRESSION, "not judged": EXIT_NOT_JUDGED}[
+        checked.outcome
+    ]
+    code = 0 if code == EXIT_NOT_JUDGED and not checked.how.strict else code
+    for line in history_text.unjudged(checked):
         echo(line)
-    for v in verdicts:
-        if v.regression or v.how == "new-level" or v.back is not None:
-            echo(history_text.verdict(v))
-    echo(history_text.summary(latest, verdicts))
-    if any(v.regression for v in verdicts):
-        sys.exit(EXIT_REGRESSION)
+    for v in checked.verdicts:
+        echo(history_text.verdict(v))
+    summary = history_text.summary(checked, code)
+    if junit is not None:
+        from iolab import outputs
+
+        folder, name = outputs.split(junit)
+        batch = saving.WriteBatch(folder, {name: gate_junit.junit(checked, summary)}, "check")
+        saving.save([batch], force=force)
+    echo(summary)
+    if code:
+        sys.exit(code)
 
 
 def _rules(given: tuple[str, ...]) -> dict[history_model.Metric, float]:

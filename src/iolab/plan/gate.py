@@ -6,7 +6,7 @@ a run (a percentage of the baseline's median, beyond the noise as well).
     bw = "5%"      # bandwidth (MB/s) likewise
     p99 = "10%"    # the 99th percentile of completion latency may rise 10%
     window = 10    # the earlier runs a run is judged against (4 to 1000)
-    strict = false # with fewer than 4 earlier runs, judge by the rule alone
+    strict = true  # a run not judged fails the build (exit 5); false: exits 0, said
 
 Rules on the command line (`iolab check --rule iops=2`) win over the plan's, which win over
 the defaults (analysis.history.DEFAULT_RULES). The run records its plan's text, so `iolab

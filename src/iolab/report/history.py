@@ -185,8 +185,8 @@ def _said(series: RunSeries) -> tuple[Notes, ...]:
         for s in series.steps
     ]
     loaded = [
-        f"run {p.run_id} had other load on the host ({FOREIGN}): not judged, and left out "
-        "of the other runs' history"
+        f"run {p.run_id} had other load on the host ({FOREIGN}): judged like any run, its "
+        "spread part of the host's run-to-run noise"
         for p in series.points
         if p.foreign
     ]

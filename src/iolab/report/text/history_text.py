@@ -12,7 +12,7 @@ import io
 import json
 from collections.abc import Sequence
 
-from iolab.analysis.gate_verdicts import SeriesVerdict
+from iolab.analysis.gate_verdicts import Checked, SeriesVerdict
 from iolab.analysis.history import (
     CPU_BOUND,
     FOREIGN,
@@ -45,9 +45,9 @@ def _step(step: RunStep) -> str:
 
 
 def _load(point: RunPoint) -> str:
-    """A run's load marks: other load on the host (not judged), fio's own CPU load."""
+    """A run's load marks: other load on the host (judged beside it), fio's own CPU load."""
     if point.foreign:
-        return f"  [{FOREIGN}: other load on the host, not judged]"
+        return f"  [{FOREIGN}: other load on the host]"
     return f"  [{CPU_BOUND}: fio's own load]" if CPU_BOUND in point.load else ""
 
 
@@ -211,61 +211,98 @@ def history_csv(found: Sequence[RunSeries]) -> str:
 
 
 def verdict(v: SeriesVerdict) -> str:
-    """A judged series in one line: its change, against what, and the words of the verdict."""
+    """A series in one line: judged, its change, against what, the words of the verdict and
+    the least change its history detects; or why it was not judged."""
     s = v.series
-    head = "REGRESSION" if v.regression else "ok"
+    head = "REGRESSION" if v.regression else "ok" if v.judged else "NOT JUDGED"
+    where = f"{one_line(s.setup)} · {one_line(s.workload)} · {s.metric}"
+    if v.latest is None or v.how == "short":
+        return f"{head}: {where}: {v.words}"
     size = f"{v.change_pct:+.1f}%" + (f" ± {v.half_width_pct:.1f}%" if v.half_width_pct else "")
     figures = f"{_figure(v.level, s.unit)} -> {_figure(v.latest.mean, s.unit)} {s.unit}"
-    where = f"{one_line(s.setup)} · {one_line(s.workload)} · {s.metric}"
     if v.how == "new-level" and v.since is not None:
         figures = f"{_figure(v.since.before, s.unit)} -> {_figure(v.since.after, s.unit)} {s.unit}"
         said = f"{where}: {v.words}: {figures} ({size}; allowed {v.allowed_pct:g}% worse)"
-        return f"{head}: {said}"
-    said = f"{where}: mean {figures} ({size}; allowed {v.allowed_pct:g}% worse): {v.words}"
-    if v.how == "history" and v.bound is not None:
+    else:
+        said = f"{where}: mean {figures} ({size}; allowed {v.allowed_pct:g}% worse): {v.words}"
+    if v.how in ("history", "blind") and v.bound is not None:
         side = "lowest" if s.metric in ("iops", "bw") else "highest"
-        said += f" (the {side} they predict: {_figure(v.bound, s.unit)} {s.unit})"
+        bound = f"{_figure(v.bound, s.unit)} {s.unit}" if v.bound > 0 else "below 0"
+        said += f" (the {side} they predict: {bound})"
     elif v.how == "rule":
-        said += f" (against {runs_said(v.against)})"
+        said += f" (against {runs_said(v.against)}, by the rule alone)"
+    if v.detectable_pct is not None and v.how != "blind":
+        said += f"; this history detects {v.worse_word} beyond {v.detectable_pct:.1f}%"
     if v.back is not None:
         said += f"; a lone outlier: run {v.back} is back to the level"
-    if CPU_BOUND in v.latest.load:
+    if FOREIGN in v.latest.load:
+        said += "; judged beside other load"
+    elif CPU_BOUND in v.latest.load:
         said += f"; its cases were {CPU_BOUND} (fio's own load)"
     return f"{head}: {said}"
 
 
-def unjudged(latest: int, verdicts: Sequence[SeriesVerdict], strict: bool) -> list[str]:
-    """What `check` did not judge, once per run: other load on the host, too little
-    history; and, judged as usual, fio's own CPU load."""
+def unjudged(checked: Checked) -> list[str]:
+    """What `check` says of the run before its series: the plan's first run, too little
+    history, the other load it was judged beside, fio's own CPU load."""
+    latest, verdicts = checked.run, checked.verdicts
     lines = []
-    if any(v.how == "foreign" for v in verdicts):
+    if checked.elsewhere:
+        plural = "run" if checked.elsewhere == 1 else "runs"
         lines.append(
-            f"run {latest} had other load on its CPUs/devices ({FOREIGN}): "
-            "its changes are not judged"
+            f"{checked.elsewhere} {plural} of plan {one_line(checked.plan_name)!r} ran on another "
+            "host: left out of this run's history (each host's noise is its own)"
+        )
+    if not verdicts:
+        lines.append(f"run {latest} has no figure to judge: none of its cases measured one")
+    if checked.first:
+        lines.append(
+            f"run {latest} is the first run of plan {one_line(checked.plan_name)!r}: nothing to "
+            "judge yet (the gate needs 4 earlier runs to know their noise)"
         )
     short = [v for v in verdicts if v.how == "short"]
-    if short:
-        fewest = min(short, key=lambda v: len(v.against))
-        earlier = len(fewest.against)
+    if short and not checked.first:
+        earlier = len(min(short, key=lambda v: len(v.against)).against)
         plural = "run" if earlier == 1 else "runs"
-        left = f" without other load ({fewest.loaded} with it)" if fewest.loaded else ""
         lines.append(
-            f"run {latest} has {earlier} earlier {plural} of its plan{left}; the gate needs 4 to "
-            f"know its noise: not judged on size alone ({'' if strict else '--strict '}judges by "
-            "the rule alone)"
+            f"run {latest} has {earlier} earlier {plural} of its plan; the gate needs 4 to know "
+            "its noise: not judged (--baseline RUN judges by the rule alone against RUN)"
         )
-    if any(CPU_BOUND in v.latest.load and v.how not in ("foreign", "short") for v in verdicts):
+    if checked.beside:
+        judged = any(v.how != "short" for v in verdicts)
+        how = "judged beside other load" if judged else "beside other load"
+        tail = "; against its plan's runs, loaded ones included" if judged else ""
+        lines.append(
+            f"run {latest} had other load on its CPUs/devices ({FOREIGN}): {how}: "
+            f"{one_line(checked.beside)}{tail}"
+        )
+    if any(v.latest is not None and CPU_BOUND in v.latest.load and v.judged for v in verdicts):
         lines.append(f"run {latest}'s cases were {CPU_BOUND} (fio's own load): judged as usual")
     return lines
 
 
-def summary(latest: int, verdicts: Sequence[SeriesVerdict]) -> str:
-    judged = [v for v in verdicts if v.how not in ("short", "foreign")]
+def summary(checked: Checked, code: int) -> str:
+    """The last line: the run, what it was judged against, how many series were judged, the
+    outcome and the exit code."""
+    verdicts = checked.verdicts
+    judged = [v for v in verdicts if v.judged]
     failed = sum(v.regression for v in verdicts)
     plural = "s" if failed != 1 else ""
-    against = sorted({r for v in judged for r in v.against})
+    against = sorted({r for v in verdicts if v.how != "short" for r in v.against})
     history = f" against {runs_said(against)}" if against else ""
+    why = [
+        f"{n} {word}"
+        for n, word in (
+            (sum(v.how == "short" for v in verdicts), "too little history"),
+            (sum(v.how == "blind" for v in verdicts), "noise wider than the rule"),
+            (sum(v.how == "failed" for v in verdicts), "no figure"),
+        )
+        if n
+    ]
+    missing = f" ({', '.join(why)})" if why else ""
+    beside = "; judged beside other load" if checked.beside and against else ""
     return (
-        f"check: run {latest}{history}: {len(verdicts)} series, {len(judged)} judged, "
-        f"{failed} regression{plural} beyond rule and noise"
+        f"check: run {checked.run}{history}: {len(verdicts)} series, {len(judged)} judged, "
+        f"{len(verdicts) - len(judged)} not judged{missing}, {failed} regression{plural} beyond "
+        f"rule and noise{beside}: {checked.outcome.upper()} (exit {code})"
     )
