@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from history_size import source_of  # the src/ of a git revision, unpacked
+from report_size import source_of  # the src/ of a git revision, unpacked
 
 from iolab.analysis.stats import Summary, summarize
 
