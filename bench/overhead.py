@@ -177,7 +177,7 @@ def bench_fio_loop(tool: str, workdir: Path, args: argparse.Namespace) -> float:
             *("--size", args.size.upper(), "--output", str(out), "--block-size", "4k"),
             *("--mode", *MODES, "--iodepth", *DEPTHS, "--numjobs", "1"),
             *("--runtime", str(args.runtime), "--engine", "io_uring", "--direct", "1"),
-            "--time-based",
+            *("--time-based", "--create", "--destructive"),
         ],
         cwd=workdir,
         check=True,

@@ -25,7 +25,7 @@ FLAT_GAIN = 0.10  # a doubling that gains less than this is flat
 DEVICE_NEAR_PCT = 80.0  # a device named as the limit was at least this busy
 
 
-Options = tuple[tuple[str, str], ...]  # a case's workload options, each value as JSON
+Options = tuple[tuple[str, tuple[str, object]], ...]  # a case's workload options (Point.axes)
 
 
 @dataclass(frozen=True)
@@ -47,9 +47,16 @@ class Point:
         """The options that change the workload (never a file or log name), each with its
         value as JSON, by name: classified once a case, whatever the sweeps asked."""
         chosen = (k for k in self.options if workload_axis(k))
-        return tuple(
-            sorted((k, json.dumps(self.options[k], sort_keys=True, default=str)) for k in chosen)
-        )
+        return tuple(sorted((k, _value(self.options[k])) for k in chosen))
+
+
+def _value(value: object) -> tuple[str, object]:
+    """An option's value as sweeps compare it: a whole number, text or flag as it is, kept
+    apart by its type (1, "1" and true are three values, as in JSON); anything else (a
+    fraction: nan is not equal to itself) as JSON."""
+    if isinstance(value, str | int | bool) or value is None:
+        return type(value).__name__, value
+    return "json", json.dumps(value, sort_keys=True, default=str)
 
 
 @dataclass(frozen=True)
