@@ -147,8 +147,7 @@ def test_a_run_stores_and_shows_its_own_time_outside_fio(tmp_path: Path) -> None
     assert run.ended_at is not None and 0 < own < run.ended_at - run.started_at + 60
     for span in spans:  # each case's span is fio's own (1 s of I/O), timed by its keeper
         assert 1.0 <= span < 30
-    cases = spans
     listed = run_iolab("runs", "--db", "r.db", cwd=tmp_path)
-    assert f"iolab {own / len(cases):.3f} s a case" in listed.stdout, listed.stdout
+    assert f"iolab {own / len(spans):.3f} s a case" in listed.stdout, listed.stdout
     header = run_iolab("report", "--db", "r.db", "--format", "markdown", cwd=tmp_path)
     assert f"iolab's own time outside fio {own:.2f} s" in header.stdout
