@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 if "PYTHONPATH" not in os.environ:  # else: an older iolab's, building its own store
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from report_size import timed
+from report_size import source_of, timed
 
 from iolab.model import Case, CaseMetrics, DirectionMetrics, Origin, Plan, Result, Setup, Workload
 from iolab.store import Store
@@ -142,8 +142,8 @@ def measure(db: Path, cwd: Path, rounds: int, before: Path | None) -> tuple[Timi
                 earlier.append(timed(older, cwd, ok=(0, 4, 5), env=then))
         for into, found in ((now, runs), (old, earlier)):
             if found:
-                rss = max((m for _, m in found if m is not None), default=None)
-                into[name] = (statistics.median(t for t, _ in found), rss)
+                rss = max((t.rss for t in found if t.rss is not None), default=None)
+                into[name] = (statistics.median(t.wall for t in found), rss)
     return now, old
 
 
@@ -174,16 +174,6 @@ def keep_history(db: Path) -> None:
 
     with Store(db) as store:
         gate.keep_history(store, str(db), "nightly")
-
-
-def source_of(revision: str, into: Path) -> Path:
-    """The src/ folder of a git revision of this repository, unpacked into `into`."""
-    root = Path(__file__).resolve().parent.parent
-    packed = subprocess.run(
-        ["git", "archive", revision, "src"], cwd=root, check=True, capture_output=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(into)], input=packed, check=True)
-    return into / "src"
 
 
 def main() -> None:

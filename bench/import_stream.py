@@ -36,8 +36,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from history_size import source_of
 from import_scaling import STREAM, Measured, _documents, imported, make_stream
+from report_size import source_of
 
 
 def documents_for(mb: float) -> int:

@@ -8,19 +8,24 @@ fio's second run over its first: the noise floor of this machine. Target: iolab/
 of 1.00, judged on the 95% interval of the mean ratio. `--engine null` runs fio's null engine
 (no device: the lowest-noise target, where a disk's own +-30% cannot hide 1%).
 
-`--matrix`: the 24 cases of a typical plan (read, write, randread, randwrite x iodepth 1, 8,
-32 x numjobs 1, 2; 4k, 256 MiB), as one `iolab run` and as a plain loop of fio over the same
-job files (what `iolab show --fio` prints), alternating; prints iolab's extra wall time per
-case (target: at most 0.05 s).
+`--matrix`: the 12 cases of issue 47 (read, write, randread, randwrite x iodepth 1, 8, 32;
+4k, 64 MiB, 1 s), in one go, round after round, in alternating order: a plain loop of fio
+over the same job files (what `iolab show --fio` prints), one `iolab run`, bench-fio (pip
+package fio-plot: `--bench-fio PATH`, else the one on PATH; said when there is none) on the
+same matrix, and with `--before REV` the `iolab run` of that git revision (its src/ taken
+with `git archive`). Per round and as medians it prints each one's wall time, iolab's extra
+wall time per case over the fio loop (target at most 0.03 s, laying out its file included)
+and the run's own figure (`iolab runs`: its wall time less fio's processes').
 
     python3 bench/overhead.py [--rounds 8] [--runtime 5] [--size 512m] [--dir /var/tmp]
-                              [--engine null] [--matrix]
+                              [--engine null] [--matrix [--before REV] [--bench-fio PATH]]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sqlite3
 import statistics
@@ -28,7 +33,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+from report_size import source_of  # the src/ of a git revision, unpacked
 
 from iolab.analysis.stats import Summary, summarize
 
@@ -58,14 +66,18 @@ name = "4k"
 rw = ["read", "write", "randread", "randwrite"]
 bs = "4k"
 iodepth = [1, 8, 32]
-numjobs = [1, 2]
 size = "{size}"
 runtime = {runtime}
 """
+MODES = ("read", "write", "randread", "randwrite")
+DEPTHS = ("1", "8", "32")
+GOAL_S = 0.03
 ROW = "{:>5}  {:>10}  {:>10}  {:>10}  {:>9}  {:>7}"
 
 
-def iolab_iops(workdir: Path, plan: str = "plan.toml") -> tuple[float, float]:
+def iolab_iops(
+    workdir: Path, plan: str = "plan.toml", env: dict[str, str] | None = None
+) -> tuple[float, float]:
     db = workdir / "bench.db"
     started = time.monotonic()
     subprocess.run(
@@ -73,6 +85,7 @@ def iolab_iops(workdir: Path, plan: str = "plan.toml") -> tuple[float, float]:
         cwd=workdir,
         check=True,
         capture_output=True,
+        env=env,
     )
     wall = time.monotonic() - started
     with sqlite3.connect(db) as con:
@@ -80,6 +93,14 @@ def iolab_iops(workdir: Path, plan: str = "plan.toml") -> tuple[float, float]:
             "SELECT m.iops FROM metrics m JOIN cases c ON c.id = m.case_id ORDER BY c.id DESC"
         ).fetchone()
     return float(iops), wall
+
+
+def own_figure(db: Path) -> float | None:
+    """The latest run's own figure a case, as its process stored it (None: not stored)."""
+    with sqlite3.connect(db) as con:
+        (owner,) = con.execute("SELECT owner FROM runs ORDER BY id DESC").fetchone()
+    said = json.loads(owner)
+    return said["own_s"] / said["cases"] if "own_s" in said else None
 
 
 def fio_iops(job: Path, workdir: Path) -> tuple[float, float]:
@@ -145,27 +166,87 @@ def fio_loop(jobs: list[Path], workdir: Path) -> float:
     return time.monotonic() - started
 
 
+def bench_fio_loop(tool: str, workdir: Path, args: argparse.Namespace) -> float:
+    """bench-fio over the same matrix (its own job file per case): wall time."""
+    out = workdir / "bench-fio"
+    started = time.monotonic()
+    subprocess.run(
+        [
+            tool,
+            *("--target", str(workdir / "bench-fio.testfile"), "--type", "file"),
+            *("--size", args.size.upper(), "--output", str(out), "--block-size", "4k"),
+            *("--mode", *MODES, "--iodepth", *DEPTHS, "--numjobs", "1"),
+            *("--runtime", str(args.runtime), "--engine", "io_uring", "--direct", "1"),
+            *("--time-based", "--create", "--destructive"),
+        ],
+        cwd=workdir,
+        check=True,
+        capture_output=True,
+    )
+    wall = time.monotonic() - started
+    shutil.rmtree(out, ignore_errors=True)
+    (workdir / "bench-fio.testfile").unlink(missing_ok=True)
+    return wall
+
+
+def contenders(workdir: Path, args: argparse.Namespace) -> dict[str, Callable[[], float]]:
+    """Who runs the matrix, by name: each a function of no argument returning its wall time."""
+    jobs = job_files(workdir, "matrix.toml")
+    found: dict[str, Callable[[], float]] = {
+        "fio loop": lambda: fio_loop(jobs, workdir),
+        "iolab": lambda: iolab_iops(workdir, "matrix.toml")[1],
+    }
+    tool = args.bench_fio or shutil.which("bench-fio")
+    if tool:
+        found["bench-fio"] = lambda: bench_fio_loop(tool, workdir, args)
+    else:
+        print("bench-fio: not found (pip install fio-plot, then --bench-fio PATH); left out")
+    if args.before:
+        env = {**os.environ, "PYTHONPATH": str(source_of(args.before, workdir))}
+        found[args.before] = lambda: iolab_iops(workdir, "matrix.toml", env)[1]
+    return found
+
+
 def matrix(workdir: Path, args: argparse.Namespace) -> None:
     (workdir / "matrix.toml").write_text(
         MATRIX.format(path=workdir, size=args.size, runtime=args.runtime)
     )
-    jobs = job_files(workdir, "matrix.toml")
-    print(f"{len(jobs)} cases, {args.runtime} s each, {args.size}; rounds of fio loop, iolab")
-    extra = []
+    runners = contenders(workdir, args)
+    cases = len(job_files(workdir, "matrix.toml"))
+    print(f"{cases} cases, {args.runtime} s each, {args.size}; alternating {', '.join(runners)}")
+    walls: dict[str, list[float]] = {name: [] for name in runners}
+    owns: list[float] = []
     for number in range(1, args.rounds + 1):
-        plain = fio_loop(jobs, workdir)
-        _, ours = iolab_iops(workdir, "matrix.toml")
-        extra.append((ours - plain) / len(jobs))
-        print(
-            f"round {number}: fio loop {plain:.2f} s, iolab {ours:.2f} s, "
-            f"{extra[-1]:+.3f} s per case"
+        order = list(runners) if number % 2 else list(reversed(runners))
+        for name in order:
+            walls[name].append(runners[name]())
+            if name == "iolab":
+                owns.append(own_figure(workdir / "bench.db") or float("nan"))
+        plain = walls["fio loop"][-1]
+        cells = ", ".join(
+            f"{n} {w[-1]:.2f} s ({(w[-1] - plain) / cases:+.3f} s a case)"
+            for n, w in walls.items()
+            if n != "fio loop"
         )
-    summary = summarize(extra)
-    half = summary.half_width or 0.0
+        print(f"round {number}: fio loop {plain:.2f} s, {cells}; iolab's own {owns[-1]:.3f}")
+    summary(walls, owns, cases)
+
+
+def summary(walls: dict[str, list[float]], owns: list[float], cases: int) -> None:
+    plain = walls["fio loop"]
     print(
-        f"iolab's extra wall time per case: mean {summary.mean:.3f} s +- {half:.3f} "
-        f"(95% t), median {summary.median:.3f} s; target at most 0.050 s"
+        f"median wall: {', '.join(f'{n} {statistics.median(w):.2f} s' for n, w in walls.items())}"
     )
+    for name, wall in walls.items():
+        if name == "fio loop":
+            continue
+        extra = summarize([(w - p) / cases for w, p in zip(wall, plain, strict=True)])
+        half = extra.half_width or 0.0
+        print(
+            f"{name} over the fio loop: {extra.median:+.3f} s a case (median; mean "
+            f"{extra.mean:+.3f} +- {half:.3f}, 95% t); goal at most {GOAL_S:.3f} s"
+        )
+    print(f"iolab's own figure (iolab runs): median {statistics.median(owns):.3f} s a case")
 
 
 def single(workdir: Path, args: argparse.Namespace) -> None:
@@ -201,7 +282,9 @@ def main() -> None:
     parser.add_argument("--size", default="512m")
     parser.add_argument("--dir", default="/var/tmp")
     parser.add_argument("--engine", default="auto", help="fio's ioengine (null: no device)")
-    parser.add_argument("--matrix", action="store_true", help="per-case overhead, 24 cases")
+    parser.add_argument("--matrix", action="store_true", help="per-case overhead, 12 cases")
+    parser.add_argument("--before", metavar="REV", help="--matrix: this git revision's iolab too")
+    parser.add_argument("--bench-fio", metavar="PATH", help="--matrix: fio-plot's bench-fio")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="iolab-bench-", dir=args.dir))
     try:

@@ -3,13 +3,17 @@
 a six-field sweep: ioengine, rw, rwmixread, bs, iodepth, numjobs; each case with fio's json+
 output and ten 1 s samples of IOPS, MB/s and latency), built directly with iolab's Store and
 model types (a few seconds), then `iolab report` as HTML, Markdown (written to a file, with its
-images) and CSV by the real command. Targets: HTML at most 5 s, Markdown at most 10 s, memory under
-300 MB (max RSS of the whole process).
+images) and CSV by the real command. Targets (issue 47): HTML at most 1.5 s, Markdown at most
+3 s, memory under 300 MB (max RSS of the whole process).
 
-Whole-process wall time (Python's start included), median of --rounds runs; max RSS from
-/usr/bin/time when it is there (else from the children's rusage).
+Whole-process wall time (Python's start included) and CPU time (the child's own rusage: what
+other load on a shared host does not inflate), medians of --rounds runs; max RSS from
+/usr/bin/time when it is there (else from the children's rusage). With `--before REV`, the
+same commands by the iolab of that git revision (its src/ taken with `git archive`),
+alternating with this one's, side by side with the ratio of their medians.
 
     python3 bench/report_size.py [--setups 4] [--workloads 2500] [--rounds 1] [--db FILE]
+                                 [--before REV]
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +49,7 @@ from iolab.model import (
 )
 from iolab.store import Store
 
-TARGETS = {"html": (5.0, "report.html"), "markdown": (10.0, "report.md"), "csv": (None, "r.csv")}
+TARGETS = {"html": (1.5, "report.html"), "markdown": (3.0, "report.md"), "csv": (None, "r.csv")}
 MEMORY_MB = 300.0
 FIXTURE = (
     Path(__file__).parent.parent / "tests/fixtures/fio/randread-jsonplus/randread-jsonplus.json"
@@ -139,15 +144,22 @@ def build(db: Path, setups: int, count: int) -> None:
         )
 
 
+@dataclass(frozen=True)
+class Timing:
+    wall: float
+    cpu: float  # the child's user + system seconds
+    rss: float | None  # MB
+
+
 def timed(
     args: list[str], cwd: Path, ok: tuple[int, ...] = (0,), env: dict[str, str] | None = None
-) -> tuple[float, float | None]:
-    """Wall seconds and max RSS in MB of one whole process (`ok`: the exit codes it may end
-    with; `env`: its environment, if not this one's)."""
+) -> Timing:
+    """Wall and CPU seconds and max RSS in MB of one whole process (`ok`: the exit codes it
+    may end with; `env`: its environment, if not this one's)."""
     timer = shutil.which("time") and Path("/usr/bin/time")
     report = cwd / "time.txt"
     prefix = [str(timer), "-f", "%M", "-o", str(report)] if timer else []
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
     done = subprocess.run(
         [*prefix, sys.executable, "-m", "iolab", *args],
@@ -160,10 +172,54 @@ def timed(
     took = time.perf_counter() - began
     if done.returncode not in ok:
         sys.exit(f"iolab {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     if timer:
-        return took, float(report.read_text().split()[-1]) / 1024
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return took, after / 1024 if after > before else None
+        return Timing(took, cpu, float(report.read_text().split()[-1]) / 1024)
+    return Timing(took, cpu, after.ru_maxrss / 1024 if after.ru_maxrss > before.ru_maxrss else None)
+
+
+def source_of(revision: str, into: Path) -> Path:
+    """The src/ folder of a git revision of this repository, unpacked into `into`."""
+    root = Path(__file__).resolve().parent.parent
+    packed = subprocess.run(
+        ["git", "archive", revision, "src"], cwd=root, check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=packed, check=True)
+    return into / "src"
+
+
+def measure(fmt: str, db: Path, cwd: Path, rounds: int, before: Path | None) -> None:
+    """One format by this iolab (and, alternating, by `before`'s src/): one line each."""
+    target, name = TARGETS[fmt]
+    args = ["report", "--db", str(db), "--format", fmt, "-o", name]
+    then = {**os.environ, "PYTHONPATH": str(before)} if before is not None else None
+    ours: list[Timing] = []
+    theirs: list[Timing] = []
+    for _ in range(rounds):
+        ours.append(timed(args, cwd))
+        if then is not None:
+            theirs.append(timed(args, cwd, env=then))
+    took, cpu = statistics.median(t.wall for t in ours), statistics.median(t.cpu for t in ours)
+    rss = max((t.rss for t in ours if t.rss is not None), default=None)
+    size = (cwd / name).stat().st_size / 1e6
+    line = f"{fmt:<9} {took:6.2f} s wall, {cpu:6.2f} s CPU"
+    if target:
+        line += f" ({took / target:.2f}, CPU {cpu / target:.2f} of {target:.1f} s)"
+    if rss is not None:
+        line += f", max RSS {rss:,.0f} MB ({rss / MEMORY_MB:.2f} of {MEMORY_MB:.0f} MB)"
+    images = cwd / "report_files"
+    extra = f", {len(list(images.iterdir()))} images" if fmt == "markdown" else ""
+    print(f"{line}; {size:,.1f} MB written{extra}")
+    if theirs:
+        old_wall = statistics.median(t.wall for t in theirs)
+        old_cpu = statistics.median(t.cpu for t in theirs)
+        print(
+            f"{'':9} before: {old_wall:6.2f} s wall, {old_cpu:6.2f} s CPU; this over before: "
+            f"wall {took / old_wall:.2f}, CPU {cpu / old_cpu:.2f}"
+        )
+    if fmt == "markdown":
+        shutil.rmtree(images, ignore_errors=True)
 
 
 def main() -> None:
@@ -173,6 +229,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--db", help="keep the store here (built if missing)")
     parser.add_argument("--formats", default="html,markdown,csv")
+    parser.add_argument("--before", metavar="REV", help="time this git revision's iolab too")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="iolab-report-size-") as folder:
         cwd = Path(folder)
@@ -185,27 +242,10 @@ def main() -> None:
                 f"store: {args.setups * args.workloads:,} results, {size:,.0f} MB, built in "
                 f"{time.perf_counter() - began:.1f} s"
             )
-        results = args.setups * args.workloads
+        print(f"{args.setups * args.workloads:,} results")
+        before = source_of(args.before, cwd) if args.before else None
         for fmt in args.formats.split(","):
-            target, name = TARGETS[fmt]
-            runs = [
-                timed(["report", "--db", str(db), "--format", fmt, "-o", name], cwd)
-                for _ in range(args.rounds)
-            ]
-            took = statistics.median(t for t, _ in runs)
-            rss = max((m for _, m in runs if m is not None), default=None)
-            out = cwd / name
-            size = out.stat().st_size / 1e6
-            line = f"{fmt:<9} {took:6.2f} s"
-            if target:
-                line += f" ({took / target:.2f} of {target:.0f} s)"
-            if rss is not None:
-                line += f", max RSS {rss:,.0f} MB ({rss / MEMORY_MB:.2f} of {MEMORY_MB:.0f} MB)"
-            images = cwd / "report_files"
-            extra = f", {len(list(images.iterdir()))} images" if fmt == "markdown" else ""
-            print(f"{line}; {size:,.1f} MB written{extra}  [{results:,} results]")
-            if fmt == "markdown":
-                shutil.rmtree(images, ignore_errors=True)
+            measure(fmt, db, cwd, args.rounds, before)
 
 
 if __name__ == "__main__":

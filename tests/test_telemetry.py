@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import psutil
 import pytest
 
 from conftest import run_iolab
@@ -23,7 +24,7 @@ from iolab.analysis.scaling import Point
 from iolab.model import CaseMetrics, Code, DirectionMetrics, JSONObject
 from iolab.model.telemetry import CPU, Telemetry, TelemetryPoint, clause
 from iolab.report.views import telemetry_view
-from iolab.runner import telemetry
+from iolab.runner import procs, telemetry
 from iolab.store import Store
 
 
@@ -572,3 +573,27 @@ def test_a_child_reaped_mid_case_lends_its_past_io_to_no_one(tmp_path: Path) -> 
         assert all(o.write_mbps < 5 for o in seen), seen
     finally:
         subprocess.run(["pkill", "-f", "PARENT_REAPS|child.stdin.close"], check=False)
+
+
+def test_the_process_table_reads_what_psutil_reads() -> None:
+    """runner.procs reads /proc in one pass (issue 47): the same names, parents, CPU time,
+    storage bytes and CPUs as psutil, and this process's children as its descendants."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(30)"], stdin=subprocess.DEVNULL
+    )
+    try:
+        found = procs.table()
+        for pid in (os.getpid(), child.pid):
+            theirs = psutil.Process(pid)
+            times, io = theirs.cpu_times(), theirs.io_counters()
+            assert procs.full_name(pid, found[pid].name) == theirs.name()
+            assert found[pid].parent == theirs.ppid()
+            assert abs(found[pid].cpu_s - (times.user + times.system)) < 0.5
+            assert procs.io_bytes(pid)[0] <= theirs.io_counters().read_bytes
+            assert procs.io_bytes(pid)[1] >= io.write_bytes
+            assert procs.cpus(pid) == set(theirs.cpu_affinity())
+        assert child.pid in procs.descendants(os.getpid(), found)
+        assert os.getpid() not in procs.descendants(child.pid, found)
+    finally:
+        child.kill()
+        child.wait()

@@ -14,6 +14,7 @@ import json
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from iolab.fio.options import workload_axis
 from iolab.model import CheckWarning, Code
@@ -22,6 +23,9 @@ from iolab.model.telemetry import CPU, Telemetry
 AXES = ("numjobs", "iodepth", "device_count")
 FLAT_GAIN = 0.10  # a doubling that gains less than this is flat
 DEVICE_NEAR_PCT = 80.0  # a device named as the limit was at least this busy
+
+
+Options = tuple[tuple[str, tuple[str, object]], ...]  # a case's workload options (Point.axes)
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,22 @@ class Point:
     family: str = ""  # the set-up's definition but its name and devices: alike set-ups share it
     codes: frozenset[str] = frozenset()  # the case's warnings' codes
     unit: str = "IOPS"  # the unit its tables and findings give the workload in
+
+    @cached_property
+    def axes(self) -> Options:
+        """The options that change the workload (never a file or log name), each with its
+        value as JSON, by name: classified once a case, whatever the sweeps asked."""
+        chosen = (k for k in self.options if workload_axis(k))
+        return tuple(sorted((k, _value(self.options[k])) for k in chosen))
+
+
+def _value(value: object) -> tuple[str, object]:
+    """An option's value as sweeps compare it: a whole number, text or flag as it is, kept
+    apart by its type (1, "1" and true are three values, as in JSON); anything else (a
+    fraction: nan is not equal to itself) as JSON."""
+    if isinstance(value, str | int | bool) or value is None:
+        return type(value).__name__, value
+    return "json", json.dumps(value, sort_keys=True, default=str)
 
 
 @dataclass(frozen=True)
@@ -65,17 +85,16 @@ def flat_scaling(points: Sequence[Point]) -> list[CheckWarning]:
     return found
 
 
-def sweeps(points: Sequence[Point], axis: str) -> dict[tuple[str, str], dict[int, list[Point]]]:
+def sweeps(points: Sequence[Point], axis: str) -> dict[tuple[str, Options], dict[int, list[Point]]]:
     """By (set-up, the other options that change the workload: never a file or log name):
     the cases at each value of `axis` (sweeps of two values or more)."""
-    out: dict[tuple[str, str], dict[int, list[Point]]] = {}
+    out: dict[tuple[str, Options], dict[int, list[Point]]] = {}
     for point in points:
         value = point.devices if axis == "device_count" else _int(point.options.get(axis, 1))
         if value is None:
             continue
-        rest = {k: v for k, v in point.options.items() if k != axis and workload_axis(k)}
         owner = point.family if axis == "device_count" else point.setup
-        key = (owner, json.dumps(rest, sort_keys=True, default=str))
+        key = (owner, tuple(item for item in point.axes if item[0] != axis))
         out.setdefault(key, {}).setdefault(value, []).append(point)
     return {key: sweep for key, sweep in out.items() if len(sweep) > 1}
 

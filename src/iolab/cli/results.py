@@ -50,9 +50,10 @@ def runs(db: str, as_json: bool) -> None:
         started = report_model.utc(r.started_at)
         failed = f", {r.failed} failed" if r.failed else ""
         host = one_line(str(r.environment.get("hostname", "?")))
+        own = f"  iolab {r.own_s[0] / r.own_s[1]:.3f} s a case" if r.own_s else ""
         echo(
             f"{r.id:>4}  {started}  {one_line(r.plan_name):<22} {r.status:<11} "
-            f"{r.tally(r.done)} cases{failed}  {host}"
+            f"{r.tally(r.done)} cases{failed}  {host}{own}"
         )
 
 
@@ -68,6 +69,7 @@ def _run_json(run: RunRow) -> dict[str, object]:
         "cases_failed": run.failed,
         "host": run.environment.get("hostname"),
         "origin": run.origin.kind,
+        "iolab_own_s": run.own_s[0] if run.own_s else None,
     }
 
 

@@ -6,7 +6,9 @@ signal reaches them all; this process is their subreaper instead (orphans come b
 and kills every descendant when:
 - its stdin closes: iolab, which holds the other end, has died, even by SIGKILL;
 - it gets SIGTERM: iolab gives up on fio (timeout, or fio ignored a polite stop).
-SIGINT is passed on to fio, which stops its jobs as on Ctrl-C. It exits with fio's status.
+SIGINT is passed on to fio, which stops its jobs as on Ctrl-C. It exits with fio's status,
+having written fio's own wall time (seconds, from its start to its end) to `fio-wall.txt` in
+its working directory: what iolab costs around fio is the rest (issue 47).
 Runs with `python -I -S`, so it imports nothing of iolab's.
 """
 
@@ -23,6 +25,7 @@ import time
 from types import FrameType
 
 PR_SET_CHILD_SUBREAPER = 36
+WALL_FILE = "fio-wall.txt"
 KILL_ROUNDS = 100
 
 
@@ -82,6 +85,7 @@ def watch_parent() -> None:
 
 def main(argv: list[str]) -> int:
     ctypes.CDLL(None).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    started = time.monotonic()
     fio = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
 
     def forward(signum: int, frame: FrameType | None) -> None:
@@ -97,7 +101,10 @@ def main(argv: list[str]) -> int:
     # blocks in waitpid until fio ends (a wait with a timeout polls, and notices fio's end up
     # to 50 ms late, every case); a signal interrupts it, its handler runs, the wait goes on
     code = fio.wait()
+    wall = time.monotonic() - started
     kill_all()
+    with contextlib.suppress(OSError), open(WALL_FILE, "x") as handle:
+        handle.write(f"{wall:.6f}")
     return code if code >= 0 else 128 - code
 
 

@@ -24,6 +24,7 @@ STOP_GRACE_S = 5.0
 
 
 GUARD = Path(__file__).with_name("guard.py")
+WALL_FILE = "fio-wall.txt"  # guard.WALL_FILE: the keeper imports nothing, nor is imported
 
 
 def guarded(command: list[str]) -> list[str]:
@@ -75,7 +76,17 @@ def run(
         stderr=errors.read_text(errors="replace"),
         log_files=tuple(sorted(workdir.glob("*.log"))),
         timed_out=timed_out,
+        fio_s=_wall(workdir / WALL_FILE),
     )
+
+
+def _wall(path: Path) -> float | None:
+    """fio's wall time as its keeper wrote it; None if it wrote none (it was killed)."""
+    try:
+        wall = float(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return wall if 0 <= wall < float("inf") else None
 
 
 def _follow(

@@ -16,6 +16,7 @@ installed fio against it.
 from __future__ import annotations
 
 import difflib
+import functools
 from dataclasses import dataclass
 from typing import Literal
 
@@ -432,11 +433,15 @@ def classify(key: str) -> Option | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def workload_axis(key: str) -> bool:
     """Whether an option changes the workload fio runs, so that cases which differ in it are
     different points of a sweep (a chart's axis, a name's part): a safe option but for those
     of reporting (log_avg_msec, percentiles, description...). Never the file fio used, its
-    logs or its job's name (iolab's own), nor an option iolab has not classified."""
+    logs or its job's name (iolab's own), nor an option iolab has not classified.
+
+    Asked of every option of every case by each view of a report: each name is classified
+    once (a report of 10,000 cases asked a million times; issue 47)."""
     option = classify(key)
     return option is not None and option.kind == "safe" and option.name not in _REPORTING
 

@@ -23,6 +23,7 @@ class Outcome:
     log_files: tuple[Path, ...]
     timed_out: bool = False
     lost: tuple[tuple[str, str], ...] = ()  # (host, why) for hosts that sent no result
+    fio_s: float | None = None  # fio's own wall time, start to end, where its keeper said it
 
     @cached_property
     def document(self) -> FioDocument | None:

@@ -52,10 +52,9 @@ def judge(
     whole = whole_rows(results)  # a workload's one figure: a mixed one's total
     spreads = findings_view.across_runs(data, whole, metric)
     found = findings_view.derive(data, whole, metric, baseline, flat, raid, latency, spreads)
-    found += factors.findings(  # each factor's consistent effect, where set-ups carry factors
-        findings_view.figures(data, results, metric),
-        {s.label: s.setup.factors for s in data.setups},
-    )
+    factored = {s.label: s.setup.factors for s in data.setups}
+    if any(factored.values()):  # each factor's consistent effect, where set-ups carry factors
+        found += factors.findings(findings_view.figures(data, results, metric), factored)
     spread = findings_view.across_runs_table(spreads, data.pooled_runs)
     return Judged(tuple(warned), tuple(findings_view.ordered(found)), spread)
 

@@ -23,7 +23,16 @@ from iolab.fio import durations, jobfile, parse
 from iolab.fio.executor import Executor, HostLimits
 from iolab.fio.hosts import Cluster
 from iolab.fio.outcome import Outcome, failure
-from iolab.model import HOST_LOST, CaseMetrics, CheckWarning, Result, Setup, Window, codec
+from iolab.model import (
+    HOST_LOST,
+    CaseMetrics,
+    CheckWarning,
+    JSONObject,
+    Result,
+    Setup,
+    Window,
+    codec,
+)
 from iolab.model.telemetry import Telemetry
 from iolab.runner import precondition, telemetry
 from iolab.runner.campaign import Campaign, CampaignStep, footprint, mountpoint
@@ -112,7 +121,11 @@ class Ledger:
     @contextlib.contextmanager
     def fio_on(self, target: Prepared) -> Iterator[None]:
         """fio writes the test file meanwhile, and may lay it out anew (a new, unmarked
-        file): written down as such, and the file marked again after."""
+        file): written down as such, and the file marked again after.
+
+        The record says so once, before the set-up's first case, and stays so until the file
+        is removed: a case writes no record, unless fio left another file (inode, mark) than
+        the record names (issue 47)."""
         made = self.files.get(str(target.filename))
         if made is None:
             yield
@@ -123,13 +136,14 @@ class Ledger:
                 f"iolab's test file {made.path} was replaced while the run went on: {problem}; "
                 "fio writes only to iolab's own test file, so this set-up's cases stop here"
             )
-        made = self.record.change(made, replace(made, busy=True))
+        if not made.busy:
+            made = self.record.change(made, replace(made, busy=True))
         self.files[made.path] = made
         try:
             yield
         finally:
-            again = evidence.remark_file(made, self.record.token)
-            self.files[made.path] = self.record.change(made, again)
+            again = replace(evidence.remark_file(made, self.record.token), busy=True)
+            self.files[made.path] = made if again == made else self.record.change(made, again)
 
     def close(self) -> None:
         """The run ended here, having removed what it made: its record goes too."""
@@ -225,6 +239,7 @@ class _Run:
         self.cursor = 0
         self.results: list[Result] = []
         self.overhead: list[float] = []
+        self.fio_s = 0.0  # fio's own wall time, every case's and fill's that this process ran
         self.cards: dict[str, apply.Card] = {}  # by set-up: the card policy its cases ran under
         self.devices: dict[str, tuple[str, ...]] = {}  # by set-up: the devices its target uses
         self.drives: dict[str, Drives] = {}  # by set-up: its drives, read after each case
@@ -310,6 +325,7 @@ class _Run:
                     )
             finally:
                 shutil.rmtree(workdir, ignore_errors=True)
+            self.fio_s += outcome.fio_s or 0.0
             problem, document = failure(outcome), outcome.document
             if problem or document is None:
                 raise TargetError(f"preconditioning ({job.name}) failed: {problem}")
@@ -345,6 +361,7 @@ class _Run:
         if drives is not None:
             result = drives.judged(result)
         self.overhead.append(result.ended_at - result.started_at - step.planned_s)
+        self.fio_s += result.ended_at - result.started_at  # fio's span (run_step)
         self.keep(result, step)
         hosts = campaign.plan.hosts
         if hosts and hosts.on_lost == "stop" and any(w.code == HOST_LOST for w in result.warnings):
@@ -355,6 +372,14 @@ class _Run:
         if name not in self.devices:
             self.devices[name] = telemetry.devices_of(target.paths())
         return self.devices[name]
+
+    def owner(self) -> JSONObject | None:
+        """This process at the run's end, with its own time outside fio: its wall time since
+        it started, less fio's (issue 47); None when it ran no case."""
+        if not self.results:
+            return None
+        own = time.time() - process.started_at() - self.fio_s
+        return {**process.me(), "own_s": round(max(own, 0.0), 4), "cases": len(self.results)}
 
     def keep(self, result: Result, step: CampaignStep) -> None:
         self.store.save(self.run_id, result, step.position)
@@ -388,7 +413,7 @@ def execute(campaign: Campaign, store: Store, run_id: int, listener: Listener) -
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
         ledger.close()
-    store.finish_run(run_id, "done")
+    store.finish_run(run_id, "done", run.owner())
     return run.results
 
 
@@ -456,16 +481,27 @@ def run_step(
     try:
         if watched is None:
             outcome, seen = executor.run(text, workdir, listener.status, timeout), None
+            ended = time.time()
         else:
             skip = parse_seconds(job.options.get("ramp_time", 0)) + telemetry.STARTUP_MS
             cpus = telemetry.allowed_cpus(job.options)
             with telemetry.Sampler(cpus, watched, skip) as sampler:
                 outcome = executor.run(text, workdir, listener.status, timeout)
+                ended = time.time()
             seen = sampler.telemetry()
         known = known or reading.Known()
-        return _result(step, job, outcome, text, started, executor.limits(), known, seen)
+        span = _span(started, ended, outcome.fio_s)
+        return _result(step, job, outcome, text, span, executor.limits(), known, seen)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _span(started: float, ended: float, fio_s: float | None) -> tuple[float, float]:
+    """When the case started and ended: fio's own start and end where its keeper timed it
+    (then a run's time outside its cases is what iolab cost around fio), else iolab's."""
+    if fio_s is None or fio_s > ended - started:
+        return started, ended
+    return ended - fio_s, ended
 
 
 def _result(
@@ -473,12 +509,13 @@ def _result(
     job: jobfile.Job,
     outcome: Outcome,
     text: str,
-    started: float,
+    span: tuple[float, float],
     limits: HostLimits,
     known: reading.Known,
     seen: Telemetry | None = None,
 ) -> Result:
-    base = {"case": step.case, "started_at": started, "ended_at": time.time(), "job_file": text}
+    started, ended = span
+    base = {"case": step.case, "started_at": started, "ended_at": ended, "job_file": text}
     raw = outcome.json_text or None
     if outcome.lost:
         return _partial(outcome, base)

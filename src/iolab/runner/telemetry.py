@@ -14,7 +14,6 @@ devices' counters (/proc/diskstats), turned into per-second figures as iostat do
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 import time
@@ -26,6 +25,7 @@ from typing import Any, NamedTuple
 import psutil
 
 from iolab.model.telemetry import CPU, Other, Telemetry, TelemetryPoint
+from iolab.runner import procs
 from iolab.targets import caches
 from iolab.targets import stack as stk
 from iolab.targets.environment import parse_cpulist
@@ -66,24 +66,19 @@ def devices_of(paths: Iterable[Path]) -> tuple[str, ...]:
     return tuple(d for d in dict.fromkeys(found) if d in counted)
 
 
-def _fio_time(me: psutil.Process, allowed: set[int], seen: dict[int, float]) -> float:
+def _fio_time(me: int, allowed: set[int], seen: dict[int, float], now: procs.Table) -> float:
     """fio's CPU seconds so far on the allowed CPUs: this process's children's user + system
     time, summed over every child seen (one that ended keeps its last figure). With
     cpus_allowed, only the children pinned within those CPUs count (fio's jobs, not its
     main process, which runs anywhere)."""
     everywhere = len(allowed) >= (psutil.cpu_count() or 1)
-    try:
-        children = me.children(recursive=True)
-    except psutil.Error:
-        children = []
-    for child in children:
+    for child in procs.descendants(me, now):
         try:
-            if not everywhere and not set(child.cpu_affinity() or ()) <= allowed:
+            if not everywhere and not procs.cpus(child) <= allowed:
                 continue
-            times = child.cpu_times()
-        except psutil.Error:
+        except OSError:
             continue
-        seen[child.pid] = times.user + times.system
+        seen[child] = now[child].cpu_s
     return sum(seen.values())
 
 
@@ -113,7 +108,7 @@ class Sampler:
         self.points: list[TelemetryPoint] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="iolab-telemetry", daemon=True)
-        self._me = psutil.Process(os.getpid())
+        self._me = os.getpid()
         self._seen: dict[int, float] = {}
         self._start = 0.0
         self._started_at = 0.0
@@ -124,8 +119,9 @@ class Sampler:
     def __enter__(self) -> Sampler:
         self._start = time.monotonic()
         self._started_at = time.time()
-        self._procs = _processes(self._me, set(self.cpus))
-        self._last = self._snapshot()
+        now = procs.table()
+        self._procs = _processes(self._me, set(self.cpus), now)
+        self._last = self._snapshot(now)
         self._thread.start()
         return self
 
@@ -137,10 +133,11 @@ class Sampler:
     ) -> None:
         self._stop.set()
         self._thread.join()
-        now = self._snapshot()
+        seen = procs.table()
+        now = self._snapshot(seen)
         if now.at - self._last.at >= LAST_MIN_S:
             self._add(self._last, now)
-        after = _processes(self._me, set(self.cpus))
+        after = _processes(self._me, set(self.cpus), seen)
         self._others = _others(self._procs, after, now.at - self._start, len(self.cpus))
 
     def telemetry(self) -> Telemetry:
@@ -161,12 +158,13 @@ class Sampler:
             self._add(self._last, now)
             self._last = now
 
-    def _snapshot(self) -> _Snapshot:
+    def _snapshot(self, now: procs.Table | None = None) -> _Snapshot:
         cpus = psutil.cpu_times(percpu=True)
         disks = psutil.disk_io_counters(perdisk=True, nowrap=True) or {}
         chosen = [cpus[c] for c in self.cpus if c < len(cpus)]
         wanted = {d: disks[d] for d in self.devices if d in disks}
-        fio = _fio_time(self._me, set(self.cpus), self._seen)
+        table = procs.table() if now is None else now
+        fio = _fio_time(self._me, set(self.cpus), self._seen, table)
         return _Snapshot(time.monotonic(), chosen, fio, wanted)
 
     def _add(self, before: _Snapshot, after: _Snapshot) -> None:
@@ -196,30 +194,24 @@ OTHER_MIN_CPU_PCT = 1.0
 OTHER_MIN_MBPS = 1.0
 
 
-def _processes(me: psutil.Process, allowed: set[int]) -> dict[int, _Proc]:
+def _processes(me: int, allowed: set[int], now: procs.Table) -> dict[int, _Proc]:
     """Every user process but this iolab and what it started (fio): its CPU seconds on the
     allowed CPUs (its time times the share of its own CPUs that are allowed ones: none for a
     process pinned elsewhere) and the bytes it made storage read and write. Kernel threads
     (children of kthreadd) are left out: a loop device's or md's workers serve fio's I/O."""
-    ours = {me.pid}
-    with contextlib.suppress(psutil.Error):
-        ours |= {c.pid for c in me.children(recursive=True)}
+    ours = {me} | procs.descendants(me, now)
     found = {}
-    for proc in psutil.process_iter(["pid", "ppid", "name"]):
-        info = proc.info
-        if info["pid"] in ours or info["pid"] == KTHREADD or info["ppid"] == KTHREADD:
+    for pid, proc in now.items():
+        if pid in ours or KTHREADD in (pid, proc.parent):
             continue
-        with contextlib.suppress(psutil.Error, OSError):
-            times, io = proc.cpu_times(), proc.io_counters()
-            mine = set(proc.cpu_affinity() or ()) or allowed
-            share = len(mine & allowed) / len(mine)
-            found[info["pid"]] = _Proc(
-                str(info["name"]),
-                (times.user + times.system) * share,
-                io.read_bytes,
-                io.write_bytes,
-                int(info["ppid"] or 0),
-            )
+        try:
+            read, write = procs.io_bytes(pid)
+            mine = procs.cpus(pid) or allowed
+        except (OSError, KeyError):
+            continue
+        share = len(mine & allowed) / len(mine)
+        name = procs.full_name(pid, proc.name)
+        found[pid] = _Proc(name, proc.cpu_s * share, read, write, proc.parent)
     return found
 
 

@@ -28,6 +28,7 @@ from iolab.store import (
     dumps,
     figures,
     inserts,
+    journal,
     ratio_rows,
     telemetry_rows,
 )
@@ -59,11 +60,14 @@ class Store:
         self.path = Path(path)
         found = self.check_path(path, create)
         self.readonly = False
+        self.logging = False  # write-ahead logging turned on by this connection's first write
         try:
             self.db = self._connect(readonly and found.kind == "iolab", found.kind == "missing")
             if self.readonly and self._version() < SCHEMA_VERSION:
                 self.db.close()
                 self.db = self._connect(False, False)
+            if not self.readonly:
+                journal.left(self.db)
             self._migrate()
         except sqlite3.DatabaseError as error:
             raise check.unreadable(self.path, error) from None
@@ -95,7 +99,13 @@ class Store:
             raise check.unreadable(self.path, error) from None
 
     def close(self) -> None:
-        self.db.close()
+        """The database is one file again: a write-ahead log this connection turned on is
+        folded into it and turned off (journal.settle)."""
+        try:
+            if self.logging:
+                journal.settle(self.db)
+        finally:
+            self.db.close()
 
     def _version(self) -> int:
         return int(self.db.execute("PRAGMA user_version").fetchone()[0])
@@ -109,7 +119,7 @@ class Store:
             )
         if version == SCHEMA_VERSION:
             return
-        with self._writing():
+        with self._writing(log=False):  # the mark reaches the file itself (check.examine)
             version = self._version()  # another process may have migrated meanwhile
             if version < SCHEMA_VERSION:  # iolab's own, new or older: marked from now on
                 self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
@@ -119,9 +129,12 @@ class Store:
                 self.db.execute(f"PRAGMA user_version = {number + 1}")
 
     @contextlib.contextmanager
-    def _writing(self) -> Iterator[None]:
-        """One write transaction; a database that cannot be written is one plain error."""
+    def _writing(self, log: bool = True) -> Iterator[None]:
+        """One write transaction, through the write-ahead log unless `log` is False; a
+        database that cannot be written is one plain error."""
         try:
+            if log and not self.logging:
+                self.logging = journal.log_ahead(self.db)
             self.db.execute("BEGIN IMMEDIATE")
         except sqlite3.DatabaseError as error:
             raise self._unwritable(error) from None
@@ -238,11 +251,13 @@ class Store:
         with self._writing():
             inserts.insert_case(self.db, run_id, result, workload_position)
 
-    def finish_run(self, run_id: int, status: str) -> None:
+    def finish_run(self, run_id: int, status: str, owner: JSONObject | None = None) -> None:
+        """The run's end; with `owner`, what the process that ran it says of itself then
+        (its own time outside fio: RunRow.own_s)."""
         with self._writing():
             self.db.execute(
-                "UPDATE runs SET status = ?, ended_at = ? WHERE id = ?",
-                (status, time.time(), run_id),
+                "UPDATE runs SET status = ?, ended_at = ?, owner = coalesce(?, owner) WHERE id = ?",
+                (status, time.time(), None if owner is None else json.dumps(owner), run_id),
             )
 
     # ------------------------------------------------------------ reading

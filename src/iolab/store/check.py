@@ -96,7 +96,7 @@ def examine(path: Path) -> DbFound:
     if len(head) < HEADER or not head.startswith(MAGIC):
         raise StoreError(f"{path} is not an iolab database ({_what(path)}); {USE_ANOTHER}")
     mark = int.from_bytes(head[68:72], "big")
-    wal = 2 in (head[18], head[19])  # iolab never turns on write-ahead logging
+    wal = 2 in (head[18], head[19])  # iolab's own are marked before it logs ahead (journal)
     if mark not in (0, APPLICATION_ID) or (wal and mark != APPLICATION_ID):
         raise _foreign(path)
     return _schema(path, mark == APPLICATION_ID)

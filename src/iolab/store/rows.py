@@ -46,6 +46,8 @@ class RunRow:
     environment: JSONObject
     origin: Origin = PLAN_ORIGIN
     iolab_version: str = ""  # the iolab that measured (or imported) it
+    # iolab's own time outside fio (s), over the cases it ran, as the process that ran it said
+    own_s: tuple[float, int] | None = None
 
     @property
     def ok(self) -> int:
@@ -157,7 +159,26 @@ def run_row(row: sqlite3.Row) -> RunRow:
         environment=json.loads(row["environment"]),
         origin=origin(json.loads(row["origin"])),
         iolab_version=str(row["iolab_version"] or ""),
+        own_s=own_time(row["owner"]),
     )
+
+
+def own_time(owner: object) -> tuple[float, int] | None:
+    """What the process that ran a run said of its own time: seconds outside fio, over how
+    many cases it ran; None where the owner column does not say so as it should (the
+    database is data from anywhere)."""
+    try:
+        said = json.loads(owner) if isinstance(owner, str) else None
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(said, dict):
+        return None
+    own, cases = said.get("own_s"), said.get("cases")
+    if not isinstance(own, int | float) or isinstance(own, bool) or not 0 <= own < 1e9:
+        return None
+    if not isinstance(cases, int) or isinstance(cases, bool) or not 0 < cases < 10**9:
+        return None
+    return float(own), cases
 
 
 def direction_metrics(

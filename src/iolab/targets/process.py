@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,16 @@ def _start_ticks(pid: int) -> int | None:
     if len(fields) <= 19 or fields[0] in ("Z", "X"):
         return None  # gone, or a zombie nobody reaped: dead all the same
     return int(fields[19])
+
+
+def started_at() -> float:
+    """When this process started, as a time.time() (to a clock tick, 10 ms): a run's start,
+    so that its time outside fio includes iolab's own start-up."""
+    now, ticks = time.time(), _start_ticks(os.getpid())
+    if ticks is None:
+        return now
+    age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    return now - max(age, 0.0)
 
 
 def _boot_id() -> str:

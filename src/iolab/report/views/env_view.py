@@ -401,8 +401,17 @@ def run_lines(data: Dataset) -> list[str]:
             f"run {run.id}: plan {run.plan_name!r} ({run.plan_source}), started "
             f"{utc(run.started_at)}{ended}, {run.status}, {run.tally(run.done)} cases, "
             f"host {host_of(run, lab)}, {run.environment.get('fio_version', 'fio')}"
+            f"{own_words(run)}"
         )
     return lines
+
+
+def own_words(run: RunRow) -> str:
+    """What iolab cost around fio in the run, as its process measured it ("" if unsaid)."""
+    if run.own_s is None:
+        return ""
+    own, cases = run.own_s
+    return f", iolab's own time outside fio {own:.2f} s ({own / cases:.3f} s a case)"
 
 
 def title_note(data: Dataset) -> str:

@@ -231,6 +231,7 @@ def sweeps(data: Dataset, shown: Sequence[Figure]) -> list[Sweep]:
     alike)."""
     by_cell = {(f.setup, f.workload): f for f in shown}
     definitions = {s.label: s.definition for s in data.setups}
+    counted = {label: telemetry_view.devices_of(d) for label, d in definitions.items()}
     points = [
         scaling.Point(
             f.setup,
@@ -238,7 +239,7 @@ def sweeps(data: Dataset, shown: Sequence[Figure]) -> list[Sweep]:
             data.first(f.workload).options,
             f.median,
             None,
-            *telemetry_view.devices_of(definitions.get(f.setup, {})),
+            *(counted.get(f.setup) or telemetry_view.devices_of({})),
         )
         for f in shown
     ]

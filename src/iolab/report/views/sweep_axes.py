@@ -41,7 +41,7 @@ DIRECTION_OF = {
 def varying(cases: Sequence[DataCase]) -> dict[str, list[Any]]:
     """The workload axes whose values differ between cases, with their distinct values, by
     name."""
-    keys = sorted({k for c in cases for k in c.options if fio_options.workload_axis(k)})
+    keys = sorted(k for k in {k for c in cases for k in c.options} if fio_options.workload_axis(k))
     out: dict[str, list[Any]] = {}
     for key in keys:
         values: list[Any] = []

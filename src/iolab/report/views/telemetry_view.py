@@ -103,8 +103,11 @@ def charts(data: Dataset) -> list[Chart]:
     firsts: dict[tuple[str, str], SeriesKey] = {}
     for key in _keys(data):
         firsts.setdefault((key[1], key[0]), key)
+    by_workload: dict[str, list[SeriesKey]] = {}  # each workload's, once (not a scan a workload)
+    for (workload, _), key in firsts.items():
+        by_workload.setdefault(workload, []).append(key)
     for workload in data.workloads():
-        keys = [key for (w, _), key in firsts.items() if w == workload]
+        keys = by_workload.get(workload, [])
         series = [s for key in keys for s in _series(key, data.telemetry[key], colors)]
         if any(len(s.x) > 1 for s in series):
             found.append(_chart(workload, series, taken))
@@ -161,13 +164,14 @@ def flat_scaling(data: Dataset) -> list[CheckWarning]:
     """flat-scaling over the report's sweeps (analysis.scaling), with the cases' telemetry;
     each case in the unit its workload's tables use (MB/s for large blocks, else IOPS)."""
     definitions = {s.label: s.definition for s in data.setups}
+    counted = {label: devices_of(d) for label, d in definitions.items()}  # once a set-up
     points = []
     for c in data.cases:
         metric = metric_for(c.options)
         value = case_value(c, metric)
         if c.status != "ok" or value is None:
             continue
-        devices, family = devices_of(definitions.get(c.setup, {}))
+        devices, family = counted.get(c.setup) or devices_of({})
         points.append(
             Point(
                 c.setup,
