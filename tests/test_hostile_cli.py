@@ -307,6 +307,37 @@ NESTED = [
     ),
 ]
 
+
+def host_path(case_id: str, path: str, mark: str, moved: bool = False) -> Any:
+    """A plan on a host (host_env = "ssh") whose directory there is `path` (issue 40,
+    finding 5): refused when loaded, before any host is asked, naming the set-up and `mark`
+    (a C0 control is refused sooner, as in any plan value: CONTROL)."""
+    top = 'hosts = ["127.0.0.9"]\nhost_env = "ssh"'
+    if moved:
+        setup, target = f'[setup.hosts]\n"127.0.0.9:8765" = "{path}"', 'path = "/srv/io"'
+    else:
+        setup, target = "", f'path = "{path}"'
+    files = {"plan.toml": plan(top=top, setup=setup, target=target)}
+    words = [CONTROL] if mark == CONTROL else ["set-up 'here'", f"holds {mark}"]
+    return row(case_id, "run plan.toml", words, files)
+
+
+CONTROL = "holds a control character"
+
+
+HOST_PATHS = [
+    host_path("host-path-semicolon", "/srv/x;touch PWNED", "';'"),
+    host_path("host-path-backtick", "/srv/`touch PWNED`", "'`'"),
+    host_path("host-path-pipe", "/srv/x|touch PWNED", "'|'"),
+    host_path("host-path-dollar", "/srv/$(touch PWNED)", "'$'"),
+    host_path("setup-hosts-newline", "/srv/x\\ntouch PWNED", CONTROL, moved=True),
+    host_path("setup-hosts-escape", "/srv/x\\u001b[2J", CONTROL, moved=True),
+    host_path("host-path-c1", "/srv/x\\u0085", "U+0085"),
+    host_path("host-path-bidi", "/srv/x\\u202etxt", "U+202E (RIGHT-TO-LEFT OVERRIDE)"),
+    host_path("setup-hosts-semicolon", "/srv/y;touch PWNED", "';'", moved=True),
+    host_path("setup-hosts-ampersand", "/srv/y&touch PWNED", "'&'", moved=True),
+]
+
 DB = {"stored.db": STORED}
 EMPTY = "is empty"
 POSITIVE = "positive figure"
@@ -500,7 +531,7 @@ FLAGS = [
     flag("import-path-empty", ["import", "", "--db", "new.db"], ["PATH", EMPTY]),
 ]
 
-ROWS = [*FOREIGN_FILES, *NESTED, *FLAGS]
+ROWS = [*FOREIGN_FILES, *NESTED, *FLAGS, *HOST_PATHS]
 
 
 def test_the_table_is_big_and_its_ids_are_unique() -> None:
