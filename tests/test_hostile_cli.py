@@ -338,6 +338,24 @@ HOST_PATHS = [
     host_path("setup-hosts-ampersand", "/srv/y&touch PWNED", "'&'", moved=True),
 ]
 
+
+def chart_text(case_id: str, key: str, escaped: str, char: str) -> Any:
+    """A plan whose chart's title or caption holds `escaped` (a TOML escape) (issue 40,
+    finding 9): refused as a name is, at its line, by `iolab show`."""
+    tail = f'[report.charts.bars-iops]\n{key} = "a{escaped}b"\n'
+    words = ["plan.toml:23:", f"{key} holds {char}"]
+    return row(case_id, "show plan.toml", words, {"plan.toml": plan(tail=tail)})
+
+
+CHART_TEXTS = [
+    chart_text("chart-title-c1-nel", "title", "\\u0085", "U+0085"),
+    chart_text("chart-title-c1-csi", "title", "\\u009b31m", "U+009B"),
+    chart_text("chart-title-rlo", "title", "\\u202e", "U+202E (RIGHT-TO-LEFT OVERRIDE)"),
+    chart_text("chart-title-lri", "title", "\\u2066", "U+2066"),
+    chart_text("chart-caption-zwsp", "caption", "\\u200b", "U+200B"),
+    chart_text("chart-caption-line-separator", "caption", "\\u2028", "U+2028"),
+]
+
 DB = {"stored.db": STORED}
 EMPTY = "is empty"
 POSITIVE = "positive figure"
@@ -531,7 +549,7 @@ FLAGS = [
     flag("import-path-empty", ["import", "", "--db", "new.db"], ["PATH", EMPTY]),
 ]
 
-ROWS = [*FOREIGN_FILES, *NESTED, *FLAGS, *HOST_PATHS]
+ROWS = [*FOREIGN_FILES, *NESTED, *FLAGS, *HOST_PATHS, *CHART_TEXTS]
 
 
 def test_the_table_is_big_and_its_ids_are_unique() -> None:
