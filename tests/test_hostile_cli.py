@@ -356,6 +356,22 @@ CHART_TEXTS = [
     chart_text("chart-caption-line-separator", "caption", "\\u2028", "U+2028"),
 ]
 
+
+def bad_files(case_id: str, count: int) -> Any:
+    """`iolab import` of `count` files none of which it can read (issue 40, finding 10): one
+    line for them all (it said one for each, and one more), exit 1, no database made."""
+    files: dict[str, FileSpec] = {f"bad{k}.json": f'{{"jobs": [{k},' for k in range(count)}
+    words = ["bad0.json: its JSON is cut short", f"({count} of the files could not be imported"]
+    if count > 3:
+        words.append(f"and {count - 3} more")
+    return row(case_id, ["import", *files, "--db", "new.db"], words, files)
+
+
+SEVERAL_LINES = [
+    bad_files("import-two-bad-files", 2),
+    bad_files("import-twelve-bad-files", 12),
+]
+
 DB = {"stored.db": STORED}
 EMPTY = "is empty"
 POSITIVE = "positive figure"
@@ -549,7 +565,7 @@ FLAGS = [
     flag("import-path-empty", ["import", "", "--db", "new.db"], ["PATH", EMPTY]),
 ]
 
-ROWS = [*FOREIGN_FILES, *NESTED, *FLAGS, *HOST_PATHS, *CHART_TEXTS]
+ROWS = [*FOREIGN_FILES, *NESTED, *FLAGS, *HOST_PATHS, *CHART_TEXTS, *SEVERAL_LINES]
 
 
 def test_the_table_is_big_and_its_ids_are_unique() -> None:
