@@ -482,3 +482,19 @@ def test_a_hostile_title_and_caption_are_text_on_the_page(
     for chart in seen["charts"]:
         assert chart["title"] == HOSTILE_TITLE, chart
         assert chart["caption"].startswith(HOSTILE_CAPTION), chart
+
+
+def test_a_title_the_image_font_lacks_is_one_warning_line(tmp_path: Path) -> None:
+    """Characters matplotlib's font has no glyph for (an emoji, CJK): one line for the chart,
+    not Python's two lines (its source file, its code) per character (issue 40, finding 10)."""
+    extra = f'\n[report.charts.{HEAT_IOPS}]\ntitle = "disk 💾 中文 ✓"\n'
+    db = _stored(tmp_path, _plan(tmp_path, extra=extra))
+    done = run_iolab("report", "--db", str(db), "--format", "markdown", "-o", "r.md", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (line,) = [s for s in done.stderr.splitlines() if s.startswith("iolab: warning: ")]
+    assert line == (
+        f"iolab: warning: chart {HEAT_IOPS}: 3 characters of its text are not in the PNG font "
+        "and are drawn as boxes (the HTML page shows them)"
+    )
+    assert [s for s in done.stderr.splitlines() if not s.startswith("wrote ")] == [line]
+    assert ".py:" not in done.stderr and "savefig" not in done.stderr
