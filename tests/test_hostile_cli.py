@@ -367,9 +367,17 @@ def bad_files(case_id: str, count: int) -> Any:
     return row(case_id, ["import", *files, "--db", "new.db"], words, files)
 
 
+NEW_FILE_JOB = "[j]\nfilename=@DIR@/new-file\nrw=write\nruntime=1\nsize=100t\n"
 SEVERAL_LINES = [
     bad_files("import-two-bad-files", 2),
     bad_files("import-twelve-bad-files", 12),
+    # a job file's note ("filename=... does not exist yet") came before the refusal
+    row(
+        "jobfile-note-then-too-big",
+        "run big.fio --db new.db",
+        ["set-up", "100.0 TiB", "more than"],
+        {"big.fio": NEW_FILE_JOB},
+    ),
 ]
 
 DB = {"stored.db": STORED}
