@@ -138,13 +138,18 @@ def remote_path_problem(path: str) -> str | None:
     """Why a directory on the hosts cannot be a target (words after "path X"), or None.
 
     It cannot be statted from here, so it is judged by what it names once spelled plainly
-    ('//' and '.' collapsed): no control or format character (the rule of names) and none
-    of SHELL_MARKS (ssh hands the inventory's command to the host's shell as one line: a ';'
-    would end it, a backtick run what it holds; iolab quotes each word too), not relative,
+    ('//' and '.' collapsed): not relative, no control or format character (the rule of
+    names) and none of SHELL_MARKS (ssh hands the inventory's command to the host's shell as
+    one line: a ';' would end it, a backtick run what it holds; iolab quotes each word too),
     not /dev, /proc or /sys nor under them (the kernel's pseudo filesystems; /dev/shm, a
     tmpfs for files, is allowed, as it is here), and no '..' (a host's symlinks decide where
     '..' leads, so it cannot be judged here).
     """
+    if not path.startswith("/"):
+        return (
+            "must be an absolute directory on the hosts (it is relative, and a fio server "
+            "would take it from its own working directory); give it from /"
+        )
     found = names.refused(path)
     if found is not None:
         return f"holds {names.spelled(found)}; give a directory in printable text"
@@ -153,11 +158,6 @@ def remote_path_problem(path: str) -> str | None:
         return (
             f"holds {mark!r}, which a shell on the hosts reads as more than a letter (ssh hands "
             "its command to one); give a directory without it"
-        )
-    if not path.startswith("/"):
-        return (
-            "must be an absolute directory on the hosts (it is relative, and a fio server "
-            "would take it from its own working directory); give it from /"
         )
     plain = "/" + posixpath.normpath(path).lstrip("/")
     if _under(plain, FORBIDDEN_ROOTS) and not _under(plain, ALLOWED_UNDER_ROOTS):
