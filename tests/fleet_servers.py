@@ -165,6 +165,18 @@ class Sshd:
     def env(self) -> dict[str, str]:
         return {**os.environ, "PATH": f"{self.root / 'bin'}:{os.environ['PATH']}"}
 
+    def iolab(self, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+        """`iolab ARGS` run in `cwd`, its `ssh` this sshd's."""
+        return subprocess.run(
+            [sys.executable, "-m", "iolab", *args],
+            cwd=cwd,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGTERM)

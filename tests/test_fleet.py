@@ -191,15 +191,7 @@ def test_host_env_over_ssh_says_what_differs_beside_the_outlier(
     fleet.throttle(slow, odd, THROTTLED)
     sshd.start([h.split(":")[0] for h in hosts[:5]])
     (workdir / "plan.toml").write_text(plan_text(hosts, fleet.dirs, extra='host_env = "ssh"'))
-    done = subprocess.run(
-        [*IOLAB, "run", "plan.toml"],
-        cwd=workdir,
-        env=sshd.env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = sshd.iolab("run", "plan.toml", cwd=workdir)
     assert done.returncode == 0, done.stdout + done.stderr
     (missing,) = [line for line in done.stderr.splitlines() if "could not be read" in line]
     assert missing.startswith("warning: the inventory of 1 of 6 hosts could not be read")

@@ -307,6 +307,79 @@ NESTED = [
     ),
 ]
 
+
+def host_path(case_id: str, path: str, mark: str, moved: bool = False) -> Any:
+    """A plan on a host (host_env = "ssh") whose directory there is `path` (issue 40,
+    finding 5): refused when loaded, before any host is asked, naming the set-up and `mark`
+    (a C0 control is refused sooner, as in any plan value: CONTROL)."""
+    top = 'hosts = ["127.0.0.9"]\nhost_env = "ssh"'
+    if moved:
+        setup, target = f'[setup.hosts]\n"127.0.0.9:8765" = "{path}"', 'path = "/srv/io"'
+    else:
+        setup, target = "", f'path = "{path}"'
+    files = {"plan.toml": plan(top=top, setup=setup, target=target)}
+    words = [CONTROL] if mark == CONTROL else ["set-up 'here'", f"holds {mark}"]
+    return row(case_id, "run plan.toml", words, files)
+
+
+CONTROL = "holds a control character"
+
+
+HOST_PATHS = [
+    host_path("host-path-semicolon", "/srv/x;touch PWNED", "';'"),
+    host_path("host-path-backtick", "/srv/`touch PWNED`", "'`'"),
+    host_path("host-path-pipe", "/srv/x|touch PWNED", "'|'"),
+    host_path("host-path-dollar", "/srv/$(touch PWNED)", "'$'"),
+    host_path("setup-hosts-newline", "/srv/x\\ntouch PWNED", CONTROL, moved=True),
+    host_path("setup-hosts-escape", "/srv/x\\u001b[2J", CONTROL, moved=True),
+    host_path("host-path-c1", "/srv/x\\u0085", "U+0085"),
+    host_path("host-path-bidi", "/srv/x\\u202etxt", "U+202E (RIGHT-TO-LEFT OVERRIDE)"),
+    host_path("setup-hosts-semicolon", "/srv/y;touch PWNED", "';'", moved=True),
+    host_path("setup-hosts-ampersand", "/srv/y&touch PWNED", "'&'", moved=True),
+]
+
+
+def chart_text(case_id: str, key: str, escaped: str, char: str) -> Any:
+    """A plan whose chart's title or caption holds `escaped` (a TOML escape) (issue 40,
+    finding 9): refused as a name is, at its line, by `iolab show`."""
+    tail = f'[report.charts.bars-iops]\n{key} = "a{escaped}b"\n'
+    words = ["plan.toml:23:", f"{key} holds {char}"]
+    return row(case_id, "show plan.toml", words, {"plan.toml": plan(tail=tail)})
+
+
+CHART_TEXTS = [
+    chart_text("chart-title-c1-nel", "title", "\\u0085", "U+0085"),
+    chart_text("chart-title-c1-csi", "title", "\\u009b31m", "U+009B"),
+    chart_text("chart-title-rlo", "title", "\\u202e", "U+202E (RIGHT-TO-LEFT OVERRIDE)"),
+    chart_text("chart-title-lri", "title", "\\u2066", "U+2066"),
+    chart_text("chart-caption-zwsp", "caption", "\\u200b", "U+200B"),
+    chart_text("chart-caption-line-separator", "caption", "\\u2028", "U+2028"),
+]
+
+
+def bad_files(case_id: str, count: int) -> Any:
+    """`iolab import` of `count` files none of which it can read (issue 40, finding 10): one
+    line for them all (it said one for each, and one more), exit 1, no database made."""
+    files: dict[str, FileSpec] = {f"bad{k}.json": f'{{"jobs": [{k},' for k in range(count)}
+    words = ["bad0.json: its JSON is cut short", f"({count} of the files could not be imported"]
+    if count > 3:
+        words.append(f"and {count - 3} more")
+    return row(case_id, ["import", *files, "--db", "new.db"], words, files)
+
+
+NEW_FILE_JOB = "[j]\nfilename=@DIR@/new-file\nrw=write\nruntime=1\nsize=100t\n"
+SEVERAL_LINES = [
+    bad_files("import-two-bad-files", 2),
+    bad_files("import-twelve-bad-files", 12),
+    # a job file's note ("filename=... does not exist yet") came before the refusal
+    row(
+        "jobfile-note-then-too-big",
+        "run big.fio --db new.db",
+        ["set-up", "100.0 TiB", "more than"],
+        {"big.fio": NEW_FILE_JOB},
+    ),
+]
+
 DB = {"stored.db": STORED}
 EMPTY = "is empty"
 POSITIVE = "positive figure"
@@ -500,7 +573,7 @@ FLAGS = [
     flag("import-path-empty", ["import", "", "--db", "new.db"], ["PATH", EMPTY]),
 ]
 
-ROWS = [*FOREIGN_FILES, *NESTED, *FLAGS]
+ROWS = [*FOREIGN_FILES, *NESTED, *FLAGS, *HOST_PATHS, *CHART_TEXTS, *SEVERAL_LINES]
 
 
 def test_the_table_is_big_and_its_ids_are_unique() -> None:

@@ -1225,6 +1225,7 @@ def test_two_bad_files_and_nothing_imported_is_exit_1(tmp_path: Path) -> None:
     second.write_text("{}")
     done = run_iolab("import", str(first), str(second), "--db", "x.db", cwd=tmp_path)
     assert done.returncode == 1, done.stderr
-    lines = done.stderr.splitlines()
-    assert lines[-1] == "iolab: 2 of the files could not be imported"
+    (line,) = done.stderr.splitlines()
+    assert line.startswith(f"iolab: error: {first}: ") and f"; {second}: " in line
+    assert line.endswith(" (2 of the files could not be imported)"), line
     assert "Traceback" not in done.stderr and not (tmp_path / "x.db").exists()

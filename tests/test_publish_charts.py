@@ -107,6 +107,17 @@ def test_chart_texts_come_from_the_plan(tmp_path: Path) -> None:
         ('[report.charts.bars-iops]\ntitle = ""', 19, "title is empty"),
         ("[report.charts.bars-iops]\ncaption = '''\ntwo\nlines'''", None, "control character"),
         ('[report]\ncharts = "bars-iops"', 19, "charts must be a table"),
+        # issue 40, finding 9: what a name may not hold, a title or caption may not either
+        ('[report.charts.bars-iops]\ntitle = "a\\u0085b"', 19, "title holds U+0085"),
+        ('[report.charts.bars-iops]\ntitle = "a\\u009b31mb"', 19, "title holds U+009B"),
+        (
+            '[report.charts.bars-iops]\ntitle = "abc\\u202edcba"',
+            19,
+            "title holds U+202E (RIGHT-TO-LEFT OVERRIDE)",
+        ),
+        ('[report.charts.bars-iops]\ntitle = "a\\u2066b"', 19, "title holds U+2066"),
+        ('[report.charts.bars-iops]\ncaption = "a\\u200bb"', 19, "caption holds U+200B"),
+        ('[report.charts.bars-iops]\ncaption = "a\\u2028b"', 19, "caption holds U+2028"),
     ],
 )
 def test_bad_chart_texts_are_placed(
@@ -416,3 +427,74 @@ def _shot(browser: Browser, selector: str, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(base64.b64decode(shot["data"]))
     assert path.read_bytes().startswith(b"\x89PNG")
+
+
+# ---------------------------------------------------------------- hostile titles (issue 40)
+
+# A title and caption hostile to a page only: printable, so taken, and shown as their text.
+HOSTILE_TITLE = '<img src=x onerror="window.__pwned=1"> <b>b</b> <a href="javascript:x">a</a>'
+HOSTILE_CAPTION = "</script><script>window.__pwned=2</script><svg onload=window.__pwned=3>"
+TITLES_JS = """
+(() => ({
+  pwned: typeof window.__pwned,
+  elements: document.querySelectorAll('img, iframe, object, embed, script[src]').length,
+  images: [...document.querySelectorAll('svg image')]  // a heat map's: a data: URL
+    .filter(i => !(i.getAttribute('href') || '').startsWith('data:')).length,
+  links: document.querySelectorAll('a[href^="javascript"], svg a').length,
+  bold: [...document.querySelectorAll('.gtitle b, .gtitle tspan[style*="bold"]')].length,
+  charts: [...document.querySelectorAll('figure.chart')].map(f => ({
+    name: f.dataset.chart, svgs: f.querySelectorAll('.main-svg').length,
+    title: (f.querySelector('.gtitle') || {}).textContent,
+    caption: (f.querySelector('figcaption') || {}).textContent})),
+}))()
+"""
+
+
+@pytest.mark.browser
+def test_a_hostile_title_and_caption_are_text_on_the_page(
+    tmp_path: Path, chromium: Browser
+) -> None:
+    """Every chart of a report given a title and caption that are markup (issue 40, finding
+    9): Chromium runs none of it, makes no element of it, and shows each as its text, in the
+    plotly layout's title and in the page's caption."""
+    names = [c.name for c in _document(_stored(tmp_path, _plan(tmp_path), "first.db")).charts()]
+    assert len(names) >= 4, names
+    extra = "".join(
+        f"\n[report.charts.{name}]\ntitle = {json.dumps(HOSTILE_TITLE)}\n"
+        f"caption = {json.dumps(HOSTILE_CAPTION)}\n"
+        for name in names
+    )
+    db = _stored(tmp_path, _plan(tmp_path, extra=extra))
+    page = tmp_path / "r.html"
+    run_iolab(
+        "report", "--db", str(db), "--format", "html", "-o", str(page), cwd=tmp_path, check=True
+    )
+    chromium.load(page.as_uri())
+    deadline = time.monotonic() + 30
+    while not all(c["svgs"] > 0 for c in chromium.evaluate(TITLES_JS)["charts"]):
+        assert time.monotonic() < deadline, "charts were not drawn"
+        time.sleep(0.2)
+    seen = chromium.evaluate(TITLES_JS)
+    found = [seen[key] for key in ("pwned", "elements", "images", "links", "bold")]
+    assert found == ["undefined", 0, 0, 0, 0], seen
+    assert chromium.errors() == []
+    assert [c["name"] for c in seen["charts"]] == names
+    for chart in seen["charts"]:
+        assert chart["title"] == HOSTILE_TITLE, chart
+        assert chart["caption"].startswith(HOSTILE_CAPTION), chart
+
+
+def test_a_title_the_image_font_lacks_is_one_warning_line(tmp_path: Path) -> None:
+    """Characters matplotlib's font has no glyph for (an emoji, CJK): one line for the chart,
+    not Python's two lines (its source file, its code) per character (issue 40, finding 10)."""
+    extra = f'\n[report.charts.{HEAT_IOPS}]\ntitle = "disk 💾 中文 ✓"\n'
+    db = _stored(tmp_path, _plan(tmp_path, extra=extra))
+    done = run_iolab("report", "--db", str(db), "--format", "markdown", "-o", "r.md", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (line,) = [s for s in done.stderr.splitlines() if s.startswith("iolab: warning: ")]
+    assert line == (
+        f"iolab: warning: chart {HEAT_IOPS}: 3 characters of its text are not in the PNG font "
+        "and are drawn as boxes (the HTML page shows them)"
+    )
+    assert [s for s in done.stderr.splitlines() if not s.startswith("wrote ")] == [line]
+    assert ".py:" not in done.stderr and "savefig" not in done.stderr

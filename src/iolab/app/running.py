@@ -70,8 +70,6 @@ def run_plan(
 ) -> RunOutcome:
     """`run` once the plan is known (a file's, a preset's, or one a command made)."""
     Store.check_path(request.db)
-    for note in the_plan.notes:
-        ui.warn(note)
     for line in apply.retry_pending():  # what earlier runs could not put back on a card
         ui.warn(line)
     fio = info.probe()
@@ -79,10 +77,13 @@ def run_plan(
     campaign = runner.plan_campaign(the_plan, fio, consent, executor=executor)
     _check_with_fio(campaign)
     hosts, warned = runner.ask_hosts(campaign)
-    for line in warned:  # fio versions that differ; hosts whose inventory is missing
-        ui.say(f"warning: {line}")
     with runner.locked(campaign), open_store(request.db, ui, True, clean=True) as store:
         run_id = pick_run(store, campaign, request, over, ui, hosts)
+        # said once nothing can refuse the run: a refusal stays its one line
+        for note in the_plan.notes:
+            ui.warn(note)
+        for line in warned:  # fio versions that differ; hosts whose inventory is missing
+            ui.say(f"warning: {line}")
         with restores_said(ui, run_id), ui.progress() as listener:
             results = runner.execute(campaign, store, run_id, listener)
         document = run_document(store, run_id)

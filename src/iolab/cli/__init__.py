@@ -12,6 +12,7 @@ import contextlib
 import errno
 import logging
 import sys
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -58,6 +59,13 @@ def fail(message: str, code: int = EXIT_USER_ERROR, flush: bool = True) -> NoRet
             sys.stdout.flush()
         err.print(f"iolab: {one_line(message)}", markup=False, soft_wrap=True)
     sys.exit(code)
+
+
+def _warning_line(message: Warning | str, *_: object, **__: object) -> None:
+    """A library's warning (matplotlib's glyph a font lacks) as one line on stderr, as iolab's
+    own: Python's two lines (its source file, then the line of code) say nothing to a user."""
+    with contextlib.suppress(OSError):
+        err.print(f"iolab: warning: {one_line(str(message))}", markup=False, soft_wrap=True)
 
 
 def _stdout_failed(error: OSError) -> NoReturn:
@@ -148,6 +156,7 @@ class Main(click.Group):
         kwargs["standalone_mode"] = False
         kwargs["prog_name"] = "iolab"  # also under python -m iolab, and in tests
         shell.hold_closed_standard_fds()  # before any file is opened: none takes fd 0, 1 or 2
+        warnings.showwarning = _warning_line
         with shell.stop_signals(), shell.guarded_stdout():
             try:
                 code = super().main(*args, **kwargs)

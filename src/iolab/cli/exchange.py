@@ -130,10 +130,11 @@ def import_(
     if not done.runs and not done.skipped and len(done.problems) == 1:
         fail(f"error: {done.problems[0]}")  # nothing imported: the one file's line, exit 1
     echo("".join(f"{line}\n" for _, line in done.runs), nl=False)
-    echo("".join(f"iolab: {line}\n" for line in done.notes), nl=False, err=True)
-    if done.problems:
+    if done.problems:  # one line for them all, however many, and those left out
         code = EXIT_CASES_FAILED if done.runs else EXIT_USER_ERROR  # 1: nothing imported
-        fail(f"{len(done.problems)} of the files could not be imported", code)
+        fail(f"error: {done.problem_line()}", code)
+    if done.skipped:
+        echo(f"iolab: {done.skipped_line()}", err=True)
 
 
 @main.command(help=EXPORT_HELP)

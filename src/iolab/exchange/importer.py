@@ -90,10 +90,29 @@ class Imported:
     problems: tuple[str, ...]  # one line per file that could not be imported
     skipped: tuple[str, ...]  # one line per file already imported
 
-    @property
-    def notes(self) -> tuple[str, ...]:
-        """A line for each file left out: skipped, or (an error) unreadable."""
-        return (*self.skipped, *(f"error: {line}" for line in self.problems))
+    def problem_line(self) -> str:
+        """The files that could not be imported, in one line: the first SHOWN_FILES with why
+        (each file's own line), the rest counted, and how many; and those left out."""
+        left_out = self.skipped_line()
+        return (
+            f"{_some(self.problems)} ({len(self.problems):,} of the files could not be "
+            f"imported{'; ' if left_out else ''}{left_out})"
+        )
+
+    def skipped_line(self) -> str:
+        """The files left out as imported before (or twice), in one line ("" if none): the
+        file's own line, or how many and the first SHOWN_FILES."""
+        if len(self.skipped) <= 1:
+            return "".join(self.skipped)
+        return f"{len(self.skipped):,} of the files left out ({_some(self.skipped)})"
+
+
+def _some(lines: Sequence[str]) -> str:
+    more = len(lines) - SHOWN_FILES
+    return "; ".join(lines[:SHOWN_FILES]) + (f"; and {more:,} more" if more > 0 else "")
+
+
+SHOWN_FILES = 3  # files named, with why, in the line of those not imported or left out
 
 
 def files(paths: Sequence[str], problems: list[str]) -> list[Path]:

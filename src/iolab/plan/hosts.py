@@ -28,6 +28,8 @@ MAX_HOSTS_FILE = 64 * 1024
 HOST_FORMS = "NAME, NAME:PORT, ADDRESS:PORT, [IPv6]:PORT or ip:ADDRESS,PORT"
 FORBIDDEN_ROOTS = ("/dev", "/proc", "/sys")  # where a host's pseudo filesystems are mounted
 ALLOWED_UNDER_ROOTS = ("/dev/shm",)  # a tmpfs for files; /run (tmpfs) is not under them
+# what a POSIX shell reads as more than a letter in a word (a space is quoted, as any word is)
+SHELL_MARKS = frozenset(";&|<>()$`\\\"'*?[]{}!#~")
 
 
 def hosts(data: dict[str, Any], top: Where, setups: tuple[Setup, ...]) -> Hosts | None:
@@ -136,14 +138,26 @@ def remote_path_problem(path: str) -> str | None:
     """Why a directory on the hosts cannot be a target (words after "path X"), or None.
 
     It cannot be statted from here, so it is judged by what it names once spelled plainly
-    ('//' and '.' collapsed): not relative, not /dev, /proc or /sys nor under them (the
-    kernel's pseudo filesystems; /dev/shm, a tmpfs for files, is allowed, as it is here), and
-    no '..' (a host's symlinks decide where '..' leads, so it cannot be judged here).
+    ('//' and '.' collapsed): not relative, no control or format character (the rule of
+    names) and none of SHELL_MARKS (ssh hands the inventory's command to the host's shell as
+    one line: a ';' would end it, a backtick run what it holds; iolab quotes each word too),
+    not /dev, /proc or /sys nor under them (the kernel's pseudo filesystems; /dev/shm, a
+    tmpfs for files, is allowed, as it is here), and no '..' (a host's symlinks decide where
+    '..' leads, so it cannot be judged here).
     """
     if not path.startswith("/"):
         return (
             "must be an absolute directory on the hosts (it is relative, and a fio server "
             "would take it from its own working directory); give it from /"
+        )
+    found = names.refused(path)
+    if found is not None:
+        return f"holds {names.spelled(found)}; give a directory in printable text"
+    mark = next((c for c in path if c in SHELL_MARKS), None)
+    if mark is not None:
+        return (
+            f"holds {mark!r}, which a shell on the hosts reads as more than a letter (ssh hands "
+            "its command to one); give a directory without it"
         )
     plain = "/" + posixpath.normpath(path).lstrip("/")
     if _under(plain, FORBIDDEN_ROOTS) and not _under(plain, ALLOWED_UNDER_ROOTS):

@@ -7,7 +7,10 @@
 A chart's id is its name in the report: the name of its image file (report_files/ID.png) and
 of its HTML anchor (#chart-ID). Which charts a report has depends on what the runs measured,
 so ids are checked against them when the report is made (report.views.publish); here, each
-table's shape: an id as iolab names charts, only `title` and `caption`, each one line of text.
+table's shape: an id as iolab names charts, only `title` and `caption`, each one line of text
+holding no character the rule of names refuses (C1 controls, bidi overrides, zero-width
+characters: `names.check`'s categories). Every format escapes them where it places them
+(HTML, plotly's layout, Markdown).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from iolab import names
 from iolab.errors import PlanError
 from iolab.model import ChartText
 from iolab.plan.checks import control_character
@@ -71,6 +75,11 @@ def _text(table: dict[str, Any], key: str, report: Where, chart: str) -> str:
             chart,
             key,
             f"{key} holds a line break or a control character; write it on one line",
+        )
+    found = names.refused(text)  # C1 controls, bidi overrides, zero-width: as names refuse
+    if found is not None:
+        raise _fail(
+            report, chart, key, f"{key} holds {names.spelled(found)}; write it in printable text"
         )
     if len(text) > MOST[key]:
         raise _fail(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 import math
+import re
+import warnings
 from typing import TYPE_CHECKING, Literal
 
 from iolab.report.charts import DENSE, Axis, Chart, plain_number
@@ -19,6 +21,9 @@ if TYPE_CHECKING:
 
 ImageFormat = Literal["png", "svg"]
 WIDTH_IN, HEIGHT_IN, DPI = 8.0, 4.5, 120
+
+
+_GLYPH = re.compile(r"Glyph \d+ ")  # matplotlib's "Glyph 128190 (...) missing from font(s)"
 
 
 def render(chart: Chart, fmt: ImageFormat = "png") -> bytes:
@@ -42,8 +47,26 @@ def render(chart: Chart, fmt: ImageFormat = "png") -> bytes:
         figure.supxlabel(chart.source, fontsize=7, color="0.4", x=0.01, ha="left")
     buffer = io.BytesIO()
     metadata = {"Date": None} if fmt == "svg" else {"Software": None}
-    figure.savefig(buffer, format=fmt, metadata=metadata)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        figure.savefig(buffer, format=fmt, metadata=metadata)
+    _said(chart, fmt, [str(w.message) for w in caught])
     return buffer.getvalue()
+
+
+def _said(chart: Chart, fmt: str, messages: list[str]) -> None:
+    """matplotlib's warnings while drawing, as one for the chart: a glyph per character its
+    font lacks (an emoji, a CJK name) is folded into one count."""
+    glyphs = sorted({m.split(" (", 1)[0] for m in messages if _GLYPH.match(m)})
+    others = list(dict.fromkeys(m for m in messages if not _GLYPH.match(m)))
+    if glyphs:
+        others.insert(
+            0,
+            f"{len(glyphs)} characters of its text are not in the {fmt.upper()} font and are "
+            "drawn as boxes (the HTML page shows them)",
+        )
+    if others:
+        warnings.warn(f"chart {chart.name}: {'; '.join(others)}", stacklevel=2)
 
 
 def _size(chart: Chart) -> tuple[float, float]:
