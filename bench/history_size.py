@@ -134,18 +134,20 @@ def measure(db: Path, cwd: Path, rounds: int, before: Path | None) -> tuple[Timi
     by the one whose src/ is `before`, on the store it built (`.before.db`, its history kept
     when it keeps one; `.before.fresh.db`, nothing kept)."""
     mine = {name: name.split() for name in TARGETS}
-    theirs = {**mine, DERIVED: ["history"]}
+    theirs = {name: name.split() for name in (*TARGETS, DERIVED) if name != "history --all"}
+    theirs[DERIVED] = ["history"]  # an older iolab's history shows every run
     then = {**os.environ, "PYTHONPATH": str(before)} if before is not None else None
     now: Timing = {}
     old: Timing = {}
-    for name, args in theirs.items():
+    for name in {**mine, **theirs}:
         runs, earlier = [], []
         for _ in range(rounds):
             if name in mine:
                 runs.append(timed([*mine[name], "--db", str(db)], cwd, ok=(0, 4)))
-            if then is not None:
+            if then is not None and name in theirs:
                 store = db.with_suffix(".before.fresh.db" if name == DERIVED else ".before.db")
-                earlier.append(timed([*args, "--db", str(store)], cwd, ok=(0, 4), env=then))
+                args = [*theirs[name], "--db", str(store)]
+                earlier.append(timed(args, cwd, ok=(0, 4), env=then))
         for into, found in ((now, runs), (old, earlier)):
             if found:
                 rss = max((m for _, m in found if m is not None), default=None)
@@ -249,7 +251,7 @@ def report(
         )
         if rss is not None:
             line += f"; max RSS {rss:,.0f} MB"
-        for theirs in (name, DERIVED) if name == "history" else (name,):
+        for theirs in ("history", DERIVED) if name in ("history", "history --all") else (name,):
             if theirs in old.get(runs, {}):
                 then, then_rss = old[runs][theirs]
                 line += f"\n{'':16} {before} {theirs}: {then:6.2f} s"
