@@ -3,18 +3,21 @@
 set-ups x 25 workloads) run 1,000 times, built directly with iolab's Store and model types,
 with noise on every figure, a step down at run 700 on one set-up and a slow drift on another
 workload. Then the real commands, side by side with the same plan run 100 times: `history`
-(text) as `iolab run` leaves the store (its plan's history kept: read back) and with nothing
-kept (as after an import: derived), `history --json` and `check` (the latest run against the
-one before). Targets at 1,000 runs: history at most 1 s (interactive), derived at most 5 s,
---json (22 MB of it) and check at most 2 s; and the ratio 1,000 to 100 runs printed, so a
-step that grows faster than the runs shows.
+by its default output (each series' latest runs and every change), `history --all` (every
+run), `history --json` and `check` (the latest run against the one before). Nothing is kept
+in the store: each command derives what it shows from the runs. Targets at 1,000 runs:
+history at most 1 s (interactive), --all at most 5 s, --json and check at most 2 s; and the
+ratio 1,000 to 100 runs printed, so a step that grows faster than the runs shows.
 
 Whole-process wall time (Python's start included), median of --rounds runs; max RSS from
 /usr/bin/time when it is there. Before and after, side by side in one run: in this process,
-the store's reading for a history as it was (every case read whole, a typed row per direction)
-against the figures summed in SQL (Store.case_figures), each followed by the same series;
-and with `--before REV`, the same commands by the iolab of that git revision (its src/ taken
-with `git archive`), alternating with this one's, and their ratio.
+the store's reading for a history as `check` reads it (each case a row of figures summed in
+SQL, Store.case_figures) against a point per run, set-up and workload (Store.point_figures),
+each followed by the same series; and with `--before REV`, the same commands by the iolab of
+that git revision (its src/ taken with `git archive`, its store built by it; an iolab that
+kept its plan's history in the store, as `iolab run` left it, is timed so and, as
+"history, derived", on a copy with nothing kept), alternating with this one's, and their
+ratio.
 
     python3 bench/history_size.py [--runs 1000] [--rounds 3] [--before REV]
 """
@@ -41,9 +44,8 @@ from report_size import source_of, timed
 from iolab.model import Case, CaseMetrics, DirectionMetrics, Origin, Plan, Result, Setup, Workload
 from iolab.store import Store
 
-FIRST = "history, derived"  # nothing kept (after an import): derives the history
-# history --json writes 100,000 points' JSON (22 MB at 1,000 runs): 2 s, not 1
-TARGETS = {FIRST: 5.0, "history": 1.0, "history --json": 2.0, "check": 2.0}
+DERIVED = "history, derived"  # an iolab that kept histories, on a store with none kept
+TARGETS = {"history": 1.0, "history --all": 5.0, "history --json": 2.0, "check": 2.0}
 SETUPS, WORKLOADS = 2, 25
 STEP_AT, STEP = 0.7, 0.8  # a 20% drop on set-up 0 from 70% of the runs on
 
@@ -117,29 +119,35 @@ def built_by(source: Path, db: Path, runs: int) -> None:
     )
 
 
+def kept_by(source: Path, db: Path) -> None:
+    """The history kept as an older iolab's `iolab run` kept it, if that iolab keeps one."""
+    subprocess.run(
+        [sys.executable, __file__, "--keep", str(db)],
+        env={**os.environ, "PYTHONPATH": str(source)},
+        check=False,  # an iolab that keeps nothing has no keep_history
+        capture_output=True,
+    )
+
+
 def measure(db: Path, cwd: Path, rounds: int, before: Path | None) -> tuple[Timing, Timing]:
     """Each command's median wall time and max RSS, by this iolab and (alternating with it)
-    by the one whose src/ is `before`. "history, derived" is timed on a copy of the store
-    with no history kept (as after an import); the others on the store as `iolab run` leaves
-    it, its plan's history kept."""
-    fresh = db.with_suffix(".fresh.db")
-    commands = {
-        FIRST: ["history", "--db", str(fresh)],
-        "history": ["history", "--db", str(db)],
-        "history --json": ["history", "--json", "--db", str(db)],
-        "check": ["check", "--db", str(db)],
-    }
+    by the one whose src/ is `before`, on the store it built (`.before.db`, its history kept
+    when it keeps one; `.before.fresh.db`, nothing kept)."""
+    mine = {name: name.split() for name in TARGETS}
+    theirs = {name: name.split() for name in (*TARGETS, DERIVED) if name != "history --all"}
+    theirs[DERIVED] = ["history"]  # an older iolab's history shows every run
     then = {**os.environ, "PYTHONPATH": str(before)} if before is not None else None
     now: Timing = {}
     old: Timing = {}
-    for name, args in commands.items():
+    for name in {**mine, **theirs}:
         runs, earlier = [], []
         for _ in range(rounds):
-            runs.append(timed(args, cwd, ok=(0, 4, 5)))  # check: pass, regression, not judged
-            if then is not None:
-                older = [a.replace(".db", ".before.db") if a == str(db) else a for a in args]
-                older = [str(db.with_suffix(".before.db")) if a == str(fresh) else a for a in older]
-                earlier.append(timed(older, cwd, ok=(0, 4, 5), env=then))
+            if name in mine:
+                runs.append(timed([*mine[name], "--db", str(db)], cwd, ok=(0, 4, 5)))
+            if then is not None and name in theirs:
+                store = db.with_suffix(".before.fresh.db" if name == DERIVED else ".before.db")
+                args = [*theirs[name], "--db", str(store)]
+                earlier.append(timed(args, cwd, ok=(0, 4), env=then))
         for into, found in ((now, runs), (old, earlier)):
             if found:
                 rss = max((t.rss for t in found if t.rss is not None), default=None)
@@ -149,31 +157,29 @@ def measure(db: Path, cwd: Path, rounds: int, before: Path | None) -> tuple[Timi
 
 def in_process(db: Path, rounds: int) -> tuple[float, float]:
     """The store read for a history and its series, in this process (median CPU seconds of
-    `rounds`): every case read whole, then summed in SQL."""
+    `rounds`): each case a row of figures, then a point per run, set-up and workload."""
     from iolab.analysis import history  # this iolab's (not needed to build a store)
-    from iolab.store.figures import of_row
 
-    whole, summed = [], []
+    cases, points = [], []
     for _ in range(rounds):
         with Store(db) as store:
             runs = store.runs()
             began = time.process_time()
-            read = store.cases_of_runs([r.id for r in runs], percentiles=(history.P99,))
-            history.series([(r, [of_row(c) for c in read[r.id]]) for r in runs])
-            whole.append(time.process_time() - began)
-            began = time.process_time()
             figures = store.case_figures([r.id for r in runs])
             history.series([(r, figures[r.id]) for r in runs])
-            summed.append(time.process_time() - began)
-    return statistics.median(whole), statistics.median(summed)
+            cases.append(time.process_time() - began)
+            began = time.process_time()
+            history.series_of_points(runs, store.point_figures([r.id for r in runs]))
+            points.append(time.process_time() - began)
+    return statistics.median(cases), statistics.median(points)
 
 
 def keep_history(db: Path) -> None:
-    """The store as `iolab run` leaves it: its plan's history kept (by this iolab)."""
-    from iolab.app import gate  # not needed to build a store (an older iolab may lack it)
+    """The store as an iolab that kept histories left it after `iolab run` (run by it)."""
+    from iolab.app import gate  # an older iolab's, which has it
 
     with Store(db) as store:
-        gate.keep_history(store, str(db), "nightly")
+        gate.keep_history(store, str(db), "nightly")  # type: ignore[attr-defined]
 
 
 def main() -> None:
@@ -182,9 +188,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--before", metavar="REV", help="time this git revision's iolab too")
     parser.add_argument("--build", metavar="DB", help=argparse.SUPPRESS)  # by REV's iolab
+    parser.add_argument("--keep", metavar="DB", help=argparse.SUPPRESS)  # by REV's iolab
     args = parser.parse_args()
     if args.build:
         build(Path(args.build), args.runs)
+        return
+    if args.keep:
+        keep_history(Path(args.keep))
         return
     small = max(2, args.runs // 10)
     with tempfile.TemporaryDirectory(prefix="iolab-history-size-") as folder:
@@ -199,6 +209,8 @@ def main() -> None:
             else:  # by the older iolab, whose schema this one upgrades (a copy of its own)
                 built_by(before, db.with_suffix(".before.db"), runs)
                 shutil.copy(db.with_suffix(".before.db"), db)
+                shutil.copy(db.with_suffix(".before.db"), db.with_suffix(".before.fresh.db"))
+                kept_by(before, db.with_suffix(".before.db"))
             cases = runs * SETUPS * WORKLOADS * 3
             print(
                 f"store: {runs:,} runs x {SETUPS * WORKLOADS} cases x 3 repetitions = "
@@ -206,8 +218,6 @@ def main() -> None:
                 f"{time.perf_counter() - began:.1f} s"
             )
             Store(db).close()  # the schema as this iolab has it, before anything is timed
-            shutil.copy(db, db.with_suffix(".fresh.db"))
-            keep_history(db)
             found[runs], old[runs] = measure(db, cwd, args.rounds, before)
             reading[runs] = in_process(db, args.rounds)
         report(args.runs, small, found, old, reading, args.before)
@@ -225,23 +235,25 @@ def report(
         took, rss = found[runs][name]
         base, _ = found[small][name]
         line = (
-            f"{name:<15} {took:6.2f} s at {runs:,} runs ({took / target:.2f} of "
+            f"{name:<16} {took:6.2f} s at {runs:,} runs ({took / target:.2f} of "
             f"{target:.0f} s); {base:.2f} s at {small:,} runs: x{took / base:.1f} for "
             f"x{runs / small:.0f} the runs"
         )
         if rss is not None:
             line += f"; max RSS {rss:,.0f} MB"
-        if name in old.get(runs, {}):
-            then, then_rss = old[runs][name]
-            line += f"\n{'':15} {before}: {then:6.2f} s"
-            line += f", max RSS {then_rss:,.0f} MB" if then_rss is not None else ""
-            line += f"; now over then: {took / then:.2f}"
+        for theirs in ("history", DERIVED) if name in ("history", "history --all") else (name,):
+            if theirs in old.get(runs, {}):
+                then, then_rss = old[runs][theirs]
+                line += f"\n{'':16} {before} {theirs}: {then:6.2f} s"
+                line += f", max RSS {then_rss:,.0f} MB" if then_rss is not None else ""
+                line += f"; now over then: {took / then:.2f}"
         print(line)
     for count in (small, runs):
-        whole, summed = reading[count]
+        cases, points = reading[count]
         print(
-            f"read + series at {count:,} runs, in this process (CPU s): cases read whole "
-            f"{whole:.2f}, figures summed in SQL {summed:.2f}: {summed / whole:.2f} of it"
+            f"read + series at {count:,} runs, in this process (CPU s): a row per case "
+            f"{cases:.2f}, a point per run, set-up and workload {points:.2f}: "
+            f"{points / cases:.2f} of it"
         )
 
 

@@ -125,6 +125,29 @@ def with_extra_table(path: Path) -> None:
     con.close()
 
 
+def altered(*statements: str) -> Callable[[Path], None]:
+    """iolab's own database (upgraded and marked), to which `statements` added or changed
+    something of its schema (issue 40, finding 4)."""
+
+    def make(path: Path) -> None:
+        marked_copy(path)
+        with sqlite3.connect(path) as con:
+            for statement in statements:
+                con.execute(statement)
+        con.close()
+
+    return make
+
+
+# What the issue's databases brought: a trigger that multiplies what fio measured as it is
+# stored (13,357 IOPS became 13,356,643), and one that raises on every case written.
+MULTIPLIES = (
+    "CREATE TRIGGER metrics_insert AFTER INSERT ON metrics BEGIN"
+    " UPDATE metrics SET iops = iops * 1000 WHERE case_id = new.case_id; END"
+)
+RAISES = "CREATE TRIGGER x BEFORE INSERT ON cases BEGIN SELECT RAISE(ABORT, 'no'); END"
+
+
 def journal_left(path: Path) -> None:
     """Another program's database with the journal of a write its program never finished."""
     foreign()(path)
@@ -205,6 +228,36 @@ REFUSED = {
     "text": Kind("notes.txt", text_file, ("notes.txt", "text file", "not an iolab database")),
     "random-bytes": Kind("x.db", random_file, ("x.db", "not an SQLite file")),
     "header-cut-short": Kind("x.db", header_cut, ("x.db", "not an iolab database")),
+    "trigger-multiplies-metrics": Kind(
+        "x.db", altered(MULTIPLIES), ("x.db: refused", "trigger 'metrics_insert' is not iolab's")
+    ),
+    "trigger-raises": Kind("x.db", altered(RAISES), ("x.db: refused", "trigger 'x' is not")),
+    "extra-view": Kind(
+        "x.db",
+        altered("CREATE VIEW runs_v AS SELECT id * 2 AS id FROM runs"),
+        ("x.db: refused", "view 'runs_v' is not iolab's"),
+    ),
+    "extra-index": Kind(
+        "x.db",
+        altered("CREATE INDEX mine ON cases(setup)"),
+        ("x.db: refused", "index 'mine' is not iolab's"),
+    ),
+    "extra-table": Kind(
+        "x.db", altered("CREATE TABLE notes (x)"), ("x.db: refused", "table 'notes' is not")
+    ),
+    "table-changed": Kind(
+        "x.db",
+        altered("ALTER TABLE metrics ADD COLUMN x REAL DEFAULT 1"),
+        ("x.db: refused", "table 'metrics' is not as iolab made it"),
+    ),
+    "index-missing": Kind(
+        "x.db", altered("DROP INDEX samples_case"), ("x.db: refused", "index 'samples_case'")
+    ),
+    "control-characters-in-a-name": Kind(
+        "x.db",
+        altered('CREATE VIEW "v\x1b[2J\nx" AS SELECT 1'),
+        ("x.db: refused", "is not iolab's"),
+    ),
     "damaged-older-iolab": Kind("x.db", damaged_mid_file(golden_copy), ("x.db", "damaged")),
     "damaged-marked": Kind("x.db", damaged_mid_file(marked_copy), ("x.db", "damaged")),
     "damaged-pages-header-fine": Kind("x.db", pages_damaged, ("x.db", "damaged")),
@@ -235,6 +288,9 @@ READING = {
     "export-json": "export --db @DB@",
     "export-csv": "export --format csv -o out.csv --db @DB@",
     "advise": "advise 1 --db @DB@",
+    "history": "history --db @DB@",
+    "history-json": "history --json --db @DB@",
+    "check": "check --db @DB@",
     "resume": "run --resume 1 --db @DB@",
 }
 WRITING = {

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from iolab.analysis import gate_verdicts, history, history_kept
+from iolab.analysis import gate_verdicts, history
 from iolab.app.base import Ui, open_store
 from iolab.errors import ReportError, StoreError
 from iolab.plan import gate
 from iolab.store import RunRow, Store
-from iolab.store.figures import CaseFigures
+from iolab.store.figures import CaseFigures, PointFigures
 
 
 @dataclass(frozen=True)
@@ -22,9 +22,9 @@ class History:
 
 def plan_history(db: str, plan_name: str | None, ui: Ui, run_ids: Sequence[int] = ()) -> History:
     """Every run of one plan (by name; default: the plan of the latest run measured here, not
-    imported), and every imported run
-    whose cases are the plan's (history.joins), oldest first, as series (analysis.history);
-    or the runs named by `run_ids`, whatever their plans."""
+    imported), and every imported run whose cases are the plan's (history.joins), oldest
+    first, as series (analysis.history); or the runs named by `run_ids`, whatever their
+    plans. Derived from the runs each time: nothing of it is kept in the database."""
     with open_store(db, ui) as store:
         stored = store.runs()
         if not stored:
@@ -33,62 +33,50 @@ def plan_history(db: str, plan_name: str | None, ui: Ui, run_ids: Sequence[int] 
             named = sorted(
                 (store.run(i) for i in dict.fromkeys(run_ids)), key=lambda r: r.started_at
             )
-            named_cases = store.case_figures([r.id for r in named])
-            chosen = [(r, named_cases[r.id]) for r in named]
             title = " and ".join(dict.fromkeys(r.plan_name for r in named))
-            return History(title, tuple(named), tuple(history.series(chosen)))
+            return History(title, tuple(named), tuple(_series(store, named, history.WINDOW)))
         measured = [r for r in stored if r.origin.kind != "import"] or stored
         name = plan_name if plan_name is not None else measured[-1].plan_name
-        return _kept(store, name, stored) or _derived(store, db, name, stored)
-
-
-def keep_history(store: Store, db: str, name: str) -> History:
-    """The plan's history derived from the runs, and kept in the store (store.derived) for
-    the next `iolab history`: `iolab run` keeps its plan's as it ends (a reading command
-    writes nothing, so `history` never keeps one)."""
-    at = store.revision()  # before what the history is derived from is read
-    found = _derived(store, db, name, store.runs())
-    store.keep(
-        history_kept.KEY.format(name),
-        history_kept.method(),
-        at,
-        history_kept.encode([r.id for r in found.runs], found.series),
-    )
-    return found
-
-
-def _kept(store: Store, name: str, stored: Sequence[RunRow]) -> History | None:
-    """The plan's history as the store kept it, if nothing changed since it was derived."""
-    kept = store.kept(history_kept.KEY.format(name), history_kept.method())
-    found = history_kept.decode(kept) if kept is not None else None
-    by_id = {r.id: r for r in stored}
-    if found is None or any(i not in by_id for i in found.run_ids):
-        return None
-    return History(name, tuple(by_id[i] for i in found.run_ids), found.series)
+        return _derived(store, db, name, stored)
 
 
 def _derived(store: Store, db: str, name: str, stored: Sequence[RunRow]) -> History:
     """The plan's runs and the imported runs that join them, oldest first, as series."""
     mine = [r for r in stored if r.plan_name == name]
-    read = store.case_figures([r.id for r in mine])
-    own = [(r, read[r.id]) for r in mine]
-    if not own:
+    if not mine:
         plans = ", ".join(sorted({r.plan_name for r in stored}))
         raise StoreError(f"{db} holds no run of a plan named {name!r}; its plans: {plans}")
-    latest = max(own, key=lambda found: found[0].started_at)[1]
-    setups = {c.setup for c in latest}  # an import's cases are read only if it may join
-    imported = [
-        (r, store.case_figures([r.id])[r.id])
+    last = max(mine, key=lambda r: r.started_at)
+    latest = store.point_figures([last.id])
+    setups = {p.setup for p in latest}  # an import's cases are read only if it may join
+    joined = [
+        r
         for r in stored
         if r.plan_name != name
         and r.origin.kind == "import"
         and {n for n, _, _ in store.setups(r.id)} <= setups
+        and history.joins(latest, store.point_figures([r.id]))
     ]
-    joined = [(r, cases) for r, cases in imported if history.joins(latest, cases)]
-    chosen = sorted([*own, *joined], key=lambda found: found[0].started_at)
-    window = gate.recorded_settings(chosen[-1][0].plan_text)[0] or history.WINDOW
-    found = history.series(chosen, window)
-    return History(name, tuple(r for r, _ in chosen), tuple(found))
+    chosen = sorted([*mine, *joined], key=lambda r: r.started_at)
+    window = gate.recorded_settings(chosen[-1].plan_text)[0] or history.WINDOW
+    return History(name, tuple(chosen), tuple(_series(store, chosen, window)))
+
+
+def _series(store: Store, runs: Sequence[RunRow], window: int) -> list[history.RunSeries]:
+    """The runs' series (oldest first), their points read in one query; a figure that is
+    not a finite number (an extreme value stored, a change from one next to 0) is refused
+    before anything shows it."""
+    by_run: dict[int, list[PointFigures]] = {r.id: [] for r in runs}
+    for point in store.point_figures([r.id for r in runs]):
+        by_run[point.run_id].append(point)
+    found = history.series_of_points(runs, [p for r in runs for p in by_run[r.id]], window)
+    odd = history.not_finite(found)
+    if odd is not None:
+        raise StoreError(
+            f"{store.path}: refused, the history of its runs holds a figure that is not a "
+            f"finite number ({odd}); check the figures stored there, or use another --db"
+        )
+    return found
 
 
 @dataclass(frozen=True)

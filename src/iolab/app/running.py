@@ -7,7 +7,7 @@ import contextlib
 from pathlib import Path
 
 from iolab import layouts, plan, runner
-from iolab.app import gate, lab_run, rehearsal
+from iolab.app import lab_run, rehearsal
 from iolab.app.base import (
     RunOutcome,
     RunRequest,
@@ -87,8 +87,6 @@ def run_plan(
         with restores_said(ui, run_id), ui.progress() as listener:
             results = runner.execute(campaign, store, run_id, listener)
         document = run_document(store, run_id)
-        with contextlib.suppress(StoreError):  # kept for `history`, which says any error
-            gate.keep_history(store, request.db, store.run(run_id).plan_name)
     return RunOutcome(run_id, tuple(results), document)
 
 

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 
 from iolab import exchange, outputs, saving
 from iolab.app.base import Ui, open_store
-from iolab.errors import ReportError
+from iolab.errors import ReportError, StoreError
 from iolab.exchange import factored, importer
+from iolab.model import JSON
 from iolab.store import Store
 from iolab.version import __version__
 
@@ -77,7 +78,7 @@ def export_run(
     if fmt == "parquet":
         return "", [f"wrote {path}" for path in parquet.write(tables, __version__, output, force)]
     if fmt == "json":
-        texts = {output: exchange.json_text(tables, __version__)}
+        texts = {output: _json(db, run.id, tables)}
     else:
         texts = exchange.csv_texts(tables, __version__, output)
     if output == "-":
@@ -86,3 +87,16 @@ def export_run(
     files = {outputs.split(path)[1]: text.encode() for path, text in texts.items()}
     saving.save([saving.WriteBatch(folder, files, "export")], force=force)
     return "", [f"wrote {path}" for path in texts]
+
+
+def _json(db: str, run_id: int, tables: dict[str, list[dict[str, JSON]]]) -> str:
+    """The export's JSON, or one line naming the database whose run holds a value that is
+    not a finite number (NaN, Infinity: not JSON)."""
+    try:
+        return exchange.json_text(tables, __version__)
+    except ValueError:
+        raise StoreError(
+            f"{db}: refused, run {run_id} holds a value that is not a finite number (NaN or "
+            "Infinity), which JSON cannot hold; check the figures stored there, or export "
+            "--format csv"
+        ) from None

@@ -196,6 +196,12 @@ def _emit(document: report_document.Document, fmt: str, **written: Any) -> None:
     help="markdown and html draw a trend chart per series that moved.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the series as JSON (--format json).")
+@click.option(
+    "--all",
+    "every",
+    is_flag=True,
+    help="Every run of each series (default: its latest 10 and every change).",
+)
 @click.option("-o", "--output", default="-", metavar="FILE", help="Write here; '-' is stdout.")
 @click.option(
     "--force",
@@ -203,11 +209,17 @@ def _emit(document: report_document.Document, fmt: str, **written: Any) -> None:
     help="Replace files iolab did not write (never through a symbolic link).",
 )
 def history(
-    chosen: tuple[str, ...], db: str, fmt: str, as_json: bool, output: str, force: bool
+    chosen: tuple[str, ...],
+    db: str,
+    fmt: str,
+    as_json: bool,
+    every: bool,
+    output: str,
+    force: bool,
 ) -> None:
     """The runs of one plan (default: the latest measured run's; or the runs named) over
-    time: per set-up, workload and metric, each run's median, and the changes beyond the
-    noise with what changed."""
+    time: per set-up, workload and metric, each run's mean, and the changes beyond the
+    noise with what changed; by default each series' latest 10 runs and every change."""
     from iolab.report.text import history_text
 
     ids = [int(word) for word in chosen if word.isascii() and word.isdigit()]
@@ -225,11 +237,11 @@ def history(
         raise click.BadParameter("-o goes with --format markdown or html", param_hint="-o")
     found = app.plan_history(db, plan_name, ui(), ids)
     if fmt == "json":
-        echo(history_text.history_json(found.plan_name, found.series), nl=False)
+        echo(history_text.history_json(found.plan_name, found.series, every), nl=False)
     elif fmt == "table":
-        echo(history_text.history(found.plan_name, found.runs, found.series), nl=False)
+        echo(history_text.history(found.plan_name, found.runs, found.series, every), nl=False)
     elif fmt == "csv":
-        echo(history_text.history_csv(found.series), nl=False)
+        echo(history_text.history_csv(found.series, every), nl=False)
     else:
         from iolab.report import history as report_history
 

@@ -142,7 +142,10 @@ def _case(case: Mapping[str, Any], params: list[tuple[str, str]]) -> dict[str, A
 
 
 def json_text(tables: Tables, iolab_version: str) -> str:
-    return json.dumps(document(tables, iolab_version), indent=1, ensure_ascii=False) + "\n"
+    """The export as JSON; ValueError where a stored value is NaN or an infinity, which JSON
+    has no word for (Python's json would write them, and no JSON reader takes the file)."""
+    found = document(tables, iolab_version)
+    return json.dumps(found, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 @dataclass(frozen=True)

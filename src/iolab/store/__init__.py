@@ -24,7 +24,6 @@ from iolab.model.telemetry import Telemetry
 from iolab.store import (
     case_reads,
     check,
-    derived,
     dumps,
     figures,
     inserts,
@@ -61,6 +60,7 @@ class Store:
         found = self.check_path(path, create)
         self.readonly = False
         self.logging = False  # write-ahead logging turned on by this connection's first write
+        self.verified = -1  # the schema's own count of its changes when last verified
         try:
             self.db = self._connect(readonly and found.kind == "iolab", found.kind == "missing")
             if self.readonly and self._version() < SCHEMA_VERSION:
@@ -69,7 +69,12 @@ class Store:
             if not self.readonly:
                 journal.left(self.db)
             self._migrate()
-        except sqlite3.DatabaseError as error:
+            self._verify()
+        except (sqlite3.DatabaseError, StoreError) as error:
+            if hasattr(self, "db"):
+                self.db.close()
+            if isinstance(error, StoreError):
+                raise
             raise check.unreadable(self.path, error) from None
 
     @staticmethod
@@ -110,6 +115,14 @@ class Store:
     def _version(self) -> int:
         return int(self.db.execute("PRAGMA user_version").fetchone()[0])
 
+    def _verify(self) -> None:
+        """The schema is iolab's own (store.check.verify), checked again whenever it changed
+        since (SQLite counts every change to it): before each write, under the write lock."""
+        changes = int(self.db.execute("PRAGMA schema_version").fetchone()[0])
+        if changes != self.verified:
+            check.verify(self.path, self.db, self._version())
+            self.verified = changes
+
     def _migrate(self) -> None:
         version = self._version()
         if version > SCHEMA_VERSION:
@@ -139,6 +152,8 @@ class Store:
         except sqlite3.DatabaseError as error:
             raise self._unwritable(error) from None
         try:
+            if self.verified >= 0:  # not while migrating: verified once migrated
+                self._verify()
             yield
             self.db.execute("COMMIT")
         except sqlite3.DatabaseError as error:
@@ -345,23 +360,11 @@ class Store:
         SQL (store.figures)."""
         return figures.of_runs(self.db, self.path, run_ids)
 
-    # ------------------------------------------------------------ derived and kept
-
     @reads
-    def revision(self) -> int:
-        """The store's revision: one more for every change to a run, set-up, case or metric."""
-        return derived.revision(self.db)
-
-    @reads
-    def kept(self, key: str, method: str) -> bytes | None:
-        """What was derived by `method` and kept under `key`, if nothing changed since."""
-        return derived.read(self.db, key, method)
-
-    @reads
-    def keep(self, key: str, method: str, at: int, value: bytes) -> bool:
-        """Keep `value`, derived by `method` at revision `at`, unless the store changed since
-        or cannot be written now (store.derived): whether it was kept."""
-        return derived.keep(self.db, key, method, at, value)
+    def point_figures(self, run_ids: Sequence[int]) -> list[figures.PointFigures]:
+        """The cases of several runs as a history's points: each run's repetitions of a
+        set-up x workload as one row, their figures summed in SQL (store.figures)."""
+        return figures.points_of_runs(self.db, self.path, run_ids)
 
     # ------------------------------------------------------------ reading, for reports
 

@@ -6,6 +6,13 @@ before the mark (schemas 1 and 2) is known by its exact set of tables and its us
 it (a `touch`ed file, or one whose creation was cut short), and reading commands refuse it. Any
 other file is refused, and opened by SQLite at most read-only (mode=ro), which writes nothing
 beside it. A database of iolab's passes `PRAGMA quick_check` before it is opened for writing.
+
+Its schema must be exactly the one iolab's migrations make for its user_version (every table,
+index, trigger and view in sqlite_master, their SQL compared with whitespace normalised): a
+trigger or view a database brings would act, or show, where iolab writes or reads (one that
+multiplies `metrics` on insert, one that raises). The schema iolab expects is computed from
+the migrations themselves, run on an in-memory database; anything else is refused, naming the
+first object that differs, before any command reads or writes.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from iolab.files import check_file
 from iolab.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION, UNMARKED_VERSIONS
 
 BUSY_TIMEOUT_S = 30.0
-TRIGGERED = ("_insert", "_update", "_delete")  # how the schema's triggers are named
+KINDS = ("table", "index", "trigger", "view")  # what sqlite_master holds, in the order said
 MAGIC = b"SQLite format 3\x00"
 HEADER = 100  # bytes of SQLite's file header
 USE_ANOTHER = "give the --db that 'iolab run' wrote, or a new file name"
@@ -179,16 +186,11 @@ def _classify(path: Path, db: sqlite3.Connection) -> DbFound:
     }
     if version > SCHEMA_VERSION and (mark == APPLICATION_ID or not tables or "runs" in tables):
         raise newer(path, version)  # unmarked: made by hand (a newer iolab marks its own)
-    if mark == APPLICATION_ID:
-        missing = sorted(tables_of(version) - tables)
-        if missing:  # a table, or a trigger that counts the store's revision (schema 5)
-            kind = "trigger" if missing[0].endswith(TRIGGERED) else "table"
-            raise StoreError(f"{path} is damaged (no {kind} {missing[0]}); {RESTORE}")
+    if mark == APPLICATION_ID or (version in UNMARKED_VERSIONS and tables == tables_of(version)):
+        verify(path, db, version)
         return DbFound("iolab", version)
     if objects == 0 and version == 0:
         return DbFound("empty")
-    if version in UNMARKED_VERSIONS and tables == tables_of(version):
-        return DbFound("iolab", version)
     raise _foreign(path)
 
 
@@ -199,17 +201,59 @@ def newer(path: Path, version: int) -> StoreError:
     )
 
 
-@functools.cache
 def tables_of(version: int) -> frozenset[str]:
     """The tables and triggers of schema `version`, as its migrations make them."""
+    return frozenset(name for kind, name in schema_of(version) if kind in ("table", "trigger"))
+
+
+Schema = dict[tuple[str, str], str]  # (kind, name): the table it is on and its SQL
+
+
+@functools.cache
+def schema_of(version: int) -> Schema:
+    """Schema `version` as iolab's migrations make it: run on an in-memory database."""
     db = sqlite3.connect(":memory:")
     try:
         for script in MIGRATIONS[:version]:
             db.executescript(script)
-        rows = db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')")
-        return frozenset(str(row[0]) for row in rows)
+        return schema(db)
     finally:
         db.close()
+
+
+def schema(db: sqlite3.Connection) -> Schema:
+    """Every table, index, trigger and view a database holds (SQLite's own aside: its
+    automatic indexes of UNIQUE columns, its statistics), whitespace in their SQL normalised."""
+    rows = db.execute(
+        "SELECT type, name, tbl_name, sql FROM sqlite_master"
+        " WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+    )
+    return {(str(k), str(n)): f"{t} {' '.join(str(sql).split())}" for k, n, t, sql in rows}
+
+
+def verify(path: Path, db: sqlite3.Connection, version: int) -> None:
+    """The schema of `db` is exactly iolab's at `version`, else one StoreError that names
+    the first object that differs."""
+    differs = difference(schema(db), schema_of(version))
+    if differs is not None:
+        raise StoreError(
+            f"{path}: refused, {differs} (iolab reads and writes only a database whose schema "
+            f"is its own); {RESTORE}"
+        )
+
+
+def difference(found: Schema, expected: Schema) -> str | None:
+    """The first object that is not as iolab's migrations make it, in words."""
+    for key in sorted(found.keys() | expected.keys(), key=lambda k: (KINDS.index(k[0]), k[1])):
+        kind, name = key
+        said = f"{kind} '{_clean(name)}'"
+        if key not in expected:
+            return f"{said} is not iolab's"
+        if key not in found:
+            return f"{said} is missing"
+        if found[key] != expected[key]:
+            return f"{said} is not as iolab made it"
+    return None
 
 
 def _quick_check(path: Path, db: sqlite3.Connection) -> None:

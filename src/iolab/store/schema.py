@@ -176,6 +176,25 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER metrics_delete AFTER DELETE ON metrics
         BEGIN UPDATE revision SET n = n + 1; END;
     """,
+    # 6: nothing derived is kept any more (the database holds results, not iolab's
+    # conclusions: a kept history went stale with iolab's code and could be forged by whoever
+    # hands the file over); `iolab history` reads the runs each time (docs/history.md)
+    """
+    DROP TRIGGER runs_insert;
+    DROP TRIGGER runs_update;
+    DROP TRIGGER runs_delete;
+    DROP TRIGGER setups_insert;
+    DROP TRIGGER setups_update;
+    DROP TRIGGER setups_delete;
+    DROP TRIGGER cases_insert;
+    DROP TRIGGER cases_update;
+    DROP TRIGGER cases_delete;
+    DROP TRIGGER metrics_insert;
+    DROP TRIGGER metrics_update;
+    DROP TRIGGER metrics_delete;
+    DROP TABLE derived;
+    DROP TABLE revision;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 # iolab's mark on every database it creates (PRAGMA application_id): "iolb" in ASCII.

@@ -16,12 +16,14 @@ from iolab.analysis.gate_verdicts import Checked, SeriesVerdict
 from iolab.analysis.history import (
     CPU_BOUND,
     FOREIGN,
+    LATEST,
     RunChange,
     RunPoint,
     RunSeries,
     RunStep,
     imported,
     runs_said,
+    shown,
 )
 from iolab.analysis.stats import summarize
 from iolab.names import one_line, spreadsheet_cell
@@ -69,23 +71,32 @@ def _head(run_id: int, started_at: float) -> str:
     return f"  run {run_id:>4}  {utc(started_at)}  "
 
 
-def history(plan_name: str, runs: Sequence[RunRow], found: Sequence[RunSeries]) -> str:
+def history(
+    plan_name: str, runs: Sequence[RunRow], found: Sequence[RunSeries], every: bool = False
+) -> str:
+    """Each series' latest runs and every marked one (history.shown; `every`: all runs)."""
     count = f"{len(runs)} run{'s' if len(runs) != 1 else ''}"
     lines = [f"plan {one_line(plan_name)!r}: {count}, {len(found)} series"]
     joined = set(imported(plan_name, runs))
     if joined:
         listed = ", ".join(str(i) for i in sorted(joined))
         lines[0] += f" (imported runs joined: {listed})"
+    if not every and any(len(one.points) > LATEST for one in found):
+        lines[0] += f"; each series' latest {LATEST} runs and every change shown (--all: every run)"
     said = {r.id: _head(r.id, r.started_at) for r in runs}  # once per run,
     for one in found:  # not once per series and run
         changed = {s.run_id: s for s in one.steps}
         levels = {c.run_id: c for c in one.changes}
         calm = "" if one.steps or one.changes else ": no change beyond the run-to-run noise"
         unit = one.unit
+        points = shown(one, every)
+        left = len(one.points) - len(points)
+        earlier = f" ({left} earlier run{'s' if left != 1 else ''} not shown)" if left else ""
         lines.append(
             f"\n{one_line(one.setup)} · {one_line(one.workload)} · {one.metric} ({unit}){calm}"
+            f"{earlier}"
         )
-        for point in one.points:  # 100,000 lines in a long history: most have no marks
+        for point in points:  # 100,000 lines in a long history with --all: most have no marks
             run = point.run_id
             marked = run in changed or run in levels
             marks = _marks(changed.get(run), levels.get(run)) if marked else ""
@@ -98,15 +109,20 @@ def history(plan_name: str, runs: Sequence[RunRow], found: Sequence[RunSeries]) 
     return "\n".join(lines) + "\n"
 
 
-def history_json(plan_name: str, found: Sequence[RunSeries]) -> str:
+def history_json(plan_name: str, found: Sequence[RunSeries], every: bool = False) -> str:
+    """The series as JSON: each one's points shown (history.shown; `every`: all of them),
+    how many runs it has, its steps and change points. Never NaN nor Infinity: a history
+    that holds one is refused before anything is shown (app.gate)."""
     out = {
         "plan": plan_name,
+        "all_runs": every,
         "series": [
             {
                 "setup": s.setup,
                 "workload": s.workload,
                 "metric": s.metric,
                 "unit": s.unit,
+                "runs": len(s.points),
                 "points": [
                     {
                         "run": p.run_id,
@@ -117,7 +133,7 @@ def history_json(plan_name: str, found: Sequence[RunSeries]) -> str:
                         "values": list(p.values),
                         "load": sorted(p.load) if p.load else [],
                     }
-                    for p in s.points
+                    for p in shown(s, every)
                 ],
                 "changes": [
                     {
@@ -149,7 +165,7 @@ def history_json(plan_name: str, found: Sequence[RunSeries]) -> str:
     }
     # one line: a long history's JSON is written by the C encoder, several times faster than
     # an indented one (jq . indents it for reading)
-    return json.dumps(out, ensure_ascii=False) + "\n"
+    return json.dumps(out, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 CSV_HEADER = (
@@ -172,8 +188,9 @@ CSV_HEADER = (
 )
 
 
-def history_csv(found: Sequence[RunSeries]) -> str:
-    """One line per series and run, long ("tidy"): the run's median and mean with its
+def history_csv(found: Sequence[RunSeries], every: bool = False) -> str:
+    """One line per series and run shown (history.shown; `every`: every run), long
+    ("tidy"): the run's median and mean with its
     repetitions' 95% interval, the step from the run before where one is marked (a lone
     outlier's too, `outlier` 1), the change of level where a change point starts, the time to
     the second, and its load warnings."""
@@ -183,7 +200,7 @@ def history_csv(found: Sequence[RunSeries]) -> str:
     for one in found:
         steps = {s.run_id: s for s in one.steps}
         levels = {c.run_id: c.change_pct for c in one.changes}
-        for point in one.points:
+        for point in shown(one, every):
             summary = summarize(point.values)
             texts = (one.setup, one.workload, one.metric, one.unit)
             step = steps.get(point.run_id)
