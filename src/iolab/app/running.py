@@ -12,6 +12,7 @@ from iolab.app.base import (
     RunOutcome,
     RunRequest,
     Ui,
+    clean_up_dead_runs,
     load_plan,
     open_store,
     pick_run,
@@ -72,6 +73,7 @@ def run_plan(
     Store.check_path(request.db)
     for note in the_plan.notes:
         ui.warn(note)
+    clean_up_dead_runs(request.db, ui)  # before the devices are checked: a mount it left
     for line in apply.retry_pending():  # what earlier runs could not put back on a card
         ui.warn(line)
     fio = info.probe()

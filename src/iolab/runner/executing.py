@@ -9,6 +9,7 @@ database's `leftovers` rows are kept for the reader and never cause anything.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import signal
 import tempfile
@@ -20,6 +21,7 @@ from pathlib import Path
 from iolab.analysis import levels, reading
 from iolab.errors import ControllerError, FioError, Interrupted, Resume, Stopped, TargetError
 from iolab.fio import durations, jobfile, parse
+from iolab.fio import reach as fio_reach
 from iolab.fio.executor import Executor, HostLimits
 from iolab.fio.hosts import Cluster
 from iolab.fio.outcome import Outcome, failure
@@ -96,7 +98,7 @@ class Ledger:
         same = (made.kind, made.path)
         current = next((m for m in self.record.made if (m.kind, m.path) == same), made)
         if current.kind in (evidence.FILE, evidence.DIR):
-            remove_made(current, self.record.token)
+            remove_made(current, self.record.token, live=True)
         self.record.drop(current)
 
     def mounted(self, mountpoint: Path) -> None:
@@ -109,9 +111,10 @@ class Ledger:
             self.record.change(entry, evidence_mounts.mounted(entry))
 
     @contextlib.contextmanager
-    def fio_on(self, target: Prepared) -> Iterator[None]:
-        """fio writes the test file meanwhile, and may lay it out anew (a new, unmarked
-        file): written down as such, and the file marked again after."""
+    def fio_on(self, target: Prepared, job: jobfile.Job) -> Iterator[None]:
+        """fio writes the test file meanwhile: iolab lays it out first, as large as the job
+        reaches (so fio never lays it out anew, as a new file without iolab's mark), and
+        marks it again after should fio have made a new one all the same."""
         made = self.files.get(str(target.filename))
         if made is None:
             yield
@@ -122,6 +125,7 @@ class Ledger:
                 f"iolab's test file {made.path} was replaced while the run went on: {problem}; "
                 "fio writes only to iolab's own test file, so this set-up's cases stop here"
             )
+        evidence.lay_out(made, self.record.token, _reach(job, made))
         made = self.record.change(made, replace(made, busy=True))
         self.files[made.path] = made
         try:
@@ -133,6 +137,15 @@ class Ledger:
     def close(self) -> None:
         """The run ended here, having removed what it made: its record goes too."""
         self.record.delete()
+
+
+def _reach(job: jobfile.Job, made: evidence.Made) -> int:
+    """The size fio's file reaches under this job (fio's reach model), from its size now."""
+    try:
+        size = os.stat(made.path, follow_symlinks=False).st_size
+        return fio_reach.reach(job.options, size)
+    except (OSError, fio_reach.Unreadable):
+        return 0  # fio's own check (and the room check before the run) say what is wrong
 
 
 @contextlib.contextmanager
@@ -277,7 +290,7 @@ class _Run:
             self.listener.note(f"preconditioning {setup.name}: {job.comment.split(': ')[-1]}")
             workdir = Path(tempfile.mkdtemp(prefix="iolab-fill-", dir=self.scratch))
             try:
-                with self.ledger.fio_on(target):
+                with self.ledger.fio_on(target, job):
                     outcome = self.campaign.executor_for(setup).run(
                         jobfile.render([job]), workdir, self.listener.status, None
                     )
@@ -310,7 +323,7 @@ class _Run:
             known = replace(known, cache_policy=card.differs or "", card_cache=card.cache_bytes)
         executor = campaign.executor_for(step.case.setup)
         watched = None if target.remote else self.watched(step.case.setup.name, target)
-        with self.ledger.fio_on(target):
+        with self.ledger.fio_on(target, job):
             result = run_step(step, job, executor, self.listener, self.scratch, known, watched)
         self.overhead.append(result.ended_at - result.started_at - step.planned_s)
         self.keep(result, step)
