@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import signal
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -28,16 +29,20 @@ from typing import Any
 
 import pytest
 
-from conftest import IOLAB, said
+from conftest import IOLAB, needs_root, run_iolab, said, stored_cases
 from iolab.model import codec
 from iolab.targets import evidence
 from iolab.targets.controllers import apply, pending
 from iolab.targets.controllers.pending import PendingRestore
+from iolab.targets.evidence import MOUNT_ROOT
 from iolab.targets.path import TEST_FILE
 from iolab.targets.process import Owner
+from loopdevs import LoopDevs, loops_fixture
 from test_bad_input import listing
 from test_hostile_controllers import _entry as card_entry
-from test_hostile_ledger import dead_pid
+from test_hostile_ledger import dead_pid, wait_for
+
+_ = loops_fixture  # the `loops` fixture
 
 RUN = ["run", "--target", "t", "--runtime", "1", "--size", "1m", "--repeat", "1", "--db", "x.db"]
 PWNED = "PWNED"
@@ -362,3 +367,50 @@ def test_the_tests_never_use_the_real_state_folder() -> None:
     given = os.environ.get(evidence.STATE_ENV, "")
     assert given and Path(given) != evidence.default_state_folder()
     assert evidence.state_folder() == Path(given)
+
+
+# ---------------------------------------------------------------- finding 8: kill -9 in a set-up
+
+
+def mounted_at(where: str) -> bool:
+    done = subprocess.run(["findmnt", "-rn", where], capture_output=True, text=True, check=False)
+    return done.returncode == 0
+
+
+@pytest.mark.fio
+@pytest.mark.root
+@needs_root()
+def test_kill_9_in_a_device_set_up_then_run_cleans_up_and_resumes(
+    loops: LoopDevs, workdir: Path
+) -> None:
+    """The next `iolab run --yes-destroy DEV` unmounts what the dead run mounted (its record
+    names the mount and its source) before it checks DEV, and runs: it used to refuse "it is
+    mounted at /run/iolab/ext4" and leave the mount."""
+    dev = loops.make(128)
+    where = f"{MOUNT_ROOT}kill-9"
+    plan = f'[[setup]]\nname = "kill-9"\ndevices = ["{dev}"]\nfilesystem = "ext4"\n'
+    workload = '[[workload]]\nrw = "randread"\nsize = "8m"\nruntime = 2\n'
+    (workdir / "plan.toml").write_text(plan + workload)
+    child = subprocess.Popen(
+        [*IOLAB, "run", "plan.toml", "--yes-destroy", dev],
+        cwd=workdir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(lambda: mounted_at(where) or child.poll() is not None)
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+        assert mounted_at(where), "kill -9 left the set-up mounted"
+        again = ["--yes-destroy", dev, "--wipe-signatures"]  # the ext4 the dead run made
+        done = run_iolab("run", "plan.toml", *again, cwd=workdir)
+    finally:
+        if mounted_at(where):
+            subprocess.run(["umount", where], check=False)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    first = said(done.stderr)[0]
+    assert first.startswith("iolab: run 1 was left running by process "), first
+    assert f"unmounted {where}" in first, first
+    assert not mounted_at(where)
+    assert "resuming run 1" in done.stdout + done.stderr
+    assert [c[3] for c in stored_cases(workdir / "iolab.db")] == ["ok"]

@@ -101,14 +101,22 @@ class Ledger:
             remove_made(current, self.record.token, live=True)
         self.record.drop(current)
 
+    def mounting(self, mountpoint: Path, source: str) -> None:
+        """The set-up's filesystem is about to be mounted there from `source`: written down
+        first (a kill -9 before the mount ends leaves a mount the record names)."""
+        entry = self._mount_entry(mountpoint)
+        if entry is not None:
+            self.record.change(entry, replace(entry, source=source))
+
     def mounted(self, mountpoint: Path) -> None:
         """The set-up's filesystem is now mounted there: its source written down."""
-        entry = next(
-            (m for m in self.record.made if m.kind == evidence.MOUNT and m.path == str(mountpoint)),
-            None,
-        )
+        entry = self._mount_entry(mountpoint)
         if entry is not None:
             self.record.change(entry, evidence_mounts.mounted(entry))
+
+    def _mount_entry(self, mountpoint: Path) -> evidence.Made | None:
+        mounts = (m for m in self.record.made if m.kind == evidence.MOUNT)
+        return next((m for m in mounts if m.path == str(mountpoint)), None)
 
     @contextlib.contextmanager
     def fio_on(self, target: Prepared, job: jobfile.Job) -> Iterator[None]:
@@ -175,6 +183,7 @@ def placed(
                 mountpoint(setup),
                 confirmed=consent.devices,
                 wipe_signatures=consent.wipe_signatures,
+                mounting=lambda source: ledger.mounting(mountpoint(setup), source),
             ) as built,
         ):
             built_log, layout = built.log, built.layout

@@ -105,7 +105,7 @@ def unmount(made: Made) -> bool:
     if not made.path.startswith(MOUNT_ROOT) or not made.source:
         return False
     found = devices.mount_of_target(made.path)
-    if found is None or found.source != made.source:
+    if found is None or os.path.realpath(found.source) != os.path.realpath(made.source):
         return False
     done = subprocess.run(["umount", made.path], capture_output=True, check=False)
     return done.returncode == 0
