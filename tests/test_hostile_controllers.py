@@ -519,11 +519,14 @@ def test_a_vd_whose_block_device_changes_after_the_set_measures_nothing(lab: Lab
 @pytest.mark.fio
 @pytest.mark.root
 @needs_root()
+@pytest.mark.parametrize("how", [True, "setsid"], ids=["in-its-group", "in-a-session-of-its-own"])
 def test_a_tools_child_holding_its_output_neither_holds_iolab_nor_outlives_it(
-    lab: Lab, monkeypatch: pytest.MonkeyPatch
+    lab: Lab, monkeypatch: pytest.MonkeyPatch, how: bool | str
 ) -> None:
+    """Issue 29, finding 7; issue 40, finding 8: a child the tool started with setsid (its own
+    session and group) is ended with the tool all the same."""
     monkeypatch.setenv("IOLAB_RAID_ANSWER_S", "30")  # past it, the old wait said "did not answer"
-    lab.edit(child=True)
+    lab.edit(child=how)
     listed = lab.run("env")
     assert listed.returncode == 0 and "did not answer" not in listed.stdout, listed.stdout
     assert "problem" not in listed.stdout, listed.stdout
