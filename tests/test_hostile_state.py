@@ -414,3 +414,32 @@ def test_kill_9_in_a_device_set_up_then_run_cleans_up_and_resumes(
     assert not mounted_at(where)
     assert "resuming run 1" in done.stdout + done.stderr
     assert [c[3] for c in stored_cases(workdir / "iolab.db")] == ["ok"]
+
+
+def test_a_fleets_directory_on_the_hosts_is_not_locked_here(workdir: Path) -> None:
+    """Finding 8: a fleet set-up's directory that exists only on the hosts was refused
+    ("cannot be read to lock it"): iolab locks only what it writes to on this host."""
+    from iolab.fio.executor import Local
+    from iolab.fio.info import FioInfo
+    from iolab.plan import parse_plan
+    from iolab.runner import campaign
+    from iolab.targets import lock
+    from iolab.targets.path import Prepared
+
+    local = workdir / "here"
+    local.mkdir()
+    text = (
+        f'[[setup]]\nname = "far"\npath = "/srv/only-on-hosts"\n'
+        f'[[setup]]\nname = "near"\npath = "{local}"\n[[workload]]\nrw = "read"\n'
+    )
+    plan = parse_plan(text, "plan.toml")
+    far, near = plan.setups
+    paths = {
+        "far": Prepared(far, Path("/srv/only-on-hosts/x/iolab.testfile"), True, 0, remote=True),
+        "near": Prepared(near, local / TEST_FILE, True, 1 << 30),
+    }
+    fio = FioInfo(path="fio", version="fio-3.33", engines=("psync",))
+    held = campaign.Campaign(plan, fio, Local("fio"), campaign.Consent(), paths)
+    assert [path for path, _ in campaign.targets(held)] == [str(local / TEST_FILE)]
+    with campaign.locked(held):
+        assert lock.keys(str(local / TEST_FILE))
