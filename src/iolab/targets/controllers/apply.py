@@ -4,7 +4,7 @@ recorded, restored.
 `check()` reads the card before anything runs (the VD exists, its output can be read, it is
 the set-up's device, each asked part is printed). Before a set-up's cases `applied()` reads
 the VD's policy through the card's own tool, runs one set command per asked part (argv lists,
-never a shell, each with a time limit, in a process group of its own, in a scratch directory
+never a shell, each with a time limit, in a session of its own, in a scratch directory
 for the tools' logs), reads it back, checks the VD is still the device it was, and refuses the
 set-up in one line when the card did not take it. What was there is written to the run's
 record first (kind "controller", its path the JSON of what to restore), restored and read back

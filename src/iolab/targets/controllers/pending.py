@@ -3,8 +3,9 @@
 When restoring a RAID card's policy (or a plain disk's write cache) fails after a set-up, the
 card is left as iolab set it: possibly always-write-back with no battery behind it. That is
 kept here, one JSON file per card VD or disk, so that the end of the run and every later
-command say it, with the exact command to restore it, until a later restore succeeds (a
-later set-up on the same VD puts the first values back; `iolab run` retries the others).
+command say it, with the command to restore it (built from its typed fields), until a later
+restore succeeds (a later set-up on the same VD puts the first values back; `iolab run`
+retries the others, this host's only).
 
 The record is not in the results database (a database is data that may come from anywhere,
 and a database can be deleted or moved): it sits in iolab's state folder (`targets.evidence`),

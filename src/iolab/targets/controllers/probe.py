@@ -3,7 +3,7 @@
 Each tool family is asked once, through the first of its names found on PATH (storcli64,
 storcli, perccli64, perccli; MegaCli64, MegaCli, megacli; ssacli, hpssacli, hpacucli;
 arcconf), with read-only commands only, never through a shell, each with a timeout
-(`IOLAB_RAID_ANSWER_S`) in a process group of its own that is ended with it (`call`), its
+(`IOLAB_RAID_ANSWER_S`) in a session of its own that is ended with it (`call`), its
 output (at most 16 MiB) decoded with errors replaced. The tools write logs into their working
 directory (storcli.log, MegaSAS.log, UcliEvt.log): they run in a scratch directory named with
 iolab's pid, removed after (and, where that iolab died, by the next one: `scratch`), and with
