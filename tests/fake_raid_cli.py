@@ -221,8 +221,10 @@ def _hang(path: Path) -> None:
 
 def _leave_a_child(state: State) -> None:
     """Start a child that keeps this tool's standard output open long after it exits (as a
-    tool that starts a daemon does); its pid goes in the state's "children"."""
-    child = subprocess.Popen(["sleep", "3600"], stdout=sys.stdout, stderr=subprocess.DEVNULL)
+    tool that starts a daemon does; with "setsid", in a session of its own); its pid goes in
+    the state's "children"."""
+    argv = ["setsid", "sleep", "3600"] if state.get("child") == "setsid" else ["sleep", "3600"]
+    child = subprocess.Popen(argv, stdout=sys.stdout, stderr=subprocess.DEVNULL)
     state.setdefault("children", []).append(child.pid)
 
 

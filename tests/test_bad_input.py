@@ -155,6 +155,7 @@ class Bad:
     files: tuple[tuple[str, FileSpec], ...]
     spawn: bool  # through the real entry point, in a subprocess
     max_s: float | None  # must be refused within this many seconds
+    env: tuple[tuple[str, str], ...] = ()  # environment variables the row sets
 
     def text(self) -> str:
         """Everything the row names, to see which loop devices it involves."""
@@ -180,6 +181,7 @@ def case(
     *,
     spawn: bool = False,
     max_s: float | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Any:
     bad = Bad(
         args=tuple(args.split()) if isinstance(args, str) else tuple(args),
@@ -187,6 +189,7 @@ def case(
         files=tuple((files or {}).items()),
         spawn=spawn,
         max_s=max_s,
+        env=tuple((env or {}).items()),
     )
     marks = [needs_root(), pytest.mark.root] if bad.loops() else []
     if case_id in REACHES_FIO:
@@ -970,6 +973,54 @@ TARGETS = [
     case("size-beyond-free-space-target", "run --target @DIR@ --size 100t --runtime 1", ["size"]),
 ]
 
+STATE = "IOLAB_STATE_DIR"  # iolab's state folder (issue 40, finding 2)
+STATE_REFUSED = "iolab keeps its records only in an empty folder of yours or one it made"
+STATE_DIR_ROWS: list[tuple[str, str, str, str, str, dict[str, FileSpec]]] = [
+    ("etc", "runs", "/etc", "/etc", "is neither empty nor iolab's", {}),
+    ("etc-run", "run --target @DIR@ --runtime 1", "/etc", "/etc", "is neither empty", {}),
+    ("relative", "runs", "state", "state", "is not an absolute path", {}),
+    ("newline", "runs", "@DIR@/st\nate", "@DIR@/st\\nate", "holds a control character", {}),
+    ("escape", "runs", "@DIR@/\x1b[2J", "@DIR@/\\x1b[2J", "holds a control character", {}),
+    ("c1-control", "runs", "@DIR@/\x9b2J", "@DIR@/\\x9b2J", "holds a control character", {}),
+    ("dot-dot", "runs", "@DIR@/../s", "@DIR@/../s", "is not a clean path", {}),
+    ("trailing-slash", "runs", "@DIR@/s/", "@DIR@/s/", "is not a clean path", {}),
+    (
+        "users-folder",
+        "runs",
+        "@DIR@/mine",
+        "@DIR@/mine",
+        "is neither empty nor iolab's",
+        {"mine": DIR, "mine/notes.txt": "the user's\n"},
+    ),
+    (
+        "a-file",
+        "runs",
+        "@DIR@/notes.txt",
+        "@DIR@/notes.txt",
+        "is not a folder",
+        {"notes.txt": "the user's\n"},
+    ),
+    ("no-parent", "runs", "@DIR@/a/b", "@DIR@/a/b", "is in a folder that does not exist", {}),
+    (
+        "a-link",
+        "runs",
+        "@DIR@/link",
+        "@DIR@/link",
+        "is reached through a symbolic link",
+        {"real": DIR, "link": symlink("@DIR@/real")},
+    ),
+]
+STATE_DIRS = [
+    case(
+        f"state-dir-{row_id}",
+        args,
+        [f"{STATE}={shown!r} {words}", STATE_REFUSED],
+        files,
+        env={STATE: value},
+    )
+    for row_id, args, value, shown, words, files in STATE_DIR_ROWS
+]
+
 SPAWNED = [
     bad_plan("spawn-bs-4q", [at(BS), "4q"], plan(bs='"4q"'), spawn=True),
     case("spawn-bogus-flag", "run --bogus", ["--bogus"], spawn=True),
@@ -988,6 +1039,7 @@ CASES = [
     *FLAGS,
     *OUTPUTS,
     *TARGETS,
+    *STATE_DIRS,
     *SPAWNED,
 ]
 
@@ -1248,6 +1300,8 @@ def test_bad_input_is_one_line_exit_1_and_changes_nothing(
     ]
     tmp = tmp_path / "tmp"
     tmp.mkdir()
+    for key, value in bad.env:
+        monkeypatch.setenv(key, fill(value, values))
 
     before = listing(workdir)
     sums = {token: device_sha256(values[token]) for token in used}

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from iolab.targets.controllers import pending
 from uml import Kernel, lab_marks
 
 pytestmark = lab_marks()
@@ -93,6 +94,9 @@ def test_a_setting_the_disk_does_not_take_measures_nothing(lab: Kernel, work: Pa
     refuses a policy does: nothing is measured under the wrong setting."""
     fixed = work / "fixed"
     fixed.write_text("write back\n")
+    record = pending._name("sysfs", SWITCH)
+    hosts = [Path(os.environ[pending.STATE_ENV]), Path("/var/lib/iolab")]
+    before = [_seen(folder / pending.FOLDER / record) for folder in hosts]
     lab.run(f"mount --bind -o ro {fixed} {SWITCH}")
     try:
         (work / "plan.toml").write_text(PLAN.format(caches='"write-through"'))
@@ -102,8 +106,19 @@ def test_a_setting_the_disk_does_not_take_measures_nothing(lab: Kernel, work: Pa
     assert done.returncode == 3, done.output  # 3: some cases failed
     assert "Traceback" not in done.output
     said = [line for line in done.output.splitlines() if line.startswith("iolab: ")]
-    assert said == ["iolab: 1 of 1 cases failed (fio's errors above)"], done.output
+    assert said[-1] == "iolab: 1 of 1 cases failed (fio's errors above)", done.output
     assert f"could not write {SWITCH}: Read-only file system" in done.output
     stored = rows(work / "iolab.db", "SELECT status, raw_json FROM cases")
     assert stored == [("failed", None)], "nothing measured under the wrong setting"
     assert lab.run(f"cat {SWITCH}").output.strip() == "write back"
+    # issue 42, point 5: the restore it owes is kept in the guest's own state folder, never in
+    # the host's (the guest sees the host's root)
+    kept = lab.run(f"ls /run/iolab-state/{pending.FOLDER}").output.split()
+    assert record in kept, kept
+    assert [_seen(folder / pending.FOLDER / record) for folder in hosts] == before
+    lab.run(f"rm -f /run/iolab-state/{pending.FOLDER}/{record}")
+
+
+def _seen(path: Path) -> float | None:
+    """When a file was last written (None: there is none)."""
+    return path.stat().st_mtime if path.exists() else None

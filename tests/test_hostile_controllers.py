@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import os
 import re
 import shlex
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -38,6 +40,7 @@ import pytest
 import fake_raid_cli as fake
 from conftest import IOLAB, needs_root, run_iolab, said, stored_cases
 from iolab.errors import ControllerError
+from iolab.model import codec
 from iolab.targets.controllers import apply, megacli, pending, ssacli, storcli
 from iolab.targets.controllers.common import size_bytes
 from iolab.targets.controllers.pending import PendingRestore
@@ -516,11 +519,14 @@ def test_a_vd_whose_block_device_changes_after_the_set_measures_nothing(lab: Lab
 @pytest.mark.fio
 @pytest.mark.root
 @needs_root()
+@pytest.mark.parametrize("how", [True, "setsid"], ids=["in-its-group", "in-a-session-of-its-own"])
 def test_a_tools_child_holding_its_output_neither_holds_iolab_nor_outlives_it(
-    lab: Lab, monkeypatch: pytest.MonkeyPatch
+    lab: Lab, monkeypatch: pytest.MonkeyPatch, how: bool | str
 ) -> None:
+    """Issue 29, finding 7; issue 40, finding 8: a child the tool started with setsid (its own
+    session and group) is ended with the tool all the same."""
     monkeypatch.setenv("IOLAB_RAID_ANSWER_S", "30")  # past it, the old wait said "did not answer"
-    lab.edit(child=True)
+    lab.edit(child=how)
     listed = lab.run("env")
     assert listed.returncode == 0 and "did not answer" not in listed.stdout, listed.stdout
     assert "problem" not in listed.stdout, listed.stdout
@@ -580,11 +586,11 @@ def _entry(**changes: Any) -> PendingRestore:
         "/c0/v0",
         (("write_cache", "write-back"),),
         (("write_cache", "always-write-back"),),
-        (("/usr/sbin/storcli64", "/c0/v0", "set", "wrcache=wb", "nolog"),),
         "storcli: `/c0/v0 set wrcache=wb nolog` did not answer within 60 s",
         1_700_000_000.0,
         3,
         12345,
+        socket.gethostname(),
     )
     return dataclasses.replace(base, **changes)
 
@@ -607,7 +613,7 @@ def test_a_record_is_kept_privately_and_read_back(states: Path) -> None:
         "storcli /c0/v0 may still have write_cache = always-write-back, set by run 3 at "
         f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(1_700_000_000))} (its restore failed: "
         "storcli: `/c0/v0 set wrcache=wb nolog` did not answer within 60 s); restore it: "
-        "/usr/sbin/storcli64 /c0/v0 set wrcache=wb nolog"
+        "storcli64 /c0/v0 set wrcache=wb nolog"
     )
     pending.add(_entry(restore=(("write_cache", "write-through"),), run=4))
     (again,) = pending.pending()
@@ -655,15 +661,25 @@ def test_a_state_folder_that_is_a_link_is_neither_read_nor_written(
     assert pending.pending() == []
 
 
+def forge(states: Path, **fields: Any) -> Path:
+    """A record written by someone else than iolab, under a record's own name."""
+    text: dict[str, Any] = {**codec.to_object(_entry()), **fields}
+    folder = states / "pending-restores"
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = folder / pending._name(str(text["tool"]), str(text["where"]))
+    path.write_text(json.dumps(text))
+    return path
+
+
 def test_a_record_is_acted_on_only_through_iolabs_own_commands(
     states: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A record whose VD is not one iolab would name, or whose commands say something else,
-    is never run: `iolab run` rebuilds the commands from the tool, the VD and the values."""
+    """A record whose VD is not one iolab would name, or that holds commands of its own, is
+    never run: `iolab run` rebuilds the commands from the tool, the VD and the values."""
     _tools(tmp_path / "bin", tmp_path / "state.json", monkeypatch, "/dev/sdb")
-    evil = (("sh", "-c", f"touch {tmp_path}/pwned"),)
-    pending.add(_entry(where="/c0/v0; reboot", commands=evil, pid=_dead_pid()))
-    pending.add(_entry(commands=evil, pid=_dead_pid()))
+    evil = [["sh", "-c", f"touch {tmp_path}/pwned"]]
+    forge(states, where="/c0/v0; reboot", commands=evil, pid=_dead_pid())
+    forge(states, commands=evil, pid=_dead_pid())
     said_lines = apply.retry_pending()
     assert any("is not one iolab can act on" in line for line in said_lines), said_lines
     assert any(
@@ -684,20 +700,27 @@ def _dead_pid() -> int:
     return child.pid
 
 
-def test_restore_commands_are_shown_as_a_shell_takes_them() -> None:
+def test_restore_commands_are_built_from_the_records_fields(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     disk = _entry(
         tool="sysfs",
         where="/sys/block/sdb/device/scsi_disk/1:0:0:0/cache_type",
-        commands=(
-            ("echo", "write back", ">", "/sys/block/sdb/device/scsi_disk/1:0:0:0/cache_type"),
-        ),
+        restore=(("value", "write back"),),
+        left=(("drive_cache", "write-through"),),
     )
     assert disk.said().endswith(
         "restore it: echo 'write back' > /sys/block/sdb/device/scsi_disk/1:0:0:0/cache_type"
     )
-    odd = _entry(commands=(("/opt/my tools/storcli64", "/c0/v0", "set", "wrcache=wb"),))
-    assert odd.said().endswith(
-        shlex.join(["/opt/my tools/storcli64", "/c0/v0", "set", "wrcache=wb"])
+    tools = tmp_path / "my tools"
+    tools.mkdir()
+    (tools / "storcli64").write_text("#!/bin/sh\nexit 1\n")
+    (tools / "storcli64").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
+    assert (
+        _entry()
+        .said()
+        .endswith(shlex.join([str(tools / "storcli64"), "/c0/v0", "set", "wrcache=wb", "nolog"]))
     )
 
 
@@ -706,7 +729,7 @@ def test_a_disks_write_cache_that_cannot_be_put_back_is_kept_too(
 ) -> None:
     """A plain disk's sysfs cache_type that iolab set and cannot write back (the disk went
     away): the same loud record, with the shell line that puts it back."""
-    switch = tmp_path / "gone" / "cache_type"
+    switch = Path("/sys/block/sdzz/device/scsi_disk/9:9:9:9/cache_type")  # no such disk
     with pytest.raises(ControllerError) as caught:
         apply._put_back_disk(switch, "write back", "write-through")
     assert "restoring failed: sysfs " in str(caught.value) and "\n" not in str(caught.value)

@@ -110,12 +110,22 @@ def open_store(db: str, ui: Ui, create: bool = False, clean: bool = False) -> It
         yield store
 
 
+def clean_up_dead_runs(db: str, ui: Ui) -> None:
+    """`iolab run`, first of all: what a dead run of this database left (a mount, a card's
+    policy, a test file) removed on proof, so that the checks of the devices that follow see
+    them as they were before it (a set-up's device is then no longer mounted by it)."""
+    if not Path(db).is_file():
+        return  # a database not made yet has no runs
+    with open_store(db, ui, clean=True):
+        pass
+
+
 def restores_pending() -> list[str]:
     """One line per card or disk policy a run changed and could not put back, with the
     command that puts it back: every command says them until a restore succeeds."""
     from iolab.targets.controllers import pending
 
-    return [entry.said() for entry in pending.pending()]
+    return pending.said_all(*pending.owed())
 
 
 @contextlib.contextmanager
@@ -127,9 +137,9 @@ def restores_said(ui: Ui, run_id: int) -> Iterator[None]:
         try:
             yield
         finally:
-            for entry in pending.pending():
-                if entry.of_run(run_id):
-                    ui.warn(f"warning: {entry.said()}")
+            mine = [entry for entry in pending.pending() if entry.of_run(run_id)]
+            for line in pending.said_all(mine, len(mine)):
+                ui.warn(f"warning: {line}")
 
 
 def pick_run(

@@ -12,6 +12,7 @@ from iolab.app.base import (
     RunOutcome,
     RunRequest,
     Ui,
+    clean_up_dead_runs,
     load_plan,
     open_store,
     pick_run,
@@ -70,6 +71,7 @@ def run_plan(
 ) -> RunOutcome:
     """`run` once the plan is known (a file's, a preset's, or one a command made)."""
     Store.check_path(request.db)
+    clean_up_dead_runs(request.db, ui)  # before the devices are checked: a mount it left
     for line in apply.retry_pending():  # what earlier runs could not put back on a card
         ui.warn(line)
     fio = info.probe()

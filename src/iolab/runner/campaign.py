@@ -334,9 +334,12 @@ def rejected_workload(campaign: Campaign, rejected: jobfile.Rejected) -> Workloa
 
 
 def targets(campaign: Campaign) -> list[tuple[str, str]]:
-    """What a campaign writes to, as (real path, description) for locking."""
+    """What a campaign writes to on this host, as (real path, description) for locking (a
+    fleet's directory on its hosts is not this host's to lock: it may not exist here)."""
     out = []
     for setup in campaign.plan.setups:
+        if setup.layout is None and campaign.paths[setup.name].remote:
+            continue
         if setup.layout is None:
             file = campaign.paths[setup.name].filename
             out.append((str(file), f"set-up {setup.name!r}: target {file}"))

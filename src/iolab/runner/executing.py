@@ -9,6 +9,7 @@ database's `leftovers` rows are kept for the reader and never cause anything.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import signal
 import tempfile
@@ -20,6 +21,7 @@ from pathlib import Path
 from iolab.analysis import levels, reading
 from iolab.errors import ControllerError, FioError, Interrupted, Resume, Stopped, TargetError
 from iolab.fio import durations, jobfile, parse
+from iolab.fio import reach as fio_reach
 from iolab.fio.executor import Executor, HostLimits
 from iolab.fio.hosts import Cluster
 from iolab.fio.outcome import Outcome, failure
@@ -106,22 +108,31 @@ class Ledger:
         same = (made.kind, made.path)
         current = next((m for m in self.record.made if (m.kind, m.path) == same), made)
         if current.kind in (evidence.FILE, evidence.DIR):
-            remove_made(current, self.record.token)
+            remove_made(current, self.record.token, live=True)
         self.record.drop(current)
+
+    def mounting(self, mountpoint: Path, source: str) -> None:
+        """The set-up's filesystem is about to be mounted there from `source`: written down
+        first (a kill -9 before the mount ends leaves a mount the record names)."""
+        entry = self._mount_entry(mountpoint)
+        if entry is not None:
+            self.record.change(entry, replace(entry, source=source))
 
     def mounted(self, mountpoint: Path) -> None:
         """The set-up's filesystem is now mounted there: its source written down."""
-        entry = next(
-            (m for m in self.record.made if m.kind == evidence.MOUNT and m.path == str(mountpoint)),
-            None,
-        )
+        entry = self._mount_entry(mountpoint)
         if entry is not None:
             self.record.change(entry, evidence_mounts.mounted(entry))
 
+    def _mount_entry(self, mountpoint: Path) -> evidence.Made | None:
+        mounts = (m for m in self.record.made if m.kind == evidence.MOUNT)
+        return next((m for m in mounts if m.path == str(mountpoint)), None)
+
     @contextlib.contextmanager
-    def fio_on(self, target: Prepared) -> Iterator[None]:
-        """fio writes the test file meanwhile, and may lay it out anew (a new, unmarked
-        file): written down as such, and the file marked again after.
+    def fio_on(self, target: Prepared, job: jobfile.Job) -> Iterator[None]:
+        """fio writes the test file meanwhile: iolab lays it out first, as large as the job
+        reaches (so fio never lays it out anew, as a new file without iolab's mark), and
+        marks it again after should fio have made a new one all the same.
 
         The record says so once, before the set-up's first case, and stays so until the file
         is removed: a case writes no record, unless fio left another file (inode, mark) than
@@ -136,6 +147,7 @@ class Ledger:
                 f"iolab's test file {made.path} was replaced while the run went on: {problem}; "
                 "fio writes only to iolab's own test file, so this set-up's cases stop here"
             )
+        evidence.lay_out(made, self.record.token, _reach(job, made))
         if not made.busy:
             made = self.record.change(made, replace(made, busy=True))
         self.files[made.path] = made
@@ -148,6 +160,15 @@ class Ledger:
     def close(self) -> None:
         """The run ended here, having removed what it made: its record goes too."""
         self.record.delete()
+
+
+def _reach(job: jobfile.Job, made: evidence.Made) -> int:
+    """The size fio's file reaches under this job (fio's reach model), from its size now."""
+    try:
+        size = os.stat(made.path, follow_symlinks=False).st_size
+        return fio_reach.reach(job.options, size)
+    except (OSError, fio_reach.Unreadable):
+        return 0  # fio's own check (and the room check before the run) say what is wrong
 
 
 @contextlib.contextmanager
@@ -177,6 +198,7 @@ def placed(
                 mountpoint(setup),
                 confirmed=consent.devices,
                 wipe_signatures=consent.wipe_signatures,
+                mounting=lambda source: ledger.mounting(mountpoint(setup), source),
             ) as built,
         ):
             built_log, layout = built.log, built.layout
@@ -319,7 +341,7 @@ class _Run:
             self.listener.note(f"preconditioning {setup.name}: {job.comment.split(': ')[-1]}")
             workdir = Path(tempfile.mkdtemp(prefix="iolab-fill-", dir=self.scratch))
             try:
-                with self.ledger.fio_on(target):
+                with self.ledger.fio_on(target, job):
                     outcome = self.campaign.executor_for(setup).run(
                         jobfile.render([job]), workdir, self.listener.status, None
                     )
@@ -356,7 +378,7 @@ class _Run:
             known = replace(known, drive_written=drives.written_share)
         executor = campaign.executor_for(step.case.setup)
         watched = None if target.remote else self.watched(step.case.setup.name, target)
-        with self.ledger.fio_on(target):
+        with self.ledger.fio_on(target, job):
             result = run_step(step, job, executor, self.listener, self.scratch, known, watched)
         if drives is not None:
             result = drives.judged(result)

@@ -91,13 +91,14 @@ def _pid(owner: object) -> str:
     return str(pid) if isinstance(pid, int) else "unknown"
 
 
-def remove_made(made: evidence.Made, token: str) -> str:
-    """Remove one thing a run made, if it is still there and still the run's (its proof); a
-    card's policy (or a disk's write cache) the run set is restored. What was done, in words
-    ("" for nothing)."""
+def remove_made(made: evidence.Made, token: str, live: bool = False) -> str:
+    """Remove one thing a run made, if it is still there and still the run's (its proof:
+    never the record alone); a card's policy (or a disk's write cache) the run set is
+    restored. What was done, in words ("" for nothing). `live`: the run that made it removes
+    it (on a filesystem that takes no mark, it knows the file by its device and inode)."""
     if made.kind == apply.KIND:
         return apply.restored_words(made.path) if apply.restore_from(made.path) else ""
-    if made.kind == evidence.FILE and evidence.remove_file(made, token):
+    if made.kind == evidence.FILE and evidence.remove_file(made, token, live):
         return f"removed {made.path}"
     if made.kind == evidence.DIR and evidence_mounts.remove_dir(made, token):
         return f"removed {made.path}"

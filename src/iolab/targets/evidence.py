@@ -2,15 +2,17 @@
 prove a thing is iolab's.
 
 A database is data that may come from anywhere, so clean-up after a run whose iolab died
-rests on this record alone. Each run writes one, a JSON file in `runs` under iolab's state
-folder (as root `/var/lib/iolab`; another user `$XDG_STATE_HOME/iolab`, by default
-`~/.local/state/iolab`; `IOLAB_STATE_DIR` names another), folders iolab makes 0700 and never
-reaches through a link. The record names the run (its database and number), the process
-that runs it (host, boot, pid and the pid's start time) and everything the run makes, each
-written down before it is made. A thing is removed after the process died only when it is
-still what the record says and still carries iolab's proof: a test file its mark (the extended
-attribute `user.iolab.run` holding the run's token), a scratch folder its token file, a mount
-the source the record names.
+rests on this record, and a record is only a claim. Each run writes one, a JSON file in `runs`
+under iolab's state folder (as root `/var/lib/iolab`; another user `$XDG_STATE_HOME/iolab`, by
+default `~/.local/state/iolab`; `IOLAB_STATE_DIR` names another, refused unless it is an
+absolute, clean path to an empty or iolab-made folder of this user's), folders iolab makes
+0700 and never reaches through a link. The record names the run (its database and number), the
+process that runs it (host, boot, pid and the pid's start time) and everything the run makes,
+each written down before it is made. A thing is removed after the process died (never while it
+lives) only when it still carries iolab's proof, which a record cannot forge: a test file the
+mark iolab set on it before fio wrote a byte (the extended attribute `user.iolab.run` holding
+the record's token) and the device and inode the record noted; a scratch folder its token file,
+and then only the entries iolab makes there; a mount the source the record names.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import os
 import re
 import secrets
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -35,21 +38,75 @@ MARK = "user.iolab.run"  # the extended attribute on iolab's test files: the run
 TOKEN_FILE = ".iolab-run"  # in a scratch folder iolab made: the run's token
 TOKEN = re.compile(r"[0-9a-f]{32}")
 RECORD_MAX = 1024**2
+LAYOUT_BLOCK = 1024**2  # bytes iolab writes at a time when it lays out its test file
 FILE, USER_FILE, DIR, MOUNT = "file", "user-file", "dir", "mount"
 MOUNT_ROOT = "/run/iolab/"  # where iolab mounts set-ups (runner.campaign.MOUNT_ROOT)
 
 
+STATE_MARK = ".iolab-state"  # in a state folder iolab made or took when it was empty
+OWN_NAMES = frozenset({"runs", "pending-restores", STATE_MARK})  # what iolab keeps there
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
 def state_dir() -> Path:
-    """Where this user's iolab keeps its records of runs: `runs` in iolab's state folder."""
+    """Where this user's iolab keeps its records of runs: `runs` in iolab's state folder
+    (TargetError when IOLAB_STATE_DIR names a folder iolab must not take)."""
+    return state_folder() / "runs"
+
+
+def default_state_folder() -> Path:
+    if os.geteuid() == 0:
+        return Path("/var/lib/iolab")
+    home = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+    return Path(os.path.abspath(home)) / "iolab"
+
+
+def state_folder() -> Path:
+    """iolab's state folder: its default, or the one IOLAB_STATE_DIR names when that is an
+    absolute, clean path to a folder of this user's that is empty, iolab's own, or absent
+    (iolab makes it); else a TargetError in one line."""
     given = os.environ.get(STATE_ENV)
-    if given:
-        base = Path(os.path.abspath(given))
-    elif os.geteuid() == 0:
-        base = Path("/var/lib/iolab")
-    else:
-        home = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
-        base = Path(os.path.abspath(home)) / "iolab"
-    return base / "runs"
+    if not given:
+        return default_state_folder()
+    problem = _named_problem(given)
+    if problem is not None:
+        shown = given.encode("unicode_escape").decode("ascii")
+        raise TargetError(
+            f"{STATE_ENV}={shown!r} {problem}; iolab keeps its records only in an empty folder "
+            "of yours or one it made: name such a folder, or unset it"
+        )
+    return Path(given)
+
+
+def _named_problem(given: str) -> str | None:
+    """Why IOLAB_STATE_DIR's value cannot be iolab's state folder (None when it can)."""
+    if _CONTROL.search(given):
+        return "holds a control character"
+    if not given.startswith("/"):
+        return "is not an absolute path"
+    if os.path.normpath(given) != given or given.startswith("//"):
+        return "is not a clean path (no '.', '..', '//' or trailing '/')"
+    if given == "/" or os.path.realpath(given) != given:
+        return "is reached through a symbolic link" if given != "/" else "is the root folder"
+    try:
+        found = os.lstat(given)
+    except FileNotFoundError:
+        return (
+            None if os.path.isdir(os.path.dirname(given)) else "is in a folder that does not exist"
+        )
+    except OSError as error:
+        return f"cannot be read ({error.strerror})"
+    if not stat.S_ISDIR(found.st_mode):
+        return "is not a folder"
+    if found.st_uid != os.geteuid() or found.st_mode & 0o022:
+        return "is not a folder of yours alone (another owner, or writable by others)"
+    try:
+        names = set(os.listdir(given))
+    except OSError as error:
+        return f"cannot be read ({error.strerror})"
+    if not names <= OWN_NAMES:
+        return "is neither empty nor iolab's (it holds files iolab did not make)"
+    return None
 
 
 def _unsafe(folder: Path) -> str | None:
@@ -75,17 +132,8 @@ def _folder(create: bool) -> Path | None:
     `create`; None when missing or not to be trusted (for reading); TargetError when a run
     cannot keep its record there."""
     folder = state_dir()
-    for part in (folder.parent, folder) if create else ():
-        try:
-            part.parent.mkdir(parents=True, exist_ok=True)
-            os.mkdir(part, 0o700)
-        except FileExistsError:
-            pass
-        except OSError as error:
-            raise TargetError(
-                f"iolab cannot make its state folder {part} ({error.strerror}); make it "
-                f"(mode 0700) or name another with {STATE_ENV}"
-            ) from None
+    if create:
+        make_state(folder)
     problem = _unsafe(folder.parent) or _unsafe(folder)
     if problem is None:
         return folder
@@ -96,6 +144,26 @@ def _folder(create: bool) -> Path | None:
             f"makes only in a folder of its own: remove it, or name another with {STATE_ENV}"
         )
     return None
+
+
+def make_state(folder: Path) -> None:
+    """`folder` and iolab's state folder above it made 0700 where absent (the default's
+    parents as usual; a named one's parent must exist), the state folder marked iolab's."""
+    base = folder.parent
+    try:
+        if base == default_state_folder():
+            base.parent.mkdir(parents=True, exist_ok=True)
+        for part in (base, folder):
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, 0o700)
+        if _unsafe(base) is None:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+            os.close(os.open(base / STATE_MARK, flags, 0o600))
+    except OSError as error:
+        raise TargetError(
+            f"iolab cannot make its state folder {folder} ({error.strerror}); make it "
+            f"(mode 0700) or name another with {STATE_ENV}"
+        ) from None
 
 
 def ready() -> None:
@@ -112,8 +180,9 @@ class Made:
     path: str  # for a card's policy: what to restore (targets.controllers.apply)
     folder: tuple[int, int] = (0, 0)  # the (device, inode) of the folder that holds it
     inode: int = 0  # a test file's or scratch folder's inode, as last seen
+    device: int = 0  # a test file's device, as last seen (with its inode: its identity)
     marked: bool = False  # the test file holds the mark (its filesystem takes extended attributes)
-    busy: bool = False  # a test file being made, or one fio may replace (it lays out anew)
+    busy: bool = False  # fio writes the test file (it proves nothing: the mark does)
     source: str = ""  # a mount's source
 
 
@@ -268,41 +337,26 @@ def plain(found: os.stat_result) -> bool:
 
 
 def vouched(path: Path) -> bool:
-    """Whether a plain file at `path` is iolab's: it carries an iolab run's mark, or a run's
-    record names it as a test file it was making or fio was writing (a live run's: its lock
-    then says which process holds it; a dead run's: the next run removes it)."""
+    """Whether a plain file at `path` is iolab's, to write again: it carries an iolab run's
+    mark (which only iolab sets), and no iolab that still runs holds it. A record alone never
+    vouches for a file: a file made later at the same name is not iolab's."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return False
     try:
-        found = os.fstat(fd)
-        if not plain(found):
-            return False
-        mark = mark_of(fd)
-        if mark is not None:
-            return TOKEN.fullmatch(mark) is not None
+        mark = mark_of(fd) if plain(os.fstat(fd)) else None
     finally:
         os.close(fd)
-    where = (identity_of(path.parent), path.name)  # the same folder however reached (a bind mount)
-    for record in records():
-        for made in record.made:
-            named = (made.folder, os.path.basename(made.path))
-            if made.kind == FILE and named == where and _unmarked_ours(made, found):
-                return True
-    return False
-
-
-def _unmarked_ours(made: Made, found: os.stat_result) -> bool:
-    """A file with no mark is the record's when the record says it was being made or fio was
-    writing it (fio lays a file out anew, as a new file), or, where the filesystem takes no
-    mark, when it is the very file (inode) the record names."""
-    return made.busy or (not made.marked and found.st_ino == made.inode)
+    if mark is None or TOKEN.fullmatch(mark) is None:
+        return False
+    return not any(r.token == mark and not dead(r) for r in records())
 
 
 def claim_file(path: Path, token: str, made: Made) -> Made:
     """Make iolab's test file at `path` and mark it as this run's (or take over a plain file
-    there that is iolab's, checked again now); the record entry as it now stands."""
+    there that is iolab's, checked again now); the record entry as it now stands, with the
+    file's device and inode."""
     flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
         fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644)
@@ -317,7 +371,7 @@ def claim_file(path: Path, token: str, made: Made) -> Made:
         marked = _mark(fd, token)
     finally:
         os.close(fd)
-    return replace(made, inode=found.st_ino, marked=marked, busy=False)
+    return replace(made, inode=found.st_ino, device=found.st_dev, marked=marked, busy=False)
 
 
 def refused_words(path: Path) -> str:
@@ -327,89 +381,128 @@ def refused_words(path: Path) -> str:
     )
 
 
-def replaced(made: Made, token: str) -> str | None:
-    """What stands at a test file's name now, when it is no longer the file this run made (a
-    link, another file, a folder reached through a link); None while it is the run's, or gone
-    (fio makes it anew, as a file of its own)."""
+class FolderMoved(Exception):
+    """The folder a record names is no longer there as it was (moved, or a link)."""
+
+
+@contextlib.contextmanager
+def _opened_file(made: Made, flags: int) -> Iterator[tuple[int, int, os.stat_result]]:
+    """(the folder's fd, the file's fd, the file's status) of a test file the record names,
+    reached through no link; OSError when it is not there."""
     fd = open_folder(made)
     if fd is None:
-        return "its folder was moved or replaced by a link"
+        raise FolderMoved
     try:
-        found = os.stat(os.path.basename(made.path), dir_fd=fd, follow_symlinks=False)
-        if not plain(found):
-            return "a link or something else now stands there"
-        file_fd = os.open(
-            os.path.basename(made.path),
-            os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-            dir_fd=fd,
-        )
+        name = os.path.basename(made.path)
+        file_fd = os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
         try:
-            mark = mark_of(file_fd)
+            yield fd, file_fd, os.fstat(file_fd)
         finally:
             os.close(file_fd)
+    finally:
+        os.close(fd)
+
+
+def proven(made: Made, token: str, found: os.stat_result, mark: str | None) -> bool:
+    """The file is the one the record names and still carries its proof: plain, the device
+    and inode the record noted, and the record's mark."""
+    same = (found.st_dev, found.st_ino) == (made.device, made.inode) and made.inode != 0
+    return plain(found) and same and mark == token
+
+
+def replaced(made: Made, token: str, live: bool = True) -> str | None:
+    """What stands at a test file's name now, when it is no longer the file this run made (a
+    link, another file, a folder reached through a link); None while it is the run's, or
+    gone."""
+    try:
+        with _opened_file(made, os.O_RDONLY) as (_, file_fd, found):
+            mark = mark_of(file_fd)
+    except FolderMoved:
+        return "its folder was moved or replaced by a link"
     except FileNotFoundError:
         return None
     except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "a link or something else now stands there"
         return f"it cannot be read ({error.strerror})"
-    finally:
-        os.close(fd)
-    if mark == token or (mark is None and not made.marked and found.st_ino == made.inode):
+    if not plain(found):
+        return "a link or something else now stands there"
+    if proven(made, token, found, mark) or (live and _unmarked_same(made, found, mark)):
         return None
     return "another file, not iolab's, now stands there"
 
 
+def _unmarked_same(made: Made, found: os.stat_result, mark: str | None) -> bool:
+    """On a filesystem that takes no mark: the very file (device and inode) this process
+    made. Only the live run that made it may go by this; a dead run's record may not."""
+    same = (found.st_dev, found.st_ino) == (made.device, made.inode) and made.inode != 0
+    return not made.marked and mark is None and same
+
+
+def lay_out(made: Made, token: str, size: int) -> None:
+    """Grow iolab's test file to `size` bytes (fio's own layout: random bytes), in place, so
+    that fio finds it large enough and never lays it out anew (a new, unmarked file): the
+    file keeps its mark and inode while fio writes. TargetError when it is not the run's."""
+    try:
+        with _opened_file(made, os.O_WRONLY) as (_, file_fd, found):
+            if not (
+                proven(made, token, found, mark_of(file_fd))
+                or _unmarked_same(made, found, mark_of(file_fd))
+            ):
+                raise TargetError(
+                    f"iolab's test file {made.path} was replaced while the run went on; fio "
+                    "writes only to iolab's own test file, so this set-up's cases stop here"
+                )
+            at = found.st_size
+            while at < size:
+                block = os.urandom(min(LAYOUT_BLOCK, size - at))
+                at += os.pwrite(file_fd, block, at)
+            if found.st_size < size:
+                os.fsync(file_fd)
+    except FolderMoved:
+        raise TargetError(
+            f"the folder of iolab's test file {made.path} was moved or replaced by a link while "
+            "the run went on, so this set-up's cases stop here"
+        ) from None
+    except OSError as error:
+        raise TargetError(
+            f"iolab could not lay out its test file {made.path} ({error.strerror})"
+        ) from None
+
+
 def remark_file(made: Made, token: str) -> Made:
-    """After fio wrote the test file (it may have laid it out anew): marked again, if what is
-    there is still a plain file that is this run's; the entry as it now stands."""
-    fd = open_folder(made)
-    if fd is None:
-        return replace(made, busy=False)
+    """After fio wrote the test file: the entry as it now stands (the same file, marked; a
+    file fio laid out anew, which this live process saw it make, marked again)."""
     try:
-        file_fd = os.open(
-            os.path.basename(made.path),
-            os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-            dir_fd=fd,
-        )
-    except OSError:
+        with _opened_file(made, os.O_WRONLY) as (_, file_fd, found):
+            mark = mark_of(file_fd)
+            if proven(made, token, found, mark) or not plain(found):
+                return replace(made, busy=False)
+            if mark is not None or not made.busy:
+                return replace(made, busy=False)
+            marked = _mark(file_fd, token)
+            return replace(made, inode=found.st_ino, device=found.st_dev, marked=marked, busy=False)
+    except (OSError, FolderMoved):
         return replace(made, busy=False)
-    finally:
-        os.close(fd)
-    try:
-        found = os.fstat(file_fd)
-        mark = mark_of(file_fd)
-        if not plain(found) or (mark != token and not (mark is None and made.busy)):
-            return replace(made, busy=False)
-        return replace(made, inode=found.st_ino, marked=_mark(file_fd, token), busy=False)
-    finally:
-        os.close(file_fd)
 
 
-def remove_file(made: Made, token: str) -> bool:
-    """Remove a test file a run made, if it is still there, plain, and the run's."""
-    fd = open_folder(made)
-    if fd is None:
-        return False
-    name = os.path.basename(made.path)
+def remove_file(made: Made, token: str, live: bool = False) -> bool:
+    """Remove a test file a run made, if it is still there and carries the run's proof (the
+    live run that made it, on a filesystem that takes no mark: the same device and inode)."""
     try:
-        file_fd = os.open(
-            name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd
-        )
-        try:
-            found, mark = os.fstat(file_fd), mark_of(file_fd)
-        finally:
-            os.close(file_fd)
-        ours = mark == token or (mark is None and _unmarked_ours(made, found))
-        now = os.stat(name, dir_fd=fd, follow_symlinks=False)
-        if plain(found) and ours and (now.st_dev, now.st_ino) == (found.st_dev, found.st_ino):
-            os.unlink(name, dir_fd=fd)
-            return True
-        return False
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
+        with _opened_file(made, os.O_RDONLY) as (fd, file_fd, found):
+            mark = mark_of(file_fd)
+            ours = proven(made, token, found, mark) or (live and _unmarked_same(made, found, mark))
+            name = os.path.basename(made.path)
+            now = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if ours and (now.st_dev, now.st_ino) == (found.st_dev, found.st_ino):
+                os.unlink(name, dir_fd=fd)
+                return True
+    except (OSError, FolderMoved):
+        pass
+    return False
 
 
 def file_entry(path: Path, kind: str = FILE) -> Made:
     """A test file's (or a user's file's) entry, before it is made."""
-    return Made(kind, str(path), identity_of(path.parent), busy=kind == FILE)
+    return Made(kind, str(path), identity_of(path.parent))

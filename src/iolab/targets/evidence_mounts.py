@@ -4,6 +4,7 @@ or unmounted only while they are still what iolab made."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -20,6 +21,8 @@ from iolab.targets.evidence import (
     identity_of,
     open_folder,
 )
+
+SCRATCH_ENTRY = re.compile(r"iolab-(case|fill)-[a-z0-9_]{8}")  # runner.executing's folders
 
 
 def claim_dir(path: Path, token: str) -> Made:
@@ -38,7 +41,9 @@ def dir_entry(path: Path) -> Made:
 
 
 def remove_dir(made: Made, token: str) -> bool:
-    """Remove a scratch folder a run made, if it is still that folder and holds its token."""
+    """Remove a scratch folder a run made, if it is still that folder, holds its token, and
+    holds nothing but what iolab makes there (its token file, fio's case and fill folders):
+    a folder with anything else in it is left whole."""
     fd = open_folder(made)
     if fd is None:
         return False
@@ -49,18 +54,39 @@ def remove_dir(made: Made, token: str) -> bool:
             return False
         inside = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
         try:
-            kept = os.open(TOKEN_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=inside)
-            with os.fdopen(kept, "rb") as handle:
-                if handle.read(64).decode("ascii", "replace") != token:
-                    return False
+            if not _holds_token(inside, token) or not _only_iolabs(inside):
+                return False
+            for entry in os.listdir(inside):
+                if entry != TOKEN_FILE:
+                    shutil.rmtree(entry, dir_fd=inside)
+            os.unlink(TOKEN_FILE, dir_fd=inside)
         finally:
             os.close(inside)
-        shutil.rmtree(name, dir_fd=fd)
+        os.rmdir(name, dir_fd=fd)
         return True
     except OSError:
         return False
     finally:
         os.close(fd)
+
+
+def _holds_token(inside: int, token: str) -> bool:
+    kept = os.open(TOKEN_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=inside)
+    with os.fdopen(kept, "rb") as handle:
+        return handle.read(64).decode("ascii", "replace") == token
+
+
+def _only_iolabs(inside: int) -> bool:
+    """Every entry is iolab's own: its token file, or a folder of fio's cases or fills
+    (`tempfile.mkdtemp`'s names, this user's, open to nobody else)."""
+    for entry in os.listdir(inside):
+        if entry == TOKEN_FILE:
+            continue
+        found = os.stat(entry, dir_fd=inside, follow_symlinks=False)
+        private = stat.S_IMODE(found.st_mode) == 0o700 and found.st_uid == os.geteuid()
+        if not (SCRATCH_ENTRY.fullmatch(entry) and stat.S_ISDIR(found.st_mode) and private):
+            return False
+    return True
 
 
 def mount_entry(mountpoint: Path) -> Made:
@@ -79,7 +105,7 @@ def unmount(made: Made) -> bool:
     if not made.path.startswith(MOUNT_ROOT) or not made.source:
         return False
     found = devices.mount_of_target(made.path)
-    if found is None or found.source != made.source:
+    if found is None or os.path.realpath(found.source) != os.path.realpath(made.source):
         return False
     done = subprocess.run(["umount", made.path], capture_output=True, check=False)
     return done.returncode == 0

@@ -58,6 +58,7 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/pts /dev/shm && mount -t devpts devpts /dev/pts && mount -t tmpfs shm /dev/shm
 mount -t tmpfs run /run
+export IOLAB_STATE_DIR=/run/iolab-state  # the guest's own: / is the host's
 {tmp}
 for module in {modules}; do modprobe -d {moddir} "$module" || echo "no module $module"; done
 /lib/systemd/systemd-udevd --daemon >/dev/null 2>&1 && udevadm trigger && udevadm settle

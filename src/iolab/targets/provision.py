@@ -16,7 +16,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -253,6 +253,7 @@ def build(
     *,
     confirmed: Collection[str],
     wipe_signatures: bool = False,
+    mounting: Callable[[str], None] | None = None,
 ) -> Iterator[Built]:
     """Check the devices, build the layout, yield what fio uses, and always tear it down.
 
@@ -261,6 +262,8 @@ def build(
     A failing set-up step raises TargetError with the command's own last error line. A
     failing teardown step raises TargetError after a good run, is appended to a set-up
     TargetError's message, and is added as a note to any other exception (Ctrl-C included).
+    `mounting` hears the source of the set-up's mount before it is mounted (the run's record
+    notes it, so that what a killed run mounted can be unmounted on proof).
     """
     layout = validate(layout)
     safety.check_erasable(layouts.present(layout), confirmed, wipe_signatures)
@@ -278,6 +281,9 @@ def build(
     primary: BaseException | None = None
     try:
         for stage in plan:
+            for step in stage.do:
+                if mounting is not None and step.argv[:1] == ("mount",):
+                    mounting(step.argv[-2])
             _run_stage(stage, _undo_now(stage, runner.queue_before), undo, runner)
         yield _built(layout, mountpoint, top_device(layout, md), runner)
     except BaseException as error:

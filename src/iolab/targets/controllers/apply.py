@@ -4,7 +4,7 @@ recorded, restored.
 `check()` reads the card before anything runs (the VD exists, its output can be read, it is
 the set-up's device, each asked part is printed). Before a set-up's cases `applied()` reads
 the VD's policy through the card's own tool, runs one set command per asked part (argv lists,
-never a shell, each with a time limit, in a process group of its own, in a scratch directory
+never a shell, each with a time limit, in a session of its own, in a scratch directory
 for the tools' logs), reads it back, checks the VD is still the device it was, and refuses the
 set-up in one line when the card did not take it. What was there is written to the run's
 record first (kind "controller", its path the JSON of what to restore), restored and read back
@@ -22,8 +22,8 @@ import contextlib
 import glob
 import json
 import os
-import re
 import signal
+import socket
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -34,6 +34,7 @@ from iolab.model import JSON, CardPolicy, Setup, codec
 from iolab.targets.controllers import pending
 from iolab.targets.controllers.card_commands import (
     FAMILY,
+    SYSFS_FILE,
     SYSFS_WORDS,
     problem,
     program,
@@ -57,7 +58,6 @@ TIMEOUT_S = 60.0
 KIND = "controller"  # the ledger's kind for what to restore
 DISK_CACHE = ("write-back", "write-through")  # a plain disk's own, sysfs cache_type
 _DRIVE_WORDS = {DriveCache.ON: "on", DriveCache.OFF: "off", DriveCache.DEFAULT: "default"}
-_SYSFS_FILE = re.compile(r"/sys/block/[^/]+/device/scsi_disk/[^/]+/cache_type")
 
 Hold = Callable[[str, str], contextlib.AbstractContextManager[None]]
 
@@ -217,6 +217,8 @@ def _owed(policy: CardPolicy) -> dict[str, str]:
     """The values an earlier run could not put back on this VD (none if none, or if its
     record holds what iolab could not set)."""
     for entry in pending.pending():
+        if not entry.here():
+            continue
         owed = dict(entry.restore)
         same = (FAMILY.get(entry.tool), entry.where.lower()) == (
             FAMILY[policy.tool],
@@ -328,18 +330,16 @@ def _owe_card(
     policy: CardPolicy, before: dict[str, str], left: dict[str, str], error: str, run: int | None
 ) -> str:
     """Keep a failed restore of a card's VD as pending; the words for the set-up's error."""
-    prog = program(policy.tool) or ""
-    argv = [a for key, value in before.items() for a in set_commands(policy, key, value, prog)]
     entry = PendingRestore(
         policy.tool,
         policy.vd,
         tuple(before.items()),
         tuple(left.items()),
-        tuple(tuple(a) for a in argv),
         error,
         time.time(),
         run,
         os.getpid(),
+        socket.gethostname(),
     )
     return _owe(entry)
 
@@ -424,18 +424,16 @@ def _put_back_disk(switch: Path, before: str, value: str) -> None:
 
 
 def _owe_disk(switch: Path, before: str, value: str, error: str, run: int | None) -> str:
-    commands = (("echo", before, ">", str(switch)),)
-    left = (("drive_cache", value),)
     entry = PendingRestore(
         "sysfs",
         str(switch),
         (("value", before),),
-        left,
-        commands,
+        (("drive_cache", value),),
         error,
         time.time(),
         run,
         os.getpid(),
+        socket.gethostname(),
     )
     return _owe(entry)
 
@@ -471,7 +469,7 @@ def restore_from(text: str) -> bool:
     run = saved.get("run") if isinstance(saved.get("run"), int) else None
     if isinstance(saved.get("sysfs"), str) and saved.get("value") in SYSFS_WORDS.values():
         switch = Path(saved["sysfs"])
-        if not _SYSFS_FILE.fullmatch(str(switch)):
+        if not SYSFS_FILE.fullmatch(str(switch)):
             return False
         left = saved.get("left") if saved.get("left") in DISK_CACHE else "a changed write cache"
         try:
@@ -499,26 +497,24 @@ def restore_from(text: str) -> bool:
 
 
 def retry_pending() -> list[str]:
-    """`iolab run`: put back what earlier runs, whose iolab is gone, could not; a line for
-    each one tried, done or not."""
-    return [_retry(entry) for entry in pending.pending() if gone(entry.pid)]
+    """`iolab run`: put back what earlier runs on this host, whose iolab is gone, could not;
+    a line for each one tried, done or not (a record of another host is only said)."""
+    return [_retry(entry) for entry in pending.pending() if entry.here() and gone(entry.pid)]
 
 
 def _retry(entry: PendingRestore) -> str:
-    values = dict(entry.restore)
+    values = entry.values()
     name = f"{entry.tool} {entry.where}"
     by = f"run {entry.run}" if entry.run is not None else f"iolab (pid {entry.pid})"
+    if values is None:
+        return (
+            f"a record in {pending.folder()} is not one iolab can act on (it names no tool, "
+            "device and values iolab would set); check the card or disk by hand, then remove it"
+        )
     try:
         if entry.tool == "sysfs":
-            if (
-                not _SYSFS_FILE.fullmatch(entry.where)
-                or values.get("value") not in SYSFS_WORDS.values()
-            ):
-                return f"the record of {name} is not one iolab can act on; restore it by hand"
             _write_sysfs(Path(entry.where), values["value"])
         else:
-            if not values or problem(entry.tool, entry.where, values) is not None:
-                return f"the record of {name} is not one iolab can act on; restore it by hand"
             policy = replace(CardPolicy(entry.tool, entry.where), **values)
             with scratch() as cwd:
                 _set_all(policy, values, cwd)

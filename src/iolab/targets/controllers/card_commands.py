@@ -13,6 +13,7 @@ from iolab.model import CardPolicy, Setup
 
 # sysfs cache_type words for a plain disk's write cache
 SYSFS_WORDS = {"write-back": "write back", "write-through": "write through"}
+SYSFS_FILE = re.compile(r"/sys/block/[a-z0-9]{1,32}/device/scsi_disk/[0-9:]{7,40}/cache_type")
 
 
 WRITE = ("write-back", "write-through", "always-write-back")

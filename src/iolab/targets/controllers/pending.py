@@ -3,8 +3,9 @@
 When restoring a RAID card's policy (or a plain disk's write cache) fails after a set-up, the
 card is left as iolab set it: possibly always-write-back with no battery behind it. That is
 kept here, one JSON file per card VD or disk, so that the end of the run and every later
-command say it, with the exact command to restore it, until a later restore succeeds (a
-later set-up on the same VD puts the first values back; `iolab run` retries the others).
+command say it, with the command to restore it (built from its typed fields), until a later
+restore succeeds (a later set-up on the same VD puts the first values back; `iolab run`
+retries the others, this host's only).
 
 The record is not in the results database (a database is data that may come from anywhere,
 and a database can be deleted or moved): it sits in iolab's state folder (`targets.evidence`),
@@ -23,7 +24,9 @@ import hashlib
 import json
 import math
 import os
+import re
 import shlex
+import socket
 import stat
 import time
 from collections.abc import Iterator
@@ -31,51 +34,107 @@ from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from iolab.errors import ControllerError, JSONShapeError
-from iolab.model import codec
+from iolab.errors import ControllerError, JSONShapeError, TargetError
+from iolab.model import CardPolicy, codec
 from iolab.targets import evidence
+from iolab.targets.controllers.card_commands import (
+    SYSFS_FILE,
+    SYSFS_WORDS,
+    problem,
+    program,
+    set_commands,
+)
 
 STATE_ENV = evidence.STATE_ENV  # where iolab keeps what must outlive a run (tests set it)
 FOLDER = "pending-restores"
 MAX_RECORD = 64 * 1024  # bytes: a record is a few hundred
+MAX_READ = 64  # records read at most (the others are counted)
+MAX_ERROR = 300  # characters of a record's error shown
 _RUN: ContextVar[int | None] = ContextVar("run", default=None)
+_NAME = re.compile(r"[0-9a-f]{24}\.json")  # a record's name (`_name`)
 
 
 @dataclass(frozen=True)
 class PendingRestore:
-    """One card VD (or disk) whose policy a run changed and could not put back."""
+    """One card VD (or disk) whose policy a run changed and could not put back: typed fields
+    only; the commands that put it back are built from them (never read from the record)."""
 
     tool: str  # "storcli", "perccli", "megacli", "ssacli", "arcconf", or "sysfs" for a disk
     where: str  # the VD as the tool names it ("/c0/v0"), or the disk's sysfs cache_type file
     restore: tuple[tuple[str, str], ...]  # the values to put back, by plan key (sysfs: "value")
     left: tuple[tuple[str, str], ...]  # what iolab set there, which may still be in effect
-    commands: tuple[tuple[str, ...], ...]  # the exact commands that put it back by hand
     error: str  # why the restore failed, in one line
     when: float  # seconds since the epoch
     run: int | None  # the run that changed it, where known
     pid: int  # the process that changed it
+    host: str = ""  # the host whose iolab changed it ("": a record of an older iolab)
 
     def said(self) -> str:
         """The warning, one line: what is left, since when, why, and how to put it back."""
-        left = ", ".join(f"{key} = {value}" for key, value in self.left)
         by = f"run {self.run}" if self.run is not None else f"iolab (pid {self.pid})"
         at = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.when))
-        return (
-            f"{self.tool} {self.where} may still have {left}, set by {by} at {at} (its restore "
-            f"failed: {self.error}); restore it: {' && '.join(_shown(c) for c in self.commands)}"
+        error = self.error if len(self.error) <= MAX_ERROR else self.error[:MAX_ERROR] + "..."
+        commands = restore_commands(self)
+        if commands is None:
+            return (
+                f"a record in {folder()} says iolab left a cache policy changed and could not "
+                f"put it back ({error}), but names no tool, device and values iolab would set; "
+                "check the card or disk by hand, then remove the record"
+            )
+        left = (
+            ", ".join(f"{key} = {value}" for key, value in self.left) if self.sound_left() else ""
         )
+        there = "" if self.here() else f" on host {self.host or 'unknown'} (not this one)"
+        return (
+            f"{self.tool} {self.where}{there} may still have {left or 'a changed policy'}, set "
+            f"by {by} at {at} (its restore failed: {error}); restore it: "
+            f"{' && '.join(_shown(c) for c in commands)}"
+        )
+
+    def here(self) -> bool:
+        """Written by this host's iolab (a record of another, or of no host, is not acted on)."""
+        return self.host == socket.gethostname()
+
+    def values(self) -> dict[str, str] | None:
+        """The values to put back, when the tool, the device and each value are ones iolab
+        would set (each checked against the tool's own allow-list); None if not."""
+        values = dict(self.restore)
+        if self.tool == "sysfs":
+            sound = SYSFS_FILE.fullmatch(self.where) and set(values) == {"value"}
+            return values if sound and values["value"] in SYSFS_WORDS.values() else None
+        if not values or problem(self.tool, self.where, values) is not None:
+            return None
+        return values
+
+    def sound_left(self) -> bool:
+        left = dict(self.left)
+        if self.tool == "sysfs":
+            return set(left) == {"drive_cache"} and left["drive_cache"] in SYSFS_WORDS
+        return problem(self.tool, self.where, left) is None
 
     def of_run(self, run_id: int) -> bool:
         """Left by run `run_id`, or by this process (a dead run's restore it tried first)."""
         return self.run == run_id or self.pid == os.getpid()
 
     def sound(self) -> bool:
-        """What a record must hold beyond its shape: a command to put it back, a pid and run
-        that are counts, and a time that is one."""
+        """What a record must hold beyond its shape: a pid and run that are counts, and a
+        time that is one."""
         counts = [self.pid, *([self.run] if self.run is not None else [])]
-        commands = bool(self.commands) and all(self.commands)
         when = math.isfinite(self.when) and 0 <= self.when < 2**40
-        return commands and when and all(0 <= n < 2**63 for n in counts)
+        return when and all(0 <= n < 2**63 for n in counts)
+
+
+def restore_commands(entry: PendingRestore) -> list[tuple[str, ...]] | None:
+    """The commands that put `entry` back, built from its typed fields; None when they are
+    not ones iolab would run."""
+    values = entry.values()
+    if values is None:
+        return None
+    if entry.tool == "sysfs":
+        return [("echo", values["value"], ">", entry.where)]
+    policy = replace(CardPolicy(entry.tool, entry.where), **values)
+    prog = program(entry.tool) or ""
+    return [tuple(a) for k, v in values.items() for a in set_commands(policy, k, v, prog)]
 
 
 def _shown(argv: tuple[str, ...]) -> str:
@@ -83,6 +142,18 @@ def _shown(argv: tuple[str, ...]) -> str:
     if len(argv) == 4 and argv[0] == "echo" and argv[2] == ">":
         return f"echo {shlex.quote(argv[1])} > {shlex.quote(argv[3])}"
     return shlex.join(argv)
+
+
+def said_all(entries: list[PendingRestore], files: int) -> list[str]:
+    """The restores owed, in one line: the one, or how many with the oldest."""
+    if not entries:
+        return []
+    if files == 1:
+        return [entries[0].said()]
+    return [
+        f"{files} cache policies iolab changed were not put back (each kept in {folder()}; "
+        f"'iolab run' retries this host's); the oldest: {entries[0].said()}"
+    ]
 
 
 # -- the run that changes policies now --------------------------------------------------------
@@ -127,17 +198,12 @@ def _owned_dir(path: Path) -> bool:
 
 
 def _make(path: Path) -> None:
-    """`path` and the state directory above it made 0700 where absent (their parents as
-    usual); both must be real directories of this user."""
-    for part in (path.parent, path):
-        try:
-            if part == path.parent:
-                part.parent.mkdir(parents=True, exist_ok=True)
-            os.mkdir(part, 0o700)
-        except FileExistsError:
-            pass
-        except OSError as error:
-            raise ControllerError(f"could not make {part} ({error.strerror})") from None
+    """`path` and the state directory above it made 0700 where absent (`evidence`); both
+    must be real directories of this user."""
+    try:
+        evidence.make_state(path)
+    except TargetError as error:
+        raise ControllerError(str(error)) from None
     if not _owned_dir(path) or not _owned_dir(path.parent):
         raise ControllerError(
             f"{path} or its parent is not a directory of iolab's user (a link, another owner, "
@@ -205,24 +271,31 @@ def drop(tool: str, where: str) -> bool:
 
 
 def pending() -> list[PendingRestore]:
-    """Every restore still owed, oldest first; creates nothing. A folder that is not iolab's
-    (a link, another owner, writable by others) or a file that is not a record is passed over."""
+    """The restores still owed, oldest first (of the first MAX_READ records); creates
+    nothing. A folder that is not iolab's (a link, another owner, writable by others) or a
+    file that is not a record is passed over."""
+    return owed()[0]
+
+
+def owed() -> tuple[list[PendingRestore], int]:
+    """(the restores read, oldest first, of at most MAX_READ records; how many records the
+    folder holds in all)."""
     where = folder()
     if not _owned_dir(where):
-        return []
+        return [], 0
     found: list[PendingRestore] = []
     try:
         handle = os.open(where, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError:
-        return []
+        return [], 0
     try:
-        for name in sorted(os.listdir(handle)):
-            if name.endswith(".json") and not name.startswith("."):
-                entry = _read(handle, name)
-                found += [entry] if entry is not None else []
+        names = sorted(n for n in os.listdir(handle) if _NAME.fullmatch(n))
+        for name in names[:MAX_READ]:
+            entry = _read(handle, name)
+            found += [entry] if entry is not None else []
     finally:
         os.close(handle)
-    return sorted(found, key=lambda e: e.when)
+    return sorted(found, key=lambda e: e.when), len(found) + max(len(names) - MAX_READ, 0)
 
 
 def _read(handle: int, name: str) -> PendingRestore | None:

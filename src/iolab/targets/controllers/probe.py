@@ -3,7 +3,7 @@
 Each tool family is asked once, through the first of its names found on PATH (storcli64,
 storcli, perccli64, perccli; MegaCli64, MegaCli, megacli; ssacli, hpssacli, hpacucli;
 arcconf), with read-only commands only, never through a shell, each with a timeout
-(`IOLAB_RAID_ANSWER_S`) in a process group of its own that is ended with it (`call`), its
+(`IOLAB_RAID_ANSWER_S`) in a session of its own that is ended with it (`call`), its
 output (at most 16 MiB) decoded with errors replaced. The tools write logs into their working
 directory (storcli.log, MegaSAS.log, UcliEvt.log): they run in a scratch directory named with
 iolab's pid, removed after (and, where that iolab died, by the next one: `scratch`), and with
@@ -19,6 +19,7 @@ import logging
 import math
 import os
 import re
+import secrets
 import shlex
 import shutil
 import signal
@@ -41,6 +42,7 @@ MAX_QUERIES = 64  # per-VD and per-controller commands one probe may run
 ANSWER_ENV = "IOLAB_RAID_ANSWER_S"  # seconds, to change the tools' time limits (tests lower it)
 ANSWER_MAX_S = 3600.0
 MAX_OUTPUT = 16 << 20  # bytes a tool may print for one command
+TOOL_TOKEN = "IOLAB_TOOL_RUN"  # in the environment of a tool iolab runs, and its children's
 SCRATCH = "iolab-raid-tools-"  # + the pid of the iolab that made it
 FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("storcli", ("storcli64", "storcli", "perccli64", "perccli")),
@@ -114,10 +116,12 @@ def answer_limit(default: float) -> float:
 
 
 def call(argv: list[str], label: str, cwd: Path, timeout_s: float) -> tuple[int, str]:
-    """Run a tool in its own process group, its output to a file; (exit status, what it
-    printed on stdout). When the tool ends, or after `timeout_s`, its whole group is ended:
-    a child it left holding stdout neither keeps iolab waiting nor outlives it."""
+    """Run a tool in its own session, its output to a file; (exit status, what it printed on
+    stdout). When the tool ends, or after `timeout_s`, its whole group is ended, and every
+    process it started (found by a token in their environment: a child that left for a
+    session of its own with setsid too): none keeps iolab waiting nor outlives it."""
     command = " ".join(argv[1:])
+    token = secrets.token_hex(16)
     log.info("ran: %s", shlex.join(argv))
     with tempfile.TemporaryFile(dir=cwd) as out:
         try:
@@ -128,6 +132,7 @@ def call(argv: list[str], label: str, cwd: Path, timeout_s: float) -> tuple[int,
                 stdout=out,
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,
+                env={**os.environ, TOOL_TOKEN: token},
             )
         except OSError as error:
             raise ControllerError(
@@ -140,7 +145,7 @@ def call(argv: list[str], label: str, cwd: Path, timeout_s: float) -> tuple[int,
                 f"{label}: `{command}` did not answer within {timeout_s:g} s"
             ) from None
         finally:
-            _end_group(child)
+            _end_group(child, token)
         out.seek(0)
         printed = out.read(MAX_OUTPUT + 1)
     if len(printed) > MAX_OUTPUT:
@@ -148,11 +153,25 @@ def call(argv: list[str], label: str, cwd: Path, timeout_s: float) -> tuple[int,
     return code, printed.decode(errors="replace")
 
 
-def _end_group(child: subprocess.Popen[bytes]) -> None:
-    """Kill what is left of the tool's process group (the tool, if it hangs; its children)."""
+def _end_group(child: subprocess.Popen[bytes], token: str) -> None:
+    """Kill what is left of the tool's process group (the tool, if it hangs; its children),
+    and any process that carries the tool's token (one that left the group)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(child.pid, signal.SIGKILL)
     child.wait()
+    marker = f"{TOOL_TOKEN}={token}".encode()
+    for pid in _pids():
+        try:
+            found = marker in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if found:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _pids() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
 
 
 def run_tool(program: str, args: list[str], label: str, cwd: Path, timeout_s: float) -> str:
