@@ -976,6 +976,32 @@ SPAWNED = [
     case("spawn-db-block-device-runs", "runs --db @VICTIM@", ["@VICTIM@"], spawn=True),
 ]
 
+# fio's ranges and alignments the reach model cannot bound, refused before fio runs, and values
+# once taken silently (issue 40, findings 6, 8 and 10)
+ROUND_4 = [
+    case(
+        f"filesize-{label}",
+        "run plan.toml",
+        ["filesize", value],
+        {
+            "plan.toml": plan(workload=f'filesize = "{value}"', target='path = "@DIR@/mine.bin"'),
+            "mine.bin": random_file(16 * MIB),
+        },
+    )
+    for label, value in (
+        ("high-low", "40m-1m"),
+        ("high-low-colon", "40m:1m"),
+        ("high-low-spaces", "40m - 1m"),
+        ("percent", "50%"),
+    )
+] + [
+    bad_plan(
+        "offset-align-zero",
+        ["offset_align", "SIGFPE"],
+        plan(workload='offset = "33%"\noffset_align = "0"'),
+    ),
+]
+
 CASES = [
     *PLAN_FILES,
     *CONTROL_CHARACTERS,
@@ -989,6 +1015,7 @@ CASES = [
     *OUTPUTS,
     *TARGETS,
     *SPAWNED,
+    *ROUND_4,
 ]
 
 
