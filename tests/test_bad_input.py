@@ -213,8 +213,13 @@ REACHES_FIO = {
     "db-not-sqlite-run",
     "device-character",
     "device-missing",
+    "filesize-high-low",
+    "filesize-high-low-colon",
+    "filesize-high-low-spaces",
+    "filesize-percent",
     "limit-cpus_allowed",
     "limit-cpus_allowed-range",
+    "offset-align-zero",
     "report-abc",
     "report-baseline-nosuch",
     "report-charts-pie",
@@ -996,6 +1001,14 @@ ROUND_4 = [
         ("percent", "50%"),
     )
 ] + [
+    # nrfiles x filesize cannot multiply: iolab names the one file fio uses
+    bad_plan("nrfiles-times-filesize", ["nrfiles"], plan(workload="nrfiles = 1000")),
+    case(
+        "nr-files-in-a-job-file",
+        "run job.fio",
+        ["nr_files"],
+        {"job.fio": "[w]\nrw=read\nnr_files=1000\nfilesize=1g\nruntime=1\n"},
+    ),
     bad_plan(
         "offset-align-zero",
         ["offset_align", "SIGFPE"],
