@@ -16,6 +16,7 @@ carries ext4 unmounted.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -215,8 +216,13 @@ REACHES_FIO = {
     "db-not-sqlite-run",
     "device-character",
     "device-missing",
+    "filesize-high-low",
+    "filesize-high-low-colon",
+    "filesize-high-low-spaces",
+    "filesize-percent",
     "limit-cpus_allowed",
     "limit-cpus_allowed-range",
+    "offset-align-zero",
     "report-abc",
     "report-baseline-nosuch",
     "report-charts-pie",
@@ -1027,6 +1033,135 @@ SPAWNED = [
     case("spawn-db-block-device-runs", "runs --db @VICTIM@", ["@VICTIM@"], spawn=True),
 ]
 
+# fio's ranges and alignments the reach model cannot bound, refused before fio runs, and values
+# once taken silently (issue 40, findings 6, 8 and 10)
+ROUND_4 = [
+    case(
+        f"filesize-{label}",
+        "run plan.toml",
+        ["filesize", value],
+        {
+            "plan.toml": plan(workload=f'filesize = "{value}"', target='path = "@DIR@/mine.bin"'),
+            "mine.bin": random_file(16 * MIB),
+        },
+    )
+    for label, value in (
+        ("high-low", "40m-1m"),
+        ("high-low-colon", "40m:1m"),
+        ("high-low-spaces", "40m - 1m"),
+        ("percent", "50%"),
+    )
+] + [
+    # nrfiles x filesize cannot multiply: iolab names the one file fio uses
+    bad_plan("nrfiles-times-filesize", ["nrfiles"], plan(workload="nrfiles = 1000")),
+    case(
+        "nr-files-in-a-job-file",
+        "run job.fio",
+        ["nr_files"],
+        {"job.fio": "[w]\nrw=read\nnr_files=1000\nfilesize=1g\nruntime=1\n"},
+    ),
+    bad_plan(
+        "offset-align-zero",
+        ["offset_align", "SIGFPE"],
+        plan(workload='offset = "33%"\noffset_align = "0"'),
+    ),
+]
+
+FIXTURES = Path(__file__).parent / "fixtures"
+FIO_JSON = (FIXTURES / "fio" / "randread-json" / "randread-json.json").read_text()
+IMPORT_ONE = {"r.json": FIO_JSON}
+
+
+def _with_bin(latency_ns: int) -> str:
+    """fio's json+ with one more latency bin."""
+    document = json.loads(
+        (FIXTURES / "fio" / "randread-jsonplus" / "randread-jsonplus.json").read_text()
+    )
+    document["jobs"][0]["read"]["clat_ns"]["bins"][str(latency_ns)] = 1
+    return json.dumps(document)
+
+
+def _published_with(description: str) -> str:
+    """A published table whose first row's workload is `description`."""
+    lines = (FIXTURES / "import" / "published" / "A_sata_ssd_sw_raid0.csv").read_text().splitlines()
+    first = next(n for n, line in enumerate(lines) if line.startswith("4k "))
+    lines[first] = description + lines[first][lines[first].index(",") :]
+    return "\n".join(lines) + "\n"
+
+
+def _hosts_plan(hosts: str) -> dict[str, FileSpec]:
+    return {"plan.toml": plan(top='hosts = "hosts.txt"'), "hosts.txt": hosts}
+
+
+BONNIE_CSV = (FIXTURES / "import" / "bonnie" / "bonnie-quiet.csv").read_text()
+SILENT = [
+    case("check-window-space", ["check", "--window", " "], ["--window"]),
+    case("check-window-trailing-space", ["check", "--window", "10 "], ["--window", "spaces"]),
+    case(
+        "import-cache-past-any",
+        "import r.json --cache 99999999999999p",
+        ["--cache", "1P"],
+        IMPORT_ONE,
+    ),
+    case("import-rated-iops-at-0", "import r.json --rated-iops 35000@0", ["@"], IMPORT_ONE),
+    case(
+        "import-factor-control",
+        ["import", "r.json", "--factor", "card=P\x01"],
+        ["U+0001"],
+        IMPORT_ONE,
+    ),
+    case("import-factor-comma", "import r.json --factor a,b=c", ["--factor", ","], IMPORT_ONE),
+    case(
+        "import-factor-10kb",
+        ["import", "r.json", "--factor", "card=" + "v" * 10_000],
+        ["--factor", "10,005 characters", "keep it to 200"],
+        IMPORT_ONE,
+    ),
+    case("import-setup-control", ["import", "r.json", "--setup", "a\x1bb"], ["U+001B"], IMPORT_ONE),
+    case(
+        "import-published-nul",
+        "import t.csv",
+        ["t.csv", "U+0000"],
+        {"t.csv": _published_with("4k read\x00evil")},
+    ),
+    case(
+        "import-latency-bin-1e18",
+        "import r.json",
+        ["bins", "10^11 ns"],
+        {"r.json": _with_bin(10**18)},
+    ),
+    case(
+        "import-bonnie-size-0",
+        "import b.csv",
+        ["b.csv", "0 bytes"],
+        {"b.csv": BONNIE_CSV.replace(",256M,", ",0,")},
+    ),
+    case(
+        "hosts-zero-address",
+        "show plan.toml",
+        ["hosts.txt:1", "no one host"],
+        _hosts_plan("0.0.0.0\n"),
+    ),
+    case(
+        "hosts-ipv6-scope-id",
+        "show plan.toml",
+        ["hosts.txt:1", "scope id"],
+        _hosts_plan("ip6:fe80::1%eth0\n"),
+    ),
+    case(
+        "hosts-ipv4-and-mapped",
+        "show plan.toml",
+        ["hosts.txt:2", "twice"],
+        _hosts_plan("10.0.0.2\n[::ffff:10.0.0.2]\n"),
+    ),
+    bad_plan(
+        "rwmix-disagree",
+        ["rwmixread", "rwmixwrite", "100"],
+        plan(rw='"randrw"', workload="rwmixread = 70", defaults="rwmixwrite = 50"),
+        command="show",
+    ),
+]
+
 CASES = [
     *PLAN_FILES,
     *CONTROL_CHARACTERS,
@@ -1041,6 +1176,8 @@ CASES = [
     *TARGETS,
     *STATE_DIRS,
     *SPAWNED,
+    *ROUND_4,
+    *SILENT,
 ]
 
 

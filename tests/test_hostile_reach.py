@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_iolab
-from iolab.fio import reach
+from iolab.fio import jobfile, reach
 from iolab.model import FioValue
 from loopdevs import LoopDevs, loops_fixture, sh
 from test_bad_input import Outcome, problems_with_output
@@ -53,6 +54,15 @@ ROWS: list[tuple[str, dict[str, FioValue], bool, int]] = [
     ("io-size-past", {"size": "1m", "io_size": "64m"}, False, FILE_SIZE),
     ("offset-near-end", {"offset": "99%", "size": "1m"}, True, 1014 * 4096 + MIB),
     ("mib-spelling", {"size": "1mb", "offset": "3MiB"}, False, FILE_SIZE),
+    # filesize is a range [low, high] to fio (issue 40, finding 6): a file inside it is used as
+    # it is, any other laid out to a size in it; "KiB" is 1000 bytes under fio's kb_base 1024
+    ("filesize-range", {"filesize": "5m-6m"}, True, 6 * MIB),
+    ("filesize-colon", {"filesize": "5m:6m"}, True, 6 * MIB),
+    ("filesize-range-inside", {"filesize": "1m-8m"}, False, FILE_SIZE),
+    ("filesize-comma-inside", {"filesize": "1m,4m"}, False, FILE_SIZE),
+    ("filesize-kib-inside", {"filesize": "4096kib-8m"}, False, FILE_SIZE),
+    ("filesize-kb-base", {"kb_base": 1000, "filesize": "4200k"}, True, 4_200_000),
+    ("filesize-below", {"filesize": "1m"}, False, FILE_SIZE),
 ]
 # fio changes the file, and the model refuses to bound the job at all
 UNBOUNDED: list[tuple[str, dict[str, FioValue]]] = [
@@ -108,7 +118,8 @@ def test_what_fio_truncates_the_model_refuses(workdir: Path, options: dict[str, 
 
 
 @pytest.mark.parametrize(
-    "value", ["$mb_memory", "${HOME}", "1.5m", "(2*1m)", "1e6", "0x1p", "-1", " ", "0x", "9" * 30]
+    "value",
+    ["$mb_memory", "${HOME}", "1.5m", "(2*1m)", "1e6", "0x1p", "-1", " ", "0x", "9" * 30, "1e"],
 )
 def test_a_value_the_model_cannot_bound_is_unreadable(value: str) -> None:
     with pytest.raises(reach.Unreadable):
@@ -124,6 +135,92 @@ def test_every_job_of_numjobs_has_its_region() -> None:
         (3 * MIB, 4 * MIB),
         (5 * MIB, 6 * MIB),
     ]
+
+
+# ---- what fio reads as unbounded, on a small filesystem (issue 40, findings 6 and 8) ----------
+
+# (id, options): fio lays out a file of exabytes (until the filesystem is full), truncates the
+# file, or dies of SIGFPE; the model refuses each, saying why
+WRAPPING: list[tuple[str, dict[str, FioValue], str]] = [
+    ("filesize-high-low", {"filesize": "40m-1m"}, "high to low"),
+    ("filesize-high-low-colon", {"filesize": "40m:1m"}, "high to low"),
+    ("filesize-high-low-spaces", {"filesize": "40m - 1m"}, "without spaces"),
+    ("filesize-kb-above-kib", {"filesize": "1000kb-1000kib"}, "high to low"),
+    ("filesize-no-e-unit", {"filesize": "2k-1e"}, "not a range"),
+    ("filesize-percent", {"filesize": "50%"}, "percentage"),
+    ("offset-align-zero", {"offset": "33%", "offset_align": "0"}, "SIGFPE"),
+    ("offset-align-4g", {"offset": "33%", "offset_align": "4g"}, "32 bits"),
+    ("offset-align-percent", {"offset": "33%", "offset_align": "50%", "size": "1m"}, "percent"),
+]
+
+
+def _small_filesystem(loops: LoopDevs, workdir: Path, mib: int = 40) -> Path:
+    dev = loops.make(mib)
+    sh("mkfs.ext4", "-q", dev)
+    mnt = workdir / "small"
+    loops.mount(dev, mnt)
+    return mnt
+
+
+@pytest.mark.root
+@pytest.mark.fio
+@pytest.mark.parametrize(
+    ("options", "why"), [r[1:] for r in WRAPPING], ids=[r[0] for r in WRAPPING]
+)
+def test_what_fio_reads_unbounded_the_model_refuses(
+    workdir: Path, loops: LoopDevs, options: dict[str, FioValue], why: str
+) -> None:
+    path = _user_file(_small_filesystem(loops, workdir))
+    before = _sha(path)
+    argv = ["fio", "--name=j", f"--filename={path}", "--rw=randread", "--bs=4k"]
+    argv += ["--number_ios=4", "--output=/dev/null"]
+    argv += [f"--{key}={value}" for key, value in options.items()]
+    done = subprocess.run(argv, capture_output=True, check=False, timeout=120)
+    harmed = done.returncode == -signal.SIGFPE or _sha(path) != before
+    assert harmed, f"fio left the file as it was: {done.stderr[-500:]!r}"
+    with pytest.raises(reach.Unreadable, match=why):
+        reach.reach({"bs": "4k", **options}, FILE_SIZE)
+
+
+@pytest.mark.root
+@pytest.mark.fio
+@pytest.mark.parametrize("way", ["plan", "jobfile"])
+@pytest.mark.parametrize(
+    ("options", "why"), [r[1:] for r in WRAPPING], ids=[r[0] for r in WRAPPING]
+)
+def test_a_range_fio_cannot_bound_on_a_users_file_is_refused_before_fio(
+    workdir: Path, loops: LoopDevs, way: str, options: dict[str, FioValue], why: str
+) -> None:
+    small = _small_filesystem(loops, workdir)
+    path = small / "mine.bin"
+    path.write_bytes(os.urandom(16 * MIB))
+    args = Way(way).args(small, path, options, "randread")
+    before, free = _sha(path), os.statvfs(small).f_bfree
+    done = run_iolab(*args, cwd=small)
+    assert not problems_with_output(_outcome(done), [next(iter(options)), why]), done.stderr
+    assert _sha(path) == before and path.stat().st_size == 16 * MIB
+    assert os.statvfs(small).f_bfree == free
+    assert not list(small.glob("iolab.testfile*"))
+
+
+@pytest.mark.root
+@pytest.mark.fio
+@pytest.mark.parametrize(
+    "value", ["40m-1m", "40m:1m", "40m - 1m", "50%"], ids=["dash", "colon", "spaces", "percent"]
+)
+def test_a_filesize_fio_cannot_bound_in_a_folder_is_refused_before_fio(
+    workdir: Path, loops: LoopDevs, value: str
+) -> None:
+    small = _small_filesystem(loops, workdir, mib=96)  # past iolab's least free space
+    keep = _user_file(small, "keep.bin")
+    before, free = _sha(keep), os.statvfs(small).f_bfree
+    lines = ['name = "f"', "[[setup]]", 'name = "small"', f'path = "{small}"', "[[workload]]"]
+    lines += ['name = "w"', 'rw = "write"', 'bs = "1m"', f'filesize = "{value}"']
+    (workdir / "plan.toml").write_text("\n".join(lines) + "\n")
+    done = run_iolab("run", "plan.toml", cwd=workdir)
+    assert not problems_with_output(_outcome(done), ["filesize", value]), done.stderr
+    assert os.statvfs(small).f_bfree == free and _sha(keep) == before
+    assert not (small / "iolab.testfile").exists()
 
 
 # ---- the same options as iolab plans on a user's own file --------------------------------------
@@ -267,3 +364,14 @@ def test_an_offset_that_would_fill_a_small_filesystem_is_refused(
     assert not problems_with_output(_outcome(done), ["the test file would reach", "usable at"])
     assert os.statvfs(mnt).f_bfree == free
     assert not (mnt / "iolab.testfile").exists()
+
+
+def test_a_job_file_gives_kb_base_before_every_size() -> None:
+    """fio reads a suffix under the kb_base given before it; iolab's job files give it first,
+    so fio reads every size of the job in the base the model reads them in."""
+    job = jobfile.Job("j", {"filesize": "4200k", "kb_base": 1000, "filename": "f"})
+    assert jobfile.render([job]).splitlines()[1:] == [
+        "kb_base=1000",
+        "filesize=4200k",
+        "filename=f",
+    ]

@@ -233,6 +233,9 @@ def test_fio_versions_that_differ_are_a_warning() -> None:
         ("ip:10.0.0.3,9000", "10.0.0.3:9000"),
         ("[fd00::2]:8765", "[fd00::2]:8765"),
         ("ip6:fd00::3,8766", "[fd00::3]:8766"),
+        # one spelling for one host (issue 40, finding 10): IPv4-mapped IPv6 as IPv4
+        ("[::ffff:10.0.0.2]:8765", "10.0.0.2:8765"),
+        ("[FD00:0::2]", "[fd00::2]:8765"),
     ],
 )
 def test_host_forms(given: str, expected: str) -> None:

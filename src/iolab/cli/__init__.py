@@ -111,6 +111,8 @@ class Whole(click.ParamType[int]):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
         if isinstance(value, int) and not isinstance(value, bool):  # a default, not typed
             return value
+        if str(value) != str(value).strip():
+            self.fail(f"{value!r} has spaces around it (quoted by mistake?)", param, ctx)
         try:
             number = units.whole(str(value))
         except ValueError as error:

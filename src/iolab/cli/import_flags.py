@@ -17,6 +17,8 @@ from iolab.exchange.factored import Factors
 from iolab.units import parse_size
 
 FACT_FLAGS = ("--devices", "--rated-iops", "--rated-mbps", "--cache")
+MAX_CACHE = 1024**5  # 1 PiB: more cache than any set-up has in front of it
+SHOWN = 60  # characters of a flag's value quoted in a message
 
 
 def facts(
@@ -32,7 +34,7 @@ def facts(
         for text in values:
             name, named, value = text.rpartition("=")
             if named and not name:
-                raise PlanError(f"{flag} {text}: give VALUE, or SETUP=VALUE for one set-up")
+                raise PlanError(f"{flag} {_said(text)}: give VALUE, or SETUP=VALUE for one set-up")
             found[name] = _fact(flag, value, found.get(name, Facts()))
     every = found.pop("", Facts())
     return replace(every, named=tuple(found.items()))
@@ -45,13 +47,13 @@ def factors(texts: Sequence[str]) -> dict[str, Factors]:
     for text in texts:
         parts = text.rsplit("=", 2)
         if len(parts) < 2:
-            raise PlanError(f"--factor {names.shown(text)!r}: give NAME=VALUE, or SETUP=NAME=VALUE")
+            raise PlanError(f"--factor {_said(text)}: give NAME=VALUE, or SETUP=NAME=VALUE")
         setup, name, value = parts if len(parts) == 3 else ("", *parts)
         try:
             factor = names.factor(name), names.factor(value)
             setup = names.check(setup) if setup else ""
         except names.BadName as error:
-            raise PlanError(f"--factor {names.shown(text)!r}: a name or value {error}") from None
+            raise PlanError(f"--factor {_said(text)}: a name or value {error}") from None
         found.setdefault(setup, {})[factor[0]] = factor[1]
     return {setup: tuple(each.items()) for setup, each in found.items()}
 
@@ -75,7 +77,7 @@ def _fact(flag: str, text: str, into: Facts) -> Facts:
 def _devices(text: str) -> int:
     devices = _positive("--devices", text)
     if devices != int(devices) or devices > 4096:
-        raise PlanError(f"--devices {text}: give a whole number, 1 to 4096")
+        raise PlanError(f"--devices {_said(text)}: give a whole number, 1 to 4096")
     return int(devices)
 
 
@@ -83,10 +85,16 @@ def _cache(text: str) -> int:
     try:
         cache_bytes = parse_size(text)
     except ValueError:
-        raise PlanError(f"--cache {text}: not a size; give one such as 512M or 1G") from None
-    if not cache_bytes:
-        raise PlanError(f"--cache {text}: give a size above 0, such as 512M")
+        raise PlanError(f"--cache {_said(text)}: not a size; give one such as 512M or 1G") from None
+    if not cache_bytes or cache_bytes > MAX_CACHE:
+        raise PlanError(f"--cache {_said(text)}: give a size above 0 and at most 1P, such as 512M")
     return cache_bytes
+
+
+def _said(text: str) -> str:
+    """A flag's value as a message quotes it: escaped, and its start only when it is long."""
+    shown = names.shown(text)
+    return repr(shown if len(shown) <= SHOWN else f"{shown[:SHOWN]}... ({len(text):,} characters)")
 
 
 def _rated_shape(text: str, shape: str) -> tuple[int, bool]:
@@ -98,8 +106,8 @@ def _rated_shape(text: str, shape: str) -> tuple[int, bool]:
         size = 0
     if not size or pattern not in ("", "random", "sequential"):
         raise PlanError(
-            f"--rated-iops {text}: after @ give the block size and pattern the figures hold at, "
-            "such as @4k:random or @128k:sequential"
+            f"--rated-iops {_said(text)}: after @ give the block size and pattern the figures "
+            "hold at, such as @4k:random or @128k:sequential"
         )
     return size, pattern != "sequential"
 
@@ -108,7 +116,7 @@ def _rated(flag: str, text: str, unit: float) -> tuple[float, float]:
     """One figure for both directions, or READ,WRITE."""
     parts = text.split(",")
     if len(parts) > 2 or not all(parts):
-        raise PlanError(f"{flag} {text}: give one figure, or two as READ,WRITE")
+        raise PlanError(f"{flag} {_said(text)}: give one figure, or two as READ,WRITE")
     read, write = (_positive(flag, part) * unit for part in (parts[0], parts[-1]))
     return read, write
 
@@ -120,5 +128,5 @@ def _positive(flag: str, text: str) -> float:
     except ValueError:
         value = math.nan
     if not math.isfinite(value) or value <= 0:
-        raise PlanError(f"{flag} {text}: give a finite number above 0")
+        raise PlanError(f"{flag} {_said(text)}: give a finite number above 0")
     return value

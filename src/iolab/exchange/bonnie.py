@@ -185,6 +185,8 @@ def _jobs(path: Path, run: Line) -> list[Placed]:
         size = parse_size(run.size)
     except ValueError:
         raise UnreadableJob(f"file size {run.size!r} is not a size") from None
+    if not size:
+        raise UnreadableJob(f"file size {run.size!r} is 0 bytes, no file bonnie++ measured")
     return [
         figure_job(
             path,

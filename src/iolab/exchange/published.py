@@ -245,7 +245,7 @@ def _cell(path: Path, row: PublishedRow, name: str, setup: str, given: dict[str,
         c: _option(row.cells[c]) for c in OPTION_COLUMNS if row.cells.get(c)
     }
     if row.cells.get("workload"):
-        options["description"] = row.cells["workload"]
+        options["description"] = _description(row, row.cells["workload"])
     iops = given.get("iops")
     bw = next((v * RATES[unit] for unit, v in given.items() if RATES.get(unit)), None)
     if iops is None and bw is None:
@@ -410,8 +410,18 @@ def _ratio_options(row: PublishedRow) -> dict[str, FioValue]:
         options["iodepth"] = _option(depth)
     first, value = next(iter(cells.items()))
     if value and first not in OPTION_COLUMNS:
-        options["description"] = value
+        options["description"] = _description(row, value)
     return options
+
+
+def _description(row: PublishedRow, text: str) -> str:
+    """A row's words, kept as its workload's description: printable text, as names are."""
+    found = names.refused(text)
+    if found is not None:
+        raise UnreadableJob(
+            f"line {row.number}: its workload holds {names.spelled(found)}; use printable text"
+        )
+    return text
 
 
 def _share(row: PublishedRow, *columns: str) -> float | None:

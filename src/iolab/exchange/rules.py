@@ -51,6 +51,7 @@ TIME = Limit(253_402_300_799, "the year 9999")
 TIME_MS = Limit(TIME.value * 1000, "the year 9999")
 SHARE = Limit(100, "100%")
 ONES = Limit(2**31 - 1, "2^31 - 1")
+BIN = Limit(10**11, "10^11 ns (100 s), past the end of fio's histogram (about 17 s)")
 
 
 class Odd:
@@ -334,7 +335,7 @@ def _bins(value: object, path: str, nanoseconds: bool) -> None:
         where = step(path, key, position)
         text = str(key)
         if text.isascii() and text.isdigit():
-            whole_text(text, f"{where} (its latency)")
+            whole_text(text, f"{where} (its latency)", BIN)
         elif nanoseconds:
             raise UnreadableJob(f"{where}: a histogram bin not named by its latency in ns")
         number(item, where, whole=True)

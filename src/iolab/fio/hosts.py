@@ -49,7 +49,16 @@ PROBE_JOB = "[iolab-probe]\nioengine=null\nsize=4k\nrw=read\n"
 
 
 class HostError(FioError):
-    """A host that cannot be used: its name, or it did not answer."""
+    """A host that cannot be used: its name, or it did not answer. `why`, when set, says what
+    is wrong without quoting the host (for a line of a file that may be no hosts file)."""
+
+    def __init__(self, message: str, why: str = "") -> None:
+        super().__init__(message)
+        self.why = why
+
+
+SCOPE_ID = "holds an IPv6 scope id (%...), which fio's client cannot use"
+NO_ONES = "is an address no one host has (unspecified or multicast)"
 
 
 def address(text: str) -> str:
@@ -68,21 +77,34 @@ def address(text: str) -> str:
         host, port = value.split(":")
     else:
         host, port = value, str(DEFAULT_PORT)
-    _check(text, host, port)
+    host = _check(text, host, port)
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
-def _check(text: str, host: str, port: str) -> None:
+def _check(text: str, host: str, port: str) -> str:
+    """The host as fio's client is given it: an IP address in one spelling (an IPv4-mapped
+    IPv6 address as IPv4), so that one host is never listed twice under two spellings."""
     if not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
         raise HostError(f"host {text!r}: port {port!r} is not a port number (1-65535)")
-    if ":" in host:
-        try:
-            ipaddress.IPv6Address(host)
-        except ValueError:
-            raise HostError(f"host {text!r}: {host!r} is not an IPv6 address") from None
-        return
+    if ":" in host or re.fullmatch(r"[0-9.]+", host):
+        return _ip(text, host)
     if not _HOSTNAME.fullmatch(host):
         raise HostError(f"host {text!r}: not a host name or an IP address")
+    return host
+
+
+def _ip(text: str, host: str) -> str:
+    if "%" in host:
+        raise HostError(f"host {text!r}: {SCOPE_ID}", SCOPE_ID)
+    try:
+        ip: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(host)
+    except ValueError:
+        raise HostError(f"host {text!r}: {host!r} is not an IP address") from None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_unspecified or ip.is_multicast:
+        raise HostError(f"host {text!r}: {NO_ONES}", NO_ONES)
+    return str(ip)
 
 
 def client_arg(host: str) -> str:

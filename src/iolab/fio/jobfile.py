@@ -55,11 +55,15 @@ def _line(key: str, value: FioValue) -> str:
 
 
 def _ordered(given: Mapping[str, FioValue]) -> list[tuple[str, FioValue]]:
-    """The options in order, those iolab sets (the file fio uses, its logs) last: fio takes an
-    option's last value, so none can be overridden (and fio.options lets no other option that
-    names a file in: a second filename= would add its file, not replace iolab's)."""
+    """The options in order, kb_base first and those iolab sets (the file fio uses, its logs)
+    last: fio reads a size's suffix under the kb_base given before it, so every size of the job
+    is read in one base (as `fio.reach` reads them); fio takes an option's last value, so none
+    of iolab's can be overridden (and fio.options lets no other option that names a file in: a
+    second filename= would add its file, not replace iolab's)."""
     own = [key for key in given if key in options.IOLAB_SETS]
-    return [*((k, v) for k, v in given.items() if k not in own), *((k, given[k]) for k in own)]
+    first = [key for key in given if key == "kb_base"]
+    rest = [key for key in given if key not in own and key not in first]
+    return [(key, given[key]) for key in (*first, *rest, *own)]
 
 
 def render(jobs: Sequence[Job]) -> str:

@@ -70,7 +70,13 @@ def _addresses(listed: list[tuple[str, str | None]], top: Where) -> list[str]:
             said = f"{line}: its host {error}" if line else f"host {error}"
             raise top.fail("hosts", said) from None
         except HostError as error:
-            said = f"{line}: not a host ({HOST_FORMS}); fix that line" if line else str(error)
+            said = str(error)
+            if line:
+                said = (
+                    f"{line}: its host {error.why}"
+                    if error.why
+                    else f"{line}: not a host ({HOST_FORMS}); fix that line"
+                )
             raise top.fail("hosts", said) from None
         if found in addresses:
             said = f"{line}: its host is listed twice" if line else f"host {found} is listed twice"

@@ -205,6 +205,17 @@ DECISIVE = (
 )
 
 
+def _check_mix(out: dict[str, FioValue], where: Where) -> None:
+    """rwmixread and rwmixwrite together add up to 100: fio keeps whichever it reads last."""
+    read, write = (str(out.get(key, "")).strip() for key in ("rwmixread", "rwmixwrite"))
+    if read.isdigit() and write.isdigit() and int(read) + int(write) != 100:
+        raise where.fail(
+            "rwmixwrite",
+            f"rwmixread = {read} and rwmixwrite = {write} add up to {int(read) + int(write)}, "
+            "not 100: fio would keep whichever it reads last; give one of them",
+        )
+
+
 def _check_combination(out: dict[str, FioValue], where: Where) -> None:
     """Refuse one point's combinations that cannot work; reads only the DECISIVE keys."""
     rw, bs = str(out["rw"]), parse_size(out["bs"])
@@ -213,6 +224,7 @@ def _check_combination(out: dict[str, FioValue], where: Where) -> None:
             raise where.fail(
                 mix, f"{mix} only applies to mixed rw ({', '.join(MIXED_RW)}), not rw = {rw!r}"
             )
+    _check_mix(out, where)
     if out["direct"] == 1 and bs % 512:
         raise where.fail(
             "bs", f"bs = {out['bs']!r} with direct = 1: O_DIRECT needs a multiple of 512 bytes"

@@ -221,7 +221,7 @@ def _reach(workload: Workload, target: Prepared | None, have: int) -> int:
     except fio_reach.Unreadable as error:
         raise PlanError(
             f"workload {workload.name!r}: {error}; iolab must know how far fio's I/O reaches "
-            "before it runs (give bytes: 4m, 0x400000; or a percentage: 25%)"
+            "before it runs"
         ) from None
 
 
