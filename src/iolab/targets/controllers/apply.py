@@ -415,8 +415,11 @@ def _disk_cache(devices: tuple[str, ...], value: str, hold: Hold) -> Iterator[No
 
 
 def _put_back_disk(switch: Path, before: str, value: str) -> None:
+    """Put `before` back, unless the switch still reads it (a set that was refused changed
+    nothing, and a switch that cannot be written must not leave a restore owed)."""
     try:
-        _write_sysfs(switch, before)
+        if _reads(switch) != before:
+            _write_sysfs(switch, before)
     except ControllerError as error:
         said = _owe_disk(switch, before, value, str(error), pending.current_run())
         raise ControllerError(said) from None
@@ -438,6 +441,13 @@ def _owe_disk(switch: Path, before: str, value: str, error: str, run: int | None
         os.getpid(),
     )
     return _owe(entry)
+
+
+def _reads(switch: Path) -> str | None:
+    try:
+        return switch.read_text().strip()
+    except OSError:
+        return None
 
 
 def _write_sysfs(switch: Path, value: str) -> None:
