@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from conftest import needs_root, run_iolab
 from iolab import plan
-from iolab.app import rehearsal
+from iolab.app import lab_run, rehearsal
 from iolab.cli import main
 from iolab.targets import lab, lab_backends
 from iolab.targets.lab_backends import Qemu, Uml
@@ -175,3 +175,15 @@ def test_what_a_rehearsal_says_of_each_outcome(
 ) -> None:
     found = rehearsal.verdict("s", code, output, cases)
     assert (found.ok, found.text) == (code == 0, said)
+
+
+def test_the_labs_plan_keeps_each_set_ups_drive_cache() -> None:
+    """The plan the lab runs sets each set-up's drive_cache (it once dropped it, and the lab
+    measured "write-through" set-ups under whatever the disk had)."""
+    text = (
+        '[[setup]]\nname = "nvme"\ndevices = ["/dev/nvme0n1"]\n'
+        'drive_cache = ["write-back", "write-through"]\n[[workload]]\nrw = "randwrite"\n'
+    )
+    inside = tomllib.loads(lab_run.plan_text(plan.parse_plan(text, "plan.toml")))
+    caches = [(s["name"], s.get("drive_cache")) for s in inside["setup"]]
+    assert caches == [("nvme write-back", "write-back"), ("nvme write-through", "write-through")]

@@ -75,9 +75,12 @@ def as_stored(tables: dict[str, list[dict[str, JSON]]], plan: Plan, backend: str
 
 
 def _built(setup: Setup) -> dict[str, object]:
+    """The set-up as the lab builds it: its layout without hooks, and its drive_cache (set
+    and read back in the lab, or refused there in one line: never measured without it)."""
     assert setup.layout is not None
     skipped = ("setup_hook", "teardown_hook")
-    return {k: v for k, v in setup.layout.definition().items() if k not in skipped}
+    built = {k: v for k, v in setup.layout.definition().items() if k not in skipped}
+    return {**built, **({"drive_cache": setup.drive_cache} if setup.drive_cache else {})}
 
 
 @contextlib.contextmanager

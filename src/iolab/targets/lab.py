@@ -107,7 +107,7 @@ def missing(nvme: bool = False) -> str | None:
     problems = [backend.missing() for backend in backends(nvme)]
     if any(problem is None for problem in problems):
         return None
-    return "; and ".join(p for p in problems if p)
+    return "; and ".join(dict.fromkeys(p for p in problems if p))  # QEMU's said once
 
 
 def needs_nvme(devices: Sequence[str]) -> bool:
