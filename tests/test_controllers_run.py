@@ -506,7 +506,10 @@ def test_a_loop_device_has_no_drive_cache_to_set(workdir: Path, loops: LoopDevs)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
     name = Path(dev).name
-    assert f"drive_cache needs a SCSI/SATA disk's sysfs cache_type, which {name}" in done.stderr
+    assert (
+        "drive_cache needs a SCSI/SATA disk's sysfs cache_type or an NVMe controller's "
+        f"volatile write cache, and {name} has neither; remove drive_cache"
+    ) in done.stderr
     assert stored_cases(workdir / "iolab.db") == []
 
 

@@ -731,7 +731,7 @@ def test_a_disks_write_cache_that_cannot_be_put_back_is_kept_too(
     away): the same loud record, with the shell line that puts it back."""
     switch = Path("/sys/block/sdzz/device/scsi_disk/9:9:9:9/cache_type")  # no such disk
     with pytest.raises(ControllerError) as caught:
-        apply._put_back_disk(switch, "write back", "write-through")
+        apply._put_back_disk(apply.Switch("sysfs", str(switch)), "write back", "write-through")
     assert "restoring failed: sysfs " in str(caught.value) and "\n" not in str(caught.value)
     (record,) = pending.pending()
     assert (record.tool, record.where, record.restore) == (

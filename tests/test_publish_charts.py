@@ -296,7 +296,9 @@ def _as_the_lab_stores_it(tmp_path: Path) -> Path:
         run_id = lab.create_run(inside, {"hostname": "(none)"}, "test", {}, process.me())
         runner.execute(built, lab, run_id, Seen())
         tables = lab.dump(run_id)
-    origin = lab_run.as_stored(tables, user_plan)
+    origin = lab_run.as_stored(
+        tables, user_plan, "QEMU (software emulation, TCG) with Debian's kernel 6.1.0-56-amd64"
+    )
     db = tmp_path / "iolab.db"
     with Store(db) as store:
         store.restore(tables, origin)
@@ -308,14 +310,18 @@ def test_a_lab_runs_header_says_so_and_names_the_users_plan(tmp_path: Path) -> N
     with sqlite3.connect(db) as con:
         origin, source = con.execute("SELECT origin, plan_source FROM runs").fetchone()
     assert '"kind": "lab"' in origin and source == str(tmp_path / "b.toml")
+    assert '"lab": "QEMU (software emulation, TCG)' in origin, "the lab's kernel, recorded"
     document = _document(db)
-    assert document.subtitle[0].startswith("run 1 ran in the lab's kernel on image files")
+    assert document.subtitle[0].startswith(
+        "run 1 ran in the lab's kernel (QEMU (software emulation, TCG) with Debian's kernel "
+        "6.1.0-56-amd64) on image files"
+    )
     run_line = document.subtitle[1]
     assert f"({tmp_path / 'b.toml'})" in run_line and "iolab-rehearse" not in run_line
     assert f"host {socket.gethostname()}, in iolab's virtual lab" in run_line
     assert "(none)" not in "\n".join(document.subtitle)
     assert document.title.endswith(
-        ", measured in iolab's virtual lab (user-mode Linux, image files)"
+        ", measured in iolab's virtual lab (a kernel of its own, image files)"
     )
     text = terminal.render_document(document, width=120)  # as in a file
     assert text.startswith(f"{document.title}\n")
@@ -331,7 +337,7 @@ def test_a_lab_runs_report_says_so_from_the_command_line(tmp_path: Path) -> None
     done = run_iolab("report", "--db", str(db), "--format", "markdown", cwd=tmp_path, check=True)
     head = done.stdout.split("\n## ", 1)[0]
     assert head.startswith("# run 1: study B md (") and head.count("virtual lab") == 2
-    assert "measured in iolab's virtual lab (user-mode Linux, image files)" in head
+    assert "measured in iolab's virtual lab (a kernel of its own, image files)" in head
     assert "b.toml" in head and "iolab-rehearse" not in head
 
 

@@ -18,17 +18,13 @@ from typing import Any
 import pytest
 
 from conftest import needs_root
-from uml import Done, Host, Kernel, Machine, host_has_md, uml_available
+from uml import Done, Host, Kernel, Machine, host_has_md
 
 pytestmark = [
     pytest.mark.kernel,
     pytest.mark.root,
     *([] if host_has_md() else [pytest.mark.usefixtures("lab_host")]),
     needs_root(),
-    pytest.mark.skipif(
-        not host_has_md() and not uml_available() and not os.environ.get("CI"),
-        reason="no md here and no user-mode-linux (apt-get install user-mode-linux)",
-    ),
 ]
 DISKS, DISK_MIB = 4, 384
 IOLAB = f"{sys.executable} -m iolab"

@@ -3,7 +3,6 @@ lab kernel (user-mode Linux), under the plan's own device names, none of which e
 
 from __future__ import annotations
 
-import os
 import tomllib
 from dataclasses import replace
 from pathlib import Path
@@ -13,9 +12,10 @@ from click.testing import CliRunner
 
 from conftest import needs_root, run_iolab
 from iolab import plan
-from iolab.app import rehearsal
+from iolab.app import lab_run, rehearsal
 from iolab.cli import main
-from iolab.targets import lab
+from iolab.targets import lab, lab_backends
+from iolab.targets.lab_backends import Qemu, Uml
 
 PLAN = """
 name = "two arrays"
@@ -43,9 +43,6 @@ ramp_time = 5
 
 @pytest.mark.kernel
 @needs_root()
-@pytest.mark.skipif(
-    lab.missing() is not None and not os.environ.get("CI"), reason="no user-mode-linux here"
-)
 @pytest.mark.usefixtures("lab_host")
 def test_rehearse_builds_runs_and_tears_down_each_set_up_and_names_a_failing_command(
     workdir: Path,
@@ -55,7 +52,7 @@ def test_rehearse_builds_runs_and_tears_down_each_set_up_and_names_a_failing_com
     done = run_iolab("rehearse", "plan.toml", cwd=workdir)
     lines = done.stderr.splitlines()  # each set-up's line is news, on stderr
     assert done.returncode == 3, done.stdout + done.stderr
-    assert "/dev/nvme0n1 -> /dev/ubda" in lines[0], lines
+    assert "/dev/nvme0n1 -> /dev/" in lines[0] and ", in " in lines[0], lines
     assert "md raid5: built, ran and torn down (its hooks were not run)" in lines, lines
     bad = next(line for line in lines if line.startswith("bad layout: "))
     assert bad.startswith("bad layout: did not build: mdadm --create "), bad
@@ -64,15 +61,35 @@ def test_rehearse_builds_runs_and_tears_down_each_set_up_and_names_a_failing_com
     assert sorted(p.name for p in workdir.iterdir()) == ["plan.toml"], "nothing written here"
 
 
-def test_without_user_mode_linux_one_line_says_how_to_get_it(
-    workdir: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("backend", "told"),
+    [
+        ("uml", ["apt-get install user-mode-linux", "/nonexistent/linux.uml"]),
+        ("", ["apt-get install user-mode-linux", "apt-get install qemu-system-x86"]),
+    ],
+)
+def test_without_a_lab_kernel_one_line_says_how_to_get_one(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, backend: str, told: list[str]
 ) -> None:
-    monkeypatch.setattr(lab, "kernel", lambda: "/nonexistent/linux.uml")
+    monkeypatch.setenv(lab.SETTING, backend)
+    monkeypatch.setattr(Uml, "kernel", lambda self: "/nonexistent/linux.uml")
+    monkeypatch.setattr(lab_backends, "QEMU", "/nonexistent/qemu-system-x86_64")
     (workdir / "plan.toml").write_text(PLAN)
     result = CliRunner().invoke(main, ["rehearse", str(workdir / "plan.toml")])
     assert result.exit_code == 1, result.output
     [line] = result.output.strip().splitlines()
-    assert "apt-get install user-mode-linux" in line and "/nonexistent/linux.uml" in line, line
+    assert all(words in line for words in told), line
+
+
+def test_a_lab_backend_that_is_not_one_is_refused_in_one_line(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(lab.SETTING, "bochs")
+    (workdir / "plan.toml").write_text(PLAN)
+    result = CliRunner().invoke(main, ["rehearse", str(workdir / "plan.toml")])
+    assert result.exit_code == 1, result.output
+    [line] = result.output.strip().splitlines()
+    assert "IOLAB_LAB_BACKEND='bochs' is not a lab backend; use one of uml, qemu" in line, line
 
 
 def test_a_plan_that_builds_nothing_has_nothing_to_rehearse(workdir: Path) -> None:
@@ -104,14 +121,17 @@ def test_disks_follow_the_plan_and_are_sized_after_real_devices() -> None:
     )
     text += '[[setup]]\nname = "one"\ndevices = ["/dev/null-disk"]\n'
     found = rehearsal.disks(plan.parse_plan(text, "plan.toml"))
-    assert [(d.device, d.disk) for d in found] == [
-        ("/dev/nvme0n1", "/dev/ubda"),
-        ("/dev/nvme1n1", "/dev/ubdb"),
-        ("/dev/loop-nope", "/dev/ubdc"),
-        ("/dev/null-disk", "/dev/ubdd"),
-    ]
+    devices = ["/dev/nvme0n1", "/dev/nvme1n1", "/dev/loop-nope", "/dev/null-disk"]
+    assert [d.device for d in found] == devices
     assert {d.size for d in found} == {rehearsal.DEFAULT_IMAGE}
-    assert 'KERNEL=="ubdc", SYMLINK+="loop-nope"' in rehearsal.udev_rules(found)
+    images = [Path(f"disk{i}.img") for i in range(4)]
+    uml = [d.inside for d in Uml().drives(images, devices)]
+    assert uml == ["/dev/ubda", "/dev/ubdb", "/dev/ubdc", "/dev/ubdd"]
+    assert 'KERNEL=="ubdc", SYMLINK+="loop-nope"' in rehearsal.udev_rules(found, uml)
+    qemu = [d.inside for d in Qemu().drives(images, devices)]
+    assert qemu == ["/dev/nvme0n1", "/dev/nvme1n1", "/dev/vda", "/dev/vdb"], "NVMe as NVMe"
+    rules = rehearsal.udev_rules(found, qemu)
+    assert 'KERNEL=="vda", SYMLINK+="loop-nope"' in rules and "nvme" not in rules
 
 
 @pytest.mark.parametrize(
@@ -155,3 +175,15 @@ def test_what_a_rehearsal_says_of_each_outcome(
 ) -> None:
     found = rehearsal.verdict("s", code, output, cases)
     assert (found.ok, found.text) == (code == 0, said)
+
+
+def test_the_labs_plan_keeps_each_set_ups_drive_cache() -> None:
+    """The plan the lab runs sets each set-up's drive_cache (it once dropped it, and the lab
+    measured "write-through" set-ups under whatever the disk had)."""
+    text = (
+        '[[setup]]\nname = "nvme"\ndevices = ["/dev/nvme0n1"]\n'
+        'drive_cache = ["write-back", "write-through"]\n[[workload]]\nrw = "randwrite"\n'
+    )
+    inside = tomllib.loads(lab_run.plan_text(plan.parse_plan(text, "plan.toml")))
+    caches = [(s["name"], s.get("drive_cache")) for s in inside["setup"]]
+    assert caches == [("nvme write-back", "write-back"), ("nvme write-through", "write-through")]

@@ -10,7 +10,6 @@ interface over loop devices, so the same tests run directly.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 from typing import Protocol
@@ -21,7 +20,7 @@ from conftest import needs_root
 from iolab.targets import lab
 from iolab.targets.lab import Done
 
-__all__ = ["Done", "Host", "Kernel", "Machine", "host_has_md", "lab_marks", "uml_available"]
+__all__ = ["Done", "Host", "Kernel", "Machine", "host_has_md", "lab_marks"]
 
 MIB = 1024**2
 
@@ -38,24 +37,11 @@ def host_has_md() -> bool:
     return Path("/proc/mdstat").exists() and Path("/sys/class/misc/device-mapper").exists()
 
 
-def uml_available() -> bool:
-    return lab.missing() is None
-
-
 def lab_marks() -> list[pytest.MarkDecorator]:
     """A test module's marks for tests that boot the lab kernel themselves: kernel and root;
-    skipped where there is no user-mode Linux, except in CI, where they must run, and where
-    this host cannot run it at all (conftest.lab_host)."""
-    return [
-        pytest.mark.kernel,
-        pytest.mark.usefixtures("lab_host"),
-        pytest.mark.root,
-        needs_root(),
-        pytest.mark.skipif(
-            not uml_available() and not os.environ.get("CI"),
-            reason="no user-mode-linux (apt-get install user-mode-linux)",
-        ),
-    ]
+    where no lab kernel is installed or none runs here, they fail with the reason
+    (conftest.lab_host), never skip."""
+    return [pytest.mark.kernel, pytest.mark.usefixtures("lab_host"), pytest.mark.root, needs_root()]
 
 
 class Kernel(lab.Kernel):

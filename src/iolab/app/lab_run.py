@@ -32,7 +32,7 @@ from iolab.targets import lab
 RUN_TIMEOUT_S = 6 * 3600
 LAB = CheckWarning(
     Code.VIRTUAL_LAB,
-    "measured in iolab's virtual lab (a user-mode Linux kernel, image files as disks): the "
+    "measured in iolab's virtual lab (a kernel of its own, image files as disks): the "
     "figures show how the RAID software behaves (its penalties, its scaling), not how fast "
     "the real devices are.",
     "Compare lab figures with each other, or with the RAID model; measure the real devices "
@@ -62,29 +62,33 @@ def _words(title: str, caption: str) -> dict[str, str]:
     return {k: v for k, v in (("title", title), ("caption", caption)) if v}
 
 
-def as_stored(tables: dict[str, list[dict[str, JSON]]], plan: Plan) -> Origin:
+def as_stored(tables: dict[str, list[dict[str, JSON]]], plan: Plan, backend: str) -> Origin:
     """The lab's run as the user's database keeps it (`tables` as Store.dump gave them,
     changed in place): every case marked virtual-lab, the run under the user's plan file;
-    returns its origin, "lab", on this host."""
+    returns its origin, "lab", on this host, in the lab kernel `backend` names."""
     for run in tables["runs"]:
         run["plan_source"] = plan.source
     for case in tables["cases"]:
         kept = case["warnings"]
         case["warnings"] = [*(kept if isinstance(kept, list) else []), LAB.stored()]
-    return Origin(kind="lab", hostname=socket.gethostname())
+    return Origin(kind="lab", hostname=socket.gethostname(), lab=backend)
 
 
 def _built(setup: Setup) -> dict[str, object]:
+    """The set-up as the lab builds it: its layout without hooks, and its drive_cache (set
+    and read back in the lab, or refused there in one line: never measured without it)."""
     assert setup.layout is not None
     skipped = ("setup_hook", "teardown_hook")
-    return {k: v for k, v in setup.layout.definition().items() if k not in skipped}
+    built = {k: v for k, v in setup.layout.definition().items() if k not in skipped}
+    return {**built, **({"drive_cache": setup.drive_cache} if setup.drive_cache else {})}
 
 
 @contextlib.contextmanager
-def measured(plan: Plan, say: Callable[[str], None]) -> Iterator[Path]:
+def measured(plan: Plan, say: Callable[[str], None]) -> Iterator[tuple[Path, str]]:
     """Run the plan's device set-ups in the lab kernel; yields the database the run inside
-    left (removed with its images after the block). TargetError (one line) when there is
-    no kernel, nothing to run, or the run inside could not start."""
+    left (removed with its images after the block) and the kernel it ran in, in words.
+    TargetError (one line) when there is no kernel, nothing to run, or the run inside could
+    not start."""
     problem = lab.missing()
     if problem:
         raise TargetError(problem)
@@ -99,17 +103,18 @@ def measured(plan: Plan, say: Callable[[str], None]) -> Iterator[Path]:
     found = rehearsal.disks(plan)
     folder = rehearsal.work_dir()
     try:
-        say(
-            f"measuring {len(chosen)} set-up(s) in the virtual lab on sparse images: "
-            f"{rehearsal.mapping_line(found)}"
-        )
         (folder / "plan.toml").write_text(plan_text(plan))
-        with lab.Kernel(folder, [d.size for d in found], cwd=folder) as kernel:
-            ready = kernel.run(rehearsal.udev_rules(found))
+        with rehearsal.booted(folder, found, plan) as kernel:
+            say(
+                f"measuring {len(chosen)} set-up(s) in the virtual lab on sparse images: "
+                f"{rehearsal.mapping_line(found, kernel)}"
+            )
+            ready = kernel.run(rehearsal.udev_rules(found, kernel.disks))
             if ready.returncode != 0:
                 said = rehearsal.last_said(ready.output)
                 raise TargetError(f"the lab kernel could not name its disks: {said}")
             done = kernel.run(_command(folder, chosen), RUN_TIMEOUT_S)
+            backend = kernel.backend_words
         db = folder / "lab.db"
         for line in done.output.splitlines():
             if line.startswith(("✓", "✗", "  !")):
@@ -118,7 +123,7 @@ def measured(plan: Plan, say: Callable[[str], None]) -> Iterator[Path]:
             raise TargetError(
                 f"the run in the lab stored nothing: {rehearsal.last_said(done.output)}"
             )
-        yield db
+        yield db, backend
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 

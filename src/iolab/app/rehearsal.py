@@ -47,7 +47,6 @@ class Disk:
     """One plan device and the lab kernel's disk that stands in for it."""
 
     device: str
-    disk: str  # /dev/ubda ...
     size: int
     real: bool  # sized after this host's device of that name
 
@@ -69,21 +68,36 @@ def disks(plan: Plan) -> list[Disk]:
             f"the plan names {len(named)} devices; a rehearsal has at most {lab.MAX_DISKS}"
         )
     out = []
-    for index, device in enumerate(named):
+    for device in named:
         if not _SAFE_NAME.match(device) or "/../" in device:
             raise TargetError(f"{device}: a rehearsal cannot give a disk this name")
         name = dv.try_kernel_name(device)
         sectors = dv.read_int(dv.sys_dir(name) / "size") if name else None
         size = sectors * 512 if sectors else DEFAULT_IMAGE
-        out.append(Disk(device, f"/dev/{lab.disk_name(index)}", size, bool(sectors)))
+        out.append(Disk(device, size, bool(sectors)))
     return out
 
 
-def udev_rules(found: Sequence[Disk]) -> str:
-    """Inside the kernel: each plan device's name as a link to its stand-in disk."""
+def booted(folder: Path, found: Sequence[Disk], plan: Plan) -> lab.Kernel:
+    """The lab kernel for the plan's disks, each named as the plan names it (QEMU's, where a
+    set-up's drive_cache needs an NVMe controller)."""
+    cached = [d for s in plan.setups if s.layout and s.drive_cache for d in s.layout.devices]
+    return lab.Kernel(
+        folder,
+        [d.size for d in found],
+        cwd=folder,
+        devices=[d.device for d in found],
+        nvme=lab.needs_nvme(cached),
+    )
+
+
+def udev_rules(found: Sequence[Disk], inside: Sequence[str]) -> str:
+    """Inside the kernel: each plan device's name as a link to its stand-in disk (none for
+    a disk the kernel names as the plan does: QEMU's NVMe controllers)."""
     rules = "".join(
-        f'KERNEL=="{Path(d.disk).name}", SYMLINK+="{d.device.removeprefix("/dev/")}"\n'
-        for d in found
+        f'KERNEL=="{Path(disk).name}", SYMLINK+="{d.device.removeprefix("/dev/")}"\n'
+        for d, disk in zip(found, inside, strict=True)
+        if disk != d.device
     )
     return (
         "mkdir -p /run/udev/rules.d && cat > /run/udev/rules.d/90-iolab-rehearsal.rules <<'EOF'\n"
@@ -180,11 +194,12 @@ def work_dir() -> Path:
     return Path(tempfile.mkdtemp(prefix="iolab-rehearse-"))
 
 
-def mapping_line(found: Sequence[Disk]) -> str:
-    return ", ".join(
-        f"{d.device} -> {d.disk} ({human_bytes(d.size)}{'' if d.real else ', no such device here'})"
-        for d in found
+def mapping_line(found: Sequence[Disk], kernel: lab.Kernel) -> str:
+    disks = ", ".join(
+        f"{d.device} -> {disk} ({human_bytes(d.size)}{'' if d.real else ', no such device here'})"
+        for d, disk in zip(found, kernel.disks, strict=True)
     )
+    return f"{disks}, in {kernel.backend_words}"
 
 
 def rehearse(plan: Plan, say: Callable[[str], None], stored: Stored) -> list[RehearsalVerdict]:
@@ -199,9 +214,12 @@ def rehearse(plan: Plan, say: Callable[[str], None], stored: Stored) -> list[Reh
     found = disks(plan)
     folder = work_dir()
     try:
-        say(f"rehearsing {len(chosen)} set-up(s) on sparse images: {mapping_line(found)}")
-        with lab.Kernel(folder, [d.size for d in found], cwd=folder) as kernel:
-            ready = kernel.run(udev_rules(found))
+        with booted(folder, found, plan) as kernel:
+            say(
+                f"rehearsing {len(chosen)} set-up(s) on sparse images: "
+                f"{mapping_line(found, kernel)}"
+            )
+            ready = kernel.run(udev_rules(found, kernel.disks))
             if ready.returncode != 0:
                 raise TargetError(
                     f"the lab kernel could not name its disks: {last_said(ready.output)}"

@@ -56,9 +56,9 @@ def run_in_lab(the_plan: Plan, request: RunRequest, ui: Ui) -> RunOutcome:
     """`iolab run --lab`: the plan's device set-ups measured in the virtual lab, stored in
     the database as a new run whose every case carries the virtual-lab warning."""
     Store.check_path(request.db)
-    with lab_run.measured(the_plan, ui.say) as inside, Store(inside) as lab_store:
+    with lab_run.measured(the_plan, ui.say) as (inside, backend), Store(inside) as lab_store:
         tables = lab_store.dump(lab_store.run().id)
-    origin = lab_run.as_stored(tables, the_plan)  # "lab", under the user's plan file
+    origin = lab_run.as_stored(tables, the_plan, backend)  # "lab", under the user's plan file
     with open_store(request.db, ui, create=True) as store:
         run_id = store.restore(tables, origin)
         failed = sum(1 for case in tables["cases"] if case["status"] != "ok")

@@ -118,6 +118,7 @@ class Origin:
     fio_version: str = ""
     hostname: str = ""
     digests: tuple[str, ...] = ()  # sha256 of each file imported, so none is imported twice
+    lab: str = ""  # the lab's kernel, in words, for a run measured in the lab
 
 
 @dataclass(frozen=True)

@@ -137,6 +137,7 @@ def origin(data: JSONObject) -> Origin:
         fio_version=str(data.get("fio_version", "")),
         hostname=str(data.get("hostname", "")),
         digests=_texts(data.get("digests")),
+        lab=str(data.get("lab", "")),
     )
 
 

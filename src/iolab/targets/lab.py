@@ -1,10 +1,15 @@
-"""A Linux kernel with md and device-mapper, run as an ordinary process: Debian's user-mode
-Linux (`apt-get install user-mode-linux`), for hosts whose own kernel lacks them, and for
-trying set-ups on image files before real disks (`iolab rehearse`, and the tests).
+"""A Linux kernel with md and device-mapper, run beside this host's: for hosts whose own
+kernel lacks them, and for trying set-ups on image files before real disks (`iolab
+rehearse`, `iolab run --lab`, and the tests). Two backends (`targets.lab_backends`): Debian's
+user-mode Linux (`apt-get install user-mode-linux`), an ordinary process, and, where that
+cannot run or the plan needs an NVMe controller, Debian's own kernel under QEMU (`apt-get
+install qemu-system-x86 linux-image-amd64 busybox-static`). IOLAB_LAB_BACKEND=uml, qemu or
+qemu-tcg (QEMU without KVM) chooses one.
 
-Booted with the host's root filesystem (hostfs), it sees the host's mdadm, lvm, fio and iolab
-itself; writes to any file go to the host's files. Sparse image files become its disks
-(/dev/ubda, /dev/ubdb, ...). It runs shell commands as its root through a spool folder: the
+Booted with the host's root filesystem (hostfs; 9p under QEMU), it sees the host's mdadm,
+lvm, fio and iolab itself; writes to any file go to the host's files. Sparse image files
+become its disks (/dev/ubda, ... or /dev/vda, ...; /dev/nvme0n1, ... where the plan names
+NVMe devices, under QEMU). It runs shell commands as its root through a spool folder: the
 host writes `N.cmd`, the guest runs it and leaves `N.out` and `N.rc`.
 """
 
@@ -12,7 +17,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -22,30 +26,16 @@ from pathlib import Path
 from types import TracebackType
 
 from iolab.errors import LabHostError, TargetError
+from iolab.targets.lab_backends import Drive, Qemu, Uml, kvm_works, nvme_number
 
-UML = "/usr/bin/linux.uml"
-MODULES = Path("/usr/lib/uml/modules")  # the package's modules, one folder per kernel version
-INSTALL = "apt-get install user-mode-linux"
-GUEST_MODULES = (
-    "md-mod",
-    "raid0",
-    "raid1",
-    "raid10",
-    "raid456",
-    "faulty",
-    "dm-mod",
-    "dm-raid",
-    "dm-flakey",
-    "dm-delay",
-    "dm-snapshot",
-    "dm-thin-pool",
-)
-MAX_DISKS = 16  # ubda to ubdp
-BOOT_TIMEOUT_S = 120
+Backend = Uml | Qemu
+SETTING = "IOLAB_LAB_BACKEND"
+CHOICES = ("uml", "qemu", "qemu-tcg")
+MAX_DISKS = 16
 POLL_S = 0.05
 # the console's line that says why a boot died (a crash ends in a call trace naming nothing;
 # every boot prints some harmless "failed" lines, such as mmapper_init's)
-TELLING = re.compile(r"Kernel panic|ptrace .*failed")
+TELLING = re.compile(r"Kernel panic|ptrace .*failed|^iolab: ")
 # user-mode Linux 6.1 saves its processes' registers in an XSAVE buffer of a size the host's
 # kernel refuses on some CPUs (errno 14, EFAULT): then it cannot run here at all
 HOST_REFUSES = re.compile(r"ptrace set fp regs failed")
@@ -60,7 +50,7 @@ mkdir -p /dev/pts /dev/shm && mount -t devpts devpts /dev/pts && mount -t tmpfs 
 mount -t tmpfs run /run
 export IOLAB_STATE_DIR=/run/iolab-state  # the guest's own: / is the host's
 {tmp}
-for module in {modules}; do modprobe -d {moddir} "$module" || echo "no module $module"; done
+{modules}
 /lib/systemd/systemd-udevd --daemon >/dev/null 2>&1 && udevadm trigger && udevadm settle
 spool={spool}
 touch "$spool/ready"
@@ -97,28 +87,42 @@ def _fresh_tmp(cwd: Path | str) -> str:
     return "mount -t tmpfs tmp /tmp"
 
 
-def kernel() -> str:
-    return shutil.which("linux.uml") or UML
+def backends(nvme: bool = False) -> list[Backend]:
+    """The backends to try, in order: the one IOLAB_LAB_BACKEND names; QEMU alone where the
+    plan needs an NVMe controller (`nvme`); else user-mode Linux, then QEMU."""
+    asked = os.environ.get(SETTING, "").strip()
+    if asked and asked not in CHOICES:
+        raise TargetError(
+            f"{SETTING}={asked!r} is not a lab backend; use one of {', '.join(CHOICES)}"
+        )
+    qemu: list[Backend] = (
+        [Qemu("kvm"), Qemu("tcg")] if asked != "qemu-tcg" and kvm_works() else [Qemu("tcg")]
+    )
+    if asked:
+        return [Uml()] if asked == "uml" else qemu
+    return qemu if nvme else [Uml(), *qemu]
 
 
-def missing() -> str | None:
-    """One line saying what this host lacks to boot the lab kernel, or None."""
-    lacking = next((p for p in (kernel(), MODULES) if not Path(p).exists()), None)
-    if lacking is None and MODULES.is_dir() and any(MODULES.iterdir()):
+def missing(nvme: bool = False) -> str | None:
+    """One line saying what this host lacks to boot a lab kernel, or None."""
+    problems = [backend.missing() for backend in backends(nvme)]
+    if any(problem is None for problem in problems):
         return None
-    return f"user-mode Linux is not installed (no {lacking or MODULES}); install it with: {INSTALL}"
+    return "; and ".join(dict.fromkeys(p for p in problems if p))  # QEMU's said once
 
 
-def disk_name(index: int) -> str:
-    """The lab kernel's name of its index-th disk: ubda, ubdb, ..."""
-    return f"ubd{chr(ord('a') + index)}"
+def needs_nvme(devices: Sequence[str]) -> bool:
+    """Whether a set-up's drive_cache on these devices needs an NVMe controller (QEMU's)."""
+    return any(nvme_number(device) is not None for device in devices)
 
 
 class Kernel:
     """The lab kernel, booted over one sparse image file per size in `sizes` (bytes), kept in
-    `folder` (which also holds its spool, init script and console log). Commands run in `cwd`
-    (default: this process's current directory). Use it as a context manager, or call
-    start() and stop()."""
+    `folder` (which also holds its spool, init script and console log), each standing in for
+    the device of that place in `devices` (None: a plain disk). Commands run in `cwd`
+    (default: this process's current directory). `nvme`: boot only a backend that gives NVMe
+    controllers. Use it as a context manager, or call start() and stop(); once started,
+    `disks` are the disks' names inside and `backend_words` says which kernel it is."""
 
     def __init__(
         self,
@@ -126,14 +130,19 @@ class Kernel:
         sizes: Sequence[int],
         memory_mib: int = 1024,
         cwd: Path | None = None,
+        devices: Sequence[str | None] | None = None,
+        nvme: bool = False,
     ) -> None:
         if len(sizes) > MAX_DISKS:
             raise TargetError(f"the lab kernel has at most {MAX_DISKS} disks, not {len(sizes)}")
         self.folder, self.sizes, self.memory_mib = folder, list(sizes), memory_mib
         self.cwd = cwd or Path.cwd()
         self.spool = folder / "spool"
-        self.disks = [f"/dev/{disk_name(i)}" for i in range(len(sizes))]
+        self.devices = list(devices) if devices is not None else [None] * len(self.sizes)
+        self.nvme = nvme
         self.images = [folder / f"disk{i}.img" for i in range(len(sizes))]
+        self.disks: list[str] = []
+        self.backend_words = ""
         self.process: subprocess.Popen[bytes] | None = None
         self.serial = 0
 
@@ -160,18 +169,20 @@ class Kernel:
                     f"{error.strerror or error}"
                 ) from None
 
-    def _init(self) -> Path:
-        versions = sorted(MODULES.iterdir())
-        moddir = self.folder / "modules"
+    def _init(self, backend: Backend, drives: Sequence[Drive]) -> Path:
+        moddir = self.folder / backend.name / "modules"
         (moddir / "lib" / "modules").mkdir(parents=True, exist_ok=True)
-        link = moddir / "lib" / "modules" / versions[-1].name
+        link = moddir / "lib" / "modules" / backend.modules().name
         if not link.is_symlink():
-            link.symlink_to(versions[-1])
-        init = self.folder / "init.sh"
+            link.symlink_to(backend.modules())
+        shared = self.folder / "modules"  # where the tests load more modules from
+        if shared.is_symlink():
+            shared.unlink()
+        shared.symlink_to(moddir)
+        init = self.folder / backend.name / "init.sh"
         init.write_text(
             INIT.format(
-                modules=" ".join(GUEST_MODULES),
-                moddir=moddir,
+                modules=backend.load_modules(moddir),
                 spool=self.spool,
                 cwd=self.cwd,
                 poll=POLL_S,
@@ -182,26 +193,33 @@ class Kernel:
         return init
 
     def start(self) -> None:
-        """Make the images and boot; TargetError if the kernel is missing or does not boot."""
-        problem = missing()
+        """Make the images and boot the first backend that runs here; TargetError if none
+        is installed or the kernel does not boot, LabHostError if none can run here."""
+        problem = missing(self.nvme)
         if problem:
             raise TargetError(problem)
         self.spool.mkdir(parents=True)
         self._images()
-        init = self._init()
-        disks = [f"ubd{i}={image}" for i, image in enumerate(self.images)]
-        command = [
-            kernel(),
-            f"mem={self.memory_mib}M",
-            "root=/dev/root",
-            "rootfstype=hostfs",
-            "rootflags=/",
-            "rw",
-            *disks,
-            f"init={init}",
-            "con=null",
-            "con0=null,fd:1",
-        ]
+        refused: list[str] = []
+        for backend in backends(self.nvme):
+            lacking = backend.missing()
+            if lacking:
+                refused.append(lacking)
+                continue
+            try:
+                self._boot(backend)
+            except TargetError as error:
+                if not isinstance(error, LabHostError) and backend.stall_s is None:
+                    raise
+                refused.append(str(error))  # the next backend (QEMU without KVM) may run
+                continue
+            return
+        raise LabHostError("; and ".join(refused))
+
+    def _boot(self, backend: Backend) -> None:
+        drives = backend.drives(self.images, self.devices)
+        init = self._init(backend, drives)
+        command = backend.command(drives, init, self.memory_mib, [self.folder, self.cwd])
         with (self.folder / "console.log").open("wb") as log:
             self.process = subprocess.Popen(
                 command,
@@ -210,12 +228,20 @@ class Kernel:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        deadline = time.monotonic() + BOOT_TIMEOUT_S
+        began = time.monotonic()
         while not (self.spool / "ready").exists():
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                self.stop()
+            if self.process.poll() is not None or time.monotonic() > began + backend.boot_timeout_s:
+                self._kill()
                 raise self._boot_error()
+            stalled = backend.stall_s and time.monotonic() > began + backend.stall_s
+            if stalled and not self._console():
+                self._kill()
+                raise LabHostError(
+                    f"{backend.words([])} printed nothing in {backend.stall_s:.0f} s"
+                )
             time.sleep(POLL_S)
+        self.disks = [drive.inside for drive in drives]
+        self.backend_words = backend.words(self._console())
 
     def _console(self) -> list[str]:
         try:
@@ -271,6 +297,13 @@ class Kernel:
         try:
             self.process.wait(30)
         except subprocess.TimeoutExpired:
+            self._kill()
+        self.process = None
+
+    def _kill(self) -> None:
+        if self.process is None:
+            return
+        if self.process.poll() is None:
             os.killpg(self.process.pid, 9)
-            self.process.wait()
+        self.process.wait()
         self.process = None

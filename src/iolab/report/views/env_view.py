@@ -364,7 +364,7 @@ def drive_lines(data: Dataset) -> list[str]:
 # ---------------------------------------------------------------- the report's header
 
 LAB_CODE = Code.VIRTUAL_LAB  # the warning every case measured in the lab carries
-LAB_WORDS = "measured in iolab's virtual lab (user-mode Linux, image files)"
+LAB_WORDS = "measured in iolab's virtual lab (a kernel of its own, image files)"
 
 
 def in_lab(run: RunRow, cases: Sequence[DataCase]) -> bool:
@@ -392,9 +392,10 @@ def run_lines(data: Dataset) -> list[str]:
     for run in data.runs:
         lab = in_lab(run, data.cases)
         if lab:
+            kernel = f" ({run.origin.lab})" if run.origin.lab else ""
             lines.append(
-                f"run {run.id} ran in the lab's kernel on image files: its figures show how "
-                "the RAID software behaves, not how fast the real devices are"
+                f"run {run.id} ran in the lab's kernel{kernel} on image files: its figures "
+                "show how the RAID software behaves, not how fast the real devices are"
             )
         ended = f", ended {utc(run.ended_at)}" if run.ended_at else ""
         lines.append(

@@ -13,7 +13,10 @@ after the set-up (also on failure and Ctrl-C), and after a kill by the next run
 one succeeds: a later set-up on the VD puts back the first values, `retry_pending()` the rest.
 
 A plain disk's write cache is sysfs' `cache_type` ("write back" / "write through") of its
-SCSI disk; devices without one (loop devices, NVMe) are refused before anything runs.
+SCSI disk, or an NVMe controller's volatile write cache (feature 06h, through nvme-cli:
+`nvme_cache`), set, read back and restored the same way; devices without one (loop devices,
+an NVMe controller whose identify says it has no volatile write cache) are refused before
+anything runs.
 """
 
 from __future__ import annotations
@@ -31,10 +34,9 @@ from pathlib import Path
 
 from iolab.errors import ControllerError, Stopped
 from iolab.model import JSON, CardPolicy, Setup, codec
-from iolab.targets.controllers import pending
+from iolab.targets.controllers import nvme_cache, pending
 from iolab.targets.controllers.card_commands import (
     FAMILY,
-    SYSFS_FILE,
     SYSFS_WORDS,
     problem,
     program,
@@ -360,10 +362,59 @@ def cache_type_file(device: str) -> Path | None:
     return Path(found[0]) if found else None
 
 
+@dataclass(frozen=True)
+class Switch:
+    """A plain disk's own write cache switch: a SCSI disk's sysfs cache_type file (tool
+    "sysfs"), or an NVMe namespace whose controller's feature 06h nvme-cli sets ("nvme")."""
+
+    tool: str
+    where: str
+
+    def read(self) -> str | None:
+        """Its state in sysfs' words, or None where it cannot be read."""
+        try:
+            if self.tool == "nvme":
+                with scratch() as cwd:
+                    return nvme_cache.read(self.where, cwd)
+            return Path(self.where).read_text().strip()
+        except (OSError, ControllerError):
+            return None
+
+    def write(self, words: str) -> None:
+        if self.tool == "nvme":
+            with scratch() as cwd:
+                nvme_cache.write(self.where, words, cwd)
+            return
+        try:
+            Path(self.where).write_text(words)
+        except OSError as error:
+            raise ControllerError(f"could not write {self.where}: {error.strerror}") from None
+
+    def command(self, words: str) -> tuple[str, ...]:
+        """The shell line that sets it to `words`, for a person to run."""
+        if self.tool == "nvme":
+            return tuple(nvme_cache.argv(self.where, words))
+        return ("echo", words, ">", self.where)
+
+    def valid(self) -> bool:
+        """Whether its place is one iolab may act on (a record may have been edited)."""
+        pattern = pending.DISK_SWITCHES.get(self.tool)
+        return pattern is not None and bool(pattern.fullmatch(self.where))
+
+
+def switch_of(device: str) -> Switch | None:
+    nvme = nvme_cache.device_of(device)
+    if nvme is not None:
+        return Switch("nvme", nvme)
+    found = cache_type_file(device)
+    return Switch("sysfs", str(found)) if found is not None else None
+
+
 def check(setup: Setup) -> None:
     """Refuse, before anything runs, a policy iolab could not set here: the tool is not
     installed, or what it prints (read-only) names no such VD, cannot be read, puts the VD on
-    another device than the set-up's, or does not print a part asked for."""
+    another device than the set-up's, or does not print a part asked for; a drive_cache on a
+    device without a write cache switch."""
     if setup.controller is not None and program(setup.controller.tool) is None:
         raise ControllerError(
             f"set-up {setup.name!r}: {setup.controller.tool} is not installed (not on PATH); "
@@ -381,52 +432,68 @@ def check(setup: Setup) -> None:
     if setup.drive_cache is None or setup.layout is None:
         return
     for device in setup.layout.devices:
-        if cache_type_file(device) is None:
-            name = Path(os.path.realpath(device)).name
-            raise ControllerError(
-                f"set-up {setup.name!r}: drive_cache needs a SCSI/SATA disk's sysfs cache_type, "
-                f"which {name} does not have; remove drive_cache"
-            )
+        try:
+            _check_switch(device)
+        except ControllerError as error:
+            raise ControllerError(f"set-up {setup.name!r}: {error}; remove drive_cache") from None
+
+
+def _check_switch(device: str) -> None:
+    name = Path(os.path.realpath(device)).name
+    switch = switch_of(device)
+    if switch is None:
+        raise ControllerError(
+            f"drive_cache needs a SCSI/SATA disk's sysfs cache_type or an NVMe controller's "
+            f"volatile write cache, and {name} has neither"
+        )
+    if switch.tool == "nvme":
+        with scratch() as cwd:
+            if not nvme_cache.has_cache(switch.where, cwd):
+                raise ControllerError(
+                    f"drive_cache needs a volatile write cache, which {name}'s controller does "
+                    "not have (identify's vwc bit 0 is 0)"
+                )
 
 
 @contextlib.contextmanager
 def _disk_cache(devices: tuple[str, ...], value: str, hold: Hold) -> Iterator[None]:
     with contextlib.ExitStack() as stack:
         for device in devices:
-            switch = cache_type_file(device)
+            switch = switch_of(device)
             if switch is None:
-                raise ControllerError(f"{device} has no sysfs cache_type; remove drive_cache")
-            before = switch.read_text().strip()
-            record = {
-                "sysfs": str(switch),
-                "value": before,
-                "left": value,
-                "run": pending.current_run(),
-            }
-            stack.enter_context(hold(KIND, json.dumps(record)))
+                raise ControllerError(f"{device} has no write cache switch; remove drive_cache")
+            before = switch.read()
+            if before is None or before not in SYSFS_WORDS.values():
+                raise ControllerError(f"could not read {device}'s write cache ({switch.where})")
+            record = {switch.tool: switch.where, "value": before, "left": value}
+            stack.enter_context(hold(KIND, json.dumps({**record, "run": pending.current_run()})))
             stack.callback(_put_back_disk, switch, before, value)
-            _write_sysfs(switch, SYSFS_WORDS[value])
-            if switch.read_text().strip() != SYSFS_WORDS[value]:
+            switch.write(SYSFS_WORDS[value])
+            now = switch.read()
+            if now != SYSFS_WORDS[value]:
                 raise ControllerError(
-                    f"{device} did not take drive_cache = {value} (sysfs cache_type reads "
-                    "otherwise); nothing was measured under it"
+                    f"{device} did not take drive_cache = {value} (its write cache reads "
+                    f"{now or 'nothing'}); nothing was measured under it"
                 )
         yield
 
 
-def _put_back_disk(switch: Path, before: str, value: str) -> None:
+def _put_back_disk(switch: Switch, before: str, value: str) -> None:
+    """Put `before` back, unless the switch still reads it (a set that was refused changed
+    nothing, and a switch that cannot be written must not leave a restore owed)."""
     try:
-        _write_sysfs(switch, before)
+        if switch.read() != before:
+            switch.write(before)
     except ControllerError as error:
         said = _owe_disk(switch, before, value, str(error), pending.current_run())
         raise ControllerError(said) from None
-    pending.drop("sysfs", str(switch))
+    pending.drop(switch.tool, switch.where)
 
 
-def _owe_disk(switch: Path, before: str, value: str, error: str, run: int | None) -> str:
+def _owe_disk(switch: Switch, before: str, value: str, error: str, run: int | None) -> str:
     entry = PendingRestore(
-        "sysfs",
-        str(switch),
+        switch.tool,
+        switch.where,
         (("value", before),),
         (("drive_cache", value),),
         error,
@@ -438,21 +505,15 @@ def _owe_disk(switch: Path, before: str, value: str, error: str, run: int | None
     return _owe(entry)
 
 
-def _write_sysfs(switch: Path, value: str) -> None:
-    try:
-        switch.write_text(value)
-    except OSError as error:
-        raise ControllerError(f"could not write {switch}: {error.strerror}") from None
-
-
 def restored_words(text: str) -> str:
     """What restoring a ledger entry did, in words (never the entry's own text)."""
     try:
         saved = json.loads(text)
     except json.JSONDecodeError:
         return "a RAID card's cache policy"
-    if isinstance(saved, dict) and isinstance(saved.get("sysfs"), str):
-        return f"restored {saved['sysfs']}"
+    for tool in ("sysfs", "nvme"):
+        if isinstance(saved, dict) and isinstance(saved.get(tool), str):
+            return f"restored {saved[tool]}"
     vd = saved.get("vd") if isinstance(saved, dict) else None
     return f"restored the cache policy of {vd}" if isinstance(vd, str) else "a cache policy"
 
@@ -467,9 +528,10 @@ def restore_from(text: str) -> bool:
     if not isinstance(saved, dict):
         return False
     run = saved.get("run") if isinstance(saved.get("run"), int) else None
-    if isinstance(saved.get("sysfs"), str) and saved.get("value") in SYSFS_WORDS.values():
-        switch = Path(saved["sysfs"])
-        if not SYSFS_FILE.fullmatch(str(switch)):
+    tool = next((t for t in ("sysfs", "nvme") if isinstance(saved.get(t), str)), None)
+    if tool is not None and saved.get("value") in SYSFS_WORDS.values():
+        switch = Switch(tool, str(saved[tool]))
+        if not switch.valid():
             return False
         left = saved.get("left") if saved.get("left") in DISK_CACHE else "a changed write cache"
         try:
@@ -512,8 +574,8 @@ def _retry(entry: PendingRestore) -> str:
             "device and values iolab would set); check the card or disk by hand, then remove it"
         )
     try:
-        if entry.tool == "sysfs":
-            _write_sysfs(Path(entry.where), values["value"])
+        if entry.tool in ("sysfs", "nvme"):
+            Switch(entry.tool, entry.where).write(values["value"])
         else:
             policy = replace(CardPolicy(entry.tool, entry.where), **values)
             with scratch() as cwd:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from iolab.model import CardPolicy, Setup
+from iolab.targets.controllers import nvme_cache
 
 # sysfs cache_type words for a plain disk's write cache
 SYSFS_WORDS = {"write-back": "write back", "write-through": "write through"}
@@ -225,6 +226,13 @@ def commands(setup: Setup) -> list[list[str]]:
     if setup.drive_cache is not None and setup.layout is not None:
         for device in setup.layout.devices:
             value = SYSFS_WORDS[setup.drive_cache]
+            nvme = nvme_cache.device_of(device)
+            if nvme is not None:
+                out += [
+                    nvme_cache.argv(nvme, value),
+                    [*nvme_cache.argv(nvme, value)[:-1], "--value=<as read before>"],
+                ]
+                continue
             name = Path(os.path.realpath(device)).name
             where = f"/sys/block/{name}/device/scsi_disk/*/cache_type"
             out += [["echo", value, ">", where], ["echo", "<as read before>", ">", where]]

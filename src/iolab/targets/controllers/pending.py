@@ -37,6 +37,7 @@ from pathlib import Path
 from iolab.errors import ControllerError, JSONShapeError, TargetError
 from iolab.model import CardPolicy, codec
 from iolab.targets import evidence
+from iolab.targets.controllers import nvme_cache
 from iolab.targets.controllers.card_commands import (
     SYSFS_FILE,
     SYSFS_WORDS,
@@ -52,6 +53,9 @@ MAX_READ = 64  # records read at most (the others are counted)
 MAX_ERROR = 300  # characters of a record's error shown
 _RUN: ContextVar[int | None] = ContextVar("run", default=None)
 _NAME = re.compile(r"[0-9a-f]{24}\.json")  # a record's name (`_name`)
+
+# a plain disk's own write cache: where each kind of switch may be, as iolab sets it
+DISK_SWITCHES = {"sysfs": SYSFS_FILE, "nvme": nvme_cache.DEVICE}
 
 
 @dataclass(frozen=True)
@@ -99,8 +103,8 @@ class PendingRestore:
         """The values to put back, when the tool, the device and each value are ones iolab
         would set (each checked against the tool's own allow-list); None if not."""
         values = dict(self.restore)
-        if self.tool == "sysfs":
-            sound = SYSFS_FILE.fullmatch(self.where) and set(values) == {"value"}
+        if self.tool in DISK_SWITCHES:
+            sound = DISK_SWITCHES[self.tool].fullmatch(self.where) and set(values) == {"value"}
             return values if sound and values["value"] in SYSFS_WORDS.values() else None
         if not values or problem(self.tool, self.where, values) is not None:
             return None
@@ -108,7 +112,7 @@ class PendingRestore:
 
     def sound_left(self) -> bool:
         left = dict(self.left)
-        if self.tool == "sysfs":
+        if self.tool in DISK_SWITCHES:
             return set(left) == {"drive_cache"} and left["drive_cache"] in SYSFS_WORDS
         return problem(self.tool, self.where, left) is None
 
@@ -132,6 +136,8 @@ def restore_commands(entry: PendingRestore) -> list[tuple[str, ...]] | None:
         return None
     if entry.tool == "sysfs":
         return [("echo", values["value"], ">", entry.where)]
+    if entry.tool == "nvme":
+        return [tuple(nvme_cache.argv(entry.where, values["value"]))]
     policy = replace(CardPolicy(entry.tool, entry.where), **values)
     prog = program(entry.tool) or ""
     return [tuple(a) for k, v in values.items() for a in set_commands(policy, k, v, prog)]
