@@ -238,23 +238,32 @@ def _family(
             low, before, best = stop
             kept = noisy if _noisy(sweep, low) else stops
             kept.setdefault(low, []).append(f"{sweep.who} ({before.shown} → {best.shown})")
-    clauses = [f"past {axis}={low} on {some(stops[low])}" for low in sorted(stops)]
-    clauses[:1] = [f"stops paying {clause}" for clause in clauses[:1]]
-    clauses += [f"no gain beyond the noise past {axis}={n} on {some(noisy[n])}" for n in noisy]
-    if growing:
-        top = max(s.steps[-1][0] for s in sweeps)
-        clauses.append(f"still growing up to {axis}={top} on {some(growing)}")
-    if single:
-        clauses.append(f"one I/O in flight, so more devices cannot help, on {some(single)} (noise)")
     limits: dict[str, list[str]] = {}
     for sweep, flat in zip(sweeps, flats, strict=True):
         if flat is not None:
             limits.setdefault(flat.limit, []).append(sweep.who)
-    if limits:
-        named = "; ".join(f"{limit} on {some(who)}" for limit, who in limits.items())
-        clauses.append(f"where flat, the limit: {named}")
-    said = f"{group}, per doubling of {axis} ({unit}): {'; '.join(clauses)}"
-    said += next((_indicative(s) for s in sweeps if _indicative(s)), "")
+
+    def clauses(most: int) -> str:
+        """The sentence's clauses, each naming at most `most` sweeps ("and N more")."""
+        out = [f"past {axis}={low} on {some(stops[low], most)}" for low in sorted(stops)]
+        out[:1] = [f"stops paying {clause}" for clause in out[:1]]
+        out += [
+            f"no gain beyond the noise past {axis}={n} on {some(noisy[n], most)}" for n in noisy
+        ]
+        if growing:
+            top = max(s.steps[-1][0] for s in sweeps)
+            out.append(f"still growing up to {axis}={top} on {some(growing, most)}")
+        if single:
+            out.append(
+                f"one I/O in flight, so more devices cannot help, on {some(single, most)} (noise)"
+            )
+        if limits:
+            named = "; ".join(f"{limit} on {some(who, most)}" for limit, who in limits.items())
+            out.append(f"where flat, the limit: {named}")
+        head = f"{group}, per doubling of {axis} ({unit}): "
+        return head + "; ".join(out) + next((_indicative(s) for s in sweeps if _indicative(s)), "")
+
+    said = clauses(3)
     figures = [f for s in sweeps for f in s.figures]
     cells = tuple(dict.fromkeys((f.workload, f.setup) for f in figures))
     return Finding(
@@ -266,6 +275,6 @@ def _family(
         warned_of(figures),
         effect=max(_gain(s) for s in sweeps),
         group=f"{group} · {axis}",
-        plain=f"{said}.",
+        plain=f"{clauses(1)}.",  # the short form's: one sweep named per clause
         points=tuple(growth(s, f) for s, f in zip(sweeps, flats, strict=True)),
     )
