@@ -350,7 +350,25 @@ def vouched(path: Path) -> bool:
         os.close(fd)
     if mark is None or TOKEN.fullmatch(mark) is None:
         return False
-    return not any(r.token == mark and not dead(r) for r in records())
+    return _live_holder(mark) is None
+
+
+def _mark_at(path: Path) -> str | None:
+    """The iolab mark of a plain file at `path`, if it carries one."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        mark = mark_of(fd) if plain(os.fstat(fd)) else None
+    finally:
+        os.close(fd)
+    return mark if mark is not None and TOKEN.fullmatch(mark) else None
+
+
+def _live_holder(mark: str) -> Record | None:
+    """The record of an iolab that still runs and marked a file so."""
+    return next((r for r in records() if r.token == mark and not dead(r)), None)
 
 
 def claim_file(path: Path, token: str, made: Made) -> Made:
@@ -362,7 +380,7 @@ def claim_file(path: Path, token: str, made: Made) -> Made:
         fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
         if not vouched(path):
-            raise TargetError(refused_words(path)) from None
+            raise TargetError(refusal(path)) from None
         fd = os.open(path, flags)
     try:
         found = os.fstat(fd)
@@ -372,6 +390,19 @@ def claim_file(path: Path, token: str, made: Made) -> Made:
     finally:
         os.close(fd)
     return replace(made, inode=found.st_ino, device=found.st_dev, marked=marked, busy=False)
+
+
+def refusal(path: Path) -> str:
+    """Why a file at `path` that iolab may not write is refused: another iolab's test file in
+    use now, or a file iolab did not make."""
+    mark = _mark_at(path)
+    holder = _live_holder(mark) if mark is not None else None
+    if holder is not None:
+        return (
+            f"{str(path)!r} is in use by another iolab (pid {holder.owner.pid}); wait for it "
+            "to finish, or choose another target"
+        )
+    return refused_words(path)
 
 
 def refused_words(path: Path) -> str:

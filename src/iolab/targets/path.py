@@ -144,7 +144,7 @@ def _check_test_file(filename: Path, where: str) -> None:
     elif found.st_nlink > 1:
         kind = f"a file with {found.st_nlink} hard links"
     elif not evidence.vouched(filename):
-        raise TargetError(f"{where}: {evidence.refused_words(filename)}")
+        raise TargetError(f"{where}: {evidence.refusal(filename)}")
     else:
         return
     raise TargetError(
