@@ -19,9 +19,11 @@ Needs root (the cgroup) and fio.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -154,7 +156,9 @@ def neighbours(load: str, folder: Path) -> list[subprocess.Popen[bytes]]:
     if load == "fio":
         (folder / "neighbour.fio").write_text(NEIGHBOUR.format(folder=folder))
         quiet = subprocess.DEVNULL
-        return [subprocess.Popen(["fio", str(folder / "neighbour.fio")], stdout=quiet)]
+        # in a session of its own: fio's job runs in a child process, which must end with it
+        neighbour = ["fio", str(folder / "neighbour.fio")]
+        return [subprocess.Popen(neighbour, stdout=quiet, start_new_session=True)]
     return []
 
 
@@ -196,7 +200,8 @@ def main() -> None:
             show(throttled[-1], f"{1 - share:.0%} less")
     finally:
         for neighbour in beside:
-            neighbour.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(neighbour.pid, signal.SIGKILL)  # fio and its job's process
             neighbour.wait()
         group.close()
     took = time.monotonic() - started

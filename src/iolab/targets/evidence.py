@@ -340,17 +340,8 @@ def vouched(path: Path) -> bool:
     """Whether a plain file at `path` is iolab's, to write again: it carries an iolab run's
     mark (which only iolab sets), and no iolab that still runs holds it. A record alone never
     vouches for a file: a file made later at the same name is not iolab's."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        mark = mark_of(fd) if plain(os.fstat(fd)) else None
-    finally:
-        os.close(fd)
-    if mark is None or TOKEN.fullmatch(mark) is None:
-        return False
-    return _live_holder(mark) is None
+    mark = _mark_at(path)
+    return mark is not None and _live_holder(mark) is None
 
 
 def _mark_at(path: Path) -> str | None:
