@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from iolab.analysis import latency, virtual_cache
+from iolab.analysis import latency, scaling, virtual_cache
 from iolab.errors import ReportError
 from iolab.fio import parse
 from iolab.model import (
@@ -139,6 +139,19 @@ class Dataset:
         for case in self.cases:
             out.setdefault(case.workload, case)
         return out
+
+    def axes(self, case: DataCase) -> scaling.Options:
+        """A case's options that change its workload (analysis.scaling.classify): classified
+        once a workload, whatever view asks (a case whose options differ from its workload's
+        first case's, as another run's may, on its own)."""
+        first = self._first[case.workload]
+        if case.options is first.options or case.options == first.options:
+            return self._axes[case.workload]
+        return scaling.classify(case.options)
+
+    @cached_property
+    def _axes(self) -> dict[str, scaling.Options]:
+        return {name: scaling.classify(case.options) for name, case in self._first.items()}
 
 
 def load(

@@ -236,12 +236,14 @@ def sweeps(data: Dataset, shown: Sequence[Figure]) -> list[Sweep]:
         scaling.Point(
             f.setup,
             f.workload,
-            data.first(f.workload).options,
+            first.options,
             f.median,
             None,
             *(counted.get(f.setup) or telemetry_view.devices_of({})),
+            classified=data.axes(first),
         )
         for f in shown
+        for first in [data.first(f.workload)]
     ]
     points += telemetry_view.single_devices(points, definitions)
     out = []

@@ -183,6 +183,7 @@ def flat_scaling(data: Dataset) -> list[CheckWarning]:
                 family,
                 frozenset(w.code for w in c.warnings),
                 UNITS[metric],
+                data.axes(c),
             )
         )
     points += single_devices(points, definitions)  # the 1 of a device-count sweep, as findings
