@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from iolab.model import Layout, codec
+from iolab.model.facts import SetupFacts, TargetFacts
 from iolab.targets import devices as dv
 from iolab.targets import environment, provision, stack
-from iolab.targets.facts import SetupFacts, TargetFacts
 from loopdevs import LoopDevs, loops_fixture, sh
 
 

@@ -1,4 +1,4 @@
-"""What a layout is (iolab.layouts) and the typed facts stored per set-up (targets.facts)."""
+"""What a layout is (iolab.layouts) and the typed facts stored per set-up (model.facts)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import pytest
 from iolab import layouts, plan
 from iolab.errors import PlanError, TargetError
 from iolab.model import JSONObject, Layout, Setup, codec
+from iolab.model.facts import DeviceFacts, LayoutFacts, SetupFacts
 from iolab.report.cells import setup_line
 from iolab.targets import provision
-from iolab.targets.facts import DeviceFacts, LayoutFacts, SetupFacts
 
 TESTS = Path(__file__).parent
 STORES = (TESTS / "fixtures" / "store" / "v1.db", TESTS / "golden" / "store.db")

@@ -20,9 +20,9 @@ from pathlib import PurePosixPath
 from iolab.analysis.stats import Difference, Summary, compare, metric_for, summarize
 from iolab.errors import ReportError
 from iolab.model import CheckWarning, Setup
+from iolab.model.facts import SetupFacts
 from iolab.report import directions
 from iolab.store import CaseRow, RunRow
-from iolab.targets.facts import SetupFacts
 from iolab.targets.path import TEST_FILE
 
 MB = 1_000_000

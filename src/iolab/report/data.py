@@ -27,11 +27,11 @@ from iolab.model import (
     SteadyRecord,
     codec,
 )
+from iolab.model.facts import DeviceFacts, SetupFacts
+from iolab.model.setup_record import SetupRecord
 from iolab.model.telemetry import Telemetry
 from iolab.report import summary
 from iolab.store import CaseRow, RunRow, Store
-from iolab.targets.facts import DeviceFacts, SetupFacts
-from iolab.targets.setup_record import SetupRecord
 
 SeriesKey = tuple[str, str, int]  # (set-up label, workload, repetition)
 HistogramKey = tuple[str, str, Direction]  # (set-up label, workload, direction)
@@ -52,7 +52,7 @@ class SetupInfo:
 
     @cached_property
     def record(self) -> SetupRecord:
-        """Everything the run recorded about the set-up (targets.setup_record), decoded once:
+        """Everything the run recorded about the set-up (model.setup_record), decoded once:
         views read it, never the stored JSON."""
         return codec.from_json(SetupRecord, self.environment, f"the record of set-up {self.name!r}")
 

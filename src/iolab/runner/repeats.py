@@ -10,11 +10,11 @@ from dataclasses import replace
 
 from iolab.analysis import stats, steady
 from iolab.model import Case, Setup, SteadyRecord, SteadyRounds, codec
+from iolab.model.facts import JSONDict
 from iolab.runner import precondition
 from iolab.runner.campaign import Campaign, CampaignStep
 from iolab.runner.listener import Listener
 from iolab.store import Store
-from iolab.targets.facts import JSONDict
 from iolab.targets.path import Prepared
 
 CaseRunner = Callable[[CampaignStep, Prepared, str], None]  # runs one case and keeps its result

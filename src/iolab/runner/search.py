@@ -31,12 +31,12 @@ from iolab.model import (
     Workload,
     codec,
 )
+from iolab.model.facts import JSONDict
 from iolab.runner import precondition
 from iolab.runner.campaign import Campaign, CampaignStep, host_problem
 from iolab.runner.listener import Listener
 from iolab.runner.repeats import CaseRunner
 from iolab.store import CaseRow, Store
-from iolab.targets.facts import JSONDict
 from iolab.targets.path import Prepared
 
 MIXED = ("rw", "readwrite", "randrw")

@@ -20,10 +20,7 @@ from pathlib import Path
 from iolab import layouts
 from iolab.errors import ControllerError
 from iolab.model import JSON, Layout, RaidKind, codec
-from iolab.targets import devices as dv
-from iolab.targets import drive_health
-from iolab.targets import stack as stk
-from iolab.targets.facts import (
+from iolab.model.facts import (
     DeviceFacts,
     JSONDict,
     Layer,
@@ -32,6 +29,9 @@ from iolab.targets.facts import (
     RaidFacts,
     TargetFacts,
 )
+from iolab.targets import devices as dv
+from iolab.targets import drive_health
+from iolab.targets import stack as stk
 
 SYS_CPU = Path("/sys/devices/system/cpu")
 SYS_NODE = Path("/sys/devices/system/node")
