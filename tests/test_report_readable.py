@@ -18,8 +18,7 @@ import pytest
 
 from conftest import run_iolab
 from golden.make_store import CDM, DEVICES, STORE
-from iolab.analysis.stats import metric_for
-from iolab.model import Setup, codec
+from iolab.model import Setup, codec, metric_for
 from iolab.model.facts import SetupFacts
 from iolab.report import compare_document, data, document
 from iolab.report.cells import Cell, Row, Table, cell_values, change_cell, setup_line
