@@ -81,7 +81,7 @@ class Ui(Protocol):
 
 
 def load_plan(plan_file: str | None, preset: str | None, overrides: Overrides) -> Plan:
-    from iolab.plan.load import load_file, load_preset
+    from iolab.plan.load import load_file, load_preset  # here: every command loads app.base
 
     if plan_file and preset:
         raise PlanError("give a plan file or --preset NAME, not both")
