@@ -4,9 +4,11 @@
 as whole processes by the installed `iolab` script. Target: `iolab --help` under 0.2 s.
 
 Prints each one's median wall time over --rounds, its ratio to Python's start and the time
-above it; `--before REV` also times the iolab of that git revision (its `src/` taken with
-`git archive`, run as `python -m iolab` with it first on the path, and this one the same way,
-so that the two are started alike) and prints this one's medians over REV's.
+above it, and the same of its CPU time (the child's own user and system time: the steadier
+figure on a host shared with other work); `--before REV` also times the iolab of that git
+revision (its `src/` taken with `git archive`, run as `python -m iolab` with it first on the
+path, and this one the same way, so that the two start alike) and prints this one's medians
+over REV's.
 
     python3 bench/cli_startup.py [--rounds 40] [--before REV]
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -34,11 +37,16 @@ COMMANDS = {
 }
 
 
-def timed(argv: list[str], env: dict[str, str] | None = None) -> float:
-    """The wall time of one whole process, which must succeed."""
-    start = time.perf_counter()
+def _cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def timed(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """The wall and CPU time of one whole process, which must succeed."""
+    cpu, start = _cpu(), time.perf_counter()
     subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, _cpu() - cpu
 
 
 def source_of(rev: str, into: Path) -> Path:
@@ -67,8 +75,8 @@ def runs(before: Path | None) -> dict[str, list[str] | tuple[list[str], dict[str
 
 def measure(
     todo: dict[str, list[str] | tuple[list[str], dict[str, str]]], rounds: int
-) -> dict[str, list[float]]:
-    times: dict[str, list[float]] = {name: [] for name in todo}
+) -> dict[str, list[tuple[float, float]]]:
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in todo}
     for round_ in range(rounds):
         names = list(todo) if round_ % 2 == 0 else list(reversed(todo))
         for name in names:
@@ -78,20 +86,25 @@ def measure(
     return times
 
 
-def report(times: dict[str, list[float]], before: bool) -> None:
-    floor = statistics.median(times["python -c pass"])
-    print(f"{'':<34} {'median':>9} {'x python':>9} {'above':>9}")
-    for name, seen in times.items():
-        median = statistics.median(seen)
-        print(f"{name:<34} {median:9.3f} {median / floor:9.2f} {median - floor:9.3f}")
-    helped = statistics.median(times["iolab --help"])
-    verdict = "met" if helped < TARGET_S else "NOT met"
-    print(f"\niolab --help: {helped:.3f} s, target under {TARGET_S} s: {verdict}")
-    if before:
-        for name in COMMANDS:
-            this = statistics.median(times[f"this: -m iolab {name}"])
-            then = statistics.median(times[f"before: -m iolab {name}"])
+def medians(times: dict[str, list[tuple[float, float]]], which: int) -> dict[str, float]:
+    """Each one's median wall (`which` 0) or CPU (1) time."""
+    return {name: statistics.median(t[which] for t in seen) for name, seen in times.items()}
+
+
+def report(times: dict[str, list[tuple[float, float]]], before: bool) -> None:
+    for which, kind in enumerate(("wall", "CPU")):
+        median = medians(times, which)
+        floor = median["python -c pass"]
+        print(f"{kind + ' time, s':<34} {'median':>9} {'x python':>9} {'above':>9}")
+        for name, value in median.items():
+            print(f"{name:<34} {value:9.3f} {value / floor:9.2f} {value - floor:9.3f}")
+        helped = median["iolab --help"]
+        verdict = "met" if helped < TARGET_S else "NOT met"
+        print(f"iolab --help: {helped:.3f} s of {kind} time, target under {TARGET_S} s: {verdict}")
+        for name in COMMANDS if before else ():
+            this, then = median[f"this: -m iolab {name}"], median[f"before: -m iolab {name}"]
             print(f"{name}: this over before {this / then:.2f} ({this:.3f} s / {then:.3f} s)")
+        print()
 
 
 def main() -> None:
@@ -106,8 +119,7 @@ def main() -> None:
             argv, env = how if isinstance(how, tuple) else (how, None)
             timed(argv, env)
         report(measure(todo, args.rounds), before is not None)
-    load = os.getloadavg()
-    print(f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+    print("load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
 
 
 if __name__ == "__main__":
