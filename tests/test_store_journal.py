@@ -69,6 +69,7 @@ def test_a_writer_logs_ahead_and_leaves_one_file(db: Path) -> None:
         assert con.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
 
 
+@pytest.mark.slow  # three iolab processes
 def test_reading_commands_leave_the_database_as_they_found_it(db: Path) -> None:
     before = digest(db)
     for command in (["runs"], ["report"], ["report", "--format", "csv"]):
