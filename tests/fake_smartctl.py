@@ -4,8 +4,9 @@
 that runs this script; the state is a JSON file named by $IOLAB_FAKE_SMART_STATE:
 {"file": a recorded output's name in ../shared/reference/device-health/smartctl/, "calls":
 how many readings (`-a`) it answered so far, "from_call": N, "set": {"section.key": value}}.
-It prints the recorded output as it is, and from its N-th answer on with the `set` fields
-changed (a drive that starts reporting warning_temp_time grown, say); "mode" "hang" sleeps,
+It prints the recorded output as it is, and from its N-th reading on with the `set` fields
+changed (a drive that starts reporting warning_temp_time grown, say; an identity or status,
+`-i` or `-H` without `-a`, answers as the next reading will); "mode" "hang" sleeps,
 "garbage" prints what is not JSON. The recorded outputs are read from beside the checkout
 (the first ancestor holding shared/reference/device-health), never copied here.
 """
@@ -71,11 +72,19 @@ def _changed(document: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]
     return document
 
 
+def _answer(state: dict[str, Any], reading: int) -> str:
+    """The recorded output, with the `set` fields changed from the `from_call`-th reading."""
+    text = (REFERENCE / state["file"]).read_text()
+    if reading < state.get("from_call", 1) or not state.get("set"):
+        return text
+    return json.dumps(_changed(json.loads(text), state["set"]), indent=2)
+
+
 def main() -> int:
     path = Path(os.environ[STATE_ENV])
     state = json.loads(path.read_text())
-    if "-a" not in sys.argv:  # an identity (-i -H): the recorded output as it is
-        sys.stdout.write((REFERENCE / state["file"]).read_text())
+    if "-a" not in sys.argv:  # an identity or status (-i, -H): as the next reading would be
+        sys.stdout.write(_answer(state, state["calls"] + 1))
         return 0
     state["calls"] += 1
     path.write_text(json.dumps(state))
@@ -84,11 +93,7 @@ def main() -> int:
     if state.get("mode") == "garbage":
         print("Smartctl open device: /dev/sda failed: \x1b[31mno such device")
         return 2
-    text = (REFERENCE / state["file"]).read_text()
-    if state["calls"] < state.get("from_call", 1) or not state.get("set"):
-        sys.stdout.write(text)
-        return 0
-    sys.stdout.write(json.dumps(_changed(json.loads(text), state["set"]), indent=2))
+    sys.stdout.write(_answer(state, state["calls"]))
     return 0
 
 

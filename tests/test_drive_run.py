@@ -7,14 +7,18 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
 
 import fake_smartctl
-from conftest import iolab_here, run_iolab
+from conftest import iolab_here, run_iolab, said
 from iolab.model import codec
 from iolab.targets.setup_record import SetupRecord
+from loopdevs import LoopDevs, device_sha256, is_mounted, loops_fixture
+
+_ = loops_fixture  # the `loops` fixture
 
 PLAN = """
 name = "drives"
@@ -30,6 +34,20 @@ path = "{here}"
 [[workload]]
 rw = "randwrite"
 bs = "4k"
+
+[[workload]]
+rw = "randread"
+bs = "4k"
+"""
+DEVICE_PLAN = """
+[defaults]
+runtime = 1
+size = "8m"
+
+[[setup]]
+name = "ext4 on loop"
+devices = ["{dev}"]
+filesystem = "ext4"
 
 [[workload]]
 rw = "randread"
@@ -52,8 +70,8 @@ def smartctl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_env_shows_the_drives_own_account(smartctl: Path, workdir: Path) -> None:
     text = iolab_here("env", ".", cwd=workdir, check=True).stdout
     line = next(x for x in text.splitlines() if x.startswith("drive "))
-    for said in ("INTEL SSDPE2KX080T8", "29 °C", "94.7 TB (94,678,652,928,000 bytes)", "0% of its"):
-        assert said in line
+    shown = ("INTEL SSDPE2KX080T8", "29 °C", "94.7 TB (94,678,652,928,000 bytes)", "0% of its")
+    assert all(part in line for part in shown), line
     assert "12,164 hours" in line
     facts = json.loads(iolab_here("env", ".", "--json", cwd=workdir, check=True).stdout)
     disk = facts["target"]["disks"][0]
@@ -122,19 +140,72 @@ def test_drives_whose_counters_do_not_move_warn_nothing(smartctl: Path, workdir:
     assert fake_smartctl.calls(smartctl) >= 3  # read before the set-up and after each case
 
 
-@pytest.mark.fio
-def test_a_failing_drive_is_refused_for_writes_unless_insisted(
-    smartctl: Path, workdir: Path
-) -> None:
+def _failing(smartctl: Path) -> None:
     state = json.loads(smartctl.read_text())
     smartctl.write_text(json.dumps({**state, "set": {"smart_status.passed": False}}))
+
+
+def _loops_now() -> list[str]:
+    listed = subprocess.run(
+        ["losetup", "--list", "--noheadings", "-O", "NAME"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return sorted(listed.split())
+
+
+@pytest.mark.fio
+def test_a_failing_drive_is_refused_for_writes_before_anything_is_made(
+    smartctl: Path, workdir: Path
+) -> None:
+    _failing(smartctl)
     (workdir / "here").mkdir()
     (workdir / "plan.toml").write_text(PLAN.format(here=workdir / "here"))
     refused = run_iolab("run", "plan.toml", cwd=workdir)
     assert refused.returncode != 0
-    assert "SMART status says the drive is failing" in refused.stdout + refused.stderr
-    insisted = run_iolab("run", "plan.toml", "--new", "--failing-drives", cwd=workdir)
+    lines = said(refused.stderr)
+    assert len(lines) == 1 and "SMART status says the drive is failing" in lines[0], lines
+    assert "--failing-drives" in lines[0] and "set-up 'here'" in lines[0]
+    assert list((workdir / "here").iterdir()) == []  # no test file
+    assert sorted(p.name for p in workdir.iterdir()) == ["here", "plan.toml"]  # no database
+    assert fake_smartctl.calls(smartctl) == 0  # its status alone asked: no set-up was read
+    insisted = run_iolab("run", "plan.toml", "--failing-drives", cwd=workdir)
     assert insisted.returncode == 0, insisted.stderr
+    assert "SMART FAILED" in run_iolab("report", cwd=workdir, check=True).stdout
+
+
+@pytest.mark.fio
+def test_a_failing_drive_is_read_by_reading_workloads(smartctl: Path, workdir: Path) -> None:
+    _failing(smartctl)
+    (workdir / "here").mkdir()
+    (workdir / "plan.toml").write_text(
+        PLAN.format(here=workdir / "here").replace("randwrite", "read")
+    )
+    done = run_iolab("run", "plan.toml", cwd=workdir)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.fio
+def test_a_set_up_on_a_failing_drive_is_never_built(
+    smartctl: Path, workdir: Path, loops: LoopDevs
+) -> None:
+    """A loop device over a file on the host's disk: the disk's SMART status fails, so the
+    set-up (ext4 on the loop device) is refused before mkfs, mount or test file."""
+    dev = loops.make(64)
+    before, loops_before = device_sha256(dev), _loops_now()
+    (workdir / "plan.toml").write_text(DEVICE_PLAN.format(dev=dev))
+    _failing(smartctl)
+    refused = run_iolab("run", "plan.toml", "--yes-destroy", dev, cwd=workdir)
+    assert refused.returncode != 0
+    lines = said(refused.stderr)
+    assert len(lines) == 1 and "SMART status says the drive is failing" in lines[0], lines
+    assert device_sha256(dev) == before  # no mkfs, not a byte written
+    assert _loops_now() == loops_before  # no loop device made
+    assert (
+        not is_mounted("/run/iolab/ext4-on-loop") and not Path("/run/iolab/ext4-on-loop").exists()
+    )
+    assert sorted(p.name for p in workdir.iterdir()) == ["plan.toml"]  # no database
 
 
 @pytest.mark.fio

@@ -20,14 +20,13 @@ from iolab.targets.facts import TargetFacts
 from iolab.targets.setup_record import Recorder
 
 INTERVAL = "after the set-up was built, then after each case"
-NOT_DRIVES = ("loop", "ram", "zram", "nbd", "ubd", "md", "dm-")  # no account of their own
 
 
 def disks_of(target: TargetFacts | None) -> tuple[str, ...]:
     """The whole disks a set-up's target reaches that may give an account of themselves."""
     if target is None:
         return ()
-    return tuple(d for d in target.disks if not d.startswith(NOT_DRIVES))
+    return drive_health.own_disks(target.disks)
 
 
 class Drives:

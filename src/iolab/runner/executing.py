@@ -48,7 +48,7 @@ from iolab.store.rows import tally
 from iolab.targets import caches, environment, evidence, evidence_mounts, process, provision
 from iolab.targets.controllers import apply
 from iolab.targets.facts import LayoutFacts, LogLine, TargetFacts
-from iolab.targets.path import Prepared, writes
+from iolab.targets.path import Prepared
 from iolab.targets.setup_record import Fill, Recorder
 from iolab.units import parse_seconds, parse_size
 
@@ -287,7 +287,7 @@ class _Run:
                 if card is not None:
                     record.controller(card.facts)
                     self.cards[setup.name] = card
-                self.read_drives(setup, steps, target, record)
+                self.read_drives(setup, target, record)
                 state = self.precondition(setup, steps[0], target, record)
                 for step in steps:
                     self.case(step, target, state)
@@ -306,25 +306,14 @@ class _Run:
             if drives is not None:
                 drives.keep()
 
-    def read_drives(
-        self, setup: Setup, steps: list[CampaignStep], target: Prepared, record: Recorder
-    ) -> None:
-        """The set-up's drives, read before its preconditioning and cases; a failing one
-        refused for writes unless the user insists (--failing-drives)."""
+    def read_drives(self, setup: Setup, target: Prepared, record: Recorder) -> None:
+        """The set-up's drives, read before its preconditioning and cases (a failing one was
+        refused before anything was made: campaign's pre-flight)."""
         if target.remote:
             return
         drives = Drives.of(record.record.facts.target, record, self.listener)
-        if drives is None:
-            return
-        self.drives[setup.name] = drives
-        failing = [name for name, h in drives.first.drives.items() if h.smart_passed is False]
-        written = any(writes(s.case.workload.options) for s in steps)
-        insisted = self.campaign.consent.failing_drives
-        if failing and (written or setup.precondition != "none") and not insisted:
-            raise TargetError(
-                f"{', '.join(failing)}: its SMART status says the drive is failing; iolab does "
-                "not write to it (--failing-drives to write anyway)"
-            )
+        if drives is not None:
+            self.drives[setup.name] = drives
 
     def precondition(
         self,
