@@ -7,8 +7,11 @@ how many readings (`-a`) it answered so far, "from_call": N, "set": {"section.ke
 It prints the recorded output as it is, and from its N-th reading on with the `set` fields
 changed (a drive that starts reporting warning_temp_time grown, say; an identity or status,
 `-i` or `-H` without `-a`, answers as the next reading will); "mode" "hang" sleeps,
-"garbage" prints what is not JSON. The recorded outputs are read from beside the checkout
-(the first ancestor holding shared/reference/device-health), never copied here.
+"garbage" prints what is not JSON. Drives behind a RAID card (`-d megaraid,N`, `-d cciss,N`)
+answer from "devices": {"megaraid,N": a recorded output's name}, and one it does not name
+with nothing (exit 2); "asked" lists each reading's arguments. The recorded outputs are read
+from beside the checkout (the first ancestor holding shared/reference/device-health), never
+copied here.
 """
 
 from __future__ import annotations
@@ -73,8 +76,14 @@ def _changed(document: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]
 
 
 def _answer(state: dict[str, Any], reading: int) -> str:
-    """The recorded output, with the `set` fields changed from the `from_call`-th reading."""
-    text = (REFERENCE / state["file"]).read_text()
+    """The recorded output, with the `set` fields changed from the `from_call`-th reading;
+    with `-d KIND` (a drive behind a RAID card), the one "devices" names for KIND."""
+    file = str(state["file"])
+    if "-d" in sys.argv[:-1]:
+        file = str(state.get("devices", {}).get(sys.argv[sys.argv.index("-d") + 1], ""))
+    if not file:
+        return ""  # smartctl answers a device it cannot reach with no JSON (exit 2)
+    text = (REFERENCE / file).read_text()
     if reading < state.get("from_call", 1) or not state.get("set"):
         return text
     return json.dumps(_changed(json.loads(text), state["set"]), indent=2)
@@ -87,14 +96,16 @@ def main() -> int:
         sys.stdout.write(_answer(state, state["calls"] + 1))
         return 0
     state["calls"] += 1
+    state["asked"] = [*state.get("asked", []), " ".join(sys.argv[1:])]
     path.write_text(json.dumps(state))
     if state.get("mode") == "hang":
         time.sleep(600)
     if state.get("mode") == "garbage":
         print("Smartctl open device: /dev/sda failed: \x1b[31mno such device")
         return 2
-    sys.stdout.write(_answer(state, state["calls"]))
-    return 0
+    answer = _answer(state, state["calls"])
+    sys.stdout.write(answer)
+    return 0 if answer else 2
 
 
 if __name__ == "__main__":

@@ -287,7 +287,7 @@ class _Run:
                 if card is not None:
                     record.controller(card.facts)
                     self.cards[setup.name] = card
-                self.read_drives(setup, target, record)
+                self.read_drives(setup, target, record, card)
                 state = self.precondition(setup, steps[0], target, record)
                 for step in steps:
                     self.case(step, target, state)
@@ -306,12 +306,14 @@ class _Run:
             if drives is not None:
                 drives.keep()
 
-    def read_drives(self, setup: Setup, target: Prepared, record: Recorder) -> None:
-        """The set-up's drives, read before its preconditioning and cases (a failing one was
-        refused before anything was made: campaign's pre-flight)."""
+    def read_drives(
+        self, setup: Setup, target: Prepared, record: Recorder, card: apply.Card | None
+    ) -> None:
+        """The set-up's drives (and a RAID card's members), read before its preconditioning
+        and cases (a failing one was refused before anything was made: the pre-flight)."""
         if target.remote:
             return
-        drives = Drives.of(record.record.facts.target, record, self.listener)
+        drives = Drives.of(record.record.facts.target, record, self.listener, card)
         if drives is not None:
             self.drives[setup.name] = drives
 

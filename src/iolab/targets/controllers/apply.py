@@ -42,7 +42,13 @@ from iolab.targets.controllers.card_commands import (
     program,
     set_commands,
 )
-from iolab.targets.controllers.model import Controller, DriveCache, VirtualDrive, differs
+from iolab.targets.controllers.model import (
+    Controller,
+    DriveCache,
+    VirtualDrive,
+    differs,
+    member_name,
+)
 from iolab.targets.controllers.pending import PendingRestore
 from iolab.targets.controllers.probe import (
     READERS,
@@ -72,11 +78,15 @@ Hold = Callable[[str, str], contextlib.AbstractContextManager[None]]
 
 @dataclass(frozen=True)
 class Card:
-    """What a set-up's cases ran under: the card and VD as read back after the set."""
+    """What a set-up's cases ran under: the card and VD as read back after the set; and the
+    VD's physical drives, as smartctl reaches them through the card: (the card's name for
+    the drive, smartctl's -d value), on `device`, the VD's block device."""
 
     facts: JSONDict
     differs: str | None = None
     cache_bytes: int = 0
+    members: tuple[tuple[str, str], ...] = ()
+    device: str = ""
 
 
 def _run(argv: list[str], label: str, cwd: Path) -> None:
@@ -197,7 +207,13 @@ def _card(policy: CardPolicy, devices: tuple[str, ...], hold: Hold) -> Iterator[
             if refused:
                 raise ControllerError(refused)
             _check_device(policy, now, devices)
-            yield Card(_facts(policy, card, now, before), differs(now, card), card.cache_bytes or 0)
+            yield Card(
+                _facts(policy, card, now, before),
+                differs(now, card),
+                card.cache_bytes or 0,
+                tuple((member_name(card, m), m.smart) for m in now.members),
+                now.block_device or (devices[0] if devices else ""),
+            )
 
 
 def _before(policy: CardPolicy, card: Controller, vd: VirtualDrive) -> dict[str, str]:
