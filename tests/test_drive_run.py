@@ -15,6 +15,11 @@ import pytest
 import fake_smartctl
 from conftest import iolab_here, run_iolab, said
 from iolab.model import codec
+from iolab.report import data
+from iolab.report.charts import Chart
+from iolab.report.views import time_figures
+from iolab.runner import telemetry
+from iolab.store import Store
 from iolab.targets.setup_record import SetupRecord
 from loopdevs import LoopDevs, device_sha256, is_mounted, loops_fixture
 
@@ -221,3 +226,68 @@ def test_a_smartctl_that_hangs_costs_its_limit_once_and_is_said_once(
     assert not any(code.startswith("drive-") for case in codes for code in case)
     assert record.drives is not None and record.drives.before is not None
     assert record.drives.before.drives == {} and len(record.drives.before.problems) == 1
+
+
+SERIES_PLAN = """
+[defaults]
+runtime = 3
+time_based = 1
+size = "8m"
+log_avg_msec = 1000
+
+[[setup]]
+name = "here"
+path = "{here}"
+
+[[workload]]
+rw = "randread"
+bs = "4k"
+"""
+
+
+TIMESERIES = ("--charts", "timeseries")
+
+
+def _series_run(workdir: Path) -> list[Chart]:
+    (workdir / "here").mkdir()
+    (workdir / "plan.toml").write_text(SERIES_PLAN.format(here=workdir / "here"))
+    iolab_here("run", "plan.toml", cwd=workdir, check=True)
+    with Store(workdir / "iolab.db") as store:
+        return time_figures.time_series(data.load(store, [None]))
+
+
+@pytest.mark.fio
+def test_the_time_series_shows_the_drives_temperature_where_it_was_read(
+    workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk under the target given a sensor (hwmon's file, in a sysfs tree of the
+    test's): the telemetry reads it each second and the chart carries it, in °C."""
+    watched = telemetry.devices_of([workdir])
+    assert watched, "the target's disk is counted in /proc/diskstats"
+    monkeypatch.setattr(telemetry, "SYS_BLOCK", tmp_path / "sys")
+    for device in watched:
+        folder = tmp_path / "sys" / device / "device" / "hwmon7"
+        folder.mkdir(parents=True)
+        (folder / "temp1_input").write_text("43850\n")
+    charts = _series_run(workdir)
+    (panel,) = [c for c in charts if c.y.unit == "°C"]
+    assert panel.panel and panel.title == "Drive temperature over time: 4k randread"
+    assert panel.x.label == charts[0].x.label  # the same clock as the series above
+    (line,) = panel.series
+    assert line.name == watched[0] and set(line.y) == {43.85} and len(line.y) >= 3
+    iolab_here("report", "--format", "html", "-o", "r.html", *TIMESERIES, cwd=workdir, check=True)
+    page = (workdir / "r.html").read_text()
+    assert f'data-chart="{panel.name}"' in page and "drive temperature (\\u00b0C)" in page
+    iolab_here("report", "--format", "markdown", "-o", "r.md", *TIMESERIES, cwd=workdir, check=True)
+    assert f"r_files/{panel.name}.png" in (workdir / "r.md").read_text()
+    assert (workdir / "r_files" / f"{panel.name}.png").stat().st_size > 0
+
+
+@pytest.mark.fio
+def test_the_time_series_has_no_temperature_where_none_was_read(
+    workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(telemetry, "SYS_BLOCK", tmp_path / "no-sensors")
+    charts = _series_run(workdir)
+    assert [c.y.unit for c in charts] == ["IOPS", "MB/s = 10⁶ bytes/s", "µs"]
+    assert not any(c.panel or "temperature" in c.title for c in charts)
