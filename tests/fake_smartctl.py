@@ -8,8 +8,9 @@ It prints the recorded output as it is, and from its N-th reading on with the `s
 changed (a drive that starts reporting warning_temp_time grown, say; an identity or status,
 `-i` or `-H` without `-a`, answers as the next reading will); "mode" "hang" sleeps,
 "garbage" prints what is not JSON. Drives behind a RAID card (`-d megaraid,N`, `-d cciss,N`)
-answer from "devices": {"megaraid,N": a recorded output's name}, and one it does not name
-with nothing (exit 2); "asked" lists each reading's arguments. The recorded outputs are read
+answer from "devices": {"megaraid,N": a recorded output's name} ("set_for": {"megaraid,N":
+{...}} changes one's fields), and one it does not name with nothing (exit 2); "asked"
+lists each reading's arguments. The recorded outputs are read
 from beside the checkout (the first ancestor holding shared/reference/device-health), never
 copied here.
 """
@@ -78,12 +79,15 @@ def _changed(document: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]
 def _answer(state: dict[str, Any], reading: int) -> str:
     """The recorded output, with the `set` fields changed from the `from_call`-th reading;
     with `-d KIND` (a drive behind a RAID card), the one "devices" names for KIND."""
-    file = str(state["file"])
+    file, kind = str(state["file"]), ""
     if "-d" in sys.argv[:-1]:
-        file = str(state.get("devices", {}).get(sys.argv[sys.argv.index("-d") + 1], ""))
+        kind = sys.argv[sys.argv.index("-d") + 1]
+        file = str(state.get("devices", {}).get(kind, ""))
     if not file:
         return ""  # smartctl answers a device it cannot reach with no JSON (exit 2)
     text = (REFERENCE / file).read_text()
+    if kind in state.get("set_for", {}):  # one drive behind the card changed, from the start
+        return json.dumps(_changed(json.loads(text), state["set_for"][kind]), indent=2)
     if reading < state.get("from_call", 1) or not state.get("set"):
         return text
     return json.dumps(_changed(json.loads(text), state["set"]), indent=2)

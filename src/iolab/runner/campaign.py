@@ -123,7 +123,9 @@ def plan_campaign(
             provision.validate(setup.layout)
             _check_hooks(setup, consent)
             if probe_write:
-                apply.check(setup)  # the card's tool is here; a disk's write cache is settable
+                # the card's tool is here; a disk's write cache is settable
+                behind = apply.check(setup)
+                _refuse_failing_members(setup, behind, consent)
                 present = layouts.present(setup.layout)  # a degraded one's missing: untouched
                 safety.check_erasable(present, consent.devices, consent.wipe_signatures)
     campaign = _with_steps(Campaign(plan, fio, executor or Local(fio.path), consent, paths))
@@ -244,10 +246,24 @@ def _refuse_failing_drives(plan: Plan, consent: Consent) -> None:
                 said[disk] = bool(drive_health.failing([disk]))
         bad = [d for d in disks if said[d]]
         if bad:
-            raise TargetError(
-                f"set-up {setup.name!r}: {', '.join(bad)}: its SMART status says the drive is "
-                "failing; iolab does not write to it (--failing-drives to write anyway)"
-            )
+            raise TargetError(_failing_words(setup, bad))
+
+
+def _refuse_failing_members(
+    setup: Setup, behind: Mapping[str, tuple[str, str]], consent: Consent
+) -> None:
+    """The drives behind a set-up's RAID card, refused as a failing disk is (the set-up is
+    built on them) unless the user insists."""
+    bad = [] if consent.failing_drives else drive_health.failing((), behind=behind)
+    if bad:
+        raise TargetError(_failing_words(setup, bad))
+
+
+def _failing_words(setup: Setup, bad: list[str]) -> str:
+    return (
+        f"set-up {setup.name!r}: {', '.join(bad)}: its SMART status says the drive is "
+        "failing; iolab does not write to it (--failing-drives to write anyway)"
+    )
 
 
 def _check_hooks(setup: Setup, consent: Consent) -> None:

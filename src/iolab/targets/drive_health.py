@@ -371,15 +371,22 @@ def disks_before_built(setup: Setup) -> tuple[str, ...]:
     return own_disks(d for name in names if name for d in stk.tree_disks(stk.stack(name)))
 
 
-def failing(disks: Iterable[str], timeout_s: float | None = None) -> list[str]:
-    """The disks whose overall SMART status (`smartctl -H`) says they are failing; a disk that
+def failing(
+    disks: Iterable[str],
+    timeout_s: float | None = None,
+    behind: Mapping[str, tuple[str, str]] | None = None,
+) -> list[str]:
+    """The disks (and drives `behind` a RAID card: name -> the VD's device, smartctl's -d
+    value) whose overall SMART status (`smartctl -H`) says they are failing; a drive that
     cannot be read is not said here (the set-up's own readings say it, in one line)."""
     if not installed():
         return []
+    asked = [(name, name, "") for name in disks]
+    asked += [(name, device, kind) for name, (device, kind) in (behind or {}).items()]
     found = []
-    for name in disks:
+    for name, device, kind in asked:
         try:
-            health = read(name, timeout_s, asked="-H")
+            health = read(device, timeout_s, asked="-H", through=kind)
         except (DriveError, ControllerError):
             continue
         if health.smart_passed is False:
