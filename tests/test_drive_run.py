@@ -15,12 +15,12 @@ import pytest
 import fake_smartctl
 from conftest import iolab_here, run_iolab, said
 from iolab.model import codec
+from iolab.model.setup_record import SetupRecord
 from iolab.report import data
 from iolab.report.charts import Chart
 from iolab.report.views import time_figures
 from iolab.runner import telemetry
 from iolab.store import Store
-from iolab.targets.setup_record import SetupRecord
 from loopdevs import LoopDevs, device_sha256, is_mounted, loops_fixture
 
 _ = loops_fixture  # the `loops` fixture

@@ -20,6 +20,7 @@ from iolab.model import (
     Result,
     codec,
 )
+from iolab.model.setup_record import SetupRecord
 from iolab.model.telemetry import Telemetry
 from iolab.store import (
     case_reads,
@@ -40,7 +41,6 @@ from iolab.store.schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
 )
-from iolab.targets.setup_record import SetupRecord
 
 __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "CaseRow", "CaseSample", "RunRow", "Store"]
 
