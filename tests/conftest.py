@@ -208,3 +208,12 @@ def needs_root() -> pytest.MarkDecorator:
     return pytest.mark.skipif(
         os.geteuid() != 0 and not os.environ.get("CI"), reason="needs root for mounts"
     )
+
+
+@pytest.fixture
+def no_drives(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No smartctl for iolab in this process: the runner's logic without the host's own
+    drives, which smartctl reads where it is installed (their tests: tests/test_drive_*.py)."""
+    from iolab.targets import drive_health
+
+    monkeypatch.setattr(drive_health, "installed", lambda: False)

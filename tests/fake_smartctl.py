@@ -4,10 +4,15 @@
 that runs this script; the state is a JSON file named by $IOLAB_FAKE_SMART_STATE:
 {"file": a recorded output's name in ../shared/reference/device-health/smartctl/, "calls":
 how many readings (`-a`) it answered so far, "from_call": N, "set": {"section.key": value}}.
-It prints the recorded output as it is, and from its N-th answer on with the `set` fields
-changed (a drive that starts reporting warning_temp_time grown, say); "mode" "hang" sleeps,
-"garbage" prints what is not JSON. The recorded outputs are read from beside the checkout
-(the first ancestor holding shared/reference/device-health), never copied here.
+It prints the recorded output as it is, and from its N-th reading on with the `set` fields
+changed (a drive that starts reporting warning_temp_time grown, say; an identity or status,
+`-i` or `-H` without `-a`, answers as the next reading will); "mode" "hang" sleeps,
+"garbage" prints what is not JSON. Drives behind a RAID card (`-d megaraid,N`, `-d cciss,N`)
+answer from "devices": {"megaraid,N": a recorded output's name} ("set_for": {"megaraid,N":
+{...}} changes one's fields), and one it does not name with nothing (exit 2); "asked"
+lists each reading's arguments. The recorded outputs are read
+from beside the checkout (the first ancestor holding shared/reference/device-health), never
+copied here.
 """
 
 from __future__ import annotations
@@ -71,25 +76,40 @@ def _changed(document: dict[str, Any], fields: dict[str, Any]) -> dict[str, Any]
     return document
 
 
+def _answer(state: dict[str, Any], reading: int) -> str:
+    """The recorded output, with the `set` fields changed from the `from_call`-th reading;
+    with `-d KIND` (a drive behind a RAID card), the one "devices" names for KIND."""
+    file, kind = str(state["file"]), ""
+    if "-d" in sys.argv[:-1]:
+        kind = sys.argv[sys.argv.index("-d") + 1]
+        file = str(state.get("devices", {}).get(kind, ""))
+    if not file:
+        return ""  # smartctl answers a device it cannot reach with no JSON (exit 2)
+    text = (REFERENCE / file).read_text()
+    if kind in state.get("set_for", {}):  # one drive behind the card changed, from the start
+        return json.dumps(_changed(json.loads(text), state["set_for"][kind]), indent=2)
+    if reading < state.get("from_call", 1) or not state.get("set"):
+        return text
+    return json.dumps(_changed(json.loads(text), state["set"]), indent=2)
+
+
 def main() -> int:
     path = Path(os.environ[STATE_ENV])
     state = json.loads(path.read_text())
-    if "-a" not in sys.argv:  # an identity (-i -H): the recorded output as it is
-        sys.stdout.write((REFERENCE / state["file"]).read_text())
+    if "-a" not in sys.argv:  # an identity or status (-i, -H): as the next reading would be
+        sys.stdout.write(_answer(state, state["calls"] + 1))
         return 0
     state["calls"] += 1
+    state["asked"] = [*state.get("asked", []), " ".join(sys.argv[1:])]
     path.write_text(json.dumps(state))
     if state.get("mode") == "hang":
         time.sleep(600)
     if state.get("mode") == "garbage":
         print("Smartctl open device: /dev/sda failed: \x1b[31mno such device")
         return 2
-    text = (REFERENCE / state["file"]).read_text()
-    if state["calls"] < state.get("from_call", 1) or not state.get("set"):
-        sys.stdout.write(text)
-        return 0
-    sys.stdout.write(json.dumps(_changed(json.loads(text), state["set"]), indent=2))
-    return 0
+    answer = _answer(state, state["calls"])
+    sys.stdout.write(answer)
+    return 0 if answer else 2
 
 
 if __name__ == "__main__":

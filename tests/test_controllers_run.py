@@ -24,8 +24,9 @@ import pytest
 
 import conftest
 import fake_raid_cli as fake
+import fake_smartctl
 from conftest import IOLAB, ctrl_c_when, needs_root, results_of, run_iolab, stored_cases
-from loopdevs import LoopDevs, loops_fixture
+from loopdevs import LoopDevs, device_sha256, loops_fixture
 
 _ = loops_fixture  # the `loops` fixture
 
@@ -525,3 +526,73 @@ def test_a_tool_that_is_not_installed_is_refused_before_anything_runs(
     done = run_iolab("run", "plan.toml", "--yes-destroy", dev, cwd=workdir)
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert "arcconf is not installed (not on PATH)" in done.stderr
+
+
+MEMBERS = {  # /c0/v0's drives as the fake storcli prints them, each a real drive's recording
+    "megaraid,9": "INTEL_SSDPE2KX080T8_1.json",
+    "megaraid,8": "sat-Samsung_based_SSDs-SAMSUNG_MZ7LH480HAHQ-00005-sda.json",
+    "megaraid,7": "ST3500418AS_11.json",
+    "megaraid,6": "SAMSUNG_MZ7WD240HAFV-00003_21.json",
+}
+
+
+def _with_smartctl(card: Card, tmp_path: Path, *args: str, **more: Any) -> tuple[int, str, Path]:
+    """`iolab run` of the card's plan with a smartctl on PATH answering /c0/v0's drives."""
+    state = tmp_path / "smart.json"
+    env = fake_smartctl.install(tmp_path / "smart-bin", state, devices=MEMBERS, **more)
+    plan = card.plan("storcli", "/c0/v0", policy='write_cache = "write-back"')
+    done = subprocess.run(
+        [*IOLAB, "run", plan, "--yes-destroy", card.dev, *args],
+        cwd=card.workdir,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    return done.returncode, done.stderr, state
+
+
+@pytest.mark.fio
+@pytest.mark.root
+@needs_root()
+def test_the_vds_drives_are_read_through_the_card(card: Card, tmp_path: Path) -> None:
+    """storcli names /c0/v0's drives (slot 252:6 is device id 9, and so on); a smartctl on
+    PATH answers `-d megaraid,N` with real drives' recorded outputs: the set-up's record names
+    each drive by its slot on the card, read before and after its cases."""
+    code, stderr, state = _with_smartctl(card, tmp_path)
+    assert code == 0, stderr
+    log = environments(card.workdir / "iolab.db")["vd"]["drives"]
+    for moment in ("before", "after"):
+        drives = log[moment]["drives"]
+        models = {name: drives[name].get("model") for name in drives if name.startswith("/c0")}
+        assert models == {
+            "/c0/e252/s6": "INTEL SSDPE2KX080T8",
+            "/c0/e252/s7": "SAMSUNG MZ7LH480HAHQ-00005",
+            "/c0/e252/s8": "ST3500418AS",
+            "/c0/e252/s9": "SAMSUNG MZ7WD240HAFV-00003",
+        }, moment
+    asked = json.loads(state.read_text())["asked"]
+    assert f"-j -a -d megaraid,9 {card.dev}" in asked
+    report = run_iolab("report", "--format", "markdown", cwd=card.workdir, check=True).stdout
+    assert "/c0/e252/s8" in report and "ST3500418AS" in report
+
+
+@pytest.mark.fio
+@pytest.mark.root
+@needs_root()
+def test_a_failing_drive_behind_the_card_is_refused_before_anything(
+    card: Card, tmp_path: Path
+) -> None:
+    failing = {"megaraid,7": {"smart_status.passed": False}}
+    before = device_sha256(card.dev)
+    code, stderr, _ = _with_smartctl(card, tmp_path, set_for=failing)
+    assert code != 0
+    assert conftest.said(stderr) == [
+        "iolab: error: set-up 'vd': /c0/e252/s8: its SMART status says the drive is failing; "
+        "iolab does not write to it (--failing-drives to write anyway)"
+    ]
+    assert card.sets() == [] and device_sha256(card.dev) == before  # nothing set, nothing made
+    assert not (card.workdir / "iolab.db").exists()
+    code, stderr, _ = _with_smartctl(card, tmp_path, "--failing-drives", set_for=failing)
+    assert code == 0, stderr

@@ -7,14 +7,23 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
 
 import fake_smartctl
-from conftest import iolab_here, run_iolab
+from conftest import iolab_here, run_iolab, said
 from iolab.model import codec
 from iolab.model.setup_record import SetupRecord
+from iolab.report import data
+from iolab.report.charts import Chart
+from iolab.report.views import time_figures
+from iolab.runner import telemetry
+from iolab.store import Store
+from loopdevs import LoopDevs, device_sha256, is_mounted, loops_fixture
+
+_ = loops_fixture  # the `loops` fixture
 
 PLAN = """
 name = "drives"
@@ -30,6 +39,20 @@ path = "{here}"
 [[workload]]
 rw = "randwrite"
 bs = "4k"
+
+[[workload]]
+rw = "randread"
+bs = "4k"
+"""
+DEVICE_PLAN = """
+[defaults]
+runtime = 1
+size = "8m"
+
+[[setup]]
+name = "ext4 on loop"
+devices = ["{dev}"]
+filesystem = "ext4"
 
 [[workload]]
 rw = "randread"
@@ -52,8 +75,8 @@ def smartctl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_env_shows_the_drives_own_account(smartctl: Path, workdir: Path) -> None:
     text = iolab_here("env", ".", cwd=workdir, check=True).stdout
     line = next(x for x in text.splitlines() if x.startswith("drive "))
-    for said in ("INTEL SSDPE2KX080T8", "29 °C", "94.7 TB (94,678,652,928,000 bytes)", "0% of its"):
-        assert said in line
+    shown = ("INTEL SSDPE2KX080T8", "29 °C", "94.7 TB (94,678,652,928,000 bytes)", "0% of its")
+    assert all(part in line for part in shown), line
     assert "12,164 hours" in line
     facts = json.loads(iolab_here("env", ".", "--json", cwd=workdir, check=True).stdout)
     disk = facts["target"]["disks"][0]
@@ -122,19 +145,72 @@ def test_drives_whose_counters_do_not_move_warn_nothing(smartctl: Path, workdir:
     assert fake_smartctl.calls(smartctl) >= 3  # read before the set-up and after each case
 
 
-@pytest.mark.fio
-def test_a_failing_drive_is_refused_for_writes_unless_insisted(
-    smartctl: Path, workdir: Path
-) -> None:
+def _failing(smartctl: Path) -> None:
     state = json.loads(smartctl.read_text())
     smartctl.write_text(json.dumps({**state, "set": {"smart_status.passed": False}}))
+
+
+def _loops_now() -> list[str]:
+    listed = subprocess.run(
+        ["losetup", "--list", "--noheadings", "-O", "NAME"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return sorted(listed.split())
+
+
+@pytest.mark.fio
+def test_a_failing_drive_is_refused_for_writes_before_anything_is_made(
+    smartctl: Path, workdir: Path
+) -> None:
+    _failing(smartctl)
     (workdir / "here").mkdir()
     (workdir / "plan.toml").write_text(PLAN.format(here=workdir / "here"))
     refused = run_iolab("run", "plan.toml", cwd=workdir)
     assert refused.returncode != 0
-    assert "SMART status says the drive is failing" in refused.stdout + refused.stderr
-    insisted = run_iolab("run", "plan.toml", "--new", "--failing-drives", cwd=workdir)
+    lines = said(refused.stderr)
+    assert len(lines) == 1 and "SMART status says the drive is failing" in lines[0], lines
+    assert "--failing-drives" in lines[0] and "set-up 'here'" in lines[0]
+    assert list((workdir / "here").iterdir()) == []  # no test file
+    assert sorted(p.name for p in workdir.iterdir()) == ["here", "plan.toml"]  # no database
+    assert fake_smartctl.calls(smartctl) == 0  # its status alone asked: no set-up was read
+    insisted = run_iolab("run", "plan.toml", "--failing-drives", cwd=workdir)
     assert insisted.returncode == 0, insisted.stderr
+    assert "SMART FAILED" in run_iolab("report", cwd=workdir, check=True).stdout
+
+
+@pytest.mark.fio
+def test_a_failing_drive_is_read_by_reading_workloads(smartctl: Path, workdir: Path) -> None:
+    _failing(smartctl)
+    (workdir / "here").mkdir()
+    (workdir / "plan.toml").write_text(
+        PLAN.format(here=workdir / "here").replace("randwrite", "read")
+    )
+    done = run_iolab("run", "plan.toml", cwd=workdir)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.fio
+def test_a_set_up_on_a_failing_drive_is_never_built(
+    smartctl: Path, workdir: Path, loops: LoopDevs
+) -> None:
+    """A loop device over a file on the host's disk: the disk's SMART status fails, so the
+    set-up (ext4 on the loop device) is refused before mkfs, mount or test file."""
+    dev = loops.make(64)
+    before, loops_before = device_sha256(dev), _loops_now()
+    (workdir / "plan.toml").write_text(DEVICE_PLAN.format(dev=dev))
+    _failing(smartctl)
+    refused = run_iolab("run", "plan.toml", "--yes-destroy", dev, cwd=workdir)
+    assert refused.returncode != 0
+    lines = said(refused.stderr)
+    assert len(lines) == 1 and "SMART status says the drive is failing" in lines[0], lines
+    assert device_sha256(dev) == before  # no mkfs, not a byte written
+    assert _loops_now() == loops_before  # no loop device made
+    assert (
+        not is_mounted("/run/iolab/ext4-on-loop") and not Path("/run/iolab/ext4-on-loop").exists()
+    )
+    assert sorted(p.name for p in workdir.iterdir()) == ["plan.toml"]  # no database
 
 
 @pytest.mark.fio
@@ -150,3 +226,68 @@ def test_a_smartctl_that_hangs_costs_its_limit_once_and_is_said_once(
     assert not any(code.startswith("drive-") for case in codes for code in case)
     assert record.drives is not None and record.drives.before is not None
     assert record.drives.before.drives == {} and len(record.drives.before.problems) == 1
+
+
+SERIES_PLAN = """
+[defaults]
+runtime = 3
+time_based = 1
+size = "8m"
+log_avg_msec = 1000
+
+[[setup]]
+name = "here"
+path = "{here}"
+
+[[workload]]
+rw = "randread"
+bs = "4k"
+"""
+
+
+TIMESERIES = ("--charts", "timeseries")
+
+
+def _series_run(workdir: Path) -> list[Chart]:
+    (workdir / "here").mkdir()
+    (workdir / "plan.toml").write_text(SERIES_PLAN.format(here=workdir / "here"))
+    iolab_here("run", "plan.toml", cwd=workdir, check=True)
+    with Store(workdir / "iolab.db") as store:
+        return time_figures.time_series(data.load(store, [None]))
+
+
+@pytest.mark.fio
+def test_the_time_series_shows_the_drives_temperature_where_it_was_read(
+    workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk under the target given a sensor (hwmon's file, in a sysfs tree of the
+    test's): the telemetry reads it each second and the chart carries it, in °C."""
+    watched = telemetry.devices_of([workdir])
+    assert watched, "the target's disk is counted in /proc/diskstats"
+    monkeypatch.setattr(telemetry, "SYS_BLOCK", tmp_path / "sys")
+    for device in watched:
+        folder = tmp_path / "sys" / device / "device" / "hwmon7"
+        folder.mkdir(parents=True)
+        (folder / "temp1_input").write_text("43850\n")
+    charts = _series_run(workdir)
+    (panel,) = [c for c in charts if c.y.unit == "°C"]
+    assert panel.panel and panel.title == "Drive temperature over time: 4k randread"
+    assert panel.x.label == charts[0].x.label  # the same clock as the series above
+    (line,) = panel.series
+    assert line.name == watched[0] and set(line.y) == {43.85} and len(line.y) >= 3
+    iolab_here("report", "--format", "html", "-o", "r.html", *TIMESERIES, cwd=workdir, check=True)
+    page = (workdir / "r.html").read_text()
+    assert f'data-chart="{panel.name}"' in page and "drive temperature (\\u00b0C)" in page
+    iolab_here("report", "--format", "markdown", "-o", "r.md", *TIMESERIES, cwd=workdir, check=True)
+    assert f"r_files/{panel.name}.png" in (workdir / "r.md").read_text()
+    assert (workdir / "r_files" / f"{panel.name}.png").stat().st_size > 0
+
+
+@pytest.mark.fio
+def test_the_time_series_has_no_temperature_where_none_was_read(
+    workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(telemetry, "SYS_BLOCK", tmp_path / "no-sensors")
+    charts = _series_run(workdir)
+    assert [c.y.unit for c in charts] == ["IOPS", "MB/s = 10⁶ bytes/s", "µs"]
+    assert not any(c.panel or "temperature" in c.title for c in charts)

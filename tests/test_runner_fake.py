@@ -25,6 +25,8 @@ from iolab.runner.recovery import recover
 from iolab.store import Store
 from iolab.targets import process
 
+pytestmark = pytest.mark.usefixtures("no_drives")  # the host's drives are not these tests'
+
 FIO = FioInfo(path="fio", version="fio-3.33", engines=("libaio", "io_uring", "psync"))
 PLAN = """
 [defaults]

@@ -54,6 +54,7 @@ class Seen:
     def case_finished(self, result: Result) -> None: ...
 
 
+@pytest.mark.usefixtures("no_drives")  # the host's drives would add theirs
 def test_the_runner_saves_one_record_per_set_up_whole(tmp_path: Path) -> None:
     the_plan = parse_plan(PLAN.format(path=tmp_path), "plan.toml")
     built = plan_campaign(the_plan, FIO, executor=FakeExecutor())

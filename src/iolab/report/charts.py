@@ -23,6 +23,7 @@ HeatColors = Literal["diverging", "rising", "falling"]
 HEAT_FLOOR = 10.0  # the least half-range of a heat map's colours (percentage points)
 HEAT_OUTLIER = 3.0  # a distance over this many times the median one does not stretch them
 DENSE = 40  # lines of more points than this are drawn without markers
+PANEL = 0.6  # a panel's height, as a share of a chart's
 
 
 def slug(text: str) -> str:
@@ -98,6 +99,7 @@ class Chart:
     legend: str = "set-up"  # the legend's title on bar charts ("" for none)
     colors: HeatColors = "diverging"
     source: str = ""  # where the figures come from, drawn under the chart
+    panel: bool = False  # a small panel that goes with the chart before it: drawn shorter
 
     def heat_range(self) -> tuple[float, float]:
         """Colour limits symmetric about `center`, so that equal distances look alike; muted

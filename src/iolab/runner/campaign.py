@@ -23,7 +23,7 @@ from iolab.fio.executor import Executor, HostLimits, Local
 from iolab.fio.hosts import Cluster
 from iolab.fio.info import FioInfo
 from iolab.model import Case, FioValue, Plan, Setup, Workload
-from iolab.targets import lock, provision, remote_env, safety
+from iolab.targets import drive_health, lock, provision, remote_env, safety
 from iolab.targets.controllers import apply
 from iolab.targets.environment import parse_cpulist
 from iolab.targets.path import FREE_SPACE_MARGIN, TEST_FILE, Prepared, prepare, writes
@@ -115,13 +115,17 @@ def plan_campaign(
     consent = consent or Consent()
     if plan.hosts is not None:
         return _on_hosts(plan, fio, consent, executor)
+    if probe_write:
+        _refuse_failing_drives(plan, consent)
     paths = {s.name: prepare(s, probe_write) for s in plan.setups if s.layout is None}
     for setup in plan.setups:
         if setup.layout is not None:
             provision.validate(setup.layout)
             _check_hooks(setup, consent)
             if probe_write:
-                apply.check(setup)  # the card's tool is here; a disk's write cache is settable
+                # the card's tool is here; a disk's write cache is settable
+                behind = apply.check(setup)
+                _refuse_failing_members(setup, behind, consent)
                 present = layouts.present(setup.layout)  # a degraded one's missing: untouched
                 safety.check_erasable(present, consent.devices, consent.wipe_signatures)
     campaign = _with_steps(Campaign(plan, fio, executor or Local(fio.path), consent, paths))
@@ -223,6 +227,43 @@ def _reach(workload: Workload, target: Prepared | None, have: int) -> int:
             f"workload {workload.name!r}: {error}; iolab must know how far fio's I/O reaches "
             "before it runs"
         ) from None
+
+
+def _refuse_failing_drives(plan: Plan, consent: Consent) -> None:
+    """A drive whose SMART status says it is failing is written to only when the user insists
+    (--failing-drives): said in one line before anything is made (no test file, no mkfs)."""
+    if consent.failing_drives:
+        return
+    written = any(writes(w.options) for w in plan.workloads)
+    said: dict[str, bool] = {}  # each disk asked once, however many set-ups reach it
+    for setup in plan.setups:
+        # a set-up built on devices writes to them (mkfs, RAID) whatever its workloads do
+        if not (written or setup.layout is not None or setup.precondition != "none"):
+            continue
+        disks = drive_health.disks_before_built(setup)
+        for disk in disks:
+            if disk not in said:
+                said[disk] = bool(drive_health.failing([disk]))
+        bad = [d for d in disks if said[d]]
+        if bad:
+            raise TargetError(_failing_words(setup, bad))
+
+
+def _refuse_failing_members(
+    setup: Setup, behind: Mapping[str, tuple[str, str]], consent: Consent
+) -> None:
+    """The drives behind a set-up's RAID card, refused as a failing disk is (the set-up is
+    built on them) unless the user insists."""
+    bad = [] if consent.failing_drives else drive_health.failing((), behind=behind)
+    if bad:
+        raise TargetError(_failing_words(setup, bad))
+
+
+def _failing_words(setup: Setup, bad: list[str]) -> str:
+    return (
+        f"set-up {setup.name!r}: {', '.join(bad)}: its SMART status says the drive is "
+        "failing; iolab does not write to it (--failing-drives to write anyway)"
+    )
 
 
 def _check_hooks(setup: Setup, consent: Consent) -> None:

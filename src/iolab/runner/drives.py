@@ -9,6 +9,7 @@ smartctl that hangs costs its time limit once, not once per case."""
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import replace
 
 from iolab.analysis import drive_checks
@@ -17,43 +18,60 @@ from iolab.model.drive import DriveLog, DriveReading, changes
 from iolab.model.facts import TargetFacts
 from iolab.model.setup_record import Recorder
 from iolab.runner.listener import Listener
+from iolab.targets import devices as dv
 from iolab.targets import drive_health
+from iolab.targets.controllers.apply import Card
 
 INTERVAL = "after the set-up was built, then after each case"
-NOT_DRIVES = ("loop", "ram", "zram", "nbd", "ubd", "md", "dm-")  # no account of their own
 
 
 def disks_of(target: TargetFacts | None) -> tuple[str, ...]:
     """The whole disks a set-up's target reaches that may give an account of themselves."""
     if target is None:
         return ()
-    return tuple(d for d in target.disks if not d.startswith(NOT_DRIVES))
+    return drive_health.own_disks(target.disks)
 
 
 class Drives:
     """One set-up's drives: read once now, and after each case (`judged`)."""
 
-    def __init__(self, disks: tuple[str, ...], record: Recorder, listener: Listener) -> None:
+    def __init__(
+        self,
+        disks: tuple[str, ...],
+        record: Recorder,
+        listener: Listener,
+        behind: Mapping[str, tuple[str, str]] | None = None,
+    ) -> None:
         self.disks, self.record, self.listener = disks, record, listener
+        self.behind = dict(behind or {})  # a RAID card's drives: name -> (device, -d value)
         self.seconds = 0.0  # spent reading them
         self.first = self.latest = self.read()
         self.keep()
 
     @classmethod
-    def of(cls, target: TargetFacts | None, record: Recorder, listener: Listener) -> Drives | None:
-        """The set-up's drives, where smartctl is installed and the target has some."""
+    def of(
+        cls, target: TargetFacts | None, record: Recorder, listener: Listener, card: Card | None
+    ) -> Drives | None:
+        """The set-up's drives, where smartctl is installed and the target has some: its
+        disks, and where a RAID card is known, the VD's members through the card (the VD
+        itself, the card's disk, gives no account of its own then)."""
         disks = disks_of(target)
-        if not disks or not drive_health.installed():
+        behind = {name: (card.device, kind) for name, kind in card.members} if card else {}
+        if behind and card is not None:
+            vd = dv.try_kernel_name(card.device)
+            disks = tuple(d for d in disks if d != vd)
+        if not (disks or behind) or not drive_health.installed():
             return None
-        return cls(disks, record, listener)
+        return cls(disks, record, listener, behind)
 
     def read(self) -> DriveReading:
         started = time.monotonic()
-        found = drive_health.reading(self.disks, time.time())
+        found = drive_health.reading(self.disks, time.time(), behind=self.behind)
         self.seconds += time.monotonic() - started
         for problem in found.problems:
             self.listener.note(f"drive not read: {problem}; not asked again for this set-up")
         self.disks = tuple(d for d in self.disks if d in found.drives)
+        self.behind = {k: v for k, v in self.behind.items() if k in found.drives}
         return found
 
     def keep(self) -> None:

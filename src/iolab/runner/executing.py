@@ -49,7 +49,7 @@ from iolab.store import Store
 from iolab.store.rows import tally
 from iolab.targets import caches, environment, evidence, evidence_mounts, process, provision
 from iolab.targets.controllers import apply
-from iolab.targets.path import Prepared, writes
+from iolab.targets.path import Prepared
 from iolab.units import parse_seconds, parse_size
 
 
@@ -293,7 +293,7 @@ class _Run:
                 if card is not None:
                     record.controller(card.facts)
                     self.cards[setup.name] = card
-                self.read_drives(setup, steps, target, record)
+                self.read_drives(setup, target, record, card)
                 state = self.precondition(setup, steps[0], target, record)
                 for step in steps:
                     self.case(step, target, state)
@@ -313,24 +313,15 @@ class _Run:
                 drives.keep()
 
     def read_drives(
-        self, setup: Setup, steps: list[CampaignStep], target: Prepared, record: Recorder
+        self, setup: Setup, target: Prepared, record: Recorder, card: apply.Card | None
     ) -> None:
-        """The set-up's drives, read before its preconditioning and cases; a failing one
-        refused for writes unless the user insists (--failing-drives)."""
+        """The set-up's drives (and a RAID card's members), read before its preconditioning
+        and cases (a failing one was refused before anything was made: the pre-flight)."""
         if target.remote:
             return
-        drives = Drives.of(record.record.facts.target, record, self.listener)
-        if drives is None:
-            return
-        self.drives[setup.name] = drives
-        failing = [name for name, h in drives.first.drives.items() if h.smart_passed is False]
-        written = any(writes(s.case.workload.options) for s in steps)
-        insisted = self.campaign.consent.failing_drives
-        if failing and (written or setup.precondition != "none") and not insisted:
-            raise TargetError(
-                f"{', '.join(failing)}: its SMART status says the drive is failing; iolab does "
-                "not write to it (--failing-drives to write anyway)"
-            )
+        drives = Drives.of(record.record.facts.target, record, self.listener, card)
+        if drives is not None:
+            self.drives[setup.name] = drives
 
     def precondition(
         self,

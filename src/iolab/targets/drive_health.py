@@ -17,15 +17,18 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from iolab import layouts
 from iolab.errors import ControllerError, TargetError
-from iolab.model import JSON, JSONObject
+from iolab.model import JSON, JSONObject, Setup
 from iolab.model.drive import DriveHealth, DriveReading
 from iolab.targets import devices as dv
+from iolab.targets import stack as stk
 from iolab.targets.controllers.probe import call
 
 TIMEOUT_S = 10.0  # one drive's answer
@@ -36,6 +39,8 @@ NVME_UNIT = 512_000  # an NVMe data unit: 1,000 x 512 bytes
 MIB = 2**20
 GIB = 2**30
 LBA = 0  # an attribute counted in the drive's logical blocks
+THROUGH = re.compile(r"(megaraid|cciss),\d{1,5}", re.ASCII)  # a card's drive, smartctl's -d
+NOT_DRIVES = ("loop", "ram", "zram", "nbd", "ubd", "md", "dm-")  # no account of their own
 
 # ATA attribute name -> (the field it fills, its unit in bytes), first name found wins
 ATA_BYTES: dict[str, tuple[str, int]] = {
@@ -303,14 +308,21 @@ def answer_limit() -> float:
     return value
 
 
-def read(name: str, timeout_s: float | None = None) -> DriveHealth:
-    """One whole disk's account (its kernel name); DriveError or ControllerError when it
-    cannot be had (smartctl failed, hung, printed too much or what is not its JSON)."""
+def read(
+    name: str, timeout_s: float | None = None, asked: str = "-a", through: str = ""
+) -> DriveHealth:
+    """One whole disk's account (its kernel name, or a device path); DriveError or
+    ControllerError when it cannot be had (smartctl failed, hung, printed too much or what is
+    not its JSON). `asked` is what smartctl reads: `-a` all of it, `-H` its overall SMART
+    status alone; `through` a RAID card's member ("megaraid,N", "cciss,N": smartctl's -d)."""
     program = shutil.which("smartctl")
     if program is None:
         raise DriveError("smartctl is not installed")
+    if through and not THROUGH.fullmatch(through):
+        raise DriveError(f"{through!r} is not a RAID card's drive smartctl reaches (-d)")
     timeout_s = answer_limit() if timeout_s is None else timeout_s
-    argv = [program, "-j", "-a", dv.dev_path(name)]
+    device = name if name.startswith("/dev/") else dv.dev_path(name)
+    argv = [program, "-j", asked, *(["-d", through] if through else []), device]
     _, text = call(argv, "smartctl", Path(tempfile.gettempdir()), timeout_s)
     return parse(text)
 
@@ -319,13 +331,64 @@ def installed() -> bool:
     return shutil.which("smartctl") is not None
 
 
-def reading(disks: Iterable[str], now: float, timeout_s: float | None = None) -> DriveReading:
-    """Every disk read once: their accounts, and a line for each that could not be read."""
+def reading(
+    disks: Iterable[str],
+    now: float,
+    timeout_s: float | None = None,
+    behind: Mapping[str, tuple[str, str]] | None = None,
+) -> DriveReading:
+    """Every disk read once, and every drive `behind` a RAID card (its name -> the card's
+    block device and smartctl's -d value): their accounts, and a line for each that could
+    not be read."""
+    asked = [(name, name, "") for name in disks]
+    asked += [(name, device, kind) for name, (device, kind) in (behind or {}).items()]
     drives: dict[str, DriveHealth] = {}
     problems: list[str] = []
-    for name in disks:
+    for name, device, kind in asked:
         try:
-            drives[name] = read(name, timeout_s)
+            drives[name] = read(device, timeout_s, through=kind)
         except (DriveError, ControllerError) as error:
             problems.append(f"{name}: {error}")
     return DriveReading(now, drives, tuple(problems))
+
+
+# -- before anything is made ------------------------------------------------------------------
+
+
+def own_disks(disks: Iterable[str]) -> tuple[str, ...]:
+    """The disks that may give an account of themselves (not loop, RAM, md or dm devices)."""
+    return tuple(d for d in dict.fromkeys(disks) if not d.startswith(NOT_DRIVES))
+
+
+def disks_before_built(setup: Setup) -> tuple[str, ...]:
+    """The whole disks a set-up will reach, read before anything is made: a path's, down its
+    filesystem's stack; a layout's devices', down theirs (a partition's disk, a loop device's
+    backing file's). A device or path that is not there reaches none (its own check says so)."""
+    if setup.layout is None:
+        path = Path(setup.path).expanduser()
+        return own_disks(stk.tree_disks(stk.resolve(path))) if path.exists() else ()
+    names = (dv.try_kernel_name(d) for d in layouts.present(setup.layout))
+    return own_disks(d for name in names if name for d in stk.tree_disks(stk.stack(name)))
+
+
+def failing(
+    disks: Iterable[str],
+    timeout_s: float | None = None,
+    behind: Mapping[str, tuple[str, str]] | None = None,
+) -> list[str]:
+    """The disks (and drives `behind` a RAID card: name -> the VD's device, smartctl's -d
+    value) whose overall SMART status (`smartctl -H`) says they are failing; a drive that
+    cannot be read is not said here (the set-up's own readings say it, in one line)."""
+    if not installed():
+        return []
+    asked = [(name, name, "") for name in disks]
+    asked += [(name, device, kind) for name, (device, kind) in (behind or {}).items()]
+    found = []
+    for name, device, kind in asked:
+        try:
+            health = read(device, timeout_s, asked="-H", through=kind)
+        except (DriveError, ControllerError):
+            continue
+        if health.smart_passed is False:
+            found.append(name)
+    return found

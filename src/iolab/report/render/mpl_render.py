@@ -13,7 +13,7 @@ import re
 import warnings
 from typing import TYPE_CHECKING, Literal
 
-from iolab.report.charts import DENSE, Axis, Chart, plain_number
+from iolab.report.charts import DENSE, PANEL, Axis, Chart, plain_number
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -78,7 +78,7 @@ def _size(chart: Chart) -> tuple[float, float]:
     if chart.kind == "heat":
         rows = max((len(chart.series)), 1)
         return WIDTH_IN, max(3.0, min(14.0, 0.4 * rows + 1.5))
-    return WIDTH_IN, HEIGHT_IN
+    return WIDTH_IN, HEIGHT_IN * (PANEL if chart.panel else 1.0)
 
 
 def _nan(values: tuple[float | None, ...]) -> list[float]:

@@ -15,7 +15,7 @@ from functools import cache
 from typing import Any
 
 from iolab.names import one_line
-from iolab.report.charts import DENSE, Axis, Chart, Series, slug
+from iolab.report.charts import DENSE, PANEL, Axis, Chart, Series, slug
 from iolab.report.render import plotly_bundle
 from iolab.report.render.plotly_bundle import Bundle
 
@@ -108,7 +108,7 @@ def _height(chart: Chart) -> int:
     below = SOURCE_PX if chart.source else 0
     if chart.kind == "heat":
         return max(300, min(900, 36 * len(chart.series) + 160)) + below
-    return HEIGHT_PX + below
+    return round(HEIGHT_PX * (PANEL if chart.panel else 1.0)) + below
 
 
 def _clean(values: dict[str, Any]) -> Json:

@@ -1,7 +1,8 @@
 """Time series charts (study B's per-second IOPS): IOPS, MB/s and completion latency over a
 case's run, one colour per set-up, repetitions as lighter lines around their median, the
 warm-up shaded; a lasting change of speed (analysis.levels) is named as a step, not shaded as
-settling."""
+settling. Where the telemetry read the drives' temperature, a small panel of it follows
+(`temp_figure`), in °C on the same clock."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from iolab.report import summary
 from iolab.report.cells import MB
 from iolab.report.charts import Axis, Chart, Region, Series, slug
 from iolab.report.data import Dataset
+from iolab.report.views import temp_figure
 from iolab.report.views.figures import capital, setup_colors, unique_id, y_axis
 from iolab.units import parse_seconds
 
@@ -50,6 +52,8 @@ def time_series(data: Dataset) -> list[Chart]:
             dropped = sum(1 for key in keys if kind in aligned[key][1])
             about = _TimeNotes(options, note, dropped, steps)
             charts.append(_time_chart(workload, metric, runs, about, setup_colors(data), taken))
+        heat = temp_figure.panel(data, workload, setup_colors(data), taken)
+        charts += [heat] if heat is not None else []
     return charts
 
 

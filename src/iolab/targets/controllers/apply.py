@@ -43,7 +43,13 @@ from iolab.targets.controllers.card_commands import (
     program,
     set_commands,
 )
-from iolab.targets.controllers.model import Controller, DriveCache, VirtualDrive, differs
+from iolab.targets.controllers.model import (
+    Controller,
+    DriveCache,
+    VirtualDrive,
+    differs,
+    member_name,
+)
 from iolab.targets.controllers.pending import PendingRestore
 from iolab.targets.controllers.probe import (
     READERS,
@@ -72,11 +78,15 @@ Hold = Callable[[str, str], contextlib.AbstractContextManager[None]]
 
 @dataclass(frozen=True)
 class Card:
-    """What a set-up's cases ran under: the card and VD as read back after the set."""
+    """What a set-up's cases ran under: the card and VD as read back after the set; and the
+    VD's physical drives, as smartctl reaches them through the card: (the card's name for
+    the drive, smartctl's -d value), on `device`, the VD's block device."""
 
     facts: JSONDict
     differs: str | None = None
     cache_bytes: int = 0
+    members: tuple[tuple[str, str], ...] = ()
+    device: str = ""
 
 
 def _run(argv: list[str], label: str, cwd: Path) -> None:
@@ -197,7 +207,13 @@ def _card(policy: CardPolicy, devices: tuple[str, ...], hold: Hold) -> Iterator[
             if refused:
                 raise ControllerError(refused)
             _check_device(policy, now, devices)
-            yield Card(_facts(policy, card, now, before), differs(now, card), card.cache_bytes or 0)
+            yield Card(
+                _facts(policy, card, now, before),
+                differs(now, card),
+                card.cache_bytes or 0,
+                tuple((member_name(card, m), m.smart) for m in now.members),
+                now.block_device or (devices[0] if devices else ""),
+            )
 
 
 def _before(policy: CardPolicy, card: Controller, vd: VirtualDrive) -> dict[str, str]:
@@ -410,11 +426,13 @@ def switch_of(device: str) -> Switch | None:
     return Switch("sysfs", str(found)) if found is not None else None
 
 
-def check(setup: Setup) -> None:
+def check(setup: Setup) -> dict[str, tuple[str, str]]:
     """Refuse, before anything runs, a policy iolab could not set here: the tool is not
     installed, or what it prints (read-only) names no such VD, cannot be read, puts the VD on
     another device than the set-up's, or does not print a part asked for; a drive_cache on a
-    device without a write cache switch."""
+    device without a write cache switch. The VD's drives, as smartctl reaches them through
+    the card (the card's name for each -> the VD's device, smartctl's -d value)."""
+    behind: dict[str, tuple[str, str]] = {}
     if setup.controller is not None and program(setup.controller.tool) is None:
         raise ControllerError(
             f"set-up {setup.name!r}: {setup.controller.tool} is not installed (not on PATH); "
@@ -429,13 +447,16 @@ def check(setup: Setup) -> None:
                 _before(setup.controller, card, vd)
         except ControllerError as error:
             raise ControllerError(f"set-up {setup.name!r}: {error}") from None
+        on = vd.block_device or (devices[0] if devices else "")
+        behind = {member_name(card, m): (on, m.smart) for m in vd.members if on}
     if setup.drive_cache is None or setup.layout is None:
-        return
+        return behind
     for device in setup.layout.devices:
         try:
             _check_switch(device)
         except ControllerError as error:
             raise ControllerError(f"set-up {setup.name!r}: {error}; remove drive_cache") from None
+    return behind
 
 
 def _check_switch(device: str) -> None:

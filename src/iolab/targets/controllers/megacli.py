@@ -18,6 +18,7 @@ from iolab.targets.controllers.model import (
     Controller,
     Health,
     Io,
+    Member,
     Read,
     VirtualDrive,
     Write,
@@ -58,7 +59,7 @@ def parse(ldpdinfo: str, bbu: str | None = None) -> list[Controller]:
             serial=None,
             cache_bytes=None,
             battery=batteries.get(adapter, UNREPORTED),
-            drives=tuple(_drive(adapter, vd, fields) for vd, fields in drives),
+            drives=tuple(_drive(adapter, vd, fields, pds) for vd, fields, pds in drives),
         )
         for adapter, drives in _adapters(ldpdinfo).items()
     ]
@@ -99,20 +100,24 @@ def _battery(fields: Fields) -> Battery:
     )
 
 
-def _adapters(text: str) -> dict[int, list[tuple[int, Fields]]]:
-    """adapter -> [(VD number, its fields)], the physical drives' blocks left out."""
+def _adapters(text: str) -> dict[int, list[tuple[int, Fields, list[Fields]]]]:
+    """adapter -> [(VD number, its fields, its physical drives' fields)]."""
     common.nonempty(text, TOOL, "-LDPDInfo -aAll")
-    adapters: dict[int, list[tuple[int, Fields]]] = {}
-    drives: list[tuple[int, Fields]] | None = None
+    adapters: dict[int, list[tuple[int, Fields, list[Fields]]]] = {}
+    drives: list[tuple[int, Fields, list[Fields]]] | None = None
     fields: Fields | None = None
     for line in common.lines(text):
         if (adapter := _ADAPTER.match(line)) is not None:
             drives, fields = adapters.setdefault(int(adapter.group(1)), []), None
         elif drives is not None and (vd := _VD.match(line)) is not None:
             fields = {}
-            drives.append((int(vd.group(1)), fields))
+            drives.append((int(vd.group(1)), fields, []))
         elif _PD.match(line):
-            fields = None
+            fields = {}
+            if drives:
+                drives[-1][2].append(fields)
+            else:
+                fields = None
         elif fields is not None and (kv := common.pair(line)) and kv[0] not in fields:
             fields[kv[0]] = kv[1]
     if not adapters:
@@ -120,7 +125,19 @@ def _adapters(text: str) -> dict[int, list[tuple[int, Fields]]]:
     return adapters
 
 
-def _drive(adapter: int, number: int, fields: Fields) -> VirtualDrive:
+def _members(pds: list[Fields]) -> tuple[Member, ...]:
+    """A VD's physical drives: enclosure:slot and the Device Id smartctl's megaraid,N takes."""
+    found: dict[str, Member] = {}
+    for pd in pds:
+        did, slot = pd.get("Device Id", ""), pd.get("Slot Number", "")
+        enclosure = pd.get("Enclosure Device ID", "")
+        if re.fullmatch(r"\d{1,5}", did, re.ASCII) and re.fullmatch(r"\d{1,5}", slot, re.ASCII):
+            where = f"{enclosure}:{slot}" if enclosure.isdigit() else slot
+            found.setdefault(where, Member(where, f"megaraid,{int(did)}"))
+    return tuple(found.values())
+
+
+def _drive(adapter: int, number: int, fields: Fields, pds: list[Fields]) -> VirtualDrive:
     vd = f"-L{number} -a{adapter}"
     return VirtualDrive(
         id=vd,
@@ -132,6 +149,7 @@ def _drive(adapter: int, number: int, fields: Fields) -> VirtualDrive:
         drive_cache=common.drive_cache(fields.get("Disk Cache Policy")),
         name=fields.get("Name") or None,
         state=fields.get("State") or None,
+        members=_members(pds),
     )
 
 

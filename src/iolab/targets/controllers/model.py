@@ -133,6 +133,18 @@ class CacheRatio:
 
 @codec.tolerant
 @dataclass(frozen=True)
+class Member:
+    """One physical drive of a VD, as its card's tool names it: its slot ("252:0", MegaRAID's
+    enclosure:slot; "2E:1:1", Smart Array's port:box:bay) and how smartctl reaches it through
+    the card (`-d megaraid,N`, N the card's device id for it; `-d cciss,N`, N its place in
+    the card's list of physical drives, from 0, as the hpsa/cciss driver numbers them)."""
+
+    slot: str
+    smart: str  # smartctl's -d value: "megaraid,5", "cciss,0"
+
+
+@codec.tolerant
+@dataclass(frozen=True)
 class VirtualDrive:
     """One virtual (logical) drive, named as its tool addresses it: "/c0/v0" (storcli,
     perccli), "-L0 -a0" (MegaCli), "slot=0 ld 1" (ssacli), "1 LOGICALDRIVE 0" (arcconf)."""
@@ -146,6 +158,7 @@ class VirtualDrive:
     drive_cache: DriveCache | None = None
     name: str | None = None
     state: str | None = None
+    members: tuple[Member, ...] = field(default=(), metadata=spec(omit="empty"))
 
 
 @codec.tolerant
@@ -204,3 +217,14 @@ def differs(vd: VirtualDrive, controller: Controller | None = None) -> str | Non
         return None
     cause = controller.cause() if controller else None
     return "; ".join(changes) + (f": {cause}" if cause else "")
+
+
+def member_name(card: Controller, member: Member) -> str:
+    """A VD's physical drive as its card's tool addresses it: "/c0/e252/s4" (storcli,
+    perccli), "[32:4] -a0" (MegaCli), "slot=0 pd 1I:1:1" (ssacli)."""
+    if card.tool == "MegaCli":
+        return f"[{member.slot}] -a{card.index}"
+    if card.tool == "ssacli":
+        return f"slot={card.index} pd {member.slot}"
+    enclosure, _, slot = member.slot.rpartition(":")
+    return f"/c{card.index}/e{enclosure}/s{slot}" if enclosure else f"/c{card.index}/s{slot}"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from iolab.targets.controllers import common
 from iolab.targets.controllers.model import (
@@ -24,6 +24,7 @@ from iolab.targets.controllers.model import (
     CacheRatio,
     Controller,
     Health,
+    Member,
     Read,
     VirtualDrive,
     Write,
@@ -33,6 +34,7 @@ TOOL = "ssacli"
 COMMAND = "ctrl all show config detail"
 _HEADER = re.compile(r"^(?P<model>\S.*?)\s+in\s+Slot\s+(?P<slot>\d{1,4})\b", re.ASCII)
 _RATIO = re.compile(r"^\s*(\d{1,3})%\s*Read\s*/\s*(\d{1,3})%\s*Write\s*$", re.IGNORECASE | re.ASCII)
+_DRIVE = re.compile(r"^physicaldrive\s+([0-9A-Za-z]{1,8}(?::[0-9A-Za-z]{1,8}){1,3})\b", re.ASCII)
 _NONE_FOUND = re.compile(r"^Error:\s*No controllers detected", re.IGNORECASE | re.MULTILINE)
 
 
@@ -96,8 +98,12 @@ def _controller(card: _Node, header: re.Match[str]) -> Controller:
     status = card.get("Cache Status")
     ok = None if status is None else status.strip().upper() == "OK"
     no_battery_writes = (card.get("No-Battery Write Cache") or "").lower() == "enabled"
+    members = _members(card)
     drives = tuple(
-        _drive(slot, node, ratio, no_battery_writes, status, battery)
+        replace(
+            _drive(slot, node, ratio, no_battery_writes, status, battery),
+            members=members.get(id(node), ()),
+        )
         for node in card.walk()
         if node.key == "Logical Drive" and re.fullmatch(r"\d{1,6}", node.value or "", re.ASCII)
     )
@@ -116,6 +122,34 @@ def _controller(card: _Node, header: re.Match[str]) -> Controller:
         cache_ratio=ratio,
         cache_ok=ok,
     )
+
+
+def _physical(node: _Node) -> str | None:
+    """A "physicaldrive 2E:1:1 (...)" line's drive, as ssacli names it (port:box:bay)."""
+    if not node.key.startswith("physicaldrive "):
+        return None
+    words = f"{node.key}:{node.value}" if node.value is not None else node.key
+    found = _DRIVE.match(words)
+    return found.group(1) if found else None
+
+
+def _numbers(card: _Node) -> dict[str, int]:
+    """Each physical drive's place in the card's list of them, from 0 (first named first):
+    the N of smartctl's `-d cciss,N`."""
+    names = (_physical(node) for node in card.walk())
+    return {name: n for n, name in enumerate(dict.fromkeys(x for x in names if x))}
+
+
+def _members(card: _Node) -> dict[int, tuple[Member, ...]]:
+    """Each logical drive's (by its node's id) physical drives: those its array names (beside
+    its logical drives, or in their mirror groups), each once."""
+    numbers = _numbers(card)
+    found: dict[int, tuple[Member, ...]] = {}
+    for array in (node for node in card.walk() if node.key == "Array"):
+        named = dict.fromkeys(x for node in array.walk() if (x := _physical(node)))
+        drives = tuple(Member(pd, f"cciss,{numbers[pd]}") for pd in named)
+        found.update((id(n), drives) for n in array.walk() if n.key == "Logical Drive")
+    return found
 
 
 def _slot(card: _Node, header: re.Match[str]) -> int:

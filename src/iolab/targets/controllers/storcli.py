@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -25,6 +25,7 @@ from iolab.targets.controllers.model import (
     DriveCache,
     Health,
     Io,
+    Member,
     Read,
     VirtualDrive,
     Write,
@@ -68,9 +69,19 @@ def parse_vd(text: str, tool: str = "storcli") -> list[VirtualDrive]:
 
 
 def with_details(controller: Controller, details: list[VirtualDrive]) -> Controller:
-    """`controller` with each VD replaced by its own document's fuller version."""
+    """`controller` with each VD replaced by its own document's fuller version (its members
+    the controller document's where its own lists none)."""
     by_id = {vd.id: vd for vd in details}
-    return replace(controller, drives=tuple(by_id.get(vd.id, vd) for vd in controller.drives))
+    return replace(
+        controller,
+        drives=tuple(_fuller(vd, by_id.get(vd.id)) for vd in controller.drives),
+    )
+
+
+def _fuller(listed: VirtualDrive, detailed: VirtualDrive | None) -> VirtualDrive:
+    if detailed is None:
+        return listed
+    return detailed if detailed.members else replace(detailed, members=listed.members)
 
 
 def _load(text: str, tool: str, command: str) -> Any:
@@ -144,6 +155,11 @@ def _listed(row: Mapping[str, Any], data: Mapping[str, Any], index: int, tool: s
         drive_cache=_topology_cache(data, group),
         name=_text(row.get("Name")),
         state=_text(row.get("State")),
+        members=_members(
+            row
+            for row in _table(data, "PD LIST") or _table(data, "TOPOLOGY")
+            if row.get("DG") == group
+        ),
     )
 
 
@@ -170,7 +186,25 @@ def _detailed(
         drive_cache=common.drive_cache(_text(props.get("Disk Cache Policy"))),
         name=_text(row.get("Name")),
         state=_text(row.get("State")),
+        members=_members(_table(data, f"PDs for VD {vd}")),
     )
+
+
+def _table(data: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+    """A table's rows (none where the document has no such table, or it is not one)."""
+    rows = data.get(key)
+    return [r for r in rows if isinstance(r, Mapping)] if isinstance(rows, list) else []
+
+
+def _members(rows: Iterable[Mapping[str, Any]]) -> tuple[Member, ...]:
+    """The physical drives of PD rows (or TOPOLOGY's DRIVE rows): slot and device id; a row
+    without a device id ("-": a drive group's own row) is none."""
+    found: dict[str, Member] = {}
+    for row in rows:
+        did, slot = row.get("DID"), _text(row.get("EID:Slt") or row.get("EID:Slot"))
+        if isinstance(did, int) and not isinstance(did, bool) and 0 <= did < 1 << 16 and slot:
+            found.setdefault(slot, Member(slot, f"megaraid,{did}"))
+    return tuple(found.values())
 
 
 def _policy(row: Mapping[str, Any], vd: str, tool: str) -> CachePolicy:
