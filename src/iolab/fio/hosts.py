@@ -54,6 +54,7 @@ TERM_GRACE_S = 3.0  # how long fio's client is given to end on SIGTERM
 CUT_GRACE_S = 10.0  # and to write the others' results once a hung host's connection is cut
 CLIENT_JSON = "client.json"
 NAMED_HOSTS = 12  # past this many hosts, progress counts them rather than naming each
+PROBE_PARALLEL = 16  # hosts asked at once before a run: about 40 MB of memory each
 PROBE_JOB = "[iolab-probe]\nioengine=null\nsize=4k\nrw=read\n"
 
 
@@ -144,20 +145,55 @@ class HostInfo:
         }
 
 
-def probe(fio: str, hosts: Sequence[str], timeout_s: float, workdir: Path) -> list[HostInfo]:
-    """Ask every host at once; HostError (one line) naming a host that does not answer."""
+def probe(
+    fio: str,
+    hosts: Sequence[str],
+    timeout_s: float,
+    workdir: Path,
+    told: Callable[[int, int], None] | None = None,
+) -> list[HostInfo]:
+    """Ask every host, PROBE_PARALLEL at a time, each given `timeout_s`; `told(answered,
+    of)` as each ends. HostError (one line) naming a host that does not answer.
+
+    One client process per host here: fio's client prints what a server says of itself
+    (its name, OS, fio version) without saying which server it is."""
     job = workdir / "probe.fio"
     job.write_text(PROBE_JOB)
-    children = {
-        host: _start([fio, f"--client={client_arg(host)}", str(job)], workdir / f"probe-{n}")
+    commands = [
+        ([fio, f"--client={client_arg(host)}", str(job)], workdir / f"probe-{n}")
         for n, host in enumerate(hosts)
-    }
-    try:
-        _wait(children, time.monotonic() + timeout_s, lambda _host: None)
-    finally:
-        for child in children.values():
-            local.stop(child, grace_s=0)  # a probe has nothing to finish
+    ]
+    _bounded(commands, timeout_s, told or (lambda _done, _of: None))
     return [_probed(host, workdir / f"probe-{n}", timeout_s) for n, host in enumerate(hosts)]
+
+
+def _bounded(
+    commands: Sequence[tuple[list[str], Path]], timeout_s: float, told: Callable[[int, int], None]
+) -> None:
+    """Run the commands, PROBE_PARALLEL at a time, each stopped after `timeout_s`."""
+    waiting = list(commands)
+    running: list[tuple[subprocess.Popen[bytes], float]] = []
+    done = 0
+    try:
+        while waiting or running:
+            while waiting and len(running) < PROBE_PARALLEL:
+                running.append((_start(*waiting.pop(0)), time.monotonic() + timeout_s))
+            for child, deadline in list(running):
+                if child.poll() is not None or time.monotonic() > deadline:
+                    _end(child)
+                    running.remove((child, deadline))
+                    done += 1
+                    told(done, len(commands))
+            time.sleep(POLL_S)
+    finally:
+        for child, _ in running:
+            _end(child)
+
+
+def _end(child: subprocess.Popen[bytes]) -> None:
+    local.stop(child, grace_s=0)  # a probe has nothing to finish
+    if child.stdin:
+        child.stdin.close()
 
 
 def _probed(host: str, base: Path, timeout_s: float) -> HostInfo:
@@ -229,6 +265,7 @@ class Cluster:
             command += [f"--client={client_arg(host)}", str(workdir / f"remove-{n}.fio")]
         child = _start(command, workdir / "remove")
         Watch(self.hosts, None).follow(child, self.lost_after_s, self.lost_after_s)
+        _end(child)
 
     def limits(self) -> HostLimits:
         # fio's server tells nothing of its CPUs or memory; the checks that need them
@@ -465,37 +502,3 @@ def _start(command: list[str], base: Path) -> subprocess.Popen[bytes]:
             cwd=base.parent,
             start_new_session=True,
         )
-
-
-def _wait(
-    children: dict[str, subprocess.Popen[bytes]],
-    deadline: float | None,
-    finished: Callable[[str], None],
-    lost_after_s: float | None = None,
-) -> set[str]:
-    """Wait for every client; stop those past the deadline, or silent `lost_after_s` after
-    the first finished. The hosts stopped."""
-    running = dict(children)
-    first_done: float | None = None
-    stopped: set[str] = set()
-    while running:
-        now = time.monotonic()
-        for host, child in list(running.items()):
-            if child.poll() is not None:
-                del running[host]
-                first_done = first_done or now
-                finished(host)
-        late = deadline is not None and now > deadline
-        silent = lost_after_s is not None and first_done is not None
-        if running and (late or (silent and now - (first_done or now) > (lost_after_s or 0))):
-            for host, child in running.items():
-                local.stop(child, grace_s=0)  # silent: nothing would come back
-                stopped.add(host)
-                finished(host)
-            break
-        time.sleep(POLL_S)
-    for child in children.values():
-        for pipe in (child.stdin, child.stdout):
-            if pipe:
-                pipe.close()
-    return stopped
