@@ -4,7 +4,7 @@ Every host runs `fio --server`; iolab starts one `fio --client` process per case
 whole fleet (`--client=HOST JOB` for each host, each host its own job file), under the keeper
 (guard.py). fio tags each host's entries with its address and port; a server lost mid-case
 costs only its own share (fio's client says "disconnected" and writes the others' results);
-a server that stops answering is given up `lost_after_s` after the first host finished:
+a server that stops answering is given up `lost_after_s` after most hosts finished:
 SIGTERM to fio, then its connection cut (sockets.py), which makes fio write the others'
 results too. fio's combined "All clients" entry is left out; iolab adds the hosts up itself.
 
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iolab.errors import FioError
-from iolab.fio import local, options, sockets
+from iolab.fio import durations, local, options, sockets
 from iolab.fio.executor import JOB_FILE, HostLimits
 from iolab.fio.outcome import Outcome
 from iolab.fio.parse import ParseError, Status, load_json
@@ -289,7 +289,7 @@ class Cluster:
         watch = Watch(self.hosts, on_status)
         child = _start(command, workdir / "client")
         try:
-            ending = watch.follow(child, timeout_s, self.lost_after_s)
+            ending = watch.follow(child, timeout_s, self.lost_after_s, _planned_s(timeout_s))
         except BaseException:
             local.stop(child)
             raise
@@ -336,6 +336,7 @@ class Ending:
 
     hung: tuple[str, ...] = ()
     late: bool = False
+    cut: bool = False  # SIGTERM did not end it: the hung hosts' connections were cut
     killed: bool = False
 
 
@@ -351,21 +352,28 @@ class Watch:
         self.seen: set[str] = set()
 
     def follow(
-        self, child: subprocess.Popen[bytes], timeout_s: float | None, lost_after_s: float
+        self,
+        child: subprocess.Popen[bytes],
+        timeout_s: float | None,
+        lost_after_s: float,
+        planned_s: float = 0.0,
     ) -> Ending:
-        """Wait for the client; give up on the hosts still running `lost_after_s` after the
-        first host finished, or at the deadline: SIGTERM to fio, then their connections
-        cut, then (only if it still does not end) the client and its keeper ended."""
-        deadline = time.monotonic() + timeout_s if timeout_s else None
-        first_done: float | None = None
+        """Wait for the client; give up on the hosts still running `lost_after_s` after more
+        than half of the hosts finished (and not before the case's `planned_s`: a host
+        killed early closes its connection as one that finished does), or at the deadline:
+        SIGTERM to fio, then their connections cut, then (only if it still does not end)
+        the client and its keeper ended."""
+        started = time.monotonic()
+        deadline = started + timeout_s if timeout_s else None
+        quiet_from: float | None = None
         while child.poll() is None:
             now = time.monotonic()
             running = self._look(child.pid)
-            if first_done is None and len(running) < len(self.hosts) and self.seen:
-                first_done = now
+            most_done = len(self.hosts) - len(running) > len(self.hosts) / 2
+            if quiet_from is None and most_done and now - started >= planned_s:
+                quiet_from = now
             late = deadline is not None and now > deadline
-            silent = first_done is not None and now - first_done > lost_after_s
-            if late or silent:
+            if late or (quiet_from is not None and now - quiet_from > lost_after_s):
                 return self._give_up(child, running, late)
             time.sleep(POLL_S)
         self._report({})
@@ -402,14 +410,20 @@ class Watch:
         if fio is not None:
             sockets.cut(fio, {peer for host in hung if (peer := self.peers[host])})
         if _ended(child, CUT_GRACE_S):
-            return Ending(hung, late)
+            return Ending(hung, late, cut=True)
         local.stop(child)  # the keeper ends fio and everything it started
-        return Ending(hung, late, killed=True)
+        return Ending(hung, late, cut=True, killed=True)
 
     def _report(self, changed: dict[str, str]) -> None:
         self.states.update(changed)
         if self.on_status:
             self.on_status(Status(0.0, 0.0, hosts=tuple(self.states.items())))
+
+
+def _planned_s(timeout_s: float | None) -> float:
+    """The case's planned time (its deadline less the margin); 0 where no runtime bounds it."""
+    planned = (timeout_s or 0.0) - durations.margin_s()
+    return planned if 0 < planned < durations.WEEK.most / durations.SECOND else 0.0
 
 
 def _ended(child: subprocess.Popen[bytes], within_s: float) -> bool:
@@ -472,9 +486,15 @@ def _lost_why(host: str, said: str, ending: Ending, lost_after_s: float) -> str:
         when = (
             "at the case's deadline"
             if ending.late
-            else f"{lost_after_s:g} s after the first host finished"
+            else f"{lost_after_s:g} s after most hosts had finished"
         )
-        how = "the client was ended" if ending.killed else "its connection was cut"
+        how = (
+            "the client was ended"
+            if ending.killed
+            else "its connection was cut"
+            if ending.cut
+            else "fio's client ended on SIGTERM"
+        )
         return f"host {host} stopped answering (still running {when}; {how})"
     if f"host={ip} disconnected" in said:
         return f"host {host} was lost mid-case (its fio server went away)"
