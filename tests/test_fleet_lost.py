@@ -62,15 +62,15 @@ def test_a_killed_and_a_stopped_host_cost_only_their_share(fleet: Fleet, workdir
 
     with sqlite3.connect(workdir / "iolab.db") as con:
         cases = con.execute("SELECT id, status, warnings FROM cases ORDER BY id").fetchall()
-    assert [status for _, status, _ in cases] == ["failed", "failed"], "the run went on"
+    assert [status for _, status, _ in cases] == ["failed", "failed"], out
     first = json.loads(cases[0][2])
     (lost,) = [w for w in first if w["code"] == "host-lost"]
-    assert sorted(lost["hosts"]) == sorted([killed, stopped])
+    assert sorted(lost["hosts"]) == sorted([killed, stopped]), out
     rows = host_rows(workdir / "iolab.db")
     kept = [(host, iops) for status, host, iops, _ in rows if host]
     survivors = set(hosts) - {killed, stopped}
-    assert sorted(h for h, _ in kept) == sorted([*survivors, *survivors]), "both cases kept them"
-    assert all(iops > 400 for _, iops in kept), kept  # 500 a second each
+    assert sorted(h for h, _ in kept) == sorted([*survivors, *survivors]), out
+    assert all(iops > 250 for _, iops in kept), kept  # 500 a second each, on a busy machine
     # the second case: the killed host refuses the connection, the stopped one never answers
     second = json.loads(cases[1][2])
     (lost,) = [w for w in second if w["code"] == "host-lost"]
