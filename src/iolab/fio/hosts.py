@@ -264,7 +264,7 @@ class Cluster:
             (workdir / f"remove-{n}.fio").write_text(self.job_for(f"\n{job}", host))
             command += [f"--client={client_arg(host)}", str(workdir / f"remove-{n}.fio")]
         child = _start(command, workdir / "remove")
-        Watch(self.hosts, None).follow(child, self.lost_after_s, self.lost_after_s)
+        ClientWatch(self.hosts, None).follow(child, self.lost_after_s, self.lost_after_s)
         _end(child)
 
     def limits(self) -> HostLimits:
@@ -286,7 +286,7 @@ class Cluster:
             job = workdir / f"host-{n}-{JOB_FILE}"
             job.write_text(self.job_for(job_text, host))
             command += [f"--client={client_arg(host)}", str(job)]
-        watch = Watch(self.hosts, on_status)
+        watch = ClientWatch(self.hosts, on_status)
         child = _start(command, workdir / "client")
         try:
             ending = watch.follow(child, timeout_s, self.lost_after_s, _planned_s(timeout_s))
@@ -340,7 +340,7 @@ class Ending:
     killed: bool = False
 
 
-class Watch:
+class ClientWatch:
     """Each host's state while one client runs the fleet: running while the client holds its
     connection, done once the client closed it (the server sent its result, or went away)."""
 
