@@ -1,22 +1,26 @@
 #!/usr/bin/env python3
-"""A fleet's cost: iolab's wall time per case on 1, 8 and 32 fio servers (127.0.1.1 ...),
-beside plain fio on the same servers: one `fio --client` process for all of them (fio's own
-way), and one `fio --client` process per server started at once (iolab's way, without iolab).
+"""A fleet's cost: iolab's wall time per case and its processes' peak memory on 1, 8, 32 and
+128 fio servers (127.0.1.1 ...), beside one plain `fio --client` process for the same servers
+(fio's own way; iolab runs one such client per case, under its keeper).
 
 The job is fio's null engine (no storage: what is left is the client/server machinery), 4k
-random reads for --runtime seconds. Each round runs every host count in an order that
-alternates from round to round, so that drift of the machine hits all alike. Per host count
-it prints the mean wall time per case (iolab's own start and end of each case; plain fio's
-whole process), and iolab's ratio to each plain fio. Goal: iolab within 10% of plain fio at 32
-hosts.
+random reads for --runtime seconds. Each round runs every host count, iolab and plain fio one
+after the other, in an order that alternates from round to round (and which of the two goes
+first), so that drift of the machine hits both alike. Per host count it prints the mean wall
+time per case (iolab's own start and end of each case; plain fio's whole process), iolab's
+ratio to plain fio, and the peak memory (the sum of the resident sets of the process tree:
+iolab, its keeper and fio's client; plain fio's one process) sampled every 50 ms. Goal:
+iolab within 10% of plain fio at 32 and 128 hosts, memory flat in the host count.
 
-    python3 bench/fleet_scaling.py [--rounds 2] [--runtime 2] [--cases 2] [--dir /var/tmp]
+    python3 bench/fleet_scaling.py [--rounds 2] [--runtime 3] [--cases 2] [--dir /var/tmp]
+        [--counts 1,8,32,128]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import signal
 import socket
@@ -28,7 +32,9 @@ import tempfile
 import time
 from pathlib import Path
 
-COUNTS = (1, 8, 32)
+COUNTS = (1, 8, 32, 128)
+SAMPLE_S = 0.05
+KINDS = ("iolab", "fio --client")
 JOB = "rw=randread\nbs=4k\nioengine=null\nsize=16m\ntime_based=1\n"
 
 
@@ -73,84 +79,107 @@ def plan(hosts: list[str], dirs: list[Path], runtime: int, cases: int) -> str:
     )
 
 
-def iolab(work: Path, text: str) -> list[float]:
-    """Each case's wall time, as iolab stored its start and end."""
+def tree_rss(pid: int) -> int:
+    """The resident bytes of `pid` and every process below it, from /proc."""
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        parents[int(entry.name)] = int(fields[1])
+        rss[int(entry.name)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+    total, todo = 0, [pid]
+    while todo:
+        one = todo.pop()
+        total += rss.get(one, 0)
+        todo += [child for child, parent in parents.items() if parent == one]
+    return total
+
+
+def watched(command: list[str], cwd: Path) -> int:
+    """Run `command` to its end (it must succeed); its process tree's peak resident bytes."""
+    proc = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, tree_rss(proc.pid))
+        time.sleep(SAMPLE_S)
+    if proc.returncode:
+        raise SystemExit(f"{shlex.join(command)} exited with {proc.returncode}")
+    return peak
+
+
+def iolab(work: Path, text: str) -> tuple[list[float], int]:
+    """Each case's wall time, as iolab stored its start and end; its peak memory."""
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
     (work / "plan.toml").write_text(text)
-    subprocess.run(
-        [sys.executable, "-m", "iolab", "run", "plan.toml"],
-        cwd=work,
-        check=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    peak = watched([sys.executable, "-m", "iolab", "run", "plan.toml"], work)
     with sqlite3.connect(work / "iolab.db") as con:
-        return [e - s for s, e in con.execute("SELECT started_at, ended_at FROM cases")]
+        spans = [e - s for s, e in con.execute("SELECT started_at, ended_at FROM cases")]
+    return spans, peak
 
 
-def plain(work: Path, hosts: list[str], runtime: int, each: bool) -> float:
-    """fio alone: one client process for all the servers, or one per server at once."""
+def plain(work: Path, hosts: list[str], runtime: int) -> tuple[float, int]:
+    """fio alone, one client process for all the servers: its wall time and peak memory."""
     job = work / "plain.fio"
     job.write_text(f"[plain]\n{JOB}runtime={runtime}\n")
-    clients = [f"--client=ip:{h.replace(':', ',')}" for h in hosts]
+    command = ["fio", "--output-format=json+", f"--output={work / 'plain.json'}"]
+    for host in hosts:
+        command += [f"--client=ip:{host.replace(':', ',')}", str(job)]
     began = time.perf_counter()
-    if each:
-        procs = [
-            subprocess.Popen(
-                ["fio", "--output-format=json", c, str(job)],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            for c in clients
-        ]
-        for proc in procs:
-            proc.wait()
-    else:
-        command = ["fio", "--output-format=json"]
-        for client in clients:
-            command += [client, str(job)]
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - began
+    peak = watched(command, work)
+    return time.perf_counter() - began, peak
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--runtime", type=int, default=2)
+    parser.add_argument("--runtime", type=int, default=3)
     parser.add_argument("--cases", type=int, default=2)
     parser.add_argument("--dir", default="/var/tmp")
+    parser.add_argument("--counts", default=",".join(map(str, COUNTS)))
     args = parser.parse_args()
+    counts = tuple(int(n) for n in args.counts.split(","))
     root = Path(tempfile.mkdtemp(prefix="iolab-bench-fleet-", dir=args.dir))
-    hosts, dirs, pids = start_servers(root, max(COUNTS))
-    kinds = ("iolab", "fio --client, 1 process", "fio --client, 1 per host")
-    times: dict[tuple[str, int], list[float]] = {(k, n): [] for k in kinds for n in COUNTS}
+    hosts, dirs, pids = start_servers(root, max(counts))
+    times: dict[tuple[str, int], list[float]] = {(k, n): [] for k in KINDS for n in counts}
+    peaks: dict[tuple[str, int], int] = dict.fromkeys(times, 0)
     try:
         for round_no in range(args.rounds):
-            for n in COUNTS if round_no % 2 == 0 else tuple(reversed(COUNTS)):
+            for n in counts if round_no % 2 == 0 else tuple(reversed(counts)):
                 text = plan(hosts[:n], dirs[:n], args.runtime, args.cases)
-                times["iolab", n] += iolab(root / f"run-{n}", text)
-                times[kinds[1], n].append(plain(root, hosts[:n], args.runtime, each=False))
-                times[kinds[2], n].append(plain(root, hosts[:n], args.runtime, each=True))
+                for kind in KINDS if round_no % 2 == 0 else tuple(reversed(KINDS)):
+                    if kind == "iolab":
+                        spans, peak = iolab(root / f"run-{n}", text)
+                        times[kind, n] += spans
+                    else:
+                        took, peak = plain(root, hosts[:n], args.runtime)
+                        times[kind, n].append(took)
+                    peaks[kind, n] = max(peaks[kind, n], peak)
     finally:
         for pid in pids:
             os.killpg(pid, signal.SIGKILL)
         shutil.rmtree(root, ignore_errors=True)
-    report(times, kinds, args.runtime)
+    report(times, peaks, counts, args.runtime)
 
 
-def report(times: dict[tuple[str, int], list[float]], kinds: tuple[str, ...], runtime: int) -> None:
-    print(f"wall time per case, s (runtime {runtime} s; mean of each), and iolab's ratio")
-    print(
-        f"{'hosts':>6} " + " ".join(f"{k:>26}" for k in kinds) + f" {'iolab/1 process':>16}"
-        f" {'iolab/1 per host':>17}"
-    )
-    for n in COUNTS:
-        means = [statistics.mean(times[k, n]) for k in kinds]
+def report(
+    times: dict[tuple[str, int], list[float]],
+    peaks: dict[tuple[str, int], int],
+    counts: tuple[int, ...],
+    runtime: int,
+) -> None:
+    print(f"wall time per case, s (runtime {runtime} s; mean), peak memory MiB; iolab / fio")
+    print(f"{'hosts':>6} {'iolab s':>9} {'fio s':>9} {'ratio':>7} {'iolab MiB':>10} {'fio MiB':>9}")
+    for n in counts:
+        mine, theirs = (statistics.mean(times[k, n]) for k in KINDS)
         print(
-            f"{n:>6} "
-            + " ".join(f"{m:>26.2f}" for m in means)
-            + f" {means[0] / means[1]:>16.2f} {means[0] / means[2]:>17.2f}"
+            f"{n:>6} {mine:>9.2f} {theirs:>9.2f} {mine / theirs:>7.2f}"
+            f" {peaks['iolab', n] / 2**20:>10.0f} {peaks[KINDS[1], n] / 2**20:>9.0f}"
         )
 
 

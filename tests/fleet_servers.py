@@ -10,6 +10,7 @@ reaches it through a client config the test writes, named by an `ssh` first in P
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -44,6 +45,21 @@ def wait_listening(ip: str, port: int, timeout_s: float = 20) -> None:
                 return
         time.sleep(0.05)
     raise AssertionError(f"nothing listens on {ip}:{port}")
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below `pid`, from /proc's parent links."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
 
 
 class Fleet:
@@ -81,8 +97,18 @@ class Fleet:
         """The host's fio server and the jobs it forked, gone at once (as a crash)."""
         proc = self.procs[host]
         if proc.poll() is None:
+            for pid in _descendants(proc.pid):  # a job it forked into a session of its own
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(10)
+
+    def pause(self, host: str) -> None:
+        """The host's fio server and the jobs it forked stopped (SIGSTOP), as a machine that
+        hangs: its connections stay open, and nothing answers on them."""
+        for pid in [self.procs[host].pid, *_descendants(self.procs[host].pid)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGSTOP)
 
     def throttle(self, host: str, device: str, iops: int) -> None:
         """The host's server (and every job it forks from now on) may read `device` at

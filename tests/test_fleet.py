@@ -210,3 +210,27 @@ def test_host_env_over_ssh_says_what_differs_beside_the_outlier(
     assert f"host {slow}: 4k randread" in line
     assert "; its mount options are rw,noatime where 4 of 5 run rw,relatime" in line, line
     assert "its scheduler is none where 4 of 5 run mq-deadline" in line, line
+
+
+@pytest.mark.fio
+@pytest.mark.root
+@pytest.mark.hosts
+def test_twelve_hosts_one_held_back_is_named_under_each_and_under_sum(
+    rack: tuple[Fleet, str], workdir: Path
+) -> None:
+    fleet, dev = rack
+    hosts = fleet.start(12)
+    slow = hosts[6]
+    fleet.throttle(slow, dev, THROTTLED)
+    for report in ("each", "sum"):
+        (workdir / report).mkdir()
+        text = plan_text(hosts, fleet.dirs).replace('"each"', f'"{report}"')
+        (workdir / report / "plan.toml").write_text(text)
+        run_iolab("run", "plan.toml", cwd=workdir / report, check=True)
+        page = run_iolab("report", "--format", "markdown", cwd=workdir / report, check=True)
+        findings = page.stdout.split("## Findings", 1)[1].split("\n## ", 1)[0]
+        others = [h for h in hosts if h != slow]
+        assert f"host {slow}" in findings and not any(f"host {h}" in findings for h in others)
+        if report == "sum":
+            assert "of the set-up's total: the total is held back by one host" in findings
+            assert "No methodology check fired on the 1 figures." not in findings

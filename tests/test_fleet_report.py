@@ -154,3 +154,24 @@ def test_a_fleet_too_small_for_the_rule_says_not_judged_with_the_count() -> None
     fleet_table = fleet_view.blocks(data)[0]
     assert isinstance(fleet_table, Table)
     assert fleet_table.rows[0].cells[5].text == "not judged: 4 hosts, the rule needs 5"
+
+
+def test_a_spread_from_the_load_generator_names_no_host() -> None:
+    """On fio's null engine the hosts' figures are their servers' CPU: the rule that fires
+    says the spread is the load generator's, in the warnings, the findings and the table."""
+    figures = {h: 12_100.0 + 10 * (k % 3) for k, h in enumerate(HOSTS)}
+    null = replace(case("rack", {**figures, SLOW: 7_140.0}), options={"ioengine": "null"})
+    data = dataset([null], HOSTS)
+    (line,) = fleet_view.warnings(data)
+    assert line.startswith(f"host-outlier: rack: {WORKLOAD}: the hosts range from 7,140 to")
+    assert "comes from the load generator, not the hosts' storage" in line and SLOW not in line
+    fleet_table, each, *_ = fleet_view.blocks(data)
+    assert isinstance(fleet_table, Table) and isinstance(each, Table)
+    assert fleet_table.rows[0].cells[5].text.startswith("not named: the spread is the load")
+    assert "▼" not in each.rows[6].cells[0].text
+    doc = document.assemble(data, document.Options())
+    (said,) = [f for f in doc.findings if f.group == "fleet rack"]
+    assert said.sentence == line.removeprefix("host-outlier: ")
+    assert not any(
+        f.sentence == "No methodology check fired on the 1 figures." for f in doc.findings
+    )

@@ -58,11 +58,13 @@ class ProgressListener:
         self.current: Case | None = None
 
     def __enter__(self) -> ProgressListener:
-        self.progress.start()
+        if self.progress.console.is_terminal:  # a pipe or a file gets the lines, no bar
+            self.progress.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.progress.stop()
+        if self.progress.live.is_started:  # rich's stop writes a blank line to a pipe
+            self.progress.stop()
 
     def case_started(self, index: int, total: int, case: Case, eta_s: float) -> None:
         self.eta_s, self.t0 = eta_s, time.monotonic()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+from typing import Any
 
 from iolab import layouts
 from iolab.app import lab_run, rehearsal
@@ -21,6 +22,7 @@ from iolab.app.base import (
 from iolab.errors import PlanError, StoreError, TargetError
 from iolab.fio import info, jobfile
 from iolab.fio.executor import Executor
+from iolab.fio.parse import Status
 from iolab.model import Plan
 from iolab.plan.common import Overrides
 from iolab.plan.load import locate, parse_plan, preset_text
@@ -91,7 +93,7 @@ def run_plan(
     consent = _consent(the_plan, request, ui)
     campaign = plan_campaign(the_plan, fio, consent, executor=executor)
     _check_with_fio(campaign)
-    hosts, warned = ask_hosts(campaign)
+    hosts, warned = _ask_hosts(campaign, ui)
     with locked(campaign), open_store(request.db, ui, True, clean=True) as store:
         run_id = pick_run(store, campaign, request, over, ui, hosts)
         # said once nothing can refuse the run: a refusal stays its one line
@@ -104,6 +106,18 @@ def run_plan(
         document = run_document(store, run_id)
         store.own_until_now(run_id)  # the report built is the run's cost too
     return RunOutcome(run_id, tuple(results), document)
+
+
+def _ask_hosts(campaign: Campaign, ui: Ui) -> tuple[list[dict[str, Any]], list[str]]:
+    """The hosts asked before the run, a progress line counting them as they answer."""
+    if campaign.plan.hosts is None:
+        return [], []
+    with ui.progress() as listener:
+
+        def told(line: str) -> None:
+            listener.status(Status(0.0, 0.0, hosts=(("pre-flight:", line),)))
+
+        return ask_hosts(campaign, told)
 
 
 def run_document(store: Store, run_id: int) -> report_document.Document:

@@ -1,12 +1,15 @@
 """fio's client/server mode: the same job on several hosts at once, each one's result kept.
 
-Every host runs `fio --server`; iolab starts one `fio --client` per host, all at once, each
-under the keeper (guard.py), so that a host lost mid-case (killed, network down, silent)
-costs only its own share: the others' results come back whole. fio's combined "All clients"
-entry is left out; iolab adds the hosts up itself (see parse.metrics).
+Every host runs `fio --server`; iolab starts one `fio --client` process per case for the
+whole fleet (`--client=HOST JOB` for each host, each host its own job file), under the keeper
+(guard.py). fio tags each host's entries with its address and port; a server lost mid-case
+costs only its own share (fio's client says "disconnected" and writes the others' results);
+a server that stops answering is given up `lost_after_s` after most hosts finished:
+SIGTERM to fio, then its connection cut (sockets.py), which makes fio write the others'
+results too. fio's combined "All clients" entry is left out; iolab adds the hosts up itself.
 
-fio's client prints no live figures while it writes JSON, so progress says each host's state
-(running, done with its rate, lost) as it changes.
+fio's client prints nothing per host until the end, so progress says each host's state
+(running, done) from the client's open connections, as it changes.
 """
 
 from __future__ import annotations
@@ -15,8 +18,11 @@ import contextlib
 import ipaddress
 import json
 import logging
+import os
 import re
 import shlex
+import signal
+import socket
 import statistics
 import subprocess
 import time
@@ -26,10 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iolab.errors import FioError
-from iolab.fio import local, options
+from iolab.fio import durations, local, options, sockets
 from iolab.fio.executor import JOB_FILE, HostLimits
 from iolab.fio.outcome import Outcome
-from iolab.fio.parse import ParseError, Status, load_json, metrics
+from iolab.fio.parse import ParseError, Status, load_json
 from iolab.model import JSON, JSONObject
 
 log = logging.getLogger(__name__)  # `iolab -v` shows what it ran
@@ -44,7 +50,11 @@ _PROBE = re.compile(
     r"hostname=(?P<hostname>[^,]*),.*\bos=(?P<os>[^,]*), arch=(?P<arch>[^,]*), fio=(?P<fio>[^,\s]*)"
 )
 POLL_S = 0.1
+TERM_GRACE_S = 3.0  # how long fio's client is given to end on SIGTERM
+CUT_GRACE_S = 10.0  # and to write the others' results once a hung host's connection is cut
+CLIENT_JSON = "client.json"
 NAMED_HOSTS = 12  # past this many hosts, progress counts them rather than naming each
+PROBE_PARALLEL = 16  # hosts asked at once before a run: about 40 MB of memory each
 PROBE_JOB = "[iolab-probe]\nioengine=null\nsize=4k\nrw=read\n"
 
 
@@ -135,20 +145,55 @@ class HostInfo:
         }
 
 
-def probe(fio: str, hosts: Sequence[str], timeout_s: float, workdir: Path) -> list[HostInfo]:
-    """Ask every host at once; HostError (one line) naming a host that does not answer."""
+def probe(
+    fio: str,
+    hosts: Sequence[str],
+    timeout_s: float,
+    workdir: Path,
+    told: Callable[[int, int], None] | None = None,
+) -> list[HostInfo]:
+    """Ask every host, PROBE_PARALLEL at a time, each given `timeout_s`; `told(answered,
+    of)` as each ends. HostError (one line) naming a host that does not answer.
+
+    One client process per host here: fio's client prints what a server says of itself
+    (its name, OS, fio version) without saying which server it is."""
     job = workdir / "probe.fio"
     job.write_text(PROBE_JOB)
-    children = {
-        host: _start([fio, f"--client={client_arg(host)}", str(job)], workdir / f"probe-{n}")
+    commands = [
+        ([fio, f"--client={client_arg(host)}", str(job)], workdir / f"probe-{n}")
         for n, host in enumerate(hosts)
-    }
-    try:
-        _wait(children, time.monotonic() + timeout_s, lambda _host: None)
-    finally:
-        for child in children.values():
-            local.stop(child, grace_s=0)  # a probe has nothing to finish
+    ]
+    _bounded(commands, timeout_s, told or (lambda _done, _of: None))
     return [_probed(host, workdir / f"probe-{n}", timeout_s) for n, host in enumerate(hosts)]
+
+
+def _bounded(
+    commands: Sequence[tuple[list[str], Path]], timeout_s: float, told: Callable[[int, int], None]
+) -> None:
+    """Run the commands, PROBE_PARALLEL at a time, each stopped after `timeout_s`."""
+    waiting = list(commands)
+    running: list[tuple[subprocess.Popen[bytes], float]] = []
+    done = 0
+    try:
+        while waiting or running:
+            while waiting and len(running) < PROBE_PARALLEL:
+                running.append((_start(*waiting.pop(0)), time.monotonic() + timeout_s))
+            for child, deadline in list(running):
+                if child.poll() is not None or time.monotonic() > deadline:
+                    _end(child)
+                    running.remove((child, deadline))
+                    done += 1
+                    told(done, len(commands))
+            time.sleep(POLL_S)
+    finally:
+        for child, _ in running:
+            _end(child)
+
+
+def _end(child: subprocess.Popen[bytes]) -> None:
+    local.stop(child, grace_s=0)  # a probe has nothing to finish
+    if child.stdin:
+        child.stdin.close()
 
 
 def _probed(host: str, base: Path, timeout_s: float) -> HostInfo:
@@ -189,7 +234,7 @@ def versions(infos: Sequence[HostInfo], client: str) -> str | None:
 
 @dataclass(frozen=True)
 class Cluster:
-    """The Executor for several hosts: one fio client per host, started at once."""
+    """The Executor for several hosts: one fio client process for all of them."""
 
     fio: str
     hosts: tuple[str, ...]
@@ -211,14 +256,16 @@ class Cluster:
         return job_text
 
     def remove(self, filename: str, workdir: Path) -> None:
-        """Remove iolab's test file on every host (fio's unlink), best effort."""
+        """Remove iolab's test file on every host (fio's unlink), best effort, through one
+        client as a case runs."""
         job = f"[iolab-remove]\nfilename={filename}\nioengine=null\nsize=4k\nunlink=1\n"
-        children = {}
+        command = [self.fio]
         for n, host in enumerate(self.hosts):
             (workdir / f"remove-{n}.fio").write_text(self.job_for(f"\n{job}", host))
-            command = [self.fio, f"--client={client_arg(host)}", str(workdir / f"remove-{n}.fio")]
-            children[host] = _start(command, workdir / f"remove-{n}")
-        _wait(children, time.monotonic() + self.lost_after_s, lambda _host: None)
+            command += [f"--client={client_arg(host)}", str(workdir / f"remove-{n}.fio")]
+        child = _start(command, workdir / "remove")
+        ClientWatch(self.hosts, None).follow(child, self.lost_after_s, self.lost_after_s)
+        _end(child)
 
     def limits(self) -> HostLimits:
         # fio's server tells nothing of its CPUs or memory; the checks that need them
@@ -232,76 +279,175 @@ class Cluster:
         on_status: Callable[[Status], None] | None,
         timeout_s: float | None,
     ) -> Outcome:
-        """Run the job on every host; an Outcome whose JSON holds every host's entries."""
-        children: dict[str, subprocess.Popen[bytes]] = {}
-        states = dict.fromkeys(self.hosts, "starting")
-
-        def report(host: str | None) -> None:
-            if host is not None:
-                states[host] = _state(workdir / f"host-{self.hosts.index(host)}.json")
-            if on_status:
-                on_status(Status(0.0, 0.0, hosts=tuple(states.items())))
-
-        try:
-            for n, host in enumerate(self.hosts):
-                base = workdir / f"host-{n}"
-                job = workdir / f"host-{n}-{JOB_FILE}"
-                job.write_text(self.job_for(job_text, host))
-                command = [
-                    self.fio,
-                    "--output-format=json+",
-                    f"--output={base}.json",
-                    "--eta=always",
-                    f"--client={client_arg(host)}",
-                    str(job),
-                ]
-                children[host] = _start(command, base)
-                states[host] = "running"
-            report(None)
-            deadline = time.monotonic() + timeout_s if timeout_s else None
-            stopped = _wait(children, deadline, report, self.lost_after_s)
-        except BaseException:
-            for child in children.values():
-                local.stop(child)
-            raise
-        return self._outcome(workdir, children, stopped)
-
-    def _outcome(
-        self, workdir: Path, children: dict[str, subprocess.Popen[bytes]], stopped: set[str]
-    ) -> Outcome:
-        entries: list[dict[str, JSON]] = []
-        header: dict[str, JSON] = {}
-        lost: list[tuple[str, str]] = []
+        """Run the job on every host through one fio client; an Outcome whose JSON holds
+        every host's entries that came back, and names the hosts whose did not."""
+        command = [self.fio, "--output-format=json+", f"--output={workdir / CLIENT_JSON}"]
         for n, host in enumerate(self.hosts):
-            base = workdir / f"host-{n}"
-            text = _read(base.with_suffix(".json"))
-            try:
-                document = load_json(text, "client_stats")
-                if children[host].returncode or not _entries(document):
-                    raise ParseError("no result")
-            except ParseError:
-                lost.append(
-                    (
-                        host,
-                        _lost_why(
-                            host,
-                            text + _read(base.with_suffix(".err")),
-                            host in stopped,
-                            self.lost_after_s,
-                        ),
-                    )
+            job = workdir / f"host-{n}-{JOB_FILE}"
+            job.write_text(self.job_for(job_text, host))
+            command += [f"--client={client_arg(host)}", str(job)]
+        watch = ClientWatch(self.hosts, on_status)
+        child = _start(command, workdir / "client")
+        try:
+            ending = watch.follow(child, timeout_s, self.lost_after_s, _planned_s(timeout_s))
+        except BaseException:
+            local.stop(child)
+            raise
+        finally:
+            for pipe in (child.stdin, child.stdout):
+                if pipe:
+                    pipe.close()
+        return self._outcome(workdir, child, ending)
+
+    def _outcome(self, workdir: Path, child: subprocess.Popen[bytes], ending: Ending) -> Outcome:
+        text = _read(workdir / CLIENT_JSON)
+        said = text + _read(workdir / "client.err")
+        owners = {_server(host): host for host in self.hosts}
+        header: dict[str, JSON] = {}
+        entries: list[dict[str, JSON]] = []
+        with contextlib.suppress(ParseError):
+            document = load_json(text, "client_stats")
+            header = {k: v for k, v in document.items() if k != "client_stats"}
+            for entry in _entries(document):
+                port = entry.get("port")
+                owner = owners.get(
+                    (str(entry.get("hostname")), port if isinstance(port, int) else -1)
                 )
-                continue
-            header = header or {k: v for k, v in document.items() if k != "client_stats"}
-            entries += [{**entry, "hostname": host} for entry in _entries(document)]
-        stderr = "".join(
-            f"{host}: {line}\n"
-            for n, host in enumerate(self.hosts)
-            for line in _read(workdir / f"host-{n}.err").splitlines()
+                if owner is not None:
+                    entries.append({**entry, "hostname": owner})
+        kept = {str(entry["hostname"]) for entry in entries}
+        lost = tuple(
+            (host, _lost_why(host, said, ending, self.lost_after_s))
+            for host in self.hosts
+            if host not in kept
         )
+        stderr = _read(workdir / "client.err")
         combined = json.dumps({**header, "jobs": entries}, indent=1) if entries else ""
-        code = max((child.returncode or 0 for child in children.values()), default=0)
-        return Outcome(code if not entries or lost else 0, combined, stderr, (), lost=tuple(lost))
+        code = child.returncode or 0
+        timed_out = ending.late and not entries
+        return Outcome(code if not entries or lost else 0, combined, stderr, (), timed_out, lost)
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How a fleet's client ended: the hosts it was still waiting on when iolab gave up on
+    them (their connections cut), whether the case's own deadline passed, and whether the
+    client had to be killed (then no host's result came back)."""
+
+    hung: tuple[str, ...] = ()
+    late: bool = False
+    cut: bool = False  # SIGTERM did not end it: the hung hosts' connections were cut
+    killed: bool = False
+
+
+class ClientWatch:
+    """Each host's state while one client runs the fleet: running while the client holds its
+    connection, done once the client closed it (the server sent its result, or went away)."""
+
+    def __init__(self, hosts: Sequence[str], on_status: Callable[[Status], None] | None):
+        self.hosts = tuple(hosts)
+        self.on_status = on_status
+        self.peers = {host: _peer(host) for host in hosts}
+        self.states = dict.fromkeys(hosts, "starting")
+        self.seen: set[str] = set()
+
+    def follow(
+        self,
+        child: subprocess.Popen[bytes],
+        timeout_s: float | None,
+        lost_after_s: float,
+        planned_s: float = 0.0,
+    ) -> Ending:
+        """Wait for the client; give up on the hosts still running `lost_after_s` after more
+        than half of the hosts finished (and not before the case's `planned_s`: a host
+        killed early closes its connection as one that finished does), or at the deadline:
+        SIGTERM to fio, then their connections cut, then (only if it still does not end)
+        the client and its keeper ended."""
+        started = time.monotonic()
+        deadline = started + timeout_s if timeout_s else None
+        quiet_from: float | None = None
+        while child.poll() is None:
+            now = time.monotonic()
+            running = self._look(child.pid)
+            most_done = len(self.hosts) - len(running) > len(self.hosts) / 2
+            if quiet_from is None and most_done and now - started >= planned_s:
+                quiet_from = now
+            late = deadline is not None and now > deadline
+            if late or (quiet_from is not None and now - quiet_from > lost_after_s):
+                return self._give_up(child, running, late)
+            time.sleep(POLL_S)
+        self._report({})
+        return Ending()
+
+    def _look(self, keeper: int) -> set[str]:
+        """The hosts whose connection the client holds (every host while that cannot be
+        read), their states updated and reported when they change."""
+        fio = sockets.child_pid(keeper)
+        open_now = sockets.peers(fio) if fio else None
+        if open_now is None:
+            return set(self.hosts)
+        running = {host for host, peer in self.peers.items() if peer in open_now}
+        changed = {}
+        for host in self.hosts:
+            state = "running" if host in running else "done" if host in self.seen else None
+            if host in running:
+                self.seen.add(host)
+            if state and self.states[host] != state:
+                changed[host] = state
+        if changed:
+            self._report(changed)
+        return running if self.seen else set(self.hosts)
+
+    def _give_up(self, child: subprocess.Popen[bytes], running: set[str], late: bool) -> Ending:
+        hung = tuple(host for host in self.hosts if host in running)
+        log.info("giving up on %s", ", ".join(hung))
+        fio = sockets.child_pid(child.pid)
+        if fio is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(fio, signal.SIGTERM)  # fio's own stop first; never SIGKILL first
+        if _ended(child, TERM_GRACE_S):
+            return Ending(hung, late)
+        if fio is not None:
+            sockets.cut(fio, {peer for host in hung if (peer := self.peers[host])})
+        if _ended(child, CUT_GRACE_S):
+            return Ending(hung, late, cut=True)
+        local.stop(child)  # the keeper ends fio and everything it started
+        return Ending(hung, late, cut=True, killed=True)
+
+    def _report(self, changed: dict[str, str]) -> None:
+        self.states.update(changed)
+        if self.on_status:
+            self.on_status(Status(0.0, 0.0, hosts=tuple(self.states.items())))
+
+
+def _planned_s(timeout_s: float | None) -> float:
+    """The case's planned time (its deadline less the margin); 0 where no runtime bounds it."""
+    planned = (timeout_s or 0.0) - durations.margin_s()
+    return planned if 0 < planned < durations.WEEK.most / durations.SECOND else 0.0
+
+
+def _ended(child: subprocess.Popen[bytes], within_s: float) -> bool:
+    try:
+        child.wait(within_s)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
+def _server(host: str) -> tuple[str, int]:
+    """The (hostname, port) fio's client writes in a host's JSON entries."""
+    name, port = host.rsplit(":", 1)
+    return name.strip("[]"), int(port)
+
+
+def _peer(host: str) -> sockets.Peer | None:
+    """The (IP, port) of the host's connection; None for a name that does not resolve."""
+    name, port = _server(host)
+    try:
+        found = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
+        return None
+    return (str(found[0][4][0]), port) if found else None
 
 
 def progress_line(states: Sequence[tuple[str, str]]) -> str:
@@ -334,20 +480,28 @@ def _entries(document: JSONObject) -> list[dict[str, JSON]]:
     return [e for e in listed if isinstance(e, dict) and e.get("jobname") != ALL_CLIENTS]
 
 
-def _lost_why(host: str, said: str, stopped: bool, lost_after_s: float) -> str:
-    if stopped:
-        return f"host {host} stopped answering ({lost_after_s:g} s after the others finished)"
-    if "disconnected" in said:
+def _lost_why(host: str, said: str, ending: Ending, lost_after_s: float) -> str:
+    ip = _server(host)[0]
+    if host in ending.hung:
+        when = (
+            "at the case's deadline"
+            if ending.late
+            else f"{lost_after_s:g} s after most hosts had finished"
+        )
+        how = (
+            "the client was ended"
+            if ending.killed
+            else "its connection was cut"
+            if ending.cut
+            else "fio's client ended on SIGTERM"
+        )
+        return f"host {host} stopped answering (still running {when}; {how})"
+    if f"host={ip} disconnected" in said:
         return f"host {host} was lost mid-case (its fio server went away)"
-    why = next((line for line in said.splitlines() if line.startswith("fio:")), "")
-    return f"host {host} failed: {why.removeprefix('fio: ') or 'no result came back'}"
-
-
-def _state(output: Path) -> str:
-    with contextlib.suppress(ParseError, KeyError, ValueError, TypeError):
-        done = metrics({"jobs": list[JSON](_entries(load_json(_read(output), "client_stats")))})
-        return f"{done.total_iops:,.0f} IOPS"
-    return "lost"
+    if ending.killed:
+        return f"host {host}: no result came back (the client had to be ended)"
+    why = next((line for line in said.splitlines() if ip in line and "fio:" in line), "")
+    return f"host {host} never answered: {why.removeprefix('fio: ') or 'no result came back'}"
 
 
 def _read(path: Path) -> str:
@@ -368,37 +522,3 @@ def _start(command: list[str], base: Path) -> subprocess.Popen[bytes]:
             cwd=base.parent,
             start_new_session=True,
         )
-
-
-def _wait(
-    children: dict[str, subprocess.Popen[bytes]],
-    deadline: float | None,
-    finished: Callable[[str], None],
-    lost_after_s: float | None = None,
-) -> set[str]:
-    """Wait for every client; stop those past the deadline, or silent `lost_after_s` after
-    the first finished. The hosts stopped."""
-    running = dict(children)
-    first_done: float | None = None
-    stopped: set[str] = set()
-    while running:
-        now = time.monotonic()
-        for host, child in list(running.items()):
-            if child.poll() is not None:
-                del running[host]
-                first_done = first_done or now
-                finished(host)
-        late = deadline is not None and now > deadline
-        silent = lost_after_s is not None and first_done is not None
-        if running and (late or (silent and now - (first_done or now) > (lost_after_s or 0))):
-            for host, child in running.items():
-                local.stop(child, grace_s=0)  # silent: nothing would come back
-                stopped.add(host)
-                finished(host)
-            break
-        time.sleep(POLL_S)
-    for child in children.values():
-        for pipe in (child.stdin, child.stdout):
-            if pipe:
-                pipe.close()
-    return stopped

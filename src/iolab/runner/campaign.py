@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -167,10 +167,17 @@ def _on_hosts(plan: Plan, fio: FioInfo, consent: Consent, executor: Executor | N
     return _with_steps(Campaign(plan, fio, executor or cluster, consent, paths))
 
 
-def ask_hosts(campaign: Campaign) -> tuple[list[dict[str, Any]], list[str]]:
+def ask_hosts(
+    campaign: Campaign, told: Callable[[str], None] | None = None
+) -> tuple[list[dict[str, Any]], list[str]]:
     """Every host asked before anything runs (HostError naming one that does not answer):
     what each says of itself (and its inventory, host_env), and the warnings: fio versions
-    that differ, hosts whose inventory could not be read."""
+    that differ, hosts whose inventory could not be read. `told` hears a counting line as
+    each host answers ("asking the hosts: 48 of 128 answered")."""
+
+    def counting(what: str) -> Callable[[int, int], None]:
+        return lambda done, of: told(f"{what}: {done} of {of} answered") if told else None
+
     if campaign.plan.hosts is None:
         return [], []
     with tempfile.TemporaryDirectory(prefix="iolab-hosts-") as workdir:
@@ -179,6 +186,7 @@ def ask_hosts(campaign: Campaign) -> tuple[list[dict[str, Any]], list[str]]:
             campaign.plan.hosts.addresses,
             campaign.plan.hosts.lost_after_s,
             Path(workdir),
+            counting(f"asking the hosts ({hosts.PROBE_PARALLEL} at a time)"),
         )
     facts = [info.facts() for info in infos]
     warned = [said for said in [hosts.versions(infos, campaign.fio.version)] if said]
@@ -189,7 +197,8 @@ def ask_hosts(campaign: Campaign) -> tuple[list[dict[str, Any]], list[str]]:
         ], warned
     setup = campaign.plan.setups[0]
     paths = [(info.host, dict(setup.host_paths).get(info.host, setup.path)) for info in infos]
-    found = remote_env.read_all(command, paths)
+    said = f"reading their inventory ({remote_env.PARALLEL} at a time)"
+    found = remote_env.read_all(command, paths, told=counting(said))
     warned += [said for said in [remote_env.missing_line(found)] if said]
     return [{**f, **env.facts()} for f, env in zip(facts, found, strict=True)], warned
 

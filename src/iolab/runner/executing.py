@@ -23,7 +23,7 @@ from iolab.errors import ControllerError, FioError, Interrupted, Resume, Stopped
 from iolab.fio import durations, jobfile, parse
 from iolab.fio import reach as fio_reach
 from iolab.fio.executor import Executor, HostLimits
-from iolab.fio.hosts import Cluster
+from iolab.fio.hosts import NAMED_HOSTS, Cluster
 from iolab.fio.outcome import Outcome, failure
 from iolab.model import (
     HOST_LOST,
@@ -562,7 +562,8 @@ def _partial(outcome: Outcome, base: dict[str, object]) -> Result:
     """A case some hosts did not finish: failed, with what the others measured kept."""
     hosts: dict[str, CaseMetrics] = outcome.document.by_host if outcome.document else {}
     said = "; ".join(why for _, why in outcome.lost)
-    kept = f"; the results of {', '.join(hosts)} are kept" if hosts else ""
+    named = ", ".join(hosts) if len(hosts) <= NAMED_HOSTS else f"the {len(hosts)} other hosts"
+    kept = f"; the results of {named} are kept" if hosts else ""
     names = tuple(host for host, _ in outcome.lost)
     lost = CheckWarning(
         HOST_LOST,

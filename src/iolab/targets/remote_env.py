@@ -18,6 +18,7 @@ line is quoted on one line, cut to MAX_WHY characters.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import math
 import os
@@ -25,8 +26,9 @@ import selectors
 import shlex
 import signal
 import subprocess
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -78,11 +80,25 @@ class RemoteEnv:
 
 
 def read_all(
-    command: Sequence[str], paths: Sequence[tuple[str, str]], timeout_s: float = TIMEOUT_S
+    command: Sequence[str],
+    paths: Sequence[tuple[str, str]],
+    timeout_s: float = TIMEOUT_S,
+    told: Callable[[int, int], None] | None = None,
 ) -> list[RemoteEnv]:
-    """Every (host, its directory)'s inventory, asked in parallel, in the order given."""
+    """Every (host, its directory)'s inventory, asked in parallel (PARALLEL at a time), in
+    the order given; `told(read, of)` as each host's answer is in."""
+    done = itertools.count(1)
+    lock = threading.Lock()
+
+    def one(host: str, path: str) -> RemoteEnv:
+        found = read_one(command, host, path, timeout_s)
+        with lock:
+            if told:
+                told(next(done), len(paths))
+        return found
+
     with ThreadPoolExecutor(max_workers=max(1, min(PARALLEL, len(paths)))) as pool:
-        return list(pool.map(lambda hp: read_one(command, hp[0], hp[1], timeout_s), paths))
+        return list(pool.map(lambda hp: one(*hp), paths))
 
 
 def read_one(command: Sequence[str], host: str, path: str, timeout_s: float) -> RemoteEnv:

@@ -37,6 +37,7 @@ class HostFigures:
     metric: str  # "iops" or "bw"
     figures: tuple[tuple[str, float | None], ...]
     outliers: tuple[fleet.Outlier, ...]
+    generator: bool = False  # the rule fired where the spread is the load generator's
 
     def known(self) -> dict[str, float]:
         return {host: value for host, value in self.figures if value is not None}
@@ -52,8 +53,20 @@ def blocks(data: Dataset, metric: str = "auto") -> list[Table | Chart]:
 
 
 def warnings(data: Dataset, metric: str = "auto") -> list[str]:
-    """host-outlier: per set-up and host, the workloads where it lies far from the fleet."""
-    return [_line(setup.label, host, found) for setup, host, found in _odd_hosts(data, metric)]
+    """host-outlier: per set-up and host, the workloads where it lies far from the fleet; per
+    workload whose spread is the load generator's, that line instead of naming hosts."""
+    named = [_line(setup.label, host, found) for setup, host, found in _odd_hosts(data, metric)]
+    return named + [line for _, line in _generators(data, metric)]
+
+
+def _generators(data: Dataset, metric: str) -> list[tuple[SetupInfo, str]]:
+    """(set-up, line) where the rule fired on a spread that is the load generator's."""
+    return [
+        (setup, _generator_line(setup.label, w))
+        for setup, _, workloads in _fleets(data, metric)
+        for w in workloads
+        if w.generator
+    ]
 
 
 def findings(data: Dataset, metric: str = "auto") -> list[Finding]:
@@ -74,6 +87,9 @@ def findings(data: Dataset, metric: str = "auto") -> list[Finding]:
                 group=f"fleet {setup.label}",
             )
         )
+    for setup, line in _generators(data, metric):
+        sentence = line.removeprefix(f"{CODE}: ")
+        out.append(Finding("trust", sentence, 1, True, (), group=f"fleet {setup.label}"))
     return out
 
 
@@ -110,8 +126,35 @@ def _workloads(
         figures = tuple((host, host_figure(group, host, chosen)) for host in hosts)
         known = {h: v for h, v in figures if v is not None}
         found = fleet.outliers(setup.label, name, UNITS[chosen], known, inventories)
+        if found and _no_storage(group):  # what differs is the CPU each server gets
+            out.append(HostFigures(name, chosen, figures, (), generator=True))
+            continue
         out.append(HostFigures(name, chosen, figures, tuple(found)))
     return out
+
+
+def _no_storage(group: Sequence[DataCase]) -> bool:
+    """Whether the workload's figures are the load generator's alone: fio's null engine
+    moves no data, so each host's figure is what its fio server gets of a CPU."""
+    return str(group[0].options.get("ioengine", "")).strip() == "null"
+
+
+def _generator_line(setup: str, workload: HostFigures) -> str:
+    unit = UNITS[workload.metric]
+    found = fleet.spread(list(workload.known().values()))
+    assert found is not None  # the rule fired on these figures
+
+    def show(value: float) -> str:
+        return format_value(value, workload.metric)
+
+    return (
+        f"{CODE}: {setup}: {workload.name}: the hosts range from {show(found.low)} to "
+        f"{show(found.high)} {unit} around a median of {show(found.median)} {unit} over "
+        f"{found.count} hosts, but this spread comes from the load generator, not the hosts' "
+        "storage: fio's null engine moves no data, so each figure is the CPU its fio server "
+        "got (on hosts that share CPUs, as servers on one machine do, their share of them); no "
+        "host is named. Measure a real engine on the hosts' storage to compare them."
+    )
 
 
 def host_figure(group: Sequence[DataCase], host: str, metric: str) -> float | None:
@@ -272,19 +315,23 @@ def _fleet_row(workload: HostFigures) -> Row:
         return Cell(value, unit, format_value(value, workload.metric))
 
     named = ", ".join(f"{o.host} ({o.z:+.1f})" for o in workload.outliers)
+    flags = (OUTLIER,) if named else ()
     cells = (
         figure(found.median),
         figure(found.mad),
         figure(found.low),
         figure(found.high),
         Cell(float(found.count), "hosts", f"{found.count:,}"),
-        Cell(None, "", named or _no_outlier(found.count), flags=(OUTLIER,) if named else ()),
+        Cell(None, "", named or _no_outlier(found.count, workload.generator), flags=flags),
     )
     return Row(workload.name, cells, (unit,))
 
 
-def _no_outlier(hosts: int) -> str:
-    """ "none" where the rule judged the hosts; under its least count, that it could not."""
+def _no_outlier(hosts: int, generator: bool = False) -> str:
+    """ "none" where the rule judged the hosts; under its least count, that it could not;
+    where the spread is the load generator's (the null engine), that none is named."""
+    if generator:
+        return "not named: the spread is the load generator's (null engine)"
     if hosts < fleet.OUTLIER_MIN_HOSTS:
         return f"not judged: {hosts} hosts, the rule needs {fleet.OUTLIER_MIN_HOSTS}"
     return "none"
