@@ -72,6 +72,7 @@ runtime = {runtime}
 MODES = ("read", "write", "randread", "randwrite")
 DEPTHS = ("1", "8", "32")
 GOAL_S = 0.03
+AGREE_S = 0.01  # iolab's own figure and the outside one, a case
 ROW = "{:>5}  {:>10}  {:>10}  {:>10}  {:>9}  {:>7}"
 
 
@@ -154,7 +155,8 @@ def job_files(workdir: Path, plan: str) -> list[Path]:
 
 
 def fio_loop(jobs: list[Path], workdir: Path) -> float:
-    """Plain fio over every job file, one after another, as a shell loop would: wall time."""
+    """Plain fio over every job file, one after another, as a shell loop would: wall time.
+    Its file is removed after the last, as iolab removes its own: each round lays it out."""
     started = time.monotonic()
     for job in jobs:
         subprocess.run(
@@ -163,6 +165,7 @@ def fio_loop(jobs: list[Path], workdir: Path) -> float:
             check=True,
             capture_output=True,
         )
+    (workdir / "plain.testfile").unlink(missing_ok=True)
     return time.monotonic() - started
 
 
@@ -230,6 +233,20 @@ def matrix(workdir: Path, args: argparse.Namespace) -> None:
         )
         print(f"round {number}: fio loop {plain:.2f} s, {cells}; iolab's own {owns[-1]:.3f}")
     summary(walls, owns, cases)
+    agreement(walls, owns, cases)
+
+
+def agreement(walls: dict[str, list[float]], owns: list[float], cases: int) -> None:
+    """iolab's cost a case seen from outside (its wall over the fio loop's) against its own
+    figure (its wall less its fio processes'), round by round: they must agree within
+    AGREE_S a case."""
+    seen = [(w - p) / cases for w, p in zip(walls["iolab"], walls["fio loop"], strict=True)]
+    gaps = [o - s for o, s in zip(owns, seen, strict=True)]
+    verdict = "agree" if abs(statistics.median(gaps)) <= AGREE_S else "DO NOT agree"
+    print(
+        f"iolab's own figure less the outside one: median {statistics.median(gaps):+.3f} s a "
+        f"case (rounds: {', '.join(f'{g:+.3f}' for g in gaps)}); {verdict} within {AGREE_S} s"
+    )
 
 
 def summary(walls: dict[str, list[float]], owns: list[float], cases: int) -> None:

@@ -61,6 +61,7 @@ def rates(kind: str, lengths: tuple[int, int] = (20, 60), series: int = SERIES) 
     return Rates(flagged / series, hits / series, extra / series)
 
 
+@pytest.mark.slow  # a second or more: SERIES series of 60 points, each permuted
 def test_no_shift_gives_few_false_alarms() -> None:
     got = rates("none")
     assert got.flagged <= 0.10, got  # each series is tested once at the 5% level

@@ -15,8 +15,8 @@ import pytest
 from iolab.errors import JSONShapeError, StoreError
 from iolab.model import JSON, JSONObject, PeakRecord, SteadyRecord, codec
 from iolab.model.codec import spec
+from iolab.model.facts import DeviceFacts, Layer, TargetFacts
 from iolab.targets.controllers.model import UNREPORTED, Controller, Write
-from iolab.targets.facts import DeviceFacts, Layer, TargetFacts
 
 
 class Colour(StrEnum):

@@ -181,6 +181,7 @@ def test_every_check_code_is_documented() -> None:
     assert [code for code in CODES if f"- `{code}`:" not in section] == []
 
 
+@pytest.mark.slow  # a Python process that loads pandas
 def test_the_pandas_example_runs(tmp_path: Path) -> None:
     pytest.importorskip("pandas")
     page = PAGES["import-export.md"]

@@ -14,7 +14,7 @@ import pytest
 import fake_smartctl
 from conftest import iolab_here, run_iolab
 from iolab.model import codec
-from iolab.targets.setup_record import SetupRecord
+from iolab.model.setup_record import SetupRecord
 
 PLAN = """
 name = "drives"

@@ -76,6 +76,7 @@ def test_the_prediction_bound_is_the_one_for_a_new_run() -> None:
     assert abs(bound.low - (100 - reach)) < 1e-3 and abs(bound.high - (100 + reach)) < 1e-3
 
 
+@pytest.mark.slow  # 40 series of 20 runs, each run judged
 def test_untouched_runs_rarely_fail_and_throttles_are_caught() -> None:
     """Measured on 40 seeded series of 20 untouched runs (Gaussian, sd 3% of the level, one
     repetition a run): every run from 2 to 20 checked, at most 2% false alarms (0.5% over

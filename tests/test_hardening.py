@@ -152,6 +152,7 @@ def _open_store(path: str) -> int:
         return store.db.execute("PRAGMA user_version").fetchone()[0]  # type: ignore[no-any-return]
 
 
+@pytest.mark.slow  # 90 Python processes started, 6 at a time
 def test_many_processes_creating_one_database_all_succeed(tmp_path: Path) -> None:
     context = multiprocessing.get_context("spawn")
     with context.Pool(6) as pool:

@@ -323,3 +323,21 @@ def test_report_parts_import_one_way() -> None:
         if REPORT_RANKS[_report_part(other)] > REPORT_RANKS[_report_part(mine)]
     ]
     assert upward == []
+
+
+def test_the_report_never_chooses_a_metric_itself() -> None:
+    """A workload's metric (IOPS, or MB/s for large blocks) is chosen once, where its cases
+    are read (store.CaseRow.metric, by model.metric_for); no report module chooses it again."""
+    choosing = sorted(
+        str(path.relative_to(SRC))
+        for path in (SRC / "report").rglob("*.py")
+        if any(
+            isinstance(node, ast.Name | ast.Attribute | ast.alias)
+            and "metric_for"
+            in (getattr(node, "id", "") or getattr(node, "attr", "") or getattr(node, "name", ""))
+            for node in ast.walk(_tree(path))
+        )
+    )
+    assert not choosing, choosing
+    read = (SRC / "store" / "case_reads.py").read_text()
+    assert "metric_for" in read, "the store's read chooses each case's metric"

@@ -503,6 +503,7 @@ def test_a_hostile_title_and_caption_are_text_on_the_page(
         assert chart["caption"].startswith(HOSTILE_CAPTION), chart
 
 
+@pytest.mark.slow  # an iolab process draws the charts
 def test_a_title_the_image_font_lacks_is_one_warning_line(tmp_path: Path) -> None:
     """Characters matplotlib's font has no glyph for (an emoji, CJK): one line for the chart,
     not Python's two lines (its source file, its code) per character (issue 40, finding 10)."""

@@ -18,8 +18,8 @@ import pytest
 
 from conftest import run_iolab
 from golden.make_store import CDM, DEVICES, STORE
-from iolab.analysis.stats import metric_for
-from iolab.model import Setup, codec
+from iolab.model import Setup, codec, metric_for
+from iolab.model.facts import SetupFacts
 from iolab.report import compare_document, data, document
 from iolab.report.cells import Cell, Row, Table, cell_values, change_cell, setup_line
 from iolab.report.charts import Region
@@ -28,7 +28,6 @@ from iolab.report.formats import markdown, output, terminal
 from iolab.report.render import mpl_render
 from iolab.report.views import cdm_view, figures, heat_figure, time_figures
 from iolab.store import Store
-from iolab.targets.facts import SetupFacts
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

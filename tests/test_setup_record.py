@@ -1,4 +1,4 @@
-"""One typed record per set-up (targets.setup_record): the runner updates it as the set-up
+"""One typed record per set-up (model.setup_record): the runner updates it as the set-up
 goes and the store saves and loads it whole; databases written before it was typed read the
 same. The runner here is driven by the fake executor (output fio really printed)."""
 
@@ -16,13 +16,13 @@ from iolab.errors import JSONShapeError, StoreError
 from iolab.fio.info import FioInfo
 from iolab.fio.parse import Status
 from iolab.model import JSON, Case, PeakRecord, Result, SteadyRecord, codec
+from iolab.model.facts import SetupFacts
+from iolab.model.setup_record import Fill, SetupRecord
 from iolab.plan.load import parse_plan
 from iolab.runner.campaign import plan_campaign
 from iolab.runner.executing import execute
 from iolab.store import Store
 from iolab.targets import process
-from iolab.targets.facts import SetupFacts
-from iolab.targets.setup_record import Fill, SetupRecord
 
 FIO = FioInfo(path="fio", version="fio-3.33", engines=("libaio", "io_uring", "psync"))
 TESTS = Path(__file__).parent

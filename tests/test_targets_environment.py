@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from iolab.model import Layout, codec
+from iolab.model.facts import SetupFacts, TargetFacts
+from iolab.model.host import HOST_KEYS, KEYS, HostKeyError, checked, unit_of
 from iolab.targets import devices as dv
 from iolab.targets import environment, provision, stack
-from iolab.targets.facts import SetupFacts, TargetFacts
 from loopdevs import LoopDevs, loops_fixture, sh
 
 
@@ -181,3 +182,45 @@ def test_optional_tools_are_used_when_present_and_never_required(
     stub.chmod(0o755)
     assert environment.smart_facts(name) == {"error": "Smartctl open failed"}
     assert (tmp_path / "args").read_text().split() == ["-i", "-H", "-j", dev]
+
+
+def test_the_host_environment_holds_to_each_keys_type_unit_and_check() -> None:
+    """This host's environment, as a run records it: every key written once in model.host,
+    each value of its type, and every key a host always has is there."""
+    env = environment.host("fio-3.33")
+    assert set(env) <= set(KEYS)
+    assert set(KEYS) - set(env) == {"hosts"}, "only a run on hosts adds its servers"
+    assert env == checked(env)
+    assert isinstance(env["memory_bytes"], int) and env["memory_bytes"] > 0
+    assert env["threads"] == len(
+        environment.parse_cpulist(dv.sysfs_text(environment.SYS_CPU / "online"))
+    )
+    assert unit_of("memory_bytes") == "bytes" and unit_of("max_mhz") == "MHz"
+    assert unit_of("hostname") == "" and unit_of("not-a-key") == ""
+    assert len({key.name for key in HOST_KEYS}) == len(HOST_KEYS), "each key written once"
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        ("memory_bytes", "8 GiB", "'memory_bytes': '8 GiB' is not the host's memory"),
+        ("cpu_count", -1, "'cpu_count': -1"),
+        ("cpu_count", True, "'cpu_count': True"),
+        ("sockets", None, None),  # the host did not say: allowed
+        ("threads", None, "'threads': None"),
+        ("hostname", "a\nb", "'hostname'"),
+        ("numa", [{"node": 0, "cpus": ["x"], "memory_bytes": 1}], "'numa'"),
+        ("numa", [{"node": 0, "cpus": [0, 1], "memory_bytes": None}], None),
+        ("uptime", 5, "'uptime' is not one of model.host's"),
+    ],
+)
+def test_a_host_value_off_its_type_or_range_is_refused_naming_its_key(
+    key: str, value: object, said: str | None
+) -> None:
+    env = {**environment.host("fio-3.33"), key: value}
+    if said is None:
+        assert checked(env)[key] == value  # type: ignore[arg-type]
+        return
+    with pytest.raises(HostKeyError, match="host environment key") as refused:
+        checked(env)  # type: ignore[arg-type]
+    assert said in str(refused.value)

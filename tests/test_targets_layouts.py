@@ -1,4 +1,4 @@
-"""What a layout is (iolab.layouts) and the typed facts stored per set-up (targets.facts)."""
+"""What a layout is (iolab.layouts) and the typed facts stored per set-up (model.facts)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 from iolab import layouts
 from iolab.errors import PlanError, TargetError
 from iolab.model import JSONObject, Layout, Setup, codec
+from iolab.model.facts import DeviceFacts, LayoutFacts, SetupFacts
 from iolab.plan.load import parse_plan
 from iolab.report.cells import setup_line
 from iolab.targets import provision
-from iolab.targets.facts import DeviceFacts, LayoutFacts, SetupFacts
 
 TESTS = Path(__file__).parent
 STORES = (TESTS / "fixtures" / "store" / "v1.db", TESTS / "golden" / "store.db")

@@ -24,8 +24,8 @@ import pytest
 from conftest import run_iolab
 from iolab.analysis import check_context, checks, comparison
 from iolab.model import CaseMetrics, DirectionMetrics
+from iolab.model.facts import Layer
 from iolab.targets import caches
-from iolab.targets.facts import Layer
 from loopdevs import MIB, LoopDevs, is_mounted, loops_fixture, sh
 
 __all__ = ["loops_fixture"]

@@ -17,8 +17,8 @@ from conftest import run_iolab
 from iolab.analysis import virtual_cache
 from iolab.analysis.virtual_cache import CachedFigure
 from iolab.model import FioValue
+from iolab.model.facts import DeviceFacts
 from iolab.store import Store
-from iolab.targets.facts import DeviceFacts
 
 
 def device(name: str, **given: Any) -> DeviceFacts:

@@ -18,11 +18,13 @@ not a stop; a device-count sweep at one I/O in flight (iodepth x numjobs = 1) is
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from iolab.analysis.findings import Figure, Finding, but, some, warned_of
 from iolab.analysis.scaling import Flat
@@ -52,7 +54,12 @@ class Sweep:
     def figures(self) -> list[Figure]:
         return [f for _, f in self.steps]
 
-    @property
+    @cached_property
+    def stop(self) -> tuple[int, Figure, Figure] | None:
+        """Where the curve stops paying (`_stop`), worked out once a sweep."""
+        return _stop(self)
+
+    @cached_property
     def at(self) -> str:
         """Where in its family the sweep runs: its first point without the swept axis
         ("iodepth=8" for a numjobs sweep at iodepth 8); "" for a workload of its own."""
@@ -71,7 +78,17 @@ def _factor(low: int, before: Figure, high: int, after: Figure) -> float:
 def beyond_noise(before: Figure, after: Figure) -> bool | None:
     """Whether two points differ beyond their 95% intervals (Welch's); None where either
     has one repetition (no interval: the step is indicative)."""
-    return compare(list(before.values), list(after.values)).significant
+    if len(before.values) < 2 or len(after.values) < 2:
+        return None
+    return _significant(before.values, after.values)
+
+
+@functools.lru_cache(maxsize=4096)
+def _significant(before: tuple[float, ...], after: tuple[float, ...]) -> bool | None:
+    """Welch's verdict on two points' repetitions, worked out once a pair: a sweep's
+    sentence asks it of each pair several times (where it stops, whether within the noise,
+    each step's words)."""
+    return compare(list(before), list(after)).significant
 
 
 def _pays(low: int, before: Figure, high: int, after: Figure) -> bool:
@@ -112,7 +129,7 @@ def _end(sweep: Sweep) -> str:
             "one I/O in flight (iodepth x numjobs = 1) uses one member at a time, so more "
             f"devices cannot help at this load ({first[1].shown} → {last[1].shown}: noise)"
         )
-    stop = _stop(sweep)
+    stop = sweep.stop
     if stop is None:
         return f"still growing up to {sweep.axis}={last[0]}"
     value, figure = _best(sweep)
@@ -229,7 +246,7 @@ def _family(
     growing, single = [], []
     for sweep in sweeps:
         first, last = sweep.steps[0][1], sweep.steps[-1][1]
-        stop = _stop(sweep)
+        stop = sweep.stop
         if sweep.one_in_flight:
             single.append(f"{sweep.who} ({first.shown} → {last.shown})")
         elif stop is None:

@@ -28,6 +28,7 @@ import statistics
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 
 from iolab.analysis.stats import compare, summarize
@@ -91,8 +92,9 @@ class Figure:
             f", total {self.shown}" if "(" in self.shown else f" (total {self.shown})"
         )
 
-    @property
+    @cached_property
     def median(self) -> float:
+        """The repetitions' median, worked out once (the findings ask it many times)."""
         return statistics.median(self.values)
 
     @property

@@ -44,9 +44,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple, Protocol
 
-from iolab.analysis.stats import Prediction, compare, metric_for, predict, predict_logs
+from iolab.analysis.stats import Prediction, compare, predict, predict_logs
 from iolab.choices import HISTORY_LEAST
-from iolab.model import Code, FioValue
+from iolab.model import Code, FioValue, metric_for
 from iolab.names import one_line
 from iolab.store import RunRow
 from iolab.store.figures import CaseFigures, PointFigures

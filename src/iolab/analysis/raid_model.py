@@ -91,6 +91,7 @@ from dataclasses import dataclass
 
 from iolab import units
 from iolab.layouts import RAIDS
+from iolab.model import metric_for
 from iolab.units import format_size, parse_size
 
 KIB = 1024
@@ -114,6 +115,11 @@ class RaidWorkload:
     read_share: float  # 1.0 all reads, 0.0 all writes
     bs: int  # bytes per I/O
     in_flight: int = 1  # iodepth x numjobs
+
+    @property
+    def metric(self) -> str:
+        """What the model's figures for it are given in: IOPS, or MB/s for large blocks."""
+        return metric_for({"bs": self.bs})
 
     @property
     def label(self) -> str:

@@ -41,20 +41,26 @@ class Point:
     family: str = ""  # the set-up's definition but its name and devices: alike set-ups share it
     codes: frozenset[str] = frozenset()  # the case's warnings' codes
     unit: str = "IOPS"  # the unit its tables and findings give the workload in
+    classified: Options | None = None  # `classify(options)`, where the caller has it already
 
     @cached_property
     def axes(self) -> Options:
         """The options that change the workload (never a file or log name), each with its
         value as JSON, by name: classified once a case, whatever the sweeps asked."""
-        chosen = (k for k in self.options if workload_axis(k))
-        return tuple(sorted((k, _value(self.options[k])) for k in chosen))
+        return self.classified if self.classified is not None else classify(self.options)
+
+
+def classify(options: Mapping[str, object]) -> Options:
+    """A workload's options that change it (never a file or log name), each with its value
+    as sweeps compare it, by name."""
+    return tuple(sorted((k, _value(v)) for k, v in options.items() if workload_axis(k)))
 
 
 def _value(value: object) -> tuple[str, object]:
     """An option's value as sweeps compare it: a whole number, text or flag as it is, kept
     apart by its type (1, "1" and true are three values, as in JSON); anything else (a
     fraction: nan is not equal to itself) as JSON."""
-    if isinstance(value, str | int | bool) or value is None:
+    if value is None or isinstance(value, (str, int, bool)):  # a tuple: faster than a union
         return type(value).__name__, value
     return "json", json.dumps(value, sort_keys=True, default=str)
 
@@ -89,13 +95,17 @@ def sweeps(points: Sequence[Point], axis: str) -> dict[tuple[str, Options], dict
     """By (set-up, the other options that change the workload: never a file or log name):
     the cases at each value of `axis` (sweeps of two values or more)."""
     out: dict[tuple[str, Options], dict[int, list[Point]]] = {}
+    others: dict[Options, Options] = {}  # a point's axes less `axis`: points share them
     for point in points:
         value = point.devices if axis == "device_count" else _int(point.options.get(axis, 1))
         if value is None:
             continue
         owner = point.family if axis == "device_count" else point.setup
-        key = (owner, tuple(item for item in point.axes if item[0] != axis))
-        out.setdefault(key, {}).setdefault(value, []).append(point)
+        axes = point.axes
+        rest = others.get(axes)
+        if rest is None:
+            rest = others[axes] = tuple(item for item in axes if item[0] != axis)
+        out.setdefault((owner, rest), {}).setdefault(value, []).append(point)
     return {key: sweep for key, sweep in out.items() if len(sweep) > 1}
 
 

@@ -27,8 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from iolab.model import CaseMetrics
-from iolab.units import parse_size
+from iolab.model import CaseMetrics, metric_for
 
 CONFIDENCE = 0.95
 UNSTABLE_COV = 0.10
@@ -252,16 +251,6 @@ class Difference:
 def compare(base: Sequence[float], other: Sequence[float]) -> Difference:
     """Two cells' repetitions compared: `other` against `base`."""
     return Difference(summarize(base), summarize(other))
-
-
-IOPS_MAX_BS = 64 * 1024
-
-
-def metric_for(options: Mapping[str, object], forced: str = "auto") -> str:
-    """IOPS for blocks up to 64 KiB, MB/s above, unless the user forces one."""
-    if forced in ("iops", "bw"):
-        return forced
-    return "iops" if parse_size(str(options.get("bs", "4k"))) <= IOPS_MAX_BS else "bw"
 
 
 def primary(options: Mapping[str, object], metrics: CaseMetrics) -> float:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from iolab.model import CheckWarning, Code, FioValue
-from iolab.targets.facts import DeviceFacts
+from iolab.model.facts import DeviceFacts
 
 CODE = Code.VIRTUAL_CACHE
 ABOVE_READS = 1.3  # writes this much faster than the same shape's reads

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from iolab.choices import DEFAULT_DB
 from iolab.errors import PlanError, Resume
 from iolab.model import JSON, Plan, Result
+from iolab.model.host import checked
 from iolab.plan.common import Overrides
 from iolab.store import RunRow, Store
 from iolab.version import __version__
@@ -167,7 +168,7 @@ def pick_run(
         return found.id
     env = environment.host(campaign.fio.version)
     if hosts:  # fio's servers say this much of themselves; iolab's full view is this host's
-        env["hosts"] = list[JSON](hosts)
+        env = checked({**env, "hosts": list[JSON](hosts)})
     run_id = store.create_run(
         the_plan, env, __version__, dataclasses.asdict(overrides), process.me()
     )

@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from iolab.analysis import ab, gate_verdicts, history
-from iolab.analysis.stats import metric_for
 from iolab.app.base import Ui, open_store
 from iolab.errors import ReportError, StoreError
+from iolab.model import metric_for
 from iolab.plan import gate
 from iolab.store import RunRow, Store
 from iolab.store.figures import CaseFigures, PointFigures, of_row

@@ -102,6 +102,7 @@ def run_plan(
         with restores_said(ui, run_id), ui.progress() as listener:
             results = execute(campaign, store, run_id, listener)
         document = run_document(store, run_id)
+        store.own_until_now(run_id)  # the report built is the run's cost too
     return RunOutcome(run_id, tuple(results), document)
 
 

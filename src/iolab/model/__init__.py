@@ -17,6 +17,7 @@ from iolab.model.common import (
     MethodKind,
     Metric,
     Phase,
+    metric_for,
     stable_hash,
 )
 from iolab.model.plan import (
@@ -101,5 +102,6 @@ __all__ = [
     "SteadyRounds",
     "Window",
     "Workload",
+    "metric_for",
     "stable_hash",
 ]

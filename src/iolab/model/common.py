@@ -8,6 +8,8 @@ import json
 from collections.abc import Mapping
 from typing import Literal
 
+from iolab.units import parse_size
+
 FioValue = str | int | float | bool
 # What the store keeps as JSON (recorded environments, set-up definitions), typed as JSON:
 # a reader narrows each value it reads (isinstance), nothing is Any.
@@ -31,3 +33,14 @@ def stable_hash(value: object) -> str:
 
 
 MethodKind = Literal["peak", "curve"]
+
+
+IOPS_MAX_BS = 64 * 1024
+
+
+def metric_for(options: Mapping[str, object], forced: str = "auto") -> str:
+    """IOPS for blocks up to 64 KiB, MB/s above, unless the user forces one: chosen once a
+    case where it is read (store.CaseRow.metric), and where a plan's workload is run."""
+    if forced in ("iops", "bw"):
+        return forced
+    return "iops" if parse_size(str(options.get("bs", "4k"))) <= IOPS_MAX_BS else "bw"

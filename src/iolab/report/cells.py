@@ -17,12 +17,12 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import PurePosixPath
 
-from iolab.analysis.stats import Difference, Summary, compare, metric_for, summarize
+from iolab.analysis.stats import Difference, Summary, compare, summarize
 from iolab.errors import ReportError
 from iolab.model import CheckWarning, Setup
+from iolab.model.facts import SetupFacts
 from iolab.report import directions
 from iolab.store import CaseRow, RunRow
-from iolab.targets.facts import SetupFacts
 from iolab.targets.path import TEST_FILE
 
 MB = 1_000_000
@@ -98,6 +98,12 @@ class Table:
 
     def shown_notes(self) -> tuple[str, ...]:
         return (self.left_out, *self.notes) if self.left_out else self.notes
+
+
+def shown_in(case: CaseRow, forced: str = "auto") -> str:
+    """What a case is shown in: the metric the user forced ("iops" or "bw"), else the one
+    chosen for its workload where it was read (CaseRow.metric)."""
+    return forced if forced in ("iops", "bw") else case.metric
 
 
 def case_value(case: CaseRow, metric: str, part: str = "") -> float | None:
@@ -212,7 +218,7 @@ def results_table(
     split = any(mixed.values())
     rows = []
     for name, group in workloads.items():
-        chosen = metric_for(group[0].options, metric)
+        chosen = shown_in(group[0], metric)
         by_setup: dict[str, list[CaseRow]] = {}
         for case in group:
             by_setup.setdefault(case.setup, []).append(case)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from iolab.analysis.stats import metric_for
 from iolab.errors import ReportError
 from iolab.report import directions
 from iolab.report.cells import (
@@ -17,6 +16,7 @@ from iolab.report.cells import (
     cell_values,
     change_cell,
     change_legend,
+    shown_in,
     stat_cell,
     warned,
     whole_rows,
@@ -95,7 +95,7 @@ def _comparison(data: Dataset, metric: str) -> Table:
             for run in runs
         }
         first = next(group[0] for group in cases.values() if group)
-        chosen = metric_for(first.options, metric)
+        chosen = shown_in(first, metric)
         setup_text = setup or " / ".join(
             sorted({name_of[c.setup] for g in cases.values() for c in g})
         )

@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from iolab.analysis import latency, virtual_cache
+from iolab.analysis import latency, scaling, virtual_cache
 from iolab.errors import ReportError
 from iolab.fio import parse
 from iolab.model import (
@@ -27,11 +27,11 @@ from iolab.model import (
     SteadyRecord,
     codec,
 )
+from iolab.model.facts import DeviceFacts, SetupFacts
+from iolab.model.setup_record import SetupRecord
 from iolab.model.telemetry import Telemetry
 from iolab.report import summary
 from iolab.store import CaseRow, RunRow, Store
-from iolab.targets.facts import DeviceFacts, SetupFacts
-from iolab.targets.setup_record import SetupRecord
 
 SeriesKey = tuple[str, str, int]  # (set-up label, workload, repetition)
 HistogramKey = tuple[str, str, Direction]  # (set-up label, workload, direction)
@@ -52,7 +52,7 @@ class SetupInfo:
 
     @cached_property
     def record(self) -> SetupRecord:
-        """Everything the run recorded about the set-up (targets.setup_record), decoded once:
+        """Everything the run recorded about the set-up (model.setup_record), decoded once:
         views read it, never the stored JSON."""
         return codec.from_json(SetupRecord, self.environment, f"the record of set-up {self.name!r}")
 
@@ -139,6 +139,19 @@ class Dataset:
         for case in self.cases:
             out.setdefault(case.workload, case)
         return out
+
+    def axes(self, case: DataCase) -> scaling.Options:
+        """A case's options that change its workload (analysis.scaling.classify): classified
+        once a workload, whatever view asks (a case whose options differ from its workload's
+        first case's, as another run's may, on its own)."""
+        first = self._first[case.workload]
+        if case.options is first.options or case.options == first.options:
+            return self._axes[case.workload]
+        return scaling.classify(case.options)
+
+    @cached_property
+    def _axes(self) -> dict[str, scaling.Options]:
+        return {name: scaling.classify(case.options) for name, case in self._first.items()}
 
 
 def load(

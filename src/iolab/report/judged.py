@@ -14,9 +14,8 @@ from dataclasses import dataclass
 
 from iolab.analysis import checks, comparison, factors, raid_model
 from iolab.analysis.findings import Finding
-from iolab.analysis.stats import metric_for
 from iolab.model import FioValue, Layout, Setup
-from iolab.report.cells import Table, cell_values, whole_rows
+from iolab.report.cells import Table, cell_values, shown_in, whole_rows
 from iolab.report.data import DataCase, Dataset
 from iolab.report.views import findings_view, fleet_view, hosts_view, telemetry_view
 
@@ -85,7 +84,7 @@ def _ceiling_warnings(data: Dataset, metric: str) -> list[str]:
     for workload in data.workloads():
         for label, count in counts.items():
             cell = data.cell(label, workload)
-            chosen = metric_for(cell[0].options, metric) if cell else metric
+            chosen = shown_in(cell[0], metric) if cell else metric
             values, _ = cell_values(cell, chosen)
             if not values:
                 continue

@@ -16,8 +16,7 @@ import math
 import statistics
 from collections.abc import Iterable, Sequence
 
-from iolab.analysis.stats import metric_for
-from iolab.report.cells import case_value
+from iolab.report.cells import case_value, shown_in
 from iolab.store import CaseRow
 
 TABLE_ROWS, TABLE_ENDS = 200, 100  # a results table past 200 rows shows 100 + 100
@@ -58,7 +57,7 @@ def scores(cases: Sequence[CaseRow], labels: Sequence[str], ref: str | None) -> 
             if others:
                 out[workload] = statistics.fmean(others)
         return out
-    metric = {c.workload: metric_for(c.options) for c in cases}
+    metric = {c.workload: shown_in(c) for c in cases}
     groups: dict[str, list[float]] = {}
     for workload, by_setup in medians.items():
         groups.setdefault(metric[workload], []).extend(by_setup.values())

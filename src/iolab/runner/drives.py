@@ -14,10 +14,10 @@ from dataclasses import replace
 from iolab.analysis import drive_checks
 from iolab.model import Code, Result
 from iolab.model.drive import DriveLog, DriveReading, changes
+from iolab.model.facts import TargetFacts
+from iolab.model.setup_record import Recorder
 from iolab.runner.listener import Listener
 from iolab.targets import drive_health
-from iolab.targets.facts import TargetFacts
-from iolab.targets.setup_record import Recorder
 
 INTERVAL = "after the set-up was built, then after each case"
 NOT_DRIVES = ("loop", "ram", "zram", "nbd", "ubd", "md", "dm-")  # no account of their own

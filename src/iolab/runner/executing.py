@@ -35,6 +35,8 @@ from iolab.model import (
     Window,
     codec,
 )
+from iolab.model.facts import LayoutFacts, LogLine, TargetFacts
+from iolab.model.setup_record import Fill, Recorder
 from iolab.model.telemetry import Telemetry
 from iolab.runner import precondition, telemetry
 from iolab.runner.campaign import Campaign, CampaignStep, footprint, mountpoint
@@ -47,9 +49,7 @@ from iolab.store import Store
 from iolab.store.rows import tally
 from iolab.targets import caches, environment, evidence, evidence_mounts, process, provision
 from iolab.targets.controllers import apply
-from iolab.targets.facts import LayoutFacts, LogLine, TargetFacts
 from iolab.targets.path import Prepared, writes
-from iolab.targets.setup_record import Fill, Recorder
 from iolab.units import parse_seconds, parse_size
 
 

@@ -9,12 +9,12 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from iolab.analysis import stats, steady
-from iolab.model import Case, Setup, SteadyRecord, SteadyRounds, codec
+from iolab.model import Case, Setup, SteadyRecord, SteadyRounds, codec, metric_for
+from iolab.model.facts import JSONDict
 from iolab.runner import precondition
 from iolab.runner.campaign import Campaign, CampaignStep
 from iolab.runner.listener import Listener
 from iolab.store import Store
-from iolab.targets.facts import JSONDict
 from iolab.targets.path import Prepared
 
 CaseRunner = Callable[[CampaignStep, Prepared, str], None]  # runs one case and keeps its result
@@ -79,7 +79,7 @@ class Repeats:
             )
             return state
         tracked = next(w for w in plan.workloads if w.name == rounds.track)
-        metric = "bw" if stats.metric_for(tracked.options) == "bw" else "iops"
+        metric = "bw" if metric_for(tracked.options) == "bw" else "iops"
         found = _determination(verdict, rounds, self.tracked(case.setup, rounds), metric)
         record({"steady_rounds": codec.to_json(found)})
         said = "reached" if verdict.steady else "NOT reached"
@@ -92,7 +92,7 @@ class Repeats:
     def tracked(self, setup: Setup, rounds: SteadyRounds) -> list[float]:
         """The tracked workload's primary figure, round by round."""
         workload = next(w for w in self.campaign.plan.workloads if w.name == rounds.track)
-        metric = stats.metric_for(workload.options)
+        metric = metric_for(workload.options)
         rows = sorted(
             (
                 row
@@ -109,7 +109,7 @@ class Repeats:
     def values(self, case: Case) -> list[float]:
         """The primary figure of every ok repetition of a case's point stored in this run
         (also those stored before a resume)."""
-        metric = stats.metric_for(case.workload.options)
+        metric = metric_for(case.workload.options)
         return [
             row.total(metric)
             for row in self.store.cases(self.run_id, case.setup.name, case.workload.name)

@@ -30,13 +30,14 @@ from iolab.model import (
     SloPoint,
     Workload,
     codec,
+    metric_for,
 )
+from iolab.model.facts import JSONDict
 from iolab.runner import precondition
 from iolab.runner.campaign import Campaign, CampaignStep, host_problem
 from iolab.runner.listener import Listener
 from iolab.runner.repeats import CaseRunner
 from iolab.store import CaseRow, Store
-from iolab.targets.facts import JSONDict
 from iolab.targets.path import Prepared
 
 MIXED = ("rw", "readwrite", "randrw")
@@ -118,7 +119,7 @@ class _Points:
         self.base = self.start.name.removesuffix(peak.point_name("", self.first))
         self.bounds = peak.Bounds(self.method.numjobs, self.method.iodepth)
         self.margin = peak.share(self.method.margin or "") or peak.DEFAULT_MARGIN
-        self.metric = stats.metric_for(options, self.run.campaign.plan.metric)
+        self.metric = metric_for(options, self.run.campaign.plan.metric)
         self.rows = self.run.stored(self.case.setup.name)
 
     def workload(self, point: Point, rate: str | None = None, load: int | None = None) -> Workload:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -20,6 +21,7 @@ from iolab.model import (
     Result,
     codec,
 )
+from iolab.model.setup_record import SetupRecord
 from iolab.model.telemetry import Telemetry
 from iolab.store import (
     case_reads,
@@ -40,7 +42,6 @@ from iolab.store.schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
 )
-from iolab.targets.setup_record import SetupRecord
 
 __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "CaseRow", "CaseSample", "RunRow", "Store"]
 
@@ -91,6 +92,7 @@ class Store:
         )
         db.row_factory = sqlite3.Row
         db.execute("PRAGMA foreign_keys = ON")
+        db.execute("PRAGMA cell_size_check = ON")  # a damaged page refused as read (check)
         return db
 
     def __enter__(self) -> Store:
@@ -273,6 +275,18 @@ class Store:
             self.db.execute(
                 "UPDATE runs SET status = ?, ended_at = ?, owner = coalesce(?, owner) WHERE id = ?",
                 (status, time.time(), None if owner is None else json.dumps(owner), run_id),
+            )
+
+    def own_until_now(self, run_id: int) -> None:
+        """The run's own time (RunRow.own_s), stored at its end by this process, counts on
+        to now: what it did since (the run's report built) is iolab's too (issue 47)."""
+        with self._writing():
+            self.db.execute(
+                "UPDATE runs SET owner = json_set(owner, '$.own_s', round(json_extract(owner, "
+                "'$.own_s') + max(? - ended_at, 0), 4)) WHERE id = ? AND ended_at IS NOT NULL "
+                "AND json_valid(owner) AND json_type(owner, '$.own_s') IN ('real', 'integer') "
+                "AND json_extract(owner, '$.pid') = ?",
+                (time.time(), run_id, os.getpid()),
             )
 
     # ------------------------------------------------------------ reading

@@ -12,6 +12,7 @@ from iolab.model import (
     CheckWarning,
     Direction,
     DirectionMetrics,
+    metric_for,
 )
 from iolab.store import rows as decode
 from iolab.store.rows import CaseRow
@@ -52,6 +53,7 @@ def read_cases(
     # a long history repeats its workloads' options and its empty warning lists: each
     # distinct text decoded once (the values are shared, read-only: Mapping, tuple)
     options, warnings = functools.cache(json.loads), functools.cache(_warnings)
+    metric = functools.cache(lambda text: metric_for(options(text)))  # once a workload
     out: dict[int, list[CaseRow]] = {}
     for r in rows:
         out.setdefault(int(r["run_id"]), []).append(
@@ -67,6 +69,7 @@ def read_cases(
                 warnings=warnings(r["warnings"]),
                 target_state=r["target_state"],
                 hosts=hosts.get(int(r["id"]), {}),
+                metric=metric(r["options"]),
             )
         )
     return out

@@ -21,6 +21,7 @@ from iolab.model import (
     JSONObject,
     Origin,
     Sample,
+    metric_for,
 )
 
 PLAN_ORIGIN = Origin()
@@ -97,6 +98,13 @@ class CaseRow:
     target_state: str = ""
     # a case run on several hosts: each host's own metrics (`metrics` holds their sum)
     hosts: Mapping[str, Mapping[Direction, DirectionMetrics]] = field(default_factory=dict)
+    # "iops" or "bw": what its workload is shown in unless the user forces one, chosen once
+    # where the case is read (model.metric_for), never again by a report's view
+    metric: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.metric:
+            object.__setattr__(self, "metric", metric_for(self.options))
 
     def total(self, metric: str) -> float:
         """IOPS ("iops"), else bytes/s, read + write + trim added: the one sum every reader

@@ -22,9 +22,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from iolab.model.facts import Layer
 from iolab.targets import devices as dv
 from iolab.targets import stack as stk
-from iolab.targets.facts import Layer
 
 FIEMAP = 0xC020660B  # _IOWR('f', 11, struct fiemap)
 FIEMAP_FLAG_SYNC = 0x1

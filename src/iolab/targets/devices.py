@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iolab.errors import TargetError
-from iolab.targets.facts import DeviceFacts
+from iolab.model.facts import DeviceFacts
 from iolab.units import human_bytes
 
 SYS_BLOCK = Path("/sys/class/block")

@@ -20,10 +20,7 @@ from pathlib import Path
 from iolab import layouts
 from iolab.errors import ControllerError
 from iolab.model import JSON, Layout, RaidKind, codec
-from iolab.targets import devices as dv
-from iolab.targets import drive_health
-from iolab.targets import stack as stk
-from iolab.targets.facts import (
+from iolab.model.facts import (
     DeviceFacts,
     JSONDict,
     Layer,
@@ -32,6 +29,10 @@ from iolab.targets.facts import (
     RaidFacts,
     TargetFacts,
 )
+from iolab.model.host import checked
+from iolab.targets import devices as dv
+from iolab.targets import drive_health
+from iolab.targets import stack as stk
 
 SYS_CPU = Path("/sys/devices/system/cpu")
 SYS_NODE = Path("/sys/devices/system/node")
@@ -123,26 +124,29 @@ def _per_cpu(relative: str) -> list[str | None]:
 
 
 def host(fio_version: str) -> JSONDict:
-    """The host facts every run records."""
+    """The host facts every run records, each key held to its type, unit and check
+    (model.host)."""
     topology = cpu_topology()
     numa = numa_nodes()
     flags = (_cpuinfo("flags") or "").split()
-    return {
-        "hostname": socket.gethostname(),
-        "cpu_model": _cpu_model(),
-        "cpu_count": os.cpu_count() or 0,
-        **topology,
-        "numa_nodes": len(numa) or None,
-        "numa": list[JSON](numa),
-        **cpu_frequency(),
-        "virtualized": "hypervisor" in flags,
-        "smt": _read(SYS_CPU / "smt" / "active"),
-        "memory_bytes": memory_bytes(),
-        "kernel": platform.release(),
-        "distro": _distro(),
-        "fio_version": fio_version,
-        "python": platform.python_version(),
-    }
+    return checked(
+        {
+            "hostname": socket.gethostname(),
+            "cpu_model": _cpu_model(),
+            "cpu_count": os.cpu_count() or 0,
+            **topology,
+            "numa_nodes": len(numa) or None,
+            "numa": list[JSON](numa),
+            **cpu_frequency(),
+            "virtualized": "hypervisor" in flags,
+            "smt": _read(SYS_CPU / "smt" / "active"),
+            "memory_bytes": memory_bytes(),
+            "kernel": platform.release(),
+            "distro": _distro(),
+            "fio_version": fio_version,
+            "python": platform.python_version(),
+        }
+    )
 
 
 # -- tools ----------------------------------------------------------------------------------

@@ -23,9 +23,9 @@ from pathlib import Path
 from iolab import layouts
 from iolab.errors import STOP_SIGNALS, Stopped, TargetError
 from iolab.model import Layout, codec
+from iolab.model.facts import JSONDict, LayoutFacts, QueueChange
 from iolab.targets import devices as dv
 from iolab.targets import environment, safety
-from iolab.targets.facts import JSONDict, LayoutFacts, QueueChange
 from iolab.targets.path import TEST_FILE, several_files
 from iolab.targets.recipe import (
     Stage,

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from iolab.model import JSON
+from iolab.model.facts import JSONDict, Layer
 from iolab.targets import devices as dv
-from iolab.targets.facts import JSONDict, Layer
 
 MAX_DEPTH = 8
 

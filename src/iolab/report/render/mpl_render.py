@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 ImageFormat = Literal["png", "svg"]
 WIDTH_IN, HEIGHT_IN, DPI = 8.0, 4.5, 120
+BEST_LEGEND_CATEGORIES = 12  # more workloads in a bar chart: its legend beside it, since
+# matplotlib's search for the best corner tries each against every bar and label
 
 
 _GLYPH = re.compile(r"Glyph \d+ ")  # matplotlib's "Glyph 128190 (...) missing from font(s)"
@@ -148,7 +150,11 @@ def _bars(ax: Axes, chart: Chart) -> None:
         ax.set_ylim(0, highest * 1.3)  # room for the rotated labels
     ax.grid(axis="y", alpha=0.3)
     if len(chart.series) > 1:
-        ax.legend(title=chart.legend or None, fontsize=8)
+        title = chart.legend or None
+        if len(categories) <= BEST_LEGEND_CATEGORIES:  # the best free corner
+            ax.legend(title=title, fontsize=8)
+        else:  # beside the axes: it hides no bar, and finding a corner would cost seconds
+            ax.legend(title=title, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
 
 
 def _color(index: int | None) -> str | None:

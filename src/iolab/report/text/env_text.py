@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from iolab.model import JSON, JSONObject, codec
+from iolab.model.facts import DeviceFacts, Layer, MountFacts, TargetFacts
 from iolab.names import one_line
 from iolab.report import drives
 from iolab.report.text import controllers_text
-from iolab.targets.facts import DeviceFacts, Layer, MountFacts, TargetFacts
 from iolab.units import human_bytes
 
 DEVICE_KEYS = (

@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from iolab.analysis import scaling
-from iolab.analysis.stats import metric_for
-from iolab.report.cells import case_value
+from iolab.report.cells import case_value, shown_in
 from iolab.report.charts import Axis, Chart, Series, slug
 from iolab.report.data import DataCase, Dataset
 from iolab.report.views import figures, telemetry_view
@@ -29,7 +28,7 @@ def sweeps(data: Dataset) -> list[dict[int, list[scaling.Point]]]:
             cases = data.cell(setup, workload)
             if not cases:
                 continue
-            value = case_value(cases[0], metric_for(cases[0].options)) or 0.0
+            value = case_value(cases[0], shown_in(cases[0])) or 0.0
             points.append(
                 scaling.Point(setup, workload, cases[0].options, value, None, devices, family)
             )
@@ -46,7 +45,7 @@ def charts(data: Dataset, y: str = "auto") -> list[Chart]:
     out, taken = [], set[str]()
     for workload, found in by_workload.items():
         cases = data.cell(found[0][min(found[0])][0].setup, workload)
-        metric = y if y != "auto" else metric_for(cases[0].options, "auto")
+        metric = y if y != "auto" else shown_in(cases[0], "auto")
         series = tuple(_line(data, sweep, metric) for sweep in found)
         counts = sorted({n for sweep in found for n in sweep})
         scale = figures.y_axis(metric)

@@ -18,11 +18,11 @@ from typing import Any
 
 from iolab.analysis.environment import differences
 from iolab.model import Code, JSONObject, codec
+from iolab.model.facts import DeviceFacts, Layer, LogLine, RaidFacts, SetupFacts, TargetFacts
 from iolab.report import drives
 from iolab.report.cells import utc
 from iolab.report.data import DataCase, Dataset, SetupInfo
 from iolab.store import RunRow
-from iolab.targets.facts import DeviceFacts, Layer, LogLine, RaidFacts, SetupFacts, TargetFacts
 from iolab.units import decimal_bytes, human_bytes
 
 HOST: tuple[tuple[str, str], ...] = (

@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from iolab.analysis import latency
-from iolab.analysis.stats import metric_for, summarize
+from iolab.analysis.stats import summarize
 from iolab.errors import ReportError
 from iolab.model import DIRECTIONS
 from iolab.report import directions, summary
-from iolab.report.cells import UNITS, case_value, format_value
+from iolab.report.cells import UNITS, case_value, format_value, shown_in
 from iolab.report.charts import Axis, Chart, Series, slug
 from iolab.report.data import DataCase, Dataset
 from iolab.report.views import sweep_axes
@@ -137,7 +137,7 @@ def bars(data: Dataset, metric: str = "auto", baseline: str | None = None) -> li
         )
     by_metric: dict[str, list[str]] = {}
     for workload in names:
-        by_metric.setdefault(metric_for(data.first(workload).options, metric), []).append(workload)
+        by_metric.setdefault(shown_in(data.first(workload), metric), []).append(workload)
     colors = setup_colors(data)
     charts = []
     for chosen, workloads in by_metric.items():
@@ -269,7 +269,7 @@ def scaling(
             f"--x {field}: the runs do not sweep it (every case has {field}="
             f"{ok[0].options[field]}); swept fields: {', '.join(swept) or 'none'}"
         )
-    metric = y if y != "auto" else ("bw" if field == "bs" else metric_for(ok[0].options, "auto"))
+    metric = y if y != "auto" else ("bw" if field == "bs" else shown_in(ok[0], "auto"))
     groups = _patterns(ok, field)
     if not groups:  # no pattern has two values of the field: nothing to draw a line through
         return []

@@ -17,7 +17,6 @@ from iolab.analysis.finding_details import LoadKnee, ModelGap, Spread, Tail
 from iolab.analysis.finding_sweeps import Sweep
 from iolab.analysis.findings import CHECKS, Figure, Finding, Part, and_list
 from iolab.analysis.findings import WARNED as MARK
-from iolab.analysis.stats import metric_for
 from iolab.model import DIRECTIONS, CheckWarning, Code
 from iolab.report.cells import (
     NO_INTERVAL,
@@ -28,6 +27,7 @@ from iolab.report.cells import (
     Table,
     cell_values,
     format_value,
+    shown_in,
 )
 from iolab.report.data import DataCase, Dataset
 from iolab.report.views import curve_view, fleet_view, hosts_view, telemetry_view
@@ -67,7 +67,7 @@ def figures(data: Dataset, results: Table, metric: str) -> list[Figure]:
         cases = [c for s in data.labels for c in data.cell(s, row.label)]
         if not cases:
             continue
-        chosen = metric_for(cases[0].options, metric)
+        chosen = shown_in(cases[0], metric)
         named, point = family.get(row.label, ("", ""))
         for key, cell in zip(results.keys, row.cells, strict=True):
             if key not in setups or cell.value is None:
@@ -155,7 +155,7 @@ def across_runs(data: Dataset, results: Table, metric: str) -> list[Spread]:
         for setup in data.labels:
             by_run: dict[int, list[float]] = {}
             for case in data.cell(setup, row.label):
-                chosen = metric_for(case.options, metric)
+                chosen = shown_in(case, metric)
                 by_run.setdefault(case.run_id, []).extend(cell_values([case], chosen)[0])
             means = [statistics.mean(v) for v in by_run.values() if v]
             if len(means) >= 2 and statistics.mean(means) > 0:
@@ -236,12 +236,14 @@ def sweeps(data: Dataset, shown: Sequence[Figure]) -> list[Sweep]:
         scaling.Point(
             f.setup,
             f.workload,
-            data.first(f.workload).options,
+            first.options,
             f.median,
             None,
             *(counted.get(f.setup) or telemetry_view.devices_of({})),
+            classified=data.axes(first),
         )
         for f in shown
+        for first in [data.first(f.workload)]
     ]
     points += telemetry_view.single_devices(points, definitions)
     out = []
@@ -273,7 +275,7 @@ def run_figures(data: Dataset, comparison: Table, metric: str) -> list[Figure]:
                 and c.workload == row.label
                 and (not _several(data) or _name(data, c.setup) == setup)
             ]
-            chosen = metric_for(cases[0].options, metric) if cases else metric
+            chosen = shown_in(cases[0], metric) if cases else metric
             values, _ = cell_values(cases, chosen)
             out.append(Figure(group, column, cell.text, cell.unit, tuple(values), cell.warnings))
     return out

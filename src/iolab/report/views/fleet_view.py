@@ -16,9 +16,8 @@ from dataclasses import dataclass, replace
 
 from iolab.analysis import fleet
 from iolab.analysis.findings import Finding
-from iolab.analysis.stats import metric_for
 from iolab.model import Code, Direction, DirectionMetrics
-from iolab.report.cells import UNITS, WARNED, WHERE_SHOWN, Cell, Row, Table, format_value
+from iolab.report.cells import UNITS, WARNED, WHERE_SHOWN, Cell, Row, Table, format_value, shown_in
 from iolab.report.charts import Axis, Chart, Series, slug
 from iolab.report.data import DataCase, Dataset, SetupInfo
 from iolab.report.views import hosts_view
@@ -107,7 +106,7 @@ def _workloads(
         group = data.cell(setup.label, name)
         if not group:
             continue
-        chosen = metric_for(group[0].options, metric)
+        chosen = shown_in(group[0], metric)
         figures = tuple((host, host_figure(group, host, chosen)) for host in hosts)
         known = {h: v for h, v in figures if v is not None}
         found = fleet.outliers(setup.label, name, UNITS[chosen], known, inventories)

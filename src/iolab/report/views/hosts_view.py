@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from iolab.analysis.findings import Finding
-from iolab.analysis.stats import metric_for, summarize
+from iolab.analysis.stats import summarize
 from iolab.model import HOST_LOST, Code, Direction, DirectionMetrics
 from iolab.report import summary
 from iolab.report.cells import (
@@ -29,6 +29,7 @@ from iolab.report.cells import (
     Table,
     case_value,
     cell_values,
+    shown_in,
     stat_cell,
 )
 from iolab.report.charts import Axis, Chart, Series, slug
@@ -153,7 +154,7 @@ def slow(cells: Sequence[Cell]) -> list[tuple[int, float, float]]:
 
 
 def _row(workload: str, group: Sequence[DataCase], hosts: Sequence[str], metric: str) -> Row:
-    chosen = metric_for(group[0].options, metric)
+    chosen = shown_in(group[0], metric)
     cells = [_host_cell(group, host, chosen) for host in hosts]
     for index, _, _ in slow(cells):
         cell = cells[index]
@@ -310,7 +311,7 @@ def points(data: Dataset, metric: str = "auto") -> Points:
     """The ok cases' aggregates by (metric, base set-up, workload), then number of hosts."""
     out: Points = {}
     for case in data.cases:
-        chosen = metric_for(case.options, metric)
+        chosen = shown_in(case, metric)
         value = case_value(case, chosen)
         if value is None or not case.hosts:
             continue

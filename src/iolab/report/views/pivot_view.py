@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from iolab import names
 from iolab.analysis import factors
 from iolab.analysis.factors import Pivot
-from iolab.analysis.stats import metric_for
 from iolab.errors import ReportError
 from iolab.report.cells import (
     UNITS,
@@ -27,6 +26,7 @@ from iolab.report.cells import (
     Row,
     Table,
     cell_values,
+    shown_in,
     stat_cell,
     warned,
 )
@@ -107,7 +107,7 @@ def _table(
 ) -> Table:
     row_keys = list(dict.fromkeys(row for row, _ in placed))
     column_keys = list(dict.fromkeys(column for _, column in placed))
-    chosen = metric_for(data.first(workload).options, metric)
+    chosen = shown_in(data.first(workload), metric)
     unit = UNITS[chosen]
     rows = tuple(
         Row(

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 from iolab.analysis import raid_model
 from iolab.analysis.raid_model import Geometry, RaidWorkload, Single
-from iolab.analysis.stats import metric_for
 from iolab.errors import ReportError
 from iolab.model import Setup
 from iolab.report.cells import (
@@ -39,7 +38,7 @@ class Figures:
     single: Single
 
     def metric(self, forced: str = "auto") -> str:
-        return metric_for({"bs": self.workload.bs}, forced)
+        return forced if forced in ("iops", "bw") else self.workload.metric
 
     def value(self, metric: str, factor: float = 1.0) -> float:
         """IOPS, or MB/s, times a factor."""

@@ -41,16 +41,31 @@ DIRECTION_OF = {
 def varying(cases: Sequence[DataCase]) -> dict[str, list[Any]]:
     """The workload axes whose values differ between cases, with their distinct values, by
     name."""
-    keys = sorted(k for k in {k for c in cases for k in c.options} if fio_options.workload_axis(k))
+    distinct = _distinct(cases)
+    keys = sorted(k for k in {k for o in distinct for k in o} if fio_options.workload_axis(k))
     out: dict[str, list[Any]] = {}
     for key in keys:
         values: list[Any] = []
-        for case in cases:
-            value = case.options.get(key)
+        for options in distinct:
+            value = options.get(key)
             if value not in values:
                 values.append(value)
         if len(values) > 1:
             out[key] = values
+    return out
+
+
+def _distinct(cases: Sequence[DataCase]) -> list[Mapping[str, Any]]:
+    """The cases' options, each once, in the order the cases first have them: the set-ups
+    and repetitions of a workload share theirs (compared where a workload's differ, as
+    another run's may)."""
+    seen: dict[str, list[Mapping[str, Any]]] = {}
+    out: list[Mapping[str, Any]] = []
+    for case in cases:
+        kept = seen.setdefault(case.workload, [])
+        if not any(case.options is o or case.options == o for o in kept):
+            kept.append(case.options)
+            out.append(case.options)
     return out
 
 

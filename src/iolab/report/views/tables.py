@@ -10,11 +10,11 @@ from typing import Any
 
 from iolab.analysis import latency
 from iolab.model import DIRECTIONS, Direction, DirectionMetrics
+from iolab.model.facts import SetupFacts, TargetFacts
 from iolab.report import summary
 from iolab.report.cells import Cell, Row, Table, stat_cell
 from iolab.report.data import DataCase, Dataset, SetupInfo
 from iolab.report.views.env_view import options_text, plain, raid_text
-from iolab.targets.facts import SetupFacts, TargetFacts
 from iolab.units import human_bytes
 
 Statistic = Callable[[DirectionMetrics], float | None]

@@ -10,10 +10,9 @@ from dataclasses import replace
 
 from iolab.analysis import scaling
 from iolab.analysis.scaling import Point
-from iolab.analysis.stats import metric_for
 from iolab.model import CheckWarning, JSONObject
 from iolab.model.telemetry import CPU, Telemetry
-from iolab.report.cells import UNITS, Cell, Row, Table, case_value
+from iolab.report.cells import UNITS, Cell, Row, Table, case_value, shown_in
 from iolab.report.charts import Axis, Chart, Series, slug
 from iolab.report.data import DataCase, Dataset, SeriesKey
 from iolab.report.views.figures import setup_colors, unique_id
@@ -167,7 +166,7 @@ def flat_scaling(data: Dataset) -> list[CheckWarning]:
     counted = {label: devices_of(d) for label, d in definitions.items()}  # once a set-up
     points = []
     for c in data.cases:
-        metric = metric_for(c.options)
+        metric = shown_in(c)
         value = case_value(c, metric)
         if c.status != "ok" or value is None:
             continue
@@ -183,6 +182,7 @@ def flat_scaling(data: Dataset) -> list[CheckWarning]:
                 family,
                 frozenset(w.code for w in c.warnings),
                 UNITS[metric],
+                data.axes(c),
             )
         )
     points += single_devices(points, definitions)  # the 1 of a device-count sweep, as findings

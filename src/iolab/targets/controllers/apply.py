@@ -34,6 +34,7 @@ from pathlib import Path
 
 from iolab.errors import ControllerError, Stopped
 from iolab.model import JSON, CardPolicy, Setup, codec
+from iolab.model.facts import JSONDict
 from iolab.targets.controllers import nvme_cache, pending
 from iolab.targets.controllers.card_commands import (
     FAMILY,
@@ -53,7 +54,6 @@ from iolab.targets.controllers.probe import (
     run_tool,
     scratch,
 )
-from iolab.targets.facts import JSONDict
 from iolab.targets.provision import sigint_deferred
 
 TIMEOUT_S = 60.0

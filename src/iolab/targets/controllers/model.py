@@ -7,7 +7,7 @@ while its configuration still says write-back. Each `CachePolicy` keeps the tool
 beside iolab's reading of them. A fact the tool did not print is None, never a guess.
 
 Every shape is stored through model.codec and read tolerantly (what it cannot read is None;
-a card without its tool, or a drive without its id, is not one), as `targets.facts` is;
+a card without its tool, or a drive without its id, is not one), as `model.facts` is;
 `Controller.to_json` adds each drive's `differs`.
 """
 
@@ -18,7 +18,7 @@ from enum import StrEnum
 
 from iolab.model import codec
 from iolab.model.codec import spec
-from iolab.targets.facts import JSONDict
+from iolab.model.facts import JSONDict
 
 
 class Write(StrEnum):

@@ -31,9 +31,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from iolab.errors import ControllerError
+from iolab.model.facts import JSONDict
 from iolab.targets.controllers import arcconf, megacli, ssacli, storcli
 from iolab.targets.controllers.model import UNREPORTED, Controller
-from iolab.targets.facts import JSONDict
 
 log = logging.getLogger(__name__)  # `iolab -v` shows what it ran
 

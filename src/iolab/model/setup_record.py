@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from iolab.model import JSONObject, PeakRecord, SteadyRecord, codec
 from iolab.model.codec import spec
 from iolab.model.drive import DriveLog
-from iolab.targets.facts import LayoutFacts, LogLine, SetupFacts, TargetFacts
+from iolab.model.facts import LayoutFacts, LogLine, SetupFacts, TargetFacts
 
 _PART = spec(omit="none", tolerant=True)
 
