@@ -131,6 +131,28 @@ def test_the_points_summed_in_sql_are_the_cases_own(db: Path) -> None:
     assert len(found.runs) == RUNS
 
 
+def test_a_failed_repetition_leaves_its_point_to_the_others(db: Path) -> None:
+    """A repetition that failed (no figures stored) is no damage: its run's point is the
+    other repetitions', the same as from the cases read one by one."""
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE cases SET status = 'failed' WHERE id = 7")
+        con.execute("DELETE FROM metrics WHERE case_id = 7")
+        run, setup, workload = con.execute(
+            "SELECT run_id, setup, workload FROM cases WHERE id = 7"
+        ).fetchone()
+    con.close()
+    found = plan_history(str(db), None, quiet())
+    with Store(db) as store:
+        runs = store.runs()
+        read = store.case_figures([r.id for r in runs])
+    assert list(found.series) == history.series([(r, read[r.id]) for r in runs])
+    one = next(
+        s for s in found.series if (s.setup, s.workload, s.metric) == (setup, workload, "iops")
+    )
+    assert [len(p.values) for p in one.points if p.run_id == run] == [2]
+    assert iolab_here("history", "--db", str(db), cwd=db.parent).returncode == 0
+
+
 def test_history_writes_nothing_and_shows_a_changed_figure_at_once(db: Path) -> None:
     first = plan_history(str(db), None, quiet())
     with sqlite3.connect(db) as con:  # another program doubles one figure of the last run

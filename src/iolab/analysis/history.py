@@ -44,7 +44,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple, Protocol
 
-from iolab.analysis.stats import Prediction, compare, predict_ratio
+from iolab.analysis.stats import Prediction, compare, predict, predict_logs
 from iolab.choices import HISTORY_LEAST
 from iolab.model import Code, FioValue, metric_for
 from iolab.names import one_line
@@ -257,25 +257,31 @@ def standings(
     ids = {c.run_id for c in changes}
     starts = [i for i, p in enumerate(points) if p.run_id in ids]
     figures = [p.mean for p in points]
+    logs = [math.log(f) if f > 0 else math.nan for f in figures]  # each taken once
     out: list[Standing] = []
     level, last = 0, -window if window > 0 else 0  # window 0: every point of the level
     ran: list[int] = []  # the run ids and figures of the level's points a later one may
-    kept: list[float] = []  # rest on, oldest first
+    kept: list[float] = []  # rest on, oldest first, and the figures' logarithms
+    kept_logs: list[float] = []
     for i, point in enumerate(points):
         at = _level(starts, i)
         if at != level:  # a new level (levels only move on): its points, walked once
             level, found = at, _window(out, at, i, 0)
             ran, kept = [points[k].run_id for k in found], [figures[k] for k in found]
+            kept_logs = [logs[k] for k in found]
         earlier, side = kept[last:], 0
         if len(earlier) < HISTORY_LEAST:
             out.append(Standing(point, None, tuple(ran[last:]), 0, level))
         else:
-            noise = predict_ratio(earlier)
+            noise = (
+                predict_logs(earlier, kept_logs[last:]) if min(earlier) > 0 else predict(earlier)
+            )  # predict_ratio(earlier), the logarithms taken once
             side = -1 if figures[i] < noise.low else 1 if figures[i] > noise.high else 0
             out.append(Standing(point, noise, tuple(ran[last:]), side, level))
         if side == 0:  # in this level and inside its bound (or unjudged)
             ran.append(point.run_id)
             kept.append(figures[i])
+            kept_logs.append(logs[i])
     return out
 
 

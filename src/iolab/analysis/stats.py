@@ -319,8 +319,20 @@ def predict_ratio(figures: Sequence[float]) -> Prediction:
     bounds predict() gives over the figures' logarithms, turned back, so a lower bound is
     never below 0; the mean and standard deviation are predict()'s. A figure at or below 0:
     predict() alone."""
-    linear = predict(figures)
     if min(figures) <= 0:
-        return linear
-    logs = predict([math.log(v) for v in figures])
-    return linear._replace(low=math.exp(logs.low), high=math.exp(logs.high))
+        return predict(figures)
+    return predict_logs(figures, [math.log(v) for v in figures])
+
+
+def predict_logs(figures: Sequence[float], logs: Sequence[float]) -> Prediction:
+    """predict_ratio() of positive `figures` whose logarithms are `logs` (math.log of each,
+    taken once by a caller that slides a window over a long series)."""
+    n = len(figures)
+    if n < 2:
+        raise ValueError("a prediction needs at least two figures")
+    mean = math.fsum(figures) / n  # as predict() does, each sum once
+    stdev = math.sqrt(math.fsum([(v - mean) ** 2 for v in figures]) / (n - 1))
+    centre = math.fsum(logs) / n
+    spread = math.sqrt(math.fsum([(v - centre) ** 2 for v in logs]) / (n - 1))
+    reach = _predicted_t(n - 1) * spread * math.sqrt(1 + 1 / n)
+    return Prediction(n, mean, stdev, math.exp(centre - reach), math.exp(centre + reach))

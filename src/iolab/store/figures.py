@@ -8,6 +8,11 @@ one row per case, instead of a typed row per direction decoded in Python (150,00
 has at most two directions with figures (fio's rw modes do read and write, or trim and write),
 and the sum of two numbers is the same in either order, to the last bit.
 
+`iolab history`'s points (points_of_runs) are read as plain rows, a case's directions one
+after another, and summed as they come: SQLite's json_extract, printf and group_concat that
+made one row per run, set-up and workload cost more than the rows they saved (a third of the
+CPU of a 1,000-run history, against a sixth read plainly).
+
 A stored figure that is not a number from 0 to LARGEST (text, infinity, a negative count: a
 value iolab never stores, since NaN and infinities are refused where fio's output is read)
 makes the database damaged: one StoreError naming it and the case, never a figure shown.
@@ -18,7 +23,7 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -67,19 +72,14 @@ def _odd(value: str) -> str:
     return f"(typeof({value}) NOT IN ('integer', 'real') OR {value} < 0 OR {value} > {LARGEST!r})"
 
 
-def _odd_among(column: str) -> str:
-    """SQL, in a GROUP BY: whether any of the group's `column` is not a figure (text sorts
-    above every number, so the largest value is text if any is)."""
-    return f"({_odd(f'max({column})')} OR min({column}) < 0)"
-
-
 _P99 = f"""json_extract(m.percentiles_ns, '$."{P99}"')"""
 _QUERY = f"""
 SELECT c.run_id, c.setup, c.workload, c.options, c.status, c.warnings, count(m.case_id),
        total(m.iops), total(m.bw_bytes), max({_P99}),
        max(CASE WHEN m.direction NOT IN ({", ".join(f"'{d}'" for d in DIRECTIONS)})
            THEN m.direction END),
-       max({_odd("m.iops")} OR {_odd("m.bw_bytes")} OR ({_P99} IS NOT NULL AND {_odd(_P99)}))
+       max(m.case_id IS NOT NULL  -- a case with no figures (failed) has none to check
+           AND ({_odd("m.iops")} OR {_odd("m.bw_bytes")} OR ({_P99} IS NOT NULL AND {_odd(_P99)})))
 FROM cases c LEFT JOIN metrics m ON m.case_id = c.id AND {MAIN_WINDOW.format(t="m")}
 WHERE c.run_id IN ({{marks}})
 GROUP BY c.id
@@ -147,78 +147,126 @@ class PointFigures(NamedTuple):
 
 
 LOAD = (Code.FOREIGN_LOAD.value, Code.CPU_BOUND.value)  # the warnings a history marks
-_LOADS = ", ".join(f"'{code}'" for code in LOAD)
-EXACT = "'%!.17g'"  # SQLite's text of a double that reads back as the same double
 _POINTS = f"""
-WITH one AS (
-  SELECT c.id, c.run_id, c.setup, c.workload, c.workload_position,
-         c.status = 'ok' AND count(m.case_id) > 0 AS measured,
-         CASE WHEN c.warnings <> '[]' THEN (
-           SELECT group_concat(code, ' ') FROM (
-             SELECT json_extract(w.value, '$.code') AS code FROM json_each(c.warnings) w
-           ) WHERE code IN ({_LOADS})
-         ) END AS load,
-         total(m.iops) AS iops, total(m.bw_bytes) AS bw, max({_P99}) AS p99,
-         max(CASE WHEN m.direction NOT IN ({", ".join(f"'{d}'" for d in DIRECTIONS)})
-             THEN m.direction END) AS odd,
-         {_odd_among("m.iops")} OR {_odd_among("m.bw_bytes")}
-           OR (max({_P99}) IS NOT NULL AND ({_odd("max(" + _P99 + ")")} OR min({_P99}) < 0))
-           AS bad
-  FROM cases c LEFT JOIN metrics m ON m.case_id = c.id AND {MAIN_WINDOW.format(t="m")}
-  WHERE c.run_id IN ({{marks}})
-  GROUP BY c.id
-)
-SELECT p.run_id, p.setup, p.workload, c.options, p.load, p.iops, p.bw, p.p99, p.odd, p.bad
-FROM (
-  SELECT run_id, setup, workload, min(workload_position) AS position, min(id) AS first,
-         group_concat(load, ' ') AS load,
-         group_concat(CASE WHEN measured THEN printf({EXACT}, iops) END, ' ') AS iops,
-         group_concat(CASE WHEN measured THEN printf({EXACT}, bw) END, ' ') AS bw,
-         group_concat(CASE WHEN measured AND p99 IS NOT NULL THEN printf({EXACT}, p99) END, ' ')
-           AS p99,
-         max(odd) AS odd, max(bad) AS bad
-  FROM one
-  GROUP BY run_id, setup, workload
-) p JOIN cases c ON c.id = p.first
-ORDER BY p.run_id, p.position, p.first
+SELECT c.run_id, c.setup, c.workload, c.workload_position, c.id, c.options, c.status,
+       CASE WHEN c.warnings <> '[]' THEN c.warnings END, m.direction, m.iops, m.bw_bytes, {_P99}
+FROM cases c LEFT JOIN metrics m ON m.case_id = c.id AND {MAIN_WINDOW.format(t="m")}
+WHERE c.run_id IN ({{marks}})
+ORDER BY c.run_id, c.workload_position, c.id, m.direction
 """
+
+
+class _Point:
+    """A run's cases of one set-up x workload as they are read: where its first case sorts
+    (workload position, id), that case's options, and each measured repetition's figures."""
+
+    __slots__ = ("bw", "first", "iops", "load", "options", "p99")
+
+    def __init__(self, first: tuple[int, int], options: str) -> None:
+        self.first, self.options = first, options
+        self.load: set[str] = set()
+        self.iops: list[float] = []
+        self.bw: list[float] = []
+        self.p99: list[float] = []
+
+    def add(self, iops: float, bw: float, p99: float | None) -> None:
+        """A measured repetition's figures, summed over its directions."""
+        self.iops.append(iops)
+        self.bw.append(bw)
+        if p99 is not None:
+            self.p99.append(p99)
 
 
 def points_of_runs(
     db: sqlite3.Connection, where: Path, run_ids: Sequence[int]
 ) -> list[PointFigures]:
     """The runs' cases as points, each run's set-ups x workloads in the order of their first
-    case (`where` names the database in an error)."""
+    case (`where` names the database in an error). One row per case and direction, each
+    repetition's figures summed over its directions here in the order SQLite's total() adds
+    them (by direction), each stored figure checked (LARGEST)."""
     found: list[PointFigures] = []
-    options, loads = functools.cache(json.loads), functools.cache(_words)
+    options, loads = functools.cache(json.loads), functools.cache(_load_codes)
     for start in range(0, len(run_ids), CHUNK):
         chunk = run_ids[start : start + CHUNK]
         query = _POINTS.format(marks=", ".join("?" * len(chunk)))
-        for run, setup, workload, opts, load, iops, bw, p99, odd, bad in db.execute(
-            query, tuple(chunk)
-        ):
-            if odd is not None:
-                decode.known(DIRECTIONS, odd, "direction", where)  # raises: a damaged store
-            if bad:
-                raise not_a_figure(where, run, setup, workload)
-            found.append(
-                PointFigures(
-                    run,
-                    setup,
-                    workload,
-                    options(opts),
-                    loads(load),
-                    _numbers(iops),
-                    _numbers(bw),
-                    _numbers(p99),
+        rows = db.execute(query, tuple(chunk))  # a row at a time: no list of them all
+        for run, points in _grouped(rows, where, loads).items():
+            for (setup, workload), point in sorted(points.items(), key=lambda p: p[1].first):
+                found.append(
+                    PointFigures(
+                        run,
+                        setup,
+                        workload,
+                        options(point.options),
+                        frozenset(point.load),
+                        tuple(point.iops),
+                        tuple(point.bw),
+                        tuple(point.p99),
+                    )
                 )
-            )
     return found
 
 
-def _numbers(text: str | None) -> tuple[float, ...]:
-    return tuple(map(float, text.split())) if text else ()
+Row = tuple[int, str, str, int, int, str, str, "str | None", "str | None", object, object, object]
 
 
-def _words(text: str | None) -> frozenset[str]:
-    return frozenset(text.split()) if text else frozenset()
+def _grouped(
+    rows: Iterable[Row], where: Path, loads: Callable[[str], frozenset[str]]
+) -> dict[int, dict[tuple[str, str], _Point]]:
+    """The rows (a case's directions one after another, ordered by run) as each run's
+    points: a measured case's (status ok, with figures) sums added where its rows end."""
+    runs: dict[int, dict[tuple[str, str], _Point]] = {}
+    point, last, measured = _Point((0, 0), ""), None, False
+    iops = bw = 0.0
+    p99: float | None = None
+    for run, setup, workload, position, case, opts, status, warned, direction, *got in rows:
+        if case != last:  # a new case: the one before is done
+            if measured:
+                point.add(iops, bw, p99)
+            last, iops, bw, p99 = case, 0.0, 0.0, None
+            point = _point(runs.setdefault(run, {}), (setup, workload), (position, case), opts)
+            if warned is not None:
+                point.load |= loads(warned)
+            measured = status == "ok" and direction is not None
+        if direction is None:  # a case with no figures stored
+            continue
+        decode.known(DIRECTIONS, direction, "direction", where)  # else: a damaged store
+        one_iops, one_bw, one_p99 = got
+        if not (_figure(one_iops) and _figure(one_bw)) or (
+            one_p99 is not None and not _figure(one_p99)
+        ):
+            raise not_a_figure(where, run, setup, workload)
+        iops += one_iops  # type: ignore[operator]  # checked: a number
+        bw += one_bw  # type: ignore[operator]
+        if one_p99 is not None and (p99 is None or one_p99 > p99):  # type: ignore[operator]
+            p99 = float(one_p99)  # type: ignore[arg-type]
+    if measured:
+        point.add(iops, bw, p99)
+    return runs
+
+
+def _point(
+    points: dict[tuple[str, str], _Point], key: tuple[str, str], first: tuple[int, int], opts: str
+) -> _Point:
+    """The point of a set-up x workload, made at its first case (the least position and
+    id: a hostile store's positions may differ between repetitions)."""
+    point = points.get(key)
+    if point is None:
+        point = points[key] = _Point(first, opts)
+    elif first < point.first:
+        point.first, point.options = first, opts
+    return point
+
+
+def _figure(value: object) -> bool:
+    """Whether a stored value is a figure: a number from 0 to LARGEST."""
+    return type(value) in (int, float) and 0 <= value <= LARGEST  # type: ignore[operator]
+
+
+def _load_codes(text: str) -> frozenset[str]:
+    """The load warnings (LOAD) among a case's stored warnings."""
+    warned = json.loads(text)
+    said = (
+        warned.values() if isinstance(warned, dict) else warned if isinstance(warned, list) else ()
+    )
+    return frozenset(w["code"] for w in said if isinstance(w, dict) and w.get("code") in LOAD)
