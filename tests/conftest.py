@@ -29,10 +29,12 @@ IOLAB = [sys.executable, "-m", "iolab"]
 sys.dont_write_bytecode = False
 
 
-def run_iolab(*args: str, cwd: Path, check: bool = False) -> subprocess.CompletedProcess[str]:
+def run_iolab(
+    *args: str, cwd: Path, check: bool = False, timeout_s: float = 300
+) -> subprocess.CompletedProcess[str]:
     """The real command line, as a user types it."""
     done = subprocess.run(
-        [*IOLAB, *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=300
+        [*IOLAB, *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=timeout_s
     )
     if check and done.returncode != 0:
         raise AssertionError(f"iolab {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
@@ -180,6 +182,9 @@ def _state_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 
 LAB_DISKS, LAB_DISK_MIB = 4, 384  # the session's lab kernel: what test_raid_lab builds on
+# how long a lab command (`run --lab`, `rehearse`) may take: QEMU without KVM emulates every
+# instruction of its boot and of each iolab it starts, on a host busy with other work
+LAB_COMMAND_S = 1800
 
 
 @pytest.fixture(scope="session")

@@ -2,8 +2,11 @@
 backend the other lab tests use: only QEMU gives one), and its volatile write cache is a
 sweep axis (`drive_cache`, feature 06h through nvme-cli): `iolab run --lab` stores one case
 per setting, each under the setting as set and read back (a setting not read back measures
-nothing), the controller's model (QEMU NVMe Ctrl) in the set-up's stored environment. The
-one lab test that needs QEMU: where QEMU's lab is not installed it fails saying so."""
+nothing). The real smartctl reads the emulated drive before and after each set-up's case:
+its record holds the controller's model (QEMU NVMe Ctrl), its temperature and the bytes it
+counted written, fio's within one data unit; the report says them and the cache as set and
+read back in every format. The one lab test that needs QEMU: where QEMU's lab, nvme-cli or
+smartctl is not installed it fails saying so."""
 
 from __future__ import annotations
 
@@ -11,18 +14,16 @@ import html
 import json
 import shutil
 import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import IOLAB, needs_root, run_iolab
+from conftest import LAB_COMMAND_S, needs_root, run_iolab
 from iolab.model import codec
 from iolab.targets import drive_health, lab
 from iolab.targets.setup_record import SetupRecord
 
 pytestmark = [pytest.mark.kernel, pytest.mark.root, needs_root()]
-RUN_LIMIT_S = 1200  # QEMU without KVM emulates every instruction: a loaded host is slow
 PLAN = """name = "nvme write cache"
 [[setup]]
 name = "nvme"
@@ -47,14 +48,7 @@ def test_an_nvme_write_cache_sweep_runs_in_the_lab(
     if lacking:
         pytest.fail(f"THE LAB CANNOT GIVE AN NVMe CONTROLLER HERE: {lacking}", pytrace=False)
     (workdir / "plan.toml").write_text(PLAN)
-    done = subprocess.run(
-        [*IOLAB, "run", "plan.toml", "--lab"],
-        cwd=workdir,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=RUN_LIMIT_S,
-    )
+    done = run_iolab("run", "plan.toml", "--lab", cwd=workdir, timeout_s=LAB_COMMAND_S)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "/dev/nvme0n1 -> /dev/nvme0n1 (" in done.stderr and "in QEMU (" in done.stderr
     with sqlite3.connect(workdir / "iolab.db") as con:
@@ -108,6 +102,9 @@ def _drive_account(record: SetupRecord, cache: str, fio: int) -> int:
     written = record.drives.changes()["nvme0n1"].written_bytes
     assert fio > 0 and written is not None, (fio, written)
     assert abs(written - fio) < drive_health.NVME_UNIT, (written, fio)
+    print(
+        f"{cache}: fio wrote {fio:,} bytes, the drive counted {written:,}; {after.temperature_c} °C"
+    )
     return after.temperature_c
 
 
