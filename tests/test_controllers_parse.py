@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from fake_raid_cli import reference_absent
+from fake_raid_cli import REFERENCE, reference_absent
 from iolab.errors import ControllerError
 from iolab.model import codec
 from iolab.targets.controllers import arcconf, common, megacli, ssacli, storcli
@@ -41,7 +41,6 @@ from iolab.targets.controllers.model import (
     differs,
 )
 
-REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "raid-cli"
 KIB, MIB, GIB, TIB = 1024, 1024**2, 1024**3, 1024**4
 Policy = tuple[Write | None, Read | None, Io | None]
 WB_RA_D: Policy = (Write.BACK, Read.AHEAD, Io.DIRECT)

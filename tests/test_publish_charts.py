@@ -164,6 +164,17 @@ def test_no_heat_map_without_two_values_on_each_axis(
 # ---------------------------------------------------------------- titles, captions, source
 
 
+def test_a_scaling_title_names_only_what_varies_between_its_lines(tmp_path: Path) -> None:
+    """A sequential job beside a random sweep makes bs, rw and randrepeat vary across the run,
+    but only the random sweep has a line: its title is its name, not "(bs=4k rw=randread)"."""
+    extra = '[[workload]]\nname = "seq"\nrw = "read"\nbs = "1m"\nrandrepeat = 1\niodepth = 1\n'
+    text = _plan(tmp_path, "[1, 4]", "1", "randrepeat = 0\n" + extra)
+    charts = _document(_stored(tmp_path, text)).charts()
+    (scaling,) = [c for c in charts if c.kind == "line" and " vs iodepth" in c.title]
+    assert scaling.title == "I/O rate vs iodepth: here (one line per pattern)"
+    assert [s.name for s in scaling.series] == ["4k random read"]
+
+
 def test_the_authors_words_and_a_source_line_on_every_chart(tmp_path: Path) -> None:
     extra = (
         f'\n[report.charts.{HEAT_IOPS}]\ntitle = "Where reads stop scaling"\n'

@@ -8,6 +8,7 @@ of the rule's size, or no figure because its cases failed)."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -25,17 +26,37 @@ from iolab.analysis.history import (
 )
 from iolab.analysis.stats import compare
 
-Judged = Literal["history", "new-level", "rule", "short", "blind", "failed"]
+Judged = Literal["history", "new-level", "rule", "pair", "short", "blind", "failed"]
 NOT_JUDGED: tuple[Judged, ...] = ("short", "blind", "failed")
 Outcome = Literal["pass", "regression", "not judged"]
+
+
+@dataclass(frozen=True)
+class Paired:
+    """The change of B against A over the rounds, in %: the geometric means' ratio, and the
+    95% interval's ends (lo <= change <= hi)."""
+
+    rounds: int
+    change_pct: float
+    lo_pct: float
+    hi_pct: float
+    a_mean: float  # geometric means of the rounds paired
+    b_mean: float
+    half_log: float  # the interval's half-width on the log ratio
+
+    def detectable_pct(self, drops: bool) -> float:
+        """The least worse change these rounds can tell from none: a drop (or a rise) by the
+        interval's half-width."""
+        return (1 - math.exp(-self.half_log) if drops else math.exp(self.half_log) - 1) * 100
 
 
 @dataclass(frozen=True)
 class SeriesVerdict:
     """One series of a run, judged: against its history ("history"), a new level the change
     points confirm ("new-level"), a baseline named by the rule alone ("rule": too little
-    history before it); or not judged: too little history ("short"), a history that can only
-    detect changes wider than the rule ("blind"), no figure in the run ("failed")."""
+    history before it), another set-up's rounds of an interleaved run ("pair", analysis.ab);
+    or not judged: too little history ("short"), a history that can only detect changes
+    wider than the rule ("blind"), no figure in the run ("failed")."""
 
     series: RunSeries
     latest: RunPoint | None  # None: the run has no figure for it (its cases failed)
@@ -51,6 +72,7 @@ class SeriesVerdict:
     back: int | None = None  # a lone outlier: the run after it, back at the level
     since: RunChange | None = None  # the new level's change point
     detectable_pct: float | None = None  # the least worse change the history can see
+    paired: Paired | None = None  # judged by interleaved rounds (analysis.ab): their change
 
     @property
     def judged(self) -> bool:
@@ -85,6 +107,7 @@ class Checked:
     beside: str = ""
     first: bool = False
     elsewhere: int = 0  # the plan's runs left out of its history: they ran on another host
+    paired: str = ""  # judged by its interleaved rounds (check --ab): "b against a, 6 rounds"
 
     @property
     def outcome(self) -> Outcome:

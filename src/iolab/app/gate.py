@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from iolab.analysis import gate_verdicts, history
+from iolab.analysis import ab, gate_verdicts, history
+from iolab.analysis.stats import metric_for
 from iolab.app.base import Ui, open_store
 from iolab.errors import ReportError, StoreError
 from iolab.plan import gate
 from iolab.store import RunRow, Store
-from iolab.store.figures import CaseFigures, PointFigures
+from iolab.store.figures import CaseFigures, PointFigures, of_row
+from iolab.store.rows import CaseRow, recorded_plan
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,72 @@ def check(db: str, request: CheckRequest, ui: Ui) -> gate_verdicts.Checked:
     return gate_verdicts.Checked(
         latest.id, latest.plan_name, how, tuple(verdicts), beside, len(mine) == 1, elsewhere
     )
+
+
+def check_ab(db: str, request: CheckRequest, ui: Ui) -> gate_verdicts.Checked:
+    """`iolab check --ab`: the latest run (or RUN), whose plan interleaved its set-ups, each
+    set-up against the baseline (the plan's, else the first) by their paired rounds."""
+    with open_store(db, ui) as store:
+        run = store.run(request.run_id)
+        if recorded_plan(run.plan_text).get("order") != "interleaved":
+            raise ReportError(
+                f"run {run.id} did not interleave its set-ups: --ab judges a run whose plan "
+                'has order = "interleaved" (each repetition a round of every set-up, A B B A)'
+            )
+        cases = store.cases(run.id)
+        beside = _beside(store, run.id) if _foreign([of_row(c) for c in cases]) else ""
+    _, strict = gate.recorded_settings(run.plan_text)
+    how = gate_verdicts.Gate(
+        {**history.DEFAULT_RULES, **gate.recorded_rules(run.plan_text), **request.rules},
+        strict=next((s for s in (request.strict, strict) if s is not None), True),
+    )
+    base = run.baseline or (cases[0].setup if cases else "")
+    verdicts = [
+        ab.judge((run.id, run.started_at), rounds, how.rules[rounds.metric], load)
+        for rounds, load in _rounds(cases, base)
+        if rounds.metric in how.rules
+    ]
+    others = sorted({c.setup for c in cases} - {base})
+    said = f"{', '.join(others) or 'no other set-up'} against {base}"
+    paired = f"{said}, {len({c.repetition for c in cases})} interleaved rounds"
+    ordered = sorted(verdicts, key=lambda v: (not v.regression, v.judged))
+    return gate_verdicts.Checked(run.id, run.plan_name, how, tuple(ordered), beside, paired=paired)
+
+
+def _rounds(cases: Sequence[CaseRow], base: str) -> list[tuple[ab.Rounds, frozenset[str]]]:
+    """Each other set-up x workload x metric of an interleaved run: its rounds beside the
+    baseline's, and the load its cases and the baseline's carried."""
+    figures: dict[tuple[str, str, history.Metric], dict[int, float]] = {}
+    loads: dict[tuple[str, str], set[str]] = {}
+    for case in cases:
+        found = of_row(case)
+        loads.setdefault((case.setup, case.workload), set()).update(
+            found.codes & {history.FOREIGN, history.CPU_BOUND}
+        )
+        if case.status != "ok":
+            continue
+        for metric, value in _figures(found):
+            if value is not None:
+                key = (case.setup, case.workload, metric)
+                figures.setdefault(key, {})[case.repetition] = value
+    out = []
+    for (setup, workload, metric), b in figures.items():
+        a = figures.get((base, workload, metric))
+        if setup == base or a is None:
+            continue
+        load = frozenset(loads[(setup, workload)] | loads.get((base, workload), set()))
+        out.append((ab.Rounds(base, setup, workload, metric, a, b), load))
+    return out
+
+
+def _figures(found: CaseFigures) -> list[tuple[history.Metric, float | None]]:
+    """A case's figures as the gate's series read them: its primary (IOPS or MB/s by its
+    options) and its p99 completion latency in µs."""
+    p99 = found.p99_ns / 1000 if found.p99_ns is not None else None
+    if metric_for(found.options) == "bw":
+        bw = found.bw_bytes / 1e6 if found.bw_bytes is not None else None
+        return [("bw", bw), ("p99", p99)]
+    return [("iops", found.iops), ("p99", p99)]
 
 
 def _foreign(cases: Sequence[CaseFigures]) -> bool:

@@ -288,6 +288,12 @@ def history(
     help="Also write the verdicts as JUnit XML: a test case per series, regressions as "
     "failures, series not judged as skipped.",
 )
+@click.option(
+    "--ab",
+    is_flag=True,
+    help='Judge the set-ups of one interleaved run (a plan with order = "interleaved") '
+    "against its baseline by their paired rounds, instead of the run against its history.",
+)
 @click.option("--force", is_flag=True, help="Let --junit replace a file iolab did not write.")
 def check(
     run_id: int | None,
@@ -297,12 +303,14 @@ def check(
     window: int | None,
     strict: bool | None,
     junit: str | None,
+    ab: bool,
     force: bool,
 ) -> None:
     """Gate a build on a run: the latest run (or RUN) against its plan's history, series by
     series, each line with the least change its history can detect. Exit 0: every series
     judged, none worse than its rule beyond what the earlier runs predict; 4: a regression;
-    5: not judged (the plan's first runs, a history too noisy for the rule, failed cases)."""
+    5: not judged (the plan's first runs, a history too noisy for the rule, failed cases).
+    With --ab, an interleaved run's set-ups against its baseline, round by round."""
     from iolab import saving
     from iolab.report.text import gate_junit, history_text
 
@@ -310,7 +318,18 @@ def check(
         fix = "give a file name such as gate.xml"
         saving.check_file(junit, force=force, what=f"--junit {junit}", fix=fix)
     request = app.CheckRequest(run_id, baseline, _rules(rules), window, strict)
-    checked = app.check(db, request, ui())
+    if ab:
+        from iolab.app.gate import check_ab
+
+        if baseline is not None or window is not None:
+            flag = "--baseline" if baseline is not None else "--window"
+            raise click.BadParameter(
+                "--ab judges one interleaved run's own rounds: no history to choose",
+                param_hint=flag,
+            )
+        checked = check_ab(db, request, ui())
+    else:
+        checked = app.check(db, request, ui())
     code = {"pass": 0, "regression": EXIT_REGRESSION, "not judged": EXIT_NOT_JUDGED}[
         checked.outcome
     ]

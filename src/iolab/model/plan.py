@@ -149,6 +149,8 @@ class Plan:
     check: tuple[tuple[str, float], ...] = ()  # [check]: (metric, allowed worsening in %)
     notes: tuple[str, ...] = ()  # what iolab did with the plan that the person should know
     charts: tuple[ChartText, ...] = ()  # [report.charts]: the author's chart titles, captions
+    # "interleaved": each repetition a round of every set-up, in A B, B A order (ABBA)
+    order: Literal["setups", "interleaved"] = "setups"
 
     @property
     def hash(self) -> str:
@@ -160,13 +162,31 @@ class Plan:
                 **({"auto": vars(self.auto_repeat)} if self.auto_repeat else {}),
                 **({"rounds": vars(self.rounds)} if self.rounds else {}),
                 **({"hosts": list(self.hosts.addresses)} if self.hosts else {}),
+                **({"order": self.order} if self.order != "setups" else {}),
             }
         )
 
     def cases(self) -> list[Case]:
         """The matrix, set-up by set-up, so each set-up is provisioned once; in rounds mode
-        round by round (every workload once per round)."""
+        round by round (every workload once per round); interleaved, repetition by
+        repetition, the set-ups in the order `blocks` gives."""
         reps = range(1, self.repeat + 1)
+        if self.order == "interleaved":
+            return [
+                Case(s, w, r) for s, r in self.blocks() if r is not None for w in self.workloads
+            ]
         if self.rounds:
             return [Case(s, w, r) for s in self.setups for r in reps for w in self.workloads]
         return [Case(s, w, r) for s in self.setups for w in self.workloads for r in reps]
+
+    def blocks(self) -> list[tuple[Setup, int | None]]:
+        """What runs in one go, in order: each set-up once, all its cases (repetition None);
+        interleaved, each set-up once per repetition, forward then backward (A B, B A, A B,
+        ...), so that every set-up sees the same neighbours and drift, paired round by round."""
+        if self.order != "interleaved":
+            return [(s, None) for s in self.setups]
+        out: list[tuple[Setup, int | None]] = []
+        for r in range(1, self.repeat + 1):
+            ordered = self.setups if r % 2 else tuple(reversed(self.setups))
+            out += [(s, r) for s in ordered]
+        return out

@@ -7,11 +7,11 @@ import tomllib
 from dataclasses import replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from iolab import units
 from iolab.errors import PlanError
-from iolab.model import AutoRepeat, Plan, SteadyRounds, Workload
+from iolab.model import AutoRepeat, Plan, Setup, SteadyRounds, Workload
 from iolab.plan import gate, jobfile_plan, methods, report_keys, sources
 from iolab.plan import hosts as plan_hosts
 from iolab.plan.checks import MAX_NAME, check_clean, check_name, check_value
@@ -43,6 +43,7 @@ TOP_KEYS = (
     "workloads",
     "jobfiles",
     "check",
+    "order",
 )
 STEADY_KEYS = ("track", "rounds", "window", "data_excursion", "slope_excursion")
 AUTO_FIRST = 3  # repetitions every case gets under repeat = "auto", before the interval decides
@@ -146,9 +147,45 @@ def parse_plan(text: str, source: str, overrides: Overrides | None = None) -> Pl
         check=gate.rules(data, top),
         notes=tuple(note for job in found.included.values() for note in job.notes),
         charts=charts,
+        order=_order(
+            data, top, (setups, workloads), repeat, auto is not None or rounds is not None
+        ),
     )
     _check_report(plan, replace(top, table="report"))
     return plan
+
+
+def _order(
+    data: dict[str, Any],
+    top: Where,
+    matrix: tuple[tuple[Setup, ...], tuple[Workload, ...]],
+    repeat: int,
+    decided: bool,
+) -> Literal["setups", "interleaved"]:
+    """order = "setups" (each set-up's cases in one go, the default) or "interleaved" (each
+    repetition a round of every set-up, A B then B A: `iolab check --ab` pairs the rounds)."""
+    order = data.get("order", "setups")
+    if order == "setups":
+        return "setups"
+    if order != "interleaved":
+        raise top.fail("order", f'order = {order!r} must be "setups" or "interleaved"')
+    setups, workloads = matrix
+    if len(setups) < 2:
+        raise top.fail("order", 'order = "interleaved" alternates set-ups: give two or more')
+    searched = next((w for w in workloads if w.method is not None), None)
+    if searched is not None:
+        raise top.fail(
+            "order",
+            f'order = "interleaved" runs every case once a round; workload {searched.name!r} '
+            "searches its own cases (method): run it as a plan of its own",
+        )
+    if decided or repeat < 2:
+        raise top.fail(
+            "order",
+            'order = "interleaved" pairs the set-ups repetition by repetition: give a whole '
+            'repeat of at least 2 (6 or more to judge by; not "auto" or [steady] rounds)',
+        )
+    return "interleaved"
 
 
 def _name(data: dict[str, Any], top: Where, source: str) -> str:

@@ -272,9 +272,15 @@ class _Run:
         """The set-up's record for this run, saved whole after each change."""
         return Recorder(lambda record: self.store.set_setup_record(self.run_id, name, record))
 
-    def setup(self, setup: Setup) -> None:
-        """Build the set-up, run its cases, tear it down; if it fails, its cases fail."""
-        steps = [s for s in self.todo if s.case.setup.name == setup.name]
+    def setup(self, setup: Setup, repetition: int | None = None) -> None:
+        """Build the set-up, run its cases (of one `repetition`: an interleaved plan's round),
+        tear it down; if it fails, its cases fail."""
+        steps = [
+            s
+            for s in self.todo
+            if s.case.setup.name == setup.name
+            and (repetition is None or s.case.repetition == repetition)
+        ]
         if not steps:
             return
         ran = 0
@@ -419,8 +425,8 @@ def execute(campaign: Campaign, store: Store, run_id: int, listener: Listener) -
     run = _Run(campaign, store, run_id, listener, scratch, ledger)
     try:
         with ledger.holding(evidence.DIR, scratch):
-            for setup in campaign.plan.setups:
-                run.setup(setup)
+            for setup, repetition in campaign.plan.blocks():
+                run.setup(setup, repetition)
     except HostsLost as error:
         store.finish_run(run_id, "interrupted")
         error.resume = Resume(run_id, str(store.path))

@@ -12,7 +12,7 @@ import io
 import json
 from collections.abc import Sequence
 
-from iolab.analysis.gate_verdicts import Checked, SeriesVerdict
+from iolab.analysis.gate_verdicts import Checked, Paired, SeriesVerdict
 from iolab.analysis.history import (
     CPU_BOUND,
     FOREIGN,
@@ -235,6 +235,8 @@ def verdict(v: SeriesVerdict) -> str:
     where = f"{one_line(s.setup)} · {one_line(s.workload)} · {s.metric}"
     if v.latest is None or v.how == "short":
         return f"{head}: {where}: {v.words}"
+    if v.paired is not None:
+        return f"{head}: {where}: {_paired(v, v.paired)}"
     size = f"{v.change_pct:+.1f}%" + (f" ± {v.half_width_pct:.1f}%" if v.half_width_pct else "")
     figures = f"{_figure(v.level, s.unit)} -> {_figure(v.latest.mean, s.unit)} {s.unit}"
     if v.how == "new-level" and v.since is not None:
@@ -259,6 +261,23 @@ def verdict(v: SeriesVerdict) -> str:
     return f"{head}: {said}"
 
 
+def _paired(v: SeriesVerdict, p: Paired) -> str:
+    """A series judged by interleaved rounds: both set-ups' geometric means, the change with
+    its 95% interval, the words, and the least change the rounds detect."""
+    unit = v.series.unit
+    figures = f"{_figure(p.a_mean, unit)} -> {_figure(p.b_mean, unit)} {unit}"
+    interval = f"95% interval {p.lo_pct:+.1f}% to {p.hi_pct:+.1f}%, {p.rounds} rounds"
+    said = (
+        f"geometric mean {figures} ({v.change_pct:+.1f}%, {interval}; allowed "
+        f"{v.allowed_pct:g}% worse): {v.words}"
+    )
+    if v.detectable_pct is not None and v.how != "blind":
+        said += f"; these rounds detect {v.worse_word} beyond {v.detectable_pct:.1f}%"
+    if v.latest is not None and FOREIGN in v.latest.load:
+        said += "; judged beside other load"
+    return said
+
+
 def unjudged(checked: Checked) -> list[str]:
     """What `check` says of the run before its series: the plan's first run, too little
     history, the other load it was judged beside, fio's own CPU load."""
@@ -278,7 +297,7 @@ def unjudged(checked: Checked) -> list[str]:
             "judge yet (the gate needs 4 earlier runs to know their noise)"
         )
     short = [v for v in verdicts if v.how == "short"]
-    if short and not checked.first:
+    if short and not checked.first and not checked.paired:
         earlier = len(min(short, key=lambda v: len(v.against)).against)
         plural = "run" if earlier == 1 else "runs"
         lines.append(
@@ -289,6 +308,8 @@ def unjudged(checked: Checked) -> list[str]:
         judged = any(v.how != "short" for v in verdicts)
         how = "judged beside other load" if judged else "beside other load"
         tail = "; against its plan's runs, loaded ones included" if judged else ""
+        if checked.paired:
+            tail = "; each round's pair ran beside the same load"
         lines.append(
             f"run {latest} had other load on its CPUs/devices ({FOREIGN}): {how}: "
             f"{one_line(checked.beside)}{tail}"
@@ -310,7 +331,10 @@ def summary(checked: Checked, code: int) -> str:
     why = [
         f"{n} {word}"
         for n, word in (
-            (sum(v.how == "short" for v in verdicts), "too little history"),
+            (
+                sum(v.how == "short" for v in verdicts),
+                "too few rounds" if checked.paired else "too little history",
+            ),
             (sum(v.how == "blind" for v in verdicts), "noise wider than the rule"),
             (sum(v.how == "failed" for v in verdicts), "no figure"),
         )
@@ -318,6 +342,8 @@ def summary(checked: Checked, code: int) -> str:
     ]
     missing = f" ({', '.join(why)})" if why else ""
     beside = "; judged beside other load" if checked.beside and against else ""
+    if checked.paired:
+        history = f" ({one_line(checked.paired)})"
     return (
         f"check: run {checked.run}{history}: {len(verdicts)} series, {len(judged)} judged, "
         f"{len(verdicts) - len(judged)} not judged{missing}, {failed} regression{plural} beyond "

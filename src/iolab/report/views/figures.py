@@ -270,16 +270,7 @@ def scaling(
             f"{ok[0].options[field]}); swept fields: {', '.join(swept) or 'none'}"
         )
     metric = y if y != "auto" else ("bw" if field == "bs" else metric_for(ok[0].options, "auto"))
-    rest_keys = [k for k in _varying(ok) if k != field]
-    groups: dict[str, list[DataCase]] = {}
-    for case in ok:
-        rest = " ".join(f"{k}={case.options.get(k)}" for k in rest_keys) or "all"
-        groups.setdefault(rest, []).append(case)
-    groups = {
-        rest: cases
-        for rest, cases in groups.items()
-        if len({_number(field, c.options[field]) for c in cases}) > 1
-    }
+    groups = _patterns(ok, field)
     if not groups:  # no pattern has two values of the field: nothing to draw a line through
         return []
     per_pattern = lines == "pattern" or (lines == "auto" and len(data.labels) == 1)
@@ -325,6 +316,28 @@ def scaling(
             )
         )
     return charts
+
+
+def _patterns(ok: Sequence[DataCase], field: str) -> dict[str, list[DataCase]]:
+    """The cases as patterns a line is drawn through (two values of the field or more), each
+    named by the other fields that differ between the patterns drawn: a field that varies
+    only in patterns with no line (a sequential job beside a random sweep) is not named."""
+    groups = _grouped(ok, [k for k in _varying(ok) if k != field])
+    drawn = [
+        case
+        for cases in groups.values()
+        if len({_number(field, c.options[field]) for c in cases}) > 1
+        for case in cases
+    ]
+    return _grouped(drawn, [k for k in _varying(drawn) if k != field])
+
+
+def _grouped(cases: Sequence[DataCase], keys: Sequence[str]) -> dict[str, list[DataCase]]:
+    groups: dict[str, list[DataCase]] = {}
+    for case in cases:
+        rest = " ".join(f"{k}={case.options.get(k)}" for k in keys) or "all"
+        groups.setdefault(rest, []).append(case)
+    return groups
 
 
 def _group_name(cases: Sequence[DataCase], field: str, rest: str) -> str:
