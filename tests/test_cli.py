@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import iolab_here, needs_root, results_of, run_iolab
-from iolab import plan
+from iolab.plan.load import load_preset, preset_names
 
 GOOD = """
 [defaults]
@@ -133,17 +133,17 @@ def test_missing_fio_is_explained(workdir: Path) -> None:
 
 def test_presets_lists_each_with_origin(workdir: Path) -> None:
     lines = iolab_here("presets", cwd=workdir, check=True).stdout.splitlines()
-    assert len(lines) == len(plan.preset_names())
+    assert len(lines) == len(preset_names())
     assert any(line.startswith("ssd-raid-card-2012") and "Study A (2012)" in line for line in lines)
     assert any(line.startswith("crystaldiskmark ") and "CrystalDiskMark" in line for line in lines)
 
 
 @pytest.mark.fio
-@pytest.mark.parametrize("name", plan.preset_names())
+@pytest.mark.parametrize("name", preset_names())
 def test_show_works_for_every_preset(workdir: Path, name: str) -> None:
     matrix = run_iolab("show", "--preset", name, cwd=workdir, check=True).stdout
     cases = [line for line in matrix.splitlines() if not line.startswith("#")]
-    assert len(cases) == len(plan.load_preset(name).cases())
+    assert len(cases) == len(load_preset(name).cases())
     jobs = run_iolab(
         "show", "--preset", name, "--fio", "--target", str(workdir), cwd=workdir, check=True
     ).stdout

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from iolab import layouts, plan
+from iolab import layouts
 from iolab.errors import PlanError
 from iolab.model import Layout
+from iolab.plan.load import parse_plan
 from iolab.targets import recipe
 
 DEVS = ["/dev/nvme0n1", "/dev/nvme1n1", "/dev/nvme2n1", "/dev/nvme3n1"]
@@ -19,9 +20,7 @@ def parsed(setup: str, count: int = 4) -> list[Layout]:
     text = (
         f'[[setup]]\nname = "s"\ndevices = {DEVS[:count]!r}\n{setup}\n[[workload]]\nrw = "read"\n'
     )
-    return [
-        s.layout for s in plan.parse_plan(text.replace("'", '"'), "plan.toml").setups if s.layout
-    ]
+    return [s.layout for s in parse_plan(text.replace("'", '"'), "plan.toml").setups if s.layout]
 
 
 @pytest.mark.parametrize(

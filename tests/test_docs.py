@@ -18,8 +18,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from iolab import plan
 from iolab.cli import main
+from iolab.plan.load import parse_plan, preset_names
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text()
@@ -81,21 +81,21 @@ def test_the_two_commands_are_the_scripts_ci_runs() -> None:
 
 
 def test_the_plan_files_plan_is_valid() -> None:
-    the_plan = plan.parse_plan(block_with('name = "ssd vs raid"'), "docs/plans.md")
+    the_plan = parse_plan(block_with('name = "ssd vs raid"'), "docs/plans.md")
     assert [s.name for s in the_plan.setups] == ["ssd", "raid0"]
     assert len(the_plan.workloads) == 6 and the_plan.repeat == 3 and the_plan.baseline == "ssd"
 
 
 def test_the_steady_table_fits_the_plan_files_plan() -> None:
     text = block_with('name = "ssd vs raid"').replace("repeat = 3", "") + block_with("[steady]")
-    the_plan = plan.parse_plan(text, "docs/methods.md")
+    the_plan = parse_plan(text, "docs/methods.md")
     assert the_plan.rounds is not None
     assert the_plan.rounds.track == "random rw=randwrite iodepth=32"
 
 
 def test_the_peak_workload_is_valid() -> None:
     text = '[[setup]]\nname = "here"\npath = "."\n' + block_with('method = "curve"')
-    the_plan = plan.parse_plan(text, "docs/methods.md")
+    the_plan = parse_plan(text, "docs/methods.md")
     assert the_plan.workloads and all(w.name.startswith("random read") for w in the_plan.workloads)
     assert {w.method.kind for w in the_plan.workloads if w.method} == {"curve"}
     assert all(w.method for w in the_plan.workloads)
@@ -103,7 +103,7 @@ def test_the_peak_workload_is_valid() -> None:
 
 def test_the_device_setups_are_valid() -> None:
     devices = block_with('name = "xfs on one SSD"')
-    built = plan.parse_plan(devices + '[[workload]]\nrw = "read"\n', "docs/setups.md").setups
+    built = parse_plan(devices + '[[workload]]\nrw = "read"\n', "docs/setups.md").setups
     assert [s.name for s in built] == [
         "xfs on one SSD",
         "md raid0 x1",
@@ -113,7 +113,7 @@ def test_the_device_setups_are_valid() -> None:
 
 
 def test_the_hosts_plan_is_valid() -> None:
-    on_hosts = plan.parse_plan(block_with("hosts = ["), "docs/hosts.md")
+    on_hosts = parse_plan(block_with("hosts = ["), "docs/hosts.md")
     assert on_hosts.hosts is not None and len(on_hosts.hosts.addresses) == 3
     assert [s.name for s in on_hosts.setups] == [
         f"nfs share on {n}" for n in ("1 host", "2 hosts", "3 hosts")
@@ -121,18 +121,18 @@ def test_the_hosts_plan_is_valid() -> None:
 
 
 def test_the_tour_plan_is_valid() -> None:
-    tour = plan.parse_plan(block_with('name = "queue depth"'), "README.md")
+    tour = parse_plan(block_with('name = "queue depth"'), "README.md")
     assert [s.name for s in tour.setups] == ["here"] and tour.repeat == 3
     assert len(tour.cases()) == 12  # as the tour says
 
 
 def test_the_preset_table_lists_every_preset() -> None:
     listed = re.findall(r"^\| `([\w-]+)` \|", PAGES["plans.md"], flags=re.MULTILINE)
-    assert listed == plan.preset_names() or sorted(listed) == plan.preset_names()
+    assert listed == preset_names() or sorted(listed) == preset_names()
 
 
 def test_iolab_keys_in_the_docs_are_the_checked_keys() -> None:
-    from iolab.plan import CHECKS
+    from iolab.plan.checks import CHECKS
 
     documented = re.search(r"Workload\s+keys\s+iolab\s+checks\s+itself:\s+`([^`]*)`", MANUAL)
     assert documented is not None

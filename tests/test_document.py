@@ -12,15 +12,18 @@ from pathlib import Path
 import pytest
 
 from fakes import FakeExecutor
-from iolab import exchange, plan, runner
 from iolab.analysis import check_context, reading
 from iolab.exchange import run_builder
+from iolab.exchange.importer import read
 from iolab.fio import parse
 from iolab.fio.document import FioDocument
 from iolab.fio.info import FioInfo
 from iolab.fio.outcome import Outcome, failure
 from iolab.fio.parse import Status
 from iolab.model import JSON, Case, FioValue, Result, Setup
+from iolab.plan.load import parse_plan
+from iolab.runner.campaign import plan_campaign
+from iolab.runner.executing import execute
 from iolab.store import Store
 from iolab.targets import process
 
@@ -97,11 +100,11 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def run(tmp_path: Path, executor: object) -> list[Result]:
-    the_plan = plan.parse_plan(PLAN.format(path=tmp_path), "plan.toml")
-    built = runner.plan_campaign(the_plan, FIO, executor=executor)  # type: ignore[arg-type]
+    the_plan = parse_plan(PLAN.format(path=tmp_path), "plan.toml")
+    built = plan_campaign(the_plan, FIO, executor=executor)  # type: ignore[arg-type]
     store = Store(tmp_path / "results.db")
     run_id = store.create_run(built.plan, {}, "test", {}, process.me())
-    return runner.execute(built, store, run_id, Seen())
+    return execute(built, store, run_id, Seen())
 
 
 def test_each_case_decodes_fios_json_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -163,7 +166,7 @@ def test_the_same_fio_output_reads_alike_run_here_or_imported(tmp_path: Path) ->
     """What the fake executor replays as a case, and the same file through `iolab import`'s
     reader: one reading, the same figures and windows."""
     ran = run(tmp_path, FakeExecutor())[0]
-    batch = exchange.read([str(FIXTURES / "fio" / "randread-jsonplus")], "here", {})
+    batch = read([str(FIXTURES / "fio" / "randread-jsonplus")], "here", {})
     (job,) = batch.jobs
     imported = run_builder.result(job, Case(ran.case.setup, ran.case.workload, 1))
     assert ran.status == imported.status == "ok"

@@ -23,12 +23,12 @@ from pathlib import Path
 import pytest
 
 from conftest import run_iolab
-from iolab import plan as iolab_plan
 from iolab.errors import FioError
 from iolab.fio import jobfile
 from iolab.fio import options as fio_options
 from iolab.plan import jobfile_plan
 from iolab.plan.checks import PLAN_KEYS
+from iolab.plan.load import parse_plan
 from loopdevs import LoopDevs, device_sha256, loops_fixture
 from test_bad_input import DEFAULTS, WORKLOAD, at, invoke, listing, plan, problems_with_output
 
@@ -338,7 +338,7 @@ def test_aliases_become_fios_own_names(tmp_path: Path) -> None:
     """readwrite is rw to fio: iolab's checks (writes? room?) must read it so."""
     text = plan(workload='readwrite = "randwrite"\nblocksize = "8k"\ntimeout = 2\niomem = "shm"')
     text = text.replace('rw = "randread"\n', "").replace('bs = "4k"\n', "")
-    point = iolab_plan.parse_plan(text.replace("@DIR@", str(tmp_path)), "plan.toml").workloads[0]
+    point = parse_plan(text.replace("@DIR@", str(tmp_path)), "plan.toml").workloads[0]
     options = point.options
     assert (options["rw"], options["bs"], options["runtime"], options["mem"]) == (
         "randwrite",
@@ -351,7 +351,7 @@ def test_aliases_become_fios_own_names(tmp_path: Path) -> None:
 
 def test_a_job_files_aliases_follow_fio_the_later_line_wins(tmp_path: Path) -> None:
     text = "[global]\nreadwrite=write\n[a]\nrw=read\n[b]\nblocksize=8k\n"
-    first, second = iolab_plan.parse_plan(text, "job.fio").workloads
+    first, second = parse_plan(text, "job.fio").workloads
     assert first.options["rw"] == "read" and "readwrite" not in first.options
     assert (second.options["rw"], second.options["bs"]) == ("write", "8k")
 

@@ -22,7 +22,7 @@ from iolab.analysis.gate_verdicts import SeriesVerdict
 from iolab.analysis.history import Metric
 from iolab.cli import EXIT_NOT_JUDGED, EXIT_REGRESSION, main
 from iolab.errors import PlanError
-from iolab.plan import parse_plan
+from iolab.plan.load import parse_plan
 from iolab.report.text import gate_junit, history_text
 from loopdevs import LoopDevs, loops_fixture
 from test_gate_history import JUNIT_XSD, checked

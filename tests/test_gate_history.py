@@ -27,7 +27,7 @@ from iolab.analysis.stats import compare, predict, t_quantile
 from iolab.cli import EXIT_NOT_JUDGED, EXIT_REGRESSION, main
 from iolab.errors import PlanError
 from iolab.plan import gate as plan_gate
-from iolab.plan import parse_plan
+from iolab.plan.load import parse_plan
 from iolab.report import history as report_history
 from iolab.report.document import Notes
 from iolab.report.text import gate_junit, history_text

@@ -18,13 +18,14 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import IOLAB, needs_root, run_iolab
-from iolab import plan
 from iolab.analysis import gate_verdicts, history
 from iolab.analysis.history import RunPoint, RunSeries
 from iolab.analysis.stats import predict_ratio
+from iolab.choices import HISTORY_LEAST
 from iolab.cli import EXIT_NOT_JUDGED, EXIT_REGRESSION, main
 from iolab.errors import PlanError
 from iolab.plan import gate
+from iolab.plan.load import load_file, parse_plan
 from iolab.report import history as report_history
 from iolab.store import CaseRow, Store
 from iolab.store.figures import CaseFigures, of_row
@@ -233,7 +234,7 @@ def test_a_bad_check_table_is_refused_at_its_line(tmp_path: Path, table: str, sa
     text = f'[[setup]]\npath = "."\n[[workload]]\nrw = "read"\n[check]\n{table}\n'
     (tmp_path / "plan.toml").write_text(text)
     with pytest.raises(PlanError, match=re.escape(said)):
-        plan.load_file(tmp_path / "plan.toml")
+        load_file(tmp_path / "plan.toml")
 
 
 def test_the_check_table_is_read_back_from_a_runs_plan_text() -> None:
@@ -243,7 +244,7 @@ def test_the_check_table_is_read_back_from_a_runs_plan_text() -> None:
     # an imported export's plan text nesting arrays far deeper than Python's stack
     assert gate.recorded_rules("x = " + "[" * 100_000 + "]" * 100_000 + "\n") == {}
     text = '[[setup]]\npath = "."\n[[workload]]\nrw = "read"\n[check]\nbw = 7\n'
-    loaded = plan.parse_plan(text, "plan.toml")
+    loaded = parse_plan(text, "plan.toml")
     assert loaded.check == (("bw", 7.0),)
 
 
@@ -444,14 +445,14 @@ def _walked_back(
     starts = [i for i, p in enumerate(points) if p.run_id in {c.run_id for c in changes}]
     out: list[history.Standing] = []
     for i, point in enumerate(points):
-        level = max((s for s in starts if s < i and i - s >= history.LEAST), default=0)
+        level = max((s for s in starts if s < i and i - s >= HISTORY_LEAST), default=0)
         earlier: list[int] = []
         for k in range(i - 1, level - 1, -1):
             if out[k].beyond == 0 or out[k].level != level:
                 earlier.append(k)
         earlier = earlier[: window or None][::-1]
         ran = tuple(points[k].run_id for k in earlier)
-        if len(earlier) < history.LEAST:
+        if len(earlier) < HISTORY_LEAST:
             out.append(history.Standing(point, None, ran, 0, level))
             continue
         noise = predict_ratio([points[k].mean for k in earlier])

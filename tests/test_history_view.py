@@ -17,8 +17,8 @@ import pytest
 from rich.console import Console
 
 from conftest import iolab_here
-from iolab import app
 from iolab.analysis import history
+from iolab.app.gate import plan_history
 from iolab.errors import StoreError
 from iolab.model import (
     Case,
@@ -119,7 +119,7 @@ def _objects(path: Path) -> set[tuple[str, str]]:
 def test_the_points_summed_in_sql_are_the_cases_own(db: Path) -> None:
     """Every point, figure, step and change point the same as from the cases read one by one
     (Store.case_figures, the gate's way), to the last bit."""
-    found = app.plan_history(str(db), None, quiet())
+    found = plan_history(str(db), None, quiet())
     with Store(db) as store:
         runs = store.runs()
         read = store.case_figures([r.id for r in runs])
@@ -132,7 +132,7 @@ def test_the_points_summed_in_sql_are_the_cases_own(db: Path) -> None:
 
 
 def test_history_writes_nothing_and_shows_a_changed_figure_at_once(db: Path) -> None:
-    first = app.plan_history(str(db), None, quiet())
+    first = plan_history(str(db), None, quiet())
     with sqlite3.connect(db) as con:  # another program doubles one figure of the last run
         con.execute(
             "UPDATE metrics SET iops = iops * 2 WHERE case_id IN (SELECT id FROM cases"
@@ -140,7 +140,7 @@ def test_history_writes_nothing_and_shows_a_changed_figure_at_once(db: Path) -> 
         )
     con.close()
     untouched = _bytes(db)
-    again = app.plan_history(str(db), None, quiet())
+    again = plan_history(str(db), None, quiet())
     assert _bytes(db) == untouched
     for before, now in zip(first.series, again.series, strict=True):
         doubled = before.setup == "disk-b" and before.metric == "iops"

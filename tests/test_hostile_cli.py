@@ -34,7 +34,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import IOLAB, run_iolab, said, stored_cases
-from iolab import app
+from iolab.app import reporting
 from iolab.cli import main
 from test_bad_input import (
     DIR,
@@ -865,7 +865,7 @@ def _signalling(signum: int) -> Any:
 def test_a_stop_signal_in_any_command_exits_128_plus_its_number(
     signum: int, code: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(app, "runs", _signalling(signum))
+    monkeypatch.setattr(reporting, "runs", _signalling(signum))
     before = signal.getsignal(signum)
     result = CliRunner().invoke(main, ["runs", "--db", "x.db"])
     assert result.exit_code == code, result.output
@@ -875,7 +875,7 @@ def test_a_stop_signal_in_any_command_exits_128_plus_its_number(
 
 def test_a_hangup_the_parent_ignores_stays_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
     """Under nohup (SIGHUP ignored), a hangup does not stop iolab."""
-    monkeypatch.setattr(app, "runs", _signalling(signal.SIGHUP))
+    monkeypatch.setattr(reporting, "runs", _signalling(signal.SIGHUP))
     before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
         result = CliRunner().invoke(main, ["runs", "--db", "x.db"])

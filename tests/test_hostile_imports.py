@@ -31,8 +31,10 @@ from typing import Any
 import pytest
 
 from conftest import iolab_here, run_iolab
-from iolab import app, exchange
+from iolab.app.transfer import import_files
 from iolab.exchange import importer
+from iolab.exchange.export import csv_texts, document, json_text
+from iolab.exchange.fio_json import documents
 from iolab.store import Store
 from test_bad_input import Outcome, Word, invoke, listing, problems_with_output, spawn
 from test_import import QuietUi
@@ -448,7 +450,7 @@ FIO_ROWS = [
 
 def _stream_going_back(text: str) -> str:
     """A --status-interval stream whose second document counts more I/Os than the third."""
-    docs = [doc for doc, _ in exchange.fio_json.documents(text)]
+    docs = [doc for doc, _ in documents(text)]
     docs[1]["jobs"][0]["read"]["total_ios"] *= 10
     return "\n".join(json.dumps(doc) for doc in docs)
 
@@ -783,7 +785,7 @@ def golden_export() -> str:
         db = Path(scratch, "golden.db")
         shutil.copy(GOLDEN / "store.db", db)
         with Store(db) as store:
-            return json.dumps(exchange.export.document(store.dump(1), "test"))
+            return json.dumps(document(store.dump(1), "test"))
 
 
 def export(id: str, change: Callable[[Any], None], *words: Word) -> Hostile:
@@ -1012,7 +1014,7 @@ def csv_export_with_a_long_cell(folder: Path) -> Path:
         db = Path(scratch, "golden.db")
         shutil.copy(GOLDEN / "store.db", db)
         with Store(db) as store:
-            texts = exchange.csv_texts(store.dump(1), "test", str(folder / "csv" / "run.csv"))
+            texts = csv_texts(store.dump(1), "test", str(folder / "csv" / "run.csv"))
     main = folder / "csv" / "run.csv"
     lines = texts[str(main)].splitlines()
     lines[1] = lines[1] + "," + "x" * 200_000
@@ -1176,7 +1178,7 @@ def test_every_real_fixture_passes_the_checks(tmp_path: Path) -> None:
     """All of fio's, dd's, bonnie++'s and the studies' real output imports: the only files
     refused are those that are no results (fio's stdout, the capture notes, a table of
     percentages), and for being what they are, not for a value."""
-    done = app.import_files([str(FIO), str(IMPORT)], None, str(tmp_path / "all.db"), QuietUi())
+    done = import_files([str(FIO), str(IMPORT)], None, str(tmp_path / "all.db"), QuietUi())
     assert done.runs, done.problems
     odd = [line for line in done.problems if not any(w in line for w in NOT_FIO_OUTPUT)]
     assert not odd, odd
@@ -1194,13 +1196,13 @@ def test_every_golden_export_imports_back(name: str, tmp_path: Path) -> None:
     shutil.copy(GOLDEN / f"{name}.db", db)
     with Store(db) as store:
         runs = [run.id for run in store.runs()]
-        texts = [exchange.json_text(store.dump(run_id), "test") for run_id in runs]
+        texts = [json_text(store.dump(run_id), "test") for run_id in runs]
     paths: list[str] = []
     for number, text in enumerate(texts):
         path = tmp_path / f"run{number}.json"
         path.write_text(text)
         paths.append(str(path))
-    done = app.import_files(paths, None, str(tmp_path / "back.db"), QuietUi())
+    done = import_files(paths, None, str(tmp_path / "back.db"), QuietUi())
     assert not done.problems and len(done.runs) == len(runs), done.problems
 
 

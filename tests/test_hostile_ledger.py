@@ -36,7 +36,7 @@ from typing import Any
 import pytest
 
 from conftest import FIXTURES, IOLAB, stored_cases
-from iolab import runner
+from iolab.runner.recovery import dead_runs, recover
 from iolab.store import Store
 from iolab.targets import evidence, process
 from iolab.targets.path import TEST_FILE
@@ -304,16 +304,16 @@ def dead(world: World) -> Iterator[Dead]:
 
 
 def test_the_next_run_removes_what_a_dead_run_recorded(dead: Dead) -> None:
-    said = [r.said for r in runner.dead_runs(dead.store)]
+    said = [r.said for r in dead_runs(dead.store)]
     assert len(said) == 1 and said[0].startswith("run 2's iolab (pid "), said
     assert dead.testfile.exists() and dead.scratch.exists(), "a reading command removes nothing"
-    recovered = runner.recover(dead.store)
+    recovered = recover(dead.store)
     assert len(recovered) == 1, recovered
     assert f"removed {dead.testfile}" in recovered[0].said
     assert f"removed {dead.scratch}" in recovered[0].said
     assert not dead.testfile.exists() and not dead.scratch.exists()
     assert dead.store.run(2).status == "interrupted"
-    assert evidence.records() == [] and runner.recover(dead.store) == [], "said once"
+    assert evidence.records() == [] and recover(dead.store) == [], "said once"
 
 
 def swap_in_users_file(d: Dead) -> Path:
@@ -372,7 +372,7 @@ def test_what_no_longer_carries_iolabs_proof_is_left(dead: Dead, forge: str) -> 
     """The record names the thing, but what stands there now is not what the run made."""
     kept = FORGED[forge](dead)
     before = kept.read_bytes()
-    recovered = runner.recover(dead.store)
+    recovered = recover(dead.store)
     assert len(recovered) == 1 and dead.store.run(2).status == "interrupted"
     assert kept.read_bytes() == before, f"{kept} was changed or removed"
     assert str(kept) not in recovered[0].said
@@ -382,7 +382,7 @@ def test_the_records_of_another_database_are_not_its(dead: Dead, world: World) -
     other = world.cwd / "other.db"
     shutil.copyfile(world.db, other)
     with Store(other) as store:
-        assert runner.recover(store) != [], "its run 2 is marked running by a dead process"
+        assert recover(store) != [], "its run 2 is marked running by a dead process"
     assert dead.testfile.exists() and dead.scratch.exists()
 
 
@@ -400,7 +400,7 @@ def test_a_state_folder_that_cannot_be_trusted_is_not_read(
         for record in real.iterdir():
             shutil.copy(record, folder / record.name)
         folder.chmod(0o777)
-    recovered = runner.recover(dead.store)
+    recovered = recover(dead.store)
     assert all("; removed" not in r.said for r in recovered), recovered
     assert dead.testfile.exists() and dead.scratch.exists()
 

@@ -189,7 +189,7 @@ def test_a_forged_record_makes_iolab_run_remove_nothing(here: Here, row: str) ->
 
 def test_a_record_of_a_live_owner_is_not_acted_on(here: Here) -> None:
     """Never for a live owner: its marked test file stays, and its record with it."""
-    from iolab import runner
+    from iolab.runner.recovery import recover
     from iolab.store import Store
 
     ours = here.cwd / "t" / TEST_FILE
@@ -197,7 +197,7 @@ def test_a_record_of_a_live_owner_is_not_acted_on(here: Here) -> None:
     os.setxattr(ours, evidence.MARK, b"ab" * 16)
     forge_record(here, [file_made(ours, marked=True)], Owner.mine())
     with Store(here.cwd / "x.db", create=True) as store:
-        assert runner.recover(store) == []
+        assert recover(store) == []
     assert ours.exists() and len(evidence.records()) == 1
 
 
@@ -423,7 +423,7 @@ def test_a_fleets_directory_on_the_hosts_is_not_locked_here(workdir: Path) -> No
     ("cannot be read to lock it"): iolab locks only what it writes to on this host."""
     from iolab.fio.executor import Local
     from iolab.fio.info import FioInfo
-    from iolab.plan import parse_plan
+    from iolab.plan.load import parse_plan
     from iolab.runner import campaign
     from iolab.targets import lock
     from iolab.targets.path import Prepared

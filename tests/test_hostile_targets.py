@@ -35,7 +35,7 @@ from conftest import IOLAB
 from iolab.errors import FioError, TargetError
 from iolab.fio import info
 from iolab.model import Setup
-from iolab.plan import parse_plan
+from iolab.plan.load import parse_plan
 from iolab.targets import evidence, lock
 from iolab.targets.path import TEST_FILE, prepare
 from loopdevs import LoopDevs, loops_fixture, sh

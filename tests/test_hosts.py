@@ -17,7 +17,7 @@ import pytest
 from conftest import IOLAB, run_iolab
 from iolab.fio.hosts import HostError, HostInfo, address, client_arg, versions
 from iolab.fio.hosts import _probed as probed
-from iolab.plan import parse_plan
+from iolab.plan.load import parse_plan
 from iolab.targets.path import TEST_FILE
 
 FIO = shutil.which("fio") or "fio"

@@ -1,6 +1,7 @@
 """The house's rules that a reader relies on: the formatter formats every line, one class
-per name across the package, no module reaching into another's private names, and warning codes
-said as members of one enum, each documented."""
+per name across the package, no module reaching into another's private names, names imported
+plainly (none resolved when first asked for), and warning codes said as members of one enum,
+each documented."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import ast
 import functools
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 
 from iolab.model import Code
@@ -57,6 +59,36 @@ def test_no_private_name_imported_across_modules() -> None:
         if alias.name.startswith("_") and not alias.name.startswith("__")
     ]
     assert reached == []
+
+
+def _module_level(body: list[ast.stmt]) -> Iterator[tuple[str, ast.stmt]]:
+    """The names a module binds at its top (through `if` and `try` blocks too)."""
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield node.name, node
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            yield from ((t.id, node) for t in targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            yield from ((a.asname or a.name, node) for a in node.names)
+        elif isinstance(node, ast.If | ast.Try):
+            handlers = [h.body for h in node.handlers] if isinstance(node, ast.Try) else []
+            for block in (node.body, node.orelse, *handlers):
+                yield from _module_level(block)
+
+
+def test_names_are_imported_plainly() -> None:
+    """One import mechanism, plain imports: no module resolves its names when first asked for
+    (a module's `__getattr__`, PEP 562), which hides a name's home from the reader, from
+    go-to-definition and from the type checker. A command keeps start-up fast by importing
+    what it uses inside its function (iolab.cli; tests/test_imports.py)."""
+    lazy = [
+        f"{name}:{node.lineno}"
+        for name, tree in _modules().items()
+        for bound, node in _module_level(tree.body)
+        if bound in ("__getattr__", "__dir__")
+    ]
+    assert lazy == [], f"import these names plainly: {lazy}"
 
 
 def _strings(node: ast.expr) -> list[str]:

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from conftest import iolab_here, run_iolab
-from iolab import app, exchange
-from iolab.exchange import naming, terse
+from iolab.app.transfer import export_run, import_files
+from iolab.exchange import export, fio_json, naming, terse
 from iolab.exchange.found_jobs import FoundJob
 from iolab.exchange.logs import LOGS_ONLY
 from iolab.fio import parse
@@ -45,7 +45,7 @@ class QuietUi(TerminalUi):
 
 def imported(tmp_path: Path, *paths: Path, setup: str | None = None) -> Store:
     db = tmp_path / "import.db"
-    app.import_files([str(p) for p in paths], setup, str(db), QuietUi())
+    import_files([str(p) for p in paths], setup, str(db), QuietUi())
     return Store(db, create=False)
 
 
@@ -172,7 +172,7 @@ def test_status_interval_stream_gives_the_last_result_and_interval_samples(
 ) -> None:
     path = fixture("status-interval")
     text = path.read_text()
-    docs = [d for d, _ in exchange.fio_json.documents(text)]
+    docs = [d for d, _ in fio_json.documents(text)]
     assert len(docs) >= 4 and all("jobs" in d for d in docs)
     store = imported(tmp_path, path)
     (case,) = store.cases(1)
@@ -258,7 +258,7 @@ def test_jobs_named_for_other_io_and_logs_they_named_alike(tmp_path: Path) -> No
     job's: left out with a line, not made a case."""
     folder = IMPORT / "misnamed"
     db = tmp_path / "import.db"
-    done = app.import_files([str(folder)], None, str(db), QuietUi())
+    done = import_files([str(folder)], None, str(db), QuietUi())
     with Store(db, create=False) as store:
         cases = {c.workload: c for c in store.cases(1)}
         samples = {c.workload: 0 for c in cases.values()}
@@ -423,8 +423,8 @@ def test_an_export_of_a_run_already_here_is_not_a_second_run(golden: Path, tmp_p
     """A run exported and imported back into its own database would be its own twin: the run
     before itself for `iolab check`, hiding a regression. It is left out with a line."""
     exported = tmp_path / "run2.json"
-    app.export_run(str(golden), 2, "json", str(exported), QuietUi())
-    done = app.import_files([str(exported)], None, str(golden), QuietUi())
+    export_run(str(golden), 2, "json", str(exported), QuietUi())
+    done = import_files([str(exported)], None, str(golden), QuietUi())
     assert done.runs == () and len(Store(golden, create=False).runs()) == 2
     assert done.skipped == (
         f"{exported}: the same run as run 2 here (golden, started at the same moment on the "
@@ -434,7 +434,7 @@ def test_an_export_of_a_run_already_here_is_not_a_second_run(golden: Path, tmp_p
 
 def test_export_schema_has_parameter_columns_and_own_tables(golden: Path) -> None:
     with Store(golden) as store:
-        doc = exchange.export.document(store.dump(1), "test")
+        doc = export.document(store.dump(1), "test")
     assert doc["schema"] == "iolab-export" and doc["version"] == 1
     assert doc["parameters"][:5] == ["rw", "bs", "iodepth", "numjobs", "rwmixread"]
     assert "numjobs" in doc["parameters"] and "name" not in doc["parameters"]
@@ -477,7 +477,7 @@ def test_csv_export_writes_three_tables(golden: Path, tmp_path: Path) -> None:
 
 def test_a_damaged_export_is_one_line(golden: Path, tmp_path: Path) -> None:
     with Store(golden) as store:
-        doc = exchange.export.document(store.dump(1), "test")
+        doc = export.document(store.dump(1), "test")
     doc["metrics"][3]["iops"] = "fast"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc))

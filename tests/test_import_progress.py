@@ -22,7 +22,7 @@ import pytest
 from rich.console import Console
 
 from conftest import FIXTURES, IOLAB
-from iolab import app
+from iolab.app.transfer import import_files
 from iolab.exchange import fio_json, read_progress
 from iolab.terminal_ui import ReadingLine, TerminalUi
 
@@ -116,7 +116,7 @@ def test_an_import_tells_its_ui_how_far_each_large_file_has_been_read(
     small.write_bytes(JSONPLUS.read_bytes())
     monkeypatch.setattr(fio_json, "STREAM_FROM", 100_000)
     ui = Watched()
-    done = app.import_files([str(large), str(small)], None, str(tmp_path / "i.db"), ui)
+    done = import_files([str(large), str(small)], None, str(tmp_path / "i.db"), ui)
     assert not done.problems and len(done.runs) == 1
     assert [(path, size) for path, size, _ in ui.files] == [(large, large.stat().st_size)]
     counts = ui.files[0][2]

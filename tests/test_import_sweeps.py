@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, run_iolab
-from iolab import app
+from iolab.app.transfer import import_files
 from iolab.report import data
 from iolab.report.views import figures, sweep_heat
 from iolab.store import Store
@@ -146,7 +146,7 @@ def test_a_bench_fio_trees_lines_are_named_once_by_what_they_keep(tmp_path: Path
     4k and 64k, iodepth 1 and 4, numjobs 1 and 2): a numjobs chart with a line per pattern,
     each named by its workload's name less numjobs, never with its options again beside it."""
     db = tmp_path / "t.db"
-    app.import_files([str(FIXTURES / "import" / "bench-fio" / "tree")], None, str(db), QuietUi())
+    import_files([str(FIXTURES / "import" / "bench-fio" / "tree")], None, str(db), QuietUi())
     found = _dataset(db)
     (chart,) = figures.scaling(found)
     assert chart.title == "I/O rate vs numjobs: bench.img (one line per pattern)"
@@ -161,7 +161,7 @@ def test_a_bench_fio_tree_gets_its_depth_by_jobs_heat_maps(tmp_path: Path) -> No
     """Each imported file names its own logs: those names are not what a pattern is, so the
     tree's 4 patterns each get an IOPS and a p99 map over iodepth x numjobs (issue 45)."""
     db = tmp_path / "t.db"
-    app.import_files([str(FIXTURES / "import" / "bench-fio" / "tree")], None, str(db), QuietUi())
+    import_files([str(FIXTURES / "import" / "bench-fio" / "tree")], None, str(db), QuietUi())
     maps = sweep_heat.charts(_dataset(db))
     assert [m.title for m in maps if m.title.startswith("IOPS")] == [
         f"IOPS over iodepth × numjobs: {p} on bench.img"

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from conftest import iolab_here, run_iolab
-from iolab import app
+from iolab.app.transfer import import_files
 from iolab.exchange import bonnie
 from iolab.model import Direction
 from iolab.store import CaseRow, Store
@@ -47,7 +47,7 @@ class QuietUi(TerminalUi):
 
 
 def imported(tmp_path: Path, *paths: Path, db: str = "tools.db") -> tuple[Store, Any]:
-    done = app.import_files([str(p) for p in paths], None, str(tmp_path / db), QuietUi())
+    done = import_files([str(p) for p in paths], None, str(tmp_path / db), QuietUi())
     return Store(tmp_path / db, create=False), done
 
 

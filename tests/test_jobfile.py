@@ -6,16 +6,18 @@ from pathlib import Path
 
 import pytest
 
-from iolab import plan, runner
 from iolab.errors import FioError
 from iolab.fio import info, jobfile
+from iolab.plan.common import Overrides
+from iolab.plan.load import load_preset, preset_names
+from iolab.runner.campaign import plan_campaign
 
 
 @pytest.mark.fio
-@pytest.mark.parametrize("name", plan.preset_names())
+@pytest.mark.parametrize("name", preset_names())
 def test_every_option_of_every_preset_reaches_fio(name: str, workdir: Path) -> None:
-    the_plan = plan.load_preset(name, plan.Overrides(target=str(workdir)))
-    campaign = runner.plan_campaign(the_plan, info.probe(), probe_write=False)
+    the_plan = load_preset(name, Overrides(target=str(workdir)))
+    campaign = plan_campaign(the_plan, info.probe(), probe_write=False)
     jobs = [campaign.preview(step) for step in campaign.steps]
     seen = jobfile.read_back(jobfile.render(jobs))
     assert len(seen) == len(jobs)
@@ -29,9 +31,9 @@ def test_every_option_of_every_preset_reaches_fio(name: str, workdir: Path) -> N
 
 @pytest.mark.fio
 def test_auto_values_are_resolved(workdir: Path) -> None:
-    the_plan = plan.load_preset("quick", plan.Overrides(target=str(workdir)))
+    the_plan = load_preset("quick", Overrides(target=str(workdir)))
     fio = info.probe()
-    campaign = runner.plan_campaign(the_plan, fio, probe_write=False)
+    campaign = plan_campaign(the_plan, fio, probe_write=False)
     options = campaign.preview(campaign.steps[0]).options
     assert options["ioengine"] == fio.default_engine in ("io_uring", "libaio", "psync")
     assert options["filename"] == str(workdir.resolve() / "iolab.testfile")

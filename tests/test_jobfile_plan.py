@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from conftest import iolab_here, run_iolab
-from iolab import plan
 from iolab.errors import PlanError
 from iolab.plan import jobfile_plan
+from iolab.plan.load import load_file, parse_plan, preset_text
 
 JOB = """; written for fio, not for iolab
 [global]
@@ -37,7 +37,7 @@ bs=128k
 
 def test_every_section_is_a_workload_with_the_globals_before_it(tmp_path: Path) -> None:
     (tmp_path / "mine.fio").write_text(JOB)
-    loaded = plan.load_file(tmp_path / "mine.fio")
+    loaded = load_file(tmp_path / "mine.fio")
     assert [s.name for s in loaded.setups] == ["here"] and loaded.setups[0].path == "."
     first, second = loaded.workloads
     assert first.name == "randread-4k" and second.name == "seqwrite"
@@ -49,14 +49,14 @@ def test_every_section_is_a_workload_with_the_globals_before_it(tmp_path: Path) 
 
 def test_what_the_file_leaves_out_is_fios_default_not_iolabs(tmp_path: Path) -> None:
     (tmp_path / "bare.job").write_text("[one]\nrw=randwrite\n")
-    options = plan.load_file(tmp_path / "bare.job").workloads[0].options
+    options = load_file(tmp_path / "bare.job").workloads[0].options
     assert options["ioengine"] == "psync" and options["direct"] == 0
     assert options["time_based"] == 0 and options["bs"] == "4k" and options["iodepth"] == 1
 
 
 def test_found_by_content_without_the_extension(tmp_path: Path) -> None:
     (tmp_path / "job").write_text(JOB)
-    assert plan.load_file(tmp_path / "job").workloads[0].name == "randread-4k"
+    assert load_file(tmp_path / "job").workloads[0].name == "randread-4k"
     assert jobfile_plan.is_job_file("plan", "[randread]\nrw=randread\n")
     assert not jobfile_plan.is_job_file("plan", '[defaults]\nsize = "8m"\n')
     assert not jobfile_plan.is_job_file("plan", 'name = "x"\n[[workload]]\nrw = "read"\n')
@@ -84,7 +84,7 @@ def test_found_by_content_without_the_extension(tmp_path: Path) -> None:
 def test_the_rules_of_plans_apply_line_by_line(tmp_path: Path, text: str, message: str) -> None:
     (tmp_path / "job.fio").write_text(text)
     with pytest.raises(PlanError) as caught:
-        plan.parse_plan(text, "job.fio")
+        parse_plan(text, "job.fio")
     assert str(caught.value).startswith(message), str(caught.value)
 
 
@@ -119,7 +119,7 @@ def test_target_and_overrides_apply(workdir: Path) -> None:
 
 def test_show_toml_prints_a_preset_to_copy(workdir: Path) -> None:
     done = iolab_here("show", "--preset", "crystaldiskmark", "--toml", cwd=workdir)
-    assert done.returncode == 0 and done.stdout == plan.preset_text("crystaldiskmark")
-    (workdir / "mine.toml").write_text(plan.preset_text("quick"))
+    assert done.returncode == 0 and done.stdout == preset_text("crystaldiskmark")
+    (workdir / "mine.toml").write_text(preset_text("quick"))
     mine = iolab_here("show", "mine.toml", "--toml", cwd=workdir)
-    assert mine.stdout == plan.preset_text("quick")
+    assert mine.stdout == preset_text("quick")

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import run_iolab, said
-from iolab import plan
 from iolab.errors import PlanError
+from iolab.plan.load import parse_plan
 from loopdevs import LoopDevs, device_sha256, loops_fixture
 
 __all__ = ["loops_fixture"]
@@ -27,14 +27,14 @@ def job(where: str, rw: str = "randread") -> str:
 
 
 def test_the_target_a_job_file_names_is_its_set_up(tmp_path: Path) -> None:
-    found = plan.parse_plan(job(f"directory={tmp_path}"), "job.fio")
+    found = parse_plan(job(f"directory={tmp_path}"), "job.fio")
     (setup,) = found.setups
     assert setup.path == str(tmp_path) and setup.name == tmp_path.name
     assert all("directory" not in w.options for w in found.workloads)
     (tmp_path / "data.img").write_bytes(b"")
-    inside = plan.parse_plan(job(f"directory={tmp_path}\nfilename=data.img"), "job.fio")
+    inside = parse_plan(job(f"directory={tmp_path}\nfilename=data.img"), "job.fio")
     assert inside.setups[0].path == str(tmp_path / "data.img")
-    assert plan.parse_plan(job(""), "job.fio").setups[0].name == "here"
+    assert parse_plan(job(""), "job.fio").setups[0].name == "here"
 
 
 @pytest.mark.parametrize(
@@ -50,7 +50,7 @@ def test_the_target_a_job_file_names_is_its_set_up(tmp_path: Path) -> None:
 )
 def test_a_target_iolab_cannot_take_is_one_line(where: str, said_: str) -> None:
     with pytest.raises(PlanError, match=re.escape(said_)):
-        plan.parse_plan(job(where), "job.fio")
+        parse_plan(job(where), "job.fio")
 
 
 @pytest.mark.fio  # iolab asks fio its version before it looks at the target
@@ -78,7 +78,7 @@ def test_a_comment_after_a_value_ends_it_as_fio_reads_it(tmp_path: Path) -> None
     text = (
         job(f"directory={tmp_path}\t; or use a full disk, for example /dev/sda") + "bs=8k # mine\n"
     )
-    found = plan.parse_plan(text, "job.fio")
+    found = parse_plan(text, "job.fio")
     assert found.setups[0].path == str(tmp_path)
     assert found.workloads[0].options["bs"] == "8k"
 
@@ -86,17 +86,17 @@ def test_a_comment_after_a_value_ends_it_as_fio_reads_it(tmp_path: Path) -> None
 def test_a_file_that_does_not_exist_yet_is_iolabs_own_test_file_there(tmp_path: Path) -> None:
     """fio's examples name a new file (filename=fio-rand-read): fio would make it; iolab
     makes its own test file in that folder instead, says so, and removes it after."""
-    found = plan.parse_plan(job(f"filename={tmp_path}/fio-rand-read"), "job.fio")
+    found = parse_plan(job(f"filename={tmp_path}/fio-rand-read"), "job.fio")
     (setup,) = found.setups
     assert (setup.name, setup.path) == (tmp_path.name, str(tmp_path))
     assert found.notes == (
         f"filename={tmp_path}/fio-rand-read does not exist yet: iolab writes its own test file "
         f"in {tmp_path} instead (iolab.testfile), and removes it after",
     )
-    here = plan.parse_plan(job("filename=no-such-file-here"), "job.fio")
+    here = parse_plan(job("filename=no-such-file-here"), "job.fio")
     assert [(s.name, s.path) for s in here.setups] == [("here", ".")]
     assert "in the current folder instead" in here.notes[0]
-    nowhere = plan.parse_plan(job(f"filename={tmp_path}/missing/x"), "job.fio")
+    nowhere = parse_plan(job(f"filename={tmp_path}/missing/x"), "job.fio")
     assert nowhere.setups[0].path == f"{tmp_path}/missing/x" and nowhere.notes == ()
 
 

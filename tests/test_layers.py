@@ -22,6 +22,7 @@ LAYERS = {
         0,
     ),
     "presets": 0,
+    "choices": 0,
     **dict.fromkeys(("fio", "targets", "store", "analysis"), 1),
     **dict.fromkeys(("plan", "runner", "report", "exchange"), 2),
     **dict.fromkeys(("app", "terminal_ui", "shell"), 3),

@@ -10,12 +10,15 @@ from typing import Any
 import pytest
 
 from fake_device import FakeDevice, options_of, shaped
-from iolab import plan, runner
 from iolab.analysis import check_context, checks, peak
 from iolab.errors import Interrupted, PlanError
 from iolab.fio.info import FioInfo
 from iolab.fio.parse import Status
 from iolab.model import Case, CaseMetrics, DirectionMetrics, Method, PeakRecord, Result, codec
+from iolab.plan.load import parse_plan
+from iolab.plan.matrix import matrix_lines
+from iolab.runner.campaign import plan_campaign, resolve
+from iolab.runner.executing import execute
 from iolab.store import Store
 from iolab.targets import process
 
@@ -58,13 +61,13 @@ class Seen:
 def run(
     tmp_path: Path, device: FakeDevice, extra: str = SEARCH, run_id: int | None = None
 ) -> tuple[Store, int, Seen]:
-    the_plan = plan.parse_plan(PLAN.format(path=tmp_path, extra=extra), "plan.toml")
-    built = runner.plan_campaign(the_plan, FIO, executor=device)
+    the_plan = parse_plan(PLAN.format(path=tmp_path, extra=extra), "plan.toml")
+    built = plan_campaign(the_plan, FIO, executor=device)
     store = Store(tmp_path / "results.db")
     if run_id is None:
         run_id = store.create_run(built.plan, {}, "test", {}, process.me())
     seen = Seen()
-    runner.execute(built, store, run_id, seen)
+    execute(built, store, run_id, seen)
     return store, run_id, seen
 
 
@@ -167,7 +170,7 @@ def test_rates_are_per_job_and_split_by_the_read_share() -> None:
 
 
 def test_a_method_workload_is_planned_as_its_start_and_the_start_again(tmp_path: Path) -> None:
-    the_plan = plan.parse_plan(PLAN.format(path=tmp_path, extra=SEARCH), "plan.toml")
+    the_plan = parse_plan(PLAN.format(path=tmp_path, extra=SEARCH), "plan.toml")
     names = [w.name for w in the_plan.workloads]
     assert names == ["4k randread numjobs=2 iodepth=2", "4k randread numjobs=2 iodepth=2 again"]
     options, method = the_plan.workloads[0].options, the_plan.workloads[0].method
@@ -177,10 +180,10 @@ def test_a_method_workload_is_planned_as_its_start_and_the_start_again(tmp_path:
     recorded = the_plan.workloads[0].recorded  # as the store keeps it
     assert recorded["peak_numjobs"] == "1-8" and recorded["method"] == "peak"
     assert any(
-        "a search (method) adds the points it tries" in line for line in plan.matrix_lines(the_plan)
+        "a search (method) adds the points it tries" in line for line in matrix_lines(the_plan)
     )
-    step = runner.plan_campaign(the_plan, FIO, executor=FakeDevice()).steps[0]
-    job = runner.resolve(step.case, runner.plan_campaign(the_plan, FIO).paths["here"], FIO)
+    step = plan_campaign(the_plan, FIO, executor=FakeDevice()).steps[0]
+    job = resolve(step.case, plan_campaign(the_plan, FIO).paths["here"], FIO)
     assert not set(job) & set(peak.IOLAB_ONLY), "iolab's own keys never reach fio"
 
 
@@ -198,14 +201,14 @@ def test_a_method_workload_is_planned_as_its_start_and_the_start_again(tmp_path:
 )
 def test_bad_method_settings_are_refused_in_one_line(tmp_path: Path, extra: str, said: str) -> None:
     with pytest.raises(PlanError) as caught:
-        plan.parse_plan(PLAN.format(path=tmp_path, extra=extra), "plan.toml")
+        parse_plan(PLAN.format(path=tmp_path, extra=extra), "plan.toml")
     assert str(caught.value).startswith("plan.toml:1") and said in str(caught.value)
 
 
 def test_a_method_does_not_mix_with_auto_repeat(tmp_path: Path) -> None:
     text = 'repeat = "auto"\n' + PLAN.format(path=tmp_path, extra=SEARCH)
     with pytest.raises(PlanError, match='does not mix with repeat = "auto"'):
-        plan.parse_plan(text, "plan.toml")
+        parse_plan(text, "plan.toml")
 
 
 # ---------------------------------------------------------------- run
@@ -255,7 +258,7 @@ def test_an_interrupted_search_resumes_without_running_a_stored_point_again(
     with pytest.raises(Interrupted) as stopped:
         run(part, FakeDevice(interrupt_at=6))
     assert stopped.value.resume is not None and stopped.value.resume.run_id == 1
-    the_plan = plan.parse_plan(PLAN.format(path=part, extra=SEARCH), "plan.toml")
+    the_plan = parse_plan(PLAN.format(path=part, extra=SEARCH), "plan.toml")
     with Store(part / "results.db") as stored:
         interrupted = stored.resumable(the_plan.hash)
         assert interrupted and interrupted.ok > interrupted.case_count, "more stored than planned"

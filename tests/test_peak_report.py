@@ -11,10 +11,10 @@ import pytest
 
 from fake_device import FakeDevice
 from fakes import recorded
-from iolab import plan
 from iolab.analysis import objective
 from iolab.errors import PlanError
 from iolab.plan import methods
+from iolab.plan.load import parse_plan
 from iolab.report import data as report_data
 from iolab.report import document as report_document
 from iolab.report.cells import Table
@@ -164,7 +164,7 @@ def test_a_latency_target_no_load_meets_says_so(tmp_path: Path) -> None:
 )
 def test_a_bad_latency_target_is_refused_in_the_plan(tmp_path: Path, extra: str, said: str) -> None:
     with pytest.raises(PlanError, match=re.escape(said)):
-        plan.parse_plan(PLAN.format(path=tmp_path, extra=extra), "plan.toml")
+        parse_plan(PLAN.format(path=tmp_path, extra=extra), "plan.toml")
 
 
 def test_latency_targets_read_as_percentile_and_nanoseconds() -> None:

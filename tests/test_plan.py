@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from iolab import plan
 from iolab.errors import PlanError
+from iolab.plan.common import Overrides
+from iolab.plan.load import load_file, load_preset, parse_plan, preset_names
 
 GOOD = """
 name = "two"
@@ -33,7 +34,7 @@ BS = 'bs = ["4k", "64k"]'
 
 
 def test_sweeps_expand_to_named_points_and_cases() -> None:
-    p = plan.parse_plan(GOOD, "good.toml")
+    p = parse_plan(GOOD, "good.toml")
     names = [w.name for w in p.workloads]
     assert names == [
         "rand rw=randread bs=4k",
@@ -48,8 +49,8 @@ def test_sweeps_expand_to_named_points_and_cases() -> None:
 
 
 def test_overrides_shrink_any_preset() -> None:
-    small = plan.Overrides(target="/var/tmp", size="32m", runtime=1, repeat=3)
-    p = plan.load_preset("ssd-raid-card-2012", small)
+    small = Overrides(target="/var/tmp", size="32m", runtime=1, repeat=3)
+    p = load_preset("ssd-raid-card-2012", small)
     assert [s.path for s in p.setups] == ["/var/tmp"]
     assert {w.options["size"] for w in p.workloads} == {"32m"}
     assert {w.options["runtime"] for w in p.workloads} == {1}
@@ -57,15 +58,15 @@ def test_overrides_shrink_any_preset() -> None:
 
 
 def test_case_keys_are_stable_and_distinct() -> None:
-    keys = [c.key for c in plan.parse_plan(GOOD, "x").cases()]
-    again = [c.key for c in plan.parse_plan(GOOD, "y").cases()]
+    keys = [c.key for c in parse_plan(GOOD, "x").cases()]
+    again = [c.key for c in parse_plan(GOOD, "y").cases()]
     assert keys == again
     assert len(set(keys)) == len(keys)
 
 
 def _error(text: str) -> str:
     with pytest.raises(PlanError) as caught:
-        plan.parse_plan(text, "plan.toml")
+        parse_plan(text, "plan.toml")
     message = str(caught.value)
     assert "\n" not in message
     return message
@@ -111,14 +112,14 @@ def test_empty_and_missing() -> None:
     assert "no [[setup]]" in _error('[[workload]]\nrw = "read"\n')
     assert "no [[workload]]" in _error('[[setup]]\npath = "."\n')
     with pytest.raises(PlanError, match="no such plan file"):
-        plan.load_file(Path("/nonexistent/plan.toml"))
+        load_file(Path("/nonexistent/plan.toml"))
     with pytest.raises(PlanError, match="no preset named 'nope': choose one of"):
-        plan.load_preset("nope")
+        load_preset("nope")
 
 
 def test_bad_overrides_are_named_as_flags() -> None:
     with pytest.raises(PlanError, match=r"^--size: size = '4q' is not a size"):
-        plan.load_preset("quick", plan.Overrides(size="4q"))
+        load_preset("quick", Overrides(size="4q"))
 
 
 def test_baseline_must_be_a_setup() -> None:
@@ -128,13 +129,13 @@ def test_baseline_must_be_a_setup() -> None:
 
 
 def test_every_preset_is_valid_and_has_an_origin() -> None:
-    for name in plan.preset_names():
-        p = plan.load_preset(name)
+    for name in preset_names():
+        p = load_preset(name)
         assert p.origin and p.description and p.cases(), name
 
 
 def test_study_a_matches_the_published_method() -> None:
-    p = plan.load_preset("ssd-raid-card-2012")
+    p = load_preset("ssd-raid-card-2012")
     by_name = {w.name: dict(w.options) for w in p.workloads}
     for rw in ("read", "write", "randread", "randwrite"):
         o = by_name[f"4k rw={rw}"]

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from conftest import iolab_here, run_iolab, stored_cases
-from iolab import plan
 from iolab.errors import PlanError
+from iolab.plan.common import Overrides
+from iolab.plan.load import load_file, load_preset, parse_plan
 
 JOB = """; written for fio, with a "quote" and a \\ backslash
 [global]
@@ -65,7 +66,7 @@ def _write(folder: Path, plan_text: str = PLAN, job: str = JOB) -> Path:
 
 
 def test_every_section_is_a_workload_on_every_setup(tmp_path: Path) -> None:
-    loaded = plan.load_file(_write(tmp_path))
+    loaded = load_file(_write(tmp_path))
     assert [w.name for w in loaded.workloads] == ["mine rr", "mine sw", "own"]
     rr, sw, own = (w.options for w in loaded.workloads)
     assert rr["rw"] == "randread" and rr["bs"] == "4k" and rr["numjobs"] == 1
@@ -81,7 +82,7 @@ def test_every_section_is_a_workload_on_every_setup(tmp_path: Path) -> None:
 
 def test_without_a_name_the_sections_keep_theirs(tmp_path: Path) -> None:
     text = PLAN.replace('name = "mine"\n', "")
-    names = [w.name for w in plan.load_file(_write(tmp_path, text)).workloads]
+    names = [w.name for w in load_file(_write(tmp_path, text)).workloads]
     assert names == ["rr", "sw", "own"]
 
 
@@ -110,27 +111,27 @@ def test_show_lists_the_cases(tmp_path: Path) -> None:
 
 def test_the_job_file_is_recorded_with_the_plan(tmp_path: Path) -> None:
     path = _write(tmp_path, job=JOB.replace("\n", "\r\n"))
-    loaded = plan.load_file(path)
+    loaded = load_file(path)
     assert loaded.text.startswith(PLAN)
     shown = iolab_here("show", "plan.toml", "--toml", cwd=tmp_path)
     assert shown.returncode == 0 and shown.stdout == loaded.text
     assert tomllib.loads(loaded.text)["jobfiles"] == {"mine.fio": JOB.replace("\n", "\r\n")}
     (tmp_path / "mine.fio").write_text("[changed]\nrw=read\n")  # the record, not the disk
-    again = plan.parse_plan(loaded.text, loaded.source)
+    again = parse_plan(loaded.text, loaded.source)
     assert again.workloads == loaded.workloads and again.text == loaded.text
     (tmp_path / "mine.fio").unlink()
-    assert plan.parse_plan(loaded.text, loaded.source).workloads == loaded.workloads
+    assert parse_plan(loaded.text, loaded.source).workloads == loaded.workloads
 
 
 def test_a_plan_may_carry_its_job_files(tmp_path: Path) -> None:
     text = PLAN + '[jobfiles]\n"mine.fio" = "[a]\\nrw=read\\n"\n'
-    loaded = plan.parse_plan(text, str(tmp_path / "plan.toml"))  # no mine.fio on disk
+    loaded = parse_plan(text, str(tmp_path / "plan.toml"))  # no mine.fio on disk
     assert [w.name for w in loaded.workloads] == ["mine a", "own"] and loaded.text == text
 
 
 def test_a_presets_workloads_come_first(tmp_path: Path) -> None:
     text = 'workloads = "crystaldiskmark"\n' + PLAN.replace('name = "mixed"\n', "")
-    loaded = plan.load_file(_write(tmp_path, text))
+    loaded = load_file(_write(tmp_path, text))
     names = [w.name for w in loaded.workloads]
     assert names[:2] == ["SEQ1M Q8T1 rw=read", "SEQ1M Q8T1 rw=write"]
     assert len(names) == 11 and names[8:] == ["mine rr", "mine sw", "own"]
@@ -143,17 +144,15 @@ def test_a_presets_workloads_come_first(tmp_path: Path) -> None:
 
 def test_a_preset_alone_is_enough(tmp_path: Path) -> None:
     text = 'workloads = "quick"\n[[setup]]\npath = "."\n'
-    loaded = plan.parse_plan(text, str(tmp_path / "plan.toml"))
-    assert [w.name for w in loaded.workloads] == [
-        w.name for w in plan.load_preset("quick").workloads
-    ]
+    loaded = parse_plan(text, str(tmp_path / "plan.toml"))
+    assert [w.name for w in loaded.workloads] == [w.name for w in load_preset("quick").workloads]
 
 
 def test_show_toml_prints_a_preset_as_a_plan(tmp_path: Path) -> None:
     done = iolab_here("show", "--preset", "crystaldiskmark", "--toml", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    copied = plan.parse_plan(done.stdout, "copied.toml")
-    assert copied.workloads == plan.load_preset("crystaldiskmark").workloads
+    copied = parse_plan(done.stdout, "copied.toml")
+    assert copied.workloads == load_preset("crystaldiskmark").workloads
 
 
 @pytest.mark.slow
@@ -258,9 +257,9 @@ def test_fios_own_refusal_names_the_job_files_line(workdir: Path) -> None:
 def test_the_count_limit_counts_every_source(tmp_path: Path) -> None:
     text = 'workloads = "crystaldiskmark"\n' + PLAN.replace('name = "mixed"\n', "")
     path = _write(tmp_path, text)
-    assert len(plan.load_file(path, plan.Overrides(max_cases=22)).cases()) == 22
+    assert len(load_file(path, Overrides(max_cases=22)).cases()) == 22
     with pytest.raises(PlanError, match="expands to 22 cases"):
-        plan.load_file(path, plan.Overrides(max_cases=21))
+        load_file(path, Overrides(max_cases=21))
 
 
 STEADY = """
@@ -276,11 +275,11 @@ rounds = 30
 
 
 def test_the_count_limit_counts_the_most_rounds() -> None:
-    assert plan.parse_plan(STEADY, "s.toml", plan.Overrides(max_cases=60)).rounds is not None
+    assert parse_plan(STEADY, "s.toml", Overrides(max_cases=60)).rounds is not None
     with pytest.raises(PlanError, match="expands to 60 cases"):
-        plan.parse_plan(STEADY, "s.toml", plan.Overrides(max_cases=59))
+        parse_plan(STEADY, "s.toml", Overrides(max_cases=59))
     alone = STEADY[: STEADY.index("[steady]")]
-    assert len(plan.parse_plan(alone, "s.toml", plan.Overrides(max_cases=2)).cases()) == 2
+    assert len(parse_plan(alone, "s.toml", Overrides(max_cases=2)).cases()) == 2
 
 
 @pytest.mark.fio

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from iolab import plan
 from iolab.errors import PlanError
+from iolab.plan.load import parse_plan
 
 WORK = '\n[[workload]]\nrw = "randread"\n'
 
 
 def test_btrfs_raid_and_study_a_xfs() -> None:
-    found = plan.parse_plan(
+    found = parse_plan(
         """
 [[setup]]
 name = "btrfs raid10 of 4"
@@ -45,7 +45,7 @@ discard = true
 
 
 def test_device_count_is_an_axis() -> None:
-    found = plan.parse_plan(
+    found = parse_plan(
         """
 [[setup]]
 name = "md raid0"
@@ -69,7 +69,7 @@ filesystem = "xfs"
 
 
 def test_levels_in_either_spelling_and_a_sweep_down_to_one_device() -> None:
-    found = plan.parse_plan(
+    found = parse_plan(
         """
 [[setup]]
 name = "btrfs"
@@ -147,6 +147,6 @@ level = "linear"
 )
 def test_layout_faults_are_one_line(body: str, words: str) -> None:
     with pytest.raises(PlanError) as caught:
-        plan.parse_plan(f'[[setup]]\nname = "x"\n{body}\n' + WORK, "plan.toml")
+        parse_plan(f'[[setup]]\nname = "x"\n{body}\n' + WORK, "plan.toml")
     assert words in str(caught.value)
     assert str(caught.value).startswith("plan.toml:")

@@ -10,10 +10,13 @@ from pathlib import Path
 import pytest
 
 from fakes import FakeExecutor
-from iolab import plan, runner
+from iolab.plan.common import Overrides
+from iolab.plan.load import load_preset, parse_plan, preset_names
 from iolab.report import data as report_data
 from iolab.report import document as report_document
 from iolab.report.charts import Chart
+from iolab.runner.campaign import plan_campaign
+from iolab.runner.executing import execute
 from iolab.store import Store
 from iolab.targets import process
 from test_runner_fake import FIO, Seen
@@ -31,18 +34,15 @@ def _points(chart: Chart) -> int:
 
 @pytest.mark.parametrize(  # each a report built whole: the fast lane keeps the first
     "preset",
-    [
-        pytest.param(p, marks=[pytest.mark.slow] if i else [])
-        for i, p in enumerate(plan.preset_names())
-    ],
+    [pytest.param(p, marks=[pytest.mark.slow] if i else []) for i, p in enumerate(preset_names())],
 )
 def test_every_chart_of_a_presets_report_has_points(preset: str, tmp_path: Path) -> None:
-    overrides = plan.Overrides(target=str(tmp_path), size="1g", runtime=1, max_cases=40)
-    the_plan = plan.load_preset(preset, overrides)
-    built = runner.plan_campaign(the_plan, FIO, executor=FakeExecutor(), probe_write=False)
+    overrides = Overrides(target=str(tmp_path), size="1g", runtime=1, max_cases=40)
+    the_plan = load_preset(preset, overrides)
+    built = plan_campaign(the_plan, FIO, executor=FakeExecutor(), probe_write=False)
     with Store(tmp_path / "results.db") as store:
         run_id = store.create_run(built.plan, {}, "test", {}, process.me())
-        runner.execute(built, store, run_id, Seen())
+        execute(built, store, run_id, Seen())
         document = report_document.assemble(report_data.load(store, [run_id]), CHARTED)
     empty = [c.title for c in _charts(document) if _points(c) == 0]
     assert empty == [], f"{preset}: charts without data: {empty}"
@@ -75,12 +75,12 @@ def test_a_depth_by_jobs_heat_map_has_points_or_is_not_drawn(
     """The iodepth x numjobs heat maps (IOPS, p99) of a sweep of both: drawn with a point in
     every cell that has a figure; not drawn when every case failed (no map without data), nor
     any other chart (a scaling chart of failed cases only drew axes)."""
-    the_plan = plan.parse_plan(SWEPT.format(path=tmp_path), "swept.toml")
+    the_plan = parse_plan(SWEPT.format(path=tmp_path), "swept.toml")
     fake = FakeExecutor(script=["enospc"] * failing)
-    built = runner.plan_campaign(the_plan, FIO, executor=fake, probe_write=False)
+    built = plan_campaign(the_plan, FIO, executor=fake, probe_write=False)
     with Store(tmp_path / "results.db") as store:
         run_id = store.create_run(built.plan, {}, "test", {}, process.me())
-        runner.execute(built, store, run_id, Seen())
+        execute(built, store, run_id, Seen())
         document = report_document.assemble(report_data.load(store, [run_id]), CHARTED)
     heat = [c for c in _charts(document) if c.kind == "heat"]
     assert [_points(c) for c in heat] == [4] * maps

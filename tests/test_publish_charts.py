@@ -28,16 +28,18 @@ import pytest
 
 from conftest import run_iolab
 from fakes import FakeExecutor
-from iolab import plan, runner
 from iolab.analysis.history import RunChange, RunPoint, RunSeries
 from iolab.app import lab_run
 from iolab.errors import PlanError, ReportError
+from iolab.plan.load import parse_plan
 from iolab.report import data as report_data
 from iolab.report import document as report_document
 from iolab.report import history as report_history
 from iolab.report.charts import Axis, Chart, Series
 from iolab.report.formats import markdown, terminal
 from iolab.report.render import mpl_render, plotly_render
+from iolab.runner.campaign import plan_campaign
+from iolab.runner.executing import execute
 from iolab.store import Store
 from iolab.targets import process
 from test_report_html import CHARTS_JS, CHROMIUM, OUTPUT, Browser
@@ -72,12 +74,12 @@ def _plan(tmp_path: Path, depths: str = "[1, 4]", jobs: str = "[1, 2]", extra: s
 
 def _stored(tmp_path: Path, text: str, name: str = "results.db") -> Path:
     """The plan run over the fake executor (fio's real output replayed) into a store."""
-    the_plan = plan.parse_plan(text, str(tmp_path / "sweep.toml"))
-    built = runner.plan_campaign(the_plan, FIO, executor=FakeExecutor(), probe_write=False)
+    the_plan = parse_plan(text, str(tmp_path / "sweep.toml"))
+    built = plan_campaign(the_plan, FIO, executor=FakeExecutor(), probe_write=False)
     db = tmp_path / name
     with Store(db) as store:
         run_id = store.create_run(built.plan, {"hostname": "db1"}, "test", {}, process.me())
-        runner.execute(built, store, run_id, Seen())
+        execute(built, store, run_id, Seen())
     return db
 
 
@@ -92,7 +94,7 @@ def _document(db: Path, options: report_document.Options | None = None) -> repor
 
 def test_chart_texts_come_from_the_plan(tmp_path: Path) -> None:
     extra = f'\n[report.charts.{HEAT_IOPS}]\ntitle = "Reads by depth and jobs"\ncaption = "A."\n'
-    the_plan = plan.parse_plan(_plan(tmp_path, extra=extra), "sweep.toml")
+    the_plan = parse_plan(_plan(tmp_path, extra=extra), "sweep.toml")
     assert [(c.chart, c.title, c.caption) for c in the_plan.charts] == [
         (HEAT_IOPS, "Reads by depth and jobs", "A.")
     ]
@@ -124,7 +126,7 @@ def test_bad_chart_texts_are_placed(
     tmp_path: Path, table: str, line: int | None, said: str
 ) -> None:
     with pytest.raises(PlanError) as raised:
-        plan.parse_plan(_plan(tmp_path, extra=table), "sweep.toml")
+        parse_plan(_plan(tmp_path, extra=table), "sweep.toml")
     message = str(raised.value)
     assert said in message, message
     if line is not None:
@@ -296,16 +298,16 @@ def _as_the_lab_stores_it(tmp_path: Path) -> Path:
     is removed after, its host "(none)"), then kept in the user's database as `iolab run
     --lab` keeps it (app.lab_run.as_stored). The kernel's md arrays are stood in for by
     folders of the same set-up names: the header and the cells are what is tried here."""
-    user_plan = plan.parse_plan(STUDY_B.format(first=MD5, second=MD10), str(tmp_path / "b.toml"))
+    user_plan = parse_plan(STUDY_B.format(first=MD5, second=MD10), str(tmp_path / "b.toml"))
     folder = tmp_path / "iolab-rehearse-x1y2"
     for name in ("md5", "md10"):
         (folder / name).mkdir(parents=True)
     text = STUDY_B.format(first=f'path = "{folder}/md5"', second=f'path = "{folder}/md10"')
-    inside = plan.parse_plan(text, str(folder / "plan.toml"))
-    built = runner.plan_campaign(inside, FIO, executor=FakeExecutor(), probe_write=False)
+    inside = parse_plan(text, str(folder / "plan.toml"))
+    built = plan_campaign(inside, FIO, executor=FakeExecutor(), probe_write=False)
     with Store(folder / "lab.db") as lab:
         run_id = lab.create_run(inside, {"hostname": "(none)"}, "test", {}, process.me())
-        runner.execute(built, lab, run_id, Seen())
+        execute(built, lab, run_id, Seen())
         tables = lab.dump(run_id)
     origin = lab_run.as_stored(
         tables, user_plan, "QEMU (software emulation, TCG) with Debian's kernel 6.1.0-56-amd64"

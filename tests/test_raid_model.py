@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import iolab_here, run_iolab
-from iolab import layouts, plan
+from iolab import layouts
 from iolab.analysis import raid_model
 from iolab.analysis.raid_model import Geometry, RaidWorkload, Single, factor, geometry, predict
 from iolab.cli import main
@@ -31,6 +31,7 @@ from iolab.model import (
     Layout,
     Result,
 )
+from iolab.plan.load import parse_plan
 from iolab.report import data as report_data
 from iolab.report import document
 from iolab.report.cells import Row, Table
@@ -273,7 +274,7 @@ def study_b(case: Case) -> float:
 
 def store_study_b(db: Path, text: str = STUDY_B, measure: Callable[[Case], float] = study_b) -> int:
     """A stored run of the plan `text`, each case measuring `measure(case)` IOPS."""
-    the_plan = plan.parse_plan(text, "study-b.toml")
+    the_plan = parse_plan(text, "study-b.toml")
     with Store(db) as store:
         run_id = store.create_run(the_plan, {"hostname": "lab"}, "test", {}, process.me())
         for case in the_plan.cases():

@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import LAB_COMMAND_S, needs_root, run_iolab
-from iolab import plan
 from iolab.app import lab_run, rehearsal
 from iolab.cli import main
+from iolab.plan.load import parse_plan
 from iolab.targets import lab, lab_backends
 from iolab.targets.lab_backends import Qemu, Uml
 
@@ -99,7 +99,7 @@ def test_a_plan_that_builds_nothing_has_nothing_to_rehearse(workdir: Path) -> No
 
 
 def test_a_set_ups_rehearsal_plan_is_the_set_up_without_hooks_and_one_short_run() -> None:
-    the_plan = plan.parse_plan(PLAN, "plan.toml")
+    the_plan = parse_plan(PLAN, "plan.toml")
     text = rehearsal.plan_text(the_plan, the_plan.setups[0])
     data = tomllib.loads(text)
     [setup] = data["setup"]
@@ -111,7 +111,7 @@ def test_a_set_ups_rehearsal_plan_is_the_set_up_without_hooks_and_one_short_run(
     assert workload["size"] == "64m"
     layout = the_plan.setups[0].layout
     assert layout is not None
-    again = plan.parse_plan(text, "rehearsal.toml")
+    again = parse_plan(text, "rehearsal.toml")
     assert again.setups[0].layout == replace(layout, setup_hook=None)
 
 
@@ -120,7 +120,7 @@ def test_disks_follow_the_plan_and_are_sized_after_real_devices() -> None:
         'md_layout = "no-such-layout"', 'md_layout = "left-symmetric"'
     )
     text += '[[setup]]\nname = "one"\ndevices = ["/dev/null-disk"]\n'
-    found = rehearsal.disks(plan.parse_plan(text, "plan.toml"))
+    found = rehearsal.disks(parse_plan(text, "plan.toml"))
     devices = ["/dev/nvme0n1", "/dev/nvme1n1", "/dev/loop-nope", "/dev/null-disk"]
     assert [d.device for d in found] == devices
     assert {d.size for d in found} == {rehearsal.DEFAULT_IMAGE}
@@ -184,6 +184,6 @@ def test_the_labs_plan_keeps_each_set_ups_drive_cache() -> None:
         '[[setup]]\nname = "nvme"\ndevices = ["/dev/nvme0n1"]\n'
         'drive_cache = ["write-back", "write-through"]\n[[workload]]\nrw = "randwrite"\n'
     )
-    inside = tomllib.loads(lab_run.plan_text(plan.parse_plan(text, "plan.toml")))
+    inside = tomllib.loads(lab_run.plan_text(parse_plan(text, "plan.toml")))
     caches = [(s["name"], s.get("drive_cache")) for s in inside["setup"]]
     assert caches == [("nvme write-back", "write-back"), ("nvme write-through", "write-through")]

@@ -13,12 +13,15 @@ from pathlib import Path
 import pytest
 
 from fakes import Behaviour, FakeExecutor
-from iolab import plan, runner
 from iolab.errors import Interrupted, Resume
 from iolab.fio.executor import HostLimits
 from iolab.fio.info import FioInfo
 from iolab.fio.parse import Status
 from iolab.model import Case, Result, SteadyRecord, codec
+from iolab.plan.load import parse_plan
+from iolab.runner.campaign import Campaign, host_problem, plan_campaign
+from iolab.runner.executing import execute
+from iolab.runner.recovery import recover
 from iolab.store import Store
 from iolab.targets import process
 
@@ -61,12 +64,12 @@ class Seen:
         self.finished.append(result)
 
 
-def campaign(target: Path, fake: FakeExecutor, extra: str = "") -> runner.Campaign:
-    the_plan = plan.parse_plan(PLAN.format(path=target, extra=extra), "plan.toml")
-    return runner.plan_campaign(the_plan, FIO, executor=fake)
+def campaign(target: Path, fake: FakeExecutor, extra: str = "") -> Campaign:
+    the_plan = parse_plan(PLAN.format(path=target, extra=extra), "plan.toml")
+    return plan_campaign(the_plan, FIO, executor=fake)
 
 
-def new_run(store: Store, built: runner.Campaign) -> int:
+def new_run(store: Store, built: Campaign) -> int:
     return store.create_run(built.plan, {}, "test", {}, process.me())
 
 
@@ -84,7 +87,7 @@ def test_every_case_is_saved_once_and_the_test_file_removed(tmp_path: Path, stor
     built = campaign(tmp_path, fake)
     run_id = new_run(store, built)
     seen = Seen()
-    results = runner.execute(built, store, run_id, seen)
+    results = execute(built, store, run_id, seen)
     assert [r.status for r in results] == ["ok"] * CASES
     assert seen.started == [1, 2, 3, 4] and len(fake.jobs) == CASES
     assert statuses(store, run_id) == ["ok"] * CASES
@@ -98,7 +101,7 @@ def test_a_failing_case_is_stored_with_fios_words_and_the_matrix_goes_on(
 ) -> None:
     built = campaign(tmp_path, FakeExecutor(["ok", "enospc"]))
     run_id = new_run(store, built)
-    results = runner.execute(built, store, run_id, Seen())
+    results = execute(built, store, run_id, Seen())
     assert [r.status for r in results] == ["ok", "failed", "ok", "ok"]
     error = results[1].error or ""
     assert error.startswith("ENOSPC: No space left on device: fio: io_u error"), error
@@ -110,13 +113,13 @@ def test_ctrl_c_keeps_finished_cases_and_resume_runs_only_the_rest(
     built = campaign(tmp_path, FakeExecutor(["ok", "ok", "interrupt"]))
     run_id = new_run(store, built)
     with pytest.raises(Interrupted, match="2 of 4 cases are stored") as stopped:
-        runner.execute(built, store, run_id, Seen())
+        execute(built, store, run_id, Seen())
     assert stopped.value.resume == Resume(run_id, str(store.path)), "the cli says how to resume"
     assert store.run(run_id).status == "interrupted"
     assert statuses(store, run_id) == ["ok", "ok"]
     assert not (tmp_path / "iolab.testfile").exists() and store.leftovers(run_id) == []
     fake = FakeExecutor()
-    again = runner.execute(campaign(tmp_path, fake), store, run_id, Seen())
+    again = execute(campaign(tmp_path, fake), store, run_id, Seen())
     assert len(again) == 2 and len(fake.jobs) == 2, "only the two missing cases run"
     keys = [c.workload for c in store.cases(run_id)]
     assert len(keys) == CASES and len(set(keys)) == CASES, "every case exactly once"
@@ -125,10 +128,10 @@ def test_ctrl_c_keeps_finished_cases_and_resume_runs_only_the_rest(
 def test_a_failed_case_is_retried_and_replaced(tmp_path: Path, store: Store) -> None:
     built = campaign(tmp_path, FakeExecutor(["enospc"]))
     run_id = new_run(store, built)
-    runner.execute(built, store, run_id, Seen())
+    execute(built, store, run_id, Seen())
     assert statuses(store, run_id).count("failed") == 1
     fake = FakeExecutor()
-    runner.execute(campaign(tmp_path, fake), store, run_id, Seen())
+    execute(campaign(tmp_path, fake), store, run_id, Seen())
     assert len(fake.jobs) == 1, "only the failed case runs again"
     assert statuses(store, run_id) == ["ok"] * CASES
 
@@ -150,20 +153,20 @@ def test_a_run_whose_process_died_is_marked_by_the_next(tmp_path: Path, store: S
     scratch.mkdir()
     for kind, path in (("file", testfile), ("dir", scratch)):
         store.add_leftover(run_id, kind, str(path))
-    said = runner.recover(store)
+    said = recover(store)
     assert len(said) == 1 and f"run {run_id} was left running by process" in said[0].said
     assert "nothing removed" in said[0].said
     assert said[0].resume == Resume(run_id, str(store.path))
     assert testfile.exists() and scratch.exists()
     assert store.run(run_id).status == "interrupted"
-    assert runner.recover(store) == [], "said once"
+    assert recover(store) == [], "said once"
 
 
 def test_a_live_run_is_left_alone(tmp_path: Path, store: Store) -> None:
     built = campaign(tmp_path, FakeExecutor())
     run_id = new_run(store, built)
     store.claim(run_id, process.me())
-    assert runner.recover(store) == []
+    assert recover(store) == []
     assert store.run(run_id).status == "running"
 
 
@@ -173,7 +176,7 @@ def test_page_cache_check_reads_the_executors_host(
 ) -> None:
     fake = FakeExecutor(limits_=HostLimits(cpus=4, memory_bytes=memory, aio_room=65536))
     built = campaign(tmp_path, fake, extra="direct = 0")
-    results = runner.execute(built, store, new_run(store, built), Seen())
+    results = execute(built, store, new_run(store, built), Seen())
     codes = {w.code for r in results for w in r.warnings}
     assert ("page-cache" in codes) is warned
 
@@ -181,9 +184,9 @@ def test_page_cache_check_reads_the_executors_host(
 def test_host_limits_come_from_the_executor(tmp_path: Path) -> None:
     small = FakeExecutor(limits_=HostLimits(cpus=2, memory_bytes=1024**3, aio_room=16))
     built = campaign(tmp_path, small, extra='ioengine = "libaio"\niodepth = 32')
-    problem = runner.campaign.host_problem(built.plan.workloads[0].options, FIO, small.limits())
+    problem = host_problem(built.plan.workloads[0].options, FIO, small.limits())
     assert problem is not None and problem[0] == "iodepth" and "allows 16" in problem[1]
-    cpus = runner.campaign.host_problem({"cpus_allowed": "0-3"}, FIO, small.limits())
+    cpus = host_problem({"cpus_allowed": "0-3"}, FIO, small.limits())
     assert cpus is not None and "CPUs 0-1" in cpus[1]
 
 
@@ -194,10 +197,10 @@ def test_preconditioning_runs_before_the_cases_and_the_state_travels(
     text = PLAN.format(path=tmp_path, extra="").replace(
         'path = "', 'precondition = "both"\npath = "'
     )
-    built = runner.plan_campaign(plan.parse_plan(text, "plan.toml"), FIO, executor=fake)
+    built = plan_campaign(parse_plan(text, "plan.toml"), FIO, executor=fake)
     run_id = new_run(store, built)
     seen = Seen()
-    results = runner.execute(built, store, run_id, seen)
+    results = execute(built, store, run_id, seen)
     assert [job.split("\n")[1] for job in fake.jobs[:2]] == [
         "[precondition-sequential]",
         "[precondition-random]",
@@ -222,13 +225,13 @@ def test_repeat_auto_adds_repetitions_until_the_interval_is_narrow(
     text = PLAN.format(path=tmp_path, extra="").replace(
         "[defaults]", 'repeat = "auto"\nrepeat_target = "1%"\nrepeat_max = 5\n[defaults]'
     )
-    the_plan = plan.parse_plan(text, "plan.toml")
+    the_plan = parse_plan(text, "plan.toml")
     assert the_plan.repeat == 3 and the_plan.auto_repeat is not None
     fake = FakeExecutor()  # the same recorded output every time: a perfectly stable target
-    built = runner.plan_campaign(the_plan, FIO, executor=fake)
+    built = plan_campaign(the_plan, FIO, executor=fake)
     run_id = new_run(store, built)
     seen = Seen()
-    runner.execute(built, store, run_id, seen)
+    execute(built, store, run_id, seen)
     assert len(fake.jobs) == CASES * 3, "stable: no repetition past the first three"
     assert all("within the ±1.0% asked" in note for note in own_notes(seen.notes))
 
@@ -240,10 +243,10 @@ def test_repeat_auto_stops_at_the_most_and_says_so(tmp_path: Path, store: Store)
     fails: list[Behaviour] = ["enospc"] * 40
     script: list[Behaviour] = ["ok", *fails]  # all but the first repetition fail
     fake = FakeExecutor(script)
-    built = runner.plan_campaign(plan.parse_plan(text, "plan.toml"), FIO, executor=fake)
+    built = plan_campaign(parse_plan(text, "plan.toml"), FIO, executor=fake)
     run_id = new_run(store, built)
     seen = Seen()
-    runner.execute(built, store, run_id, seen)
+    execute(built, store, run_id, seen)
     per_point = {c.workload: 0 for c in store.cases(run_id)}
     for c in store.cases(run_id):
         per_point[c.workload] += 1
@@ -253,15 +256,15 @@ def test_repeat_auto_stops_at_the_most_and_says_so(tmp_path: Path, store: Store)
 
 def test_steady_rounds_stop_at_the_first_full_steady_window(tmp_path: Path, store: Store) -> None:
     text = PLAN.format(path=tmp_path, extra="") + '\n[steady]\ntrack = "4k randwrite"\n'
-    the_plan = plan.parse_plan(text, "plan.toml")
+    the_plan = parse_plan(text, "plan.toml")
     assert the_plan.rounds is not None and the_plan.repeat == 5
     cases = the_plan.cases()
     assert [c.repetition for c in cases[:CASES]] == [1] * CASES, "round by round"
     fake = FakeExecutor()  # the same output every round: steady at once
-    built = runner.plan_campaign(the_plan, FIO, executor=fake)
+    built = plan_campaign(the_plan, FIO, executor=fake)
     run_id = new_run(store, built)
     seen = Seen()
-    runner.execute(built, store, run_id, seen)
+    execute(built, store, run_id, seen)
     assert len(fake.jobs) == CASES * 5
     assert any("steady state reached after 5 rounds" in note for note in seen.notes)
     recorded = codec.from_json(SteadyRecord, store.setups(run_id)[0][2]["steady_rounds"])
@@ -274,10 +277,10 @@ def test_steady_rounds_go_on_to_the_most_and_say_it_was_not_reached(
     text = PLAN.format(path=tmp_path, extra="") + "\n[steady]\nwindow = 2\nrounds = 3\n"
     fails: list[Behaviour] = ["enospc"] * 40  # nothing to judge: never steady
     fake = FakeExecutor(fails)
-    built = runner.plan_campaign(plan.parse_plan(text, "plan.toml"), FIO, executor=fake)
+    built = plan_campaign(parse_plan(text, "plan.toml"), FIO, executor=fake)
     run_id = new_run(store, built)
     seen = Seen()
-    runner.execute(built, store, run_id, seen)
+    execute(built, store, run_id, seen)
     assert len(fake.jobs) == CASES * 3, "three rounds of every workload, then it stops"
     assert any("NOT reached after 3 rounds" in note for note in seen.notes)
 
@@ -285,10 +288,10 @@ def test_steady_rounds_go_on_to_the_most_and_say_it_was_not_reached(
 def test_a_case_that_ran_short_of_its_runtime_is_flagged(tmp_path: Path, store: Store) -> None:
     """fio's recorded output ran about a second; a 60 s case that got only that ended early."""
     text = PLAN.format(path=tmp_path, extra="").replace("runtime = 1", "runtime = 60")
-    built = runner.plan_campaign(plan.parse_plan(text, "plan.toml"), FIO, executor=FakeExecutor())
-    results = runner.execute(built, store, new_run(store, built), Seen())
+    built = plan_campaign(parse_plan(text, "plan.toml"), FIO, executor=FakeExecutor())
+    results = execute(built, store, new_run(store, built), Seen())
     assert all("ended-early" in {w.code for w in r.warnings} for r in results)
     short = PLAN.format(path=tmp_path, extra="")
-    built = runner.plan_campaign(plan.parse_plan(short, "plan.toml"), FIO, executor=FakeExecutor())
-    results = runner.execute(built, store, new_run(store, built), Seen())
+    built = plan_campaign(parse_plan(short, "plan.toml"), FIO, executor=FakeExecutor())
+    results = execute(built, store, new_run(store, built), Seen())
     assert not any("ended-early" in {w.code for w in r.warnings} for r in results)

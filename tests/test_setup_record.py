@@ -12,12 +12,14 @@ from pathlib import Path
 import pytest
 
 from fakes import FakeExecutor
-from iolab import plan, runner
 from iolab.errors import JSONShapeError, StoreError
 from iolab.fio.info import FioInfo
 from iolab.fio.parse import Status
 from iolab.model import JSON, Case, PeakRecord, Result, SteadyRecord, codec
 from iolab.model.drive import CacheSetting
+from iolab.plan.load import parse_plan
+from iolab.runner.campaign import plan_campaign
+from iolab.runner.executing import execute
 from iolab.store import Store
 from iolab.targets import drive_health, process
 from iolab.targets.facts import SetupFacts
@@ -54,11 +56,11 @@ class Seen:
 
 
 def test_the_runner_saves_one_record_per_set_up_whole(tmp_path: Path) -> None:
-    the_plan = plan.parse_plan(PLAN.format(path=tmp_path), "plan.toml")
-    built = runner.plan_campaign(the_plan, FIO, executor=FakeExecutor())
+    the_plan = parse_plan(PLAN.format(path=tmp_path), "plan.toml")
+    built = plan_campaign(the_plan, FIO, executor=FakeExecutor())
     store = Store(tmp_path / "results.db")
     run_id = store.create_run(built.plan, {}, "test", {}, process.me())
-    runner.execute(built, store, run_id, Seen())
+    execute(built, store, run_id, Seen())
     record = store.setup_records(run_id)["here"]
     assert record.facts.target is not None
     assert record.facts.target.path == str(tmp_path / "iolab.testfile")

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from iolab import layouts, plan
+from iolab import layouts
 from iolab.errors import PlanError, TargetError
 from iolab.model import JSONObject, Layout, Setup, codec
+from iolab.plan.load import parse_plan
 from iolab.report.cells import setup_line
 from iolab.targets import provision
 from iolab.targets.facts import DeviceFacts, LayoutFacts, SetupFacts
@@ -88,7 +89,7 @@ def test_the_plan_and_the_builder_refuse_a_layout_alike(
 ) -> None:
     text = f'[[setup]]\nname = "x"\ndevices = ["/dev/a", "/dev/b"]\n{toml}\n'
     with pytest.raises(PlanError) as planned:
-        plan.parse_plan(text + '[[workload]]\nrw = "read"\n', "plan.toml")
+        parse_plan(text + '[[workload]]\nrw = "read"\n', "plan.toml")
     assert str(planned.value).startswith("plan.toml:")
     assert str(planned.value).endswith(f": {message}")
     with pytest.raises(TargetError) as built:

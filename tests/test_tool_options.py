@@ -27,9 +27,9 @@ from typing import Any
 import pytest
 
 from conftest import run_iolab
-from iolab import plan
 from iolab.errors import PlanError, TargetError, ToolOptionError
 from iolab.model import Layout
+from iolab.plan.load import parse_plan
 from iolab.targets import provision, recipe, tool_options, tool_options_doc
 from loopdevs import MIB, LoopDevs, device_sha256, loops_fixture, sh
 from test_bad_input import SETUP, at, devices_plan, fill, invoke, listing, problems_with_output
@@ -314,7 +314,7 @@ def _one_setup(fs: str, mkfs_options: str, mount_options: str, device: str) -> L
         f'[[setup]]\ndevices = ["{device}"]\n{mkfs(fs, mkfs_options)}\n'
         f"mount_options = {_toml(mount_options)}\n{WORK}"
     )
-    layout = plan.parse_plan(text, "plan.toml").setups[0].layout
+    layout = parse_plan(text, "plan.toml").setups[0].layout
     assert layout is not None
     return layout
 
@@ -381,7 +381,7 @@ def test_the_options_iolab_writes_for_md_and_lvm_pass_their_tables() -> None:
             + (f'md_layout = "{layout}"\n' if layout else "")
             + WORK
         )
-        built = plan.parse_plan(text, "plan.toml").setups[0].layout
+        built = parse_plan(text, "plan.toml").setups[0].layout
         assert built is not None
         create = recipe.commands(built, Path("/run/iolab/nowhere"))[0]
         assert create[:2] == ["mdadm", "--create"] and f"--level={level}" in create
@@ -401,7 +401,7 @@ def test_a_plan_refusal_names_its_line_and_the_option() -> None:
     text = '[[setup]]\ndevices = ["/dev/loop8"]\nfilesystem = "btrfs"\n'
     text += 'mkfs_options = "-f /dev/loop9"\n' + WORK
     with pytest.raises(PlanError) as error:
-        plan.parse_plan(text, "plan.toml")
+        parse_plan(text, "plan.toml")
     assert str(error.value) == (
         "plan.toml:4: mkfs_options: mkfs.btrfs '/dev/loop9' names a path or a device; iolab "
         "names the set-up's devices itself, so leave it out"

@@ -37,7 +37,7 @@ from iolab.names import one_line
 from iolab.units import human_duration
 
 if TYPE_CHECKING:
-    from iolab.runner import Listener
+    from iolab.runner.listener import Listener
 
 
 class ProgressListener:

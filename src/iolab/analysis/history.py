@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Literal, NamedTuple, Protocol
 
 from iolab.analysis.stats import Prediction, compare, metric_for, predict_ratio
+from iolab.choices import HISTORY_LEAST
 from iolab.model import Code, FioValue
 from iolab.names import one_line
 from iolab.store import RunRow
@@ -58,8 +59,6 @@ DEFAULT_RULES: Mapping[Metric, float] = {"iops": 5.0, "bw": 5.0, "p99": 10.0}
 P99 = "99"  # the key percentiles are stored under (store: "50", "99", "99.9", ...)
 FOREIGN, CPU_BOUND = Code.FOREIGN_LOAD, Code.CPU_BOUND  # the load warnings a point carries
 WINDOW = 10  # earlier runs that give a run's history, by default
-LEAST = 4  # earlier runs the noise needs before a run is judged against it
-MOST_WINDOW = 1000
 
 
 @dataclass(slots=True, unsafe_hash=True)  # not frozen: a long history makes 100,000, and
@@ -252,9 +251,9 @@ def standings(
 ) -> list[Standing]:
     """Each point judged against the `window` points before it that are its level's: none
     that was beyond its own history in that level, none before the level's start (the latest
-    change point with at least LEAST runs of its own before the point: a younger one has too
-    few runs to know its noise, and the level before goes on). Runs with other load on the
-    host are judged and make history like any other: their spread is the host's noise."""
+    change point with at least HISTORY_LEAST runs of its own before the point: a younger one
+    has too few runs to know its noise, and the level before goes on). Runs with other load
+    on the host are judged and make history like any other: their spread is the host's noise."""
     ids = {c.run_id for c in changes}
     starts = [i for i, p in enumerate(points) if p.run_id in ids]
     figures = [p.mean for p in points]
@@ -268,7 +267,7 @@ def standings(
             level, found = at, _window(out, at, i, 0)
             ran, kept = [points[k].run_id for k in found], [figures[k] for k in found]
         earlier, side = kept[last:], 0
-        if len(earlier) < LEAST:
+        if len(earlier) < HISTORY_LEAST:
             out.append(Standing(point, None, tuple(ran[last:]), 0, level))
         else:
             noise = predict_ratio(earlier)
@@ -282,9 +281,9 @@ def standings(
 
 def _level(starts: Sequence[int], i: int) -> int:
     """The index of the first point of point i's level: the latest change point before it
-    with at least LEAST runs from it up to point i; 0 where none is."""
+    with at least HISTORY_LEAST runs from it up to point i; 0 where none is."""
     for s in reversed(starts):
-        if s < i and i - s >= LEAST:
+        if s < i and i - s >= HISTORY_LEAST:
             return s
     return 0
 

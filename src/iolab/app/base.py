@@ -10,18 +10,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from iolab import plan
+from iolab.choices import DEFAULT_DB
 from iolab.errors import PlanError, Resume
 from iolab.model import JSON, Plan, Result
+from iolab.plan.common import Overrides
 from iolab.store import RunRow, Store
 from iolab.version import __version__
 
 if TYPE_CHECKING:  # the runner, the reports and the set-ups are imported where used
-    from iolab import runner
     from iolab.exchange.read_progress import Told
     from iolab.report import document as report_document
-
-DEFAULT_DB = "iolab.db"
+    from iolab.runner.campaign import Campaign
+    from iolab.runner.listener import Listener
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class RunRequest:
 
     plan_file: str | None = None
     preset: str | None = None
-    overrides: plan.Overrides = field(default_factory=plan.Overrides)
+    overrides: Overrides = field(default_factory=Overrides)
     db: str = DEFAULT_DB
     resume_id: int | None = None
     force_new: bool = False
@@ -72,7 +72,7 @@ class Ui(Protocol):
     def confirm(self, device: str, description: str) -> bool | None:
         """Ask whether `device` may be destroyed; None when nobody can be asked."""
 
-    def progress(self) -> contextlib.AbstractContextManager[runner.Listener]:
+    def progress(self) -> contextlib.AbstractContextManager[Listener]:
         """A listener that shows the run's progress while it is open."""
 
     def reading(self, path: Path, size: int) -> contextlib.AbstractContextManager[Told]:
@@ -80,12 +80,14 @@ class Ui(Protocol):
         `iolab import` reads) have been read; it may show them."""
 
 
-def load_plan(plan_file: str | None, preset: str | None, overrides: plan.Overrides) -> Plan:
+def load_plan(plan_file: str | None, preset: str | None, overrides: Overrides) -> Plan:
+    from iolab.plan.load import load_file, load_preset  # here: every command loads app.base
+
     if plan_file and preset:
         raise PlanError("give a plan file or --preset NAME, not both")
     if plan_file:
-        return plan.load_file(plan_file, overrides)
-    return plan.load_preset(preset or "quick", overrides)
+        return load_file(plan_file, overrides)
+    return load_preset(preset or "quick", overrides)
 
 
 @contextlib.contextmanager
@@ -95,17 +97,17 @@ def open_store(db: str, ui: Ui, create: bool = False, clean: bool = False) -> It
     a run says it made is removed, where it still carries iolab's proof, and the run marked
     interrupted; any other command only says so: the database is data, and reading it never
     deletes, unmounts or sets anything."""
-    from iolab import runner
+    from iolab.runner.recovery import dead_runs, recover
     from iolab.targets import evidence
 
     if clean:
         evidence.ready()  # a run that could not keep its record is refused before anything
     with Store(db, create=create) as store:
         if clean:
-            for found in runner.recover(store):
+            for found in recover(store):
                 ui.warn(found.said, found.resume)
         else:
-            for found in runner.dead_runs(store):
+            for found in dead_runs(store):
                 ui.warn(found.said, found.resume)
         yield store
 
@@ -144,9 +146,9 @@ def restores_said(ui: Ui, run_id: int) -> Iterator[None]:
 
 def pick_run(
     store: Store,
-    campaign: runner.Campaign,
+    campaign: Campaign,
     request: RunRequest,
-    overrides: plan.Overrides,
+    overrides: Overrides,
     ui: Ui,
     hosts: list[dict[str, Any]],
 ) -> int:

@@ -6,11 +6,12 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from iolab import plan
 from iolab.app.base import RunOutcome, RunRequest, Ui
 from iolab.app.running import run_plan
 from iolab.fio.executor import Executor
 from iolab.plan import methods
+from iolab.plan.common import Overrides
+from iolab.plan.load import parse_plan
 
 
 @dataclass(frozen=True)
@@ -36,12 +37,12 @@ def peak(db: str, given: PeakRequest, ui: Ui, executor: Executor | None = None) 
         given.rw, given.bs, given.curve, given.numjobs, given.iodepth, given.slo
     )
     runtime = given.runtime
-    overrides = plan.Overrides(
+    overrides = Overrides(
         target=str(Path(given.target).resolve()),
         size=given.size,
         runtime=int(runtime) if runtime and runtime.isascii() and runtime.isdigit() else runtime,
     )
-    the_plan = plan.parse_plan(text, "iolab peak", overrides)
+    the_plan = parse_plan(text, "iolab peak", overrides)
     request = RunRequest(db=db, overrides=overrides, destroy=given.destroy)
     outcome = run_plan(the_plan, overrides, request, ui, executor)
     sections = outcome.document.sections  # the search's table first: the terminal shows it

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
-from iolab import layouts, plan, runner
+from iolab import layouts
 from iolab.app import lab_run, rehearsal
 from iolab.app.base import (
     RunOutcome,
@@ -22,23 +22,36 @@ from iolab.errors import PlanError, StoreError, TargetError
 from iolab.fio import info, jobfile
 from iolab.fio.executor import Executor
 from iolab.model import Plan
+from iolab.plan.common import Overrides
+from iolab.plan.load import locate, parse_plan, preset_text
 from iolab.report import data as report_data
 from iolab.report import document as report_document
+from iolab.runner.campaign import (
+    Campaign,
+    Consent,
+    ask_hosts,
+    check,
+    locked,
+    mountpoint,
+    plan_campaign,
+    rejected_workload,
+)
+from iolab.runner.executing import execute
 from iolab.store import Store
 from iolab.targets import devices, provision
 from iolab.targets.controllers import apply, card_commands
 
 
-def _requested_plan(request: RunRequest, ui: Ui) -> tuple[Plan, plan.Overrides]:
+def _requested_plan(request: RunRequest, ui: Ui) -> tuple[Plan, Overrides]:
     if request.resume_id is None:
         overrides = request.overrides
         return load_plan(request.plan_file, request.preset, overrides), overrides
-    if request.plan_file or request.preset or request.overrides != plan.Overrides():
+    if request.plan_file or request.preset or request.overrides != Overrides():
         raise PlanError("--resume RUN takes no plan or overrides: it reuses the run's own")
     with Store(request.db, create=False) as store:  # a dead run is said once, by run_plan
         stored = store.run(request.resume_id)
-    overrides = plan.Overrides.from_json(stored.overrides)
-    return plan.parse_plan(stored.plan_text, stored.plan_source, overrides), overrides
+    overrides = Overrides.from_json(stored.overrides)
+    return parse_plan(stored.plan_text, stored.plan_source, overrides), overrides
 
 
 def run(request: RunRequest, ui: Ui, executor: Executor | None = None) -> RunOutcome:
@@ -67,7 +80,7 @@ def run_in_lab(the_plan: Plan, request: RunRequest, ui: Ui) -> RunOutcome:
 
 
 def run_plan(
-    the_plan: Plan, over: plan.Overrides, request: RunRequest, ui: Ui, executor: Executor | None
+    the_plan: Plan, over: Overrides, request: RunRequest, ui: Ui, executor: Executor | None
 ) -> RunOutcome:
     """`run` once the plan is known (a file's, a preset's, or one a command made)."""
     Store.check_path(request.db)
@@ -76,10 +89,10 @@ def run_plan(
         ui.warn(line)
     fio = info.probe()
     consent = _consent(the_plan, request, ui)
-    campaign = runner.plan_campaign(the_plan, fio, consent, executor=executor)
+    campaign = plan_campaign(the_plan, fio, consent, executor=executor)
     _check_with_fio(campaign)
-    hosts, warned = runner.ask_hosts(campaign)
-    with runner.locked(campaign), open_store(request.db, ui, True, clean=True) as store:
+    hosts, warned = ask_hosts(campaign)
+    with locked(campaign), open_store(request.db, ui, True, clean=True) as store:
         run_id = pick_run(store, campaign, request, over, ui, hosts)
         # said once nothing can refuse the run: a refusal stays its one line
         for note in the_plan.notes:
@@ -87,7 +100,7 @@ def run_plan(
         for line in warned:  # fio versions that differ; hosts whose inventory is missing
             ui.say(f"warning: {line}")
         with restores_said(ui, run_id), ui.progress() as listener:
-            results = runner.execute(campaign, store, run_id, listener)
+            results = execute(campaign, store, run_id, listener)
         document = run_document(store, run_id)
     return RunOutcome(run_id, tuple(results), document)
 
@@ -99,16 +112,16 @@ def run_document(store: Store, run_id: int) -> report_document.Document:
     return report_document.assemble(data, options)
 
 
-def _check_with_fio(campaign: runner.Campaign) -> None:
+def _check_with_fio(campaign: Campaign) -> None:
     """fio's own parse of the jobs; a refusal is placed at its line in the plan."""
     try:
-        runner.check(campaign)
+        check(campaign)
     except jobfile.Rejected as rejected:
-        workload = runner.rejected_workload(campaign, rejected)
-        raise plan.locate(campaign.plan, workload, rejected.key, rejected.reason) from None
+        workload = rejected_workload(campaign, rejected)
+        raise locate(campaign.plan, workload, rejected.key, rejected.reason) from None
 
 
-def _consent(the_plan: Plan, request: RunRequest, ui: Ui) -> runner.Consent:
+def _consent(the_plan: Plan, request: RunRequest, ui: Ui) -> Consent:
     """The devices (and files) the user agreed to destroy: by flag, or asked one by one."""
     wanted = [d for s in the_plan.setups if s.layout for d in s.layout.devices]
     files = {str(Path(s.path).resolve()) for s in the_plan.setups if s.layout is None}
@@ -128,7 +141,7 @@ def _consent(the_plan: Plan, request: RunRequest, ui: Ui) -> runner.Consent:
             raise TargetError(f"{device} was not confirmed; nothing was written")
         if answer:
             confirmed.add(device)
-    return runner.Consent(
+    return Consent(
         frozenset(confirmed), request.wipe_signatures, request.allow_hooks, request.failing_drives
     )
 
@@ -138,8 +151,7 @@ def provision_commands(the_plan: Plan) -> list[tuple[str, list[list[str]]]]:
     return [
         (
             setup.name,
-            card_commands.commands(setup)
-            + provision.commands(setup.layout, runner.mountpoint(setup)),
+            card_commands.commands(setup) + provision.commands(setup.layout, mountpoint(setup)),
         )
         for setup in the_plan.setups
         if setup.layout is not None
@@ -148,21 +160,21 @@ def provision_commands(the_plan: Plan) -> list[tuple[str, list[list[str]]]]:
 
 def job_files(the_plan: Plan) -> list[str]:
     """The exact fio job file of every case, as it will run; nothing is written."""
-    campaign = runner.plan_campaign(the_plan, info.probe(), probe_write=False)
+    campaign = plan_campaign(the_plan, info.probe(), probe_write=False)
     return [jobfile.render([campaign.preview(step)]) for step in campaign.steps]
 
 
 def plan_toml(plan_file: str | None, preset: str | None) -> str:
     """The plan's own text to copy: a preset's TOML, or the plan file's."""
     if plan_file and not preset:
-        return load_plan(plan_file, None, plan.Overrides()).text
-    return plan.preset_text(preset or "quick")
+        return load_plan(plan_file, None, Overrides()).text
+    return preset_text(preset or "quick")
 
 
 def rehearse(plan_file: str, ui: Ui) -> bool:
     """`iolab rehearse`: every set-up of the plan built, run briefly and torn down on sparse
     images in the lab kernel (`app.rehearsal`), one line each; True when all of them were."""
-    the_plan = load_plan(plan_file, None, plan.Overrides())
+    the_plan = load_plan(plan_file, None, Overrides())
     return all(v.ok for v in rehearsal.rehearse(the_plan, ui.say, _stored_cases))
 
 

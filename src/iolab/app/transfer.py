@@ -5,15 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from iolab import exchange, outputs, saving
+from iolab import outputs, saving
 from iolab.app.base import Ui, open_store
+from iolab.choices import EXPORT_FORMATS
 from iolab.errors import ReportError, StoreError
 from iolab.exchange import factored, importer
+from iolab.exchange.export import csv_texts, json_text
+from iolab.exchange.importer import Imported, read, save
+from iolab.exchange.run_builder import Facts, check_named
 from iolab.model import JSON
 from iolab.store import Store
 from iolab.version import __version__
-
-EXPORT_FORMATS = ("json", "csv", "parquet", "fio-plot")
 
 
 def import_files(
@@ -21,10 +23,10 @@ def import_files(
     setup: str | None,
     db: str,
     ui: Ui,
-    facts: exchange.Facts | None = None,
+    facts: Facts | None = None,
     factors: factored.ByName | None = None,
     baseline: str | None = None,
-) -> exchange.Imported:
+) -> Imported:
     """fio's output (and iolab exports) into the database; nothing is created when nothing
     could be read. `facts` and `factors`: what the person tells of the set-ups (each for
     every set-up, under "", or for the one named); `baseline`: the set-up a table of
@@ -34,14 +36,14 @@ def import_files(
     if found.kind == "iolab":  # missing or empty: created below, if anything was read
         with open_store(db, ui) as store:
             known = store.imported()
-    batch = exchange.read(paths, setup, known, baseline, ui)  # the Ui hears a large file's reading
-    batch.facts = facts or exchange.Facts()
-    exchange.check_named(batch.facts, batch.jobs, batch.setup)
+    batch = read(paths, setup, known, baseline, ui)  # the Ui hears a large file's reading
+    batch.facts = facts or Facts()
+    check_named(batch.facts, batch.jobs, batch.setup)
     importer.add_factors(batch, factors or {})
     if batch.empty:
-        return exchange.Imported((), tuple(batch.problems), tuple(batch.skipped))
+        return Imported((), tuple(batch.problems), tuple(batch.skipped))
     with open_store(db, ui, create=True) as store:
-        return exchange.save(batch, store, __version__)
+        return save(batch, store, __version__)
 
 
 def export_run(
@@ -80,7 +82,7 @@ def export_run(
     if fmt == "json":
         texts = {output: _json(db, run.id, tables)}
     else:
-        texts = exchange.csv_texts(tables, __version__, output)
+        texts = csv_texts(tables, __version__, output)
     if output == "-":
         return texts[output], []
     folder = outputs.split(output)[0]
@@ -93,7 +95,7 @@ def _json(db: str, run_id: int, tables: dict[str, list[dict[str, JSON]]]) -> str
     """The export's JSON, or one line naming the database whose run holds a value that is
     not a finite number (NaN, Infinity: not JSON)."""
     try:
-        return exchange.json_text(tables, __version__)
+        return json_text(tables, __version__)
     except ValueError:
         raise StoreError(
             f"{db}: refused, run {run_id} holds a value that is not a finite number (NaN or "

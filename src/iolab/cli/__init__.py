@@ -20,13 +20,14 @@ import click
 from click.core import ParameterSource
 from rich.console import Console
 
-from iolab import app, shell, units
+from iolab import shell, units
+from iolab.choices import DEFAULT_DB, DOCUMENT_FORMATS, MAX_CASES
 from iolab.errors import Interrupted, IolabError, Resume
 from iolab.names import one_line, shown
 from iolab.version import __version__
 
 if TYPE_CHECKING:
-    from iolab import plan
+    from iolab.plan.common import Overrides
     from iolab.terminal_ui import TerminalUi
 
 EXIT_USER_ERROR = 1
@@ -35,18 +36,6 @@ EXIT_REGRESSION = 4  # iolab check: a series got worse beyond its rule and the n
 EXIT_NOT_JUDGED = 5  # iolab check: a series not judged (too little history, too noisy, failed)
 EXIT_CLOSED_PIPE = 141  # 128 + SIGPIPE: the reader of standard output stopped reading
 # Ctrl-C exits 130 (128 + SIGINT); SIGTERM, SIGHUP and SIGQUIT 128 + theirs (shell.exit_code)
-
-# What the options show, as the modules that own them say it (plan.MAX_CASES, app.DEFAULT_DB,
-# report.formats.output.DOCUMENT_FORMATS, app.EXPORT_FORMATS, report.cells.CHART_KINDS and
-# Y_METRICS, analysis.history's LEAST and MOST_WINDOW): written here so that building
-# the commands imports none of them; tests/test_imports.py holds each equal to its owner's.
-MAX_CASES = 100_000
-DEFAULT_DB = "iolab.db"
-DOCUMENT_FORMATS = ("table", "markdown", "csv", "html", "json")
-EXPORT_FORMATS = ("json", "csv", "parquet", "fio-plot")
-CHART_KINDS = ("bars", "scaling", "heatmap", "timeseries", "latency", "ratio")
-Y_METRICS = ("auto", "iops", "bw", "lat", "p50", "p90", "p99", "p99.9", "p99.99")
-HISTORY_LEAST, HISTORY_MOST_WINDOW = 4, 1000
 
 err = Console(stderr=True, highlight=False, emoji=False)
 
@@ -250,9 +239,11 @@ def main(verbose: bool) -> None:
     SQLite and renders comparison tables. With no arguments, 'iolab run' runs the quick
     preset on a test file in the current directory.
     """
+    from iolab.app.base import restores_pending
+
     if verbose:
         _verbose()
-    for line in app.restores_pending():  # until restored, every command says each one
+    for line in restores_pending():  # until restored, every command says each one
         echo(f"iolab: warning: {one_line(line)}", err=True)
 
 
@@ -280,12 +271,12 @@ db_option = click.option(
 OVERRIDES = ("target", "size", "runtime", "repeat", "max_cases")
 
 
-def overrides_given(runtime: str | None, **given: Any) -> plan.Overrides:
-    from iolab import plan
+def overrides_given(runtime: str | None, **given: Any) -> Overrides:
+    from iolab.plan.common import Overrides
 
     digits = runtime is not None and runtime.isascii() and runtime.isdigit()
     seconds: str | int | None = int(runtime) if digits and runtime else runtime
-    return plan.Overrides(runtime=seconds, **given)
+    return Overrides(runtime=seconds, **given)
 
 
 output_options = options(

@@ -7,7 +7,6 @@ from typing import Any
 
 import click
 
-from iolab import app
 from iolab.cli import (
     WHOLE,
     Number,
@@ -26,9 +25,10 @@ def env(path: str, as_json: bool) -> None:
     """Print the host and what PATH lives on: filesystem, RAID, devices, their settings, and
     each disk's own account where smartctl reads it (model, temperature, lifetime writes,
     wear, hours)."""
+    from iolab.app.advising import environment_of
     from iolab.report.text import env_text
 
-    facts = app.environment_of(path)
+    facts = environment_of(path)
     text = json.dumps(facts, indent=2, default=str) + "\n" if as_json else env_text.render(facts)
     echo(text, nl=False)
 
@@ -75,7 +75,8 @@ def advise(
     workload: tuple[str, ...],
     **figures: float | None,
 ) -> None:
+    from iolab.app import advising
     from iolab.report.formats import output as report_output
 
-    request = app.AdviseRequest(devices, setup, workload, **figures)
-    echo(report_output.render(app.advise(db, run_id, request, ui()), "table").text, nl=False)
+    request = advising.AdviseRequest(devices, setup, workload, **figures)
+    echo(report_output.render(advising.advise(db, run_id, request, ui()), "table").text, nl=False)

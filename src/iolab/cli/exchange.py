@@ -6,11 +6,10 @@ from typing import Any
 
 import click
 
-from iolab import app
+from iolab.choices import EXPORT_FORMATS
 from iolab.cli import (
     EXIT_CASES_FAILED,
     EXIT_USER_ERROR,
-    EXPORT_FORMATS,
     WHOLE,
     db_option,
     echo,
@@ -123,10 +122,11 @@ def import_(
     factor: tuple[str, ...],
     **given: tuple[str, ...],
 ) -> None:
+    from iolab.app.transfer import import_files
     from iolab.cli import import_flags
 
     facts, factors = import_flags.facts(**given), import_flags.factors(factor)
-    done = app.import_files(paths, setup, db, ui(), facts, factors, baseline)
+    done = import_files(paths, setup, db, ui(), facts, factors, baseline)
     if not done.runs and not done.skipped and len(done.problems) == 1:
         fail(f"error: {done.problems[0]}")  # nothing imported: the one file's line, exit 1
     echo("".join(f"{line}\n" for _, line in done.runs), nl=False)
@@ -144,6 +144,8 @@ def import_(
     *(click.option(*names, **kw) for names, kw in EXPORT_OPTIONS),
 )
 def export(run_id: int | None, db: str, fmt: str, output: str, force: bool) -> None:
-    text, said = app.export_run(db, run_id, fmt, output, ui(), force=force)
+    from iolab.app.transfer import export_run
+
+    text, said = export_run(db, run_id, fmt, output, ui(), force=force)
     echo(text, nl=False)
     echo("".join(f"{line}\n" for line in said), nl=False, err=True)

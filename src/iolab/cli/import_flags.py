@@ -12,8 +12,8 @@ from dataclasses import replace
 
 from iolab import names, units
 from iolab.errors import PlanError
-from iolab.exchange import Facts
 from iolab.exchange.factored import Factors
+from iolab.exchange.run_builder import Facts
 from iolab.units import parse_size
 
 FACT_FLAGS = ("--devices", "--rated-iops", "--rated-mbps", "--cache")

@@ -8,15 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from iolab import app
+from iolab.choices import CHART_KINDS, HISTORY_LEAST, HISTORY_MOST_WINDOW, Y_METRICS
 from iolab.cli import (
-    CHART_KINDS,
     EXIT_NOT_JUDGED,
     EXIT_REGRESSION,
-    HISTORY_LEAST,
-    HISTORY_MOST_WINDOW,
     WHOLE,
-    Y_METRICS,
     Whole,
     db_option,
     echo,
@@ -38,9 +34,10 @@ if TYPE_CHECKING:
 @click.option("--json", "as_json", is_flag=True, help="Print them as JSON, for scripts.")
 def runs(db: str, as_json: bool) -> None:
     """List the runs stored in the database."""
+    from iolab.app import reporting
     from iolab.report import cells as report_model
 
-    rows = app.runs(db, ui())
+    rows = reporting.runs(db, ui())
     if as_json:
         echo(json.dumps([_run_json(r) for r in rows], indent=2, ensure_ascii=False))
         return
@@ -134,6 +131,7 @@ def report(run_ids: tuple[int, ...], db: str, fmt: str, **flags: Any) -> None:
     HTML is one self-contained page with interactive charts; Markdown written to a file gets
     its charts as images beside it.
     """
+    from iolab.app import reporting
     from iolab.report import document as report_document
     from iolab.report.formats import output as report_output
     from iolab.report.views import pivot_view
@@ -156,7 +154,7 @@ def report(run_ids: tuple[int, ...], db: str, fmt: str, **flags: Any) -> None:
     report_output.check_destination(
         written["output"], written["export_dir"], force=written["force"], images=fmt == "markdown"
     )
-    _emit(app.report(db, run_ids, options, drawn, ui()), fmt, **written)
+    _emit(reporting.report(db, run_ids, options, drawn, ui()), fmt, **written)
 
 
 @main.command()
@@ -166,12 +164,13 @@ def report(run_ids: tuple[int, ...], db: str, fmt: str, **flags: Any) -> None:
 def compare(run_ids: tuple[int, ...], db: str, fmt: str, metric: str, **written: Any) -> None:
     """Compare runs against the first: each change with its 95% interval, marked "not
     significant" where the interval includes 0; says what differs in their environments."""
+    from iolab.app import reporting
     from iolab.report.formats import output as report_output
 
     report_output.check_destination(
         written["output"], written["export_dir"], force=written["force"], images=fmt == "markdown"
     )
-    _emit(app.compare(db, run_ids, metric, ui()), fmt, **written)
+    _emit(reporting.compare(db, run_ids, metric, ui()), fmt, **written)
 
 
 def _emit(document: report_document.Document, fmt: str, **written: Any) -> None:
@@ -220,6 +219,7 @@ def history(
     """The runs of one plan (default: the latest measured run's; or the runs named) over
     time: per set-up, workload and metric, each run's mean, and the changes beyond the
     noise with what changed; by default each series' latest 10 runs and every change."""
+    from iolab.app.gate import plan_history
     from iolab.report.text import history_text
 
     ids = [int(word) for word in chosen if word.isascii() and word.isdigit()]
@@ -235,7 +235,7 @@ def history(
         report_output.check_destination(output, None, force=force, images=fmt == "markdown")
     elif output != "-":
         raise click.BadParameter("-o goes with --format markdown or html", param_hint="-o")
-    found = app.plan_history(db, plan_name, ui(), ids)
+    found = plan_history(db, plan_name, ui(), ids)
     if fmt == "json":
         echo(history_text.history_json(found.plan_name, found.series, every), nl=False)
     elif fmt == "table":
@@ -312,24 +312,23 @@ def check(
     5: not judged (the plan's first runs, a history too noisy for the rule, failed cases).
     With --ab, an interleaved run's set-ups against its baseline, round by round."""
     from iolab import saving
+    from iolab.app import gate
     from iolab.report.text import gate_junit, history_text
 
     if junit is not None:
         fix = "give a file name such as gate.xml"
         saving.check_file(junit, force=force, what=f"--junit {junit}", fix=fix)
-    request = app.CheckRequest(run_id, baseline, _rules(rules), window, strict)
+    request = gate.CheckRequest(run_id, baseline, _rules(rules), window, strict)
     if ab:
-        from iolab.app.gate import check_ab
-
         if baseline is not None or window is not None:
             flag = "--baseline" if baseline is not None else "--window"
             raise click.BadParameter(
                 "--ab judges one interleaved run's own rounds: no history to choose",
                 param_hint=flag,
             )
-        checked = check_ab(db, request, ui())
+        checked = gate.check_ab(db, request, ui())
     else:
-        checked = app.check(db, request, ui())
+        checked = gate.check(db, request, ui())
     code = {"pass": 0, "regression": EXIT_REGRESSION, "not judged": EXIT_NOT_JUDGED}[
         checked.outcome
     ]

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from iolab import app
 from iolab.cli import (
     EXIT_CASES_FAILED,
     OVERRIDES,
@@ -24,6 +23,7 @@ from iolab.cli import (
 )
 
 if TYPE_CHECKING:
+    from iolab.app.base import RunOutcome
     from iolab.terminal_ui import TerminalUi
 
 
@@ -65,12 +65,15 @@ def run(plan_file: str | None, preset: str | None, db: str, **flags: Any) -> Non
     Every finished case is saved at once; re-running the same plan into the same
     database, or --resume RUN, skips the cases already stored.
     """
+    from iolab.app import running
+    from iolab.app.base import RunRequest
+
     overrides = overrides_given(**{k: flags.pop(k) for k in OVERRIDES})
-    request = app.RunRequest(plan_file, preset, overrides, db, **flags)
-    _ran(app.run(request, the_ui := ui()), the_ui)
+    request = RunRequest(plan_file, preset, overrides, db, **flags)
+    _ran(running.run(request, the_ui := ui()), the_ui)
 
 
-def _ran(outcome: app.RunOutcome, the_ui: TerminalUi) -> None:
+def _ran(outcome: RunOutcome, the_ui: TerminalUi) -> None:
     """Print a finished run's table; exit 3 if some of its cases failed."""
     from iolab.report.formats import output as report_output
 
@@ -108,8 +111,10 @@ PEAK_OPTIONS: dict[str, dict[str, Any]] = {
 @main.command(help=PEAK_HELP)
 @options(db_option, *(click.option(f"--{n}", **kw) for n, kw in PEAK_OPTIONS.items()))
 def peak(db: str, yes_destroy: tuple[str, ...], **given: Any) -> None:
-    request = app.PeakRequest(**given, destroy=yes_destroy)
-    _ran(app.peak(db, request, the_ui := ui()), the_ui)
+    from iolab.app import peak_search
+
+    request = peak_search.PeakRequest(**given, destroy=yes_destroy)
+    _ran(peak_search.peak(db, request, the_ui := ui()), the_ui)
 
 
 @main.command()
@@ -119,17 +124,19 @@ def peak(db: str, yes_destroy: tuple[str, ...], **given: Any) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print set-ups and cases as JSON.")
 def show(plan_file: str | None, preset: str | None, show_fio: bool, **flags: Any) -> None:
     """Print a plan's expanded matrix, one line per case; runs nothing."""
-    from iolab import plan
+    from iolab.app.base import load_plan
+    from iolab.app.running import job_files, plan_toml, provision_commands
+    from iolab.plan.matrix import matrix_json, matrix_lines
 
     if flags.pop("as_toml"):
-        echo(app.plan_toml(plan_file, preset), nl=False)
+        echo(plan_toml(plan_file, preset), nl=False)
         return
     as_json = flags.pop("as_json")
-    the_plan = app.load_plan(plan_file, preset, overrides_given(**flags))
+    the_plan = load_plan(plan_file, preset, overrides_given(**flags))
     if as_json:
-        echo(plan.matrix_json(the_plan, app.provision_commands(the_plan)), nl=False)
+        echo(matrix_json(the_plan, provision_commands(the_plan)), nl=False)
         return
-    for name, commands in app.provision_commands(the_plan):
+    for name, commands in provision_commands(the_plan):
         if not commands:  # a device used as it is: nothing to build
             echo(f"# set-up {name!r} is used as it is: nothing is built or torn down")
             continue
@@ -138,18 +145,18 @@ def show(plan_file: str | None, preset: str | None, show_fio: bool, **flags: Any
             echo(f"#   {shlex.join(command)}")
     if show_fio:
         echo("# one fio invocation per section; iolab runs them one at a time\n")
-        echo("\n".join(app.job_files(the_plan)), nl=False)
+        echo("\n".join(job_files(the_plan)), nl=False)
         return
-    echo("".join(plan.matrix_lines(the_plan)), nl=False)
+    echo("".join(matrix_lines(the_plan)), nl=False)
 
 
 @main.command()
 def presets() -> None:
     """List the presets, one line each, with their origin."""
-    from iolab import plan
+    from iolab.plan.load import load_preset, preset_names
 
-    for name in plan.preset_names():
-        p = plan.load_preset(name)
+    for name in preset_names():
+        p = load_preset(name)
         echo(f"{name:<24} {len(p.cases()):>3} cases  {p.origin}: {p.description}")
 
 
@@ -160,4 +167,6 @@ user-mode Linux kernel, before touching the real devices; says what failed and w
 @main.command(help=REHEARSE_HELP)
 @click.argument("plan_file", metavar="PLAN.toml")
 def rehearse(plan_file: str) -> None:
-    sys.exit(0 if app.rehearse(plan_file, ui()) else EXIT_CASES_FAILED)
+    from iolab.app import running
+
+    sys.exit(0 if running.rehearse(plan_file, ui()) else EXIT_CASES_FAILED)

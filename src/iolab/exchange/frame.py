@@ -17,8 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from iolab.errors import ReportError
-from iolab.exchange import export, parquet
-from iolab.store import Store
 from iolab.version import __version__
 
 if TYPE_CHECKING:
@@ -33,6 +31,9 @@ def load(
     table: Literal["main", "percentiles", "samples"] = "main",
 ) -> pandas.DataFrame:
     """One run of the database `db` (default: its latest) as a DataFrame of `table`."""
+    from iolab.exchange import export, parquet  # here: `import iolab` stays light
+    from iolab.store import Store
+
     purpose = "iolab.load"
     parquet.module("pandas", purpose)
     if table not in TABLES:

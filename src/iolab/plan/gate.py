@@ -18,7 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 from iolab import units
-from iolab.analysis.history import LEAST, METRICS, MOST_WINDOW, Metric
+from iolab.analysis.history import METRICS, Metric
+from iolab.choices import HISTORY_LEAST, HISTORY_MOST_WINDOW
 from iolab.plan.common import Where, known_keys, table_value
 from iolab.store.rows import recorded_plan
 
@@ -52,7 +53,7 @@ def rules(data: dict[str, Any], top: Where) -> tuple[tuple[Metric, float], ...]:
         raise where.fail(
             "window",
             f"window = {table['window']!r} must be a whole number of "
-            f"runs from {LEAST} to {MOST_WINDOW}",
+            f"runs from {HISTORY_LEAST} to {HISTORY_MOST_WINDOW}",
         )
     if "strict" in table and not isinstance(table["strict"], bool):
         raise where.fail("strict", f"strict = {table['strict']!r} must be true or false")
@@ -80,10 +81,11 @@ def recorded_rules(plan_text: str) -> dict[Metric, float]:
 
 
 def window(value: object) -> int | None:
-    """A window of earlier runs: a whole number from LEAST to MOST_WINDOW; None otherwise."""
+    """A window of earlier runs: a whole number from HISTORY_LEAST to HISTORY_MOST_WINDOW;
+    None otherwise."""
     if isinstance(value, bool) or not isinstance(value, int):
         return None
-    return value if LEAST <= value <= MOST_WINDOW else None
+    return value if HISTORY_LEAST <= value <= HISTORY_MOST_WINDOW else None
 
 
 def recorded_settings(plan_text: str) -> tuple[int | None, bool | None]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from iolab import units
+from iolab.choices import MAX_CASES
 from iolab.errors import PlanError
 from iolab.model import AutoRepeat, Plan, Setup, SteadyRounds, Workload
 from iolab.plan import gate, jobfile_plan, methods, report_keys, sources
@@ -48,7 +49,6 @@ TOP_KEYS = (
 STEADY_KEYS = ("track", "rounds", "window", "data_excursion", "slope_excursion")
 AUTO_FIRST = 3  # repetitions every case gets under repeat = "auto", before the interval decides
 REPORT_KEYS = ("baseline", "metric", "charts")
-MAX_CASES = 100_000  # a plan beyond this is refused unless --max-cases raises the limit
 MAX_PLAN_BYTES = 1024**2
 
 

@@ -36,8 +36,6 @@ WHERE_SHOWN = 6  # a warning names at most this many workloads that had it
 NOT_SIGNIFICANT = "n.s."
 NO_INTERVAL = "no useful interval"  # a 95% interval wider than the value it is about
 UNITS = {"iops": "IOPS", "bw": "MB/s", "pct": "%"}
-CHART_KINDS = ("bars", "scaling", "heatmap", "timeseries", "latency", "ratio")
-Y_METRICS = ("auto", "iops", "bw", "lat", "p50", "p90", "p99", "p99.9", "p99.99")
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,11 @@ from dataclasses import dataclass, replace
 from iolab.analysis import comparison
 from iolab.analysis.factors import Pivot
 from iolab.analysis.findings import Finding
+from iolab.choices import CHART_KINDS
 from iolab.errors import ReportError
 from iolab.names import one_line
 from iolab.report import summary
 from iolab.report.cells import (
-    CHART_KINDS,
     Table,
     case_notes,
     check_baseline,

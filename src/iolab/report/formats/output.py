@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from iolab import outputs, saving
+from iolab.choices import DOCUMENT_FORMATS
 from iolab.errors import ReportError
 from iolab.report.charts import Chart
 from iolab.report.document import Document
@@ -19,7 +20,6 @@ from iolab.report.render import mpl_render
 from iolab.report.render.mpl_render import ImageFormat
 from iolab.units import human_bytes
 
-DOCUMENT_FORMATS = ("table", "markdown", "csv", "html", "json")
 PARALLEL_FROM, PARALLEL_WORKERS = 6, 4  # images drawn on several CPUs from 6 charts on
 
 
