@@ -11,8 +11,12 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from iolab.targets.lab import Kernel
 
 FIXTURES = Path(__file__).parent / "fixtures"
 IOLAB = [sys.executable, "-m", "iolab"]
@@ -25,10 +29,12 @@ IOLAB = [sys.executable, "-m", "iolab"]
 sys.dont_write_bytecode = False
 
 
-def run_iolab(*args: str, cwd: Path, check: bool = False) -> subprocess.CompletedProcess[str]:
+def run_iolab(
+    *args: str, cwd: Path, check: bool = False, timeout_s: float = 300
+) -> subprocess.CompletedProcess[str]:
     """The real command line, as a user types it."""
     done = subprocess.run(
-        [*IOLAB, *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=300
+        [*IOLAB, *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=timeout_s
     )
     if check and done.returncode != 0:
         raise AssertionError(f"iolab {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
@@ -130,6 +136,7 @@ FIXTURE_MARKS = {
     "browser": "browser",
     "machine": "kernel",
     "lab_host": "kernel",
+    "lab_kernel": "kernel",
 }
 
 
@@ -174,23 +181,41 @@ def _state_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     os.environ.pop("IOLAB_STATE_DIR", None)
 
 
+LAB_DISKS, LAB_DISK_MIB = 4, 384  # the session's lab kernel: what test_raid_lab builds on
+# how long a lab command (`run --lab`, `rehearse`) may take: QEMU without KVM emulates every
+# instruction of its boot and of each iolab it starts, on a host busy with other work
+LAB_COMMAND_S = 1800
+
+
 @pytest.fixture(scope="session")
-def lab_host(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Boot the lab kernel once, with no disks (the backend IOLAB_LAB_BACKEND names, else
-    user-mode Linux, else QEMU); where none is installed or none can run here, every test
-    that needs it FAILS with the reason in one line: a check not made never passes."""
+def lab_kernel() -> Iterator[Kernel]:
+    """The lab kernel, booted once for the whole session (the backend IOLAB_LAB_BACKEND
+    names, else user-mode Linux, else QEMU) with LAB_DISKS image disks of LAB_DISK_MIB each:
+    the md and LVM tests build on its disks, the drive-cache tests on a SCSI disk they add;
+    a boot under QEMU without KVM takes minutes, so the tests share one. Where none is
+    installed or none can run here, every test that needs it FAILS with the reason in one
+    line: a check not made never passes."""
     from iolab.errors import TargetError
     from iolab.targets import lab
 
     base = Path(os.environ.get("IOLAB_TEST_DIR", "/var/tmp"))
-    folder = base / f"iolab-lab-probe-{os.getpid()}"
+    folder = base / f"iolab-lab-{os.getpid()}"
+    folder.mkdir(parents=True, exist_ok=True)
+    kernel = lab.Kernel(folder, [LAB_DISK_MIB * 1024**2] * LAB_DISKS)
     try:
-        with lab.Kernel(folder, []):
-            pass
+        kernel.start()
     except TargetError as error:
-        pytest.fail(f"THE LAB CANNOT RUN HERE: {error}", pytrace=False)
-    finally:
         subprocess.run(["rm", "-rf", str(folder)], check=False)
+        pytest.fail(f"THE LAB CANNOT RUN HERE: {error}", pytrace=False)
+    yield kernel
+    kernel.stop()
+    subprocess.run(["rm", "-rf", str(folder)], check=False)  # images, spool, console log
+
+
+@pytest.fixture(scope="session")
+def lab_host(lab_kernel: Kernel) -> None:
+    """That a lab kernel runs here, for the tests that boot one of their own (`iolab run
+    --lab`, `iolab rehearse`): the session's has booted (see lab_kernel)."""
 
 
 @pytest.fixture

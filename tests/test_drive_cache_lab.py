@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from iolab.targets.controllers import pending
-from uml import Kernel, lab_marks
+from iolab.targets.lab import Kernel
+from uml import lab_marks
 
 pytestmark = lab_marks()
 IOLAB = f"{sys.executable} -m iolab"
@@ -38,21 +39,19 @@ drive_cache = {caches}
 
 
 @pytest.fixture(scope="module")
-def lab() -> Iterator[Kernel]:
-    folder = Path(os.environ.get("IOLAB_TEST_DIR", "/var/tmp")) / f"iolab-sd-{os.getpid()}"
-    folder.mkdir(parents=True, exist_ok=True)
-    kernel = Kernel(folder, 1, 16)
-    kernel.start()
-    modules = folder / "modules"
-    done = kernel.run(
+def lab(lab_kernel: Kernel) -> Iterator[Kernel]:
+    """The session's lab kernel (conftest.lab_kernel) with a scsi_debug disk, /dev/sda, for
+    this module's tests; the disk removed after them."""
+    modules = lab_kernel.folder / "modules"
+    done = lab_kernel.run(
         f"modprobe -d {modules} sd_mod && modprobe -d {modules} scsi_debug dev_size_mb=32 "
         f"&& udevadm settle; for i in 1 2 3 4 5; do [ -e {SWITCH} ] && break; sleep 1; done; "
         f"cat {SWITCH}"
     )
     assert done.output.strip() == "write back", done.output
-    yield kernel
-    kernel.stop()
-    shutil.rmtree(folder, ignore_errors=True)
+    yield lab_kernel
+    gone = lab_kernel.run(f"udevadm settle; modprobe -d {modules} -r scsi_debug")
+    assert gone.returncode == 0, gone.output
 
 
 @pytest.fixture

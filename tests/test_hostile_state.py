@@ -355,7 +355,9 @@ def test_a_lab_guest_keeps_its_state_in_the_guest() -> None:
     (a tmpfs the guest mounts), never the host's /var/lib/iolab."""
     from iolab.targets import lab
 
-    init = lab.INIT.format(modules="", moddir="m", spool="s", cwd="c", poll=1, tmp="")
+    init = lab.INIT.format(
+        modules="", moddir="m", spool="s", cwd="c", poll=1, idle_poll=1, busy_polls=1, tmp=""
+    )
     run_at = init.index("mount -t tmpfs run /run")
     state_at = init.index(f"export {evidence.STATE_ENV}=/run/iolab-state")
     assert run_at < state_at < init.index("spool=s")

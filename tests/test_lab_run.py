@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import results_of, run_iolab
+from conftest import LAB_COMMAND_S, results_of, run_iolab
 from uml import lab_marks
 
 pytestmark = lab_marks()
@@ -61,7 +61,7 @@ def leftovers() -> set[str]:
 def test_study_b_in_the_lab(workdir: Path) -> None:
     before = leftovers()
     (workdir / "b.toml").write_text(STUDY_B.format(path=workdir))
-    done = run_iolab("run", "b.toml", "--lab", cwd=workdir)
+    done = run_iolab("run", "b.toml", "--lab", cwd=workdir, timeout_s=LAB_COMMAND_S)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "not run in the lab (paths, nothing to build): here" in done.stderr
     assert "/dev/nvme1n1 -> /dev/" in done.stderr and ", in " in done.stderr, "mapped, kernel named"

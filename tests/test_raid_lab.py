@@ -1,7 +1,8 @@
 """md and LVM set-ups for real, in a kernel that has them (see uml.py): studies B and D end to
 end, the README's 256k chunk, LVM raid10 and striped, a failed create that tears down only
 what it made, and faults: a member that fails mid-case (dm-flakey), a degraded array as a
-set-up (`degraded = 1`), a slow member (dm-delay). One kernel is booted for the whole module.
+set-up (`degraded = 1`), a slow member (dm-delay). They build on the session's lab kernel
+(conftest.lab_kernel), booted once for every lab test.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from typing import Any
 
 import pytest
 
-from conftest import needs_root
-from uml import Done, Host, Kernel, Machine, host_has_md
+from conftest import LAB_DISK_MIB, LAB_DISKS, needs_root
+from iolab.targets.lab import Kernel
+from uml import Done, Host, Machine, host_has_md
 
 pytestmark = [
     pytest.mark.kernel,
@@ -26,21 +28,24 @@ pytestmark = [
     *([] if host_has_md() else [pytest.mark.usefixtures("lab_host")]),
     needs_root(),
 ]
-DISKS, DISK_MIB = 4, 384
 IOLAB = f"{sys.executable} -m iolab"
 
 
 @pytest.fixture(scope="module")
-def machine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Machine]:
+def machine(request: pytest.FixtureRequest) -> Iterator[Machine]:
+    """This host where its kernel has md and device-mapper (loop devices), else the
+    session's lab kernel (conftest.lab_kernel), booted once for every lab test."""
+    if not host_has_md():
+        kernel: Kernel = request.getfixturevalue("lab_kernel")
+        yield kernel
+        return
     folder = Path(os.environ.get("IOLAB_TEST_DIR", "/var/tmp")) / f"iolab-raid-{os.getpid()}"
     folder.mkdir(parents=True, exist_ok=True)
-    lab: Host | Kernel = (
-        Host(folder, DISKS, DISK_MIB) if host_has_md() else Kernel(folder, DISKS, DISK_MIB)
-    )
-    lab.start()
-    yield lab
-    lab.stop()
-    shutil.rmtree(folder, ignore_errors=True)  # images, spool, console log
+    host = Host(folder, LAB_DISKS, LAB_DISK_MIB)
+    host.start()
+    yield host
+    host.stop()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import needs_root, run_iolab
+from conftest import LAB_COMMAND_S, needs_root, run_iolab
 from iolab.app import lab_run, rehearsal
 from iolab.cli import main
 from iolab.plan.load import parse_plan
@@ -49,7 +49,7 @@ def test_rehearse_builds_runs_and_tears_down_each_set_up_and_names_a_failing_com
 ) -> None:
     (workdir / "plan.toml").write_text(PLAN)
     before = set(Path("/var/tmp").glob("iolab-rehearse-*"))
-    done = run_iolab("rehearse", "plan.toml", cwd=workdir)
+    done = run_iolab("rehearse", "plan.toml", cwd=workdir, timeout_s=LAB_COMMAND_S)
     lines = done.stderr.splitlines()  # each set-up's line is news, on stderr
     assert done.returncode == 3, done.stdout + done.stderr
     assert "/dev/nvme0n1 -> /dev/" in lines[0] and ", in " in lines[0], lines

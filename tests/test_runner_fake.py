@@ -209,9 +209,16 @@ def test_preconditioning_runs_before_the_cases_and_the_state_travels(
     ]
     assert "rw=write\nbs=128k\nloops=2" in fake.jobs[0]
     assert "io_size=16777216" in fake.jobs[1], "twice the 8 MiB area"
-    assert len(seen.notes) == 2 and "sequential fill" in seen.notes[0]
+    notes = own_notes(seen.notes)
+    assert len(notes) == 2 and "sequential fill" in notes[0]
     assert {r.target_state for r in results} == {"sequential+random"}
     assert {c.target_state for c in store.cases(run_id)} == {"sequential+random"}
+
+
+def own_notes(notes: list[str]) -> list[str]:
+    """The run's notes less what smartctl said of the disk under tmp_path, where it is
+    installed (this host's virtio disk has no account of its own)."""
+    return [note for note in notes if not note.startswith("drive not read: ")]
 
 
 def test_repeat_auto_adds_repetitions_until_the_interval_is_narrow(
@@ -228,7 +235,7 @@ def test_repeat_auto_adds_repetitions_until_the_interval_is_narrow(
     seen = Seen()
     execute(built, store, run_id, seen)
     assert len(fake.jobs) == CASES * 3, "stable: no repetition past the first three"
-    assert all("within the ±1.0% asked" in note for note in seen.notes)
+    assert all("within the ±1.0% asked" in note for note in own_notes(seen.notes))
 
 
 def test_repeat_auto_stops_at_the_most_and_says_so(tmp_path: Path, store: Store) -> None:

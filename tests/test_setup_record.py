@@ -16,13 +16,14 @@ from iolab.errors import JSONShapeError, StoreError
 from iolab.fio.info import FioInfo
 from iolab.fio.parse import Status
 from iolab.model import JSON, Case, PeakRecord, Result, SteadyRecord, codec
+from iolab.model.drive import CacheSetting
 from iolab.model.facts import SetupFacts
 from iolab.model.setup_record import Fill, SetupRecord
 from iolab.plan.load import parse_plan
 from iolab.runner.campaign import plan_campaign
 from iolab.runner.executing import execute
 from iolab.store import Store
-from iolab.targets import process
+from iolab.targets import drive_health, process
 
 FIO = FioInfo(path="fio", version="fio-3.33", engines=("libaio", "io_uring", "psync"))
 TESTS = Path(__file__).parent
@@ -73,7 +74,8 @@ def test_the_runner_saves_one_record_per_set_up_whole(tmp_path: Path) -> None:
     assert record.controller is None and not record.searches
     ((_, _, stored),) = store.setups(run_id)
     assert codec.to_object(record) == stored, "saved whole, as the JSON it always was"
-    assert list(stored) == ["target", "precondition", "steady_rounds"]
+    read = ["drives"] if drive_health.installed() else []  # the disk under tmp_path
+    assert list(stored) == ["target", "precondition", "steady_rounds", *read]
 
 
 @pytest.mark.parametrize("path", STORES, ids=lambda path: path.name)
@@ -114,10 +116,20 @@ def test_every_part_comes_back_as_it_was_saved() -> None:
         (Fill("precondition-sequential", 16 << 20, 0.5, 32e6),),
         steady,
         {"4k randread": peak},
+        drive_cache=(
+            CacheSetting(
+                "/dev/nvme0n1",
+                "nvme-cli feature 06h (volatile write cache) of /dev/nvme0n1",
+                "write back",
+                "write-through",
+                "write through",
+            ),
+        ),
     )
     text = json.dumps(codec.to_object(record))
     assert codec.from_json(SetupRecord, json.loads(text)) == record
     assert json.loads(text)["peak_search"]["4k randread"] == search
+    assert json.loads(text)["drive_cache"][0]["read_back"] == "write through"
 
 
 def test_a_damaged_part_is_left_out_and_the_rest_kept() -> None:

@@ -3,9 +3,10 @@
 The kernel is the product's own lab kernel (`iolab.targets.lab`, which `iolab rehearse` boots
 too): Debian's user-mode-linux, booted with the host's root filesystem (hostfs), so it sees the
 host's mdadm, lvm, fio and this project's virtual environment; image files become its disks
-(/dev/ubda, /dev/ubdb, ...). `Kernel` boots it once (per test module) and runs shell commands
-inside it. Where the host kernel has md and device-mapper itself, `Host` offers the same
-interface over loop devices, so the same tests run directly.
+(/dev/ubda, /dev/ubdb, ...); under QEMU, virtio disks (/dev/vda, ...). The session boots it
+once (conftest.lab_kernel) and runs shell commands inside it. Where the host kernel has md
+and device-mapper itself, `Host` offers the same interface over loop devices, so the same
+tests run directly.
 """
 
 from __future__ import annotations
@@ -17,10 +18,9 @@ from typing import Protocol
 import pytest
 
 from conftest import needs_root
-from iolab.targets import lab
 from iolab.targets.lab import Done
 
-__all__ = ["Done", "Host", "Kernel", "Machine", "host_has_md", "lab_marks"]
+__all__ = ["Done", "Host", "Machine", "host_has_md", "lab_marks"]
 
 MIB = 1024**2
 
@@ -42,13 +42,6 @@ def lab_marks() -> list[pytest.MarkDecorator]:
     where no lab kernel is installed or none runs here, they fail with the reason
     (conftest.lab_host), never skip."""
     return [pytest.mark.kernel, pytest.mark.usefixtures("lab_host"), pytest.mark.root, needs_root()]
-
-
-class Kernel(lab.Kernel):
-    """The lab kernel, booted with `count` image disks of `size_mib` each."""
-
-    def __init__(self, folder: Path, count: int, size_mib: int, memory_mib: int = 1024) -> None:
-        super().__init__(folder, [size_mib * MIB] * count, memory_mib)
 
 
 class Host:

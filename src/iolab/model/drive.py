@@ -74,6 +74,20 @@ class DriveHealth:
 
 @codec.tolerant
 @dataclass(frozen=True)
+class CacheSetting:
+    """A plain disk's own write cache as a set-up set it (its `drive_cache`): the switch
+    (sysfs' cache_type file, or the NVMe controller's feature 06h through nvme-cli), what it
+    read before, what the plan asked, and what it read back once set, in sysfs' words."""
+
+    device: str = field(default="", metadata=spec(missing=""))
+    switch: str = field(default="", metadata=spec(missing=""))  # "nvme /dev/nvme0n1", ...
+    before: str = field(default="", metadata=spec(missing=""))  # "write back"
+    asked: str = field(default="", metadata=spec(missing=""))  # the plan's: "write-through"
+    read_back: str = field(default="", metadata=spec(missing=""))  # "write through"
+
+
+@codec.tolerant
+@dataclass(frozen=True)
 class DriveReading:
     """Every whole disk of a set-up read at one moment (a Unix time); problems are the tools'
     one-line failures (a smartctl that hung or printed what cannot be read)."""

@@ -4,7 +4,7 @@ peak and curve searches), saved and loaded whole by the store.
 
 The store keeps it as the JSON it always kept (the setups table's `environment`), under the
 keys "target", "layout", "log", "controller", "precondition", "steady_rounds",
-"peak_search" and "drives": `codec.from_json(SetupRecord, ...)` reads what any iolab
+"peak_search", "drives" and "drive_cache": `codec.from_json(SetupRecord, ...)` reads what any iolab
 version stored, and `codec.to_json` writes those keys, so a database written before the
 record was typed reads the same.
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 
 from iolab.model import JSONObject, PeakRecord, SteadyRecord, codec
 from iolab.model.codec import spec
-from iolab.model.drive import DriveLog
+from iolab.model.drive import CacheSetting, DriveLog
 from iolab.model.facts import LayoutFacts, LogLine, SetupFacts, TargetFacts
 
 _PART = spec(omit="none", tolerant=True)
@@ -50,6 +50,10 @@ class SetupRecord:
     )
     # its drives' own account, read after it was built and after each case
     drives: DriveLog | None = field(default=None, metadata=_PART)
+    # a plain disk's own write cache, as set and read back (drive_cache)
+    drive_cache: tuple[CacheSetting, ...] = field(
+        default=(), metadata=spec(omit="empty", tolerant=True)
+    )
 
 
 class Recorder:
@@ -73,6 +77,9 @@ class Recorder:
 
     def controller(self, card: JSONObject) -> None:
         self.set(replace(self.record, controller=card))
+
+    def drive_cache(self, settings: Iterable[CacheSetting]) -> None:
+        self.set(replace(self.record, drive_cache=tuple(settings)))
 
     def drives(self, log: DriveLog) -> None:
         self.set(replace(self.record, drives=log))

@@ -287,13 +287,15 @@ class _Run:
         record = self.record(setup.name)
         try:
             with (
-                apply.applied(setup, self.ledger.holding) as card,
+                apply.applied(setup, self.ledger.holding) as policies,
                 placed(setup, self.campaign, record, self.ledger) as target,
             ):
-                if card is not None:
-                    record.controller(card.facts)
-                    self.cards[setup.name] = card
-                self.read_drives(setup, target, record, card)
+                if policies.card is not None:
+                    record.controller(policies.card.facts)
+                    self.cards[setup.name] = policies.card
+                if policies.disks:
+                    record.drive_cache(policies.disks)
+                self.read_drives(setup, target, record, policies.card)
                 state = self.precondition(setup, steps[0], target, record)
                 for step in steps:
                     self.case(step, target, state)

@@ -85,8 +85,12 @@ def stack(name: str, depth: int = 0) -> Layer:
 
 
 def resolve(path: str | Path, depth: int = 0) -> Layer:
-    """file -> filesystem -> btrfs/md/dm/loop -> member disks, as a tree of layers."""
+    """file -> filesystem -> btrfs/md/dm/loop -> member disks, as a tree of layers; a block
+    device (a set-up measured on its raw device) is its own stack, not a file in /dev."""
     real = os.path.realpath(path)
+    name = dv.try_kernel_name(real)
+    if name is not None and depth < MAX_DEPTH:
+        return stack(name, depth)
     mount = mount_containing(real)
     if mount is None or depth >= MAX_DEPTH:
         return Layer("file", path=real)

@@ -18,6 +18,7 @@ from typing import Any
 
 from iolab.analysis.environment import differences
 from iolab.model import Code, JSONObject, codec
+from iolab.model.drive import CacheSetting
 from iolab.model.facts import DeviceFacts, Layer, LogLine, RaidFacts, SetupFacts, TargetFacts
 from iolab.report import drives
 from iolab.report.cells import utc
@@ -170,7 +171,18 @@ def setup_facts(setup: SetupInfo) -> dict[str, str]:
             for name, change in changes.items()
         )
     out.update(card_facts(setup.environment.get("controller")))
+    out.update(cache_facts(setup.record.drive_cache))
     return out
+
+
+def cache_facts(settings: Sequence[CacheSetting]) -> dict[str, str]:
+    """Each plain disk's own write cache as the set-up set it and read it back."""
+    return {
+        f"drive write cache of {s.device}" if len(settings) > 1 else "drive write cache": (
+            f"set {s.asked}; read back: {s.read_back} (was {s.before}; {s.switch})"
+        )
+        for s in settings
+    }
 
 
 def card_facts(card: object) -> dict[str, str]:
@@ -339,10 +351,13 @@ def fio_written(data: Dataset, setup: SetupInfo) -> int:
 
 
 def drive_lines(data: Dataset) -> list[str]:
-    """Per set-up and drive: its account before the set-up's cases, and what moved over
-    them beside what fio wrote (the drive's host writes, write amplification, heat, errors)."""
+    """Per set-up and drive: its own write cache as set and read back (drive_cache), its
+    account before the set-up's cases, and what moved over them beside what fio wrote (the
+    drive's host writes, write amplification, heat, errors)."""
     lines = []
     for setup in data.setups:
+        cache = cache_facts(setup.record.drive_cache)
+        lines += [f"{setup.label}: {name}: {value}" for name, value in cache.items()]
         log = setup.record.drives
         if log is None or log.before is None:
             continue

@@ -34,6 +34,7 @@ from pathlib import Path
 
 from iolab.errors import ControllerError, Stopped
 from iolab.model import JSON, CardPolicy, Setup, codec
+from iolab.model.drive import CacheSetting
 from iolab.model.facts import JSONDict
 from iolab.targets.controllers import nvme_cache, pending
 from iolab.targets.controllers.card_commands import (
@@ -170,18 +171,28 @@ def _facts(
     }
 
 
+@dataclass(frozen=True)
+class Applied:
+    """What a set-up's policies are while its cases run: the card's (None: it asks for no
+    card policy) and each plain disk's own write cache as set and read back."""
+
+    card: Card | None = None
+    disks: tuple[CacheSetting, ...] = ()
+
+
 @contextlib.contextmanager
-def applied(setup: Setup, hold: Hold) -> Iterator[Card | None]:
-    """The set-up's policy in effect while the with-block runs; what was there restored after.
-    Yields None for a set-up that asks for no policy."""
+def applied(setup: Setup, hold: Hold) -> Iterator[Applied]:
+    """The set-up's policies in effect while the with-block runs; what was there restored
+    after."""
     with contextlib.ExitStack() as stack:
         card: Card | None = None
+        disks: tuple[CacheSetting, ...] = ()
         if setup.drive_cache is not None and setup.layout is not None:
-            stack.enter_context(_disk_cache(setup.layout.devices, setup.drive_cache, hold))
+            disks = stack.enter_context(_disk_cache(setup.layout.devices, setup.drive_cache, hold))
         if setup.controller is not None:
             devices = setup.layout.devices if setup.layout is not None else ()
             card = stack.enter_context(_card(setup.controller, devices, hold))
-        yield card
+        yield Applied(card, disks)
 
 
 @contextlib.contextmanager
@@ -406,6 +417,12 @@ class Switch:
         except OSError as error:
             raise ControllerError(f"could not write {self.where}: {error.strerror}") from None
 
+    def words(self) -> str:
+        """The switch in words: "nvme-cli feature 06h of /dev/nvme0n1", "sysfs ..."."""
+        if self.tool == "nvme":
+            return f"nvme-cli feature 06h (volatile write cache) of {self.where}"
+        return f"sysfs {self.where}"
+
     def command(self, words: str) -> tuple[str, ...]:
         """The shell line that sets it to `words`, for a person to run."""
         if self.tool == "nvme":
@@ -477,8 +494,13 @@ def _check_switch(device: str) -> None:
 
 
 @contextlib.contextmanager
-def _disk_cache(devices: tuple[str, ...], value: str, hold: Hold) -> Iterator[None]:
+def _disk_cache(
+    devices: tuple[str, ...], value: str, hold: Hold
+) -> Iterator[tuple[CacheSetting, ...]]:
+    """Each device's write cache set to `value` and read back (refused in one line where it
+    reads otherwise); each put back after."""
     with contextlib.ExitStack() as stack:
+        settings: list[CacheSetting] = []
         for device in devices:
             switch = switch_of(device)
             if switch is None:
@@ -496,7 +518,8 @@ def _disk_cache(devices: tuple[str, ...], value: str, hold: Hold) -> Iterator[No
                     f"{device} did not take drive_cache = {value} (its write cache reads "
                     f"{now or 'nothing'}); nothing was measured under it"
                 )
-        yield
+            settings.append(CacheSetting(device, switch.words(), before, value, now))
+        yield tuple(settings)
 
 
 def _put_back_disk(switch: Switch, before: str, value: str) -> None:
