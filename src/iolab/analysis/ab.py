@@ -67,7 +67,7 @@ def judge(
     """One set-up x workload x metric of the run (its id and start), judged against the
     baseline's rounds; `load`: the codes of other load its cases carried."""
     values = tuple(rounds.b[r] for r in sorted(rounds.b))
-    point = RunPoint(run[0], run[1], values or (0.0,), load)
+    point = RunPoint(run[0], run[1], values, load)  # b holds every round it has a figure for
     series = RunSeries(rounds.other, rounds.workload, rounds.metric, (point,), ())
     drops = rounds.metric in ("iops", "bw")
     found = paired(rounds.pairs())

@@ -128,7 +128,7 @@ class RunSeries:
         return UNITS[self.metric]
 
 
-def _figures(ok: Sequence[CaseFigures], metric: Metric) -> tuple[float, ...]:
+def figures_of(ok: Sequence[CaseFigures], metric: Metric) -> tuple[float, ...]:
     """The figure of each case measured (status ok, with figures) that has one: IOPS, MB/s,
     or the worst direction's p99 completion latency in µs."""
     if metric == "iops":
@@ -147,7 +147,8 @@ def _load(cases: Sequence[CaseFigures]) -> frozenset[str]:
     return frozenset(code for c in cases for code in c.codes if code in (FOREIGN, CPU_BOUND))
 
 
-def _primary(options: Mapping[str, object]) -> Metric:
+def primary(options: Mapping[str, object]) -> Metric:
+    """A workload's primary metric for the gate: MB/s where the report shows MB/s, else IOPS."""
     return "bw" if metric_for(options) == "bw" else "iops"
 
 
@@ -169,10 +170,10 @@ def series_of_points(
     points: dict[tuple[str, str, Metric], list[RunPoint]] = {}
     primaries: dict[int, Metric] = {}  # by the options' id: the store shares each text's
     for row in found:
-        primary = primaries.get(id(row.options)) or _primary(row.options)
-        primaries[id(row.options)] = primary
-        figures = row.iops if primary == "iops" else tuple(v / 1e6 for v in row.bw_bytes)
-        for metric, got in ((primary, figures), ("p99", tuple(v / 1000 for v in row.p99_ns))):
+        chosen = primaries.get(id(row.options)) or primary(row.options)
+        primaries[id(row.options)] = chosen
+        figures = row.iops if chosen == "iops" else tuple(v / 1e6 for v in row.bw_bytes)
+        for metric, got in ((chosen, figures), ("p99", tuple(v / 1000 for v in row.p99_ns))):
             if got:
                 point = RunPoint(row.run_id, started[row.run_id], got, row.load)
                 points.setdefault((row.setup, row.workload, metric), []).append(point)
@@ -215,11 +216,11 @@ def _points(
             else:
                 grouped[key] = [case]
         for (setup, workload), group in grouped.items():
-            primary = primaries.get(id(group[0].options)) or _primary(group[0].options)
-            primaries[id(group[0].options)] = primary
+            chosen = primaries.get(id(group[0].options)) or primary(group[0].options)
+            primaries[id(group[0].options)] = chosen
             load = _load(group)
             ok = [c for c in group if c.status == "ok" and c.iops is not None]
-            for metric, got in ((primary, _figures(ok, primary)), ("p99", _figures(ok, "p99"))):
+            for metric, got in ((chosen, figures_of(ok, chosen)), ("p99", figures_of(ok, "p99"))):
                 if got:
                     point = RunPoint(run.id, run.started_at, got, load)
                     found = points.get((setup, workload, metric))

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from iolab.analysis import ab, gate_verdicts, history
 from iolab.app.base import Ui, open_store
 from iolab.errors import ReportError, StoreError
-from iolab.model import metric_for
 from iolab.plan import gate
 from iolab.store import RunRow, Store
 from iolab.store.figures import CaseFigures, PointFigures, of_row
@@ -168,9 +167,7 @@ def _rounds(cases: Sequence[CaseRow], base: str) -> list[tuple[ab.Rounds, frozen
         if case.status != "ok":
             continue
         for metric, value in _figures(found):
-            if value is not None:
-                key = (case.setup, case.workload, metric)
-                figures.setdefault(key, {})[case.repetition] = value
+            figures.setdefault((case.setup, case.workload, metric), {})[case.repetition] = value
     out = []
     for (setup, workload, metric), b in figures.items():
         a = figures.get((base, workload, metric))
@@ -181,14 +178,14 @@ def _rounds(cases: Sequence[CaseRow], base: str) -> list[tuple[ab.Rounds, frozen
     return out
 
 
-def _figures(found: CaseFigures) -> list[tuple[history.Metric, float | None]]:
-    """A case's figures as the gate's series read them: its primary (IOPS or MB/s by its
-    options) and its p99 completion latency in µs."""
-    p99 = found.p99_ns / 1000 if found.p99_ns is not None else None
-    if metric_for(found.options) == "bw":
-        bw = found.bw_bytes / 1e6 if found.bw_bytes is not None else None
-        return [("bw", bw), ("p99", p99)]
-    return [("iops", found.iops), ("p99", p99)]
+def _figures(found: CaseFigures) -> list[tuple[history.Metric, float]]:
+    """A case's figures as the gate's series read them (history.figures_of): its primary
+    (IOPS or MB/s by its options) and its p99 completion latency in µs, where it has them."""
+    return [
+        (metric, value)
+        for metric in (history.primary(found.options), "p99")
+        for value in history.figures_of([found], metric)
+    ]
 
 
 def _foreign(cases: Sequence[CaseFigures]) -> bool:
