@@ -41,6 +41,14 @@ def run_iolab(
     return done
 
 
+def start_iolab(*args: str, cwd: Path) -> subprocess.Popen[str]:
+    """The real command line started, not waited for: for a test that acts while it runs
+    (a host killed or held mid-case); its output is read with communicate()."""
+    return subprocess.Popen(
+        [*IOLAB, *args], cwd=cwd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+
+
 def iolab_here(*args: str, cwd: Path, check: bool = False) -> subprocess.CompletedProcess[str]:
     """The same command run in this process (click's runner), in `cwd`, as run_iolab answers:
     for a test whose point is what iolab prints or stores, not the process (bad input's one

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IOLAB, run_iolab
+from conftest import run_iolab, start_iolab
 from fleet_servers import Fleet, Sshd
 from iolab.targets.path import TEST_FILE
 from loopdevs import LoopDevs, loops_fixture, sh
@@ -128,13 +128,7 @@ def test_a_throttled_host_is_the_outlier_and_a_killed_one_costs_its_share(
     slow, victim = hosts[6], hosts[20]
     fleet.throttle(slow, dev, THROTTLED)
     (workdir / "plan.toml").write_text(plan_text(hosts, fleet.dirs, runtime=4))
-    child = subprocess.Popen(
-        [*IOLAB, "run", "plan.toml"],
-        cwd=workdir,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    child = start_iolab("run", "plan.toml", cwd=workdir)
     deadline = time.monotonic() + 120
     while not any(fleet.dirs[victim].glob(f"{TEST_FILE}*")) and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import IOLAB
+from conftest import start_iolab
 from fleet_servers import Fleet
 from iolab.targets.path import TEST_FILE
 from test_fleet import plan_text
@@ -40,13 +39,7 @@ def test_a_killed_and_a_stopped_host_cost_only_their_share(fleet: Fleet, workdir
     killed, stopped = hosts[1], hosts[4]
     text = plan_text(hosts, fleet.dirs, runtime=4, extra="host_timeout = 3\nrepeat = 2")
     (workdir / "plan.toml").write_text(text)
-    child = subprocess.Popen(
-        [*IOLAB, "run", "plan.toml"],
-        cwd=workdir,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    child = start_iolab("run", "plan.toml", cwd=workdir)
     deadline = time.monotonic() + 120
     while not all(any(fleet.dirs[h].glob(f"{TEST_FILE}*")) for h in (killed, stopped)):
         assert time.monotonic() < deadline, "the case never began on every host"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IOLAB, run_iolab
+from conftest import run_iolab, start_iolab
 from iolab.fio.hosts import HostError, HostInfo, address, client_arg, versions
 from iolab.fio.hosts import _probed as probed
 from iolab.plan.load import parse_plan
@@ -143,13 +143,7 @@ def test_a_host_lost_mid_case_keeps_the_others_and_resume_completes(
 ) -> None:
     hosts = servers.start(3)
     (workdir / "plan.toml").write_text(plan_text(hosts, servers.dirs, runtime=4))
-    child = subprocess.Popen(
-        [*IOLAB, "run", "plan.toml"],
-        cwd=workdir,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    child = start_iolab("run", "plan.toml", cwd=workdir)
     victim = hosts[1]
     _wait_for((servers.dirs[victim] / TEST_FILE).exists)  # its job has begun
     time.sleep(1)
