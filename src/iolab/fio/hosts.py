@@ -350,6 +350,7 @@ class ClientWatch:
         self.peers = {host: _peer(host) for host in hosts}
         self.states = dict.fromkeys(hosts, "starting")
         self.seen: set[str] = set()
+        self.open = sockets.Peers()  # the client's connections, each peer read once
 
     def follow(
         self,
@@ -383,7 +384,7 @@ class ClientWatch:
         """The hosts whose connection the client holds (every host while that cannot be
         read), their states updated and reported when they change."""
         fio = sockets.child_pid(keeper)
-        open_now = sockets.peers(fio) if fio else None
+        open_now = self.open.of(fio) if fio else None
         if open_now is None:
             return set(self.hosts)
         running = {host for host, peer in self.peers.items() if peer in open_now}
