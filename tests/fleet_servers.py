@@ -79,8 +79,8 @@ class Fleet:
             wait_listening(ip, int(port))
         return hosts
 
-    def _one(self, ip: str) -> str:
-        port = free_port(ip)
+    def _one(self, ip: str, port: int | None = None) -> str:
+        port = port or free_port(ip)
         host = f"{ip}:{port}"
         self.dirs[host] = self.root / f"host-{ip}"
         self.dirs[host].mkdir(parents=True, exist_ok=True)
@@ -102,6 +102,12 @@ class Fleet:
                     os.kill(pid, signal.SIGKILL)
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(10)
+
+    def restart(self, host: str) -> None:
+        """The host's fio server started again, on the address and port it had."""
+        ip, port = host.split(":")
+        self._one(ip, int(port))
+        wait_listening(ip, int(port))
 
     def pause(self, host: str) -> None:
         """The host's fio server and the jobs it forked stopped (SIGSTOP), as a machine that

@@ -81,7 +81,7 @@ def test_names_are_imported_plainly() -> None:
     """One import mechanism, plain imports: no module resolves its names when first asked for
     (a module's `__getattr__`, PEP 562), which hides a name's home from the reader, from
     go-to-definition and from the type checker. A command keeps start-up fast by importing
-    what it uses inside its function (iolab.cli; tests/test_imports.py)."""
+    what it uses inside its function (iolab.cli; tests/test_cli_startup.py)."""
     lazy = [
         f"{name}:{node.lineno}"
         for name, tree in _modules().items()

@@ -1,6 +1,8 @@
 """The plotly.js an HTML page carries: the cartesian bundle where setup fetched it and it is
 the one pinned, else plotly's full bundle; either compressed, the same bytes each time; every
-chart iolab draws is of a trace type the cartesian bundle has."""
+chart iolab draws is of a trace type the cartesian bundle has. A FIFO in place of the cartesian
+bundle is not opened for reading (issue 29, finding 10): the page carries the full bundle, and a
+line says why."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from iolab.report import compare_document, data, document
 from iolab.report.formats import html
 from iolab.report.render import plotly_bundle, plotly_render
 from iolab.store import Store
+from test_bad_input import invoke
 
 MIB = 1024**2
 
@@ -80,3 +83,29 @@ def test_a_study_sized_page_is_under_one_and_a_half_mib_with_the_cartesian_bundl
     assert len(made.charts()) >= 10
     assert "charts drawn by plotly.js 4.1.1 (cartesian bundle)" in page
     assert len(page.encode()) < 1.5 * MIB
+
+
+# ---------------------------------------------------------------- the plotly bundle
+
+
+@pytest.mark.slow
+def test_a_fifo_in_place_of_the_plotly_bundle_is_not_waited_on(
+    cartesian_at: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    cartesian_at.parent.mkdir(parents=True)
+    os.mkfifo(cartesian_at)
+    monkeypatch.chdir(tmp_path)
+    outcome = invoke(
+        ["report", "1", "--db", str(STORE), "--format", "html", "-o", "page.html"], limit_s=120
+    )
+    assert outcome.code == 0 and not outcome.crash, outcome.stderr + outcome.crash
+    assert outcome.stderr.startswith("wrote page.html"), outcome.stderr
+    (line,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert line.startswith(f"{cartesian_at}: not a regular file"), line
+    assert "this page carries plotly's full bundle" in line
+    # the full bundle packs to about 2 MiB, the cartesian one to about 0.6 MiB
+    assert (tmp_path / "page.html").stat().st_size > 1.5 * 1024**2
+    assert cartesian_at.exists() and not cartesian_at.is_file()

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_iolab
+from fleet_servers import Fleet
 from iolab.model import CheckWarning, Direction, DirectionMetrics
 from iolab.report import document
 from iolab.report.cells import Table, format_value
@@ -22,14 +23,14 @@ from iolab.report.data import DataCase, Dataset, SetupInfo
 from iolab.report.formats import markdown, output, terminal
 from iolab.report.views import hosts_view
 from iolab.store import RunRow
-from test_hosts import Servers, plan_text
+from test_hosts import plan_text
 
 WORKLOAD, BIG = "4k randread", "128k read"
 
 
 @pytest.fixture
-def three(workdir: Path) -> Iterator[tuple[Servers, list[str]]]:
-    made = Servers(workdir)
+def three(workdir: Path) -> Iterator[tuple[Fleet, list[str]]]:
+    made = Fleet(workdir, net=6)
     try:
         yield made, made.start(3)
     finally:
@@ -57,7 +58,7 @@ def grid(text: str, title: str) -> list[list[str]]:
 @pytest.mark.fio
 @pytest.mark.hosts
 def test_a_run_on_three_hosts_reports_each_host_and_the_aggregate(
-    three: tuple[Servers, list[str]], workdir: Path
+    three: tuple[Fleet, list[str]], workdir: Path
 ) -> None:
     servers, hosts = three
     (workdir / "plan.toml").write_text(plan_text(hosts, servers.dirs))

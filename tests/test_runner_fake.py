@@ -140,7 +140,7 @@ def test_a_failed_case_is_retried_and_replaced(tmp_path: Path, store: Store) -> 
 
 def test_a_run_whose_process_died_is_marked_by_the_next(tmp_path: Path, store: Store) -> None:
     """The database's word alone (its owner, its leftovers) removes nothing (issue 29, finding
-    3); what this host's record vouches for is removed: tests/test_hostile_ledger.py."""
+    3); what this host's record vouches for is removed: tests/test_targets_evidence.py."""
     built = campaign(tmp_path, FakeExecutor())
     run_id = new_run(store, built)
     dead = subprocess.run(

@@ -628,7 +628,8 @@ def test_a_test_file_name_that_leads_elsewhere_is_refused(workdir: Path, kind: s
 
 
 def test_a_test_file_left_by_an_earlier_run_is_reused(workdir: Path) -> None:
-    """Reused only when it carries iolab's mark (issue 29, finding 6: tests/test_hostile_ledger)."""
+    """Reused only when it carries iolab's mark (issue 29, finding 6:
+    tests/test_targets_evidence)."""
     (workdir / TEST_FILE).write_bytes(b"\0" * 4096)
     os.setxattr(workdir / TEST_FILE, evidence.MARK, b"0123456789abcdef0123456789abcdef")
     prepared = prepare(Setup(name="here", path=str(workdir)), probe_write=False)

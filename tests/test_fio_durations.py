@@ -1,4 +1,5 @@
-"""Every input and every wait bounded (issue 29, finding 10), table-driven.
+"""Every wait bounded (issue 29, finding 10), table-driven: how long fio may run or wait
+(iolab.fio.durations).
 
 - Durations that make fio run or wait (runtime and its alias timeout, ramp_time, startdelay
   and its ranges, thinktime, thinktime_spin, steadystate_duration, in every unit fio reads)
@@ -6,24 +7,14 @@
   `run`, in a plan, its [defaults], a sweep, a job file and --runtime: the rows of
   test_bad_input (one line "iolab: error: ...", exit code 1, no traceback, nothing made or
   changed in the scratch or temporary directory).
-- Imports over their bounds (a --status-interval stream of more than 100,000 documents, a
-  JSON document over 128 MiB, a published table of more than 10,000 rows, in both of its
-  shapes) are refused in one line naming the bound, and so are /dev/zero and a folder whose
-  only result is a FIFO (it was passed over in silence, exit 0): the rows of
-  test_hostile_imports (the real entry point, memory-capped, for the big ones; no database
-  made, a stored one unchanged, the input untouched). Each file is generated here (the big
-  document is sparse).
 - A fio stopped with SIGSTOP is waited for only until its case's planned time and a margin
   (IOLAB_CASE_MARGIN_S, 3 s here): it is killed, its case failed in one line, and the next
   case runs and is kept.
-- A FIFO in place of plotly's cartesian bundle is not opened for reading: the HTML report is
-  written with the full bundle, and a line says why.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import time
@@ -32,17 +23,13 @@ from pathlib import Path
 import pytest
 
 import test_bad_input as bad_input
-import test_hostile_imports as hostile_imports
 from conftest import IOLAB, said, stored_cases
-from golden.make_store import STORE
-from iolab.exchange import fio_json, published
 from iolab.fio import durations
 from test_bad_input import RUNTIME, WORKLOAD, at, bad_plan, case, invoke, listing, plan
-from test_hostile_imports import FIXTURES, Hostile, stored_db
-from test_hostile_targets import Scene, _running, scene
-from test_plotly_bundle import cartesian_at
+from test_import_refused import IMPORT_ROWS
+from test_targets_lock import Scene, _running, scene
 
-__all__ = ["cartesian_at", "scene", "stored_db"]  # fixtures, used by name
+__all__ = ["scene"]  # fixtures, used by name
 
 TEN_YEARS_S = 10 * 365 * 86400
 WEEK = "runtime at most 7 days"
@@ -157,99 +144,6 @@ def test_a_case_s_deadline_covers_every_wait_and_a_week_bounds_a_case_without_ru
     assert durations.deadline_s({"runtime": 0, "time_based": 0}, 3) == 7 * 86400 + 3
 
 
-# ---------------------------------------------------------------- imports: the rows
-
-
-def stream_over_the_bound(folder: Path) -> Path:
-    """A --status-interval stream one document longer than the bound: fio's real header (from
-    the fixture) on documents that hold no job yet, as fio prints before its jobs start."""
-    real = (FIXTURES / "import/status-interval/status-interval.json").read_text()
-    version = re.search(r'"fio version" : "([^"]+)"', real)
-    assert version is not None
-    one = f'{{\n  "fio version" : "{version.group(1)}",\n  "jobs" : []\n}}\n'
-    out = folder / "stream.json"
-    with out.open("w") as handle:
-        for _ in range(fio_json.MAX_DOCUMENTS + 1):
-            handle.write(one)
-    return out
-
-
-def document_over_the_bound(folder: Path) -> Path:
-    """A real fio JSON document with a sparse run of NULs inside it, past the bound."""
-    real = hostile_imports.RANDREAD.read_bytes()
-    out = folder / "big.json"
-    with out.open("wb") as handle:
-        handle.write(real[: real.index(b"{") + 1])
-        handle.seek(fio_json.MAX_DOCUMENT_CHARS + 1, os.SEEK_CUR)
-        handle.write(real[real.index(b"{") + 1 :])
-    return out
-
-
-def table_over_the_bound(header: str, row: str) -> hostile_imports.Make:
-    def make(folder: Path) -> Path:
-        out = folder / "table.csv"
-        lines = [f"# {published.MAX_ROWS + 1} rows", header]
-        lines += [row.format(n=n) for n in range(published.MAX_ROWS + 1)]
-        out.write_text("\n".join(lines) + "\n")
-        return out
-
-    return make
-
-
-def not_a_file(path: str) -> hostile_imports.Make:
-    return lambda folder: Path(path)
-
-
-def folder_of_a_fifo(folder: Path) -> Path:
-    """A folder whose only result-named entry is a FIFO (no writer: opening it would block)."""
-    inside = folder / "results"
-    inside.mkdir()
-    os.mkfifo(inside / "randread.json")
-    return inside
-
-
-IMPORT_ROWS = [
-    Hostile(
-        "stream-over-100000-documents",
-        stream_over_the_bound,
-        ("more than 100,000 JSON documents", "split it"),
-        spawn=True,
-    ),
-    Hostile(
-        "json-document-over-128-mib",
-        document_over_the_bound,
-        ("a JSON document of more than 128 MiB",),
-        spawn=True,
-    ),
-    Hostile(
-        "table-setups-as-columns-over-10000-rows",
-        table_over_the_bound("workload,rw,bs,metric,SSD A,SSD B", "w{n},randread,4k,iops,{n},1000"),
-        ("more than 10,000 rows", "split it"),
-        spawn=True,
-    ),
-    Hostile(
-        "table-setups-as-rows-over-10000-rows",
-        table_over_the_bound("card,seq_output_block_KB/s", "card {n},1000"),
-        ("more than 10,000 rows", "split it"),
-        spawn=True,
-    ),
-    Hostile("dev-zero", not_a_file("/dev/zero"), ("not a regular file",), listed=False),
-    Hostile(
-        "folder-of-a-fifo", folder_of_a_fifo, ("no regular file of a kind iolab imports in it",)
-    ),
-]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("row", IMPORT_ROWS, ids=[row.id for row in IMPORT_ROWS])
-def test_an_import_beyond_its_bound_is_one_line_and_stores_nothing(
-    row: Hostile, tmp_path: Path, stored_db: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    hostile_imports.test_a_hostile_import_is_one_line_and_stores_nothing(
-        row, tmp_path, stored_db, monkeypatch
-    )
-
-
 def test_the_tables_hold_at_least_twenty_rows() -> None:
     assert len(DURATION_ROWS) + len(IMPORT_ROWS) >= 20
 
@@ -346,29 +240,3 @@ def test_a_stopped_fio_is_killed_at_its_deadline_and_the_run_goes_on(
     after = {k: v for k, v in listing(scene.cwd).items() if not k.startswith("x.db")}
     assert after == before
     assert sorted(scene.tmp.iterdir()) == []
-
-
-# ---------------------------------------------------------------- the plotly bundle
-
-
-@pytest.mark.slow
-def test_a_fifo_in_place_of_the_plotly_bundle_is_not_waited_on(
-    cartesian_at: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    cartesian_at.parent.mkdir(parents=True)
-    os.mkfifo(cartesian_at)
-    monkeypatch.chdir(tmp_path)
-    outcome = invoke(
-        ["report", "1", "--db", str(STORE), "--format", "html", "-o", "page.html"], limit_s=120
-    )
-    assert outcome.code == 0 and not outcome.crash, outcome.stderr + outcome.crash
-    assert outcome.stderr.startswith("wrote page.html"), outcome.stderr
-    (line,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
-    assert line.startswith(f"{cartesian_at}: not a regular file"), line
-    assert "this page carries plotly's full bundle" in line
-    # the full bundle packs to about 2 MiB, the cartesian one to about 0.6 MiB
-    assert (tmp_path / "page.html").stat().st_size > 1.5 * 1024**2
-    assert cartesian_at.exists() and not cartesian_at.is_file()

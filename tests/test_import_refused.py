@@ -13,6 +13,13 @@ fixtures are read, never changed: each row writes its own copy.
 The real output itself passes the same checks (the last tests): every fixture of
 tests/fixtures imports but the files that are no fio output, and every golden store's export
 imports back.
+
+Then the bounds (issue 29, finding 10): a --status-interval stream of more than 100,000
+documents, a JSON document over 128 MiB, a published table of more than 10,000 rows (in both
+of its shapes), /dev/zero and a folder whose only result is a FIFO (once passed over in
+silence, exit 0) are refused in one line naming the bound, through the same checks (the real
+entry point, memory-capped, for the big ones). Each file is generated here (the big document
+is sparse).
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -32,9 +40,9 @@ import pytest
 
 from conftest import iolab_here, run_iolab
 from iolab.app.transfer import import_files
-from iolab.exchange import importer
+from iolab.exchange import importer, published
 from iolab.exchange.export import csv_texts, document, json_text
-from iolab.exchange.fio_json import documents
+from iolab.exchange.fio_json import MAX_DOCUMENT_CHARS, MAX_DOCUMENTS, documents
 from iolab.store import Store
 from test_bad_input import Outcome, Word, invoke, listing, problems_with_output, spawn
 from test_import import QuietUi
@@ -1231,3 +1239,94 @@ def test_two_bad_files_and_nothing_imported_is_exit_1(tmp_path: Path) -> None:
     assert line.startswith(f"iolab: error: {first}: ") and f"; {second}: " in line
     assert line.endswith(" (2 of the files could not be imported)"), line
     assert "Traceback" not in done.stderr and not (tmp_path / "x.db").exists()
+
+
+# ---------------------------------------------------------------- imports: the rows
+
+
+def stream_over_the_bound(folder: Path) -> Path:
+    """A --status-interval stream one document longer than the bound: fio's real header (from
+    the fixture) on documents that hold no job yet, as fio prints before its jobs start."""
+    real = (FIXTURES / "import/status-interval/status-interval.json").read_text()
+    version = re.search(r'"fio version" : "([^"]+)"', real)
+    assert version is not None
+    one = f'{{\n  "fio version" : "{version.group(1)}",\n  "jobs" : []\n}}\n'
+    out = folder / "stream.json"
+    with out.open("w") as handle:
+        for _ in range(MAX_DOCUMENTS + 1):
+            handle.write(one)
+    return out
+
+
+def document_over_the_bound(folder: Path) -> Path:
+    """A real fio JSON document with a sparse run of NULs inside it, past the bound."""
+    real = RANDREAD.read_bytes()
+    out = folder / "big.json"
+    with out.open("wb") as handle:
+        handle.write(real[: real.index(b"{") + 1])
+        handle.seek(MAX_DOCUMENT_CHARS + 1, os.SEEK_CUR)
+        handle.write(real[real.index(b"{") + 1 :])
+    return out
+
+
+def table_over_the_bound(header: str, row: str) -> Make:
+    def make(folder: Path) -> Path:
+        out = folder / "table.csv"
+        lines = [f"# {published.MAX_ROWS + 1} rows", header]
+        lines += [row.format(n=n) for n in range(published.MAX_ROWS + 1)]
+        out.write_text("\n".join(lines) + "\n")
+        return out
+
+    return make
+
+
+def not_a_file(path: str) -> Make:
+    return lambda folder: Path(path)
+
+
+def folder_of_a_fifo(folder: Path) -> Path:
+    """A folder whose only result-named entry is a FIFO (no writer: opening it would block)."""
+    inside = folder / "results"
+    inside.mkdir()
+    os.mkfifo(inside / "randread.json")
+    return inside
+
+
+IMPORT_ROWS = [
+    Hostile(
+        "stream-over-100000-documents",
+        stream_over_the_bound,
+        ("more than 100,000 JSON documents", "split it"),
+        spawn=True,
+    ),
+    Hostile(
+        "json-document-over-128-mib",
+        document_over_the_bound,
+        ("a JSON document of more than 128 MiB",),
+        spawn=True,
+    ),
+    Hostile(
+        "table-setups-as-columns-over-10000-rows",
+        table_over_the_bound("workload,rw,bs,metric,SSD A,SSD B", "w{n},randread,4k,iops,{n},1000"),
+        ("more than 10,000 rows", "split it"),
+        spawn=True,
+    ),
+    Hostile(
+        "table-setups-as-rows-over-10000-rows",
+        table_over_the_bound("card,seq_output_block_KB/s", "card {n},1000"),
+        ("more than 10,000 rows", "split it"),
+        spawn=True,
+    ),
+    Hostile("dev-zero", not_a_file("/dev/zero"), ("not a regular file",), listed=False),
+    Hostile(
+        "folder-of-a-fifo", folder_of_a_fifo, ("no regular file of a kind iolab imports in it",)
+    ),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("row", IMPORT_ROWS, ids=[row.id for row in IMPORT_ROWS])
+def test_an_import_beyond_its_bound_is_one_line_and_stores_nothing(
+    row: Hostile, tmp_path: Path, stored_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    test_a_hostile_import_is_one_line_and_stores_nothing(row, tmp_path, stored_db, monkeypatch)

@@ -39,8 +39,8 @@ from iolab.targets.path import TEST_FILE
 from iolab.targets.process import Owner
 from loopdevs import LoopDevs, loops_fixture
 from test_bad_input import listing
-from test_hostile_controllers import _entry as card_entry
-from test_hostile_ledger import dead_pid, wait_for
+from test_controllers_tools import _entry as card_entry
+from test_targets_evidence import dead_pid, wait_for
 
 _ = loops_fixture  # the `loops` fixture
 
