@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import sqlite3
+import stat
 import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING
 
 import pytest
 
 if TYPE_CHECKING:
+    from fakes import Scene
     from iolab.targets.lab import Kernel
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -110,6 +115,115 @@ def stored_cases(db: Path) -> list[tuple[str, str, int, str]]:
         except sqlite3.OperationalError:  # read while iolab is still creating the database
             return []
         return list(rows)
+
+
+# ---------------------------------------------------------------- refusals, as tables check them
+
+Word = str | tuple[str, ...]  # a word stderr must hold; a tuple: any one of these
+
+
+def listing(root: Path) -> dict[str, tuple[str, int, str]]:
+    """Every entry under root: kind, size, and the hash of a regular file (FIFOs stay shut)."""
+    found: dict[str, tuple[str, int, str]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in [*dirnames, *filenames]:
+            path = Path(dirpath, name)
+            st = path.lstat()
+            rel = str(path.relative_to(root))
+            if stat.S_ISREG(st.st_mode):
+                found[rel] = ("file", st.st_size, hashlib.sha256(path.read_bytes()).hexdigest())
+            elif stat.S_ISLNK(st.st_mode):
+                found[rel] = ("link", 0, os.readlink(path))
+            else:
+                found[rel] = (stat.filemode(st.st_mode)[0], st.st_size, "")
+    return found
+
+
+class Hung(BaseException):
+    """Raised by the alarm: an in-process invocation took far too long."""
+
+
+@dataclass
+class Outcome:
+    code: int | None
+    stdout: str
+    stderr: str
+    seconds: float
+    crash: str = ""  # an exception that escaped iolab, formatted
+
+
+def _alarm(signum: int, frame: FrameType | None) -> None:
+    raise Hung("still running after the time limit")
+
+
+def invoke(args: Sequence[str], limit_s: float) -> Outcome:
+    """ARGS run in this process (click's runner), stopped after `limit_s`."""
+    from click.testing import CliRunner
+
+    from iolab.cli import main
+
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, limit_s)
+    t0 = time.monotonic()
+    try:
+        result = CliRunner().invoke(main, list(args))
+    except Hung:
+        return Outcome(None, "", "", time.monotonic() - t0, crash=traceback.format_exc())
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    seconds = time.monotonic() - t0
+    crash = ""
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        crash = "".join(traceback.format_exception(result.exception))
+    return Outcome(result.exit_code, result.stdout, result.stderr, seconds, crash)
+
+
+def spawn(args: Sequence[str], cwd: Path, tmp: Path, limit_s: float) -> Outcome:
+    """The real entry point, memory-capped, in its own session (killed whole on a time-out)."""
+    command = ["prlimit", f"--as={4 << 30}", "--", *IOLAB, *args]
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    t0 = time.monotonic()
+    child = subprocess.Popen(
+        command,
+        cwd=cwd,
+        env=env,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        out, err = child.communicate(timeout=limit_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        out, err = child.communicate()
+        return Outcome(None, out, err, time.monotonic() - t0, crash="still running; killed")
+    return Outcome(child.returncode, out, err, time.monotonic() - t0)
+
+
+def problems_with_output(outcome: Outcome, words: Sequence[Word]) -> list[str]:
+    found = []
+    if outcome.crash:
+        found.append(f"crashed: {outcome.crash[-1500:]}")
+    if outcome.code != 1:
+        found.append(f"exit code {outcome.code}, not 1")
+    if "Traceback" in outcome.stdout + outcome.stderr:
+        found.append("a traceback was printed")
+    err = outcome.stderr
+    line = err.removesuffix("\n")
+    if not line or "\n" in line or not err.endswith("\n"):
+        found.append(f"stderr is not exactly one line: {err[:600]!r}")
+    if not line.startswith("iolab: error: "):
+        found.append(f"stderr does not start with 'iolab: error: ': {line[:300]!r}")
+    if any(ord(c) < 32 or ord(c) == 127 for c in line):
+        found.append(f"stderr holds control characters: {line[:300]!r}")
+    for word in words:
+        choices = word if isinstance(word, tuple) else (word,)
+        if not any(choice in line for choice in choices):
+            found.append(f"stderr lacks {' or '.join(map(repr, choices))}: {line[:300]!r}")
+    return found
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -250,3 +364,38 @@ def no_drives(monkeypatch: pytest.MonkeyPatch) -> None:
     from iolab.targets import drive_health
 
     monkeypatch.setattr(drive_health, "installed", lambda: False)
+
+
+@pytest.fixture
+def scene(workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Scene]:
+    """A scratch directory, its TMPDIR, and a fake fio first on PATH (tests/fakes.py)."""
+    from fakes import Scene, running
+
+    made = Scene(
+        workdir, tmp_path / "tmp", tmp_path / "bin", tmp_path / "fio.log", tmp_path / "fio.pids"
+    )
+    made.tmp.mkdir()
+    made.bin.mkdir()
+    monkeypatch.setenv("PATH", f"{made.bin}:{os.environ['PATH']}")
+    try:
+        yield made
+    finally:
+        for pid in running(made.started(), wait_s=0):  # only what our fake fio started
+            os.kill(pid, signal.SIGKILL)
+
+
+def refused(scene: Scene, args: list[str], words: list[str], limit_s: float = 60) -> list[str]:
+    """Run iolab ARGS in the scene; the problems with how it refused (empty: none)."""
+    before = listing(scene.cwd)
+    outcome = spawn(args, scene.cwd, scene.tmp, limit_s=limit_s)
+    problems = problems_with_output(outcome, words)
+    after = listing(scene.cwd)
+    problems += [
+        f"{name} changed"
+        for name in before.keys() | after.keys()
+        if before.get(name) != after.get(name)
+    ]
+    left = sorted(str(p.relative_to(scene.tmp)) for p in scene.tmp.rglob("*"))
+    if left:
+        problems.append(f"left in the temporary directory: {left[:5]}")
+    return problems

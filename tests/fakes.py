@@ -6,14 +6,18 @@ without root, without fio, in milliseconds.
 
 from __future__ import annotations
 
+import shutil
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from iolab.fio.executor import HostLimits
+from iolab.fio.info import FioInfo
 from iolab.fio.outcome import Outcome
 from iolab.fio.parse import Status
+from iolab.model import Case, Result
 
 FIO = Path(__file__).parent / "fixtures" / "fio"
 Behaviour = Literal["ok", "enospc", "interrupt"]
@@ -29,6 +33,33 @@ def recorded(name: str) -> Outcome:
         stderr=stderr.read_text() if stderr.exists() else "",
         log_files=(),
     )
+
+
+# The fio a campaign is planned for where no fio runs: 3.33, with the engines plans name.
+FIO_INFO = FioInfo(path="fio", version="fio-3.33", engines=("libaio", "io_uring", "psync"))
+
+
+class Seen:
+    """A runner's listener that remembers what it was told."""
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+        self.started: list[int] = []  # the index of each case started
+        self.counted: list[tuple[int, int]] = []  # (index, total) of each case started
+        self.finished: list[Result] = []
+
+    def note(self, line: str) -> None:
+        self.notes.append(line)
+
+    def case_started(self, index: int, total: int, case: Case, eta_s: float) -> None:
+        self.started.append(index)
+        self.counted.append((index, total))
+
+    def status(self, status: Status) -> None:
+        pass
+
+    def case_finished(self, result: Result) -> None:
+        self.finished.append(result)
 
 
 OUTCOMES: dict[str, str] = {"ok": "randread-jsonplus", "enospc": "failed-enospc"}
@@ -62,3 +93,52 @@ class FakeExecutor:
         if behaviour == "interrupt":
             raise KeyboardInterrupt
         return recorded(OUTCOMES[behaviour])
+
+
+# ---------------------------------------------------------------- a fio that misbehaves
+
+REAL_FIO = shutil.which("fio") or "/usr/bin/fio"  # looked up before any stand-in is on PATH
+
+
+@dataclass
+class Scene:
+    """One row's world: the scratch directory (cwd), TMPDIR, and the fio iolab finds."""
+
+    cwd: Path
+    tmp: Path
+    bin: Path
+    log: Path  # the arguments of every fio command, one line each (first argument)
+    pids: Path  # the processes the fake fio started
+
+    def fio(self, body: str, raw: bool = False) -> None:
+        """Put a fio first on PATH that records its calls, then runs `body` (sh); `raw`: a
+        file holding only `body`."""
+        script = self.bin / "fio"
+        record = f'#!/bin/sh\necho "$1" >> {self.log}\necho $$ >> {self.pids}\n'
+        run = body.replace("@REAL@", REAL_FIO).replace("@PIDS@", str(self.pids))
+        script.write_text(body if raw else record + run)
+        script.chmod(0o755)
+
+    def fio_calls(self) -> list[str]:
+        return self.log.read_text().split() if self.log.exists() else []
+
+    def started(self) -> list[int]:
+        return [int(p) for p in self.pids.read_text().split()] if self.pids.exists() else []
+
+
+def running(pids: list[int], wait_s: float = 5.0) -> list[int]:
+    """The processes still alive (not gone, not a zombie) after waiting up to wait_s."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        alive = [pid for pid in pids if is_alive(pid)]
+        if not alive or time.monotonic() >= deadline:
+            return alive
+        time.sleep(0.05)
+
+
+def is_alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"

@@ -15,28 +15,28 @@ carries ext4 unmounted.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
-import signal
 import sqlite3
-import stat
-import subprocess
 import tempfile
-import time
-import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from conftest import IOLAB, iolab_here, needs_root, run_iolab
-from iolab.cli import main
+from conftest import (
+    Word,
+    invoke,
+    iolab_here,
+    listing,
+    needs_root,
+    problems_with_output,
+    run_iolab,
+    spawn,
+)
 from iolab.store import Store
 from loopdevs import MIB, LoopDevs, device_sha256, sh
 
@@ -144,7 +144,6 @@ def symlink(to: str) -> Spec:
 
 
 FileSpec = str | bytes | Spec
-Word = str | tuple[str, ...]  # a tuple: any one of these
 LOOP_TOKENS = ("@LOOP@", "@LOOP2@", "@VICTIM@", "@MOUNTED@", "@SIGNED@")
 ZEROED = ("@LOOP@", "@LOOP2@", "@VICTIM@")  # made from zeros; restored to zeros if written
 
@@ -1264,23 +1263,6 @@ def make_file(path: Path, spec: FileSpec, values: Mapping[str, str], stored: Pat
         raise AssertionError(f"unknown file spec {spec}")
 
 
-def listing(root: Path) -> dict[str, tuple[str, int, str]]:
-    """Every entry under root: kind, size, and the hash of a regular file (FIFOs stay shut)."""
-    found: dict[str, tuple[str, int, str]] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in [*dirnames, *filenames]:
-            path = Path(dirpath, name)
-            st = path.lstat()
-            rel = str(path.relative_to(root))
-            if stat.S_ISREG(st.st_mode):
-                found[rel] = ("file", st.st_size, hashlib.sha256(path.read_bytes()).hexdigest())
-            elif stat.S_ISLNK(st.st_mode):
-                found[rel] = ("link", 0, os.readlink(path))
-            else:
-                found[rel] = (stat.filemode(st.st_mode)[0], st.st_size, "")
-    return found
-
-
 def case_dirs_about(scratch: Path, before: set[str]) -> list[str]:
     """New /tmp/iolab-case-* directories whose files mention this case's scratch directory."""
     mine = []
@@ -1296,88 +1278,6 @@ def case_dirs_about(scratch: Path, before: set[str]) -> list[str]:
         if any(str(scratch) in text for text in texts):
             mine.append(entry)
     return mine
-
-
-class Hung(BaseException):
-    """Raised by the alarm: an in-process invocation took far too long."""
-
-
-@dataclass
-class Outcome:
-    code: int | None
-    stdout: str
-    stderr: str
-    seconds: float
-    crash: str = ""  # an exception that escaped iolab, formatted
-
-
-def _alarm(signum: int, frame: FrameType | None) -> None:
-    raise Hung("still running after the time limit")
-
-
-def invoke(args: Sequence[str], limit_s: float) -> Outcome:
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, limit_s)
-    t0 = time.monotonic()
-    try:
-        result = CliRunner().invoke(main, list(args))
-    except Hung:
-        return Outcome(None, "", "", time.monotonic() - t0, crash=traceback.format_exc())
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-    seconds = time.monotonic() - t0
-    crash = ""
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        crash = "".join(traceback.format_exception(result.exception))
-    return Outcome(result.exit_code, result.stdout, result.stderr, seconds, crash)
-
-
-def spawn(args: Sequence[str], cwd: Path, tmp: Path, limit_s: float) -> Outcome:
-    """The real entry point, memory-capped, in its own session (killed whole on a time-out)."""
-    command = ["prlimit", f"--as={4 << 30}", "--", *IOLAB, *args]
-    env = {**os.environ, "TMPDIR": str(tmp)}
-    t0 = time.monotonic()
-    child = subprocess.Popen(
-        command,
-        cwd=cwd,
-        env=env,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    try:
-        out, err = child.communicate(timeout=limit_s)
-    except subprocess.TimeoutExpired:
-        os.killpg(child.pid, signal.SIGKILL)
-        out, err = child.communicate()
-        return Outcome(None, out, err, time.monotonic() - t0, crash="still running; killed")
-    return Outcome(child.returncode, out, err, time.monotonic() - t0)
-
-
-def problems_with_output(outcome: Outcome, words: Sequence[Word]) -> list[str]:
-    found = []
-    if outcome.crash:
-        found.append(f"crashed: {outcome.crash[-1500:]}")
-    if outcome.code != 1:
-        found.append(f"exit code {outcome.code}, not 1")
-    if "Traceback" in outcome.stdout + outcome.stderr:
-        found.append("a traceback was printed")
-    err = outcome.stderr
-    line = err.removesuffix("\n")
-    if not line or "\n" in line or not err.endswith("\n"):
-        found.append(f"stderr is not exactly one line: {err[:600]!r}")
-    if not line.startswith("iolab: error: "):
-        found.append(f"stderr does not start with 'iolab: error: ': {line[:300]!r}")
-    if any(ord(c) < 32 or ord(c) == 127 for c in line):
-        found.append(f"stderr holds control characters: {line[:300]!r}")
-    for word in words:
-        choices = word if isinstance(word, tuple) else (word,)
-        if not any(choice in line for choice in choices):
-            found.append(f"stderr lacks {' or '.join(map(repr, choices))}: {line[:300]!r}")
-    return found
 
 
 def restore_zeros(dev: str) -> None:

@@ -8,48 +8,30 @@ The rows cover files a plan names that are not what they should be (job files, h
 a plan that is not TOML), values nested thousands deep, and every flag that takes a number or
 a name given a value it cannot mean (empty, infinite, not a number, out of range).
 
-Then standard output that cannot be written (a full disk: one line, exit 1; a closed pipe:
-quiet, exit 141), and the signals: SIGTERM, SIGHUP and SIGQUIT sent to a real `iolab run`
-stop it as Ctrl-C does (finished cases kept, fio stopped, the test file removed, the resume
-command said, exit 128 + the signal's number), and `iolab run --resume N` finishes the run.
+(Standard output that cannot be written and the signals: test_shell.py.)
 """
 
 from __future__ import annotations
 
-import array
-import fcntl
 import os
-import signal
-import sqlite3
 import subprocess
 import tempfile
-import termios
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from conftest import IOLAB, run_iolab, said, stored_cases
-from iolab.app import reporting
-from iolab.cli import main
-from test_bad_input import (
-    DIR,
-    FileSpec,
-    Spec,
+from conftest import (
     Word,
-    fill,
     invoke,
-    leftovers,
     listing,
-    make_file,
-    plan,
     problems_with_output,
+    run_iolab,
     spawn,
 )
+from test_bad_input import DIR, FileSpec, Spec, fill, leftovers, make_file, plan
 
 SECRET = "SECRET-LINE-123 hunter2"  # the first line of a file that is not iolab's
 SECRET_FILE = f"{SECRET}\nsecond line, also private\n"
@@ -658,227 +640,3 @@ def test_hostile_input_is_one_line_exit_1_and_quotes_nothing(
     problems += [f"it quotes {text!r}: {printed[:300]!r}" for text in bad.absent if text in printed]
     problems += leftovers(workdir, before, tmp, case_dirs_before)
     assert not problems, "\n".join([f"iolab {' '.join(args)[:300]}", *problems])
-
-
-# ---------------------------------------------------------------- standard output
-
-OUTPUT_COMMANDS = [
-    pytest.param(("presets",), id="presets"),
-    pytest.param(("show", "--preset", "quick"), id="show"),
-    pytest.param(("--help",), id="help"),
-    pytest.param(("advise", *FIGURES.split()), id="advise"),
-    pytest.param(("report", "--db", "stored.db"), id="report", marks=pytest.mark.fio),
-    pytest.param(
-        ("report", "--format", "csv", "--db", "stored.db"), id="report-csv", marks=pytest.mark.fio
-    ),
-    pytest.param(("runs", "--db", "stored.db"), id="runs", marks=pytest.mark.fio),
-    pytest.param(("export", "--db", "stored.db"), id="export", marks=pytest.mark.fio),
-]
-
-
-def _with_db(args: Sequence[str], request: pytest.FixtureRequest, folder: Path) -> None:
-    if "stored.db" in args:
-        (folder / "stored.db").write_bytes(request.getfixturevalue("stored").read_bytes())
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("args", OUTPUT_COMMANDS)
-def test_a_full_disk_on_stdout_is_one_line_and_exit_1(
-    args: tuple[str, ...], request: pytest.FixtureRequest, workdir: Path
-) -> None:
-    _with_db(args, request, workdir)
-    before = listing(workdir)
-    with open("/dev/full", "w") as full:
-        done = subprocess.run(
-            [*IOLAB, *args],
-            cwd=workdir,
-            stdout=full,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-    assert done.returncode == 1, done.stderr
-    assert done.stderr == f"iolab: error: cannot write to standard output ({FULL})\n"
-    assert listing(workdir) == before
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("args", OUTPUT_COMMANDS)
-def test_a_closed_pipe_on_stdout_ends_quietly(
-    args: tuple[str, ...], request: pytest.FixtureRequest, workdir: Path
-) -> None:
-    """As `iolab report | head -1` once head has gone: no traceback, exit 141 as SIGPIPE."""
-    _with_db(args, request, workdir)
-    before = listing(workdir)
-    read_end, write_end = os.pipe()
-    os.close(read_end)
-    try:
-        done = subprocess.run(
-            [*IOLAB, *args],
-            cwd=workdir,
-            stdout=write_end,
-            text=True,
-            stderr=subprocess.PIPE,
-            timeout=120,
-            check=False,
-        )
-    finally:
-        os.close(write_end)
-    assert (done.returncode, done.stderr) == (141, "")
-    assert listing(workdir) == before
-
-
-# ---------------------------------------------------------------- signals
-
-SIGNAL_PLAN = """name = "signalled"
-[defaults]
-runtime = 2
-size = "8m"
-[[setup]]
-name = "here"
-path = "{target}"
-[[workload]]
-name = "rr"
-rw = "randread"
-bs = "4k"
-iodepth = [1, 2, 4, 8]
-"""
-
-
-def _holders(folder: Path) -> list[str]:
-    """Processes that hold a file under folder open, or work in it: fio left running."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) == os.getpid():
-            continue
-        try:
-            links = [os.readlink(proc / "cwd")]
-            links += [os.readlink(fd) for fd in (proc / "fd").iterdir()]
-        except OSError:  # gone, or not ours to read
-            continue
-        if any(link.startswith(f"{folder}/") or link == str(folder) for link in links):
-            found.append(f"{proc.name}: {(proc / 'cmdline').read_bytes()[:200]!r}")
-    return found
-
-
-def _run_status(db: Path) -> list[tuple[int, str]]:
-    with sqlite3.connect(db) as con:
-        rows = list(con.execute("SELECT id, status FROM runs ORDER BY id"))
-    con.close()
-    return rows
-
-
-@pytest.mark.fio
-@pytest.mark.parametrize(
-    "signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT], ids=["SIGTERM", "SIGHUP", "SIGQUIT"]
-)
-def test_a_stop_signal_during_a_run_is_ctrl_c_and_resume_finishes(
-    signum: signal.Signals, workdir: Path, tmp_path: Path
-) -> None:
-    target = workdir / "target"
-    target.mkdir()
-    (workdir / "plan.toml").write_text(SIGNAL_PLAN.format(target=target))
-    db = workdir / "iolab.db"
-    scratch = tmp_path / "tmp"
-    scratch.mkdir()
-    env = {**os.environ, "TMPDIR": str(scratch)}
-    child = subprocess.Popen(
-        [*IOLAB, "run", "plan.toml"],
-        cwd=workdir,
-        env=env,
-        text=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and child.poll() is None and not stored_cases(db):
-        time.sleep(0.1)
-    assert child.poll() is None, "the run ended before its first case was stored"
-    child.send_signal(signum)
-    _, err = child.communicate(timeout=120)
-
-    assert child.returncode == 128 + signum, err
-    (line,) = said(err)  # one line, past the progress
-    assert line.startswith(f"iolab: interrupted by {signum.name}: "), err
-    assert err.rstrip("\n").endswith(line), "the last line on stderr"
-    assert "resume with: iolab run --resume 1 --db iolab.db" in err and "Traceback" not in err
-    kept = stored_cases(db)
-    assert 1 <= len(kept) < 4 and all(status == "ok" for *_, status in kept), kept
-    assert _run_status(db) == [(1, "interrupted")]
-    assert list(target.iterdir()) == [], "the test file was left behind"
-    assert list(scratch.iterdir()) == [], "a scratch folder was left behind"
-    assert _holders(workdir) == [], "fio (or its keeper) is still running"
-
-    done = run_iolab("run", "--resume", "1", cwd=workdir)
-    assert done.returncode == 0, done.stderr
-    finished = stored_cases(db)
-    assert finished[: len(kept)] == kept and len(finished) == 4
-    assert {status for *_, status in finished} == {"ok"}
-    assert len({(s, w, r) for s, w, r, _ in finished}) == 4, "a case ran twice"
-    assert _run_status(db) == [(1, "done")] and list(target.iterdir()) == []
-
-
-def _unread(fd: int) -> int:
-    count = array.array("i", [0])
-    fcntl.ioctl(fd, termios.FIONREAD, count)
-    return count[0]
-
-
-@pytest.mark.fio
-def test_sigterm_outside_a_run_is_one_line_and_exit_143(stored: Path, workdir: Path) -> None:
-    """`iolab report` blocked on a reader that does not read, then SIGTERM: one line, 143,
-    at once (it does not wait on the reader to say so)."""
-    (workdir / "stored.db").write_bytes(stored.read_bytes())
-    read_end, write_end = os.pipe()
-    try:
-        child = subprocess.Popen(
-            [*IOLAB, "report", "--format", "html", "--db", "stored.db"],
-            cwd=workdir,
-            stdout=write_end,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        os.close(write_end)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and _unread(read_end) < 65536:
-            time.sleep(0.1)
-        assert child.poll() is None and _unread(read_end) >= 65536, "it never filled the pipe"
-        child.send_signal(signal.SIGTERM)
-        _, err = child.communicate(timeout=30)
-    finally:
-        os.close(read_end)
-    assert (child.returncode, err) == (143, "iolab: interrupted by SIGTERM\n")
-
-
-def _signalling(signum: int) -> Any:
-    def runs(db: str, ui: Any) -> list[Any]:
-        os.kill(os.getpid(), signum)
-        return []
-
-    return runs
-
-
-@pytest.mark.parametrize(
-    ("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGQUIT, 131)]
-)
-def test_a_stop_signal_in_any_command_exits_128_plus_its_number(
-    signum: int, code: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(reporting, "runs", _signalling(signum))
-    before = signal.getsignal(signum)
-    result = CliRunner().invoke(main, ["runs", "--db", "x.db"])
-    assert result.exit_code == code, result.output
-    assert result.stderr == f"iolab: interrupted by {signal.Signals(signum).name}\n"
-    assert signal.getsignal(signum) == before, "the handler was left installed"
-
-
-def test_a_hangup_the_parent_ignores_stays_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Under nohup (SIGHUP ignored), a hangup does not stop iolab."""
-    monkeypatch.setattr(reporting, "runs", _signalling(signal.SIGHUP))
-    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    try:
-        result = CliRunner().invoke(main, ["runs", "--db", "x.db"])
-    finally:
-        signal.signal(signal.SIGHUP, before)
-    assert result.exit_code == 0 and result.stderr == "", result.output

@@ -38,14 +38,13 @@ from typing import Any
 import pytest
 
 import fake_raid_cli as fake
-from conftest import IOLAB, needs_root, run_iolab, said, stored_cases
+from conftest import IOLAB, listing, needs_root, run_iolab, said, stored_cases
 from iolab.errors import ControllerError
 from iolab.model import codec
 from iolab.targets.controllers import apply, megacli, pending, ssacli, storcli
 from iolab.targets.controllers.common import size_bytes
 from iolab.targets.controllers.pending import PendingRestore
 from loopdevs import LoopDevs, device_sha256, loops_fixture
-from test_bad_input import listing
 from test_controllers_parse import recorded
 from test_controllers_run import FIRST, PLAN
 

@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from fakes import FakeExecutor
+from fakes import FIO_INFO, FakeExecutor, Seen
 from iolab.analysis import check_context, reading
 from iolab.exchange import run_builder
 from iolab.exchange.importer import read
 from iolab.fio import parse
 from iolab.fio.document import FioDocument
-from iolab.fio.info import FioInfo
 from iolab.fio.outcome import Outcome, failure
 from iolab.fio.parse import Status
 from iolab.model import JSON, Case, FioValue, Result, Setup
@@ -33,7 +32,6 @@ DOCUMENTS = sorted(  # one JSON document each (a --status-interval stream holds 
     for path in [*FIXTURES.glob("fio/*/*.json"), *FIXTURES.glob("import/*/*.json")]
     if '"jobs"' in path.read_text() and path.stem != "status-interval"
 )
-FIO = FioInfo(path="fio", version="fio-3.33", engines=("libaio", "io_uring", "psync"))
 PLAN = """
 [defaults]
 runtime = 1
@@ -79,13 +77,6 @@ def test_a_document_without_jobs_is_no_document() -> None:
     assert failure(outcome) == "fio exited with code 0", "no result is no success"
 
 
-class Seen:
-    def note(self, line: str) -> None: ...
-    def case_started(self, index: int, total: int, case: Case, eta_s: float) -> None: ...
-    def status(self, status: Status) -> None: ...
-    def case_finished(self, result: Result) -> None: ...
-
-
 def counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every decoding of fio's JSON text from here on, listed."""
     calls: list[str] = []
@@ -101,7 +92,7 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def run(tmp_path: Path, executor: object) -> list[Result]:
     the_plan = parse_plan(PLAN.format(path=tmp_path), "plan.toml")
-    built = plan_campaign(the_plan, FIO, executor=executor)  # type: ignore[arg-type]
+    built = plan_campaign(the_plan, FIO_INFO, executor=executor)  # type: ignore[arg-type]
     store = Store(tmp_path / "results.db")
     run_id = store.create_run(built.plan, {}, "test", {}, process.me())
     return execute(built, store, run_id, Seen())

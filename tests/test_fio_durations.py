@@ -23,13 +23,11 @@ from pathlib import Path
 import pytest
 
 import test_bad_input as bad_input
-from conftest import IOLAB, said, stored_cases
+from conftest import IOLAB, invoke, listing, said, stored_cases
+from fakes import Scene, running
 from iolab.fio import durations
-from test_bad_input import RUNTIME, WORKLOAD, at, bad_plan, case, invoke, listing, plan
+from test_bad_input import RUNTIME, WORKLOAD, at, bad_plan, case, plan
 from test_import_refused import IMPORT_ROWS
-from test_targets_lock import Scene, _running, scene
-
-__all__ = ["scene"]  # fixtures, used by name
 
 TEN_YEARS_S = 10 * 365 * 86400
 WEEK = "runtime at most 7 days"
@@ -236,7 +234,7 @@ def test_a_stopped_fio_is_killed_at_its_deadline_and_the_run_goes_on(
         ("stopped", "failed"),
         ("after", "ok"),
     ]
-    assert _running(scene.started()) == []
+    assert running(scene.started()) == []
     after = {k: v for k, v in listing(scene.cwd).items() if not k.startswith("x.db")}
     assert after == before
     assert sorted(scene.tmp.iterdir()) == []

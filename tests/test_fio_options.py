@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_iolab
+from conftest import invoke, listing, problems_with_output, run_iolab
 from iolab.errors import FioError
 from iolab.fio import jobfile
 from iolab.fio import options as fio_options
@@ -30,7 +30,7 @@ from iolab.plan import jobfile_plan
 from iolab.plan.checks import PLAN_KEYS
 from iolab.plan.load import parse_plan
 from loopdevs import LoopDevs, device_sha256, loops_fixture
-from test_bad_input import DEFAULTS, WORKLOAD, at, invoke, listing, plan, problems_with_output
+from test_bad_input import DEFAULTS, WORKLOAD, at, plan
 
 __all__ = ["loops_fixture"]
 

@@ -21,12 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_iolab
+from conftest import Outcome, problems_with_output, run_iolab
 from iolab.fio import jobfile, reach
 from iolab.model import FioValue
 from iolab.targets import evidence
 from loopdevs import LoopDevs, loops_fixture, sh
-from test_bad_input import Outcome, problems_with_output
 
 _ = loops_fixture  # the `loops` fixture
 MIB = 1024**2

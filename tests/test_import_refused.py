@@ -38,13 +38,21 @@ from typing import Any
 
 import pytest
 
-from conftest import iolab_here, run_iolab
+from conftest import (
+    Outcome,
+    Word,
+    invoke,
+    iolab_here,
+    listing,
+    problems_with_output,
+    run_iolab,
+    spawn,
+)
 from iolab.app.transfer import import_files
 from iolab.exchange import importer, published
 from iolab.exchange.export import csv_texts, document, json_text
 from iolab.exchange.fio_json import MAX_DOCUMENT_CHARS, MAX_DOCUMENTS, documents
 from iolab.store import Store
-from test_bad_input import Outcome, Word, invoke, listing, problems_with_output, spawn
 from test_import import QuietUi
 
 FIXTURES = Path(__file__).parent / "fixtures"

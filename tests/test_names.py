@@ -36,10 +36,10 @@ from typing import Any
 import pytest
 from markdown_it import MarkdownIt
 
-from conftest import FIXTURES, iolab_here, run_iolab
+from conftest import FIXTURES, Outcome, invoke, iolab_here, listing, problems_with_output, run_iolab
 from iolab import names
 from iolab.store import Store
-from test_bad_input import Outcome, invoke, listing, plan, problems_with_output
+from test_bad_input import plan
 
 GOLDEN = Path(__file__).parent / "golden"
 FIO_JSON = FIXTURES / "fio" / "randread-json" / "randread-json.json"

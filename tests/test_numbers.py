@@ -21,14 +21,12 @@ what it printed. The rows:
   over its runtime give), refused on import.
 
 Then the tests that need more than one invocation: a real fio run with SECRET_TOKEN set, whose
-database, exports (JSON, CSV, the fio-plot tree) and report hold no byte of it; every command
-with standard output closed (and standard error, and standard input); six real concurrent
-reports into one folder, each kept in its record.
+database, exports (JSON, CSV, the fio-plot tree) and report hold no byte of it. (Standard
+streams closed: test_shell.py; concurrent reports into one folder: test_outputs.py.)
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -43,13 +41,21 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from conftest import IOLAB, iolab_here, run_iolab
+from conftest import (
+    IOLAB,
+    Outcome,
+    Word,
+    invoke,
+    iolab_here,
+    listing,
+    problems_with_output,
+    run_iolab,
+)
 from iolab import units
 from iolab.analysis import objective
 from iolab.cli import main
 from iolab.errors import FioError
 from iolab.fio.hosts import Cluster
-from iolab.outputs import RECORD
 from iolab.store import Store
 from test_bad_input import (
     BS,
@@ -60,17 +66,12 @@ from test_bad_input import (
     TOP,
     WORKLOAD,
     FileSpec,
-    Outcome,
     Spec,
-    Word,
     at,
     fill,
-    invoke,
     leftovers,
-    listing,
     make_file,
     plan,
-    problems_with_output,
 )
 
 GOLDEN = Path(__file__).parent / "golden" / "store.db"  # two runs of one plan, 18 cases each
@@ -559,191 +560,6 @@ def test_no_environment_variable_reaches_the_database_or_its_exports(workdir: Pa
     assert raw.count('"jobname"') == 1, "fio's own JSON is kept"
     assert "${SECRET_TOKEN}" in (out / "run.json").read_text(), "names kept as given"
     assert _holds_secret(workdir) == [], "SECRET_TOKEN's value reached a file"
-
-
-# ---------------------------------------------------------------- standard streams closed
-
-CLOSED_STDOUT = "iolab: error: cannot write to standard output (Bad file descriptor)\n"
-# Commands that print their result on standard output: with it closed, one line and exit 1.
-PRINTERS = [
-    pytest.param(("presets",), id="presets"),
-    pytest.param(("show", "--preset", "quick"), id="show"),
-    pytest.param(("--version",), id="version"),
-    pytest.param(("--help",), id="help"),
-    pytest.param(("advise", *(p for k, v in FIGURES.items() for p in (f"--{k}", v))), id="advise"),
-    pytest.param(("runs", "--db", "g.db"), id="runs"),
-    pytest.param(("report", "--db", "g.db"), id="report"),
-    pytest.param(("compare", "1", "2", "--db", "g.db"), id="compare"),
-    pytest.param(("history", "--db", "g.db"), id="history"),
-    pytest.param(("export", "--db", "g.db"), id="export"),
-    pytest.param(("check", "--db", "g.db"), id="check"),
-]
-# Commands that write files and print nothing on standard output: closed, they still work.
-WRITERS = [
-    pytest.param(
-        ("report", "--format", "markdown", "-o", "r.md", "--db", "g.db"),
-        "r.md",
-        id="report-markdown-file",
-    ),
-    pytest.param(("export", "-o", "e.json", "--db", "g.db"), "e.json", id="export-file"),
-]
-
-
-def _closed(args: Sequence[str], cwd: Path, closing: str) -> subprocess.CompletedProcess[str]:
-    """iolab ARGS run by a shell that closes `closing` ('>&-', '2>&-', '<&-', or several)
-    before it starts iolab; what is left open is captured."""
-    return subprocess.run(
-        ["sh", "-c", f'exec "$@" {closing}', "sh", *IOLAB, *args],
-        cwd=cwd,
-        text=True,
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
-
-
-def _stderr_of(args: Sequence[str], cwd: Path, closing: str) -> tuple[int, str]:
-    """Exit code and standard error of iolab ARGS with standard output (and `closing`) closed."""
-    errors = cwd / "stderr.txt"
-    command = f'exec "$@" >&- {closing} 2>"{errors}"'
-    done = subprocess.run(
-        ["sh", "-c", command, "sh", *IOLAB, *args], cwd=cwd, text=True, timeout=120, check=False
-    )
-    said = errors.read_text()
-    errors.unlink()
-    return done.returncode, said
-
-
-def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("args", PRINTERS)
-def test_standard_output_closed_is_one_line_and_exit_1(
-    args: tuple[str, ...], workdir: Path
-) -> None:
-    make(workdir / "g.db", STORE, {}, None)
-    before = listing(workdir)
-    for closing in ("", "<&-"):
-        code, said = _stderr_of(args, workdir, closing)
-        assert (code, said) == (1, CLOSED_STDOUT), (closing, said[-2000:])
-    assert listing(workdir) == before
-    quiet = _closed(args, workdir, ">&- 2>&-")  # nothing to say anything on: the code says it
-    assert quiet.returncode == 1
-    assert listing(workdir) == before
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(("args", "written"), WRITERS)
-def test_a_command_that_writes_files_works_with_standard_streams_closed(
-    args: tuple[str, ...], written: str, workdir: Path
-) -> None:
-    make(workdir / "g.db", STORE, {}, None)
-    store = _sha(workdir / "g.db")
-    code, said = _stderr_of(args, workdir, "<&-")
-    assert code == 0 and "Traceback" not in said, said[-2000:]
-    first = _sha(workdir / written)
-    (workdir / written).unlink()
-    quiet = _closed(args, workdir, ">&- 2>&- <&-")
-    assert quiet.returncode == 0
-    assert _sha(workdir / written) == first, "the same file, written with nothing open"
-    assert _sha(workdir / "g.db") == store
-
-
-@pytest.mark.slow
-def test_standard_error_closed_keeps_the_exit_codes(workdir: Path) -> None:
-    """Nothing to say a refusal on: the exit code still tells it, and no traceback goes to
-    standard output in its place."""
-    make(workdir / "g.db", STORE, {}, None)
-    refused = _closed(("report", "9", "--db", "g.db"), workdir, "2>&-")
-    assert (refused.returncode, refused.stdout) == (1, "")
-    fine = _closed(("runs", "--db", "g.db"), workdir, "2>&-")
-    assert fine.returncode == 0 and "golden" in fine.stdout
-
-
-RUN_PLAN = """name = "closed"
-[defaults]
-runtime = 1
-size = "4m"
-[[setup]]
-name = "here"
-path = "{target}"
-[[workload]]
-name = "rr"
-rw = "randread"
-bs = "4k"
-"""
-
-
-@pytest.mark.fio
-@pytest.mark.slow
-def test_a_run_with_standard_output_and_error_closed_keeps_its_database_whole(
-    workdir: Path,
-) -> None:
-    """With fd 1 and 2 closed, the database (or fio's output) would be opened as fd 1 or 2,
-    and the table or a child's error written into it: iolab holds them on /dev/null first.
-    The run is stored whole; the table it could not print makes the exit code 1."""
-    target = workdir / "target"
-    target.mkdir()
-    (workdir / "plan.toml").write_text(RUN_PLAN.format(target=target))
-    done = _closed(("run", "plan.toml", "--db", "c.db"), workdir, ">&- 2>&-")
-    assert done.returncode == 1
-    with sqlite3.connect(workdir / "c.db") as con:
-        assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        assert con.execute("SELECT status FROM cases").fetchall() == [("ok",)]
-    con.close()
-    assert list(target.iterdir()) == [], "the test file removed"
-    shown = run_iolab("report", "--db", "c.db", cwd=workdir)
-    assert shown.returncode == 0 and "rr" in shown.stdout, shown.stderr
-
-
-# ---------------------------------------------------------------- concurrent outputs
-
-
-def _record_holds(folder: Path) -> list[str]:
-    """What the folder's record gets wrong: a file it does not list, or lists with another
-    sha256 than the file's."""
-    files = json.loads((folder / RECORD).read_text())["files"]
-    found = {
-        str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and p.name != RECORD
-    }
-    wrong = [f"{name} not recorded" for name in sorted(found - set(files))]
-    wrong += [
-        f"{name} recorded with another sha256"
-        for name in sorted(found & set(files))
-        if _sha(folder / name) != files[name]["sha256"]
-    ]
-    return wrong
-
-
-ROUNDS = 3  # rounds of six: without the lock, most rounds lose one report or more
-
-
-def _report(run: str, args: list[str], cwd: Path) -> subprocess.Popen[str]:
-    command = [*IOLAB, "report", run, *args]
-    return subprocess.Popen(
-        command, cwd=cwd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-
-
-@pytest.mark.slow
-def test_six_concurrent_reports_into_one_folder_are_all_kept(workdir: Path) -> None:
-    """One report into out/x.md, then six reruns at once, of run 1 and run 2 in turn (their
-    texts differ), three times: each is written (none refused as a file iolab did not
-    write), and the folder's record lists every file with its sha256, so a later rerun is
-    not refused."""
-    make(workdir / "g.db", STORE, {}, None)
-    (workdir / "out").mkdir()
-    args = ["--format", "markdown", "-o", "out/x.md", "--db", "g.db"]
-    run_iolab("report", "1", *args, cwd=workdir, check=True)
-    for _ in range(ROUNDS):
-        children = [_report(str(1 + n % 2), args, workdir) for n in range(6)]
-        outcomes = [(child.communicate(timeout=300)[1], child.returncode) for child in children]
-        assert [code for _, code in outcomes] == [0] * 6, [err for err, _ in outcomes]
-        assert _record_holds(workdir / "out") == []
-    again = run_iolab("report", "2", *args, cwd=workdir)
-    assert again.returncode == 0, again.stderr
 
 
 @pytest.fixture

@@ -7,7 +7,8 @@ outside it), runs one command line, and asserts: a refusal is exit 1, exactly on
 stderr starting "iolab: error: " with the row's words, no traceback, and nothing created,
 changed or removed in the scratch folder; a success is exit 0, no traceback, and each file
 written is a regular file whose content the folder's `.iolab-written` record holds; either
-way, no byte of the victim folder (files, links, names) changed.
+way, no byte of the victim folder (files, links, names) changed. Then six real concurrent
+reports into one folder (issue 29, finding 11): each kept in the folder's record.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 import os
 import shutil
 import stat
+import subprocess
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +27,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import IOLAB, run_iolab
 from iolab.cli import main
 from iolab.outputs import RECORD
 
@@ -720,3 +723,51 @@ def test_outputs_never_go_through_links_nor_replace_what_iolab_did_not_write(
     assert not problems, "\n".join([f"iolab {' '.join(args)}", *problems])
     if row.check is not None:
         row.check(scratch, victim)
+
+
+# ---------------------------------------------------------------- concurrent outputs
+
+
+def _record_holds(folder: Path) -> list[str]:
+    """What the folder's record gets wrong: a file it does not list, or lists with another
+    sha256 than the file's."""
+    files = json.loads((folder / RECORD).read_text())["files"]
+    found = {
+        str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and p.name != RECORD
+    }
+    wrong = [f"{name} not recorded" for name in sorted(found - set(files))]
+    wrong += [
+        f"{name} recorded with another sha256"
+        for name in sorted(found & set(files))
+        if sha256((folder / name).read_bytes()) != files[name]["sha256"]
+    ]
+    return wrong
+
+
+ROUNDS = 3  # rounds of six: without the lock, most rounds lose one report or more
+
+
+def _report(run: str, args: list[str], cwd: Path) -> subprocess.Popen[str]:
+    command = [*IOLAB, "report", run, *args]
+    return subprocess.Popen(
+        command, cwd=cwd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+
+
+@pytest.mark.slow
+def test_six_concurrent_reports_into_one_folder_are_all_kept(workdir: Path) -> None:
+    """One report into out/x.md, then six reruns at once, of run 1 and run 2 in turn (their
+    texts differ), three times: each is written (none refused as a file iolab did not
+    write), and the folder's record lists every file with its sha256, so a later rerun is
+    not refused."""
+    shutil.copyfile(GOLDEN, workdir / "g.db")
+    (workdir / "out").mkdir()
+    args = ["--format", "markdown", "-o", "out/x.md", "--db", "g.db"]
+    run_iolab("report", "1", *args, cwd=workdir, check=True)
+    for _ in range(ROUNDS):
+        children = [_report(str(1 + n % 2), args, workdir) for n in range(6)]
+        outcomes = [(child.communicate(timeout=300)[1], child.returncode) for child in children]
+        assert [code for _, code in outcomes] == [0] * 6, [err for err, _ in outcomes]
+        assert _record_holds(workdir / "out") == []
+    again = run_iolab("report", "2", *args, cwd=workdir)
+    assert again.returncode == 0, again.stderr

@@ -10,11 +10,10 @@ from typing import Any
 import pytest
 
 from fake_device import FakeDevice, options_of, shaped
+from fakes import FIO_INFO, Seen
 from iolab.analysis import check_context, checks, peak
 from iolab.errors import Interrupted, PlanError
-from iolab.fio.info import FioInfo
-from iolab.fio.parse import Status
-from iolab.model import Case, CaseMetrics, DirectionMetrics, Method, PeakRecord, Result, codec
+from iolab.model import CaseMetrics, DirectionMetrics, Method, PeakRecord, codec
 from iolab.plan.load import parse_plan
 from iolab.plan.matrix import matrix_lines
 from iolab.runner.campaign import plan_campaign, resolve
@@ -22,7 +21,6 @@ from iolab.runner.executing import execute
 from iolab.store import Store
 from iolab.targets import process
 
-FIO = FioInfo(path="fio", version="fio-3.33", engines=("libaio", "io_uring", "psync"))
 PLAN = """
 [defaults]
 runtime = 1
@@ -40,29 +38,11 @@ bs = "4k"
 SEARCH = 'method = "peak"\nnumjobs = [1, 8]\niodepth = [1, 128]'
 
 
-class Seen:
-    def __init__(self) -> None:
-        self.notes: list[str] = []
-        self.counted: list[tuple[int, int]] = []  # (index, total) of each case started
-
-    def note(self, line: str) -> None:
-        self.notes.append(line)
-
-    def case_started(self, index: int, total: int, case: Case, eta_s: float) -> None:
-        self.counted.append((index, total))
-
-    def status(self, status: Status) -> None:
-        pass
-
-    def case_finished(self, result: Result) -> None:
-        pass
-
-
 def run(
     tmp_path: Path, device: FakeDevice, extra: str = SEARCH, run_id: int | None = None
 ) -> tuple[Store, int, Seen]:
     the_plan = parse_plan(PLAN.format(path=tmp_path, extra=extra), "plan.toml")
-    built = plan_campaign(the_plan, FIO, executor=device)
+    built = plan_campaign(the_plan, FIO_INFO, executor=device)
     store = Store(tmp_path / "results.db")
     if run_id is None:
         run_id = store.create_run(built.plan, {}, "test", {}, process.me())
@@ -182,8 +162,8 @@ def test_a_method_workload_is_planned_as_its_start_and_the_start_again(tmp_path:
     assert any(
         "a search (method) adds the points it tries" in line for line in matrix_lines(the_plan)
     )
-    step = plan_campaign(the_plan, FIO, executor=FakeDevice()).steps[0]
-    job = resolve(step.case, plan_campaign(the_plan, FIO).paths["here"], FIO)
+    step = plan_campaign(the_plan, FIO_INFO, executor=FakeDevice()).steps[0]
+    job = resolve(step.case, plan_campaign(the_plan, FIO_INFO).paths["here"], FIO_INFO)
     assert not set(job) & set(peak.IOLAB_ONLY), "iolab's own keys never reach fio"
 
 

@@ -23,6 +23,7 @@ import pytest
 
 from conftest import run_iolab
 from fake_device import FakeDevice
+from fakes import Seen
 from iolab.analysis import peak
 from iolab.model import CheckWarning, Curve, CurvePoint, PeakRecord, SloPoint, codec
 from iolab.report import document as report_document
@@ -30,7 +31,7 @@ from iolab.report.cells import Table
 from iolab.report.charts import Chart
 from iolab.report.formats import html, json_format, markdown, terminal
 from iolab.store import CaseRow, Store
-from test_peak import Seen, run
+from test_peak import run
 from test_peak_report import CHARTED, CURVE, _p99_us, load, section
 
 BASE = "4k randread"

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import invoke
 from golden.make_store import CDM, DEVICES, STORE
 from iolab.report import compare_document, data, document
 from iolab.report.formats import html
 from iolab.report.render import plotly_bundle, plotly_render
 from iolab.store import Store
-from test_bad_input import invoke
 
 MIB = 1024**2
 

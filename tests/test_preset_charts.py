@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fakes import FakeExecutor
+from fakes import FIO_INFO, FakeExecutor, Seen
 from iolab.plan.common import Overrides
 from iolab.plan.load import load_preset, parse_plan, preset_names
 from iolab.report import data as report_data
@@ -19,7 +19,6 @@ from iolab.runner.campaign import plan_campaign
 from iolab.runner.executing import execute
 from iolab.store import Store
 from iolab.targets import process
-from test_runner_fake import FIO, Seen
 
 CHARTED = report_document.Options(charts=None)
 
@@ -39,7 +38,7 @@ def _points(chart: Chart) -> int:
 def test_every_chart_of_a_presets_report_has_points(preset: str, tmp_path: Path) -> None:
     overrides = Overrides(target=str(tmp_path), size="1g", runtime=1, max_cases=40)
     the_plan = load_preset(preset, overrides)
-    built = plan_campaign(the_plan, FIO, executor=FakeExecutor(), probe_write=False)
+    built = plan_campaign(the_plan, FIO_INFO, executor=FakeExecutor(), probe_write=False)
     with Store(tmp_path / "results.db") as store:
         run_id = store.create_run(built.plan, {}, "test", {}, process.me())
         execute(built, store, run_id, Seen())
@@ -77,7 +76,7 @@ def test_a_depth_by_jobs_heat_map_has_points_or_is_not_drawn(
     any other chart (a scaling chart of failed cases only drew axes)."""
     the_plan = parse_plan(SWEPT.format(path=tmp_path), "swept.toml")
     fake = FakeExecutor(script=["enospc"] * failing)
-    built = plan_campaign(the_plan, FIO, executor=fake, probe_write=False)
+    built = plan_campaign(the_plan, FIO_INFO, executor=fake, probe_write=False)
     with Store(tmp_path / "results.db") as store:
         run_id = store.create_run(built.plan, {}, "test", {}, process.me())
         execute(built, store, run_id, Seen())

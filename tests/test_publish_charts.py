@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_iolab
-from fakes import FakeExecutor
+from fakes import FIO_INFO, FakeExecutor, Seen
 from iolab.analysis.history import RunChange, RunPoint, RunSeries
 from iolab.app import lab_run
 from iolab.errors import PlanError, ReportError
@@ -43,7 +43,6 @@ from iolab.runner.executing import execute
 from iolab.store import Store
 from iolab.targets import process
 from test_report_html import CHARTS_JS, CHROMIUM, OUTPUT, Browser
-from test_runner_fake import FIO, Seen
 
 SWEEP = """
 name = "depth by jobs"
@@ -75,7 +74,7 @@ def _plan(tmp_path: Path, depths: str = "[1, 4]", jobs: str = "[1, 2]", extra: s
 def _stored(tmp_path: Path, text: str, name: str = "results.db") -> Path:
     """The plan run over the fake executor (fio's real output replayed) into a store."""
     the_plan = parse_plan(text, str(tmp_path / "sweep.toml"))
-    built = plan_campaign(the_plan, FIO, executor=FakeExecutor(), probe_write=False)
+    built = plan_campaign(the_plan, FIO_INFO, executor=FakeExecutor(), probe_write=False)
     db = tmp_path / name
     with Store(db) as store:
         run_id = store.create_run(built.plan, {"hostname": "db1"}, "test", {}, process.me())
@@ -304,7 +303,7 @@ def _as_the_lab_stores_it(tmp_path: Path) -> Path:
         (folder / name).mkdir(parents=True)
     text = STUDY_B.format(first=f'path = "{folder}/md5"', second=f'path = "{folder}/md10"')
     inside = parse_plan(text, str(folder / "plan.toml"))
-    built = plan_campaign(inside, FIO, executor=FakeExecutor(), probe_write=False)
+    built = plan_campaign(inside, FIO_INFO, executor=FakeExecutor(), probe_write=False)
     with Store(folder / "lab.db") as lab:
         run_id = lab.create_run(inside, {"hostname": "(none)"}, "test", {}, process.me())
         execute(built, lab, run_id, Seen())

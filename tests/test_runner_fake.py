@@ -12,12 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from fakes import Behaviour, FakeExecutor
+from fakes import FIO_INFO, Behaviour, FakeExecutor, Seen
 from iolab.errors import Interrupted, Resume
 from iolab.fio.executor import HostLimits
-from iolab.fio.info import FioInfo
-from iolab.fio.parse import Status
-from iolab.model import Case, Result, SteadyRecord, codec
+from iolab.model import SteadyRecord, codec
 from iolab.plan.load import parse_plan
 from iolab.runner.campaign import Campaign, host_problem, plan_campaign
 from iolab.runner.executing import execute
@@ -27,7 +25,6 @@ from iolab.targets import process
 
 pytestmark = pytest.mark.usefixtures("no_drives")  # the host's drives are not these tests'
 
-FIO = FioInfo(path="fio", version="fio-3.33", engines=("libaio", "io_uring", "psync"))
 PLAN = """
 [defaults]
 runtime = 1
@@ -45,30 +42,9 @@ bs = ["4k", "64k"]
 CASES = 4
 
 
-class Seen:
-    """A listener that remembers what it was told."""
-
-    def __init__(self) -> None:
-        self.started: list[int] = []
-        self.finished: list[Result] = []
-        self.notes: list[str] = []
-
-    def case_started(self, index: int, total: int, case: Case, eta_s: float) -> None:
-        self.started.append(index)
-
-    def status(self, status: Status) -> None:
-        pass
-
-    def note(self, line: str) -> None:
-        self.notes.append(line)
-
-    def case_finished(self, result: Result) -> None:
-        self.finished.append(result)
-
-
 def campaign(target: Path, fake: FakeExecutor, extra: str = "") -> Campaign:
     the_plan = parse_plan(PLAN.format(path=target, extra=extra), "plan.toml")
-    return plan_campaign(the_plan, FIO, executor=fake)
+    return plan_campaign(the_plan, FIO_INFO, executor=fake)
 
 
 def new_run(store: Store, built: Campaign) -> int:
@@ -186,9 +162,9 @@ def test_page_cache_check_reads_the_executors_host(
 def test_host_limits_come_from_the_executor(tmp_path: Path) -> None:
     small = FakeExecutor(limits_=HostLimits(cpus=2, memory_bytes=1024**3, aio_room=16))
     built = campaign(tmp_path, small, extra='ioengine = "libaio"\niodepth = 32')
-    problem = host_problem(built.plan.workloads[0].options, FIO, small.limits())
+    problem = host_problem(built.plan.workloads[0].options, FIO_INFO, small.limits())
     assert problem is not None and problem[0] == "iodepth" and "allows 16" in problem[1]
-    cpus = host_problem({"cpus_allowed": "0-3"}, FIO, small.limits())
+    cpus = host_problem({"cpus_allowed": "0-3"}, FIO_INFO, small.limits())
     assert cpus is not None and "CPUs 0-1" in cpus[1]
 
 
@@ -199,7 +175,7 @@ def test_preconditioning_runs_before_the_cases_and_the_state_travels(
     text = PLAN.format(path=tmp_path, extra="").replace(
         'path = "', 'precondition = "both"\npath = "'
     )
-    built = plan_campaign(parse_plan(text, "plan.toml"), FIO, executor=fake)
+    built = plan_campaign(parse_plan(text, "plan.toml"), FIO_INFO, executor=fake)
     run_id = new_run(store, built)
     seen = Seen()
     results = execute(built, store, run_id, seen)
@@ -230,7 +206,7 @@ def test_repeat_auto_adds_repetitions_until_the_interval_is_narrow(
     the_plan = parse_plan(text, "plan.toml")
     assert the_plan.repeat == 3 and the_plan.auto_repeat is not None
     fake = FakeExecutor()  # the same recorded output every time: a perfectly stable target
-    built = plan_campaign(the_plan, FIO, executor=fake)
+    built = plan_campaign(the_plan, FIO_INFO, executor=fake)
     run_id = new_run(store, built)
     seen = Seen()
     execute(built, store, run_id, seen)
@@ -245,7 +221,7 @@ def test_repeat_auto_stops_at_the_most_and_says_so(tmp_path: Path, store: Store)
     fails: list[Behaviour] = ["enospc"] * 40
     script: list[Behaviour] = ["ok", *fails]  # all but the first repetition fail
     fake = FakeExecutor(script)
-    built = plan_campaign(parse_plan(text, "plan.toml"), FIO, executor=fake)
+    built = plan_campaign(parse_plan(text, "plan.toml"), FIO_INFO, executor=fake)
     run_id = new_run(store, built)
     seen = Seen()
     execute(built, store, run_id, seen)
@@ -263,7 +239,7 @@ def test_steady_rounds_stop_at_the_first_full_steady_window(tmp_path: Path, stor
     cases = the_plan.cases()
     assert [c.repetition for c in cases[:CASES]] == [1] * CASES, "round by round"
     fake = FakeExecutor()  # the same output every round: steady at once
-    built = plan_campaign(the_plan, FIO, executor=fake)
+    built = plan_campaign(the_plan, FIO_INFO, executor=fake)
     run_id = new_run(store, built)
     seen = Seen()
     execute(built, store, run_id, seen)
@@ -279,7 +255,7 @@ def test_steady_rounds_go_on_to_the_most_and_say_it_was_not_reached(
     text = PLAN.format(path=tmp_path, extra="") + "\n[steady]\nwindow = 2\nrounds = 3\n"
     fails: list[Behaviour] = ["enospc"] * 40  # nothing to judge: never steady
     fake = FakeExecutor(fails)
-    built = plan_campaign(parse_plan(text, "plan.toml"), FIO, executor=fake)
+    built = plan_campaign(parse_plan(text, "plan.toml"), FIO_INFO, executor=fake)
     run_id = new_run(store, built)
     seen = Seen()
     execute(built, store, run_id, seen)
@@ -290,10 +266,10 @@ def test_steady_rounds_go_on_to_the_most_and_say_it_was_not_reached(
 def test_a_case_that_ran_short_of_its_runtime_is_flagged(tmp_path: Path, store: Store) -> None:
     """fio's recorded output ran about a second; a 60 s case that got only that ended early."""
     text = PLAN.format(path=tmp_path, extra="").replace("runtime = 1", "runtime = 60")
-    built = plan_campaign(parse_plan(text, "plan.toml"), FIO, executor=FakeExecutor())
+    built = plan_campaign(parse_plan(text, "plan.toml"), FIO_INFO, executor=FakeExecutor())
     results = execute(built, store, new_run(store, built), Seen())
     assert all("ended-early" in {w.code for w in r.warnings} for r in results)
     short = PLAN.format(path=tmp_path, extra="")
-    built = plan_campaign(parse_plan(short, "plan.toml"), FIO, executor=FakeExecutor())
+    built = plan_campaign(parse_plan(short, "plan.toml"), FIO_INFO, executor=FakeExecutor())
     results = execute(built, store, new_run(store, built), Seen())
     assert not any("ended-early" in {w.code for w in r.warnings} for r in results)

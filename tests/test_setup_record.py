@@ -11,11 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from fakes import FakeExecutor
+from fakes import FIO_INFO, FakeExecutor, Seen
 from iolab.errors import JSONShapeError, StoreError
-from iolab.fio.info import FioInfo
-from iolab.fio.parse import Status
-from iolab.model import JSON, Case, PeakRecord, Result, SteadyRecord, codec
+from iolab.model import JSON, PeakRecord, SteadyRecord, codec
 from iolab.model.drive import CacheSetting
 from iolab.model.facts import SetupFacts
 from iolab.model.setup_record import Fill, SetupRecord
@@ -25,7 +23,6 @@ from iolab.runner.executing import execute
 from iolab.store import Store
 from iolab.targets import drive_health, process
 
-FIO = FioInfo(path="fio", version="fio-3.33", engines=("libaio", "io_uring", "psync"))
 TESTS = Path(__file__).parent
 STORES = [TESTS / "fixtures" / "store" / "v1.db", *sorted((TESTS / "golden").glob("*.db"))]
 PLAN = """
@@ -48,17 +45,10 @@ rounds = 3
 """
 
 
-class Seen:
-    def note(self, line: str) -> None: ...
-    def case_started(self, index: int, total: int, case: Case, eta_s: float) -> None: ...
-    def status(self, status: Status) -> None: ...
-    def case_finished(self, result: Result) -> None: ...
-
-
 @pytest.mark.usefixtures("no_drives")  # the host's drives would add theirs
 def test_the_runner_saves_one_record_per_set_up_whole(tmp_path: Path) -> None:
     the_plan = parse_plan(PLAN.format(path=tmp_path), "plan.toml")
-    built = plan_campaign(the_plan, FIO, executor=FakeExecutor())
+    built = plan_campaign(the_plan, FIO_INFO, executor=FakeExecutor())
     store = Store(tmp_path / "results.db")
     run_id = store.create_run(built.plan, {}, "test", {}, process.me())
     execute(built, store, run_id, Seen())

@@ -27,10 +27,9 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXTURES, iolab_here, run_iolab
+from conftest import FIXTURES, Word, invoke, iolab_here, listing, problems_with_output, run_iolab
 from iolab.errors import StoreError
 from iolab.store import APPLICATION_ID, SCHEMA_VERSION, Store
-from test_bad_input import Word, invoke, listing, problems_with_output
 
 GOLDEN = Path(__file__).parent / "golden"
 FIO_JSON = FIXTURES / "fio" / "randread-json" / "randread-json.json"

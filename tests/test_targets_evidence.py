@@ -35,12 +35,11 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXTURES, IOLAB, stored_cases
+from conftest import FIXTURES, IOLAB, invoke, listing, stored_cases
 from iolab.runner.recovery import dead_runs, recover
 from iolab.store import Store
 from iolab.targets import evidence, process
 from iolab.targets.path import TEST_FILE
-from test_bad_input import invoke, listing
 
 GOLDEN = FIXTURES.parent / "golden" / "devices.db"  # two real runs of one plan
 REAL_FIO = shutil.which("fio") or "/usr/bin/fio"

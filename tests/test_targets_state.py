@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from conftest import IOLAB, needs_root, run_iolab, said, stored_cases
+from conftest import IOLAB, listing, needs_root, run_iolab, said, stored_cases
 from iolab.model import codec
 from iolab.targets import evidence
 from iolab.targets.controllers import apply, pending
@@ -38,7 +38,6 @@ from iolab.targets.evidence import MOUNT_ROOT
 from iolab.targets.path import TEST_FILE
 from iolab.targets.process import Owner
 from loopdevs import LoopDevs, loops_fixture
-from test_bad_input import listing
 from test_controllers_tools import _entry as card_entry
 from test_targets_evidence import dead_pid, wait_for
 

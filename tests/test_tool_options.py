@@ -26,13 +26,13 @@ from typing import Any
 
 import pytest
 
-from conftest import run_iolab
+from conftest import invoke, listing, problems_with_output, run_iolab
 from iolab.errors import PlanError, TargetError, ToolOptionError
 from iolab.model import Layout
 from iolab.plan.load import parse_plan
 from iolab.targets import provision, recipe, tool_options, tool_options_doc
 from loopdevs import MIB, LoopDevs, device_sha256, loops_fixture, sh
-from test_bad_input import SETUP, at, devices_plan, fill, invoke, listing, problems_with_output
+from test_bad_input import SETUP, at, devices_plan, fill
 
 DOCS = Path(__file__).parent.parent / "docs" / "setups.md"
 XFS_MIB = 1024  # sparse; mkfs.xfs wants 300 MiB, and room for a 64 MiB log over a stripe unit
