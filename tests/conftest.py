@@ -117,6 +117,21 @@ def stored_cases(db: Path) -> list[tuple[str, str, int, str]]:
         return list(rows)
 
 
+def wait_for(condition: Callable[[], bool], timeout_s: float = 120) -> None:
+    """Until `condition()` holds; an AssertionError after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.05)
+
+
+def dead_pid() -> int:
+    """The id of a process that has come and gone."""
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
 # ---------------------------------------------------------------- refusals, as tables check them
 
 Word = str | tuple[str, ...]  # a word stderr must hold; a tuple: any one of these

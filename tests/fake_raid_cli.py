@@ -69,7 +69,10 @@ import time
 from collections.abc import Iterable, Mapping
 from copy import deepcopy
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pytest
 
 STATE_ENV = "IOLAB_FAKE_RAID_STATE"
 HERE = Path(__file__).resolve()
@@ -174,6 +177,20 @@ def write_state(path: Path, state: Mapping[str, Any]) -> None:
 
 
 # -- the command line -----------------------------------------------------------------------
+
+
+def tools_on_path(folder: Path, state: Path, monkeypatch: pytest.MonkeyPatch, dev: str) -> None:
+    """Every tool's launcher first on PATH, its card as default_state has it, the VDs whose
+    tools name their block device naming `dev`."""
+    if not REFERENCE.is_dir():
+        reference_absent()
+    install(folder)
+    first = default_state("storcli", "MegaCli", "ssacli", "arcconf")
+    for vd in ("/c0/v0", "slot=0 ld 1"):
+        first["vds"][vd]["device"] = dev
+    write_state(state, first)
+    monkeypatch.setenv("PATH", f"{folder}:{os.environ['PATH']}")
+    monkeypatch.setenv(STATE_ENV, str(state))
 
 
 def main(argv: list[str]) -> int:

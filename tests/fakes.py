@@ -6,18 +6,21 @@ without root, without fio, in milliseconds.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from iolab.fio.executor import HostLimits
 from iolab.fio.info import FioInfo
 from iolab.fio.outcome import Outcome
 from iolab.fio.parse import Status
 from iolab.model import Case, Result
+from iolab.targets.controllers.pending import PendingRestore
 
 FIO = Path(__file__).parent / "fixtures" / "fio"
 Behaviour = Literal["ok", "enospc", "interrupt"]
@@ -142,3 +145,20 @@ def is_alive(pid: int) -> bool:
     except (OSError, IndexError):
         return False
     return state != "Z"
+
+
+def pending_entry(**changes: Any) -> PendingRestore:
+    """A card's restore iolab still owes, as iolab records it: storcli's /c0/v0 left
+    always-write-back, its write-back to put back."""
+    base = PendingRestore(
+        "storcli",
+        "/c0/v0",
+        (("write_cache", "write-back"),),
+        (("write_cache", "always-write-back"),),
+        "storcli: `/c0/v0 set wrcache=wb nolog` did not answer within 60 s",
+        1_700_000_000.0,
+        3,
+        12345,
+        socket.gethostname(),
+    )
+    return dataclasses.replace(base, **changes)

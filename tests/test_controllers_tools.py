@@ -21,13 +21,9 @@ output open neither holds iolab nor outlives it; scratch folders of dead iolabs 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import json
 import os
 import re
-import shlex
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -39,11 +35,10 @@ import pytest
 
 import fake_raid_cli as fake
 from conftest import IOLAB, listing, needs_root, run_iolab, said, stored_cases
+from fakes import pending_entry
 from iolab.errors import ControllerError
-from iolab.model import codec
-from iolab.targets.controllers import apply, megacli, pending, ssacli, storcli
+from iolab.targets.controllers import megacli, pending, ssacli, storcli
 from iolab.targets.controllers.common import size_bytes
-from iolab.targets.controllers.pending import PendingRestore
 from loopdevs import LoopDevs, device_sha256, loops_fixture
 from test_controllers_parse import recorded
 from test_controllers_run import FIRST, PLAN
@@ -86,18 +81,6 @@ class Lab:
         return run_iolab(*args, cwd=self.workdir)
 
 
-def _tools(folder: Path, state: Path, monkeypatch: pytest.MonkeyPatch, dev: str) -> None:
-    if not fake.REFERENCE.is_dir():
-        fake.reference_absent()
-    fake.install(folder)
-    first = fake.default_state("storcli", "MegaCli", "ssacli", "arcconf")
-    for vd in ("/c0/v0", "slot=0 ld 1"):  # the VDs whose tools name their block device
-        first["vds"][vd]["device"] = dev
-    fake.write_state(state, first)
-    monkeypatch.setenv("PATH", f"{folder}:{os.environ['PATH']}")
-    monkeypatch.setenv(fake.STATE_ENV, str(state))
-
-
 @pytest.fixture
 def lab(
     workdir: Path, loops: LoopDevs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -112,7 +95,7 @@ def lab(
         tmp_path / "iolab-state",
     )
     found.tmp.mkdir()
-    _tools(found.bin, found.state, monkeypatch, dev)
+    fake.tools_on_path(found.bin, found.state, monkeypatch, dev)
     monkeypatch.setenv("TMPDIR", str(found.tmp))
     monkeypatch.setenv(pending.STATE_ENV, str(found.states))
     (workdir / "mine.txt").write_text("a user's notes, never touched\n")
@@ -287,7 +270,7 @@ def test_iolab_env_lists_what_it_can_read_and_says_the_rest_in_a_line(
     """Finding 9 in `iolab env`: a field that is not a number, or a number past what Python
     turns into an int or a float, is a problem line for its tool, or read as not printed; a
     name's escapes and newlines never reach the terminal as they are."""
-    _tools(tmp_path / "bin", tmp_path / "state.json", monkeypatch, "/dev/sdb")
+    fake.tools_on_path(tmp_path / "bin", tmp_path / "state.json", monkeypatch, "/dev/sdb")
     state = fake.read_state(tmp_path / "state.json")
     fake.write_state(tmp_path / "state.json", {**state, "mutate": [list(m) for m in mutate]})
     done = run_iolab("env", cwd=tmp_path)
@@ -451,7 +434,7 @@ def test_a_later_set_up_on_the_vd_puts_back_what_was_there_first(lab: Lab) -> No
     vds = lab.read()["vds"]
     vds["/c0/v0"]["write"] = "always-write-back"
     lab.edit(vds=vds)
-    pending.add(_entry(pid=os.getpid()))  # this test's process: alive, so not retried
+    pending.add(pending_entry(pid=os.getpid()))  # this test's process: alive, so not retried
     done = lab.run("run", lab.plan("storcli", "/c0/v0", WT), "--yes-destroy", lab.dev)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.count("iolab: warning: storcli /c0/v0 may still have") == 1, "said first"
@@ -544,7 +527,7 @@ def test_a_tools_child_holding_its_output_neither_holds_iolab_nor_outlives_it(
 def test_scratch_folders_of_dead_iolabs_are_removed_and_no_other(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _tools(tmp_path / "bin", tmp_path / "state.json", monkeypatch, "/dev/sdb")
+    fake.tools_on_path(tmp_path / "bin", tmp_path / "state.json", monkeypatch, "/dev/sdb")
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     monkeypatch.setenv("TMPDIR", str(tmp))
@@ -574,169 +557,3 @@ def test_scratch_folders_of_dead_iolabs_are_removed_and_no_other(
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert not left.exists(), "the dead iolab's scratch folder is removed"
     assert sorted(p.name for p in tmp.iterdir()) == sorted([live.name, users.name])
-
-
-# ---------------------------------------------------------------- the record itself
-
-
-def _entry(**changes: Any) -> PendingRestore:
-    base = PendingRestore(
-        "storcli",
-        "/c0/v0",
-        (("write_cache", "write-back"),),
-        (("write_cache", "always-write-back"),),
-        "storcli: `/c0/v0 set wrcache=wb nolog` did not answer within 60 s",
-        1_700_000_000.0,
-        3,
-        12345,
-        socket.gethostname(),
-    )
-    return dataclasses.replace(base, **changes)
-
-
-@pytest.fixture
-def states(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "state"
-    monkeypatch.setenv(pending.STATE_ENV, str(folder))
-    return folder
-
-
-def test_a_record_is_kept_privately_and_read_back(states: Path) -> None:
-    assert pending.pending() == [] and not states.exists(), "reading makes nothing"
-    pending.add(_entry())
-    assert pending.pending() == [_entry()]
-    assert oct((states / "pending-restores").stat().st_mode & 0o777) == "0o700"
-    (kept,) = (states / "pending-restores").iterdir()
-    assert oct(kept.stat().st_mode & 0o777) == "0o600"
-    assert _entry().said() == (
-        "storcli /c0/v0 may still have write_cache = always-write-back, set by run 3 at "
-        f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(1_700_000_000))} (its restore failed: "
-        "storcli: `/c0/v0 set wrcache=wb nolog` did not answer within 60 s); restore it: "
-        "storcli64 /c0/v0 set wrcache=wb nolog"
-    )
-    pending.add(_entry(restore=(("write_cache", "write-through"),), run=4))
-    (again,) = pending.pending()
-    assert again.run == 4 and again.restore == (("write_cache", "write-back"),), "first kept"
-    assert pending.drop("perccli", "/C0/V0"), "one card, either tool"
-    assert pending.pending() == []
-
-
-BAD_RECORDS = [
-    pytest.param(b"not json", id="not-json"),
-    pytest.param(b"[" * 100_000, id="deep"),
-    pytest.param(b'{"tool": "storcli"}', id="fields-missing"),
-    pytest.param(b"x" * (pending.MAX_RECORD + 10), id="huge"),
-]
-
-
-@pytest.mark.parametrize("text", BAD_RECORDS)
-def test_a_file_that_is_not_a_record_is_passed_over(states: Path, text: bytes) -> None:
-    pending.add(_entry())
-    (kept,) = (states / "pending-restores").iterdir()
-    (kept.parent / "other.json").write_bytes(text)
-    assert pending.pending() == [_entry()]
-
-
-@pytest.mark.parametrize("when", ["NaN", "Infinity", "1e400", "1" + "0" * 400, "-5"])
-def test_a_record_whose_time_is_no_time_is_passed_over(states: Path, when: str) -> None:
-    pending.add(_entry())
-    (kept,) = (states / "pending-restores").iterdir()
-    text = kept.read_text()
-    assert '"when": 1700000000.0' in text
-    (kept.parent / "other.json").write_text(text.replace("1700000000.0", when))
-    assert pending.pending() == [_entry()]
-
-
-def test_a_state_folder_that_is_a_link_is_neither_read_nor_written(
-    states: Path, tmp_path: Path
-) -> None:
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir(mode=0o700)
-    states.mkdir(mode=0o700)
-    (states / "pending-restores").symlink_to(elsewhere)
-    with pytest.raises(ControllerError, match="is not a directory of iolab's user"):
-        pending.add(_entry())
-    assert list(elsewhere.iterdir()) == []
-    assert pending.pending() == []
-
-
-def forge(states: Path, **fields: Any) -> Path:
-    """A record written by someone else than iolab, under a record's own name."""
-    text: dict[str, Any] = {**codec.to_object(_entry()), **fields}
-    folder = states / "pending-restores"
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path = folder / pending._name(str(text["tool"]), str(text["where"]))
-    path.write_text(json.dumps(text))
-    return path
-
-
-def test_a_record_is_acted_on_only_through_iolabs_own_commands(
-    states: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A record whose VD is not one iolab would name, or that holds commands of its own, is
-    never run: `iolab run` rebuilds the commands from the tool, the VD and the values."""
-    _tools(tmp_path / "bin", tmp_path / "state.json", monkeypatch, "/dev/sdb")
-    evil = [["sh", "-c", f"touch {tmp_path}/pwned"]]
-    forge(states, where="/c0/v0; reboot", commands=evil, pid=_dead_pid())
-    forge(states, commands=evil, pid=_dead_pid())
-    said_lines = apply.retry_pending()
-    assert any("is not one iolab can act on" in line for line in said_lines), said_lines
-    assert any(
-        line.startswith("restored storcli /c0/v0 to write_cache = write-back")
-        for line in said_lines
-    ), said_lines
-    assert not (tmp_path / "pwned").exists()
-    calls = fake.read_state(tmp_path / "state.json")["calls"]
-    assert [c[1:] for c in calls if fake._is_set(c[1:])] == [
-        ["/c0/v0", "set", "wrcache=wb", "nolog"]
-    ]
-    assert [e.where for e in pending.pending()] == ["/c0/v0; reboot"], "said until done by hand"
-
-
-def _dead_pid() -> int:
-    child = subprocess.Popen(["true"])
-    child.wait()
-    return child.pid
-
-
-def test_restore_commands_are_built_from_the_records_fields(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    disk = _entry(
-        tool="sysfs",
-        where="/sys/block/sdb/device/scsi_disk/1:0:0:0/cache_type",
-        restore=(("value", "write back"),),
-        left=(("drive_cache", "write-through"),),
-    )
-    assert disk.said().endswith(
-        "restore it: echo 'write back' > /sys/block/sdb/device/scsi_disk/1:0:0:0/cache_type"
-    )
-    tools = tmp_path / "my tools"
-    tools.mkdir()
-    (tools / "storcli64").write_text("#!/bin/sh\nexit 1\n")
-    (tools / "storcli64").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
-    assert (
-        _entry()
-        .said()
-        .endswith(shlex.join([str(tools / "storcli64"), "/c0/v0", "set", "wrcache=wb", "nolog"]))
-    )
-
-
-def test_a_disks_write_cache_that_cannot_be_put_back_is_kept_too(
-    states: Path, tmp_path: Path
-) -> None:
-    """A plain disk's sysfs cache_type that iolab set and cannot write back (the disk went
-    away): the same loud record, with the shell line that puts it back."""
-    switch = Path("/sys/block/sdzz/device/scsi_disk/9:9:9:9/cache_type")  # no such disk
-    with pytest.raises(ControllerError) as caught:
-        apply._put_back_disk(apply.Switch("sysfs", str(switch)), "write back", "write-through")
-    assert "restoring failed: sysfs " in str(caught.value) and "\n" not in str(caught.value)
-    (record,) = pending.pending()
-    assert (record.tool, record.where, record.restore) == (
-        "sysfs",
-        str(switch),
-        (("value", "write back"),),
-    )
-    assert record.said().endswith(f"restore it: echo 'write back' > {switch}")
-    assert apply.retry_pending() == [], "its iolab (this process) still runs: not retried"

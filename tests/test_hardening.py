@@ -8,12 +8,11 @@ import signal
 import sqlite3
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from conftest import IOLAB, run_iolab, stored_cases
+from conftest import IOLAB, run_iolab, stored_cases, wait_for
 from iolab.store import SCHEMA_VERSION, Store
 
 PLAN = """
@@ -73,13 +72,6 @@ def start(workdir: Path, *args: str) -> subprocess.Popen[str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-
-
-def wait_for(condition: Callable[[], bool], timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.05)
 
 
 @pytest.mark.fio

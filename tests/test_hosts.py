@@ -24,12 +24,12 @@ import socket
 import sqlite3
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import run_iolab, start_iolab
+from conftest import run_iolab, start_iolab, wait_for
 from fleet_servers import Fleet, Sshd, free_port
 from iolab.fio.hosts import HostError, HostInfo, address, client_arg, versions
 from iolab.fio.hosts import _probed as probed
@@ -110,7 +110,7 @@ def test_a_host_lost_mid_case_keeps_the_others_and_resume_completes(
     (workdir / "plan.toml").write_text(plan_text(hosts, servers.dirs, runtime=4))
     child = start_iolab("run", "plan.toml", cwd=workdir)
     victim = hosts[1]
-    _wait_for((servers.dirs[victim] / TEST_FILE).exists)  # its job has begun
+    wait_for((servers.dirs[victim] / TEST_FILE).exists)  # its job has begun
     time.sleep(1)
     servers.kill(victim)
     out, err = child.communicate(timeout=120)
@@ -129,13 +129,6 @@ def test_a_host_lost_mid_case_keeps_the_others_and_resume_completes(
     assert "1 failed will run again" in resumed.stderr
     rows = host_rows(workdir / "iolab.db")
     assert {(status, host) for status, host, _, _ in rows} == {("ok", h) for h in ["", *hosts]}
-
-
-def _wait_for(condition: Callable[[], bool], timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.05)
 
 
 @pytest.mark.fio

@@ -27,7 +27,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +34,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FIXTURES, IOLAB, invoke, listing, stored_cases
+from conftest import FIXTURES, IOLAB, dead_pid, invoke, listing, stored_cases, wait_for
 from iolab.runner.recovery import dead_runs, recover
 from iolab.store import Store
 from iolab.targets import evidence, process
@@ -89,16 +88,6 @@ def world(workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Wor
     shutil.copyfile(GOLDEN, db)
     Store(db).close()  # migrated now, so that a command that only reads has nothing to write
     return World(workdir, db, state, log)
-
-
-def dead_pid() -> int:
-    done = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return int(done.stdout)
 
 
 def owner_json(**changes: Any) -> str:
@@ -498,13 +487,6 @@ def test_a_test_file_that_carries_iolabs_mark_is_reused_and_removed(world: World
 
 
 # ---------------------------------------------------------------- kill -9
-
-
-def wait_for(condition: Callable[[], bool], timeout_s: float = 120) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.05)
 
 
 @pytest.mark.fio

@@ -12,7 +12,10 @@
 - A pending restore is typed fields: a record whose restore command is a shell's is never
   shown or run (the command is built from the tool, the VD and the values, each checked
   against the tool's allow-list); reading commands run no tool for it; 5,000 records are one
-  line with their count; a record of another host is said, never acted on.
+  line with their count; a record of another host is said, never acted on. The record
+  itself (iolab.targets.controllers.pending; issue 29, finding 12) is kept privately and read
+  back; a file that is not a record, or whose time is no time, is passed over; a state folder
+  that is a link is neither read nor written; its restore commands are built from its fields.
 """
 
 from __future__ import annotations
@@ -20,8 +23,10 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shlex
 import signal
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -29,7 +34,10 @@ from typing import Any
 
 import pytest
 
-from conftest import IOLAB, listing, needs_root, run_iolab, said, stored_cases
+import fake_raid_cli as fake
+from conftest import IOLAB, dead_pid, listing, needs_root, run_iolab, said, stored_cases, wait_for
+from fakes import pending_entry
+from iolab.errors import ControllerError
 from iolab.model import codec
 from iolab.targets import evidence
 from iolab.targets.controllers import apply, pending
@@ -38,8 +46,6 @@ from iolab.targets.evidence import MOUNT_ROOT
 from iolab.targets.path import TEST_FILE
 from iolab.targets.process import Owner
 from loopdevs import LoopDevs, loops_fixture
-from test_controllers_tools import _entry as card_entry
-from test_targets_evidence import dead_pid, wait_for
 
 _ = loops_fixture  # the `loops` fixture
 
@@ -253,7 +259,7 @@ def test_an_empty_folder_is_taken_and_marked_iolabs(here: Here) -> None:
 
 def _entry(**changes: Any) -> PendingRestore:
     """A sound record of a card VD left changed, by an iolab that is gone."""
-    return card_entry(**{"pid": gone_pid(), **changes})
+    return pending_entry(**{"pid": gone_pid(), **changes})
 
 
 @functools.cache
@@ -368,6 +374,151 @@ def test_the_tests_never_use_the_real_state_folder() -> None:
     given = os.environ.get(evidence.STATE_ENV, "")
     assert given and Path(given) != evidence.default_state_folder()
     assert evidence.state_folder() == Path(given)
+
+
+# ---------------------------------------------------------------- a pending restore's record itself
+
+
+@pytest.fixture
+def states(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "state"
+    monkeypatch.setenv(pending.STATE_ENV, str(folder))
+    return folder
+
+
+def test_a_record_is_kept_privately_and_read_back(states: Path) -> None:
+    assert pending.pending() == [] and not states.exists(), "reading makes nothing"
+    pending.add(pending_entry())
+    assert pending.pending() == [pending_entry()]
+    assert oct((states / "pending-restores").stat().st_mode & 0o777) == "0o700"
+    (kept,) = (states / "pending-restores").iterdir()
+    assert oct(kept.stat().st_mode & 0o777) == "0o600"
+    assert pending_entry().said() == (
+        "storcli /c0/v0 may still have write_cache = always-write-back, set by run 3 at "
+        f"{time.strftime('%Y-%m-%d %H:%M', time.localtime(1_700_000_000))} (its restore failed: "
+        "storcli: `/c0/v0 set wrcache=wb nolog` did not answer within 60 s); restore it: "
+        "storcli64 /c0/v0 set wrcache=wb nolog"
+    )
+    pending.add(pending_entry(restore=(("write_cache", "write-through"),), run=4))
+    (again,) = pending.pending()
+    assert again.run == 4 and again.restore == (("write_cache", "write-back"),), "first kept"
+    assert pending.drop("perccli", "/C0/V0"), "one card, either tool"
+    assert pending.pending() == []
+
+
+BAD_RECORDS = [
+    pytest.param(b"not json", id="not-json"),
+    pytest.param(b"[" * 100_000, id="deep"),
+    pytest.param(b'{"tool": "storcli"}', id="fields-missing"),
+    pytest.param(b"x" * (pending.MAX_RECORD + 10), id="huge"),
+]
+
+
+@pytest.mark.parametrize("text", BAD_RECORDS)
+def test_a_file_that_is_not_a_record_is_passed_over(states: Path, text: bytes) -> None:
+    pending.add(pending_entry())
+    (kept,) = (states / "pending-restores").iterdir()
+    (kept.parent / "other.json").write_bytes(text)
+    assert pending.pending() == [pending_entry()]
+
+
+@pytest.mark.parametrize("when", ["NaN", "Infinity", "1e400", "1" + "0" * 400, "-5"])
+def test_a_record_whose_time_is_no_time_is_passed_over(states: Path, when: str) -> None:
+    pending.add(pending_entry())
+    (kept,) = (states / "pending-restores").iterdir()
+    text = kept.read_text()
+    assert '"when": 1700000000.0' in text
+    (kept.parent / "other.json").write_text(text.replace("1700000000.0", when))
+    assert pending.pending() == [pending_entry()]
+
+
+def test_a_state_folder_that_is_a_link_is_neither_read_nor_written(
+    states: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    states.mkdir(mode=0o700)
+    (states / "pending-restores").symlink_to(elsewhere)
+    with pytest.raises(ControllerError, match="is not a directory of iolab's user"):
+        pending.add(pending_entry())
+    assert list(elsewhere.iterdir()) == []
+    assert pending.pending() == []
+
+
+def forge(states: Path, **fields: Any) -> Path:
+    """A record written by someone else than iolab, under a record's own name."""
+    text: dict[str, Any] = {**codec.to_object(pending_entry()), **fields}
+    folder = states / "pending-restores"
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = folder / pending._name(str(text["tool"]), str(text["where"]))
+    path.write_text(json.dumps(text))
+    return path
+
+
+def test_a_record_is_acted_on_only_through_iolabs_own_commands(
+    states: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record whose VD is not one iolab would name, or that holds commands of its own, is
+    never run: `iolab run` rebuilds the commands from the tool, the VD and the values."""
+    fake.tools_on_path(tmp_path / "bin", tmp_path / "state.json", monkeypatch, "/dev/sdb")
+    evil = [["sh", "-c", f"touch {tmp_path}/pwned"]]
+    forge(states, where="/c0/v0; reboot", commands=evil, pid=dead_pid())
+    forge(states, commands=evil, pid=dead_pid())
+    said_lines = apply.retry_pending()
+    assert any("is not one iolab can act on" in line for line in said_lines), said_lines
+    assert any(
+        line.startswith("restored storcli /c0/v0 to write_cache = write-back")
+        for line in said_lines
+    ), said_lines
+    assert not (tmp_path / "pwned").exists()
+    calls = fake.read_state(tmp_path / "state.json")["calls"]
+    assert [c[1:] for c in calls if fake._is_set(c[1:])] == [
+        ["/c0/v0", "set", "wrcache=wb", "nolog"]
+    ]
+    assert [e.where for e in pending.pending()] == ["/c0/v0; reboot"], "said until done by hand"
+
+
+def test_restore_commands_are_built_from_the_records_fields(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    disk = pending_entry(
+        tool="sysfs",
+        where="/sys/block/sdb/device/scsi_disk/1:0:0:0/cache_type",
+        restore=(("value", "write back"),),
+        left=(("drive_cache", "write-through"),),
+    )
+    assert disk.said().endswith(
+        "restore it: echo 'write back' > /sys/block/sdb/device/scsi_disk/1:0:0:0/cache_type"
+    )
+    tools = tmp_path / "my tools"
+    tools.mkdir()
+    (tools / "storcli64").write_text("#!/bin/sh\nexit 1\n")
+    (tools / "storcli64").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
+    assert (
+        pending_entry()
+        .said()
+        .endswith(shlex.join([str(tools / "storcli64"), "/c0/v0", "set", "wrcache=wb", "nolog"]))
+    )
+
+
+def test_a_disks_write_cache_that_cannot_be_put_back_is_kept_too(
+    states: Path, tmp_path: Path
+) -> None:
+    """A plain disk's sysfs cache_type that iolab set and cannot write back (the disk went
+    away): the same loud record, with the shell line that puts it back."""
+    switch = Path("/sys/block/sdzz/device/scsi_disk/9:9:9:9/cache_type")  # no such disk
+    with pytest.raises(ControllerError) as caught:
+        apply._put_back_disk(apply.Switch("sysfs", str(switch)), "write back", "write-through")
+    assert "restoring failed: sysfs " in str(caught.value) and "\n" not in str(caught.value)
+    (record,) = pending.pending()
+    assert (record.tool, record.where, record.restore) == (
+        "sysfs",
+        str(switch),
+        (("value", "write back"),),
+    )
+    assert record.said().endswith(f"restore it: echo 'write back' > {switch}")
+    assert apply.retry_pending() == [], "its iolab (this process) still runs: not retried"
 
 
 # ---------------------------------------------------------------- finding 8: kill -9 in a set-up
