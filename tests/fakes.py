@@ -21,6 +21,7 @@ from iolab.fio.outcome import Outcome
 from iolab.fio.parse import Status
 from iolab.model import Case, Result
 from iolab.targets.controllers.pending import PendingRestore
+from iolab.terminal_ui import TerminalUi
 
 FIO = Path(__file__).parent / "fixtures" / "fio"
 Behaviour = Literal["ok", "enospc", "interrupt"]
@@ -162,3 +163,12 @@ def pending_entry(**changes: Any) -> PendingRestore:
         socket.gethostname(),
     )
     return dataclasses.replace(base, **changes)
+
+
+class QuietUi(TerminalUi):
+    """The terminal's Ui with both consoles quiet: what a use case tells the person, unsaid."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+
+        super().__init__(Console(quiet=True), Console(quiet=True))

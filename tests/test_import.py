@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from conftest import iolab_here, run_iolab
+from fakes import QuietUi
 from iolab.app.transfer import export_run, import_files
 from iolab.exchange import export, fio_json, naming, terse
 from iolab.exchange.found_jobs import FoundJob
@@ -20,7 +21,6 @@ from iolab.exchange.logs import LOGS_ONLY
 from iolab.fio import parse
 from iolab.model import DirectionMetrics, FioValue
 from iolab.store import Store
-from iolab.terminal_ui import TerminalUi
 
 FIXTURES = Path(__file__).parent / "fixtures"
 IMPORT = FIXTURES / "import"
@@ -34,13 +34,6 @@ def fixture(name: str, suffix: str = ".json", root: Path = IMPORT) -> Path:
 def document(path: Path) -> dict[str, Any]:
     text = path.read_text()
     return dict(json.loads(text[text.index("{") :]))
-
-
-class QuietUi(TerminalUi):
-    def __init__(self) -> None:
-        from rich.console import Console
-
-        super().__init__(Console(quiet=True), Console(quiet=True))
 
 
 def imported(tmp_path: Path, *paths: Path, setup: str | None = None) -> Store:

@@ -48,12 +48,12 @@ from conftest import (
     run_iolab,
     spawn,
 )
+from fakes import QuietUi
 from iolab.app.transfer import import_files
 from iolab.exchange import importer, published
 from iolab.exchange.export import csv_texts, document, json_text
 from iolab.exchange.fio_json import MAX_DOCUMENT_CHARS, MAX_DOCUMENTS, documents
 from iolab.store import Store
-from test_import import QuietUi
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FIO = FIXTURES / "fio"

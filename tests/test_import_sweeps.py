@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, run_iolab
+from fakes import QuietUi
 from iolab.app.transfer import import_files
 from iolab.report import data
 from iolab.report.views import figures, sweep_heat
 from iolab.store import Store
-from test_import import QuietUi
 
 MODES, DEPTHS, JOBS = ("randread", "randwrite"), (1, 2, 4, 8, 16), (1, 2)
 

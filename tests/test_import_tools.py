@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from conftest import iolab_here, run_iolab
+from fakes import QuietUi
 from iolab.app.transfer import import_files
 from iolab.exchange import bonnie
 from iolab.model import Direction
 from iolab.store import CaseRow, Store
-from iolab.terminal_ui import TerminalUi
 from iolab.units import format_size
 
 IMPORT = Path(__file__).parent / "fixtures" / "import"
@@ -37,13 +37,6 @@ RATE = re.compile(
 )
 SI = {"B": 1, "kB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
 BENCH_JSON = re.compile(r"^([a-z]+)-(\d+)-(\d+)\.json$")
-
-
-class QuietUi(TerminalUi):
-    def __init__(self) -> None:
-        from rich.console import Console
-
-        super().__init__(Console(quiet=True), Console(quiet=True))
 
 
 def imported(tmp_path: Path, *paths: Path, db: str = "tools.db") -> tuple[Store, Any]:

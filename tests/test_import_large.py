@@ -1,4 +1,11 @@
-"""`iolab import` of a large fio JSON file shows how far it has read on one line of stderr,
+"""A large fio JSON file is read a chunk at a time (fio_json.stream), never whole, and finds
+exactly what reading it whole finds: the same jobs, entries, samples and raw text, for every
+form fio writes (a json+ document, several jobs, a --status-interval stream, client/server,
+old fio's layout), and the same refusals for damaged ones. Here the size a file is streamed
+from is lowered to 0 and the chunks to a few bytes, so real fio output of a few KB crosses
+every boundary; bench/import_scaling.py --stream measures the memory at 50 and 500 MB.
+
+`iolab import` of a large fio JSON file shows how far it has read on one line of stderr,
 where stderr is a terminal: the bytes its streaming reader took from the file (counted as they
 pass, read_progress), drawn by the terminal Ui at most ten times a second and cleared when the
 file is done; a pipe, a file or a small file gets nothing. The stream is real fio output
@@ -8,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import io
 import itertools
 import json
@@ -23,7 +31,8 @@ from rich.console import Console
 
 from conftest import FIXTURES, IOLAB
 from iolab.app.transfer import import_files
-from iolab.exchange import fio_json, read_progress
+from iolab.exchange import fio_json, importer, read_progress
+from iolab.exchange.found_jobs import UnreadableJob
 from iolab.terminal_ui import ReadingLine, TerminalUi
 
 STREAM = FIXTURES / "import" / "status-interval" / "status-interval.json"
@@ -249,3 +258,76 @@ def test_the_real_import_shows_the_line_on_a_terminal(large_stream: Path, tmp_pa
     assert "stream.json " in out and f"/{size:.1f} MB" in out and "ETA" in out
     assert f"{size:.1f}/{size:.1f} MB" in out and "100%" in out
     assert out.endswith("\x1b[1A\x1b[2K")  # cleared when the file was done
+
+
+# ---------------------------------------------------------------- read a chunk at a time
+
+FILES = [
+    FIXTURES / "fio" / "randread-jsonplus" / "randread-jsonplus.json",
+    FIXTURES / "import" / "jsonplus-two-jobs" / "jsonplus-two-jobs.json",
+    FIXTURES / "import" / "status-interval" / "status-interval.json",
+    FIXTURES / "import" / "client-server" / "client-server.json",
+    FIXTURES / "import" / "old-2.21-json" / "old-2.21-json.json",
+]
+
+
+def found(path: Path, monkeypatch: pytest.MonkeyPatch, streamed: bool) -> importer.Batch:
+    with monkeypatch.context() as patch:
+        if streamed:
+            patch.setattr(fio_json, "STREAM_FROM", 0)
+            patch.setattr(fio_json, "CHUNK_CHARS", 7)
+        return importer.read([str(path)], None, {})
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_a_streamed_file_finds_what_reading_it_whole_finds(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    whole = found(path, monkeypatch, streamed=False)
+    streamed = found(path, monkeypatch, streamed=True)
+    assert streamed.sources[0].large and not whole.sources[0].large
+    assert streamed.sources[0].digest == whole.sources[0].digest
+    assert not whole.problems and not streamed.problems
+    assert [dataclasses.asdict(j) for j in streamed.jobs] == [
+        dataclasses.asdict(j) for j in whole.jobs
+    ]
+    assert whole.jobs
+
+
+def test_a_stream_reads_one_chunk_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the reader holds: a document and a chunk, whatever the stream's length."""
+    one = (FIXTURES / "import" / "status-interval" / "status-interval.json").read_text()
+    first = one[: one.index("\n{") + 1]
+    monkeypatch.setattr(fio_json, "CHUNK_CHARS", 4096)
+    held: list[int] = []
+
+    class Watched(fio_json._Buffer):
+        def more(self) -> bool:
+            held.append(len(self.text) - self.at)
+            return super().more()
+
+    monkeypatch.setattr(fio_json, "_Buffer", Watched)
+    docs = list(fio_json.stream(io.StringIO(first * 300)))
+    assert len(docs) == 300 and all(d.several for d in docs)
+    assert max(held) < len(first) + 4096 < len(first * 300) / 100
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('{"jobs": []}\n{"jobs": [', "cut short or damaged"),
+        ("fio: no such job\n", "no JSON document in it"),
+        ('{"jobs": []}\n[1]', None),  # what follows a document that is no '{' is left, as whole
+        ("[" * 1000 + "]" * 1000 + "{}", None),
+    ],
+)
+def test_a_damaged_stream_is_refused_as_the_whole_text_is(text: str, words: str | None) -> None:
+    def outcome(read: object) -> str:
+        try:
+            return repr([d.value for d in read])  # type: ignore[attr-defined]
+        except UnreadableJob as error:
+            return f"{type(error).__name__}: {error}"
+
+    whole = outcome(fio_json.each(text))
+    assert outcome(fio_json.stream(io.StringIO(text))) == whole
+    assert words is None or words in whole
