@@ -25,6 +25,16 @@ if TYPE_CHECKING:
 
 FIXTURES = Path(__file__).parent / "fixtures"
 IOLAB = [sys.executable, "-m", "iolab"]
+# A plan's opening for one set-up, "here", in the folder `{path}`: 1 s cases of 8 MiB files.
+HERE_SETUP = """
+[defaults]
+runtime = 1
+size = "8m"
+
+[[setup]]
+name = "here"
+path = "{path}"
+"""
 
 # Bytecode caches are written even where PYTHONDONTWRITEBYTECODE is set: without them each
 # pytest-xdist worker compiles every test module again. An iolab a test spawns still hears

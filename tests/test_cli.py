@@ -12,22 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from conftest import iolab_here, needs_root, results_of, run_iolab
+from conftest import HERE_SETUP, iolab_here, needs_root, results_of, run_iolab
 from iolab.plan.load import load_preset, preset_names
 
-GOOD = """
-[defaults]
-runtime = 1
-size = "8m"
-
-[[setup]]
-name = "here"
-path = "{path}"
-
+GOOD = (
+    HERE_SETUP
+    + """
 [[workload]]
 rw = "randread"
 bs = "4k"
 """
+)
 
 
 def one_line_error(done: subprocess.CompletedProcess[str], *words: str) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import HERE_SETUP
 from fakes import FIO_INFO, FakeExecutor, Seen
 from iolab.analysis import check_context, reading
 from iolab.exchange import run_builder
@@ -32,18 +33,13 @@ DOCUMENTS = sorted(  # one JSON document each (a --status-interval stream holds 
     for path in [*FIXTURES.glob("fio/*/*.json"), *FIXTURES.glob("import/*/*.json")]
     if '"jobs"' in path.read_text() and path.stem != "status-interval"
 )
-PLAN = """
-[defaults]
-runtime = 1
-size = "8m"
-
-[[setup]]
-name = "here"
-path = "{path}"
-
+PLAN = (
+    HERE_SETUP
+    + """
 [[workload]]
 rw = ["randread", "randwrite"]
 """
+)
 
 
 def test_the_fixtures_hold_documents_of_every_shape() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from conftest import HERE_SETUP
 from fake_device import FakeDevice, options_of, shaped
 from fakes import FIO_INFO, Seen
 from iolab.analysis import check_context, checks, peak
@@ -21,20 +22,15 @@ from iolab.runner.executing import execute
 from iolab.store import Store
 from iolab.targets import process
 
-PLAN = """
-[defaults]
-runtime = 1
-size = "8m"
-
-[[setup]]
-name = "here"
-path = "{path}"
-
+PLAN = (
+    HERE_SETUP
+    + """
 [[workload]]
 rw = "randread"
 bs = "4k"
 {extra}
 """
+)
 SEARCH = 'method = "peak"\nnumjobs = [1, 8]\niodepth = [1, 128]'
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import HERE_SETUP
 from fakes import FIO_INFO, FakeExecutor, Seen
 from iolab.plan.common import Overrides
 from iolab.plan.load import load_preset, parse_plan, preset_names
@@ -47,17 +48,12 @@ def test_every_chart_of_a_presets_report_has_points(preset: str, tmp_path: Path)
     assert empty == [], f"{preset}: charts without data: {empty}"
 
 
-SWEPT = """
+SWEPT = (
+    """
 name = "depth by jobs"
-
-[defaults]
-runtime = 1
-size = "8m"
-
-[[setup]]
-name = "here"
-path = "{path}"
-
+"""
+    + HERE_SETUP
+    + """
 [[workload]]
 name = "4k random read"
 rw = "randread"
@@ -65,6 +61,7 @@ bs = "4k"
 iodepth = [1, 4]
 numjobs = [1, 2]
 """
+)
 
 
 @pytest.mark.parametrize(("failing", "maps"), [(0, 2), (4, 0)])

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_iolab
+from conftest import HERE_SETUP, run_iolab
 from fakes import FIO_INFO, FakeExecutor, Seen
 from iolab.analysis.history import RunChange, RunPoint, RunSeries
 from iolab.app import lab_run
@@ -44,17 +44,12 @@ from iolab.store import Store
 from iolab.targets import process
 from test_report_html import CHARTS_JS, CHROMIUM, OUTPUT, Browser
 
-SWEEP = """
+SWEEP = (
+    """
 name = "depth by jobs"
-
-[defaults]
-runtime = 1
-size = "8m"
-
-[[setup]]
-name = "here"
-path = "{path}"
-
+"""
+    + HERE_SETUP
+    + """
 [[workload]]
 name = "4k random read"
 rw = "randread"
@@ -63,6 +58,7 @@ iodepth = {depths}
 numjobs = {jobs}
 {extra}
 """
+)
 HEAT_IOPS = "heat-here-4k-random-read-iops"
 HEAT_P99 = "heat-here-4k-random-read-p99"
 
