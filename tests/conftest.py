@@ -9,6 +9,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -20,7 +21,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from chromium import Browser
     from fakes import Scene
+    from iolab.report.charts import Chart
     from iolab.targets.lab import Kernel
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -125,6 +128,16 @@ def stored_cases(db: Path) -> list[tuple[str, str, int, str]]:
         except sqlite3.OperationalError:  # read while iolab is still creating the database
             return []
         return list(rows)
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file's bytes, in hex."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def chart_points(chart: Chart) -> int:
+    """How many points a chart draws (a series' gaps not counted)."""
+    return sum(1 for s in chart.series for y in s.y if y is not None)
 
 
 def wait_for(condition: Callable[[], bool], timeout_s: float = 120) -> None:
@@ -424,3 +437,16 @@ def refused(scene: Scene, args: list[str], words: list[str], limit_s: float = 60
     if left:
         problems.append(f"left in the temporary directory: {left[:5]}")
     return problems
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """Headless Chromium, one per module (tests/chromium.py)."""
+    from chromium import CHROMIUM, Browser
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail("chromium is not installed: run scripts/setup --test (as root)")
+    with tempfile.TemporaryDirectory(prefix="iolab-chromium-") as profile:
+        opened = Browser(Path(profile))
+        yield opened
+        opened.close()

@@ -141,11 +141,12 @@ def running(pids: list[int], wait_s: float = 5.0) -> list[int]:
 
 
 def is_alive(pid: int) -> bool:
+    """The process runs (a zombie nobody reaped yet counts as gone)."""
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
         return False
-    return state != "Z"
+    return state not in ("Z", "X")
 
 
 def pending_entry(**changes: Any) -> PendingRestore:

@@ -35,7 +35,7 @@ import pytest
 
 import fake_raid_cli as fake
 from conftest import IOLAB, listing, needs_root, run_iolab, said, stored_cases
-from fakes import pending_entry
+from fakes import is_alive, pending_entry
 from iolab.errors import ControllerError
 from iolab.targets.controllers import megacli, pending, ssacli, storcli
 from iolab.targets.controllers.common import size_bytes
@@ -111,15 +111,6 @@ def _kill_hung(state: Path) -> None:
     for pid in [*left.get("hanging", []), *left.get("children", [])]:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-
-
-def _alive(pid: int) -> bool:
-    """The process runs (a zombie nobody reaped yet counts as gone)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[-1].split()[0] not in ("Z", "X")
 
 
 # ---------------------------------------------------------------- refusals before anything runs
@@ -237,7 +228,7 @@ def test_a_tool_output_iolab_cannot_read_refuses_the_run_before_anything_runs(
     assert device_sha256(lab.dev) == disk
     assert stored_cases(lab.workdir / "iolab.db") == []
     assert list(lab.tmp.iterdir()) == [], "no scratch folder left"
-    assert not any(_alive(pid) for pid in lab.read().get("hanging", [])), "the hung tool ended"
+    assert not any(is_alive(pid) for pid in lab.read().get("hanging", [])), "the hung tool ended"
 
 
 # ---------------------------------------------------------------- iolab env: no traceback
@@ -397,7 +388,7 @@ def test_a_failed_restore_is_said_loudly_at_the_end_and_by_every_later_command(
     assert warnings == [f"iolab: warning: {record.said()}"], later.stderr
     assert len(lab.read()["calls"]) == calls, "a reading command runs no tool"
     assert list(lab.tmp.glob("iolab-raid-tools-*")) == [], "no scratch folder left"
-    assert not any(_alive(pid) for pid in lab.read().get("hanging", [])), "the hung tool ended"
+    assert not any(is_alive(pid) for pid in lab.read().get("hanging", [])), "the hung tool ended"
 
 
 @pytest.mark.fio
@@ -517,7 +508,7 @@ def test_a_tools_child_holding_its_output_neither_holds_iolab_nor_outlives_it(
     assert lab.read()["vds"]["/c0/v0"] == {**FIRST, "device": lab.dev}
     children = lab.read()["children"]
     assert len(children) >= 6, "one per tool command"
-    assert not [pid for pid in children if _alive(pid)], "every child ended with its tool"
+    assert not [pid for pid in children if is_alive(pid)], "every child ended with its tool"
 
 
 # ---------------------------------------------------------------- finding 12: scratch folders

@@ -11,7 +11,6 @@ loop device) and refused, also through an export imported and resumed; safe opti
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -22,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import invoke, listing, problems_with_output, run_iolab
+from conftest import file_sha256, invoke, listing, problems_with_output, run_iolab
 from iolab.errors import FioError
 from iolab.fio import jobfile
 from iolab.fio import options as fio_options
@@ -356,20 +355,16 @@ def test_a_job_files_aliases_follow_fio_the_later_line_wins(tmp_path: Path) -> N
     assert (second.options["rw"], second.options["bs"]) == ("write", "8k")
 
 
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 @pytest.mark.fio
 def test_an_alias_cannot_write_to_your_file_unasked(workdir: Path) -> None:
     """readwrite = "randwrite" writes as rw does: your file still needs --yes-destroy."""
     mine = workdir / "mine.dat"
     mine.write_bytes(os.urandom(8 << 20))
-    digest = sha256(mine)
+    digest = file_sha256(mine)
     text = plan(target=f'path = "{mine}"', workload='readwrite = "randwrite"')
     text = text.replace('rw = "randread"\n', "")
     refused(["run", "plan.toml"], {"plan.toml": text}, ["--yes-destroy", str(mine)], workdir)
-    assert sha256(mine) == digest
+    assert file_sha256(mine) == digest
 
 
 # ---------------------------------------------------------------- the finding's exploits, for real

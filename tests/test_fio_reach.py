@@ -12,7 +12,6 @@ target's offset would fill.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import signal
 import subprocess
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Outcome, problems_with_output, run_iolab
+from conftest import Outcome, file_sha256, problems_with_output, run_iolab
 from iolab.fio import jobfile, reach
 from iolab.model import FioValue
 from iolab.targets import evidence
@@ -71,10 +70,6 @@ UNBOUNDED: list[tuple[str, dict[str, FioValue]]] = [
 ]
 
 
-def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _user_file(folder: Path, name: str = "userfile.bin") -> Path:
     path = folder / name
     path.write_bytes(os.urandom(FILE_SIZE))
@@ -96,10 +91,10 @@ def test_the_model_says_what_fio_does_to_a_file(
     workdir: Path, options: dict[str, FioValue], changes: bool, size: int
 ) -> None:
     path = _user_file(workdir)
-    before = _sha(path)
+    before = file_sha256(path)
     predicted = reach.reach({"bs": "4k", **options}, FILE_SIZE)
     _fio(path, options)
-    changed = _sha(path) != before or path.stat().st_size != FILE_SIZE
+    changed = file_sha256(path) != before or path.stat().st_size != FILE_SIZE
     assert reach.grows({"bs": "4k", **options}, FILE_SIZE) == changes
     assert changed == changes, f"fio {'changed' if changed else 'left'} the file"
     assert predicted == size
@@ -171,12 +166,12 @@ def test_what_fio_reads_unbounded_the_model_refuses(
     workdir: Path, loops: LoopDevs, options: dict[str, FioValue], why: str
 ) -> None:
     path = _user_file(_small_filesystem(loops, workdir))
-    before = _sha(path)
+    before = file_sha256(path)
     argv = ["fio", "--name=j", f"--filename={path}", "--rw=randread", "--bs=4k"]
     argv += ["--number_ios=4", "--output=/dev/null"]
     argv += [f"--{key}={value}" for key, value in options.items()]
     done = subprocess.run(argv, capture_output=True, check=False, timeout=120)
-    harmed = done.returncode == -signal.SIGFPE or _sha(path) != before
+    harmed = done.returncode == -signal.SIGFPE or file_sha256(path) != before
     assert harmed, f"fio left the file as it was: {done.stderr[-500:]!r}"
     with pytest.raises(reach.Unreadable, match=why):
         reach.reach({"bs": "4k", **options}, FILE_SIZE)
@@ -195,10 +190,10 @@ def test_a_range_fio_cannot_bound_on_a_users_file_is_refused_before_fio(
     path = small / "mine.bin"
     path.write_bytes(os.urandom(16 * MIB))
     args = Way(way).args(small, path, options, "randread")
-    before, free = _sha(path), os.statvfs(small).f_bfree
+    before, free = file_sha256(path), os.statvfs(small).f_bfree
     done = run_iolab(*args, cwd=small)
     assert not problems_with_output(_outcome(done), [next(iter(options)), why]), done.stderr
-    assert _sha(path) == before and path.stat().st_size == 16 * MIB
+    assert file_sha256(path) == before and path.stat().st_size == 16 * MIB
     assert os.statvfs(small).f_bfree == free
     assert not list(small.glob("iolab.testfile*"))
 
@@ -213,13 +208,13 @@ def test_a_filesize_fio_cannot_bound_in_a_folder_is_refused_before_fio(
 ) -> None:
     small = _small_filesystem(loops, workdir, mib=96)  # past iolab's least free space
     keep = _user_file(small, "keep.bin")
-    before, free = _sha(keep), os.statvfs(small).f_bfree
+    before, free = file_sha256(keep), os.statvfs(small).f_bfree
     lines = ['name = "f"', "[[setup]]", 'name = "small"', f'path = "{small}"', "[[workload]]"]
     lines += ['name = "w"', 'rw = "write"', 'bs = "1m"', f'filesize = "{value}"']
     (workdir / "plan.toml").write_text("\n".join(lines) + "\n")
     done = run_iolab("run", "plan.toml", cwd=workdir)
     assert not problems_with_output(_outcome(done), ["filesize", value]), done.stderr
-    assert os.statvfs(small).f_bfree == free and _sha(keep) == before
+    assert os.statvfs(small).f_bfree == free and file_sha256(keep) == before
     assert not (small / "iolab.testfile").exists()
 
 
@@ -277,35 +272,35 @@ def test_a_region_past_a_users_file_is_refused(
     workdir: Path, way: Way, options: dict[str, FioValue]
 ) -> None:
     path = _user_file(workdir)
-    before = _sha(path)
+    before = file_sha256(path)
     done = run_iolab(*way.args(workdir, path, options, "randread"), cwd=workdir)
     assert not problems_with_output(_outcome(done), [])
     assert ("would reach" in done.stderr) == _bounded(options), done.stderr
-    assert _sha(path) == before and path.stat().st_size == FILE_SIZE
+    assert file_sha256(path) == before and path.stat().st_size == FILE_SIZE
     assert not list(workdir.glob("iolab.testfile*"))
 
 
 @pytest.mark.fio
 def test_a_writer_confirmed_with_yes_destroy_still_never_grows_the_file(workdir: Path) -> None:
     path = _user_file(workdir)
-    before = _sha(path)
+    before = file_sha256(path)
     args = Way("plan").args(workdir, path, {"size": "4m", "offset": "2m"}, "randwrite")
     done = run_iolab(*args, "--yes-destroy", str(path), cwd=workdir)
     assert not problems_with_output(_outcome(done), ["would reach 6.0 MiB", str(path)])
-    assert _sha(path) == before
+    assert file_sha256(path) == before
 
 
 @pytest.mark.fio
 def test_target_flag_with_an_offset_override_is_refused(workdir: Path) -> None:
     path = _user_file(workdir)
-    before = _sha(path)
+    before = file_sha256(path)
     (workdir / "plan.toml").write_text(
         'name = "r"\n[[setup]]\nname = "u"\npath = "."\n[[workload]]\nname = "w"\n'
         'rw = "read"\nbs = "4k"\nruntime = 1\ntime_based = 1\nsize = "4m"\noffset = "1m"\n'
     )
     done = run_iolab("run", "plan.toml", "--target", str(path), cwd=workdir)
     assert not problems_with_output(_outcome(done), ["would reach 5.0 MiB"])
-    assert _sha(path) == before
+    assert file_sha256(path) == before
 
 
 @pytest.mark.fio
@@ -327,10 +322,10 @@ def test_a_region_inside_a_users_file_reads_it_unchanged(
     if way.name == "jobfile" and options.get("size") == "auto":
         pytest.skip("size=auto is iolab's, not fio's: a job file cannot say it")
     path = _user_file(workdir)
-    before = _sha(path)
+    before = file_sha256(path)
     done = run_iolab(*way.args(workdir, path, options, "randread"), cwd=workdir)
     assert done.returncode == 0, done.stderr
-    assert _sha(path) == before and path.stat().st_size == FILE_SIZE
+    assert file_sha256(path) == before and path.stat().st_size == FILE_SIZE
 
 
 # ---- a folder on a small filesystem -------------------------------------------------------------

@@ -94,7 +94,7 @@ def reported(mode: str) -> Dataset:
     return replace(data, runs=(run,))
 
 
-def results_of(doc: document.Document) -> Table:
+def results_table(doc: document.Document) -> Table:
     table = next(s for s in doc.sections if s.title == "Results").blocks[0]
     assert isinstance(table, Table)
     return table
@@ -102,11 +102,11 @@ def results_of(doc: document.Document) -> Table:
 
 def test_each_makes_the_results_the_median_host_and_the_findings_compare_medians() -> None:
     doc = document.assemble(reported("each"), document.Options())
-    (row,) = results_of(doc).rows
+    (row,) = results_table(doc).rows
     assert [c.value for c in row.cells] == [10_077.0, 8_087.0], "the median host, not the sum"
     assert row.cells[0].text == "10,077 ± 2 [10,002 to 10,152]"
     assert row.cells[1].text == "8,087 ± 2 [8,012 to 90,000]"
-    (note,) = [n for n in results_of(doc).notes if n.startswith("skewed: ")]
+    (note,) = [n for n in results_table(doc).notes if n.startswith("skewed: ")]
     assert 'hosts_report = "each"' in note and "median host, of 16 hosts" in note
     assert "never their sum" in note
     (winner,) = [f for f in doc.findings if f.kind == "winner"]
@@ -117,9 +117,9 @@ def test_each_makes_the_results_the_median_host_and_the_findings_compare_medians
 
 def test_sum_keeps_the_hosts_sum_in_the_results() -> None:
     doc = document.assemble(reported("sum"), document.Options())
-    (row,) = results_of(doc).rows
+    (row,) = results_table(doc).rows
     assert [c.value for c in row.cells] == [161_232.0, 211_230.0]
-    assert not any("hosts_report" in n for n in results_of(doc).notes)
+    assert not any("hosts_report" in n for n in results_table(doc).notes)
     (winner,) = [f for f in doc.findings if f.kind == "winner"]
     assert winner.sentence.endswith("skewed leads by +31.0% ± 0.0%.")
 

@@ -25,10 +25,9 @@ import io
 import json
 import shutil
 import sqlite3
-import tempfile
 import time
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -684,18 +683,6 @@ def test_the_html_page_runs_no_script_from_a_name(
         assert _flat(names.shown(plan_name, keep="\n\t")) in _flat(seen["title"])
         legend = _flat(names.one_line(two))
         assert any(legend in _flat(text) for text in seen["legends"]), (legend, seen["legends"])
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    from test_report_html import CHROMIUM, Browser
-
-    if not Path(CHROMIUM).exists():
-        pytest.fail("chromium is not installed: run scripts/setup --test (as root)")
-    with tempfile.TemporaryDirectory(prefix="iolab-chromium-") as profile:
-        opened = Browser(Path(profile))
-        yield opened
-        opened.close()
 
 
 # ---------------------------------------------------------------- a real run

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HERE_SETUP
+from conftest import HERE_SETUP, chart_points
 from fakes import FIO_INFO, FakeExecutor, Seen
 from iolab.plan.common import Overrides
 from iolab.plan.load import load_preset, parse_plan, preset_names
@@ -28,15 +28,11 @@ def _charts(document: report_document.Document) -> list[Chart]:
     return [b for s in document.sections for b in s.blocks if isinstance(b, Chart)]
 
 
-def _points(chart: Chart) -> int:
-    return sum(1 for s in chart.series for y in s.y if y is not None)
-
-
 @pytest.mark.parametrize(  # each a report built whole: the fast lane keeps the first
     "preset",
     [pytest.param(p, marks=[pytest.mark.slow] if i else []) for i, p in enumerate(preset_names())],
 )
-def test_every_chart_of_a_presets_report_has_points(preset: str, tmp_path: Path) -> None:
+def test_every_chart_of_a_presets_report_haschart_points(preset: str, tmp_path: Path) -> None:
     overrides = Overrides(target=str(tmp_path), size="1g", runtime=1, max_cases=40)
     the_plan = load_preset(preset, overrides)
     built = plan_campaign(the_plan, FIO_INFO, executor=FakeExecutor(), probe_write=False)
@@ -44,7 +40,7 @@ def test_every_chart_of_a_presets_report_has_points(preset: str, tmp_path: Path)
         run_id = store.create_run(built.plan, {}, "test", {}, process.me())
         execute(built, store, run_id, Seen())
         document = report_document.assemble(report_data.load(store, [run_id]), CHARTED)
-    empty = [c.title for c in _charts(document) if _points(c) == 0]
+    empty = [c.title for c in _charts(document) if chart_points(c) == 0]
     assert empty == [], f"{preset}: charts without data: {empty}"
 
 
@@ -79,6 +75,6 @@ def test_a_depth_by_jobs_heat_map_has_points_or_is_not_drawn(
         execute(built, store, run_id, Seen())
         document = report_document.assemble(report_data.load(store, [run_id]), CHARTED)
     heat = [c for c in _charts(document) if c.kind == "heat"]
-    assert [_points(c) for c in heat] == [4] * maps
-    empty = [c.title for c in _charts(document) if _points(c) == 0]
+    assert [chart_points(c) for c in heat] == [4] * maps
+    empty = [c.title for c in _charts(document) if chart_points(c) == 0]
     assert empty == [], f"charts without data: {empty}"  # the scaling charts neither

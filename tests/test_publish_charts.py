@@ -13,20 +13,18 @@ report is read from what it recorded.
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 import socket
 import sqlite3
-import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from conftest import HERE_SETUP, run_iolab
+from chromium import CHARTS_JS, OUTPUT, Browser, shot
+from conftest import HERE_SETUP, chart_points, run_iolab
 from fakes import FIO_INFO, FakeExecutor, Seen
 from iolab.analysis.history import RunChange, RunPoint, RunSeries
 from iolab.app import lab_run
@@ -42,7 +40,6 @@ from iolab.runner.campaign import plan_campaign
 from iolab.runner.executing import execute
 from iolab.store import Store
 from iolab.targets import process
-from test_report_html import CHARTS_JS, CHROMIUM, OUTPUT, Browser
 
 SWEEP = (
     """
@@ -131,10 +128,6 @@ def test_bad_chart_texts_are_placed(
 # ---------------------------------------------------------------- the heat map
 
 
-def _points(chart: Chart) -> int:
-    return sum(1 for s in chart.series for y in s.y if y is not None)
-
-
 def test_a_depth_by_jobs_sweep_gets_iops_and_p99_heat_maps(tmp_path: Path) -> None:
     document = _document(_stored(tmp_path, _plan(tmp_path, "[1, 4, 16]", "[1, 2]")))
     maps = [c for c in document.charts() if c.kind == "heat"]
@@ -142,7 +135,7 @@ def test_a_depth_by_jobs_sweep_gets_iops_and_p99_heat_maps(tmp_path: Path) -> No
     iops = maps[0]
     assert [s.name for s in iops.series] == ["1", "2"]  # rows: numjobs
     assert iops.series[0].x == ("1", "4", "16")  # columns: iodepth
-    assert all(_points(c) == 6 for c in maps)
+    assert all(chart_points(c) == 6 for c in maps)
     assert iops.colors == "rising" and maps[1].colors == "falling"
     assert iops.scale is not None and iops.scale.unit == "IOPS"
     assert "Queue depth × jobs" in [s.title for s in document.sections]
@@ -382,19 +375,9 @@ HEAT_JS = """
 """
 
 
-@pytest.fixture
-def chromium() -> Iterator[Browser]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail("chromium is not installed: run scripts/setup --test (as root)")
-    with tempfile.TemporaryDirectory(prefix="iolab-chromium-") as profile:
-        opened = Browser(Path(profile))
-        yield opened
-        opened.close()
-
-
 @pytest.mark.fio
 @pytest.mark.browser
-def test_a_real_sweeps_heat_maps_in_markdown_and_html(workdir: Path, chromium: Browser) -> None:
+def test_a_real_sweeps_heat_maps_in_markdown_and_html(workdir: Path, browser: Browser) -> None:
     (workdir / "sweep.toml").write_text(REAL)
     run_iolab("run", "sweep.toml", cwd=workdir, check=True)
     run_iolab("report", "--format", "markdown", "-o", "r.md", cwd=workdir, check=True)
@@ -405,42 +388,19 @@ def test_a_real_sweeps_heat_maps_in_markdown_and_html(workdir: Path, chromium: B
     for _, link in images:
         assert (workdir / link).read_bytes().startswith(b"\x89PNG")
     run_iolab("report", "--format", "html", "-o", "r.html", cwd=workdir, check=True)
-    chromium.load((workdir / "r.html").as_uri())
+    browser.load((workdir / "r.html").as_uri())
     deadline = time.monotonic() + 30
-    while not all(c["svgs"] > 0 for c in chromium.evaluate(CHARTS_JS)):
+    while not all(c["svgs"] > 0 for c in browser.evaluate(CHARTS_JS)):
         assert time.monotonic() < deadline, "charts were not drawn"
         time.sleep(0.2)
-    assert chromium.errors() == []
-    maps = chromium.evaluate(HEAT_JS)
+    assert browser.errors() == []
+    maps = browser.evaluate(HEAT_JS)
     assert [m["name"] for m in maps] == [HEAT_IOPS, HEAT_P99]
     for found in maps:
         assert found["bar"] == "," and found["source"].startswith("Source: iolab ")
         cells = [v for row in found["z"] for v in row]
         assert len(cells) == 4 and all(v > 0 for v in cells), cells
-    _shot(chromium, f'[data-chart="{HEAT_IOPS}"]', OUTPUT / "heat-map-html.png")
-
-
-def _shot(browser: Browser, selector: str, path: Path) -> None:
-    """One element of the page as a PNG, for a person to look at (test-output/)."""
-    height = browser.evaluate("document.documentElement.scrollHeight")
-    browser.call(
-        "Emulation.setDeviceMetricsOverride",
-        width=1280,
-        height=min(int(height), 16000),
-        deviceScaleFactor=1,
-        mobile=False,
-    )
-    box = browser.evaluate(
-        f"(() => {{ const r = document.querySelector({json.dumps(selector)})"
-        ".getBoundingClientRect(); return [r.x, r.y + window.scrollY, r.width, r.height]; })()"
-    )
-    clip = dict(zip(("x", "y", "width", "height"), box, strict=True), scale=1)
-    shot = browser.call(
-        "Page.captureScreenshot", format="png", clip=clip, captureBeyondViewport=True
-    )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(base64.b64decode(shot["data"]))
-    assert path.read_bytes().startswith(b"\x89PNG")
+    shot(browser, f'[data-chart="{HEAT_IOPS}"]', OUTPUT / "heat-map-html.png")
 
 
 # ---------------------------------------------------------------- hostile titles (issue 40)
@@ -465,9 +425,7 @@ TITLES_JS = """
 
 
 @pytest.mark.browser
-def test_a_hostile_title_and_caption_are_text_on_the_page(
-    tmp_path: Path, chromium: Browser
-) -> None:
+def test_a_hostile_title_and_caption_are_text_on_the_page(tmp_path: Path, browser: Browser) -> None:
     """Every chart of a report given a title and caption that are markup (issue 40, finding
     9): Chromium runs none of it, makes no element of it, and shows each as its text, in the
     plotly layout's title and in the page's caption."""
@@ -483,15 +441,15 @@ def test_a_hostile_title_and_caption_are_text_on_the_page(
     run_iolab(
         "report", "--db", str(db), "--format", "html", "-o", str(page), cwd=tmp_path, check=True
     )
-    chromium.load(page.as_uri())
+    browser.load(page.as_uri())
     deadline = time.monotonic() + 30
-    while not all(c["svgs"] > 0 for c in chromium.evaluate(TITLES_JS)["charts"]):
+    while not all(c["svgs"] > 0 for c in browser.evaluate(TITLES_JS)["charts"]):
         assert time.monotonic() < deadline, "charts were not drawn"
         time.sleep(0.2)
-    seen = chromium.evaluate(TITLES_JS)
+    seen = browser.evaluate(TITLES_JS)
     found = [seen[key] for key in ("pwned", "elements", "images", "links", "bold")]
     assert found == ["undefined", 0, 0, 0, 0], seen
-    assert chromium.errors() == []
+    assert browser.errors() == []
     assert [c["name"] for c in seen["charts"]] == names
     for chart in seen["charts"]:
         assert chart["title"] == HOSTILE_TITLE, chart

@@ -3,160 +3,17 @@ the file, every chart drawn with titled axes; screenshots saved under test-outpu
 
 from __future__ import annotations
 
-import base64
-import json
 import re
-import shutil
-import subprocess
-import tempfile
 import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-import websocket
 
+from chromium import CHARTS_JS, LOCAL, OUTPUT, Browser, shot
 from conftest import run_iolab
 from golden.make_store import STORE
 from iolab.report import compare_document, data, document
 from iolab.store import Store
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-OUTPUT = Path(__file__).resolve().parents[1] / "test-output"
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-    "--remote-debugging-port=0",
-    "--window-size=1280,900",
-    "--hide-scrollbars",
-)
-LOCAL = ("file:", "data:", "blob:", "about:")
-CHARTS_JS = """
-[...document.querySelectorAll('figure.chart')].map(f => {
-  const plot = f.querySelector('.js-plotly-plot');
-  const layout = plot && plot._fullLayout;
-  const title = a => (a && a.title && a.title.text) || '';
-  return {name: f.dataset.chart, svgs: f.querySelectorAll('.main-svg').length,
-          traces: plot && plot.data ? plot.data.length : 0,
-          x: title(layout && layout.xaxis), y: title(layout && layout.yaxis)};
-})
-"""
-
-
-class Browser:
-    """Headless Chromium driven over the DevTools protocol (no driver download, no network)."""
-
-    def __init__(self, profile: Path) -> None:
-        self.process = subprocess.Popen(
-            [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        port_file = profile / "DevToolsActivePort"
-        deadline = time.monotonic() + 30
-        while not (port_file.exists() and len(port_file.read_text().split()) >= 2):
-            if time.monotonic() > deadline or self.process.poll() is not None:
-                raise AssertionError("chromium did not start its DevTools endpoint")
-            time.sleep(0.1)
-        port = port_file.read_text().split()[0]
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        with opener.open(f"http://127.0.0.1:{port}/json/list", timeout=10) as answer:
-            targets = json.load(answer)
-        page = next(t for t in targets if t["type"] == "page")
-        self.ws = websocket.create_connection(
-            page["webSocketDebuggerUrl"], timeout=30, suppress_origin=True
-        )
-        self.ident = 0
-        self.events: list[dict[str, Any]] = []
-        for domain in ("Runtime", "Log", "Page", "Network"):
-            self.call(f"{domain}.enable")
-
-    def call(self, method: str, **params: Any) -> dict[str, Any]:
-        self.ident += 1
-        self.ws.send(json.dumps({"id": self.ident, "method": method, "params": params}))
-        while True:
-            message = json.loads(self.ws.recv())
-            if message.get("id") == self.ident:
-                assert "error" not in message, message
-                result: dict[str, Any] = message.get("result", {})
-                return result
-            self.events.append(message)
-
-    def load(self, url: str) -> None:
-        self.events.clear()
-        self.call("Page.navigate", url=url)
-        deadline = time.monotonic() + 30
-        while not any(e.get("method") == "Page.loadEventFired" for e in self.events):
-            assert time.monotonic() < deadline, "the page did not finish loading"
-            self.events.append(json.loads(self.ws.recv()))
-
-    def evaluate(self, expression: str) -> Any:
-        answer = self.call("Runtime.evaluate", expression=expression, returnByValue=True)
-        assert "exceptionDetails" not in answer, answer
-        return answer["result"].get("value")
-
-    def errors(self) -> list[str]:
-        found = []
-        for event in self.events:
-            method, params = event.get("method"), event.get("params", {})
-            if method == "Runtime.exceptionThrown":
-                found.append(json.dumps(params["exceptionDetails"])[:500])
-            elif method == "Runtime.consoleAPICalled" and params["type"] in ("error", "assert"):
-                found.append(json.dumps(params["args"])[:500])
-            elif method == "Log.entryAdded" and params["entry"]["level"] == "error":
-                found.append(params["entry"]["text"])
-        return found
-
-    def requests(self) -> list[str]:
-        return [
-            e["params"]["request"]["url"]
-            for e in self.events
-            if e.get("method") == "Network.requestWillBeSent"
-        ]
-
-    def screenshot(self, path: Path, full: bool) -> None:
-        if full:
-            height = self.evaluate("document.documentElement.scrollHeight")
-            self.call(
-                "Emulation.setDeviceMetricsOverride",
-                width=1280,
-                height=min(int(height), 16000),
-                deviceScaleFactor=1,
-                mobile=False,
-            )
-        else:
-            self.call(
-                "Emulation.setDeviceMetricsOverride",
-                width=1280,
-                height=900,
-                deviceScaleFactor=1,
-                mobile=False,
-            )
-        shot = self.call("Page.captureScreenshot", format="png")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(base64.b64decode(shot["data"]))
-
-    def close(self) -> None:
-        self.ws.close()
-        self.process.terminate()
-        self.process.wait(timeout=10)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail("chromium is not installed: run scripts/setup --test (as root)")
-    with tempfile.TemporaryDirectory(prefix="iolab-chromium-") as profile:
-        opened = Browser(Path(profile))
-        yield opened
-        opened.close()
 
 
 def _expected_charts(run_ids: list[int], compare: bool) -> list[str]:
@@ -242,28 +99,6 @@ def _show(browser: Browser, page: Path) -> None:
     assert browser.errors() == []
 
 
-def _shot(browser: Browser, selector: str, path: Path) -> None:
-    """A screenshot of one element of the page (the full page laid out, then clipped)."""
-    height = browser.evaluate("document.documentElement.scrollHeight")
-    browser.call(
-        "Emulation.setDeviceMetricsOverride",
-        width=1280,
-        height=min(int(height), 16000),
-        deviceScaleFactor=1,
-        mobile=False,
-    )
-    box = browser.evaluate(
-        f"(() => {{ const r = document.querySelector({json.dumps(selector)})"
-        ".getBoundingClientRect(); return [r.x, r.y + window.scrollY, r.width, r.height]; })()"
-    )
-    clip = dict(zip(("x", "y", "width", "height"), box, strict=True), scale=1)
-    shot = browser.call(
-        "Page.captureScreenshot", format="png", clip=clip, captureBeyondViewport=True
-    )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(base64.b64decode(shot["data"]))
-
-
 def test_pages_read_like_the_studies(browser: Browser, tmp_path: Path) -> None:
     """Issue 13 in the browser: the change heat map titled and greyed where not significant;
     the time series coloured by set-up with the ramp_time shaded; what differs in a few lines
@@ -275,12 +110,12 @@ def test_pages_read_like_the_studies(browser: Browser, tmp_path: Path) -> None:
     assert heat["title"] == "Change vs run 1, per workload and set-up"
     assert (heat["bar"], heat["x"], heat["y"]) == ("change vs run 1 (%)", "run", "workload · setup")
     assert heat["traces"] == 2 and heat["grey"] == [[0, "#d9d9d9"], [1, "#d9d9d9"]]
-    _shot(browser, '[data-chart="ratio-heat"]', OUTPUT / "compare-heat.png")
+    shot(browser, '[data-chart="ratio-heat"]', OUTPUT / "compare-heat.png")
 
     _open(browser, tmp_path, STORE, "report", "1")
-    _shot(browser, 'table[data-table="results"]', OUTPUT / "report-results.png")
-    _shot(browser, '[data-chart="ratio-heat"]', OUTPUT / "report-heat.png")
-    _shot(browser, '[data-chart="latency-rand-numjobs-1-read"]', OUTPUT / "report-exceedance.png")
+    shot(browser, 'table[data-table="results"]', OUTPUT / "report-results.png")
+    shot(browser, '[data-chart="ratio-heat"]', OUTPUT / "report-heat.png")
+    shot(browser, '[data-chart="latency-rand-numjobs-1-read"]', OUTPUT / "report-exceedance.png")
 
     text = _open(browser, tmp_path, DEVICES, "report", "1")
     series = browser.evaluate(SHAPES_JS)
@@ -288,21 +123,21 @@ def test_pages_read_like_the_studies(browser: Browser, tmp_path: Path) -> None:
     mixed = next(s for s in series if s["name"] == "timeseries-mixed-iops")
     assert set(mixed["colors"]) == {"#1f77b4", "#ff7f0e"}  # two set-ups, two colours
     assert "xfs: stack file /run/iolab/xfs/iolab.testfile" in text
-    _shot(browser, '[data-chart="timeseries-mixed-iops"]', OUTPUT / "timeseries-ramp.png")
-    _shot(browser, "#environment", OUTPUT / "devices-environment.png")
+    shot(browser, '[data-chart="timeseries-mixed-iops"]', OUTPUT / "timeseries-ramp.png")
+    shot(browser, "#environment", OUTPUT / "devices-environment.png")
 
     text = _open(browser, tmp_path, DEVICES, "compare", "1", "2")
     assert (
         browser.evaluate("document.querySelector('details[data-notes=\"volatile\"]').open") is False
     )
     assert "6 more recorded facts differ" in text
-    _shot(browser, "#environment", OUTPUT / "devices-compare-environment.png")
+    shot(browser, "#environment", OUTPUT / "devices-compare-environment.png")
 
     _open(browser, tmp_path, CDM, "report", "1")
     names = [c["name"] for c in browser.evaluate(CHARTS_JS)]
     assert names[0] == "crystaldiskmark" and not any(n.startswith("scaling") for n in names)
-    _shot(browser, 'table[data-table="crystaldiskmark"]', OUTPUT / "cdm-table.png")
-    _shot(browser, '[data-chart="crystaldiskmark"]', OUTPUT / "cdm-bars.png")
+    shot(browser, 'table[data-table="crystaldiskmark"]', OUTPUT / "cdm-table.png")
+    shot(browser, '[data-chart="crystaldiskmark"]', OUTPUT / "cdm-bars.png")
     browser.screenshot(OUTPUT / "cdm-html.png", full=True)
 
 
@@ -324,8 +159,8 @@ def test_a_big_run_reads_as_a_summary(browser: Browser, tmp_path: Path) -> None:
     charts = browser.evaluate(CHARTS_JS)
     assert 10 <= len(charts) <= 20 and all(c["traces"] > 0 for c in charts)
     browser.screenshot(OUTPUT / "big-html-top.png", full=False)
-    _shot(browser, '[data-chart="scaling-iodepth-geometric-mean"]', OUTPUT / "big-scaling.png")
-    _shot(browser, '[data-chart="bars-iops"]', OUTPUT / "big-bars.png")
+    shot(browser, '[data-chart="scaling-iodepth-geometric-mean"]', OUTPUT / "big-scaling.png")
+    shot(browser, '[data-chart="bars-iops"]', OUTPUT / "big-bars.png")
 
 
 def test_the_full_bundle_draws_the_same_charts_where_the_cartesian_one_is_missing(
@@ -379,4 +214,4 @@ def test_no_chart_title_overlaps_its_axis_title(browser: Browser, tmp_path: Path
     boxes = browser.evaluate(OVERLAPS_JS)
     assert len([b for b in boxes if b["name"].startswith("heat-")]) == 8
     assert [b["name"] for b in boxes if _meet(b["title"], b["x"])] == []
-    _shot(browser, 'figure.chart[data-chart^="heat-"]', OUTPUT / "heat-titles.png")
+    shot(browser, 'figure.chart[data-chart^="heat-"]', OUTPUT / "heat-titles.png")

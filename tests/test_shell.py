@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import array
 import fcntl
-import hashlib
 import os
 import signal
 import sqlite3
@@ -28,6 +27,7 @@ from click.testing import CliRunner
 
 from conftest import (
     IOLAB,
+    file_sha256,
     listing,
     run_iolab,
     said,
@@ -318,10 +318,6 @@ def _stderr_of(args: Sequence[str], cwd: Path, closing: str) -> tuple[int, str]:
     return done.returncode, said
 
 
-def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("args", PRINTERS)
 def test_standard_output_closed_is_one_line_and_exit_1(
@@ -344,15 +340,15 @@ def test_a_command_that_writes_files_works_with_standard_streams_closed(
     args: tuple[str, ...], written: str, workdir: Path
 ) -> None:
     make(workdir / "g.db", STORE, {}, None)
-    store = _sha(workdir / "g.db")
+    store = file_sha256(workdir / "g.db")
     code, said = _stderr_of(args, workdir, "<&-")
     assert code == 0 and "Traceback" not in said, said[-2000:]
-    first = _sha(workdir / written)
+    first = file_sha256(workdir / written)
     (workdir / written).unlink()
     quiet = _closed(args, workdir, ">&- 2>&- <&-")
     assert quiet.returncode == 0
-    assert _sha(workdir / written) == first, "the same file, written with nothing open"
-    assert _sha(workdir / "g.db") == store
+    assert file_sha256(workdir / written) == first, "the same file, written with nothing open"
+    assert file_sha256(workdir / "g.db") == store
 
 
 @pytest.mark.slow
