@@ -34,6 +34,7 @@ from conftest import (
     listing,
     needs_root,
     problems_with_output,
+    require_root,
     run_iolab,
     spawn,
 )
@@ -191,7 +192,7 @@ def case(
         max_s=max_s,
         env=tuple((env or {}).items()),
     )
-    marks = [needs_root(), pytest.mark.root] if bad.loops() else []
+    marks = [pytest.mark.root] if bad.loops() else []  # devs requires root
     if case_id in REACHES_FIO:
         marks.append(pytest.mark.fio)
     return pytest.param(bad, id=case_id, marks=marks)
@@ -1200,8 +1201,7 @@ def module_dir() -> Iterator[Path]:
 @pytest.fixture(scope="module")
 def devs(module_dir: Path) -> Iterator[dict[str, str]]:
     """The module's loop devices, by placeholder; made once, always torn down."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root for loop devices and mounts")
+    require_root()
     made = LoopDevs("bad-input")
     try:
         names = {token: made.make(64) for token in LOOP_TOKENS}

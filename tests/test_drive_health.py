@@ -217,7 +217,7 @@ def test_what_is_not_an_account_is_one_error(text: str) -> None:
     assert "\n" not in str(raised.value)
 
 
-def test_numbers_are_absent_not_wrong() -> None:
+def test_hostile_values_are_absent_not_wrong() -> None:
     data = json.loads(_text(fake_smartctl.P4510))
     data["nvme_smart_health_information_log"].update(
         data_units_written=-5, temperature=10_000, media_errors=True, percentage_used="lots"

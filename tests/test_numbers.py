@@ -423,7 +423,7 @@ def make(path: Path, spec: FileSpec, values: Mapping[str, str], export: str | No
 
 
 @pytest.mark.parametrize("bad", ROWS)
-def test_numbers_are_one_line_exit_1_and_change_nothing(
+def test_hostile_values_are_one_line_exit_1_and_change_nothing(
     bad: Row,
     request: pytest.FixtureRequest,
     workdir: Path,
