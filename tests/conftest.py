@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -138,6 +138,14 @@ def file_sha256(path: Path) -> str:
 def chart_points(chart: Chart) -> int:
     """How many points a chart draws (a series' gaps not counted)."""
     return sum(1 for s in chart.series for y in s.y if y is not None)
+
+
+def json_at(data: object, *keys: str) -> object:
+    """The value under `keys` in stored JSON (each step must be an object)."""
+    for key in keys:
+        assert isinstance(data, Mapping), (key, data)
+        data = data[key]
+    return data
 
 
 def wait_for(condition: Callable[[], bool], timeout_s: float = 120) -> None:

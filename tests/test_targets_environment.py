@@ -4,26 +4,17 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
+from conftest import json_at
 from iolab.model import Layout, codec
 from iolab.model.facts import SetupFacts, TargetFacts
 from iolab.model.host import HOST_KEYS, KEYS, HostKeyError, checked, unit_of
 from iolab.targets import devices as dv
 from iolab.targets import environment, provision, stack
 from loopdevs import LoopDevs, loops_fixture, sh
-
-
-def at(data: object, *keys: str) -> object:
-    """The value under `keys` in stored JSON (each step must be an object)."""
-    for key in keys:
-        assert isinstance(data, Mapping), (key, data)
-        data = data[key]
-    return data
-
 
 __all__ = ["loops_fixture"]
 
@@ -46,7 +37,7 @@ def test_host_keeps_its_keys_and_adds_topology() -> None:
         numa = host["numa"]
         assert isinstance(numa, list)
         assert host["numa_nodes"] == len(numa) >= 1
-        cpus = [at(node, "cpus") for node in numa]
+        cpus = [json_at(node, "cpus") for node in numa]
         assert (
             sorted(int(str(c)) for listed in cpus if isinstance(listed, list) for c in listed)
             == online
@@ -103,9 +94,9 @@ def test_target_on_btrfs_raid_resolves_to_loops_and_their_files(
     names = tuple(Path(d).name for d in devs)
     assert facts.raid is not None
     assert (facts.raid.kind, facts.raid.members) == ("btrfs", names)
-    assert at(facts.raid.details, "profiles", "data") == "RAID0"
+    assert json_at(facts.raid.details, "profiles", "data") == "RAID0"
     assert facts.raid == built.layout.raid
-    assert at(facts.filesystem_params, "profiles", "metadata") == "RAID1"
+    assert json_at(facts.filesystem_params, "profiles", "metadata") == "RAID1"
     fs_layer = facts.stack.below[0]
     loops_below = {str(n.device): n for n in fs_layer.below}
     assert sorted(loops_below) == sorted(names)
@@ -136,18 +127,22 @@ def test_target_on_xfs_and_ext4_records_mkfs_parameters(loops: LoopDevs, tmp_pat
         x = environment.target(tmp_path / "x")
     with provision.build(ext4, tmp_path / "e", confirmed={ext_dev}):
         e = environment.target(tmp_path / "e")
-    assert at(x, "filesystem", "fstype") == "xfs"
-    assert "logbufs=8" in str(at(x, "filesystem", "options")).split(",")
+    assert json_at(x, "filesystem", "fstype") == "xfs"
+    assert "logbufs=8" in str(json_at(x, "filesystem", "options")).split(",")
     assert codec.to_object(codec.from_json(TargetFacts, x)) == x
     params = x["filesystem_params"]
-    assert (at(params, "block_size"), at(params, "inode_size"), at(params, "log_bytes")) == (
+    assert (
+        json_at(params, "block_size"),
+        json_at(params, "inode_size"),
+        json_at(params, "log_bytes"),
+    ) == (
         4096,
         512,
         64 * MIB,
     )
     assert x["raid"] is None
-    assert at(e, "filesystem_params", "tool") == "tune2fs"
-    assert at(e, "filesystem_params", "inode_size") == 512
+    assert json_at(e, "filesystem_params", "tool") == "tune2fs"
+    assert json_at(e, "filesystem_params", "inode_size") == 512
 
 
 @pytest.mark.root

@@ -11,24 +11,15 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
+from conftest import json_at
 from iolab.errors import TargetError
 from iolab.model import Layout
 from iolab.targets import provision
 from loopdevs import LoopDevs, device_sha256, is_mounted, loops_fixture, sh
-
-
-def at(data: object, *keys: str) -> object:
-    """The value under `keys` in stored JSON (each step must be an object)."""
-    for key in keys:
-        assert isinstance(data, Mapping), (key, data)
-        data = data[key]
-    return data
-
 
 __all__ = ["loops_fixture"]
 
@@ -238,14 +229,16 @@ def test_xfs_with_study_a_options(loops: LoopDevs, tmp_path: Path) -> None:
         fs = built.layout.filesystem
         assert fs is not None
         assert (fs["block_size"], fs["inode_size"], fs["log_bytes"]) == (4096, 512, 64 * 1024**2)
-        assert at(fs, "params", "log") == "internal log"
+        assert json_at(fs, "params", "log") == "internal log"
         assert built.layout.mount is not None
         assert built.layout.mount.options == found["options"]
         assert queue(dev, "scheduler").find("[mq-deadline]") >= 0
         assert queue(dev, "read_ahead_kb") == "256"
         assert built.layout.queue is not None
         assert built.layout.queue[dev]["nr_requests"].after == queue(dev, "nr_requests")
-        assert at(built.facts, "queue", dev, "nr_requests", "after") == queue(dev, "nr_requests")
+        assert json_at(built.facts, "queue", dev, "nr_requests", "after") == queue(
+            dev, "nr_requests"
+        )
         assert built.path == mnt / "iolab.testfile"
         assert not built.raw
         built.path.write_bytes(b"iolab" * 1000)
@@ -270,7 +263,7 @@ def test_ext4_records_tune2fs_figures(loops: LoopDevs, tmp_path: Path) -> None:
         assert (fs["block_size"], fs["inode_size"]) == (4096, 256)
         features = fs["features"]
         assert isinstance(features, list | str) and "has_journal" in features
-        assert at(fs, "params", "Block size") == "4096"
+        assert json_at(fs, "params", "Block size") == "4096"
     assert not is_mounted(tmp_path / "mnt")
 
 
@@ -318,10 +311,10 @@ def test_btrfs_raid(loops: LoopDevs, tmp_path: Path, level: str, count: int) -> 
         raid = built.layout.raid
         assert raid.kind == "btrfs"
         assert raid.members == tuple(Path(d).name for d in devs)
-        assert at(raid.details, "profiles", "data") == level.upper()
+        assert json_at(raid.details, "profiles", "data") == level.upper()
         listed = raid.details["devices"]
         assert isinstance(listed, list)
-        assert sorted(str(at(d, "path")) for d in listed) == sorted(devs)
+        assert sorted(str(json_at(d, "path")) for d in listed) == sorted(devs)
         built.path.write_bytes(os.urandom(1024 * 1024))
     assert not is_mounted(mnt)
     assert [signature(d) for d in devs] == [""] * count
