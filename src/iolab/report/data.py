@@ -10,7 +10,7 @@ else the few at the ends of the ranking (see report.summary), so big stores load
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 
 from iolab.analysis import latency, scaling, virtual_cache
@@ -213,16 +213,27 @@ def _with_run_checks(
 ) -> tuple[DataCase, ...]:
     """The cases with the warnings only a set-up's cases together show (virtual-cache: writes
     far above reads of the same shape on a virtual disk with write back), each on its cell."""
+    disks = {info.label: disk for info in setups if (disk := _write_back(info))}
+    if not disks:  # no virtual disk caching writes: nothing to look for
+        return cases
+    ok: dict[str, list[DataCase]] = {}
+    for case in cases:
+        if case.status == "ok":
+            ok.setdefault(case.setup, []).append(case)
     found: dict[tuple[str, str], CheckWarning] = {}
-    for info in setups:
-        disk = virtual_cache.virtual_write_back(_devices(info.facts))
-        mine = [c for c in cases if c.setup == info.label and c.status == "ok"]
+    for label, disk in disks.items():
         figures = [
-            virtual_cache.CachedFigure(c.workload, c.options, c.total("bw") / 1e6) for c in mine
+            virtual_cache.CachedFigure(c.workload, c.options, c.total("bw") / 1e6)
+            for c in ok.get(label, [])
         ]
         for workload, warning in virtual_cache.warnings(disk, figures).items():
-            found[(info.label, workload)] = warning
+            found[(label, workload)] = warning
     return tuple(_warned(c, found.get((c.setup, c.workload))) for c in cases)
+
+
+def _write_back(info: SetupInfo) -> str:
+    """The virtual disk with write-back caching under a set-up, if any (virtual_cache)."""
+    return virtual_cache.virtual_write_back(_devices(info.facts))
 
 
 def _warned(case: DataCase, warning: CheckWarning | None) -> DataCase:
@@ -273,7 +284,8 @@ class Repetitions:
 
     def case(self, run_id: int, label: str, row: CaseRow) -> DataCase:
         _, _, number = self.key(run_id, label, row.workload, row.repetition)
-        return DataCase(**{**row.__dict__, "setup": label, "repetition": number}, run_id=run_id)
+        found = {f.name: getattr(row, f.name) for f in fields(row)}  # not its cached sums
+        return DataCase(**{**found, "setup": label, "repetition": number}, run_id=run_id)
 
 
 def _unique(runs: list[RunRow]) -> list[RunRow]:
