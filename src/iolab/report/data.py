@@ -108,6 +108,16 @@ class Dataset:
     def labels(self) -> tuple[str, ...]:
         return tuple(s.label for s in self.setups)
 
+    @cached_property
+    def on_hosts(self) -> bool:
+        """Whether any case has figures per host (a fleet's, or a case run on several)."""
+        return any(case.hosts for case in self.cases)
+
+    @cached_property
+    def codes(self) -> frozenset[str]:
+        """The codes of every warning on the cases (asked once per view, not once per case)."""
+        return frozenset(w.code for case in self.cases for w in case.warnings)
+
     def workloads(self) -> list[str]:
         """Workload points in plan order (then first appearance across runs)."""
         return list(self._workloads)
