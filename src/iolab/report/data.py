@@ -275,6 +275,9 @@ def _pooled(setups: Sequence[SetupInfo]) -> tuple[SetupInfo, ...]:
     return tuple(replace(info, label=info.name) for info in first.values())
 
 
+_ROW_FIELDS = tuple(f.name for f in fields(CaseRow))
+
+
 class Repetitions:
     """Repetition numbers for pooled runs: each (set-up, workload)'s cases numbered on from
     one run to the next (run 3's #1-#3 and run 10's #1-#3 become #1-#6); a single run's, or
@@ -294,7 +297,7 @@ class Repetitions:
 
     def case(self, run_id: int, label: str, row: CaseRow) -> DataCase:
         _, _, number = self.key(run_id, label, row.workload, row.repetition)
-        found = {f.name: getattr(row, f.name) for f in fields(row)}  # not its cached sums
+        found = {name: getattr(row, name) for name in _ROW_FIELDS}  # not its cached sums
         return DataCase(**{**found, "setup": label, "repetition": number}, run_id=run_id)
 
 
