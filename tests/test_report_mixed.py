@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import results_of, run_iolab
-from iolab.model import DirectionMetrics
+from iolab.model import Direction, DirectionMetrics
 from iolab.report.cells import NO_INTERVAL, format_value, stat_cell
 from iolab.report.data import Repetitions
 from iolab.store import CaseRow
@@ -179,9 +179,10 @@ def test_a_useful_interval_is_printed() -> None:
 def test_a_cases_total_adds_its_directions_once_and_is_no_field() -> None:
     """read + write added once a case (a big report asks each case many times); the sums
     are no field: a report's copy of the row and equality never see them."""
+    shares: tuple[tuple[Direction, float], ...] = (("read", 700.0), ("write", 300.0))
     metrics = {
         d: DirectionMetrics(d, iops, iops * 4096, int(iops * 4096), 1000, None, None)
-        for d, iops in (("read", 700.0), ("write", 300.0))
+        for d, iops in shares
     }
     row = CaseRow("one", "mixed", 0, 1, {"rw": "randrw", "bs": "4k"}, "ok", None, metrics, ())
     assert (row.total("iops"), row.total("bw")) == (1000.0, 1000.0 * 4096)
