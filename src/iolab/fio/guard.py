@@ -2,12 +2,13 @@
 
 Started by iolab in a session of its own, with `python -I -S` (it imports nothing of
 iolab's), in one of two ways:
-- `guard.py --serve`, once a run (`fio.local`): its stdin is one end of a Unix socket pair
-  whose other end iolab holds; each message on it is one fio to run (its command, its working
-  directory, and the descriptors of its stdout and stderr, passed with SCM_RIGHTS). The keeper
-  starts that fio, and when it ends answers with fio's exit status and its own wall time
-  (seconds, from its start to its end: what iolab costs around fio is the rest, issue 47),
-  then waits for the next. Starting a Python process a case cost 0.08-0.2 s on a loaded host.
+- `guard.py --serve`, once a process (`fio.local`; for `iolab run`, once a run): its stdin
+  is one end of a Unix socket pair whose other end iolab holds; each message on it is one fio
+  to run (its command, its working directory, and the descriptors of its stdout and stderr,
+  passed with SCM_RIGHTS). The keeper starts that fio, and when it ends answers with fio's
+  exit status and its own wall time (seconds, from its start to its end: what iolab costs
+  around fio is the rest, issue 47), then waits for the next. A keeper started a case cost
+  0.08-0.2 s a case on a loaded host.
 - `guard.py FIO ARGS...`, once a fio (`fio.hosts`): runs that one fio, with its stdin a pipe
   from iolab, and exits with fio's status.
 
