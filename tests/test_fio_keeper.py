@@ -10,9 +10,9 @@ import signal
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 
+from fakes import is_alive
 from iolab.fio import local
 from iolab.fio.outcome import Outcome
 
@@ -40,13 +40,6 @@ def _run(workdir: Path, runtime: float, timeout_s: float | None = None) -> Outco
     job = workdir / "job.fio"
     job.write_text(JOB.format(runtime=f"{runtime}s"))
     return local.run(_fio(), job, workdir, None, timeout_s)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
 
 
 def test_one_keeper_runs_each_fio_and_says_its_wall_time(tmp_path: Path) -> None:
@@ -105,7 +98,7 @@ def test_sigterm_to_the_keeper_mid_fio_kills_fio_and_says_so(tmp_path: Path) -> 
     os.close(reading)
 
     assert answer == local.KeeperWord(137), answer
-    assert not _alive(fio), "fio outlived its keeper's SIGTERM"
+    assert not is_alive(fio), "fio outlived its keeper's SIGTERM"
     assert _run(tmp_path / "next", 1).returncode == 0
 
 
