@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IOLAB
+from conftest import IOLAB, require_root
 from iolab.errors import TargetError
 from iolab.targets import lock
 from iolab.targets.path import TEST_FILE
@@ -75,8 +75,7 @@ def test_one_target_named_twice_in_a_run_is_held_once(workdir: Path, tmp_path: P
 
 @pytest.mark.root
 def test_a_bind_mount_is_the_same_lock(workdir: Path, tmp_path: Path) -> None:
-    if os.geteuid() != 0:
-        pytest.skip("needs root for a bind mount")
+    require_root("a bind mount")
     bound = tmp_path / "bind"
     bound.mkdir()
     sh("mount", "--bind", str(workdir), str(bound))
@@ -100,8 +99,7 @@ def test_a_block_device_is_one_lock_by_its_number(loops: LoopDevs, tmp_path: Pat
 @pytest.fixture
 def bound(workdir: Path, tmp_path: Path) -> Iterator[Path]:
     """A bind mount of the scratch directory, unmounted afterwards."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root for a bind mount")
+    require_root("a bind mount")
     mounted = tmp_path / "bind"
     mounted.mkdir()
     sh("mount", "--bind", str(workdir), str(mounted))
