@@ -172,11 +172,15 @@ def series_of_points(
     for row in found:
         chosen = primaries.get(id(row.options)) or primary(row.options)
         primaries[id(row.options)] = chosen
-        figures = row.iops if chosen == "iops" else tuple(v / 1e6 for v in row.bw_bytes)
-        for metric, got in ((chosen, figures), ("p99", tuple(v / 1000 for v in row.p99_ns))):
+        figures = row.iops if chosen == "iops" else tuple([v / 1e6 for v in row.bw_bytes])
+        at = started[row.run_id]
+        for metric, got in ((chosen, figures), ("p99", tuple([v / 1000 for v in row.p99_ns]))):
             if got:
-                point = RunPoint(row.run_id, started[row.run_id], got, row.load)
-                points.setdefault((row.setup, row.workload, metric), []).append(point)
+                key = (row.setup, row.workload, metric)
+                found_points = points.get(key)
+                if found_points is None:
+                    found_points = points[key] = []
+                found_points.append(RunPoint(row.run_id, at, got, row.load))
     return _judged(points, {run.id: run.environment for run in runs}, window, True)
 
 
@@ -259,13 +263,14 @@ def standings(
     starts = [i for i, p in enumerate(points) if p.run_id in ids]
     figures = [p.mean for p in points]
     logs = [math.log(f) if f > 0 else math.nan for f in figures]  # each taken once
+    positive = all(f > 0 for f in figures)  # then every window's are: predict_ratio's logs
     out: list[Standing] = []
     level, last = 0, -window if window > 0 else 0  # window 0: every point of the level
     ran: list[int] = []  # the run ids and figures of the level's points a later one may
     kept: list[float] = []  # rest on, oldest first, and the figures' logarithms
     kept_logs: list[float] = []
     for i, point in enumerate(points):
-        at = _level(starts, i)
+        at = _level(starts, i) if starts else 0
         if at != level:  # a new level (levels only move on): its points, walked once
             level, found = at, _window(out, at, i, 0)
             ran, kept = [points[k].run_id for k in found], [figures[k] for k in found]
@@ -275,7 +280,9 @@ def standings(
             out.append(Standing(point, None, tuple(ran[last:]), 0, level))
         else:
             noise = (
-                predict_logs(earlier, kept_logs[last:]) if min(earlier) > 0 else predict(earlier)
+                predict_logs(earlier, kept_logs[last:])
+                if positive or min(earlier) > 0
+                else predict(earlier)
             )  # predict_ratio(earlier), the logarithms taken once
             side = -1 if figures[i] < noise.low else 1 if figures[i] > noise.high else 0
             out.append(Standing(point, noise, tuple(ran[last:]), side, level))
