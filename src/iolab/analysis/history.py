@@ -44,7 +44,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple, Protocol
 
-from iolab.analysis.stats import Prediction, compare, predict, predict_logs
+from iolab.analysis.stats import Bounds, compare, log_bounds, predict_ratio
 from iolab.choices import HISTORY_LEAST
 from iolab.model import Code, FioValue, metric_for
 from iolab.names import one_line
@@ -242,7 +242,7 @@ class Standing(NamedTuple):
     history makes one per point."""
 
     point: RunPoint
-    noise: Prediction | None
+    noise: Bounds | None  # what its history predicts (stats.predict_ratio's low and high)
     history: tuple[int, ...]  # the runs the prediction rests on
     beyond: int
     level: int = 0
@@ -275,22 +275,25 @@ def standings(
             level, found = at, _window(out, at, i, 0)
             ran, kept = [points[k].run_id for k in found], [figures[k] for k in found]
             kept_logs = [logs[k] for k in found]
-        earlier, side = kept[last:], 0
+        earlier, figure, side = tuple(ran[last:]), figures[i], 0
         if len(earlier) < HISTORY_LEAST:
-            out.append(Standing(point, None, tuple(ran[last:]), 0, level))
+            out.append(Standing(point, None, earlier, 0, level))
         else:
-            noise = (
-                predict_logs(earlier, kept_logs[last:])
-                if positive or min(earlier) > 0
-                else predict(earlier)
-            )  # predict_ratio(earlier), the logarithms taken once
-            side = -1 if figures[i] < noise.low else 1 if figures[i] > noise.high else 0
-            out.append(Standing(point, noise, tuple(ran[last:]), side, level))
+            noise = log_bounds(kept_logs[last:]) if positive else _bounds(kept[last:])
+            side = -1 if figure < noise.low else 1 if figure > noise.high else 0
+            out.append(Standing(point, noise, earlier, side, level))
         if side == 0:  # in this level and inside its bound (or unjudged)
             ran.append(point.run_id)
             kept.append(figures[i])
             kept_logs.append(logs[i])
     return out
+
+
+def _bounds(figures: Sequence[float]) -> Bounds:
+    """predict_ratio(figures)'s bounds, of a series with a figure at or below 0 (one
+    without has them from the logarithms it takes once)."""
+    found = predict_ratio(figures)
+    return Bounds(found.low, found.high)
 
 
 def _level(starts: Sequence[int], i: int) -> int:
