@@ -254,7 +254,7 @@ def _with_steps(one: RunSeries) -> RunSeries:
         one.workload,
         one.metric,
         one.points,
-        history._steps(judged, one.metric, {}),
+        history.steps_of(judged, one.metric, {}),
         changes,
     )
 
@@ -320,7 +320,7 @@ def test_check_history_and_compare_give_one_figure_for_one_change(tmp_path: Path
     assert lenient.exit_code == 0
     assert lenient.output.splitlines()[-1].endswith(": NOT JUDGED (exit 0)"), lenient.output
     a, b = (891.0, 900.0, 882.0), (692.0, 700.0, 684.0)
-    step = history._steps(
+    step = history.steps_of(
         [
             history.Standing(RunPoint(1, 1.0, a), None, (), 0),
             history.Standing(RunPoint(2, 2.0, b), Bounds(899.0, 901.0), (), -1),

@@ -73,7 +73,7 @@ def test_a_step_is_marked_when_it_matters_and_is_beyond_the_noise() -> None:
         RunPoint(7, 7.0, (320.0, 200.0, 410.0)),
     ]  # +2.8% ± a lot: noise
     judged = history.standings(points, ())
-    steps = history._steps(judged, "iops", {6: {"kernel": "6.1"}, 5: {"kernel": "6.0"}})
+    steps = history.steps_of(judged, "iops", {6: {"kernel": "6.1"}, 5: {"kernel": "6.0"}})
     assert [s.run_id for s in steps] == [6]
     assert steps[0].facts == ("kernel 6.0 -> 6.1",) and steps[0].significant
 

@@ -162,10 +162,11 @@ def series(
 
 
 def series_of_points(
-    runs: Sequence[RunRow], found: Sequence[PointFigures], window: int = WINDOW
+    runs: Sequence[RunRow], found: Sequence[PointFigures], window: int = WINDOW, marks: bool = True
 ) -> list[RunSeries]:
     """The same series from the runs' points as the store sums them (Store.point_figures):
-    `iolab history`'s way, a third of the rows and no case decoded in Python."""
+    `iolab history`'s way, a third of the rows and no case decoded in Python (`marks` False:
+    the points alone)."""
     started = {run.id: run.started_at for run in runs}
     points: dict[tuple[str, str, Metric], list[RunPoint]] = {}
     primaries: dict[int, Metric] = {}  # by the options' id: the store shares each text's
@@ -181,7 +182,7 @@ def series_of_points(
                 if found_points is None:
                     found_points = points[key] = []
                 found_points.append(RunPoint(row.run_id, at, got, row.load))
-    return _judged(points, {run.id: run.environment for run in runs}, window, True)
+    return _judged(points, {run.id: run.environment for run in runs}, window, marks)
 
 
 def _judged(
@@ -199,7 +200,9 @@ def _judged(
         changes = run_changes(found, facts)
         judged = standings(found, changes, window)
         out.append(
-            RunSeries(setup, workload, metric, tuple(found), _steps(judged, metric, facts), changes)
+            RunSeries(
+                setup, workload, metric, tuple(found), steps_of(judged, metric, facts), changes
+            )
         )
     return out
 
@@ -318,7 +321,7 @@ def _window(judged: Sequence[Standing], level: int, i: int, window: int) -> list
     return found[::-1]
 
 
-def _steps(
+def steps_of(
     judged: Sequence[Standing], metric: Metric, facts: Mapping[int, Mapping[str, object]]
 ) -> tuple[RunStep, ...]:
     """Where a run leaves its history's bound, or comes back inside it, by at least the
