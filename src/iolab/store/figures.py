@@ -21,6 +21,7 @@ makes the database damaged: one StoreError naming it and the case, never a figur
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -207,7 +208,10 @@ def points_of_runs(
     return found
 
 
-Row = tuple[int, str, str, int, str, str, "str | None", "str | None", float, float, object, int]
+Row = tuple[
+    int, str, str, "int | None", str, str, "str | None", "str | None", float, float, object, int
+]
+_END: Row = (0, "", "", None, "", "", None, None, 0.0, 0.0, None, 0)  # the last case is done
 
 
 def _grouped(
@@ -235,10 +239,15 @@ def _grouped(
         one_bw,
         one_p99,
         bad,
-    ) in rows:
+    ) in itertools.chain(rows, (_END,)):
         if case != last:  # a new case: the one before is done
             if measured:
-                _add(point, iops, bw, p99)
+                point.iops.append(iops)
+                point.bw.append(bw)
+                if p99 is not None:
+                    point.p99.append(p99)
+            if case is None:
+                break
             last, iops, bw, p99 = case, 0.0, 0.0, None
             if run != now:
                 now, points = run, runs.setdefault(run, {})
@@ -258,17 +267,7 @@ def _grouped(
         bw += one_bw
         if one_p99 is not None and (p99 is None or one_p99 > p99):  # type: ignore[operator]
             p99 = float(one_p99)  # type: ignore[arg-type]
-    if measured:
-        _add(point, iops, bw, p99)
     return runs
-
-
-def _add(point: _Point, iops: float, bw: float, p99: float | None) -> None:
-    """A measured repetition's figures, summed over its directions."""
-    point.iops.append(iops)
-    point.bw.append(bw)
-    if p99 is not None:
-        point.p99.append(p99)
 
 
 def _load_codes(text: str) -> frozenset[str]:
