@@ -23,7 +23,7 @@ from conftest import IOLAB, needs_root, run_iolab
 from iolab.analysis import gate_verdicts, history
 from iolab.analysis.gate_verdicts import Checked, Gate, SeriesVerdict
 from iolab.analysis.history import FOREIGN, RunPoint, RunSeries
-from iolab.analysis.stats import Bounds, compare, predict, t_quantile
+from iolab.analysis.stats import PredictionBounds, compare, predict, t_quantile
 from iolab.cli import EXIT_NOT_JUDGED, EXIT_REGRESSION, main
 from iolab.errors import PlanError
 from iolab.plan import gate as plan_gate
@@ -323,7 +323,7 @@ def test_check_history_and_compare_give_one_figure_for_one_change(tmp_path: Path
     step = history.steps_of(
         [
             history.Standing(RunPoint(1, 1.0, a), None, (), 0),
-            history.Standing(RunPoint(2, 2.0, b), Bounds(899.0, 901.0), (), -1),
+            history.Standing(RunPoint(2, 2.0, b), PredictionBounds(899.0, 901.0), (), -1),
         ],
         "bw",
         {},

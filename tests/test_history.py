@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from conftest import IOLAB, needs_root, run_iolab
 from iolab.analysis import gate_verdicts, history
 from iolab.analysis.history import RunPoint, RunSeries
-from iolab.analysis.stats import Bounds, predict_ratio
+from iolab.analysis.stats import PredictionBounds, predict_ratio
 from iolab.choices import HISTORY_LEAST
 from iolab.cli import EXIT_NOT_JUDGED, EXIT_REGRESSION, main
 from iolab.errors import PlanError
@@ -457,7 +457,9 @@ def _walked_back(
             continue
         noise = predict_ratio([points[k].mean for k in earlier])
         side = -1 if point.mean < noise.low else 1 if point.mean > noise.high else 0
-        out.append(history.Standing(point, Bounds(noise.low, noise.high), ran, side, level))
+        out.append(
+            history.Standing(point, PredictionBounds(noise.low, noise.high), ran, side, level)
+        )
     return out
 
 

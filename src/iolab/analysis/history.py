@@ -44,7 +44,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple, Protocol
 
-from iolab.analysis.stats import Bounds, compare, log_bounds, predict_ratio
+from iolab.analysis.stats import PredictionBounds, compare, log_bounds, predict_ratio
 from iolab.choices import HISTORY_LEAST
 from iolab.model import Code, FioValue, metric_for
 from iolab.names import one_line
@@ -245,7 +245,7 @@ class Standing(NamedTuple):
     history makes one per point."""
 
     point: RunPoint
-    noise: Bounds | None  # what its history predicts (stats.predict_ratio's low and high)
+    noise: PredictionBounds | None  # what its history predicts (predict_ratio low, high)
     history: tuple[int, ...]  # the runs the prediction rests on
     beyond: int
     level: int = 0
@@ -292,11 +292,11 @@ def standings(
     return out
 
 
-def _bounds(figures: Sequence[float]) -> Bounds:
+def _bounds(figures: Sequence[float]) -> PredictionBounds:
     """predict_ratio(figures)'s bounds, of a series with a figure at or below 0 (one
     without has them from the logarithms it takes once)."""
     found = predict_ratio(figures)
-    return Bounds(found.low, found.high)
+    return PredictionBounds(found.low, found.high)
 
 
 def _level(starts: Sequence[int], i: int) -> int:

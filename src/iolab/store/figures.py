@@ -258,9 +258,10 @@ def _grouped(
             measured = status == "ok" and direction is not None
         if direction is None:  # a case with no figures stored
             continue
-        if bad or (  # the p99 checked here: SQLite would extract it from its JSON twice
-            one_p99 is not None and not (type(one_p99) in (int, float) and 0 <= one_p99 <= LARGEST)  # type: ignore[operator]
-        ):
+        odd = one_p99 is not None and not (  # the p99 checked here: SQLite would extract
+            type(one_p99) in (int, float) and 0 <= one_p99 <= LARGEST  # type: ignore[operator]
+        )  # it from its JSON twice
+        if bad or odd:
             decode.known(DIRECTIONS, direction, "direction", where)  # raises if unknown
             raise not_a_figure(where, run, setup, workload)
         iops += one_iops
