@@ -9,15 +9,16 @@ in the store: each command derives what it shows from the runs. Targets at 1,000
 history at most 1 s (interactive), --all at most 5 s, --json and check at most 2 s; and the
 ratio 1,000 to 100 runs printed, so a step that grows faster than the runs shows.
 
-Whole-process wall time (Python's start included), median of --rounds runs; max RSS from
-/usr/bin/time when it is there. Before and after, side by side in one run: in this process,
-the store's reading for a history as `check` reads it (each case a row of figures summed in
-SQL, Store.case_figures) against a point per run, set-up and workload (Store.point_figures),
-each followed by the same series; and with `--before REV`, the same commands by the iolab of
-that git revision (its src/ taken with `git archive`, its store built by it; an iolab that
-kept its plan's history in the store, as `iolab run` left it, is timed so and, as
-"history, derived", on a copy with nothing kept), alternating with this one's, and their
-ratio.
+Whole-process wall and CPU time (Python's start included), median of --rounds runs; max RSS
+from /usr/bin/time when it is there. Side by side in one run, as ratios: `history` by its
+default output against `--all`, and against a process that only reads what it reads (Python
+started, iolab's store imported, `Store.point_figures` of the plan's runs: the floor of any
+history that reads each figure); in this process, where a history's CPU goes (the read, the
+points, the change points, the standings, the steps and the text; each a share of the whole);
+and with `--before REV`, the same commands by the iolab of that git revision (its src/ taken
+with `git archive`, its store built by it; an iolab that kept its plan's history in the store,
+as `iolab run` left it, is timed so and, as "history, derived", on a copy with nothing kept),
+alternating with this one's, and their ratio.
 
     python3 bench/history_size.py [--runs 1000] [--rounds 3] [--before REV]
 """
@@ -25,8 +26,10 @@ ratio.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -39,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 if "PYTHONPATH" not in os.environ:  # else: an older iolab's, building its own store
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from report_size import source_of, timed
+from report_size import Timing, source_of, timed
 
 from iolab.model import Case, CaseMetrics, DirectionMetrics, Origin, Plan, Result, Setup, Workload
 from iolab.store import Store
@@ -107,7 +110,14 @@ def build(db: Path, runs: int) -> None:
             )
 
 
-Timing = dict[str, tuple[float, float | None]]
+Timings = dict[str, tuple[float, float, float | None]]  # wall s, CPU s, max RSS MB
+READ = "read alone"  # a process that only reads the points a history reads
+READING = """
+import sys
+from iolab.store import Store
+with Store(sys.argv[1]) as store:
+    store.point_figures([r.id for r in store.runs()])
+"""
 
 
 def built_by(source: Path, db: Path, runs: int) -> None:
@@ -129,7 +139,7 @@ def kept_by(source: Path, db: Path) -> None:
     )
 
 
-def measure(db: Path, cwd: Path, rounds: int, before: Path | None) -> tuple[Timing, Timing]:
+def measure(db: Path, cwd: Path, rounds: int, before: Path | None) -> tuple[Timings, Timings]:
     """Each command's median wall time and max RSS, by this iolab and (alternating with it)
     by the one whose src/ is `before`, on the store it built (`.before.db`, its history kept
     when it keeps one; `.before.fresh.db`, nothing kept)."""
@@ -137,41 +147,82 @@ def measure(db: Path, cwd: Path, rounds: int, before: Path | None) -> tuple[Timi
     theirs = {name: name.split() for name in (*TARGETS, DERIVED) if name != "history --all"}
     theirs[DERIVED] = ["history"]  # an older iolab's history shows every run
     then = {**os.environ, "PYTHONPATH": str(before)} if before is not None else None
-    now: Timing = {}
-    old: Timing = {}
+    mine[READ] = ["-c", READING, str(db)]  # run by Python, not iolab: see timed_python
+    now: Timings = {}
+    old: Timings = {}
     for name in {**mine, **theirs}:
         runs, earlier = [], []
         for _ in range(rounds):
-            if name in mine:
+            if name == READ:
+                runs.append(timed_python(mine[name], cwd))
+            elif name in mine:
                 runs.append(timed([*mine[name], "--db", str(db)], cwd, ok=(0, 4, 5)))
             if then is not None and name in theirs:
                 store = db.with_suffix(".before.fresh.db" if name == DERIVED else ".before.db")
                 args = [*theirs[name], "--db", str(store)]
-                earlier.append(timed(args, cwd, ok=(0, 4), env=then))
+                earlier.append(timed(args, cwd, ok=(0, 4, 5), env=then))
         for into, found in ((now, runs), (old, earlier)):
             if found:
                 rss = max((t.rss for t in found if t.rss is not None), default=None)
-                into[name] = (statistics.median(t.wall for t in found), rss)
+                wall, cpu = (
+                    statistics.median(t.wall for t in found),
+                    statistics.median(t.cpu for t in found),
+                )
+                into[name] = (wall, cpu, rss)
     return now, old
 
 
-def in_process(db: Path, rounds: int) -> tuple[float, float]:
-    """The store read for a history and its series, in this process (median CPU seconds of
-    `rounds`): each case a row of figures, then a point per run, set-up and workload."""
-    from iolab.analysis import history  # this iolab's (not needed to build a store)
+def timed_python(args: list[str], cwd: Path) -> Timing:
+    """Wall and CPU seconds of `python args` (RSS not measured)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    began = time.perf_counter()
+    subprocess.run([sys.executable, *args], cwd=cwd, check=True, capture_output=True)
+    took = time.perf_counter() - began
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return Timing(took, cpu, None)
 
-    cases, points = [], []
+
+STAGES = ("read", "points", "change points", "standings", "steps", "text")
+
+
+def in_process(db: Path, rounds: int) -> dict[str, float]:
+    """Where `iolab history`'s CPU goes, in this process (median CPU seconds of `rounds`):
+    the store read, the points made of it, each series' change points, its standings, its
+    steps, and the default text. The same functions the command calls, one stage at a time."""
+    from iolab.analysis import history  # this iolab's (not needed to build a store)
+    from iolab.report.text import history_text
+
+    took: dict[str, list[float]] = {stage: [] for stage in STAGES}
     for _ in range(rounds):
+        clock = time.process_time()
+
+        def lap(stage: str) -> None:
+            nonlocal clock
+            now = time.process_time()
+            took[stage].append(now - clock)
+            clock = now
+
         with Store(db) as store:
             runs = store.runs()
-            began = time.process_time()
-            figures = store.case_figures([r.id for r in runs])
-            history.series([(r, figures[r.id]) for r in runs])
-            cases.append(time.process_time() - began)
-            began = time.process_time()
-            history.series_of_points(runs, store.point_figures([r.id for r in runs]))
-            points.append(time.process_time() - began)
-    return statistics.median(cases), statistics.median(points)
+            read = store.point_figures([r.id for r in runs])
+        lap("read")
+        found = history.series_of_points(runs, read, marks=False)  # the points alone
+        lap("points")
+        facts = {r.id: r.environment for r in runs}
+        changes = [history.run_changes(s.points, facts) for s in found]
+        lap("change points")
+        judged = [history.standings(s.points, c) for s, c in zip(found, changes, strict=True)]
+        lap("standings")
+        steps = [history.steps_of(j, s.metric, facts) for s, j in zip(found, judged, strict=True)]
+        lap("steps")
+        series = [
+            dataclasses.replace(s, steps=t, changes=c)
+            for s, t, c in zip(found, steps, changes, strict=True)
+        ]
+        history_text.history("nightly", runs, series)
+        lap("text")
+    return {stage: statistics.median(took[stage]) for stage in STAGES}
 
 
 def keep_history(db: Path) -> None:
@@ -200,7 +251,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="iolab-history-size-") as folder:
         cwd = Path(folder)
         before = source_of(args.before, cwd) if args.before else None
-        found, old, reading = {}, {}, {}
+        found, old, stages = {}, {}, {}
         for runs in (small, args.runs):
             db = cwd / f"h{runs}.db"
             began = time.perf_counter()
@@ -219,42 +270,51 @@ def main() -> None:
             )
             Store(db).close()  # the schema as this iolab has it, before anything is timed
             found[runs], old[runs] = measure(db, cwd, args.rounds, before)
-            reading[runs] = in_process(db, args.rounds)
-        report(args.runs, small, found, old, reading, args.before)
+            stages[runs] = in_process(db, args.rounds)
+        report(args.runs, small, found, old, stages, args.before)
 
 
 def report(
     runs: int,
     small: int,
-    found: dict[int, Timing],
-    old: dict[int, Timing],
-    reading: dict[int, tuple[float, float]],
+    found: dict[int, Timings],
+    old: dict[int, Timings],
+    stages: dict[int, dict[str, float]],
     before: str | None,
 ) -> None:
     for name, target in TARGETS.items():
-        took, rss = found[runs][name]
-        base, _ = found[small][name]
+        took, cpu, rss = found[runs][name]
+        base = found[small][name][0]
         line = (
-            f"{name:<16} {took:6.2f} s at {runs:,} runs ({took / target:.2f} of "
-            f"{target:.0f} s); {base:.2f} s at {small:,} runs: x{took / base:.1f} for "
+            f"{name:<16} {took:6.2f} s wall, {cpu:5.2f} s CPU at {runs:,} runs ({took / target:.2f}"
+            f" of {target:.0f} s); {base:.2f} s at {small:,} runs: x{took / base:.1f} for "
             f"x{runs / small:.0f} the runs"
         )
         if rss is not None:
             line += f"; max RSS {rss:,.0f} MB"
         for theirs in ("history", DERIVED) if name in ("history", "history --all") else (name,):
             if theirs in old.get(runs, {}):
-                then, then_rss = old[runs][theirs]
-                line += f"\n{'':16} {before} {theirs}: {then:6.2f} s"
+                then, then_cpu, then_rss = old[runs][theirs]
+                line += f"\n{'':16} {before} {theirs}: {then:6.2f} s wall, {then_cpu:5.2f} s CPU"
                 line += f", max RSS {then_rss:,.0f} MB" if then_rss is not None else ""
-                line += f"; now over then: {took / then:.2f}"
+                line += f"; now over then: {took / then:.2f} wall, {cpu / then_cpu:.2f} CPU"
         print(line)
     for count in (small, runs):
-        cases, points = reading[count]
+        mine = found[count]
+        (wall, cpu, _), (every, every_cpu, _) = mine["history"], mine["history --all"]
+        read, read_cpu, _ = mine[READ]
         print(
-            f"read + series at {count:,} runs, in this process (CPU s): a row per case "
-            f"{cases:.2f}, a point per run, set-up and workload {points:.2f}: "
-            f"{points / cases:.2f} of it"
+            f"at {count:,} runs, side by side: history over --all {wall / every:.2f} wall, "
+            f"{cpu / every_cpu:.2f} CPU; over a process that only reads its points "
+            f"({read:.2f} s wall, {read_cpu:.2f} s CPU) {wall / read:.2f} wall, "
+            f"{cpu / read_cpu:.2f} CPU"
         )
+        spent = stages[count]
+        whole = sum(spent.values())
+        shares = ", ".join(
+            f"{stage} {spent[stage]:.2f} ({spent[stage] / whole:.0%})" for stage in STAGES
+        )
+        print(f"{'':16} in this process, CPU s of {whole:.2f}: {shares}")
 
 
 if __name__ == "__main__":

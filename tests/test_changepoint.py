@@ -7,9 +7,10 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+import numpy as np
 import pytest
 
-from iolab.analysis import history
+from iolab.analysis import changepoint, history
 from iolab.analysis.changepoint import ChangePoint, change_points
 from iolab.analysis.history import RunPoint
 from iolab.report.text import history_text
@@ -165,6 +166,26 @@ def test_results_are_reproducible() -> None:
     one = synthetic("2x", 7).values
     assert change_points(one) == change_points(one)
     assert change_points(one, seed=1) == change_points(one, seed=1)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_segments_pairwise_sums_are_a_part_of_its_series(seed: int) -> None:
+    """The search computes a series' pairwise sums once and reads each segment's from them:
+    the same doubles, to the last bit, as the segment alone gives (ties and repeated values
+    too, which a different sum would break differently)."""
+    rng = random.Random(seed)
+    n = rng.randint(6, 140)
+    values = [round(rng.gauss(100, 3), seed % 3) + (8 if i > n // 2 else 0) for i in range(n)]
+    data = np.asarray(values)[np.newaxis, :]
+    whole = changepoint._within(data)
+    for _ in range(20):
+        start = rng.randint(0, n - 2)
+        end = rng.randint(start + 1, n)
+        alone = changepoint._within(data[:, start:end])
+        assert np.array_equal(whole[:, start : end + 1, start : end + 1], alone)
+        if end - start >= 6:  # a segment the search scores
+            scored = changepoint._scored(whole[:, start : end + 1, start : end + 1], 3)
+            assert np.array_equal(scored, changepoint._scores(data[:, start:end], 3))
 
 
 def test_history_carries_change_points_with_their_run_and_facts() -> None:

@@ -23,7 +23,7 @@ from conftest import IOLAB, needs_root, run_iolab
 from iolab.analysis import gate_verdicts, history
 from iolab.analysis.gate_verdicts import Checked, Gate, SeriesVerdict
 from iolab.analysis.history import FOREIGN, RunPoint, RunSeries
-from iolab.analysis.stats import compare, predict, t_quantile
+from iolab.analysis.stats import PredictionBounds, compare, predict, t_quantile
 from iolab.cli import EXIT_NOT_JUDGED, EXIT_REGRESSION, main
 from iolab.errors import PlanError
 from iolab.plan import gate as plan_gate
@@ -254,7 +254,7 @@ def _with_steps(one: RunSeries) -> RunSeries:
         one.workload,
         one.metric,
         one.points,
-        history._steps(judged, one.metric, {}),
+        history.steps_of(judged, one.metric, {}),
         changes,
     )
 
@@ -320,10 +320,10 @@ def test_check_history_and_compare_give_one_figure_for_one_change(tmp_path: Path
     assert lenient.exit_code == 0
     assert lenient.output.splitlines()[-1].endswith(": NOT JUDGED (exit 0)"), lenient.output
     a, b = (891.0, 900.0, 882.0), (692.0, 700.0, 684.0)
-    step = history._steps(
+    step = history.steps_of(
         [
             history.Standing(RunPoint(1, 1.0, a), None, (), 0),
-            history.Standing(RunPoint(2, 2.0, b), predict([900, 901, 899, 900]), (), -1),
+            history.Standing(RunPoint(2, 2.0, b), PredictionBounds(899.0, 901.0), (), -1),
         ],
         "bw",
         {},

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from conftest import IOLAB, needs_root, run_iolab
 from iolab.analysis import gate_verdicts, history
 from iolab.analysis.history import RunPoint, RunSeries
-from iolab.analysis.stats import predict_ratio
+from iolab.analysis.stats import PredictionBounds, predict_ratio
 from iolab.choices import HISTORY_LEAST
 from iolab.cli import EXIT_NOT_JUDGED, EXIT_REGRESSION, main
 from iolab.errors import PlanError
@@ -73,7 +73,7 @@ def test_a_step_is_marked_when_it_matters_and_is_beyond_the_noise() -> None:
         RunPoint(7, 7.0, (320.0, 200.0, 410.0)),
     ]  # +2.8% ± a lot: noise
     judged = history.standings(points, ())
-    steps = history._steps(judged, "iops", {6: {"kernel": "6.1"}, 5: {"kernel": "6.0"}})
+    steps = history.steps_of(judged, "iops", {6: {"kernel": "6.1"}, 5: {"kernel": "6.0"}})
     assert [s.run_id for s in steps] == [6]
     assert steps[0].facts == ("kernel 6.0 -> 6.1",) and steps[0].significant
 
@@ -457,7 +457,9 @@ def _walked_back(
             continue
         noise = predict_ratio([points[k].mean for k in earlier])
         side = -1 if point.mean < noise.low else 1 if point.mean > noise.high else 0
-        out.append(history.Standing(point, noise, ran, side, level))
+        out.append(
+            history.Standing(point, PredictionBounds(noise.low, noise.high), ran, side, level)
+        )
     return out
 
 

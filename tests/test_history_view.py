@@ -32,6 +32,7 @@ from iolab.model import (
     Setup,
     Workload,
 )
+from iolab.report.text import history_text
 from iolab.store import APPLICATION_ID, SCHEMA_VERSION, Store
 from iolab.store.schema import MIGRATIONS
 from iolab.terminal_ui import TerminalUi
@@ -129,6 +130,38 @@ def test_the_points_summed_in_sql_are_the_cases_own(db: Path) -> None:
     assert disk_a.changes[0].facts == ("kernel 6.1.0 -> 6.8.0",)
     assert [p.run_id for p in disk_a.points if p.foreign] == [10]
     assert len(found.runs) == RUNS
+
+
+@pytest.mark.parametrize("every", [False, True], ids=["default", "all"])
+def test_the_text_is_the_one_the_cases_read_one_by_one_give(db: Path, every: bool) -> None:
+    """`iolab history` (by default, and --all) prints byte for byte what the series of the
+    cases read one by one (Store.case_figures, the gate's reader) print."""
+    with Store(db) as store:
+        runs = store.runs()
+        read = store.case_figures([r.id for r in runs])
+    found = history.series([(r, read[r.id]) for r in runs])
+    expected = history_text.history("nightly", runs, found, every)
+    args = ("history", *(["--all"] if every else []), "--db", str(db))
+    assert iolab_here(*args, cwd=db.parent, check=True).stdout == expected
+
+
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        ("""percentiles_ns = '{"99": "many"}'""", "is damaged (run 1, 'disk-b' x 'randread QD1'"),
+        ("""percentiles_ns = '{"99": -1}'""", "is damaged (run 1, 'disk-b' x 'randread QD1'"),
+        ("direction = 'sideways'", "unknown direction 'sideways'"),
+        ("bw_bytes = 'x'", "is damaged (run 1, 'disk-b' x 'randread QD1'"),
+    ],
+    ids=["p99-text", "p99-negative", "direction", "bw-text"],
+)
+def test_each_figure_a_history_reads_is_checked(db: Path, damage: str, said: str) -> None:
+    with sqlite3.connect(db) as con:
+        con.execute(f"UPDATE metrics SET {damage} WHERE case_id = 7")
+    con.close()
+    with pytest.raises(StoreError) as raised:
+        plan_history(str(db), None, quiet())
+    assert said in str(raised.value)
 
 
 def test_a_failed_repetition_leaves_its_point_to_the_others(db: Path) -> None:

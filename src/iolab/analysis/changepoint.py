@@ -108,14 +108,17 @@ def change_points(
     offset = max(0, len(data) - MAX_POINTS)
     data = data[offset:]
     rng = random.Random(seed)
+    within = _within(data[np.newaxis, :]) if len(data) >= 2 * min_size else data[np.newaxis]
     found = sorted(
-        _search(data, 0, len(data), permutations, level, min_size, rng), key=lambda s: s.index
+        _search(data, within, 0, len(data), permutations, level, min_size, rng),
+        key=lambda s: s.index,
     )
     return _described(data, found, offset)
 
 
 def _search(
     data: Floats,
+    within: Floats,
     start: int,
     end: int,
     permutations: int,
@@ -123,11 +126,12 @@ def _search(
     min_size: int,
     rng: random.Random,
 ) -> list[_Split]:
-    """The splits that stand in data[start:end], recursing into both sides of each."""
+    """The splits that stand in data[start:end], recursing into both sides of each;
+    `within`: the data's pairwise sums (_within), of which each segment's are a part."""
     if end - start < 2 * min_size:
         return []
     segment = data[start:end]
-    scores = _scores(segment[np.newaxis, :], min_size)[0]
+    scores = _scored(within[:, start : end + 1, start : end + 1], min_size)[0]
     best, far = (int(i) for i in np.unravel_index(int(np.argmax(scores)), scores.shape))
     if len(segment) <= PERMUTED_UP_TO:
         p_value = _p_value(segment, float(scores.max()), permutations, level, min_size, rng)
@@ -138,8 +142,8 @@ def _search(
     if p_value >= level:
         return []
     cut = start + min_size + int(best)
-    left = _search(data, start, cut, permutations, level, min_size, rng)
-    right = _search(data, cut, end, permutations, level, min_size, rng)
+    left = _search(data, within, start, cut, permutations, level, min_size, rng)
+    right = _search(data, within, cut, end, permutations, level, min_size, rng)
     return [*left, _Split(cut, p_value), *right]
 
 
@@ -148,14 +152,27 @@ def _scores(batch: Floats, min_size: int) -> Floats:
     next κ - τ, each side at least min_size long. Shape: rows x (τ from min_size to
     n - min_size) x (κ from 2·min_size to n), -inf where κ - τ < min_size. Vectorised with
     prefix sums of the pairwise distances: O(rows · n²)."""
+    return _scored(_within(batch), min_size)
+
+
+def _within(batch: Floats) -> Floats:
+    """within[r, a, b]: Σ |xᵢ - xⱼ| over a <= i < j < b of row r of `batch` (shape: rows x
+    (n + 1) x (n + 1)). A segment's own is a part of it, to the last bit: within[:, s:e + 1,
+    s:e + 1] is what the segment data[s:e] alone gives, since every sum over pairs outside
+    it only ever added exact zeros (so a series' segments share one, computed once)."""
     rows, n = batch.shape
     upper = np.abs(batch[:, :, np.newaxis] - batch[:, np.newaxis, :])
     upper *= _pairs(n)  # each pair once: i < j
-    # within[a, b]: Σ |xᵢ - xⱼ| over a <= i < j < b.
     within = np.zeros((rows, n + 1, n + 1))
     np.cumsum(upper, axis=2, out=within[:, :n, 1:])  # [i, b]: Σ over j < b
     flipped = within[:, ::-1]
     np.cumsum(flipped, axis=1, out=flipped)  # [a, b]: Σ over i >= a as well
+    return within
+
+
+def _scored(within: Floats, min_size: int) -> Floats:
+    """Q(τ, κ) from a segment's pairwise sums (_within: rows x (n + 1) x (n + 1))."""
+    n = within.shape[1] - 1
     taus, kappas = slice(min_size, n - min_size + 1), slice(2 * min_size, n + 1)
     both, left, right, mask = _weights(n, min_size)
     # Q = w·(2·between/(τk) - left/C(τ,2) - right/C(k,2)), between = all - left - right

@@ -24,7 +24,7 @@ from iolab.analysis.history import (
     runs_said,
     standings,
 )
-from iolab.analysis.stats import compare
+from iolab.analysis.stats import Prediction, compare, predict_ratio
 
 Judged = Literal["history", "new-level", "rule", "pair", "short", "blind", "failed"]
 NOT_JUDGED: tuple[Judged, ...] = ("short", "blind", "failed")
@@ -202,7 +202,9 @@ def _judge(
             words,
             "short",
         )
-    verdict = _by_history(one, judged, later, allowed)
+    window = set(judged.history)  # what it predicts, its mean too: the gate's own figure
+    noise = predict_ratio([p.mean for p in sequence if p.run_id in window])
+    verdict = _by_history(one, judged, noise, later, allowed)
     verdict = _new_level(verdict, changes, sequence, judged) or verdict
     return _blind(verdict) or verdict
 
@@ -228,10 +230,10 @@ def _blind(verdict: SeriesVerdict) -> SeriesVerdict | None:
 
 
 def _by_history(
-    one: RunSeries, judged: Standing, later: RunPoint | None, allowed: float
+    one: RunSeries, judged: Standing, noise: Prediction, later: RunPoint | None, allowed: float
 ) -> SeriesVerdict:
-    noise = judged.noise
-    assert noise is not None
+    """The run against what its history predicts (`noise`: predict_ratio of the figures of
+    the runs `judged` rests on, whose bounds `judged` holds)."""
     latest = judged.point
     change = _pct(noise.mean, latest.mean)
     lower_worse = one.metric in ("iops", "bw")

@@ -44,7 +44,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple, Protocol
 
-from iolab.analysis.stats import Prediction, compare, predict, predict_logs
+from iolab.analysis.stats import PredictionBounds, compare, log_bounds, predict_ratio
 from iolab.choices import HISTORY_LEAST
 from iolab.model import Code, FioValue, metric_for
 from iolab.names import one_line
@@ -162,22 +162,27 @@ def series(
 
 
 def series_of_points(
-    runs: Sequence[RunRow], found: Sequence[PointFigures], window: int = WINDOW
+    runs: Sequence[RunRow], found: Sequence[PointFigures], window: int = WINDOW, marks: bool = True
 ) -> list[RunSeries]:
     """The same series from the runs' points as the store sums them (Store.point_figures):
-    `iolab history`'s way, a third of the rows and no case decoded in Python."""
+    `iolab history`'s way, a third of the rows and no case decoded in Python (`marks` False:
+    the points alone)."""
     started = {run.id: run.started_at for run in runs}
     points: dict[tuple[str, str, Metric], list[RunPoint]] = {}
     primaries: dict[int, Metric] = {}  # by the options' id: the store shares each text's
     for row in found:
         chosen = primaries.get(id(row.options)) or primary(row.options)
         primaries[id(row.options)] = chosen
-        figures = row.iops if chosen == "iops" else tuple(v / 1e6 for v in row.bw_bytes)
-        for metric, got in ((chosen, figures), ("p99", tuple(v / 1000 for v in row.p99_ns))):
+        figures = row.iops if chosen == "iops" else tuple([v / 1e6 for v in row.bw_bytes])
+        at = started[row.run_id]
+        for metric, got in ((chosen, figures), ("p99", tuple([v / 1000 for v in row.p99_ns]))):
             if got:
-                point = RunPoint(row.run_id, started[row.run_id], got, row.load)
-                points.setdefault((row.setup, row.workload, metric), []).append(point)
-    return _judged(points, {run.id: run.environment for run in runs}, window, True)
+                key = (row.setup, row.workload, metric)
+                found_points = points.get(key)
+                if found_points is None:
+                    found_points = points[key] = []
+                found_points.append(RunPoint(row.run_id, at, got, row.load))
+    return _judged(points, {run.id: run.environment for run in runs}, window, marks)
 
 
 def _judged(
@@ -195,7 +200,9 @@ def _judged(
         changes = run_changes(found, facts)
         judged = standings(found, changes, window)
         out.append(
-            RunSeries(setup, workload, metric, tuple(found), _steps(judged, metric, facts), changes)
+            RunSeries(
+                setup, workload, metric, tuple(found), steps_of(judged, metric, facts), changes
+            )
         )
     return out
 
@@ -238,7 +245,7 @@ class Standing(NamedTuple):
     history makes one per point."""
 
     point: RunPoint
-    noise: Prediction | None
+    noise: PredictionBounds | None  # what its history predicts (predict_ratio low, high)
     history: tuple[int, ...]  # the runs the prediction rests on
     beyond: int
     level: int = 0
@@ -259,31 +266,37 @@ def standings(
     starts = [i for i, p in enumerate(points) if p.run_id in ids]
     figures = [p.mean for p in points]
     logs = [math.log(f) if f > 0 else math.nan for f in figures]  # each taken once
+    positive = all(f > 0 for f in figures)  # then every window's are: predict_ratio's logs
     out: list[Standing] = []
     level, last = 0, -window if window > 0 else 0  # window 0: every point of the level
     ran: list[int] = []  # the run ids and figures of the level's points a later one may
     kept: list[float] = []  # rest on, oldest first, and the figures' logarithms
     kept_logs: list[float] = []
     for i, point in enumerate(points):
-        at = _level(starts, i)
+        at = _level(starts, i) if starts else 0
         if at != level:  # a new level (levels only move on): its points, walked once
             level, found = at, _window(out, at, i, 0)
             ran, kept = [points[k].run_id for k in found], [figures[k] for k in found]
             kept_logs = [logs[k] for k in found]
-        earlier, side = kept[last:], 0
+        earlier, figure, side = tuple(ran[last:]), figures[i], 0
         if len(earlier) < HISTORY_LEAST:
-            out.append(Standing(point, None, tuple(ran[last:]), 0, level))
+            out.append(Standing(point, None, earlier, 0, level))
         else:
-            noise = (
-                predict_logs(earlier, kept_logs[last:]) if min(earlier) > 0 else predict(earlier)
-            )  # predict_ratio(earlier), the logarithms taken once
-            side = -1 if figures[i] < noise.low else 1 if figures[i] > noise.high else 0
-            out.append(Standing(point, noise, tuple(ran[last:]), side, level))
+            noise = log_bounds(kept_logs[last:]) if positive else _bounds(kept[last:])
+            side = -1 if figure < noise.low else 1 if figure > noise.high else 0
+            out.append(Standing(point, noise, earlier, side, level))
         if side == 0:  # in this level and inside its bound (or unjudged)
             ran.append(point.run_id)
             kept.append(figures[i])
             kept_logs.append(logs[i])
     return out
+
+
+def _bounds(figures: Sequence[float]) -> PredictionBounds:
+    """predict_ratio(figures)'s bounds, of a series with a figure at or below 0 (one
+    without has them from the logarithms it takes once)."""
+    found = predict_ratio(figures)
+    return PredictionBounds(found.low, found.high)
 
 
 def _level(starts: Sequence[int], i: int) -> int:
@@ -308,7 +321,7 @@ def _window(judged: Sequence[Standing], level: int, i: int, window: int) -> list
     return found[::-1]
 
 
-def _steps(
+def steps_of(
     judged: Sequence[Standing], metric: Metric, facts: Mapping[int, Mapping[str, object]]
 ) -> tuple[RunStep, ...]:
     """Where a run leaves its history's bound, or comes back inside it, by at least the

@@ -334,7 +334,22 @@ def predict_logs(figures: Sequence[float], logs: Sequence[float]) -> Prediction:
         raise ValueError("a prediction needs at least two figures")
     mean = math.fsum(figures) / n  # as predict() does, each sum once
     stdev = math.sqrt(math.fsum([(v - mean) ** 2 for v in figures]) / (n - 1))
+    return Prediction(n, mean, stdev, *log_bounds(logs))
+
+
+class PredictionBounds(NamedTuple):
+    """A prediction's bounds alone (Prediction.low and .high): what a long history needs of
+    each of its runs' predictions."""
+
+    low: float
+    high: float
+
+
+def log_bounds(logs: Sequence[float]) -> PredictionBounds:
+    """predict_ratio()'s bounds of positive figures whose logarithms are `logs` (at least
+    two): predict()'s over the logarithms, turned back."""
+    n = len(logs)
     centre = math.fsum(logs) / n
     spread = math.sqrt(math.fsum([(v - centre) ** 2 for v in logs]) / (n - 1))
     reach = _predicted_t(n - 1) * spread * math.sqrt(1 + 1 / n)
-    return Prediction(n, mean, stdev, math.exp(centre - reach), math.exp(centre + reach))
+    return PredictionBounds(math.exp(centre - reach), math.exp(centre + reach))
