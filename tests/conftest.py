@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import functools
 import hashlib
 import os
 import signal
@@ -471,3 +473,10 @@ def browser() -> Iterator[Browser]:
         opened = Browser(Path(profile))
         yield opened
         opened.close()
+
+
+@functools.cache
+def source_tree(path: Path) -> ast.Module:
+    """A source file of iolab's parsed, once a session (the house's and the layers' tests
+    read the trees, never change them)."""
+    return ast.parse(path.read_text(), str(path))

@@ -195,6 +195,8 @@ def case(
     marks = [pytest.mark.root] if bad.loops() else []  # devs requires root
     if case_id in REACHES_FIO:
         marks.append(pytest.mark.fio)
+    if spawn:  # a process of its own, as a user starts it: the full lane's
+        marks.append(pytest.mark.slow)
     return pytest.param(bad, id=case_id, marks=marks)
 
 

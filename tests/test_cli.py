@@ -103,6 +103,7 @@ def test_flags_are_checked_too(workdir: Path) -> None:
     one_line_error(run_iolab("run", "x.toml", "--preset", "quick", cwd=workdir), "not both")
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 def test_a_newer_store_is_refused_and_left_alone(workdir: Path) -> None:
     db = workdir / "future.db"
     with sqlite3.connect(db) as con:
@@ -113,6 +114,7 @@ def test_a_newer_store_is_refused_and_left_alone(workdir: Path) -> None:
         assert con.execute("PRAGMA user_version").fetchone()[0] == 99
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 def test_missing_fio_is_explained(workdir: Path) -> None:
     env = {**os.environ, "PATH": "/nonexistent"}
     done = subprocess.run(

@@ -74,6 +74,7 @@ def test_help_loads_no_heavy_module(tmp_path: Path) -> None:
     assert not [m for m in loaded if m.startswith("iolab.app.")]  # no use case imported
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 @pytest.mark.parametrize("command", ["history", "export", "run"])
 def test_a_commands_help_loads_no_use_case(tmp_path: Path, command: str) -> None:
     """Beside the group's own (app.base: the restores every command says), a command's
@@ -83,6 +84,7 @@ def test_a_commands_help_loads_no_use_case(tmp_path: Path, command: str) -> None
     assert "iolab.report.document" not in loaded and "iolab.runner.campaign" not in loaded
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 def test_history_loads_no_report_document(tmp_path: Path) -> None:
     """`iolab history`'s table needs the history's text, not the report's document (nor the
     charts and formats behind it)."""
@@ -95,6 +97,7 @@ def test_history_loads_no_report_document(tmp_path: Path) -> None:
     assert "iolab.app.running" not in loaded and "iolab.app.transfer" not in loaded
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 def test_history_loads_none_of_the_heavy_modules(tmp_path: Path) -> None:
     db = tmp_path / "store.db"
     shutil.copyfile(GOLDEN_STORE, db)

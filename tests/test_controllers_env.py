@@ -25,6 +25,8 @@ from iolab.targets import controllers
 from iolab.targets.controllers import Controller, DriveCache, Health, Io, Read, Write, differs
 
 GIB = 1024**3
+# the cards' tools are stand-ins started as processes, several a test: the full lane's
+pytestmark = pytest.mark.slow
 FAMILY_OF = {
     "storcli64": "storcli",
     "perccli": "storcli",

@@ -479,6 +479,7 @@ BAD = [
 ]
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 @pytest.mark.parametrize(  # an iolab process each: the fast lane runs the first three
     ("line", "said"),
     [pytest.param(*bad, marks=[pytest.mark.slow] if n >= 3 else []) for n, bad in enumerate(BAD)],

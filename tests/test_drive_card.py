@@ -73,6 +73,7 @@ def test_a_storcli_vds_own_document_lists_its_drives() -> None:
     ]
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 @pytest.mark.parametrize("tool", sorted(CARDS))
 def test_each_drive_behind_the_card_is_read_through_it(
     tool: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

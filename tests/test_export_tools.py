@@ -165,6 +165,7 @@ def test_import_iolab_stays_light_and_load_is_there() -> None:
     assert done.stdout == "iolab.exchange.frame\n"
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 def test_without_pyarrow_or_pandas_one_line_says_what_to_install(
     golden: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

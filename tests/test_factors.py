@@ -191,6 +191,7 @@ def test_import_factor_flags_name_every_set_up_or_one(tmp_path: Path) -> None:
     assert "4k rw=read (IOPS): drives by policy" in done.stdout and "ARA+WB" in done.stdout
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 @pytest.mark.parametrize(
     ("flag", "said"),
     [
@@ -219,6 +220,7 @@ def test_factors_travel_with_an_export(tmp_path: Path, dd_store: Path) -> None:
 # ---------------------------------------------------------------- pivots refused plainly
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 @pytest.mark.parametrize(
     ("pivot", "said"),
     [

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from iolab.model import JSON
 from iolab.report import document
 from iolab.report.cells import Table
@@ -124,6 +126,7 @@ def test_sum_keeps_the_hosts_sum_in_the_results() -> None:
     assert winner.sentence.endswith("skewed leads by +31.0% ± 0.0%.")
 
 
+@pytest.mark.slow  # runs the runner over the fake executor and reports
 def test_each_exports_every_host_of_every_case() -> None:
     doc = document.assemble(reported("each"), document.Options())
     each = [

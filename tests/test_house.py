@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
+from conftest import source_tree
 from iolab.model import Code
 
 SRC = Path(__file__).parent.parent / "src" / "iolab"
@@ -21,10 +22,7 @@ DOCS = SRC.parent.parent / "docs"
 @functools.cache
 def _modules() -> dict[str, ast.Module]:
     """Every source file parsed, once for the session (the tests only read the trees)."""
-    return {
-        str(path.relative_to(SRC)): ast.parse(path.read_text(), str(path))
-        for path in sorted(SRC.rglob("*.py"))
-    }
+    return {str(path.relative_to(SRC)): source_tree(path) for path in sorted(SRC.rglob("*.py"))}
 
 
 def test_the_formatter_formats_every_line() -> None:

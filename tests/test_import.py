@@ -468,6 +468,7 @@ def test_csv_export_writes_three_tables(golden: Path, tmp_path: Path) -> None:
     assert (tmp_path / "results.percentiles.csv").exists()
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 def test_a_damaged_export_is_one_line(golden: Path, tmp_path: Path) -> None:
     with Store(golden) as store:
         doc = export.document(store.dump(1), "test")

@@ -90,6 +90,7 @@ def test_the_reader_counts_the_bytes_of_a_real_fio_stream_as_it_reads_them(
         assert end <= heard <= end + step
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 def test_the_reader_counts_a_large_stream_a_step_at_a_time(tmp_path: Path) -> None:
     path = grown_stream(tmp_path / "large.json", 3 * read_progress.STEP_BYTES + 12_345)
     counts, seen = counted_documents(path, read_progress.STEP_BYTES)

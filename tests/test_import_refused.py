@@ -1190,6 +1190,7 @@ def fixture_files() -> Iterator[Path]:
 NOT_FIO_OUTPUT = ("not fio output iolab knows", "a table of percentages")
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 def test_every_real_fixture_passes_the_checks(tmp_path: Path) -> None:
     """All of fio's, dd's, bonnie++'s and the studies' real output imports: the only files
     refused are those that are no results (fio's stdout, the capture notes, a table of
@@ -1222,6 +1223,7 @@ def test_every_golden_export_imports_back(name: str, tmp_path: Path) -> None:
     assert not done.problems and len(done.runs) == len(runs), done.problems
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 def test_one_bad_file_among_good_ones_leaves_the_good_ones_imported(tmp_path: Path) -> None:
     """The rule for several files stays: the readable ones import, the bad one is a line,
     and the exit code is 3; the bad file's jobs are not among what is stored."""
@@ -1237,6 +1239,7 @@ def test_one_bad_file_among_good_ones_leaves_the_good_ones_imported(tmp_path: Pa
         assert case.metrics["read"].iops > 0
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 def test_two_bad_files_and_nothing_imported_is_exit_1(tmp_path: Path) -> None:
     first, second = tmp_path / "a.json", tmp_path / "b.json"
     first.write_text(RANDREAD.read_text().replace('"iops" : ', '"iops" : NaN, "was" : ', 1))

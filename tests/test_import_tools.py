@@ -227,6 +227,7 @@ def test_dd_progress_lines_become_bandwidth_samples(tmp_path: Path) -> None:
     assert {(s.metric, s.direction) for s in found} == {("bw", "write")}
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 def test_a_dd_report_that_does_not_say_its_direction_is_one_line(tmp_path: Path) -> None:
     anonymous = tmp_path / "output.txt"
     shutil.copy(DD / "dd-write-direct.txt", anonymous)
@@ -386,6 +387,7 @@ def test_published_dd_and_bonnie_tables_have_set_ups_as_rows(tmp_path: Path) -> 
         assert block_out.bw_bytes == exact(row["seq_output_block_KB/s"], 1024)
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 def test_published_tables_together_a_percentage_table_refused_the_rest_imported(
     tmp_path: Path,
 ) -> None:
@@ -416,6 +418,7 @@ def test_a_report_shows_published_figures_as_the_study_printed_them(tmp_path: Pa
     assert big["no RAID card"] in report  # 32m: MB/s
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 def test_setup_renames_a_tree_but_not_a_table_and_unknown_csv_in_a_folder_is_left_out(
     tmp_path: Path,
 ) -> None:

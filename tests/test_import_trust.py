@@ -207,6 +207,7 @@ def first_of_each_flag(facts: list[tuple[str, str, str]]) -> list[Any]:
     return marked
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 @pytest.mark.parametrize(("flag", "value", "named"), first_of_each_flag(BAD_FACTS))
 def test_bad_set_up_facts_are_one_line_and_nothing_imported(
     tmp_path: Path, flag: str, value: str, named: str
@@ -509,6 +510,7 @@ def test_a_cache_goes_to_the_set_ups_it_names(
     assert _caches(tmp_path / "a.db") == {k: int(v * 1024**3) for k, v in expected.items()}
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 def test_a_fact_naming_no_imported_set_up_is_one_line(tmp_path: Path) -> None:
     done = run_iolab(
         "import", str(STUDY_A), "--cache", "PERC H710=1g", "--db", "a.db", cwd=tmp_path
@@ -538,6 +540,7 @@ def test_rated_iops_are_compared_with_cases_alike(
     assert writes and any("above-ceiling" in found for found in writes) == flagged
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 @pytest.mark.parametrize("value", ["100@", "100@4k:diagonal", "100@zz", "100@0:random", "=100"])
 def test_a_rating_whose_shape_is_not_readable_is_one_line(tmp_path: Path, value: str) -> None:
     done = run_iolab("import", str(STUDY_A), "--rated-iops", value, "--db", "a.db", cwd=tmp_path)

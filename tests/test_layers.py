@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import functools
 import importlib
 import pkgutil
 import re
@@ -14,6 +13,8 @@ import sys
 import types
 from pathlib import Path
 from typing import Any
+
+from conftest import source_tree
 
 SRC = Path(__file__).parent.parent / "src" / "iolab"
 LAYERS = {
@@ -40,12 +41,6 @@ def _is_room(name: str) -> bool:
     return (SRC / name).is_dir() or (SRC / f"{name}.py").exists()
 
 
-@functools.cache
-def _tree(path: Path) -> ast.Module:
-    """A source file parsed, once for the session (the tests only read the trees)."""
-    return ast.parse(path.read_text())
-
-
 def imports() -> dict[str, set[str]]:
     """room -> the rooms it imports."""
     graph: dict[str, set[str]] = {}
@@ -56,7 +51,7 @@ def imports() -> dict[str, set[str]]:
             if path.name != "__init__.py" or path.parent != SRC
             else "__init__"
         )
-        for node in ast.walk(_tree(path)):
+        for node in ast.walk(source_tree(path)):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("iolab"):
                 names = (
                     [node.module]
@@ -119,7 +114,7 @@ def modules() -> dict[str, set[str]]:
         mine = "iolab." + ".".join(path.relative_to(SRC).with_suffix("").parts)
         mine = mine.removesuffix(".__init__")
         found = graph.setdefault(mine, set())
-        for node in ast.walk(_tree(path)):
+        for node in ast.walk(source_tree(path)):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("iolab"):
                 for alias in node.names:
                     name = f"{node.module}.{alias.name}"
@@ -172,7 +167,7 @@ def _imported_across(rooms: tuple[str, ...]) -> set[tuple[str, str]]:
     found: set[tuple[str, str]] = set()
     for mine in rooms:
         for path in (SRC / mine).rglob("*.py"):
-            for node in ast.walk(_tree(path)):
+            for node in ast.walk(source_tree(path)):
                 if (
                     isinstance(node, ast.ImportFrom)
                     and node.module
@@ -335,7 +330,7 @@ def test_the_report_never_chooses_a_metric_itself() -> None:
             isinstance(node, ast.Name | ast.Attribute | ast.alias)
             and "metric_for"
             in (getattr(node, "id", "") or getattr(node, "attr", "") or getattr(node, "name", ""))
-            for node in ast.walk(_tree(path))
+            for node in ast.walk(source_tree(path))
         )
     )
     assert not choosing, choosing

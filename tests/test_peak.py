@@ -190,6 +190,7 @@ def test_a_method_does_not_mix_with_auto_repeat(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- run
 
 
+@pytest.mark.slow  # runs the runner over the fake executor and reports
 def test_the_search_stores_every_point_and_records_the_winner(tmp_path: Path) -> None:
     device = FakeDevice()
     store, run_id, seen = run(tmp_path, device)
@@ -215,6 +216,7 @@ def test_the_search_stores_every_point_and_records_the_winner(tmp_path: Path) ->
     assert all(index <= total for index, total in seen.counted), "the total grows with the search"
 
 
+@pytest.mark.slow  # runs the runner over the fake executor and reports
 def test_noise_wider_than_the_margin_is_said_with_the_points_tied(tmp_path: Path) -> None:
     store, run_id, seen = run(tmp_path, FakeDevice(noise=0.1, seed=3))
     winner = search_of(store, run_id)["winner"]
@@ -222,6 +224,7 @@ def test_noise_wider_than_the_margin_is_said_with_the_points_tied(tmp_path: Path
     assert any("is wider than the 3% margin" in n for n in seen.notes)
 
 
+@pytest.mark.slow  # runs the runner over the fake executor and reports
 def test_an_interrupted_search_resumes_without_running_a_stored_point_again(
     tmp_path: Path,
 ) -> None:
@@ -247,6 +250,7 @@ def test_an_interrupted_search_resumes_without_running_a_stored_point_again(
     assert "workload '4k randread numjobs=2 iodepth=2 again'" in again.jobs[0], "planned first"
 
 
+@pytest.mark.slow  # runs the runner over the fake executor and reports
 def test_the_curve_runs_fixed_rates_flags_the_undelivered_and_finds_the_knee(
     tmp_path: Path,
 ) -> None:

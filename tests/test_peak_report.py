@@ -65,6 +65,7 @@ def test_the_section_holds_the_search_the_curve_and_the_chart(
     assert len(chart.series[3].x) == 1 and chart.series[3].x[0] not in delivered
 
 
+@pytest.mark.slow  # runs the runner over the fake executor and reports
 def test_two_set_ups_draw_one_chart_per_percentile_one_line_each(tmp_path: Path) -> None:
     store, first, _ = run(tmp_path, FakeDevice(), CURVE)
     _, second, _ = run(tmp_path, FakeDevice(shape=lambda j, d: 50_000.0 * min(j * d, 8)), CURVE)
@@ -76,6 +77,7 @@ def test_two_set_ups_draw_one_chart_per_percentile_one_line_each(tmp_path: Path)
     assert [s.name for s in charts[1].series] == ["run 1: here", "run 2: here"]
 
 
+@pytest.mark.slow  # runs the runner over the fake executor and reports
 def test_every_format_carries_it(curve_report: report_document.Document) -> None:
     document = curve_report
     text = markdown.render_document(
@@ -120,6 +122,7 @@ def _p99_us() -> float:
     return float(read["clat_ns"]["percentile"]["99.000000"]) / 1000
 
 
+@pytest.mark.slow  # runs the runner over the fake executor and reports
 def test_a_latency_target_finds_the_most_iops_within_it(tmp_path: Path) -> None:
     """The fake device's latency grows as 1 / (1 - load): a p99 target of 3x its unloaded p99
     holds up to about two thirds of its rate; that load is measured three times, flagged in
@@ -144,6 +147,7 @@ def test_a_latency_target_finds_the_most_iops_within_it(tmp_path: Path) -> None:
     assert chart.y.unit == "µs"
 
 
+@pytest.mark.slow  # runs the runner over the fake executor and reports
 def test_a_latency_target_no_load_meets_says_so(tmp_path: Path) -> None:
     target = f"p99<={_p99_us() / 2:.0f}us"
     store, run_id, _ = run(tmp_path, FakeDevice(), f'{CURVE}\nslo = "{target}"')

@@ -119,6 +119,7 @@ def curve_rows(done: Ran) -> dict[str, list[set[str]]]:
     return {r["label"]: [set(c["flags"]) for c in r["cells"][1:]] for r in table["rows"]}
 
 
+@pytest.mark.slow  # runs the runner over the fake executor and reports
 def test_a_latency_target_resting_on_cpu_bound_points_says_so_in_every_format(
     tmp_path: Path,
 ) -> None:
@@ -160,6 +161,7 @@ def test_a_latency_target_resting_on_cpu_bound_points_says_so_in_every_format(
     assert not any("cpu-bound" in flags for flags in rows["50%"] + rows["peak"])
 
 
+@pytest.mark.slow  # runs the runner over the fake executor and reports
 def test_a_warned_point_no_answer_rests_on_marks_its_row_only(tmp_path: Path) -> None:
     """The 30% load is cpu-bound: its row says so; no answer rests on it, so none does."""
     done = ran(tmp_path, [at(30)])
@@ -173,6 +175,7 @@ def test_a_warned_point_no_answer_rests_on_marks_its_row_only(tmp_path: Path) ->
     assert all("cpu-bound" in flags for flags in curve_rows(done)["30%"])
 
 
+@pytest.mark.slow  # runs the runner over the fake executor and reports
 def test_the_winners_warning_marks_the_peak_and_its_row(tmp_path: Path) -> None:
     """The winner's runs are cpu-bound: the peak carries ⚑ cpu-bound (one point, no loads
     named), and so does the curve's unthrottled row; the knee and the target do not."""
@@ -185,6 +188,7 @@ def test_the_winners_warning_marks_the_peak_and_its_row(tmp_path: Path) -> None:
     assert all("cpu-bound" in flags for flags in curve_rows(done)["peak"])
 
 
+@pytest.mark.slow  # runs the runner over the fake executor and reports
 def test_a_clean_search_marks_no_answer_with_cpu_bound(tmp_path: Path) -> None:
     """No point cpu-bound: no answer says cpu-bound, and on a quiet host (its points carry no
     warning) no answer carries ⚑ at all; the 100% load's rate not delivered is the curve's

@@ -236,6 +236,7 @@ def test_refusals_are_one_line(tmp_path: Path, plan_text: str, job: str, message
     assert done.stderr.count("\n") == 1
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 def test_a_job_file_that_is_not_text_is_one_line(tmp_path: Path) -> None:
     _write(tmp_path)
     (tmp_path / "mine.fio").write_bytes(b"[a]\nrw=read\xff\n")

@@ -55,6 +55,7 @@ def test_study_es_table_imports_as_shares_of_its_named_baseline(tmp_path: Path) 
         assert db.execute("SELECT COUNT(*) FROM metrics").fetchone()[0] == 0
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 def test_without_the_set_ups_named_the_table_is_one_line_and_nothing_is_stored(
     tmp_path: Path,
 ) -> None:

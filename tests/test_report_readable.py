@@ -362,6 +362,7 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
+@pytest.mark.slow  # runs the runner over the fake executor and reports
 def test_big_runs_summarise_and_say_what_they_left_out(big: Path) -> None:
     found = _load(big, [None])
     assert found.charted is not None and len(found.charted) == 2  # samples read for 2 only
@@ -396,6 +397,7 @@ def test_big_runs_summarise_and_say_what_they_left_out(big: Path) -> None:
     assert rendered.text.count("\n│ mix ") == len(shown) - 1
 
 
+@pytest.mark.slow  # runs the runner over the fake executor and reports
 def test_bench_builds_a_store_and_times_the_reports(tmp_path: Path) -> None:
     done = run_iolab_bench(tmp_path, "--setups", "2", "--workloads", "30", "--formats", "csv")
     assert done.returncode == 0, done.stderr
@@ -415,6 +417,7 @@ def run_iolab_bench(cwd: Path, *args: str) -> Any:
     )
 
 
+@pytest.mark.slow  # runs the runner over the fake executor and reports
 def test_csv_of_a_big_run_has_every_row(big: Path, tmp_path: Path) -> None:
     out = run_iolab("report", "--db", str(big), "--format", "csv", cwd=tmp_path, check=True)
     rows = list(csv.DictReader(out.stdout.splitlines()))

@@ -232,6 +232,7 @@ def test_repeat_auto_stops_at_the_most_and_says_so(tmp_path: Path, store: Store)
     assert any("NOT within" in note for note in seen.notes)
 
 
+@pytest.mark.slow  # runs the runner over the fake executor and reports
 def test_steady_rounds_stop_at_the_first_full_steady_window(tmp_path: Path, store: Store) -> None:
     text = PLAN.format(path=tmp_path, extra="") + '\n[steady]\ntrack = "4k randwrite"\n'
     the_plan = parse_plan(text, "plan.toml")
@@ -249,6 +250,7 @@ def test_steady_rounds_stop_at_the_first_full_steady_window(tmp_path: Path, stor
     assert recorded.steady and recorded.window_rounds == (1, 5)
 
 
+@pytest.mark.slow  # runs the runner over the fake executor and reports
 def test_steady_rounds_go_on_to_the_most_and_say_it_was_not_reached(
     tmp_path: Path, store: Store
 ) -> None:

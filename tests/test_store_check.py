@@ -429,6 +429,7 @@ def test_databases_of_older_iolab_versions_still_open(
     assert sorted(p.name for p in workdir.iterdir()) == [name]
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 def test_a_journal_left_by_a_dead_iolab_is_rolled_back(workdir: Path) -> None:
     shutil.copyfile(FIO_JSON, workdir / "a.json")
     iolab_here("import", "a.json", "--db", "x.db", cwd=workdir, check=True)

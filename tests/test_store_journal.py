@@ -78,6 +78,7 @@ def test_reading_commands_leave_the_database_as_they_found_it(db: Path) -> None:
         assert digest(db) == before and beside(db) == [], command
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 def test_a_committed_write_survives_kill_9_and_is_folded_by_the_next_writer(db: Path) -> None:
     child = subprocess.run(
         [sys.executable, "-c", SAVE_AND_DIE, str(db)],
@@ -126,6 +127,7 @@ def test_a_runs_own_time_is_read_only_as_it_should_be(owner: str, said: object) 
     assert own_time(owner) == said
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 def test_a_hostile_owner_column_is_not_said(db: Path) -> None:
     with sqlite3.connect(db) as con:
         con.execute("UPDATE runs SET owner = ?", ('{"own_s": -5, "cases": "x"}',))

@@ -291,6 +291,7 @@ def dead(world: World) -> Iterator[Dead]:
         yield Dead(store, world.cwd / "target" / TEST_FILE, Path(done.stdout.strip()))
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 def test_the_next_run_removes_what_a_dead_run_recorded(dead: Dead) -> None:
     said = [r.said for r in dead_runs(dead.store)]
     assert len(said) == 1 and said[0].startswith("run 2's iolab (pid "), said
@@ -355,6 +356,7 @@ FORGED = {
 }
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 @pytest.mark.parametrize("forge", FORGED)
 def test_what_no_longer_carries_iolabs_proof_is_left(dead: Dead, forge: str) -> None:
     """The record names the thing, but what stands there now is not what the run made."""
@@ -366,6 +368,7 @@ def test_what_no_longer_carries_iolabs_proof_is_left(dead: Dead, forge: str) -> 
     assert str(kept) not in recovered[0].said
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 def test_the_records_of_another_database_are_not_its(dead: Dead, world: World) -> None:
     other = world.cwd / "other.db"
     shutil.copyfile(world.db, other)
@@ -374,6 +377,7 @@ def test_the_records_of_another_database_are_not_its(dead: Dead, world: World) -
     assert dead.testfile.exists() and dead.scratch.exists()
 
 
+@pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 @pytest.mark.parametrize("problem", ["a symbolic link", "open to other users"])
 def test_a_state_folder_that_cannot_be_trusted_is_not_read(
     dead: Dead, world: World, problem: str

@@ -332,6 +332,7 @@ def test_a_pending_record_with_its_own_commands_shows_iolabs(here: Here) -> None
     assert read.said().endswith("restore it: storcli64 /c0/v0 set wrcache=wb nolog")
 
 
+@pytest.mark.slow  # runs the runner over the fake executor and reports
 def test_5000_pending_records_are_one_line_with_their_count(here: Here) -> None:
     for n in range(5000):
         forge_pending(here.state, _entry(where=f"/c{n // 1000}/v{n % 1000}", when=1.7e9 + n))
