@@ -26,7 +26,6 @@ from iolab.report.document import (
     Block,
     Document,
     Section,
-    comparison_warnings,
     environment_blocks,
     findings_blocks,
     more_findings,
@@ -34,6 +33,7 @@ from iolab.report.document import (
     published_blocks,
     subtitle,
 )
+from iolab.report.judged import compare_warnings
 from iolab.report.views import (
     figures,
     findings_view,
@@ -62,7 +62,8 @@ def compare(data: Dataset, metric: str = "auto") -> Document:
     sections.append(Section("Comparison", tuple(blocks)))
     sections.append(Section("Set-ups side by side", tuple(figures.bars(data, metric))))
     sections.append(Section("Environment", environment_blocks(data)))
-    sections += notes_section(data, comparison_warnings(data, table))
+    if (notes := notes_section(data, compare_warnings(data, table))) is not None:
+        sections.append(notes)
     sections += more_findings(found, short=False)
     ids = " and ".join(str(r.id) for r in data.runs)
     title = f"Comparison of runs {ids}"

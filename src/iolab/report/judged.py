@@ -12,7 +12,7 @@ import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from iolab.analysis import checks, comparison, factors, raid_model
+from iolab.analysis import checks, comparison, factors, raid_model, scaling
 from iolab.analysis.findings import Finding
 from iolab.model import FioValue, Layout, Setup
 from iolab.report.cells import Table, cell_values, shown_in, whole_rows
@@ -38,16 +38,11 @@ def judge(
     """The warnings and the ranked findings of the report of `data` (its results table,
     the RAID model's and the latency table as the document drew them)."""
     warned = [*_ceiling_warnings(data, metric), *hosts_view.warnings(data, metric)]
-    mixed = comparison.mixed_versions([(r.id, r.environment) for r in data.runs])
     warned += fleet_view.warnings(data, metric)  # a fleet's odd hosts, what differs
-    warned += [f"{mixed.code}: {mixed}"] if mixed else []  # between runs, or within an import
-    flat = telemetry_view.flat_scaling(data)
+    warned += _mixed(data)  # between runs, or within an import
+    flat = scaling.flat_scaling(telemetry_view.scaling_points(data))
     warned += [f"{w.code}: {w}" for w in flat]
-    cells = [cell for row in results.rows for cell in row.cells]
-    fragile = comparison.few_repeats(  # changes against the baseline, as compare judges them
-        [c.summary for c in cells if c.summary], [c.difference for c in cells if c.difference]
-    )
-    warned += [f"{fragile.code}: {fragile}"] if fragile else []
+    warned += _fragile(results)  # changes against the baseline, as compare judges them
     whole = whole_rows(results)  # a workload's one figure: a mixed one's total
     spreads = findings_view.across_runs(data, whole, metric)
     found = findings_view.derive(data, whole, metric, baseline, flat, raid, latency, spreads)
@@ -56,6 +51,26 @@ def judge(
         found += factors.findings(findings_view.figures(data, results, metric), factored)
     spread = findings_view.across_runs_table(spreads, data.pooled_runs)
     return Judged(tuple(warned), tuple(findings_view.ordered(found)), spread)
+
+
+def compare_warnings(data: Dataset, table: Table) -> list[str]:
+    """What `iolab compare` warns of: mixed-versions and few-repeats (analysis.comparison)."""
+    return [*_mixed(data), *_fragile(table)]
+
+
+def _mixed(data: Dataset) -> list[str]:
+    """mixed-versions: the runs' fio versions differ."""
+    mixed = comparison.mixed_versions([(r.id, r.environment) for r in data.runs])
+    return [f"{mixed.code}: {mixed}"] if mixed else []
+
+
+def _fragile(table: Table) -> list[str]:
+    """few-repeats: changes in `table` that rest on few repetitions."""
+    cells = [cell for row in table.rows for cell in row.cells]
+    fragile = comparison.few_repeats(
+        [c.summary for c in cells if c.summary], [c.difference for c in cells if c.difference]
+    )
+    return [f"{fragile.code}: {fragile}"] if fragile else []
 
 
 def _ceiling(setup: Setup, options: Mapping[str, FioValue]) -> tuple[float, str]:
