@@ -297,6 +297,7 @@ REPORT_RANKS = {
     "document": 2,
     "compare_document": 2,
     "judged": 2,
+    "judged_findings": 2,
     "run": 2,
     "advice": 2,
     "history": 2,
@@ -348,10 +349,12 @@ def test_the_report_never_chooses_a_metric_itself() -> None:
 # Where the report may call the analysis: where the run is loaded (report.data: json+ bins
 # merged, a case's options classified, the checks only a set-up's cases together show; and
 # report.run, which reads the user's --pivot) and where it is judged (report.judged: the
-# warnings and the findings). Every other report
+# warnings; report.judged_findings: the findings). Every other report
 # module takes from iolab.analysis only typed results: classes (dataclasses, enums), type
 # aliases and constants, which it words.
-CALLS_ANALYSIS = frozenset({"report/data.py", "report/run.py", "report/judged.py"})
+CALLS_ANALYSIS = frozenset(
+    {"report/data.py", "report/run.py", "report/judged.py", "report/judged_findings.py"}
+)
 
 # Report modules that still call analysis functions themselves, each name exactly: a view
 # that works out what it shows (it should read it from the judged run instead), the cells'
@@ -381,14 +384,7 @@ STILL_CALLING = {
     },
     "report/views/env_view.py": {"environment.differences"},
     "report/views/figures.py": {"latency.exceedance", "latency.unit_for", "stats.summarize"},
-    "report/views/findings_view.py": {
-        "finding_details.pooled",
-        "finding_groups.derive",
-        "finding_groups.ranked",
-        "findings.and_list",
-        "scaling.in_flight",
-        "scaling.sweeps",
-    },
+    "report/views/findings_view.py": {"findings.and_list"},
     "report/views/fleet_view.py": {"fleet.inventory", "fleet.outliers", "fleet.spread"},
     "report/views/hosts_view.py": {"stats.summarize"},
     "report/views/raid_view.py": {

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from iolab.errors import ReportError
-from iolab.report import directions
+from iolab.report import directions, judged_findings
 from iolab.report.cells import (
     UNITS,
     WARNED_LEGEND,
@@ -36,7 +36,6 @@ from iolab.report.document import (
 from iolab.report.judged import compare_warnings
 from iolab.report.views import (
     figures,
-    findings_view,
     heat_figure,
 )
 
@@ -57,7 +56,9 @@ def compare(data: Dataset, metric: str = "auto") -> Document:
     )
     if chart:
         blocks.append(chart)
-    found = findings_view.ordered(findings_view.compare_findings(data, whole_rows(table), metric))
+    found = judged_findings.ordered(
+        judged_findings.compare_findings(data, whole_rows(table), metric)
+    )
     sections = findings_blocks(found, f"run {data.runs[0].id}")
     sections.append(Section("Comparison", tuple(blocks)))
     sections.append(Section("Set-ups side by side", tuple(figures.bars(data, metric))))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from iolab.analysis import checks, comparison, factors, raid_model, scaling
 from iolab.analysis.findings import Finding
 from iolab.model import FioValue, Layout, Setup
+from iolab.report import judged_findings
 from iolab.report.cells import Table, cell_values, shown_in, whole_rows
 from iolab.report.data import DataCase, Dataset
 from iolab.report.views import findings_view, fleet_view, hosts_view, telemetry_view
@@ -44,13 +45,13 @@ def judge(
     warned += [f"{w.code}: {w}" for w in flat]
     warned += _fragile(results)  # changes against the baseline, as compare judges them
     whole = whole_rows(results)  # a workload's one figure: a mixed one's total
-    spreads = findings_view.across_runs(data, whole, metric)
-    found = findings_view.derive(data, whole, metric, baseline, flat, raid, latency, spreads)
+    spreads = judged_findings.across_runs(data, whole, metric)
+    found = judged_findings.derive(data, whole, metric, baseline, flat, raid, latency, spreads)
     factored = {s.label: s.setup.factors for s in data.setups}
     if any(factored.values()):  # each factor's consistent effect, where set-ups carry factors
-        found += factors.findings(findings_view.figures(data, results, metric), factored)
+        found += factors.findings(judged_findings.figures(data, results, metric), factored)
     spread = findings_view.across_runs_table(spreads, data.pooled_runs)
-    return Judged(tuple(warned), tuple(findings_view.ordered(found)), spread)
+    return Judged(tuple(warned), tuple(judged_findings.ordered(found)), spread)
 
 
 def compare_warnings(data: Dataset, table: Table) -> list[str]:
