@@ -382,7 +382,6 @@ STILL_CALLING = {
         "peak.slo_rests",
         "peak.slo_said",
     },
-    "report/views/env_view.py": {"environment.differences"},
     "report/views/figures.py": {"latency.exceedance", "latency.unit_for", "stats.summarize"},
     "report/views/findings_view.py": {"findings.and_list"},
     "report/views/fleet_view.py": {"fleet.inventory", "fleet.outliers", "fleet.spread"},

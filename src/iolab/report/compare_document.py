@@ -33,7 +33,7 @@ from iolab.report.document import (
     published_blocks,
     subtitle,
 )
-from iolab.report.judged import compare_warnings
+from iolab.report.judged import compare_warnings, environment_differences
 from iolab.report.views import (
     figures,
     heat_figure,
@@ -62,7 +62,7 @@ def compare(data: Dataset, metric: str = "auto") -> Document:
     sections = findings_blocks(found, f"run {data.runs[0].id}")
     sections.append(Section("Comparison", tuple(blocks)))
     sections.append(Section("Set-ups side by side", tuple(figures.bars(data, metric))))
-    sections.append(Section("Environment", environment_blocks(data)))
+    sections.append(Section("Environment", environment_blocks(data, environment_differences(data))))
     if (notes := notes_section(data, compare_warnings(data, table))) is not None:
         sections.append(notes)
     sections += more_findings(found, short=False)

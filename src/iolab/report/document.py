@@ -19,6 +19,7 @@ from iolab.names import one_line
 from iolab.report.cells import Table, case_notes, incomplete, run_title
 from iolab.report.charts import Chart
 from iolab.report.data import Dataset
+from iolab.report.judged import Differed
 from iolab.report.run import Options, ReportRun, derive
 from iolab.report.views import (
     cdm_view,
@@ -176,11 +177,12 @@ def more_findings(found: Sequence[Finding], short: bool) -> list[Section]:
     return [Section(findings_view.MORE_TITLE, (more,))] if rest else []
 
 
-def environment_blocks(data: Dataset) -> tuple[Block, ...]:
+def environment_blocks(data: Dataset, found: Sequence[Differed]) -> tuple[Block, ...]:
     """The facts table; what differs between runs (what matters, in a few lines; the
-    volatile rest for the HTML page's details); each set-up's stack, filesystem and commands."""
+    volatile rest of `found`, report.judged.environment_differences, for the HTML page's
+    details); each set-up's stack, filesystem and commands."""
     blocks: list[Block] = [tables.environment_table(data)]
-    volatile = env_view.volatile_differences(data)
+    volatile = env_view.volatile_differences(found)
     differences = env_view.differences_that_matter(data)
     if summary_line := env_view.volatile_summary(volatile):
         differences.append(summary_line)
@@ -324,7 +326,7 @@ def latency_section(run: ReportRun) -> Section | None:
 
 
 def environment_section(run: ReportRun) -> Section | None:
-    return Section("Environment", environment_blocks(run.data))
+    return Section("Environment", environment_blocks(run.data, run.judged.differences))
 
 
 def warnings_section(run: ReportRun) -> Section | None:

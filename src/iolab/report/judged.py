@@ -13,12 +13,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from iolab.analysis import checks, comparison, factors, raid_model, scaling
+from iolab.analysis.environment import EnvDifference, differences
 from iolab.analysis.findings import Finding
-from iolab.model import FioValue, Layout, Setup
+from iolab.model import FioValue, Layout, Setup, codec
 from iolab.report import judged_findings
 from iolab.report.cells import Table, cell_values, shown_in, whole_rows
 from iolab.report.data import DataCase, Dataset
-from iolab.report.views import findings_view, fleet_view, hosts_view, telemetry_view
+from iolab.report.views import env_view, findings_view, fleet_view, hosts_view, telemetry_view
+
+Differed = tuple[EnvDifference, tuple[int, ...]]  # a fact that differs, the runs of its values
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,7 @@ class Judged:
     warnings: tuple[str, ...]  # "code: sentence", in the order the notes show them
     findings: tuple[Finding, ...]  # ranked
     spread: Table | None  # the findings' spread across pooled runs, where runs were pooled
+    differences: tuple[Differed, ...]  # every recorded fact that differs between the runs
 
 
 def judge(
@@ -51,7 +55,23 @@ def judge(
     if any(factored.values()):  # each factor's consistent effect, where set-ups carry factors
         found += factors.findings(judged_findings.figures(data, results, metric), factored)
     spread = findings_view.across_runs_table(spreads, data.pooled_runs)
-    return Judged(tuple(warned), tuple(judged_findings.ordered(found)), spread)
+    ranked = tuple(judged_findings.ordered(found))
+    return Judged(tuple(warned), ranked, spread, environment_differences(data))
+
+
+def environment_differences(data: Dataset) -> tuple[Differed, ...]:
+    """Every recorded fact that differs between the runs (analysis.environment): the hosts',
+    and the facts of each set-up several runs share by name; with the runs its values are
+    of."""
+    if len(data.runs) < 2:
+        return ()
+    ids = tuple(r.id for r in data.runs)
+    found = [(d, ids) for d in differences("host", [r.environment for r in data.runs])]
+    for name, same in env_view.pairs(data):
+        stored = [codec.to_object(s.facts) for s in same]
+        runs = tuple(s.run_id for s in same)
+        found += [(d, runs) for d in differences(f"set-up {name!r}", stored)]
+    return tuple(found)
 
 
 def compare_warnings(data: Dataset, table: Table) -> list[str]:
