@@ -237,10 +237,23 @@ def workdir(tmp_path: Path) -> Iterator[Path]:
 
 
 def needs_root() -> pytest.MarkDecorator:
-    """Skip without root on a workstation; in CI (CI set) run anyway, so a missing root fails."""
-    return pytest.mark.skipif(
-        os.geteuid() != 0 and not os.environ.get("CI"), reason="needs root for mounts"
-    )
+    """A test that needs root: without it, it fails with the reason (a check not made never
+    passes, also on a workstation)."""
+    return pytest.mark.usefixtures("root_user")
+
+
+@pytest.fixture
+def root_user() -> None:
+    require_root()
+
+
+def require_root(what: str = "loop devices and mounts") -> None:
+    """Fail, with the reason, where the test's part (root) is missing: never a skip."""
+    if os.geteuid() != 0:
+        pytest.fail(
+            f"NOT CHECKED: needs root for {what}; run the suite as root (scripts/test)",
+            pytrace=False,
+        )
 
 
 @pytest.fixture

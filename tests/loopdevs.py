@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import require_root
 from iolab.targets import devices as dv
 
 IMAGE_DIR = Path(os.environ.get("IOLAB_TEST_DIR", "/var/tmp"))
@@ -189,8 +190,7 @@ def _alive(pid: int) -> bool:
 @pytest.fixture(name="loops")
 def loops_fixture(request: pytest.FixtureRequest) -> Iterator[LoopDevs]:
     """Loop devices for one test, guaranteed gone afterwards."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root for loop devices and mounts")
+    require_root()
     tag = "".join(c if c.isalnum() else "-" for c in request.node.name[:40])
     made = LoopDevs(tag)
     try:

@@ -35,7 +35,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from conftest import IOLAB, iolab_here, needs_root, run_iolab
+from conftest import IOLAB, iolab_here, needs_root, require_root, run_iolab
 from iolab.cli import main
 from iolab.store import Store
 from loopdevs import MIB, LoopDevs, device_sha256, sh
@@ -192,7 +192,7 @@ def case(
         max_s=max_s,
         env=tuple((env or {}).items()),
     )
-    marks = [needs_root(), pytest.mark.root] if bad.loops() else []
+    marks = [pytest.mark.root] if bad.loops() else []  # devs requires root
     if case_id in REACHES_FIO:
         marks.append(pytest.mark.fio)
     return pytest.param(bad, id=case_id, marks=marks)
@@ -1201,8 +1201,7 @@ def module_dir() -> Iterator[Path]:
 @pytest.fixture(scope="module")
 def devs(module_dir: Path) -> Iterator[dict[str, str]]:
     """The module's loop devices, by placeholder; made once, always torn down."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root for loop devices and mounts")
+    require_root()
     made = LoopDevs("bad-input")
     try:
         names = {token: made.make(64) for token in LOOP_TOKENS}

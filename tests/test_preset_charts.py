@@ -38,7 +38,7 @@ def _points(chart: Chart) -> int:
     [pytest.param(p, marks=[pytest.mark.slow] if i else []) for i, p in enumerate(preset_names())],
 )
 def test_every_chart_of_a_presets_report_has_points(preset: str, tmp_path: Path) -> None:
-    overrides = Overrides(target=str(tmp_path), size="1g", runtime=1, max_cases=40)
+    overrides = Overrides(target=str(tmp_path), size="256m", runtime=1, max_cases=40)
     the_plan = load_preset(preset, overrides)
     built = plan_campaign(the_plan, FIO, executor=FakeExecutor(), probe_write=False)
     with Store(tmp_path / "results.db") as store:

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_iolab
+from conftest import require_root, run_iolab
 from iolab.errors import PlanError, TargetError, ToolOptionError
 from iolab.model import Layout
 from iolab.plan.load import parse_plan
@@ -236,8 +236,7 @@ def test_the_table_is_big_and_its_ids_are_unique() -> None:
 @pytest.fixture(scope="module")
 def devs() -> Iterator[dict[str, str]]:
     """Three small loop devices; the second holds data."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root for loop devices")
+    require_root("loop devices")
     made = LoopDevs("tool-options")
     try:
         names = {token: made.make(64) for token in LOOPS}

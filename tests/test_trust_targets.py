@@ -15,17 +15,20 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from _pytest.mark import ParameterSet
 
 from conftest import run_iolab
 from iolab.analysis import check_context, checks, comparison
 from iolab.model import CaseMetrics, DirectionMetrics
 from iolab.model.facts import Layer
 from iolab.targets import caches
+from iolab.targets.lab import Done, Kernel
 from loopdevs import MIB, LoopDevs, is_mounted, loops_fixture, sh
 
 __all__ = ["loops_fixture"]
@@ -239,7 +242,7 @@ def test_a_target_in_memory_is_flagged_everywhere(
 def test_dev_shm_as_the_target_is_flagged(workdir: Path) -> None:
     shm = Path("/dev/shm")
     if not is_mounted(shm):
-        pytest.skip("/dev/shm is not a mount here")
+        pytest.fail("NOT CHECKED: /dev/shm is not a mount here", pytrace=False)
     before = set(shm.iterdir())
     (workdir / "plan.toml").write_text(plan("", 1).replace('name = "trust"', 'name = "shm"'))
     done = run_iolab("run", "plan.toml", "--target", str(shm), cwd=workdir)
@@ -252,50 +255,86 @@ def test_dev_shm_as_the_target_is_flagged(workdir: Path) -> None:
     assert set(shm.iterdir()) == before, "nothing left in /dev/shm"
 
 
+Shell = Callable[[str], Done]
+
+
+def host_shell(command: str) -> Done:
+    done = sh("sh", "-c", command, check=False)
+    return Done(done.returncode, done.stdout + done.stderr)
+
+
 @dataclass(frozen=True)
 class RamDisk:
+    """A zram or brd RAM disk, made in this host's kernel where it can make one, else in the
+    session's lab kernel (conftest.lab_kernel), whose modules hold both: a kernel without the
+    module runs the test elsewhere, never skips it."""
+
     kind: str
 
-    def make(self) -> str:
-        if self.kind == "zram":
-            control = Path("/sys/class/zram-control/hot_add")
-            if not control.exists():
-                pytest.skip("no zram in this kernel (no /sys/class/zram-control)")
-            number = control.read_text().strip()
-            Path(f"/sys/block/zram{number}/disksize").write_text(f"{96 * MIB}\n")
-            return f"/dev/zram{number}"
-        if sh("modprobe", "brd", "rd_nr=1", "rd_size=98304", check=False).returncode != 0:
-            pytest.skip("modprobe brd failed: this kernel has no brd module")
-        if not Path("/dev/ram0").exists():
-            pytest.skip("brd loaded but made no /dev/ram0")
-        return "/dev/ram0"
+    def on_host(self) -> bool:
+        if self.kind == "zram" and Path("/sys/class/zram-control").exists():
+            return True
+        return sh("modprobe", "--dry-run", self.kind, check=False).returncode == 0
 
-    def remove(self, dev: str) -> None:
+    def param(self) -> ParameterSet:
+        marks = [] if self.on_host() else [pytest.mark.kernel]  # ram_shell boots the lab
+        return pytest.param(self, marks=marks, id=self.kind)
+
+    def make(self, shell: Shell, modprobe: str) -> str:
+        if self.kind == "zram":
+            done = shell(
+                f"[ -e /sys/class/zram-control ] || {modprobe} zram num_devices=0; "
+                "n=$(cat /sys/class/zram-control/hot_add) && "
+                f'echo {96 * MIB} > /sys/block/zram$n/disksize && echo "/dev/zram$n"'
+            )
+        else:
+            done = shell(f"{modprobe} brd rd_nr=1 rd_size=98304 && ls /dev/ram0")
+        assert done.returncode == 0, f"no {self.kind} RAM disk: {done.output}"
+        return done.output.strip().splitlines()[-1]
+
+    def remove(self, shell: Shell, modprobe: str, dev: str) -> None:
         if self.kind == "zram":
             name = Path(dev).name
-            Path(f"/sys/block/{name}/reset").write_text("1\n")
-            Path("/sys/class/zram-control/hot_remove").write_text(name.removeprefix("zram"))
+            shell(
+                f"echo 1 > /sys/block/{name}/reset; "
+                f"echo {name.removeprefix('zram')} > /sys/class/zram-control/hot_remove"
+            )
         else:
-            sh("modprobe", "-r", "brd", check=False)
+            shell(f"{modprobe} -r brd")
+
+
+@pytest.fixture
+def ram_shell(request: pytest.FixtureRequest) -> tuple[Shell, str]:
+    """Where the RAM disk is made and iolab runs: this host, or the lab kernel (its own
+    modules folder for modprobe), for the test's RamDisk."""
+    disk: RamDisk = request.node.callspec.params["disk"]
+    if disk.on_host():
+        return host_shell, "modprobe"
+    kernel: Kernel = request.getfixturevalue("lab_kernel")
+    return kernel.run, f"modprobe -d {kernel.folder / 'modules'}"
 
 
 @pytest.mark.fio
 @pytest.mark.root
-@pytest.mark.parametrize("disk", [RamDisk("zram"), RamDisk("brd")], ids=["zram", "brd"])
+@pytest.mark.parametrize("disk", [RamDisk("zram").param(), RamDisk("brd").param()])
 @pytest.mark.parametrize("filesystem", ["none", "ext4"])
-def test_a_ram_disk_is_flagged(disk: RamDisk, filesystem: str, workdir: Path) -> None:
-    dev = disk.make()
+def test_a_ram_disk_is_flagged(
+    disk: RamDisk, filesystem: str, workdir: Path, ram_shell: tuple[Shell, str]
+) -> None:
+    shell, modprobe = ram_shell
+    dev = disk.make(shell, modprobe)
     try:
         setup = device_setup("ram disk", [dev], f'filesystem = "{filesystem}"')
         (workdir / "plan.toml").write_text(plan(setup))
-        done = run_iolab("run", "plan.toml", *confirm([dev]), cwd=workdir)
-        assert done.returncode == 0, done.stderr
+        args = " ".join(["run", "plan.toml", *confirm([dev])])
+        done = shell(f"cd {workdir} && {sys.executable} -m iolab {args}")
+        assert done.returncode == 0, done.output
         cases = stored(workdir / "iolab.db")
         assert len(cases) == 2
         for _, workload, found in cases:
             assert Path(dev).name in found.get("ram-target", ""), (workload, found)
     finally:
-        disk.remove(dev)
+        disk.remove(shell, modprobe, dev)
 
 
 @pytest.mark.fio
