@@ -65,7 +65,7 @@ def compare(data: Dataset, metric: str = "auto") -> Document:
     sections.append(Section("Environment", environment_blocks(data, environment_differences(data))))
     if (notes := notes_section(data, compare_warnings(data, table))) is not None:
         sections.append(notes)
-    sections += more_findings(found, short=False)
+    sections += more_findings(found)
     ids = " and ".join(str(r.id) for r in data.runs)
     title = f"Comparison of runs {ids}"
     published = published_blocks(sections, data, check=False)  # the plan's charts are not compare's

@@ -121,7 +121,7 @@ def assemble(data: Dataset, options: Options) -> Document:
         sections = findings_blocks(found, options.baseline, spread, short=True)
     else:
         sections = [*findings_blocks(found, options.baseline, spread), *body]
-        sections += more_findings(found, short=False)
+        sections += more_findings(found)
     check = options.charts is None and not options.skip
     published = published_blocks(sections, run.data, check)
     title, environments = _title(run.data), _environments(run.data)
@@ -169,10 +169,10 @@ def findings_blocks(
     return [Section(findings_view.TITLE, (*said, *(t for t in tables if t is not None)))]
 
 
-def more_findings(found: Sequence[Finding], short: bool) -> list[Section]:
-    """The findings past the first ones, as an appendix at the end (none in the short form:
+def more_findings(found: Sequence[Finding]) -> list[Section]:
+    """The findings past the first ones, as an appendix at the end (the short form has none:
     the JSON and CSV hold them all)."""
-    rest = () if short else findings_view.more_lines(found)
+    rest = findings_view.more_lines(found)
     more = Notes(findings_view.MORE_TITLE, rest, findings_view.MORE_NAME)
     return [Section(findings_view.MORE_TITLE, (more,))] if rest else []
 
