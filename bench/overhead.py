@@ -11,11 +11,15 @@ of 1.00, judged on the 95% interval of the mean ratio. `--engine null` runs fio'
 `--matrix`: the 12 cases of issue 47 (read, write, randread, randwrite x iodepth 1, 8, 32;
 4k, 64 MiB, 1 s), in one go, round after round, in alternating order: a plain loop of fio
 over the same job files (what `iolab show --fio` prints), one `iolab run`, bench-fio (pip
-package fio-plot: `--bench-fio PATH`, else the one on PATH; said when there is none) on the
-same matrix, and with `--before REV` the `iolab run` of that git revision (its src/ taken
-with `git archive`). Per round and as medians it prints each one's wall time, iolab's extra
-wall time per case over the fio loop (target at most 0.03 s, laying out its file included)
-and the run's own figure (`iolab runs`: its wall time less fio's processes').
+package fio-plot: `--bench-fio PATH`, else the one on PATH or beside this Python; said when
+there is none) on the same matrix, and with `--before REV` the `iolab run` of that git
+revision (its src/ taken with `git archive`). Per round and as medians it prints each one's
+wall time, iolab's extra wall time per case over the fio loop (target at most 0.03 s, laying
+out its file included) and each iolab's own figure (`iolab runs`: its wall time less fio's
+processes'), with the load average when each round began. Each iolab timed has its bytecode
+compiled first, as `pip install` compiles it (where PYTHONDONTWRITEBYTECODE is set, an
+editable install would otherwise compile its every module at every start: about 1.5 s a
+run here).
 
     python3 bench/overhead.py [--rounds 8] [--runtime 5] [--size 512m] [--dir /var/tmp]
                               [--engine null] [--matrix [--before REV] [--bench-fio PATH]]
@@ -38,6 +42,7 @@ from pathlib import Path
 
 from report_size import source_of  # the src/ of a git revision, unpacked
 
+import iolab
 from iolab.analysis.stats import Summary, summarize
 
 PLAN = """
@@ -199,41 +204,54 @@ def contenders(workdir: Path, args: argparse.Namespace) -> dict[str, Callable[[]
         "fio loop": lambda: fio_loop(jobs, workdir),
         "iolab": lambda: iolab_iops(workdir, "matrix.toml")[1],
     }
-    tool = args.bench_fio or shutil.which("bench-fio")
+    beside = Path(sys.executable).parent / "bench-fio"  # a venv's, not on PATH
+    tool = args.bench_fio or shutil.which("bench-fio") or shutil.which(beside)
     if tool:
         found["bench-fio"] = lambda: bench_fio_loop(tool, workdir, args)
     else:
         print("bench-fio: not found (pip install fio-plot, then --bench-fio PATH); left out")
     if args.before:
-        env = {**os.environ, "PYTHONPATH": str(source_of(args.before, workdir))}
+        before = source_of(args.before, workdir)
+        compiled(before)
+        env = {**os.environ, "PYTHONPATH": str(before)}
         found[args.before] = lambda: iolab_iops(workdir, "matrix.toml", env)[1]
     return found
+
+
+def compiled(source: Path) -> None:
+    """An iolab's source with its bytecode written, as `pip install` leaves it."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(source)], check=True)
 
 
 def matrix(workdir: Path, args: argparse.Namespace) -> None:
     (workdir / "matrix.toml").write_text(
         MATRIX.format(path=workdir, size=args.size, runtime=args.runtime)
     )
+    compiled(Path(iolab.__file__).parent)
     runners = contenders(workdir, args)
     cases = len(job_files(workdir, "matrix.toml"))
     print(f"{cases} cases, {args.runtime} s each, {args.size}; alternating {', '.join(runners)}")
     walls: dict[str, list[float]] = {name: [] for name in runners}
-    owns: list[float] = []
+    owns: dict[str, list[float]] = {n: [] for n in runners if n in ("iolab", args.before)}
     for number in range(1, args.rounds + 1):
+        load = os.getloadavg()[0]
         order = list(runners) if number % 2 else list(reversed(runners))
         for name in order:
             walls[name].append(runners[name]())
-            if name == "iolab":
-                owns.append(own_figure(workdir / "bench.db") or float("nan"))
+            if name in owns:
+                owns[name].append(own_figure(workdir / "bench.db") or float("nan"))
         plain = walls["fio loop"][-1]
         cells = ", ".join(
             f"{n} {w[-1]:.2f} s ({(w[-1] - plain) / cases:+.3f} s a case)"
             for n, w in walls.items()
             if n != "fio loop"
         )
-        print(f"round {number}: fio loop {plain:.2f} s, {cells}; iolab's own {owns[-1]:.3f}")
+        print(
+            f"round {number} (load {load:.1f}): fio loop {plain:.2f} s, {cells}; "
+            f"own figures {', '.join(f'{n} {o[-1]:.3f}' for n, o in owns.items())} s a case"
+        )
     summary(walls, owns, cases)
-    agreement(walls, owns, cases)
+    agreement(walls, owns["iolab"], cases)
 
 
 def agreement(walls: dict[str, list[float]], owns: list[float], cases: int) -> None:
@@ -249,7 +267,7 @@ def agreement(walls: dict[str, list[float]], owns: list[float], cases: int) -> N
     )
 
 
-def summary(walls: dict[str, list[float]], owns: list[float], cases: int) -> None:
+def summary(walls: dict[str, list[float]], owns: dict[str, list[float]], cases: int) -> None:
     plain = walls["fio loop"]
     print(
         f"median wall: {', '.join(f'{n} {statistics.median(w):.2f} s' for n, w in walls.items())}"
@@ -263,7 +281,8 @@ def summary(walls: dict[str, list[float]], owns: list[float], cases: int) -> Non
             f"{name} over the fio loop: {extra.median:+.3f} s a case (median; mean "
             f"{extra.mean:+.3f} +- {half:.3f}, 95% t); goal at most {GOAL_S:.3f} s"
         )
-    print(f"iolab's own figure (iolab runs): median {statistics.median(owns):.3f} s a case")
+    for name, own in owns.items():
+        print(f"{name}'s own figure (iolab runs): median {statistics.median(own):.3f} s a case")
 
 
 def single(workdir: Path, args: argparse.Namespace) -> None:

@@ -10,7 +10,11 @@ Whole-process wall time (Python's start included) and CPU time (the child's own 
 other load on a shared host does not inflate), medians of --rounds runs; max RSS from
 /usr/bin/time when it is there (else from the children's rusage). With `--before REV`, the
 same commands by the iolab of that git revision (its src/ taken with `git archive`),
-alternating with this one's, side by side with the ratio of their medians.
+alternating with this one's, side by side with the ratio of their medians. Each iolab's
+sources are compiled to bytecode first and its processes may read it (PYTHONDONTWRITEBYTECODE
+is dropped from their environment), as an installed iolab's are: what is timed is the
+report, not Python compiling iolab's 400 modules again (about 1 s of CPU a run). The host's
+load average is printed beside each format's figures.
 
     python3 bench/report_size.py [--setups 4] [--workloads 2500] [--rounds 1] [--db FILE]
                                  [--before REV]
@@ -19,6 +23,7 @@ alternating with this one's, side by side with the ratio of their medians.
 from __future__ import annotations
 
 import argparse
+import compileall
 import itertools
 import os
 import random
@@ -179,6 +184,12 @@ def timed(
     return Timing(took, cpu, after.ru_maxrss / 1024 if after.ru_maxrss > before.ru_maxrss else None)
 
 
+def compiled(env: dict[str, str] | None = None) -> dict[str, str]:
+    """An environment in which Python reads (and writes) iolab's bytecode, as an installed
+    iolab's processes do."""
+    return {k: v for k, v in (env or os.environ).items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def source_of(revision: str, into: Path) -> Path:
     """The src/ folder of a git revision of this repository, unpacked into `into`."""
     root = Path(__file__).resolve().parent.parent
@@ -186,6 +197,7 @@ def source_of(revision: str, into: Path) -> Path:
         ["git", "archive", revision, "src"], cwd=root, check=True, capture_output=True
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=packed, check=True)
+    compileall.compile_dir(into / "src", quiet=1)
     return into / "src"
 
 
@@ -193,13 +205,16 @@ def measure(fmt: str, db: Path, cwd: Path, rounds: int, before: Path | None) -> 
     """One format by this iolab (and, alternating, by `before`'s src/): one line each."""
     target, name = TARGETS[fmt]
     args = ["report", "--db", str(db), "--format", fmt, "-o", name]
-    then = {**os.environ, "PYTHONPATH": str(before)} if before is not None else None
+    now = compiled()
+    then = compiled({**os.environ, "PYTHONPATH": str(before)}) if before is not None else None
     ours: list[Timing] = []
     theirs: list[Timing] = []
+    loads = [os.getloadavg()[0]]
     for _ in range(rounds):
-        ours.append(timed(args, cwd))
+        ours.append(timed(args, cwd, env=now))
         if then is not None:
             theirs.append(timed(args, cwd, env=then))
+    loads.append(os.getloadavg()[0])
     took, cpu = statistics.median(t.wall for t in ours), statistics.median(t.cpu for t in ours)
     rss = max((t.rss for t in ours if t.rss is not None), default=None)
     size = (cwd / name).stat().st_size / 1e6
@@ -210,7 +225,7 @@ def measure(fmt: str, db: Path, cwd: Path, rounds: int, before: Path | None) -> 
         line += f", max RSS {rss:,.0f} MB ({rss / MEMORY_MB:.2f} of {MEMORY_MB:.0f} MB)"
     images = cwd / "report_files"
     extra = f", {len(list(images.iterdir()))} images" if fmt == "markdown" else ""
-    print(f"{line}; {size:,.1f} MB written{extra}")
+    print(f"{line}; {size:,.1f} MB written{extra}; load average {min(loads):.1f}-{max(loads):.1f}")
     if theirs:
         old_wall = statistics.median(t.wall for t in theirs)
         old_cpu = statistics.median(t.cpu for t in theirs)
@@ -243,6 +258,7 @@ def main() -> None:
                 f"{time.perf_counter() - began:.1f} s"
             )
         print(f"{args.setups * args.workloads:,} results")
+        compileall.compile_dir(Path(__file__).resolve().parent.parent / "src", quiet=1)
         before = source_of(args.before, cwd) if args.before else None
         for fmt in args.formats.split(","):
             measure(fmt, db, cwd, args.rounds, before)

@@ -41,6 +41,7 @@ def test_summary_of_three_repetitions() -> None:
 
 def test_one_repetition_has_no_interval() -> None:
     s = summarize([5.0])
+    assert (s.n, s.median, s.mean, s.stdev) == (1, 5.0, 5.0, 0.0)
     assert s.half_width is None and s.cov is None and not s.unstable
     assert compare([5.0], [6.0]).significant is None
     with pytest.raises(ValueError, match="no values"):

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import signal
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
 
-from conftest import LAB_COMMAND_S, results_of, run_iolab
+from conftest import LAB_COMMAND_S, results_of, run_iolab, start_iolab
 from uml import lab_marks
 
 pytestmark = lab_marks()
@@ -105,3 +108,61 @@ def test_bad_lab_requests_are_one_line(workdir: Path, args: list[str], said: str
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
     assert not (workdir / "iolab.db").exists()
+
+
+def _descendants(pid: int) -> list[int]:
+    tasks = Path(f"/proc/{pid}/task")
+    try:
+        words = " ".join((t / "children").read_text() for t in tasks.iterdir()).split()
+    except OSError:  # gone
+        return []
+    return [p for word in words for p in (int(word), *_descendants(int(word)))]
+
+
+def _lab_processes(pid: int) -> set[tuple[int, bytes]]:
+    """The lab kernel's processes below `pid`: (pid, command line)."""
+    found = set()
+    for child in _descendants(pid):
+        try:
+            command = Path(f"/proc/{child}/cmdline").read_bytes()
+        except OSError:
+            continue
+        name = command.split(b"\0")[0]
+        if name.endswith((b"linux.uml", b"/linux")) or b"qemu-system" in name:
+            found.add((child, command))
+    return found
+
+
+def _alive(processes: set[tuple[int, bytes]]) -> set[int]:
+    alive = set()
+    for pid, command in processes:
+        try:
+            if Path(f"/proc/{pid}/cmdline").read_bytes() == command:
+                alive.add(pid)
+        except OSError:
+            continue
+    return alive
+
+
+def test_a_killed_run_takes_its_lab_kernel_with_it(workdir: Path) -> None:
+    """SIGKILL on `iolab run --lab` (a test's timeout, the OOM killer) leaves no lab kernel
+    running: it runs in a session of its own, away from Ctrl-C, and dies with iolab."""
+    (workdir / "b.toml").write_text(STUDY_B.format(path=workdir))
+    child = start_iolab("run", "b.toml", "--lab", cwd=workdir)
+    deadline = time.monotonic() + 600
+    lab: set[tuple[int, bytes]] = set()
+    while not lab and time.monotonic() < deadline and child.poll() is None:
+        time.sleep(0.5)
+        lab = _lab_processes(child.pid)
+    assert lab, "the lab kernel never started"
+    time.sleep(3)  # user-mode Linux starts its helper processes
+    lab |= _lab_processes(child.pid)
+    child.kill()
+    child.communicate(timeout=60)
+    deadline = time.monotonic() + 30
+    while _alive(lab) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    left = _alive(lab)
+    for pid in left:  # not to leave them to the next test
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"the lab kernel outlived iolab: {sorted(left)} of {len(lab)}"

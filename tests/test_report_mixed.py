@@ -12,13 +12,16 @@ import os
 import shutil
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import pytest
 
 from conftest import results_of, run_iolab
+from iolab.model import Direction, DirectionMetrics
 from iolab.report.cells import NO_INTERVAL, format_value, stat_cell
+from iolab.report.data import Repetitions
+from iolab.store import CaseRow
 
 JOB_FILE = """\
 [global]
@@ -171,3 +174,19 @@ def test_a_useful_interval_is_printed() -> None:
     cell = stat_cell([100.0, 101.0, 99.0], "IOPS", "iops")
     assert cell.text == "100 ± 2"
     assert NO_INTERVAL not in cell.flags
+
+
+def test_a_cases_total_adds_its_directions_once_and_is_no_field() -> None:
+    """read + write added once a case (a big report asks each case many times); the sums
+    are no field: a report's copy of the row and equality never see them."""
+    shares: tuple[tuple[Direction, float], ...] = (("read", 700.0), ("write", 300.0))
+    metrics = {
+        d: DirectionMetrics(d, iops, iops * 4096, int(iops * 4096), 1000, None, None)
+        for d, iops in shares
+    }
+    row = CaseRow("one", "mixed", 0, 1, {"rw": "randrw", "bs": "4k"}, "ok", None, metrics, ())
+    assert (row.total("iops"), row.total("bw")) == (1000.0, 1000.0 * 4096)
+    assert row == replace(row)  # asked already: still equal to a copy that was not
+    case = Repetitions().case(7, "one", row)  # the report's copy, made after the sums
+    assert (case.total("iops"), case.run_id, case.metric) == (1000.0, 7, row.metric)
+    assert {f.name for f in fields(case)} == {f.name for f in fields(row)} | {"run_id"}

@@ -11,6 +11,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -597,3 +598,24 @@ def test_the_process_table_reads_what_psutil_reads() -> None:
     finally:
         child.kill()
         child.wait()
+
+
+def test_the_cases_sample_on_one_thread_and_a_failed_reading_ends_only_its_case(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One sampling thread a process (a thread a case made each case wait for it to start,
+    issue 47); a reading that fails on it leaves its case to close with the last reading and
+    the next case sampled on the same thread."""
+    with telemetry.Sampler((0,), ()) as first:
+        pass
+    thread = telemetry._WORKER.thread
+    with monkeypatch.context() as patched:
+        patched.setattr(telemetry.Sampler, "_loop", lambda self: 1 / 0)
+        with telemetry.Sampler((0,), ()) as failed:
+            pass
+    with telemetry.Sampler((0,), ()) as second:
+        time.sleep(1.2)
+
+    assert thread is not None and telemetry._WORKER.thread is thread and thread.is_alive()
+    assert failed.telemetry().cpus == (0,) and first.telemetry().cpus == (0,)
+    assert any(p.metric == "busy" for p in second.telemetry().points), second.telemetry()

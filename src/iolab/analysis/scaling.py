@@ -43,11 +43,15 @@ class Point:
     unit: str = "IOPS"  # the unit its tables and findings give the workload in
     classified: Options | None = None  # `classify(options)`, where the caller has it already
 
-    @cached_property
+    @property
     def axes(self) -> Options:
         """The options that change the workload (never a file or log name), each with its
         value as JSON, by name: classified once a case, whatever the sweeps asked."""
-        return self.classified if self.classified is not None else classify(self.options)
+        return self.classified if self.classified is not None else self._axes
+
+    @cached_property
+    def _axes(self) -> Options:
+        return classify(self.options)
 
 
 def classify(options: Mapping[str, object]) -> Options:
@@ -94,19 +98,24 @@ def flat_scaling(points: Sequence[Point]) -> list[CheckWarning]:
 def sweeps(points: Sequence[Point], axis: str) -> dict[tuple[str, Options], dict[int, list[Point]]]:
     """By (set-up, the other options that change the workload: never a file or log name):
     the cases at each value of `axis` (sweeps of two values or more)."""
-    out: dict[tuple[str, Options], dict[int, list[Point]]] = {}
-    others: dict[Options, Options] = {}  # a point's axes less `axis`: points share them
+    out: dict[tuple[str, int], dict[int, list[Point]]] = {}
+    # a point's axes less `axis`, numbered: the points of a workload share one axes object
+    # (Dataset.axes), so each is looked at once, and no key hashes the options again
+    numbered: dict[int, tuple[Options, int]] = {}  # id(axes) -> (axes, number)
+    rests: dict[Options, int] = {}  # the axes less `axis` -> its number
     for point in points:
         value = point.devices if axis == "device_count" else _int(point.options.get(axis, 1))
         if value is None:
             continue
         owner = point.family if axis == "device_count" else point.setup
         axes = point.axes
-        rest = others.get(axes)
-        if rest is None:
-            rest = others[axes] = tuple(item for item in axes if item[0] != axis)
-        out.setdefault((owner, rest), {}).setdefault(value, []).append(point)
-    return {key: sweep for key, sweep in out.items() if len(sweep) > 1}
+        found = numbered.get(id(axes))
+        if found is None:  # the axes are kept in `numbered`: their id stays theirs
+            rest = tuple(item for item in axes if item[0] != axis)
+            found = numbered[id(axes)] = (axes, rests.setdefault(rest, len(rests)))
+        out.setdefault((owner, found[1]), {}).setdefault(value, []).append(point)
+    named = list(rests)
+    return {(owner, named[n]): sweep for (owner, n), sweep in out.items() if len(sweep) > 1}
 
 
 def _int(value: object) -> int | None:

@@ -193,6 +193,8 @@ def summarize(values: Sequence[float]) -> Summary:
     if not values:
         raise ValueError("no values to summarise")
     mean = math.fsum(values) / len(values)
+    if len(values) == 1:  # one repetition (most cells of a big sweep): no spread to work out
+        return Summary(1, values[0], mean, 0.0)
     # two passes with exact float sums: statistics.stdev to the last bit or so, many times
     # faster (it works in fractions), which matters over a long history
     spread = math.fsum((v - mean) ** 2 for v in values)

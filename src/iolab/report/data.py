@@ -10,7 +10,7 @@ else the few at the ends of the ranking (see report.summary), so big stores load
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 
 from iolab.analysis import latency, scaling, virtual_cache
@@ -107,6 +107,16 @@ class Dataset:
     @property
     def labels(self) -> tuple[str, ...]:
         return tuple(s.label for s in self.setups)
+
+    @cached_property
+    def on_hosts(self) -> bool:
+        """Whether any case has figures per host (a fleet's, or a case run on several)."""
+        return any(case.hosts for case in self.cases)
+
+    @cached_property
+    def codes(self) -> frozenset[str]:
+        """The codes of every warning on the cases (asked once per view, not once per case)."""
+        return frozenset(w.code for case in self.cases for w in case.warnings)
 
     def workloads(self) -> list[str]:
         """Workload points in plan order (then first appearance across runs)."""
@@ -213,16 +223,27 @@ def _with_run_checks(
 ) -> tuple[DataCase, ...]:
     """The cases with the warnings only a set-up's cases together show (virtual-cache: writes
     far above reads of the same shape on a virtual disk with write back), each on its cell."""
+    disks = {info.label: disk for info in setups if (disk := _write_back(info))}
+    if not disks:  # no virtual disk caching writes: nothing to look for
+        return cases
+    ok: dict[str, list[DataCase]] = {}
+    for case in cases:
+        if case.status == "ok":
+            ok.setdefault(case.setup, []).append(case)
     found: dict[tuple[str, str], CheckWarning] = {}
-    for info in setups:
-        disk = virtual_cache.virtual_write_back(_devices(info.facts))
-        mine = [c for c in cases if c.setup == info.label and c.status == "ok"]
+    for label, disk in disks.items():
         figures = [
-            virtual_cache.CachedFigure(c.workload, c.options, c.total("bw") / 1e6) for c in mine
+            virtual_cache.CachedFigure(c.workload, c.options, c.total("bw") / 1e6)
+            for c in ok.get(label, [])
         ]
         for workload, warning in virtual_cache.warnings(disk, figures).items():
-            found[(info.label, workload)] = warning
+            found[(label, workload)] = warning
     return tuple(_warned(c, found.get((c.setup, c.workload))) for c in cases)
+
+
+def _write_back(info: SetupInfo) -> str:
+    """The virtual disk with write-back caching under a set-up, if any (virtual_cache)."""
+    return virtual_cache.virtual_write_back(_devices(info.facts))
 
 
 def _warned(case: DataCase, warning: CheckWarning | None) -> DataCase:
@@ -254,6 +275,9 @@ def _pooled(setups: Sequence[SetupInfo]) -> tuple[SetupInfo, ...]:
     return tuple(replace(info, label=info.name) for info in first.values())
 
 
+_ROW_FIELDS = tuple(f.name for f in fields(CaseRow))
+
+
 class Repetitions:
     """Repetition numbers for pooled runs: each (set-up, workload)'s cases numbered on from
     one run to the next (run 3's #1-#3 and run 10's #1-#3 become #1-#6); a single run's, or
@@ -273,7 +297,8 @@ class Repetitions:
 
     def case(self, run_id: int, label: str, row: CaseRow) -> DataCase:
         _, _, number = self.key(run_id, label, row.workload, row.repetition)
-        return DataCase(**{**row.__dict__, "setup": label, "repetition": number}, run_id=run_id)
+        found = {name: getattr(row, name) for name in _ROW_FIELDS}  # not its cached sums
+        return DataCase(**{**found, "setup": label, "repetition": number}, run_id=run_id)
 
 
 def _unique(runs: list[RunRow]) -> list[RunRow]:

@@ -41,9 +41,12 @@ def _medians(cases: Iterable[CaseRow]) -> dict[str, dict[str, float]]:
         value = case_value(case, "iops")
         if value is not None and value > 0:
             values.setdefault(case.workload, {}).setdefault(case.setup, []).append(value)
-    return {
-        w: {s: statistics.median(v) for s, v in by_setup.items()} for w, by_setup in values.items()
-    }
+    return {w: {s: _median(v) for s, v in by_setup.items()} for w, by_setup in values.items()}
+
+
+def _median(values: list[float]) -> float:
+    """statistics.median, without its sort for one repetition (most cells of a big sweep)."""
+    return values[0] if len(values) == 1 else statistics.median(values)
 
 
 def scores(cases: Sequence[CaseRow], labels: Sequence[str], ref: str | None) -> dict[str, float]:

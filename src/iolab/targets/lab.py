@@ -76,6 +76,18 @@ sleep 30
 """
 
 
+def _tied() -> list[str]:
+    """How the kernel is started so that it dies with the process that started it, even by
+    SIGKILL (a test's timeout, the OOM killer): its own session keeps it from Ctrl-C, so
+    nothing else would end it. A parent-death signal reaches its first process only; as root
+    that process is the first of a PID namespace of its own, and the kernel ends every
+    process of a namespace whose first one dies (user-mode Linux runs several)."""
+    tied = ["setpriv", "--pdeathsig", "KILL"]
+    if os.geteuid() == 0:
+        tied += ["unshare", "--pid", "--kill-child=KILL"]
+    return tied
+
+
 @dataclass(frozen=True)
 class Done:
     """A command's exit status and its output (stdout and stderr together)."""
@@ -228,6 +240,7 @@ class Kernel:
         drives = backend.drives(self.images, self.devices)
         init = self._init(backend, drives)
         command = backend.command(drives, init, self.memory_mib, [self.folder, self.cwd])
+        command = [*_tied(), *command]
         with (self.folder / "console.log").open("wb") as log:
             self.process = subprocess.Popen(
                 command,

@@ -53,7 +53,7 @@ Points = dict[
 
 def any_hosts(data: Dataset) -> bool:
     """Whether any case ran on hosts (or lost one)."""
-    return any(case.hosts or _lost_case(case) for case in data.cases)
+    return data.on_hosts or HOST_LOST in data.codes
 
 
 def blocks(data: Dataset, metric: str = "auto", chart: bool = True) -> list[Table | Chart]:
@@ -77,10 +77,6 @@ def host_value(metrics: Mapping[Direction, DirectionMetrics], metric: str) -> fl
     if metric == "iops":
         return sum(m.iops for m in metrics.values())
     return sum(m.bw_bytes for m in metrics.values()) / MB
-
-
-def _lost_case(case: DataCase) -> bool:
-    return any(w.code == HOST_LOST for w in case.warnings)
 
 
 def lost_hosts(case: DataCase, candidates: Sequence[str]) -> list[str]:

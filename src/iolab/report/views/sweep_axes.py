@@ -61,7 +61,11 @@ def _distinct(cases: Sequence[DataCase]) -> list[Mapping[str, Any]]:
     another run's may)."""
     seen: dict[str, list[Mapping[str, Any]]] = {}
     out: list[Mapping[str, Any]] = []
+    last: tuple[str, Mapping[str, Any] | None] = ("", None)
     for case in cases:
+        if case.options is last[1] and case.workload == last[0]:  # the case before's: kept
+            continue  # (a workload's set-ups and repetitions share its options)
+        last = (case.workload, case.options)
         kept = seen.setdefault(case.workload, [])
         if not any(case.options is o or case.options == o for o in kept):
             kept.append(case.options)
