@@ -27,6 +27,7 @@ from report_size import build
 from iolab.report import data, document
 from iolab.report.formats import html
 from iolab.report.render import plotly_bundle
+from iolab.report.run import Options
 from iolab.store import Store
 
 MIB = 1024**2
@@ -37,7 +38,7 @@ def pages(db: Path) -> dict[str, bytes]:
     """The same document as a page with each plotly.js."""
     with Store(db) as store:
         found = data.load(store, [])
-    made = document.assemble(found, document.Options(baseline=found.runs[0].baseline))
+    made = document.assemble(found, Options(baseline=found.runs[0].baseline))
     cartesian = html.render_document(made)
     if "(cartesian bundle)" not in cartesian:
         sys.exit("no cartesian bundle here: run scripts/setup (it fetches it with npm)")

@@ -14,6 +14,7 @@ from iolab.report.cells import Table
 from iolab.report.charts import Chart
 from iolab.report.data import Dataset
 from iolab.report.formats import output
+from iolab.report.run import Options
 from iolab.report.views import fleet_view, hosts_view
 from test_report_hosts import BIG, WORKLOAD, case, dataset
 
@@ -67,7 +68,7 @@ def test_without_inventory_the_line_says_so_and_every_format_renders() -> None:
     data = fleet_data(with_inventory=False)
     (line,) = fleet_view.warnings(data)
     assert '; its inventory is not known (host_env = "ssh" reads it).' in line
-    doc = document.assemble(data, document.Options())
+    doc = document.assemble(data, Options())
     for name in ("markdown", "table", "json", "html"):  # CSV: the tables by --export
         text = output.render(doc, name).text
         assert SLOW in text, name
@@ -103,7 +104,7 @@ def results_table(doc: document.Document) -> Table:
 
 
 def test_each_makes_the_results_the_median_host_and_the_findings_compare_medians() -> None:
-    doc = document.assemble(reported("each"), document.Options())
+    doc = document.assemble(reported("each"), Options())
     (row,) = results_table(doc).rows
     assert [c.value for c in row.cells] == [10_077.0, 8_087.0], "the median host, not the sum"
     assert row.cells[0].text == "10,077 ± 2 [10,002 to 10,152]"
@@ -118,7 +119,7 @@ def test_each_makes_the_results_the_median_host_and_the_findings_compare_medians
 
 
 def test_sum_keeps_the_hosts_sum_in_the_results() -> None:
-    doc = document.assemble(reported("sum"), document.Options())
+    doc = document.assemble(reported("sum"), Options())
     (row,) = results_table(doc).rows
     assert [c.value for c in row.cells] == [161_232.0, 211_230.0]
     assert not any("hosts_report" in n for n in results_table(doc).notes)
@@ -128,7 +129,7 @@ def test_sum_keeps_the_hosts_sum_in_the_results() -> None:
 
 @pytest.mark.slow  # runs the runner over the fake executor and reports
 def test_each_exports_every_host_of_every_case() -> None:
-    doc = document.assemble(reported("each"), document.Options())
+    doc = document.assemble(reported("each"), Options())
     each = [
         b
         for s in doc.sections
@@ -172,7 +173,7 @@ def test_a_spread_from_the_load_generator_names_no_host() -> None:
     assert isinstance(fleet_table, Table) and isinstance(each, Table)
     assert fleet_table.rows[0].cells[5].text.startswith("not named: the spread is the load")
     assert "▼" not in each.rows[6].cells[0].text
-    doc = document.assemble(data, document.Options())
+    doc = document.assemble(data, Options())
     (said,) = [f for f in doc.findings if f.group == "fleet rack"]
     assert said.sentence == line.removeprefix("host-outlier: ")
     assert not any(

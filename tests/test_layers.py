@@ -7,12 +7,13 @@ from __future__ import annotations
 import ast
 import builtins
 import importlib
+import importlib.util
 import pkgutil
 import re
 import sys
 import types
 from pathlib import Path
-from typing import Any
+from typing import Any, get_origin
 
 from conftest import source_tree
 
@@ -291,6 +292,8 @@ REPORT_RANKS = {
     "document": 2,
     "compare_document": 2,
     "judged": 2,
+    "judged_findings": 2,
+    "run": 2,
     "advice": 2,
     "history": 2,
     "render": 2,
@@ -336,3 +339,124 @@ def test_the_report_never_chooses_a_metric_itself() -> None:
     assert not choosing, choosing
     read = (SRC / "store" / "case_reads.py").read_text()
     assert "metric_for" in read, "the store's read chooses each case's metric"
+
+
+# Where the report may call the analysis: where the run is loaded (report.data: json+ bins
+# merged, a case's options classified, the checks only a set-up's cases together show; and
+# report.run, which reads the user's --pivot) and where it is judged (report.judged: the
+# warnings; report.judged_findings: the findings). Every other report
+# module takes from iolab.analysis only typed results: classes (dataclasses, enums), type
+# aliases and constants, which it words.
+CALLS_ANALYSIS = frozenset(
+    {"report/data.py", "report/run.py", "report/judged.py", "report/judged_findings.py"}
+)
+
+# Report modules that still call analysis functions themselves, each name exactly: a view
+# that works out what it shows (it should read it from the judged run instead), the cells'
+# statistics, and the texts of `iolab history`, `check` and `advise`. The list only shrinks.
+STILL_CALLING = {
+    "report/advice.py": {"raid_model.fewest", "raid_model.parse_workload"},
+    "report/cells.py": {"stats.compare", "stats.summarize"},
+    "report/history.py": {"history.imported", "stats.summarize"},
+    "report/text/gate_junit.py": {"history.runs_said"},
+    "report/text/history_text.py": {
+        "history.imported",
+        "history.runs_said",
+        "history.shown",
+        "stats.summarize",
+    },
+    "report/views/count_figure.py": {"scaling.sweeps"},
+    "report/views/curve_view.py": {
+        "latency.unit_for",
+        "objective.slo",
+        "peak.curve_knee",
+        "peak.drift_line",
+        "peak.knee_rests",
+        "peak.load_label",
+        "peak.said",
+        "peak.slo_rests",
+        "peak.slo_said",
+    },
+    "report/views/figures.py": {"latency.exceedance", "latency.unit_for", "stats.summarize"},
+    "report/views/findings_view.py": {"findings.and_list"},
+    "report/views/fleet_view.py": {"fleet.inventory", "fleet.outliers", "fleet.spread"},
+    "report/views/hosts_view.py": {"stats.summarize"},
+    "report/views/raid_view.py": {
+        "raid_model.geometry",
+        "raid_model.predict",
+        "raid_model.workload",
+    },
+    "report/views/sweep_heat.py": {"latency.unit_for"},
+    "report/views/time_figures.py": {
+        "latency.unit_for",
+        "levels.step",
+        "levels.words",
+        "timeseries.settled_from",
+    },
+}
+
+
+def _typed_result(found: object) -> bool:
+    """A class, a type alias or a constant: what the analysis returns or declares, not what
+    it does."""
+    return (
+        isinstance(found, type | types.UnionType)
+        or get_origin(found) is not None
+        or not callable(found)
+    )
+
+
+def analysis_functions(path: Path) -> set[str]:
+    """The analysis functions a module names ("module.function"), imported by name or reached
+    through an imported analysis module."""
+    modules: dict[str, str] = {}  # local name -> analysis module
+    named: set[tuple[str, str]] = set()
+    tree = source_tree(path)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("iolab.analysis"):
+            for alias in node.names:
+                whole = f"{node.module}.{alias.name}"
+                if _is_module(whole):
+                    modules[alias.asname or alias.name] = whole
+                else:
+                    named.add((str(node.module), alias.name))
+        elif isinstance(node, ast.Import):
+            assert not any(a.name.startswith("iolab.analysis") for a in node.names), path
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        if isinstance(node.value, ast.Name) and node.value.id in modules:
+            named.add((modules[node.value.id], node.attr))
+    return {
+        f"{module.rsplit('.', 1)[1]}.{name}"
+        for module, name in named
+        if not _typed_result(getattr(importlib.import_module(module), name))
+    }
+
+
+def _is_module(dotted: str) -> bool:
+    try:
+        return importlib.util.find_spec(dotted) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def test_the_report_words_what_the_analysis_returns() -> None:
+    """report/ calls analysis functions only where the run is loaded and judged; elsewhere it
+    imports the analysis' typed results alone (and the modules in STILL_CALLING, exactly)."""
+    calling = {
+        str(path.relative_to(SRC)): found
+        for path in sorted((SRC / "report").rglob("*.py"))
+        if (found := analysis_functions(path))
+    }
+    assert {m for m in calling if m not in CALLS_ANALYSIS} == set(STILL_CALLING), calling
+    assert {m: f for m, f in calling.items() if m not in CALLS_ANALYSIS} == STILL_CALLING
+    assert set(calling) >= CALLS_ANALYSIS, "the loading and the judging call the analysis"
+
+
+def test_the_analysis_finder_tells_a_function_from_a_result() -> None:
+    from iolab.analysis import findings, latency, scaling
+
+    assert not _typed_result(scaling.flat_scaling)
+    assert not _typed_result(latency.merge)
+    assert all(map(_typed_result, (findings.Finding, scaling.Options, latency.MICROSECONDS)))

@@ -20,11 +20,12 @@ from iolab.report import document as report_document
 from iolab.report.cells import Table
 from iolab.report.charts import Chart
 from iolab.report.formats import html, markdown, output, terminal
+from iolab.report.run import Options
 from iolab.store import Store
 from test_peak import PLAN, run
 
 CURVE = 'method = "curve"\nnumjobs = [1, 4]\niodepth = [1, 64]'
-CHARTED = report_document.Options(charts=None)
+CHARTED = Options(charts=None)
 
 
 def section(document: report_document.Document) -> report_document.Section:

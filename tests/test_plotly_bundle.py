@@ -19,6 +19,7 @@ from golden.make_store import CDM, DEVICES, STORE
 from iolab.report import compare_document, data, document
 from iolab.report.formats import html
 from iolab.report.render import plotly_bundle, plotly_render
+from iolab.report.run import Options
 from iolab.store import Store
 
 MIB = 1024**2
@@ -39,7 +40,7 @@ def documents() -> Iterator[document.Document]:
         with Store(store) as opened:
             found = data.load(opened, [1])
             both = data.load(opened, [1, 2], samples=False) if store != CDM else None
-        yield document.assemble(found, document.Options(baseline=found.runs[0].baseline))
+        yield document.assemble(found, Options(baseline=found.runs[0].baseline))
         if both:
             yield compare_document.compare(both)
 

@@ -16,12 +16,13 @@ from iolab.plan.load import load_preset, parse_plan, preset_names
 from iolab.report import data as report_data
 from iolab.report import document as report_document
 from iolab.report.charts import Chart
+from iolab.report.run import Options
 from iolab.runner.campaign import plan_campaign
 from iolab.runner.executing import execute
 from iolab.store import Store
 from iolab.targets import process
 
-CHARTED = report_document.Options(charts=None)
+CHARTED = Options(charts=None)
 
 
 def _charts(document: report_document.Document) -> list[Chart]:

@@ -36,6 +36,7 @@ from iolab.report import history as report_history
 from iolab.report.charts import Axis, Chart, Series
 from iolab.report.formats import markdown, terminal
 from iolab.report.render import mpl_render, plotly_render
+from iolab.report.run import Options
 from iolab.runner.campaign import plan_campaign
 from iolab.runner.executing import execute
 from iolab.store import Store
@@ -75,10 +76,10 @@ def _stored(tmp_path: Path, text: str, name: str = "results.db") -> Path:
     return db
 
 
-def _document(db: Path, options: report_document.Options | None = None) -> report_document.Document:
+def _document(db: Path, options: Options | None = None) -> report_document.Document:
     with Store(db) as store:
         found = report_data.load(store, [store.run().id])
-    return report_document.assemble(found, options or report_document.Options())
+    return report_document.assemble(found, options or Options())
 
 
 # ---------------------------------------------------------------- the plan's keys
@@ -148,7 +149,7 @@ def test_no_heat_map_without_two_values_on_each_axis(
     db = _stored(tmp_path, _plan(tmp_path, depths, jobs))
     assert [c.name for c in _document(db).charts() if c.kind == "heat"] == []
     with pytest.raises(ReportError, match="no set-up sweeps both iodepth and numjobs"):
-        _document(db, report_document.Options(charts=("heatmap",)))
+        _document(db, Options(charts=("heatmap",)))
 
 
 # ---------------------------------------------------------------- titles, captions, source
@@ -196,7 +197,7 @@ def test_a_chart_id_the_report_lacks_names_those_it_has(tmp_path: Path) -> None:
     assert message.startswith("[report.charts.heat-here-iops] in the plan of run 1 names no")
     assert f"(did you mean {HEAT_IOPS}?)" in message
     assert HEAT_IOPS in message and HEAT_P99 in message
-    run_end = _document(db, report_document.Options(charts=()))  # the table `iolab run` prints
+    run_end = _document(db, Options(charts=()))  # the table `iolab run` prints
     assert run_end.charts() == []
 
 

@@ -36,6 +36,7 @@ from iolab.report import data as report_data
 from iolab.report import document
 from iolab.report.cells import Row, Table
 from iolab.report.data import SetupInfo
+from iolab.report.run import Options
 from iolab.report.views import raid_view
 from iolab.store import Store
 from iolab.targets import process
@@ -297,7 +298,7 @@ def test_a_run_with_one_device_and_raid_set_ups_gets_the_predicted_vs_measured_t
     run_id = store_study_b(tmp_path / "b.db")
     with Store(tmp_path / "b.db") as store:
         data = report_data.load(store, [run_id], samples=False, histograms=False)
-    built = document.assemble(data, document.Options(baseline="single"))
+    built = document.assemble(data, Options(baseline="single"))
     assert built.main_table().name == "results"
     section = next(s for s in built.sections if s.title == "RAID model")
     table = section.blocks[0]
@@ -353,9 +354,7 @@ def test_no_table_without_both_a_single_device_and_a_raid(tmp_path: Path) -> Non
     with Store(tmp_path / "b.db") as store:
         data = report_data.load(store, [run_id], samples=False, histograms=False)
     assert raid_view.table(data) is None
-    assert all(
-        s.title != "RAID model" for s in document.assemble(data, document.Options()).sections
-    )
+    assert all(s.title != "RAID model" for s in document.assemble(data, Options()).sections)
 
 
 STUDY_D = """

@@ -9,12 +9,15 @@ are the slow tests' (`rendered`: tests/golden/make_store.py's own rendering)."""
 from __future__ import annotations
 
 import csv
+import inspect
 import re
 import shutil
 import sqlite3
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import get_type_hints
 
 import pytest
 from click.testing import CliRunner
@@ -25,9 +28,12 @@ from iolab.cli import main
 from iolab.errors import StoreError
 from iolab.fio.parse import PERCENTILES
 from iolab.model import CheckWarning, DirectionMetrics, Sample
+from iolab.report import data as report_data
+from iolab.report import document
 from iolab.report.charts import Chart
 from iolab.report.formats import output
 from iolab.report.render.mpl_render import ImageFormat
+from iolab.report.run import Options, ReportRun, derive
 from iolab.store import Store
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -197,3 +203,23 @@ def test_store_reads_typed_values(tmp_path: Path) -> None:
         con.execute("UPDATE metrics SET direction = 'sideways'")
     with Store(db) as store, pytest.raises(StoreError, match="unknown direction 'sideways'"):
         store.cases(1)
+
+
+def test_the_report_is_its_sections_in_order() -> None:
+    """A report's body is report.document.SECTIONS called in turn, each a function of the one
+    run alone (report.run.ReportRun) that gives a Section or None; the Findings come first,
+    the More findings last, and --short keeps the findings' short form alone."""
+    for made in document.SECTIONS:
+        hints = get_type_hints(made)
+        assert list(inspect.signature(made).parameters) == ["run"], made.__name__
+        assert (hints["run"], hints["return"]) == (ReportRun, document.Section | None)
+    with Store(STORE) as store:
+        found = report_data.load(store, [1])
+    options = Options(baseline="one")
+    run = derive(found, options)
+    body = [s.title for made in document.SECTIONS if (s := made(run)) is not None]
+    titles = [s.title for s in document.assemble(found, options).sections]
+    assert titles[0] == "Findings" and titles[1 : len(body) + 1] == body, titles
+    assert titles[len(body) + 1 :] in ([], ["More findings"])
+    short = document.assemble(found, replace(options, short=True))
+    assert [s.title for s in short.sections] == ["Findings"]

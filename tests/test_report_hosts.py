@@ -21,6 +21,7 @@ from iolab.report.cells import Table, format_value
 from iolab.report.charts import Chart
 from iolab.report.data import DataCase, Dataset, SetupInfo
 from iolab.report.formats import markdown, output, terminal
+from iolab.report.run import Options
 from iolab.report.views import hosts_view
 from iolab.store import RunRow
 from test_hosts import plan_text
@@ -201,14 +202,14 @@ def test_set_ups_apart_and_no_chart_for_one_number_of_hosts() -> None:
 
 def test_the_hosts_section_in_the_document_and_its_options() -> None:
     data = dataset(scaling_cases(), H)
-    built = document.assemble(data, document.Options())
+    built = document.assemble(data, Options())
     titles = [s.title for s in built.sections]
     assert titles[:3] == ["Findings", "Results", "Hosts"]
     kinds = [type(b).__name__ for b in section(built).blocks]
     assert kinds == ["Table", "Table", "Table", "Chart", "Table"]
     first = section(built).blocks[0]
     assert isinstance(first, Table) and first.columns == (H[0], "all hosts")
-    skipped = document.assemble(data, document.Options(skip=("scaling",)))
+    skipped = document.assemble(data, Options(skip=("scaling",)))
     assert not any(isinstance(b, Chart) for b in section(skipped).blocks)
     assert built.main_table().name == "results"
     page = output.render(built, "html").text
@@ -219,12 +220,12 @@ def test_the_hosts_section_in_the_document_and_its_options() -> None:
         "hosts-scaling",
     ]
     plain = dataset([case("scratch", {})], [])
-    assert "Hosts" not in [s.title for s in document.assemble(plain, document.Options()).sections]
+    assert "Hosts" not in [s.title for s in document.assemble(plain, Options()).sections]
 
 
 def test_a_slow_host_is_marked_and_warned_in_every_report() -> None:
     data = dataset([case("scratch", {H[0]: 1000.0, H[1]: 980.0, H[2]: 300.0})], H)
-    built = document.assemble(data, document.Options())
+    built = document.assemble(data, Options())
     table = section(built).blocks[0]
     assert isinstance(table, Table)
     cells = table.rows[0].cells
@@ -241,7 +242,7 @@ def test_a_slow_host_is_marked_and_warned_in_every_report() -> None:
 def test_a_lost_host_reads_lost_beside_the_hosts_that_answered() -> None:
     lost = case("scratch", {H[0]: 1000.0, H[2]: 990.0}, lost=[H[1]])
     data = dataset([lost], H)
-    table = section(document.assemble(data, document.Options())).blocks[0]
+    table = section(document.assemble(data, Options())).blocks[0]
     assert isinstance(table, Table)
     assert table.columns == (*H, "all hosts")
     assert [c.text for c in table.rows[0].cells] == ["1,000", "lost", "990", "failed"]
@@ -257,7 +258,7 @@ def test_a_slow_host_under_sum_is_a_finding_and_nothing_says_no_check_fired() ->
     slow-host warning says (the host's share of the total), never "No methodology check
     fired" as if the hosts were quiet (issue 45)."""
     data = dataset([case("scratch", {H[0]: 1000.0, H[1]: 980.0, H[2]: 300.0})], H)
-    built = document.assemble(data, document.Options())
+    built = document.assemble(data, Options())
     (slow,) = [f for f in built.findings if f.group == "hosts scratch"]
     assert slow.sentence == (
         f"scratch: host {H[2]} delivered 31% in {WORKLOAD} (300 of 980 IOPS) of the median "
@@ -266,5 +267,5 @@ def test_a_slow_host_under_sum_is_a_finding_and_nothing_says_no_check_fired() ->
     quiet = [f.sentence for f in built.findings if f.sentence.startswith("No methodology")]
     assert all(s.endswith("but the hosts behind them differ: see below.") for s in quiet)
     even = dataset([case("scratch", {H[0]: 1000.0, H[1]: 980.0, H[2]: 600.0})], H)
-    calm = document.assemble(even, document.Options())
+    calm = document.assemble(even, Options())
     assert not [f for f in calm.findings if f.group.startswith("hosts ")]

@@ -13,6 +13,7 @@ from chromium import CHARTS_JS, LOCAL, OUTPUT, Browser, shot
 from conftest import run_iolab
 from golden.make_store import STORE
 from iolab.report import compare_document, data, document
+from iolab.report.run import Options
 from iolab.store import Store
 
 
@@ -22,7 +23,7 @@ def _expected_charts(run_ids: list[int], compare: bool) -> list[str]:
         stored = found.runs[0]
     if compare:
         return [c.name for c in compare_document.compare(found).charts()]
-    options = document.Options(baseline=stored.baseline)
+    options = Options(baseline=stored.baseline)
     return [c.name for c in document.assemble(found, options).charts()]
 
 
@@ -175,7 +176,7 @@ def test_the_full_bundle_draws_the_same_charts_where_the_cartesian_one_is_missin
     plotly_bundle._cartesian.cache_clear()
     with Store(STORE) as store:
         found = data.load(store, [1])
-    made = document.assemble(found, document.Options(baseline=found.runs[0].baseline))
+    made = document.assemble(found, Options(baseline=found.runs[0].baseline))
     page = tmp_path / "full.html"
     page.write_text(html.render_document(made))
     plotly_bundle._cartesian.cache_clear()

@@ -26,6 +26,7 @@ from iolab.report.charts import Region
 from iolab.report.formats import csv as csv_format
 from iolab.report.formats import markdown, output, terminal
 from iolab.report.render import mpl_render
+from iolab.report.run import Options
 from iolab.report.views import cdm_view, figures, heat_figure, time_figures
 from iolab.store import Store
 
@@ -107,7 +108,7 @@ def test_compare_says_what_matters_in_a_few_lines_and_folds_the_rest(tmp_path: P
 
 def test_baseline_shows_values_beside_the_change_compare_says_alike() -> None:
     found = _load(STORE, [1])
-    doc = document.assemble(found, document.Options(baseline="one"))
+    doc = document.assemble(found, Options(baseline="one"))
     results = doc.main_table()
     assert results.columns == ("one (baseline)", "two", "change vs one")
     assert results.keys == ("one", "two", "change two vs one")
@@ -196,7 +197,7 @@ def test_latency_columns_switch_to_ms_and_clamp_percentiles_to_the_max(tmp_path:
                 "lat_mean_ns * 1000 WHERE rowid = ?",
                 (json.dumps(slow), top * 1000, rowid),
             )
-    built = document.assemble(_load(db, [1]), document.Options(charts=()))
+    built = document.assemble(_load(db, [1]), Options(charts=()))
     latency = next(t for t in built.tables() if t.name == "latency")
     assert latency.name == "latency"
     units = [row.stubs[2] for row in latency.rows]  # one per row, named in its "unit" column
@@ -294,7 +295,7 @@ def test_time_series_metrics_have_the_same_points() -> None:
 
 def test_crystaldiskmark_gets_its_grid_best_pass_and_bars(tmp_path: Path) -> None:
     found = _load(CDM, [1])
-    doc = document.assemble(found, document.Options())
+    doc = document.assemble(found, Options())
     grid = doc.main_table()
     assert grid.name == "crystaldiskmark" and "results" not in [t.name for t in doc.tables()]
     assert grid.columns == ("Read (MB/s)", "Read median", "Write (MB/s)", "Write median")
@@ -367,7 +368,7 @@ def test_big_runs_summarise_and_say_what_they_left_out(big: Path) -> None:
     found = _load(big, [None])
     assert found.charted is not None and len(found.charted) == 2  # samples read for 2 only
     assert {key[1] for key in found.samples} == set(found.charted)
-    doc = document.assemble(found, document.Options())
+    doc = document.assemble(found, Options())
     results = doc.main_table()
     # a mixed point (0 < rwmixread < 100) has a read, a write and a total row
     assert len({r.label for r in results.rows}) == 300 and results.shown is not None

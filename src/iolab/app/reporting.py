@@ -10,13 +10,14 @@ from iolab.errors import ReportError
 from iolab.report import compare_document
 from iolab.report import data as report_data
 from iolab.report import document as report_document
+from iolab.report import run as report_run
 from iolab.report.views import count_figure
 from iolab.report.views import figures as report_figures
 from iolab.store import RunRow
 
 
 def report(
-    db: str, run_ids: Sequence[int], options: report_document.Options, drawn: bool, ui: Ui
+    db: str, run_ids: Sequence[int], options: report_run.Options, drawn: bool, ui: Ui
 ) -> report_document.Document:
     """Stored runs (default: the latest) as one document; `drawn` loads samples and histograms
     for charts. A single run's own metric and baseline are the defaults."""
@@ -38,7 +39,7 @@ def report(
 
 
 def _check_chart_options(
-    data: report_data.Dataset, options: report_document.Options, drawn: bool
+    data: report_data.Dataset, options: report_run.Options, drawn: bool
 ) -> None:
     """Options that shape charts are refused where no chart they shape is drawn, rather than
     ignored; --x, first, names a numeric field the runs sweep (scaling charts check it when

@@ -28,6 +28,7 @@ from iolab.plan.common import Overrides
 from iolab.plan.load import locate, parse_plan, preset_text
 from iolab.report import data as report_data
 from iolab.report import document as report_document
+from iolab.report import run as report_run
 from iolab.runner.campaign import (
     Campaign,
     Consent,
@@ -123,7 +124,7 @@ def _ask_hosts(campaign: Campaign, ui: Ui) -> tuple[list[dict[str, Any]], list[s
 def run_document(store: Store, run_id: int) -> report_document.Document:
     stored = store.run(run_id)
     data = report_data.load(store, [run_id], samples=False, histograms=False)
-    options = report_document.Options(metric=stored.metric, baseline=stored.baseline, charts=())
+    options = report_run.Options(metric=stored.metric, baseline=stored.baseline, charts=())
     return report_document.assemble(data, options)
 
 

@@ -132,23 +132,22 @@ def report(run_ids: tuple[int, ...], db: str, fmt: str, **flags: Any) -> None:
     its charts as images beside it.
     """
     from iolab.app import reporting
-    from iolab.report import document as report_document
+    from iolab.report import run as report_run
     from iolab.report.formats import output as report_output
-    from iolab.report.views import pivot_view
 
     written = {k: flags.pop(k) for k in ("output", "image_format", "export_dir", "force")}
     drawn = fmt in ("markdown", "html") or written["export_dir"] is not None
-    charts = report_document.parse_kinds(flags["charts"], "--charts")  # () when not drawn (app)
-    options = report_document.Options(
+    charts = report_run.parse_kinds(flags["charts"], "--charts")  # () when not drawn (app)
+    options = report_run.Options(
         metric=flags["metric"],
         baseline=flags["baseline"],
         charts=charts,
-        skip=report_document.parse_kinds(flags["skip_charts"], "--skip-charts") or (),
+        skip=report_run.parse_kinds(flags["skip_charts"], "--skip-charts") or (),
         x=flags["x_field"],
         y=flags["y_metric"],
         lines=flags["lines"],
         pool=flags["pool"],
-        pivot=pivot_view.parse(flags["pivot"]) if flags["pivot"] else None,
+        pivot=report_run.parse_pivot(flags["pivot"]) if flags["pivot"] else None,
         short=flags["short"],
     )
     report_output.check_destination(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from iolab.errors import ReportError
-from iolab.report import directions
+from iolab.report import directions, judged_findings
 from iolab.report.cells import (
     UNITS,
     WARNED_LEGEND,
@@ -26,7 +26,6 @@ from iolab.report.document import (
     Block,
     Document,
     Section,
-    comparison_warnings,
     environment_blocks,
     findings_blocks,
     more_findings,
@@ -34,9 +33,9 @@ from iolab.report.document import (
     published_blocks,
     subtitle,
 )
+from iolab.report.judged import compare_warnings, environment_differences
 from iolab.report.views import (
     figures,
-    findings_view,
     heat_figure,
 )
 
@@ -57,13 +56,16 @@ def compare(data: Dataset, metric: str = "auto") -> Document:
     )
     if chart:
         blocks.append(chart)
-    found = findings_view.ordered(findings_view.compare_findings(data, whole_rows(table), metric))
+    found = judged_findings.ordered(
+        judged_findings.compare_findings(data, whole_rows(table), metric)
+    )
     sections = findings_blocks(found, f"run {data.runs[0].id}")
     sections.append(Section("Comparison", tuple(blocks)))
     sections.append(Section("Set-ups side by side", tuple(figures.bars(data, metric))))
-    sections.append(Section("Environment", environment_blocks(data)))
-    sections += notes_section(data, comparison_warnings(data, table))
-    sections += more_findings(found, short=False)
+    sections.append(Section("Environment", environment_blocks(data, environment_differences(data))))
+    if (notes := notes_section(data, compare_warnings(data, table))) is not None:
+        sections.append(notes)
+    sections += more_findings(found)
     ids = " and ".join(str(r.id) for r in data.runs)
     title = f"Comparison of runs {ids}"
     published = published_blocks(sections, data, check=False)  # the plan's charts are not compare's

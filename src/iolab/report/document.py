@@ -1,4 +1,5 @@
-"""The report as one document: sections of tables, charts and notes, built from a dataset.
+"""The report as one document: sections of tables, charts and notes, each section a function
+of the one run the report is of (report.run.ReportRun), called in the order of SECTIONS.
 
 `iolab report` picks the charts from what the runs contain: several set-ups give bars, a
 numeric sweep (numjobs, iodepth, bs, rwmixread, ...) gives scaling lines, stored samples give
@@ -10,29 +11,16 @@ bars (report.views.cdm_view); big runs show the ends of a ranking (report.summar
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from iolab.analysis import comparison
-from iolab.analysis.factors import Pivot
 from iolab.analysis.findings import Finding
-from iolab.choices import CHART_KINDS
-from iolab.errors import ReportError
 from iolab.names import one_line
-from iolab.report import summary
-from iolab.report.cells import (
-    Table,
-    case_notes,
-    check_baseline,
-    incomplete,
-    legend,
-    results_table,
-    run_title,
-    setup_line,
-)
+from iolab.report.cells import Table, case_notes, incomplete, run_title
 from iolab.report.charts import Chart
 from iolab.report.data import Dataset
-from iolab.report.judged import judge
+from iolab.report.judged import Differed
+from iolab.report.run import Options, ReportRun, derive
 from iolab.report.views import (
     cdm_view,
     count_figure,
@@ -45,7 +33,6 @@ from iolab.report.views import (
     hosts_view,
     pivot_view,
     publish,
-    raid_view,
     ratio_view,
     rounds_view,
     sweep_heat,
@@ -54,8 +41,6 @@ from iolab.report.views import (
     time_figures,
 )
 from iolab.store.rows import recorded_plan
-
-AUTO_LATENCY_MAX_WORKLOADS = 12
 
 
 @dataclass(frozen=True)
@@ -101,38 +86,6 @@ class Document:
         return next(t for t in self.tables() if t.name not in FINDINGS_TABLES)
 
 
-@dataclass(frozen=True)
-class Options:
-    """What the user chose: charts None means pick automatically."""
-
-    metric: str = "auto"
-    baseline: str | None = None
-    charts: tuple[str, ...] | None = None
-    skip: tuple[str, ...] = ()
-    x: str | None = None
-    y: str = "auto"
-    lines: str = "auto"
-    pool: bool = False  # the runs read as repetitions of one another
-    pivot: Pivot | None = None  # --pivot ROWS:COLUMNS (report.views.pivot_view)
-    short: bool = False  # --short: the findings' short form, for articles (findings_view)
-
-
-def parse_kinds(text: str | None, option: str) -> tuple[str, ...] | None:
-    """'bars,scaling' -> ('bars', 'scaling'); 'auto' or None -> None; 'none' -> ()."""
-    if text is None or text.strip() == "auto":
-        return None
-    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
-    if kinds == ("none",):
-        return ()
-    wrong = [k for k in kinds if k not in CHART_KINDS]
-    if wrong:
-        raise ReportError(
-            f"{option} {wrong[0]!r} is not a chart kind; choose from {', '.join(CHART_KINDS)}, "
-            "auto or none"
-        )
-    return kinds
-
-
 def _title(data: Dataset) -> str:
     lab = env_view.title_note(data)  # measured in iolab's virtual lab
     if len(data.runs) == 1:
@@ -157,52 +110,22 @@ def description(plan_text: str) -> str:
 
 
 def assemble(data: Dataset, options: Options) -> Document:
-    """The whole report: results (± intervals, ratios), charts, latency, environment, notes."""
-    check_baseline(options.baseline, data.labels, _where(data))
-    hosted, data = data, fleet_view.median_hosts(data)  # "each": a host's figure, not the sum
-    results = _results(data, options.metric, options.baseline)
-    kinds = _kinds(data, options)
-    head: tuple[Block, ...] = (results, *_ratio(results, options, kinds))
-    if (crystal := cdm_view.table(data)) is not None:
-        head = (crystal, *(head if options.baseline else ()))
-    # a run of published shares alone has no results: its shares are the table
-    sections = [Section("Results", head)] if data.cases or not data.ratios else []
-    sections += [Section(ratio_view.TITLE, (t,)) for t in [ratio_view.table(data)] if t]
-    if options.pivot is not None:
-        pivots = pivot_view.blocks(data, options.pivot, options.metric)
-        sections.append(Section(f"{pivot_view.TITLE}: {options.pivot.said}", tuple(pivots)))
-    sections += _hosts_section(hosted, options)
-    raid = raid_view.table(data, options.metric)
-    sections += [Section("RAID model", (raid,))] if raid else []
-    steady_blocks: list[Block] = [*rounds_view.tables(data), *rounds_view.charts(data)]
-    sections += [Section("Steady state", tuple(steady_blocks))] if steady_blocks else []
-    sections += [Section("Peak and load curve", tuple(b)) for b in [curve_view.blocks(data)] if b]
-    sections += _chart_sections(data, options, kinds)
-    sections += [Section("CPU and devices", b) for b in [telemetry_view.blocks(data)] if b]
-    latency = tables.latency_table(data, options.baseline)
-    latency_blocks: list[Block] = [latency] if latency else []
-    if "latency" in kinds:
-        latency_blocks += figures.exceedance(data)
-    if latency_blocks:
-        sections.append(Section("Latency", tuple(latency_blocks)))
-    sections.append(Section("Environment", environment_blocks(data)))
-    judged = judge(data, results, options.metric, options.baseline, raid, latency)
-    sections += notes_section(data, judged.warnings)
-    found = judged.findings
+    """The whole report of `data` as `options` ask: the run derived once (report.run), then
+    each section of SECTIONS in turn, the findings first and the findings past the first ones
+    last; --short keeps the findings' short form alone. Every chart carries its author's words
+    (published_blocks)."""
+    run = derive(data, options)
+    body = [section for made in SECTIONS if (section := made(run)) is not None]
+    found, spread = run.judged.findings, run.judged.spread
     if options.short:  # what an author pastes: the findings and their caveats, no tables
-        sections = findings_blocks(found, options.baseline, judged.spread, short=True)
+        sections = findings_blocks(found, options.baseline, spread, short=True)
     else:
-        sections[:0] = findings_blocks(found, options.baseline, judged.spread)
-        sections += more_findings(found, options.short)
-    published = published_blocks(sections, data, options.charts is None and not options.skip)
-    return Document(_title(data), subtitle(data), published, _environments(data), tuple(found))
-
-
-def _where(data: Dataset) -> str:
-    """What the report is of, as a bad --baseline's error names it."""
-    if data.pooled_runs:
-        return f"runs {', '.join(str(r) for r in data.pooled_runs)}"
-    return f"run {data.runs[0].id}" if len(data.runs) == 1 else "these runs"
+        sections = [*findings_blocks(found, options.baseline, spread), *body]
+        sections += more_findings(found)
+    check = options.charts is None and not options.skip
+    published = published_blocks(sections, run.data, check)
+    title, environments = _title(run.data), _environments(run.data)
+    return Document(title, subtitle(run.data), published, environments, tuple(found))
 
 
 def published_blocks(
@@ -246,128 +169,20 @@ def findings_blocks(
     return [Section(findings_view.TITLE, (*said, *(t for t in tables if t is not None)))]
 
 
-def more_findings(found: Sequence[Finding], short: bool) -> list[Section]:
-    """The findings past the first ones, as an appendix at the end (none in the short form:
+def more_findings(found: Sequence[Finding]) -> list[Section]:
+    """The findings past the first ones, as an appendix at the end (the short form has none:
     the JSON and CSV hold them all)."""
-    rest = () if short else findings_view.more_lines(found)
+    rest = findings_view.more_lines(found)
     more = Notes(findings_view.MORE_TITLE, rest, findings_view.MORE_NAME)
     return [Section(findings_view.MORE_TITLE, (more,))] if rest else []
 
 
-def _hosts_section(data: Dataset, options: Options) -> list[Section]:
-    """Runs on several hosts: each host beside the aggregate; the aggregate against the number
-    of hosts, a scaling chart (--charts and --skip-charts select it as one)."""
-    chart = "scaling" not in options.skip and (
-        options.charts is None or "scaling" in options.charts
-    )
-    metric = options.metric
-    found = [*fleet_view.blocks(data, metric), *hosts_view.blocks(data, metric, chart)]
-    return [Section("Hosts", tuple(found))] if found else []
-
-
-def _results(data: Dataset, metric: str, baseline: str | None) -> Table:
-    table = results_table("Results", data.labels, data.cases, metric, baseline)
-    described = [setup_line(s.label, s.setup, s.facts) for s in data.setups]
-    table = replace(table, notes=(*described, *legend(data.cases, baseline)))
-    # hosts_report = "each": each fleet set-up's median host, with the hosts' range
-    return _summarised(fleet_view.results(table, data, metric), data, baseline)
-
-
-def _summarised(table: Table, data: Dataset, baseline: str | None) -> Table:
-    """Past summary.TABLE_ROWS rows, people see the ends of the ranking; CSV keeps them all."""
-    if len(table.rows) <= summary.TABLE_ROWS:
-        return table
-    ref = summary.reference(data.labels, baseline)
-    top, bottom = summary.ends(summary.ranked(data.cases, data.labels, ref), summary.TABLE_ENDS)
-    names = [row.label for row in table.rows]  # a mixed workload's rows: one workload
-    told = summary.about(len(top), len(bottom), len(set(names)), data.labels, ref)
-    return replace(
-        table,
-        shown=summary.positions(names, top, bottom),
-        left_out=f"{told}; every row is in the CSV (--format csv).",
-    )
-
-
-def _kinds(data: Dataset, options: Options) -> tuple[str, ...]:
-    """The chart kinds to draw: the user's, or those the data calls for."""
-    if options.charts is not None:
-        _check_possible(data, options)
-        return tuple(k for k in options.charts if k not in options.skip)
-    auto = []
-    crystal = cdm_view.tests(data) is not None
-    if len(data.labels) > 1 or crystal:
-        auto.append("bars")
-    if options.x or (figures.sweep_field(data) and not crystal):
-        auto.append("scaling")
-    if sweep_heat.few(sweep_heat.swept(data)):
-        auto.append("heatmap")
-    if data.samples:
-        auto.append("timeseries")
-    if len(data.workloads()) <= AUTO_LATENCY_MAX_WORKLOADS and data.histograms:
-        auto.append("latency")
-    if options.baseline and len(data.labels) > 1:
-        auto.append("ratio")
-    return tuple(k for k in auto if k not in options.skip)
-
-
-def _check_possible(data: Dataset, options: Options) -> None:
-    asked = options.charts or ()
-    if "scaling" in asked and not (options.x or figures.sweep_field(data)):
-        raise ReportError(
-            "--charts scaling: the runs sweep no numeric workload field; "
-            "use a list in numjobs, iodepth, bs or rwmixread, or name one with --x"
-        )
-    if "heatmap" in asked and sweep_heat.swept(data) == 0:
-        raise ReportError(
-            "--charts heatmap: no set-up sweeps both iodepth and numjobs over 2 values or more"
-        )
-    if "timeseries" in asked and not data.samples:
-        raise ReportError(
-            "--charts timeseries: no samples are stored; add log_avg_msec = 1000 to the "
-            "workloads and run again"
-        )
-    if "latency" in asked and not data.histograms:
-        raise ReportError("--charts latency: no json+ latency histograms are stored")
-    if "ratio" in asked and not options.baseline:
-        raise ReportError("--charts ratio needs --baseline SETUP")
-
-
-def _ratio(results: Table, options: Options, kinds: Sequence[str]) -> tuple[Block, ...]:
-    if "ratio" not in kinds or not options.baseline:
-        return ()
-    title = f"Change vs {options.baseline}, per workload and set-up"
-    chart = heat_figure.heat(results, title, "set-up", options.baseline)
-    return (chart,) if chart else ()
-
-
-def _chart_sections(data: Dataset, options: Options, kinds: Sequence[str]) -> list[Section]:
-    sections = []
-    if "bars" in kinds:
-        charts = cdm_view.bars(data) or figures.bars(data, options.metric, options.baseline)
-        sections.append(Section("Set-ups side by side", tuple(charts)))
-    if "scaling" in kinds:
-        if options.x == count_figure.FIELD:
-            charts = count_figure.charts(data, options.y)
-        else:
-            charts = figures.scaling(data, options.x, options.y, options.lines)
-            if not charts and options.x is None:  # a striping run: the device-count chart
-                charts = count_figure.charts(data, options.y)
-        if charts:
-            sections.append(Section("Scaling", tuple(charts)))
-    if "heatmap" in kinds and (maps := sweep_heat.charts(data)):
-        sections.append(Section("Queue depth × jobs", tuple(maps)))
-    if "timeseries" in kinds:
-        charts = time_figures.time_series(data)
-        if charts:
-            sections.append(Section("Over time", tuple(charts)))
-    return sections
-
-
-def environment_blocks(data: Dataset) -> tuple[Block, ...]:
+def environment_blocks(data: Dataset, found: Sequence[Differed]) -> tuple[Block, ...]:
     """The facts table; what differs between runs (what matters, in a few lines; the
-    volatile rest for the HTML page's details); each set-up's stack, filesystem and commands."""
+    volatile rest of `found`, report.judged.environment_differences, for the HTML page's
+    details); each set-up's stack, filesystem and commands."""
     blocks: list[Block] = [tables.environment_table(data)]
-    volatile = env_view.volatile_differences(data)
+    volatile = env_view.volatile_differences(found)
     differences = env_view.differences_that_matter(data)
     if summary_line := env_view.volatile_summary(volatile):
         differences.append(summary_line)
@@ -391,26 +206,148 @@ def _environments(data: Dataset) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def comparison_warnings(data: Dataset, table: Table) -> list[str]:
-    """mixed-versions and few-repeats, as notes (see analysis.comparison)."""
-    cells = [cell for row in table.rows for cell in row.cells]
-    found = (
-        comparison.mixed_versions([(r.id, r.environment) for r in data.runs]),
-        comparison.few_repeats(
-            [c.summary for c in cells if c.summary], [c.difference for c in cells if c.difference]
-        ),
-    )
-    return [f"{w.code}: {w}" for w in found if w is not None]
-
-
-def notes_section(data: Dataset, extra: Sequence[str] = ()) -> list[Section]:
+def notes_section(data: Dataset, extra: Sequence[str] = ()) -> Section | None:
     """Failures, warnings and unfinished runs, when there are any."""
     notes = [*extra, *case_notes(data.cases)]
     for run in data.runs:
         notes += incomplete(run)
     if not notes:
-        return []
-    return [Section("Warnings and notes", (Notes("Warnings and notes", tuple(notes)),))]
+        return None
+    return Section("Warnings and notes", (Notes("Warnings and notes", tuple(notes)),))
 
 
-# ---------------------------------------------------------------- compare
+# ---------------------------------------------------------------- the sections, in order
+
+
+def results_section(run: ReportRun) -> Section | None:
+    """The results table (± intervals), with the change heat map against a baseline;
+    CrystalDiskMark's grid first. A run of published shares alone has none: its shares are
+    the table."""
+    data = run.data
+    head: tuple[Block, ...] = (run.results, *_ratio(run))
+    if (crystal := cdm_view.table(data)) is not None:
+        head = (crystal, *(head if run.baseline else ()))
+    return Section("Results", head) if data.cases or not data.ratios else None
+
+
+def _ratio(run: ReportRun) -> tuple[Block, ...]:
+    baseline = run.baseline
+    if "ratio" not in run.kinds or not baseline:
+        return ()
+    title = f"Change vs {baseline}, per workload and set-up"
+    chart = heat_figure.heat(run.results, title, "set-up", baseline)
+    return (chart,) if chart else ()
+
+
+def shares_section(run: ReportRun) -> Section | None:
+    """Figures published as shares of a baseline's, beside the measured ones."""
+    table = ratio_view.table(run.data)
+    return Section(ratio_view.TITLE, (table,)) if table else None
+
+
+def pivot_section(run: ReportRun) -> Section | None:
+    """--pivot ROWS:COLUMNS: a table per workload by the set-ups' factors."""
+    pivot = run.options.pivot
+    if pivot is None:
+        return None
+    return Section(
+        f"{pivot_view.TITLE}: {pivot.said}", tuple(pivot_view.blocks(run.data, pivot, run.metric))
+    )
+
+
+def hosts_section(run: ReportRun) -> Section | None:
+    """Runs on several hosts: each host beside the aggregate; the aggregate against the number
+    of hosts, a scaling chart (--charts and --skip-charts select it as one)."""
+    options = run.options
+    chart = "scaling" not in options.skip and (
+        options.charts is None or "scaling" in options.charts
+    )
+    hosted, metric = run.hosted, run.metric
+    found = [*fleet_view.blocks(hosted, metric), *hosts_view.blocks(hosted, metric, chart)]
+    return Section("Hosts", tuple(found)) if found else None
+
+
+def raid_section(run: ReportRun) -> Section | None:
+    return Section("RAID model", (run.raid,)) if run.raid else None
+
+
+def steady_section(run: ReportRun) -> Section | None:
+    found: list[Block] = [*rounds_view.tables(run.data), *rounds_view.charts(run.data)]
+    return Section("Steady state", tuple(found)) if found else None
+
+
+def curve_section(run: ReportRun) -> Section | None:
+    found = curve_view.blocks(run.data)
+    return Section("Peak and load curve", tuple(found)) if found else None
+
+
+def bars_section(run: ReportRun) -> Section | None:
+    if "bars" not in run.kinds:
+        return None
+    charts = cdm_view.bars(run.data) or figures.bars(run.data, run.metric, run.baseline)
+    return Section("Set-ups side by side", tuple(charts))
+
+
+def scaling_section(run: ReportRun) -> Section | None:
+    """A metric against the field the runs sweep (--x, --y, --lines), or against the devices
+    a striping run's set-ups spread over."""
+    if "scaling" not in run.kinds:
+        return None
+    x, y, data = run.options.x, run.options.y, run.data
+    if x == count_figure.FIELD:
+        charts = count_figure.charts(data, y)
+    else:
+        charts = figures.scaling(data, x, y, run.options.lines)
+        if not charts and x is None:  # a striping run: the device-count chart
+            charts = count_figure.charts(data, y)
+    return Section("Scaling", tuple(charts)) if charts else None
+
+
+def heatmap_section(run: ReportRun) -> Section | None:
+    maps = sweep_heat.charts(run.data) if "heatmap" in run.kinds else []
+    return Section("Queue depth × jobs", tuple(maps)) if maps else None
+
+
+def time_section(run: ReportRun) -> Section | None:
+    charts = time_figures.time_series(run.data) if "timeseries" in run.kinds else []
+    return Section("Over time", tuple(charts)) if charts else None
+
+
+def telemetry_section(run: ReportRun) -> Section | None:
+    found = telemetry_view.blocks(run.data)
+    return Section("CPU and devices", found) if found else None
+
+
+def latency_section(run: ReportRun) -> Section | None:
+    found: list[Block] = [run.latency] if run.latency else []
+    if "latency" in run.kinds:
+        found += figures.exceedance(run.data)
+    return Section("Latency", tuple(found)) if found else None
+
+
+def environment_section(run: ReportRun) -> Section | None:
+    return Section("Environment", environment_blocks(run.data, run.judged.differences))
+
+
+def warnings_section(run: ReportRun) -> Section | None:
+    """What the analysis warns of (report.judged), then the cases' own notes."""
+    return notes_section(run.data, run.judged.warnings)
+
+
+SECTIONS: tuple[Callable[[ReportRun], Section | None], ...] = (
+    results_section,
+    shares_section,
+    pivot_section,
+    hosts_section,
+    raid_section,
+    steady_section,
+    curve_section,
+    bars_section,
+    scaling_section,
+    heatmap_section,
+    time_section,
+    telemetry_section,
+    latency_section,
+    environment_section,
+    warnings_section,
+)  # the report's body, in order, between the findings and the findings past the first ones

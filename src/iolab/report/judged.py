@@ -12,12 +12,16 @@ import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from iolab.analysis import checks, comparison, factors, raid_model
+from iolab.analysis import checks, comparison, factors, raid_model, scaling
+from iolab.analysis.environment import EnvDifference, differences
 from iolab.analysis.findings import Finding
-from iolab.model import FioValue, Layout, Setup
+from iolab.model import FioValue, Layout, Setup, codec
+from iolab.report import judged_findings
 from iolab.report.cells import Table, cell_values, shown_in, whole_rows
 from iolab.report.data import DataCase, Dataset
-from iolab.report.views import findings_view, fleet_view, hosts_view, telemetry_view
+from iolab.report.views import env_view, findings_view, fleet_view, hosts_view, telemetry_view
+
+Differed = tuple[EnvDifference, tuple[int, ...]]  # a fact that differs, the runs of its values
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,7 @@ class Judged:
     warnings: tuple[str, ...]  # "code: sentence", in the order the notes show them
     findings: tuple[Finding, ...]  # ranked
     spread: Table | None  # the findings' spread across pooled runs, where runs were pooled
+    differences: tuple[Differed, ...]  # every recorded fact that differs between the runs
 
 
 def judge(
@@ -38,24 +43,55 @@ def judge(
     """The warnings and the ranked findings of the report of `data` (its results table,
     the RAID model's and the latency table as the document drew them)."""
     warned = [*_ceiling_warnings(data, metric), *hosts_view.warnings(data, metric)]
-    mixed = comparison.mixed_versions([(r.id, r.environment) for r in data.runs])
     warned += fleet_view.warnings(data, metric)  # a fleet's odd hosts, what differs
-    warned += [f"{mixed.code}: {mixed}"] if mixed else []  # between runs, or within an import
-    flat = telemetry_view.flat_scaling(data)
+    warned += _mixed(data)  # between runs, or within an import
+    flat = scaling.flat_scaling(telemetry_view.scaling_points(data))
     warned += [f"{w.code}: {w}" for w in flat]
-    cells = [cell for row in results.rows for cell in row.cells]
-    fragile = comparison.few_repeats(  # changes against the baseline, as compare judges them
-        [c.summary for c in cells if c.summary], [c.difference for c in cells if c.difference]
-    )
-    warned += [f"{fragile.code}: {fragile}"] if fragile else []
+    warned += _fragile(results)  # changes against the baseline, as compare judges them
     whole = whole_rows(results)  # a workload's one figure: a mixed one's total
-    spreads = findings_view.across_runs(data, whole, metric)
-    found = findings_view.derive(data, whole, metric, baseline, flat, raid, latency, spreads)
+    spreads = judged_findings.across_runs(data, whole, metric)
+    found = judged_findings.derive(data, whole, metric, baseline, flat, raid, latency, spreads)
     factored = {s.label: s.setup.factors for s in data.setups}
     if any(factored.values()):  # each factor's consistent effect, where set-ups carry factors
-        found += factors.findings(findings_view.figures(data, results, metric), factored)
+        found += factors.findings(judged_findings.figures(data, results, metric), factored)
     spread = findings_view.across_runs_table(spreads, data.pooled_runs)
-    return Judged(tuple(warned), tuple(findings_view.ordered(found)), spread)
+    ranked = tuple(judged_findings.ordered(found))
+    return Judged(tuple(warned), ranked, spread, environment_differences(data))
+
+
+def environment_differences(data: Dataset) -> tuple[Differed, ...]:
+    """Every recorded fact that differs between the runs (analysis.environment): the hosts',
+    and the facts of each set-up several runs share by name; with the runs its values are
+    of."""
+    if len(data.runs) < 2:
+        return ()
+    ids = tuple(r.id for r in data.runs)
+    found = [(d, ids) for d in differences("host", [r.environment for r in data.runs])]
+    for name, same in env_view.pairs(data):
+        stored = [codec.to_object(s.facts) for s in same]
+        runs = tuple(s.run_id for s in same)
+        found += [(d, runs) for d in differences(f"set-up {name!r}", stored)]
+    return tuple(found)
+
+
+def compare_warnings(data: Dataset, table: Table) -> list[str]:
+    """What `iolab compare` warns of: mixed-versions and few-repeats (analysis.comparison)."""
+    return [*_mixed(data), *_fragile(table)]
+
+
+def _mixed(data: Dataset) -> list[str]:
+    """mixed-versions: the runs' fio versions differ."""
+    mixed = comparison.mixed_versions([(r.id, r.environment) for r in data.runs])
+    return [f"{mixed.code}: {mixed}"] if mixed else []
+
+
+def _fragile(table: Table) -> list[str]:
+    """few-repeats: changes in `table` that rest on few repetitions."""
+    cells = [cell for row in table.rows for cell in row.cells]
+    fragile = comparison.few_repeats(
+        [c.summary for c in cells if c.summary], [c.difference for c in cells if c.difference]
+    )
+    return [f"{fragile.code}: {fragile}"] if fragile else []
 
 
 def _ceiling(setup: Setup, options: Mapping[str, FioValue]) -> tuple[float, str]:

@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from iolab.analysis.environment import differences
+from iolab.analysis.environment import EnvDifference
 from iolab.model import Code, JSONObject, codec
 from iolab.model.drive import CacheSetting
 from iolab.model.facts import DeviceFacts, Layer, LogLine, RaidFacts, SetupFacts, TargetFacts
@@ -214,7 +214,7 @@ def _changed(where: str, facts: Sequence[Mapping[str, str]], ids: Sequence[int])
     return lines
 
 
-def _pairs(data: Dataset) -> list[tuple[str, list[SetupInfo]]]:
+def pairs(data: Dataset) -> list[tuple[str, list[SetupInfo]]]:
     """Same-named set-ups of several runs, to compare with each other."""
     out = []
     for name in dict.fromkeys(s.name for s in data.setups):
@@ -230,7 +230,7 @@ def differences_that_matter(data: Dataset) -> list[str]:
         return []
     ids = [r.id for r in data.runs]
     lines = _changed("host", [host_facts(r.environment) for r in data.runs], ids)
-    for name, same in _pairs(data):
+    for name, same in pairs(data):
         found = [setup_facts(s) for s in same]
         lines += _changed(f"set-up {name!r}", found, [s.run_id for s in same])
     return lines
@@ -239,16 +239,10 @@ def differences_that_matter(data: Dataset) -> list[str]:
 # ---------------------------------------------------------------- volatile facts
 
 
-def volatile_differences(data: Dataset) -> list[str]:
+def volatile_differences(found: Sequence[tuple[EnvDifference, Sequence[int]]]) -> list[str]:
     """Every other recorded fact that differs between the runs (UUIDs, times, logs, device
-    names), one line each, values cut short: for the HTML page's details."""
-    if len(data.runs) < 2:
-        return []
-    ids = [r.id for r in data.runs]
-    found = [(d, ids) for d in differences("host", [r.environment for r in data.runs])]
-    for name, same in _pairs(data):
-        stored = [codec.to_object(s.facts) for s in same]
-        found += [(d, [s.run_id for s in same]) for d in differences(f"set-up {name!r}", stored)]
+    names; report.judged.environment_differences), one line each, values cut short: for the
+    HTML page's details."""
     lines = []
     for diff, runs in found:
         if diff.key.rsplit(".", 1)[-1] in COVERED:

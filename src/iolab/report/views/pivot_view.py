@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from iolab import names
-from iolab.analysis import factors
 from iolab.analysis.factors import Pivot
 from iolab.errors import ReportError
 from iolab.report.cells import (
@@ -36,14 +35,6 @@ TITLE = "By factor"
 PREFIX = "pivot-"  # the tables' names: pivot-1, pivot-2, ... (the terminal shows them too)
 BUILT_IN = ("setup", "run")  # factors every set-up has: its name, its run's number
 Values = tuple[str, ...]
-
-
-def parse(text: str, option: str = "--pivot") -> Pivot:
-    """'card,level:policy' as a Pivot; ReportError saying how when it is not that shape."""
-    try:
-        return factors.pivot(text)
-    except factors.BadPivot as error:
-        raise ReportError(f"{option} {names.shown(text)!r}: {error}") from None
 
 
 def given_factors(info: SetupInfo) -> dict[str, str]:

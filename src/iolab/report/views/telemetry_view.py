@@ -8,9 +8,8 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from iolab.analysis import scaling
 from iolab.analysis.scaling import Point
-from iolab.model import CheckWarning, JSONObject
+from iolab.model import JSONObject
 from iolab.model.telemetry import CPU, Telemetry
 from iolab.report.cells import UNITS, Cell, Row, Table, case_value, shown_in
 from iolab.report.charts import Axis, Chart, Series, slug
@@ -159,9 +158,10 @@ def blocks(data: Dataset) -> tuple[Table | Chart, ...]:
     return () if found is None else (found, *charts(data))
 
 
-def flat_scaling(data: Dataset) -> list[CheckWarning]:
-    """flat-scaling over the report's sweeps (analysis.scaling), with the cases' telemetry;
-    each case in the unit its workload's tables use (MB/s for large blocks, else IOPS)."""
+def scaling_points(data: Dataset) -> list[Point]:
+    """The report's cases as analysis.scaling reads them for flat-scaling, with their
+    telemetry; each case in the unit its workload's tables use (MB/s for large blocks, else
+    IOPS)."""
     definitions = {s.label: s.definition for s in data.setups}
     counted = {label: devices_of(d) for label, d in definitions.items()}  # once a set-up
     points = []
@@ -185,8 +185,7 @@ def flat_scaling(data: Dataset) -> list[CheckWarning]:
                 data.axes(c),
             )
         )
-    points += single_devices(points, definitions)  # the 1 of a device-count sweep, as findings
-    return scaling.flat_scaling(points)
+    return points + single_devices(points, definitions)  # the 1 of a device-count sweep
 
 
 # what set-ups of one device-count sweep differ in
@@ -237,9 +236,7 @@ def base_of(definition: JSONObject) -> str:
     return json.dumps(rest, sort_keys=True, default=str)
 
 
-def single_devices(
-    points: Sequence[scaling.Point], definitions: Mapping[str, JSONObject]
-) -> list[scaling.Point]:
+def single_devices(points: Sequence[Point], definitions: Mapping[str, JSONObject]) -> list[Point]:
     """A single device as the 1-device point of each striped family it shares everything but
     RAID and devices with (btrfs RAID0 of 2 and 4 beside one device with the same filesystem
     and options)."""
