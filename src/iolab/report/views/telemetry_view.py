@@ -152,10 +152,13 @@ def _chart(workload: str, series: Sequence[Series], taken: set[str]) -> Chart:
     )
 
 
-def blocks(data: Dataset) -> tuple[Table | Chart, ...]:
-    """The "CPU and devices" section: the table and the charts, when any case has telemetry."""
+def blocks(data: Dataset, over_time: bool = True) -> tuple[Table | Chart, ...]:
+    """The "CPU and devices" section, when any case has telemetry: the table, and the charts
+    over time where `over_time`."""
     found = table(data)
-    return () if found is None else (found, *charts(data))
+    if found is None:
+        return ()
+    return (found, *charts(data)) if over_time else (found,)
 
 
 def scaling_points(data: Dataset) -> list[Point]:
