@@ -254,6 +254,15 @@ def flaky(machine: Machine, disk: str) -> tuple[str, str, str]:
 
 
 def remove_dm(machine: Machine, name: str) -> None:
+    """Remove the test's device-mapper device, first stopping any md array that holds it:
+    where a test failed before iolab's teardown ended, or udev assembled the array again from
+    the member's superblock (mdadm --incremental on the table's change event), the array
+    would keep it, and the disk under it, busy for every later test."""
+    dev = f"$(basename $(readlink -f /dev/mapper/{name}))"
+    machine.run(
+        f"udevadm settle; for h in /sys/class/block/{dev}/holders/md*; do "
+        f'[ -e "$h" ] && mdadm --stop "/dev/${{h##*/}}"; done; udevadm settle'
+    )
     machine.run(f"dmsetup remove --retry {name} || (udevadm settle; dmsetup remove {name})")
 
 
