@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import time
@@ -147,6 +148,7 @@ def _alive(processes: set[tuple[int, bytes]]) -> set[int]:
 def test_a_killed_run_takes_its_lab_kernel_with_it(workdir: Path) -> None:
     """SIGKILL on `iolab run --lab` (a test's timeout, the OOM killer) leaves no lab kernel
     running: it runs in a session of its own, away from Ctrl-C, and dies with iolab."""
+    before = leftovers()
     (workdir / "b.toml").write_text(STUDY_B.format(path=workdir))
     child = start_iolab("run", "b.toml", "--lab", cwd=workdir)
     deadline = time.monotonic() + 600
@@ -165,4 +167,6 @@ def test_a_killed_run_takes_its_lab_kernel_with_it(workdir: Path) -> None:
     left = _alive(lab)
     for pid in left:  # not to leave them to the next test
         os.kill(pid, signal.SIGKILL)
+    for name in leftovers() - before:  # the killed run's images: nothing else removes them
+        shutil.rmtree(Path("/var/tmp") / name, ignore_errors=True)
     assert not left, f"the lab kernel outlived iolab: {sorted(left)} of {len(lab)}"
