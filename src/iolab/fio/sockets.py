@@ -96,7 +96,9 @@ class Peers:
                 self.known.update({link: found.get(fd) for fd, link in new.items()})
         except OSError:
             return None
-        return {peer for link in links.values() if (peer := self.known[link]) is not None}
+        # a socket no longer open is forgotten: its inode may name a new one later
+        self.known = {link: self.known[link] for link in links.values()}
+        return {peer for peer in self.known.values() if peer is not None}
 
 
 def cut(pid: int, targets: set[Peer]) -> set[Peer]:
