@@ -314,13 +314,8 @@ def time_section(run: ReportRun) -> Section | None:
 
 
 def telemetry_section(run: ReportRun) -> Section | None:
-    """The CPUs' and devices' table; their charts over time go with the timeseries kind: drawn
-    when iolab picks the charts (unless skipped) or when --charts names timeseries."""
-    chosen = run.options.charts
-    over_time = (
-        "timeseries" in chosen if chosen is not None else "timeseries" not in run.options.skip
-    )
-    found = telemetry_view.blocks(run.data, over_time)
+    """The CPUs' and devices' table, and their charts over time (ReportRun.over_time)."""
+    found = telemetry_view.blocks(run.data, run.over_time)
     return Section("CPU and devices", found) if found else None
 
 

@@ -50,6 +50,7 @@ class ReportRun:
     hosted: Dataset  # as read, every host its own (the Hosts section)
     options: Options
     kinds: tuple[str, ...]  # the chart kinds to draw
+    over_time: bool  # the CPUs' and devices' charts over time: timeseries chosen or not skipped
     results: Table  # the results table, as the Results section shows it
     raid: Table | None  # the RAID model against what was measured
     latency: Table | None  # the latency percentiles
@@ -73,7 +74,12 @@ def derive(data: Dataset, options: Options) -> ReportRun:
     raid = raid_view.table(data, options.metric)
     latency = tables.latency_table(data, options.baseline)
     judged = judge(data, results, options.metric, options.baseline, raid, latency)
-    return ReportRun(data, hosted, options, kinds, results, raid, latency, judged)
+    over_time = (
+        "timeseries" in options.charts
+        if options.charts is not None
+        else "timeseries" not in options.skip
+    )
+    return ReportRun(data, hosted, options, kinds, over_time, results, raid, latency, judged)
 
 
 def parse_kinds(text: str | None, option: str) -> tuple[str, ...] | None:
