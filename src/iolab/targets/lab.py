@@ -15,6 +15,7 @@ host writes `N.cmd`, the guest runs it and leaves `N.out` and `N.rc`.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -83,9 +84,21 @@ def _tied() -> list[str]:
     that process is the first of a PID namespace of its own, and the kernel ends every
     process of a namespace whose first one dies (user-mode Linux runs several)."""
     tied = ["setpriv", "--pdeathsig", "KILL"]
-    if os.geteuid() == 0:
+    if _own_pid_namespace():
         tied += ["unshare", "--pid", "--kill-child=KILL"]
     return tied
+
+
+@functools.cache
+def _own_pid_namespace() -> bool:
+    """Whether this process may start one in a PID namespace of its own: root, and not in a
+    container that withholds it (there the kernel's first process alone dies with iolab)."""
+    if os.geteuid() != 0:
+        return False
+    tried = subprocess.run(
+        ["unshare", "--pid", "--fork", "true"], capture_output=True, check=False, timeout=30
+    )
+    return tried.returncode == 0
 
 
 @dataclass(frozen=True)
