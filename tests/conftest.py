@@ -6,6 +6,7 @@ import ast
 import functools
 import hashlib
 import os
+import shutil
 import signal
 import sqlite3
 import stat
@@ -395,7 +396,7 @@ def workdir(tmp_path: Path) -> Iterator[Path]:
     path = base / f"iolab-test-{os.getpid()}-{tmp_path.name}"
     path.mkdir(parents=True)
     yield path
-    subprocess.run(["rm", "-rf", str(path)], check=False)
+    shutil.rmtree(path, ignore_errors=True)  # in this process: a fork of pytest costs more
 
 
 def needs_root() -> pytest.MarkDecorator:
@@ -475,8 +476,20 @@ def browser() -> Iterator[Browser]:
         opened.close()
 
 
+# The tests that read iolab's source trees (tests/test_house.py, tests/test_layers.py) share
+# one pytest-xdist worker (scripts/test: --dist loadgroup), which parses each file once.
+READS_SOURCE = pytest.mark.xdist_group("source-trees")
+
+
 @functools.cache
 def source_tree(path: Path) -> ast.Module:
     """A source file of iolab's parsed, once a session (the house's and the layers' tests
     read the trees, never change them)."""
     return ast.parse(path.read_text(), str(path))
+
+
+@functools.cache
+def source_nodes(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of a source file's tree, in ast.walk's order, walked once a session (the
+    house's and the layers' tests look through the nodes of every file many times)."""
+    return tuple(ast.walk(source_tree(path)))
