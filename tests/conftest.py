@@ -399,6 +399,26 @@ def workdir(tmp_path: Path) -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)  # in this process: a fork of pytest costs more
 
 
+@pytest.fixture(scope="session")
+def migrated(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path, Path], None]:
+    """Copies a committed store to a path, brought to this iolab's schema as any command brings
+    it first: migrated once a session (a migration writes and syncs every table), then copied
+    with whatever the migration left beside it; each test changes only its copy."""
+    from iolab.store import Store
+
+    made: dict[Path, Path] = {}  # committed store -> its migrated copy, named "db"
+
+    def copy(committed: Path, to: Path) -> None:
+        if committed not in made:
+            made[committed] = tmp_path_factory.mktemp("migrated") / "db"
+            shutil.copyfile(committed, made[committed])
+            Store(made[committed]).close()
+        for path in sorted(made[committed].parent.iterdir()):  # "db", then "db-wal" if left
+            shutil.copyfile(path, to.with_name(to.name + path.name.removeprefix("db")))
+
+    return copy
+
+
 def needs_root() -> pytest.MarkDecorator:
     """A test that needs root: without it, it fails with the reason (a check not made never
     passes, also on a workstation)."""
