@@ -496,11 +496,6 @@ def browser() -> Iterator[Browser]:
         opened.close()
 
 
-# The tests that read iolab's source trees (tests/test_house.py, tests/test_layers.py) share
-# one pytest-xdist worker (scripts/test: --dist loadgroup), which parses each file once.
-READS_SOURCE = pytest.mark.xdist_group("source-trees")
-
-
 @functools.cache
 def source_tree(path: Path) -> ast.Module:
     """A source file of iolab's parsed, once a session (the house's and the layers' tests

@@ -12,10 +12,8 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from conftest import READS_SOURCE, source_nodes, source_tree
+from conftest import source_nodes, source_tree
 from iolab.model import Code
-
-pytestmark = READS_SOURCE
 
 SRC = Path(__file__).parent.parent / "src" / "iolab"
 DOCS = SRC.parent.parent / "docs"

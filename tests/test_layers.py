@@ -15,9 +15,7 @@ import types
 from pathlib import Path
 from typing import Any, get_origin
 
-from conftest import READS_SOURCE, source_nodes
-
-pytestmark = READS_SOURCE
+from conftest import source_nodes
 
 SRC = Path(__file__).parent.parent / "src" / "iolab"
 LAYERS = {
