@@ -51,9 +51,24 @@ def render(chart: Chart, fmt: ImageFormat = "png") -> bytes:
     metadata = {"Date": None} if fmt == "svg" else {"Software": None}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        if fmt == "png":
+            _laid_out(figure)
         figure.savefig(buffer, format=fmt, metadata=metadata)
     _said(chart, fmt, [str(w.message) for w in caught])
     return buffer.getvalue()
+
+
+def _laid_out(figure: Figure) -> None:
+    """The constrained layout computed once, then fixed: savefig would otherwise draw the
+    whole figure twice (once, not shown, to lay it out), laying out every text again. Same
+    pixels; PNG only (an SVG's text is measured by its own renderer)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(figure)
+    engine = figure.get_layout_engine()
+    if engine is not None:
+        engine.execute(figure)
+    figure.set_layout_engine("none")
 
 
 def _said(chart: Chart, fmt: str, messages: list[str]) -> None:
