@@ -62,13 +62,15 @@ def _laid_out(figure: Figure) -> None:
     """The constrained layout computed once, then fixed: savefig would otherwise draw the
     whole figure twice (once, not shown, to lay it out), laying out every text again. Same
     pixels; PNG only (an SVG's text is measured by its own renderer)."""
+    import matplotlib as mpl
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     FigureCanvasAgg(figure)
     engine = figure.get_layout_engine()
     if engine is not None:
         engine.execute(figure)
-    figure.set_layout_engine("none")
+    with mpl.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+        figure.set_layout_engine(None)  # none at all: "none" would still draw to lay out
 
 
 def _said(chart: Chart, fmt: str, messages: list[str]) -> None:
