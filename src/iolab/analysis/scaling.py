@@ -103,8 +103,19 @@ def sweeps(points: Sequence[Point], axis: str) -> dict[tuple[str, Options], dict
     # (Dataset.axes), so each is looked at once, and no key hashes the options again
     numbered: dict[int, tuple[Options, int]] = {}  # id(axes) -> (axes, number)
     rests: dict[Options, int] = {}  # the axes less `axis` -> its number
+    # the value of `axis` in each options mapping, read once (a workload's cases share one)
+    values: dict[int, tuple[Mapping[str, object], int | None]] = {}
     for point in points:
-        value = point.devices if axis == "device_count" else _int(point.options.get(axis, 1))
+        if axis == "device_count":
+            value = point.devices
+        else:
+            read = values.get(id(point.options))
+            if read is None:  # kept in `values`: its id stays its own
+                read = values[id(point.options)] = (
+                    point.options,
+                    _int(point.options.get(axis, 1)),
+                )
+            value = read[1]
         if value is None:
             continue
         owner = point.family if axis == "device_count" else point.setup

@@ -41,7 +41,7 @@ def render(chart: Chart, fmt: ImageFormat = "png") -> bytes:
     if chart.kind == "heat":
         _heat(figure, ax, chart)
     elif chart.kind == "bar":
-        _bars(ax, chart)
+        _bars(figure, ax, chart)
     else:
         _lines(ax, chart)
     ax.set_title(chart.title, fontsize=11, loc="left")
@@ -51,9 +51,26 @@ def render(chart: Chart, fmt: ImageFormat = "png") -> bytes:
     metadata = {"Date": None} if fmt == "svg" else {"Software": None}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
+        if fmt == "png":
+            _laid_out(figure)
         figure.savefig(buffer, format=fmt, metadata=metadata)
     _said(chart, fmt, [str(w.message) for w in caught])
     return buffer.getvalue()
+
+
+def _laid_out(figure: Figure) -> None:
+    """The constrained layout computed once, then fixed: savefig would otherwise draw the
+    whole figure twice (once, not shown, to lay it out), laying out every text again. Same
+    pixels; PNG only (an SVG's text is measured by its own renderer)."""
+    import matplotlib as mpl
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(figure)
+    engine = figure.get_layout_engine()
+    if engine is not None:
+        engine.execute(figure)
+    with mpl.rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+        figure.set_layout_engine(None)  # none at all: "none" would still draw to lay out
 
 
 def _said(chart: Chart, fmt: str, messages: list[str]) -> None:
@@ -112,11 +129,16 @@ def _axis(ax: Axes, axis: Axis, which: Literal["x", "y"]) -> None:
         (ax.set_xlim if is_x else ax.set_ylim)(*axis.span)
 
 
-def _bars(ax: Axes, chart: Chart) -> None:
+def _bars(figure: Figure, ax: Axes, chart: Chart) -> None:
+    from matplotlib.transforms import offset_copy
+
     categories = list(chart.series[0].x) if chart.series else []
     count = max(len(chart.series), 1)
     width = 0.8 / count
     highest = 0.0
+    # each bar's label 3 points above it: a plain text moved by a fixed offset, which draws
+    # as an annotation "offset points" would, without checking its point at every draw
+    lifted = offset_copy(ax.transData, fig=figure, y=3, units="points")
     for index, series in enumerate(chart.series):
         positions = [i + (index - (count - 1) / 2) * width for i in range(len(categories))]
         errors = _nan(series.error) if any(e is not None for e in series.error) else None
@@ -133,11 +155,11 @@ def _bars(ax: Axes, chart: Chart) -> None:
         tops = [(y or 0.0) + (e or 0.0) for y, e in zip(series.y, spread, strict=True)]
         highest = max([highest, *tops])
         for position, top, text in zip(positions, tops, series.labels, strict=False):
-            ax.annotate(
+            ax.text(
+                position,
+                top,
                 text,
-                (position, top),
-                xytext=(0, 3),
-                textcoords="offset points",
+                transform=lifted,
                 ha="center",
                 va="bottom",
                 fontsize=7,
