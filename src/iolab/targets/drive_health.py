@@ -315,6 +315,15 @@ def read(
     ControllerError when it cannot be had (smartctl failed, hung, printed too much or what is
     not its JSON). `asked` is what smartctl reads: `-a` all of it, `-H` its overall SMART
     status alone; `through` a RAID card's member ("megaraid,N", "cciss,N": smartctl's -d)."""
+    return parse(answer(name, timeout_s, asked, through)[1])
+
+
+def answer(
+    name: str, timeout_s: float | None = None, asked: str = "-a", through: str = ""
+) -> tuple[int, str]:
+    """What `smartctl -j <asked>` printed of one disk, and its exit status (a bit mask:
+    smartctl's own), for a caller that reads more of it than `parse` (read's arguments);
+    DriveError or ControllerError when smartctl cannot run, or hung."""
     program = shutil.which("smartctl")
     if program is None:
         raise DriveError("smartctl is not installed")
@@ -323,8 +332,7 @@ def read(
     timeout_s = answer_limit() if timeout_s is None else timeout_s
     device = name if name.startswith("/dev/") else dv.dev_path(name)
     argv = [program, "-j", asked, *(["-d", through] if through else []), device]
-    _, text = call(argv, "smartctl", Path(tempfile.gettempdir()), timeout_s)
-    return parse(text)
+    return call(argv, "smartctl", Path(tempfile.gettempdir()), timeout_s)
 
 
 def installed() -> bool:

@@ -394,26 +394,31 @@ def layout_facts(layout: Layout, top: str, mountpoint: Path | None) -> LayoutFac
 # -- optional device tools ------------------------------------------------------------------
 
 
-def smart_facts(name: str) -> JSONDict | None:
-    """Identity and health from `smartctl -i -H -j`, when smartmontools is installed."""
-    done = run_tool(["smartctl", "-i", "-H", "-j", dv.dev_path(name)])
-    if done is None:
-        return None
+def smart_facts(code: int, text: str) -> JSONDict:
+    """Identity and health from what `smartctl -j -a` printed (its exit status `code`)."""
     try:
-        data = json.loads(done.stdout)
-    except ValueError:
-        return {"error": dv.last_line(done.stderr) or "smartctl printed no JSON"}
-    status = data.get("smart_status") or {}
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        data = None
+    if not isinstance(data, dict):
+        return {"error": "smartctl printed no JSON"}
+    status = _object(data.get("smart_status"))
     return {
         "model": data.get("model_name"),
         "serial": data.get("serial_number"),
         "firmware": data.get("firmware_version"),
         "rotation_rate": data.get("rotation_rate"),
-        "form_factor": (data.get("form_factor") or {}).get("name"),
-        "interface_speed": ((data.get("interface_speed") or {}).get("current") or {}).get("string"),
+        "form_factor": _object(data.get("form_factor")).get("name"),
+        "interface_speed": _object(_object(data.get("interface_speed")).get("current")).get(
+            "string"
+        ),
         "smart_passed": status.get("passed"),
-        "exit_status": done.returncode,
+        "exit_status": code,
     }
+
+
+def _object(value: object) -> dict[str, JSON]:
+    return value if isinstance(value, dict) else {}
 
 
 def nvme_facts(name: str) -> JSONDict | None:
@@ -433,15 +438,18 @@ def nvme_facts(name: str) -> JSONDict | None:
 
 def device_facts(name: str) -> DeviceFacts:
     """sysfs facts of one device, with smartctl and nvme-cli facts for whole disks, and the
-    drive's own account (its health, temperature, lifetime writes) where smartctl reads it."""
+    drive's own account (its health, temperature, lifetime writes) where smartctl reads it:
+    one `smartctl -j -a` a disk gives both."""
     facts = dv.facts(name)
     if facts.kind != "disk":
         return facts
-    facts = replace(facts, smart=smart_facts(name), nvme=nvme_facts(name))
+    facts = replace(facts, nvme=nvme_facts(name))
     if not drive_health.installed():
         return facts
-    try:
-        return replace(facts, health=drive_health.read(name))
+    try:  # asked once: its identity and its account read from the one answer
+        code, text = drive_health.answer(name)
+        facts = replace(facts, smart=smart_facts(code, text))
+        return replace(facts, health=drive_health.parse(text))
     except (drive_health.DriveError, ControllerError) as error:
         return replace(facts, health_problem=str(error))
 
