@@ -185,7 +185,7 @@ def placed(
         return
     if setup.layout is None:
         target = campaign.paths[setup.name]
-        record.target(environment.target_facts(target.filename))
+        record.target(environment.target_facts(target.filename, campaign.answers))
         kind = evidence.FILE if target.owned else evidence.USER_FILE
         with ledger.holding(kind, target.filename):
             yield target
@@ -313,6 +313,7 @@ class _Run:
             for step in steps[ran:]:
                 self.keep(_setup_failed(step, f"set-up {setup.name!r} failed: {error}"), step)
         finally:
+            self.campaign.answers.clear()  # asked before any case: the next set-up asks anew
             drives = self.drives.pop(setup.name, None)
             if drives is not None:
                 drives.keep()

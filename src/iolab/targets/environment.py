@@ -13,7 +13,7 @@ import re
 import shutil
 import socket
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -436,10 +436,10 @@ def nvme_facts(name: str) -> JSONDict | None:
     return {key: str(data[key]).strip() for key in keys if key in data}
 
 
-def device_facts(name: str) -> DeviceFacts:
+def device_facts(name: str, known: drive_health.Answered | None = None) -> DeviceFacts:
     """sysfs facts of one device, with smartctl and nvme-cli facts for whole disks, and the
     drive's own account (its health, temperature, lifetime writes) where smartctl reads it:
-    one `smartctl -j -a` a disk gives both."""
+    one `smartctl -j -a` a disk gives both (`known`: the one the pre-flight asked)."""
     facts = dv.facts(name)
     if facts.kind != "disk":
         return facts
@@ -447,7 +447,7 @@ def device_facts(name: str) -> DeviceFacts:
     if not drive_health.installed():
         return facts
     try:  # asked once: its identity and its account read from the one answer
-        code, text = drive_health.answer(name)
+        code, text = drive_health.answered(name, known)
         facts = replace(facts, smart=smart_facts(code, text))
         return replace(facts, health=drive_health.parse(text))
     except (drive_health.DriveError, ControllerError) as error:
@@ -473,11 +473,15 @@ def block_device(source: str | None) -> DeviceFacts | None:
     return dv.facts(name) if name else codec.from_json(DeviceFacts, {"name": Path(source).name})
 
 
-def target_facts(path: Path) -> TargetFacts:
+def target_facts(
+    path: Path, answers: Mapping[str, drive_health.Answered] | None = None
+) -> TargetFacts:
     """The filesystem and devices a target path lives on, down to the member disks: its
     mount, the mount source's facts, the stack (file -> filesystem -> btrfs/md/dm/loop ->
     disks), every block device in it, the disks at the bottom, the RAID, and the mkfs
-    parameters (xfs_info / tune2fs -l / btrfs)."""
+    parameters (xfs_info / tune2fs -l / btrfs). `answers`: the disks' smartctl answers the
+    pre-flight had, by name (none: each disk asked now)."""
+    known = answers or {}
     mount = mount_of(path)
     stack = stk.resolve(path)
     source = mount.source if mount else None
@@ -486,7 +490,7 @@ def target_facts(path: Path) -> TargetFacts:
         filesystem=mount,
         device=block_device(source),
         stack=stack,
-        devices={name: device_facts(name) for name in stk.tree_devices(stack)},
+        devices={name: device_facts(name, known.get(name)) for name in stk.tree_devices(stack)},
         disks=tuple(stk.tree_disks(stack)),
         raid=raid_of(stack),
         filesystem_params=filesystem_params(
