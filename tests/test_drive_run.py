@@ -109,9 +109,10 @@ def _run(workdir: Path) -> tuple[str, list[list[str]], SetupRecord]:
 
 @pytest.mark.fio
 def test_a_drive_that_ran_hot_warns_on_that_case_everywhere(smartctl: Path, workdir: Path) -> None:
-    # readings: 1 the env's, 2 the set-up's before, 3 after case 1, 4 after case 2: hot from 4
+    # readings: 1 the env's, which is the set-up's before (one smartctl a disk, not one for
+    # each), 2 after case 1, 3 after case 2: hot from 3
     state = json.loads(smartctl.read_text())
-    smartctl.write_text(json.dumps({**state, "from_call": 4, "set": HOT}))
+    smartctl.write_text(json.dumps({**state, "from_call": 3, "set": HOT}))
     printed, codes, record = _run(workdir)
     assert ["drive-hot" in c for c in codes] == [False, True]
     assert "the drive ran hot during the case" in printed and "4 min above its warning" in printed
@@ -174,7 +175,10 @@ def test_a_failing_drive_is_refused_for_writes_before_anything_is_made(
     assert "--failing-drives" in lines[0] and "set-up 'here'" in lines[0]
     assert list((workdir / "here").iterdir()) == []  # no test file
     assert sorted(p.name for p in workdir.iterdir()) == ["here", "plan.toml"]  # no database
-    assert fake_smartctl.calls(smartctl) == 0  # its status alone asked: no set-up was read
+    # the pre-flight's one question (all of it, kept for the set-up's environment and first
+    # reading): the set-up was never read
+    (asked,) = json.loads(smartctl.read_text())["asked"]
+    assert asked.startswith("-j -a /dev/"), asked
     insisted = run_iolab("run", "plan.toml", "--failing-drives", cwd=workdir)
     assert insisted.returncode == 0, insisted.stderr
     assert "SMART FAILED" in run_iolab("report", cwd=workdir, check=True).stdout
@@ -220,7 +224,8 @@ def test_a_smartctl_that_hangs_costs_its_limit_once_and_is_said_once(
     fake_smartctl.install(smartctl.parent / "bin", smartctl, mode="hang")
     monkeypatch.setenv("IOLAB_DRIVE_ANSWER_S", "1")
     printed, codes, record = _run(workdir)
-    assert fake_smartctl.calls(smartctl) == 2  # the target's facts, the set-up's first reading
+    # the target's facts, which are the set-up's first reading too: asked once
+    assert fake_smartctl.calls(smartctl) == 1
     said = [line for line in printed.splitlines() if "drive not read" in line]
     assert len(said) == 1 and "did not answer within 1 s" in said[0], printed
     assert not any(code.startswith("drive-") for case in codes for code in case)

@@ -20,7 +20,7 @@ import pytest
 
 from conftest import run_iolab
 from iolab.store import Store
-from iolab.store.rows import own_time
+from iolab.store.rows import laid_time, own_time
 
 GOLDEN = Path(__file__).parent / "golden" / "store.db"
 
@@ -127,6 +127,21 @@ def test_a_runs_own_time_is_read_only_as_it_should_be(owner: str, said: object) 
     assert own_time(owner) == said
 
 
+@pytest.mark.parametrize(
+    ("owner", "said"),
+    [
+        ('{"own_s": 0.4, "laid_s": 0.37, "cases": 12}', 0.37),
+        ('{"own_s": 0.4, "cases": 12}', None),
+        ('{"laid_s": -1}', None),
+        ('{"laid_s": "0.3"}', None),
+        ('{"laid_s": true}', None),
+        ("[0.3]", None),
+    ],
+)
+def test_a_runs_layout_time_is_read_only_as_it_should_be(owner: str, said: object) -> None:
+    assert laid_time(owner) == said
+
+
 @pytest.mark.slow  # starts processes (iolab, a stand-in tool, one killed)
 def test_a_hostile_owner_column_is_not_said(db: Path) -> None:
     with sqlite3.connect(db) as con:
@@ -149,14 +164,16 @@ def test_a_run_stores_and_shows_its_own_time_outside_fio(tmp_path: Path) -> None
         run = store.run()
         spans = [e - s for s, e in store.db.execute("SELECT started_at, ended_at FROM cases")]
     assert run.own_s is not None and run.own_s[1] == len(spans) > 0
-    own = run.own_s[0]
+    own, laid = run.own_s[0], run.laid_s
     assert run.ended_at is not None
-    # from the process's start to its report built, less fio's: within what it took, and no
-    # less than its time between its run's start and end outside fio
-    assert run.ended_at - run.started_at - sum(spans) < own < wall - sum(spans)
+    assert laid is not None and laid > 0, "its test file laid out, counted beside"
+    # from the process's start to its report built, less fio's and the layout's: within what
+    # it took, and no less than its time between its run's start and end outside fio
+    assert run.ended_at - run.started_at - sum(spans) < own + laid < wall - sum(spans)
     for span in spans:  # each case's span is fio's own (1 s of I/O), timed by its keeper
         assert 1.0 <= span < 30
     listed = run_iolab("runs", "--db", "r.db", cwd=tmp_path)
     assert f"iolab {own / len(spans):.3f} s a case" in listed.stdout, listed.stdout
     header = run_iolab("report", "--db", "r.db", "--format", "markdown", cwd=tmp_path)
     assert f"iolab's own time outside fio {own:.2f} s" in header.stdout
+    assert f"laying out its test file {laid:.2f} s more" in header.stdout

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
+import fake_smartctl
 from conftest import json_at
 from iolab.model import Layout, codec
 from iolab.model.facts import SetupFacts, TargetFacts
 from iolab.model.host import HOST_KEYS, KEYS, HostKeyError, checked, unit_of
 from iolab.targets import devices as dv
-from iolab.targets import environment, provision, stack
+from iolab.targets import drive_health, environment, provision, stack
 from loopdevs import LoopDevs, loops_fixture, sh
 
 __all__ = ["loops_fixture"]
@@ -165,18 +166,35 @@ def test_optional_tools_are_used_when_present_and_never_required(
     dev = loops.make(64)
     name = Path(dev).name
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert environment.smart_facts(name) is None
+    assert not drive_health.installed()
     assert environment.filesystem_params("xfs", dev, None) == {
         "tool": "xfs_info",
         "error": "xfs_info not installed",
     }
     stub = tmp_path / "smartctl"
-    stub.write_text(
-        f"#!/bin/sh\necho \"$@\" > {tmp_path}/args\necho 'Smartctl open failed' >&2\nexit 2\n"
-    )
+    stub.write_text(f'#!/bin/sh\necho "$@" > {tmp_path}/args\nexit 2\n')
     stub.chmod(0o755)
-    assert environment.smart_facts(name) == {"error": "Smartctl open failed"}
-    assert (tmp_path / "args").read_text().split() == ["-i", "-H", "-j", dev]
+    assert drive_health.answer(name) == (2, "")
+    assert (tmp_path / "args").read_text().split() == ["-j", "-a", dev]
+    assert environment.smart_facts(2, "") == {"error": "smartctl printed no JSON"}
+
+
+def test_a_disks_identity_and_account_come_from_one_smartctl_answer() -> None:
+    """What smartctl -j -a printed of a real drive gives the environment's identity facts too
+    (one smartctl a disk, not one for each)."""
+    name = "sat-Samsung_based_SSDs-SAMSUNG_MZ7LH480HAHQ-00005-sda.json"
+    text = (fake_smartctl.reference() / name).read_text()
+    assert environment.smart_facts(0, text) == {
+        "model": "SAMSUNG MZ7LH480HAHQ-00005",
+        "serial": "REDACTED",
+        "firmware": "REDACTED",
+        "rotation_rate": 0,
+        "form_factor": "2.5 inches",
+        "interface_speed": "6.0 Gb/s",
+        "smart_passed": True,
+        "exit_status": 0,
+    }
+    assert drive_health.parse(text).smart_passed is True
 
 
 def test_the_host_environment_holds_to_each_keys_type_unit_and_check() -> None:

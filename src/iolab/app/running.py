@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from iolab import layouts
-from iolab.app import lab_run, rehearsal
 from iolab.app.base import (
     RunOutcome,
     RunRequest,
@@ -71,6 +70,8 @@ def run(request: RunRequest, ui: Ui, executor: Executor | None = None) -> RunOut
 def run_in_lab(the_plan: Plan, request: RunRequest, ui: Ui) -> RunOutcome:
     """`iolab run --lab`: the plan's device set-ups measured in the virtual lab, stored in
     the database as a new run whose every case carries the virtual-lab warning."""
+    from iolab.app import lab_run  # the lab's modules, only for a run in the lab
+
     Store.check_path(request.db)
     with lab_run.measured(the_plan, ui.say) as (inside, backend), Store(inside) as lab_store:
         tables = lab_store.dump(lab_store.run().id)
@@ -190,6 +191,8 @@ def plan_toml(plan_file: str | None, preset: str | None) -> str:
 def rehearse(plan_file: str, ui: Ui) -> bool:
     """`iolab rehearse`: every set-up of the plan built, run briefly and torn down on sparse
     images in the lab kernel (`app.rehearsal`), one line each; True when all of them were."""
+    from iolab.app import rehearsal  # the lab's modules, only for a rehearsal
+
     the_plan = load_plan(plan_file, None, Overrides())
     return all(v.ok for v in rehearsal.rehearse(the_plan, ui.say, _stored_cases))
 

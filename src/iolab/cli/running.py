@@ -75,9 +75,9 @@ def run(plan_file: str | None, preset: str | None, db: str, **flags: Any) -> Non
 
 def _ran(outcome: RunOutcome, the_ui: TerminalUi) -> None:
     """Print a finished run's table; exit 3 if some of its cases failed."""
-    from iolab.report.formats import output as report_output
+    from iolab.report.formats import terminal  # the table alone: no other format's modules
 
-    the_ui.out.file.write(report_output.render(outcome.document, "table").text)
+    the_ui.out.file.write(terminal.render_document(outcome.document))
     if outcome.failed:
         fail(
             f"{outcome.failed} of {outcome.total} cases failed (fio's errors above)",

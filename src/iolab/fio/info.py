@@ -15,6 +15,7 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,10 +84,33 @@ def ask(command: Sequence[str], purpose: str, timeout_s: float | None = None) ->
     FioError in one line if it cannot be started or does not answer in time; then it is
     killed with everything it started (its own session, so a child cannot keep it alive).
     """
+    return ask_all([(command, purpose)], timeout_s)[0]
+
+
+def ask_all(
+    asked: Sequence[tuple[Sequence[str], str]], timeout_s: float | None = None
+) -> list[Answer]:
+    """Short fio commands (each with its purpose) run side by side, their answers in order,
+    all within one time limit: as `ask`, and the first that fails says so (the others are
+    killed then)."""
     limit = answer_limit() if timeout_s is None else timeout_s
-    said = " ".join(command[:2])
+    deadline = time.monotonic() + limit
+    children: list[subprocess.Popen[bytes]] = []
     try:
-        child = subprocess.Popen(
+        children += [_started(command) for command, _ in asked]
+        return [
+            _answer(child, command, purpose, limit, deadline)
+            for child, (command, purpose) in zip(children, asked, strict=True)
+        ]
+    except BaseException:
+        for child in children:
+            _kill(child)
+        raise
+
+
+def _started(command: Sequence[str]) -> subprocess.Popen[bytes]:
+    try:
+        return subprocess.Popen(
             list(command),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -98,18 +122,24 @@ def ask(command: Sequence[str], purpose: str, timeout_s: float | None = None) ->
             f"cannot run {command[0]} ({error.strerror}); install fio 3.x "
             "('apt-get install fio') or put a working fio first on PATH"
         ) from None
+
+
+def _answer(
+    child: subprocess.Popen[bytes],
+    command: Sequence[str],
+    purpose: str,
+    limit: float,
+    deadline: float,
+) -> Answer:
     try:
-        out, err = child.communicate(timeout=limit)
+        out, err = child.communicate(timeout=max(deadline - time.monotonic(), 0.0))
     except subprocess.TimeoutExpired:
-        _kill(child)
+        said = " ".join(command[:2])
         raise FioError(
             f"'{said}' ({purpose}) did not answer in {limit:g} s, so iolab stopped it; check "
             f"that {command[0]} is a working fio 3.x that nothing holds stopped (run "
             f"'{command[0]} --version' by hand), then try again"
         ) from None
-    except BaseException:
-        _kill(child)
-        raise
     return Answer(child.returncode, out.decode(errors="replace"), err.decode(errors="replace"))
 
 
@@ -143,7 +173,12 @@ def probe(binary: str = "fio") -> FioInfo:
     path = shutil.which(binary)
     if path is None:
         raise FioError("fio is not installed: run 'apt-get install fio' (or the README's set-up)")
-    said = ask([path, "--version"], "reading its version")
+    said, help_text = ask_all(
+        [
+            ([path, "--version"], "reading its version"),
+            ([path, "--enghelp"], "listing its I/O engines"),
+        ]
+    )
     found = _VERSION.search(said.stdout)
     if not found:
         raise FioError(
@@ -153,6 +188,5 @@ def probe(binary: str = "fio") -> FioInfo:
     version = found.group(0)
     if parse_version(version) < MIN_VERSION:
         raise FioError(f"{version} is too old: iolab needs fio 3.0 or newer")
-    help_text = ask([path, "--enghelp"], "listing its I/O engines")
     engines = tuple(line.strip() for line in help_text.stdout.splitlines()[1:] if line.strip())
     return FioInfo(path=path, version=version, engines=engines)

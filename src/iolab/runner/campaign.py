@@ -80,6 +80,9 @@ class Campaign:
     consent: Consent
     paths: dict[str, Prepared]
     steps: list[CampaignStep] = field(default_factory=list)
+    # each disk's smartctl -a as the pre-flight asked it: the first set-up's environment and
+    # drives read it, not smartctl again (one a disk); cleared once a set-up has run
+    answers: dict[str, drive_health.Answered] = field(default_factory=dict)
 
     def executor_for(self, setup: Setup) -> Executor:
         """Who runs the set-up's cases: on hosts, the first `host_count` of them."""
@@ -115,8 +118,9 @@ def plan_campaign(
     consent = consent or Consent()
     if plan.hosts is not None:
         return _on_hosts(plan, fio, consent, executor)
+    answers: dict[str, drive_health.Answered] = {}
     if probe_write:
-        _refuse_failing_drives(plan, consent)
+        _refuse_failing_drives(plan, consent, answers)
     paths = {s.name: prepare(s, probe_write) for s in plan.setups if s.layout is None}
     for setup in plan.setups:
         if setup.layout is not None:
@@ -128,7 +132,8 @@ def plan_campaign(
                 _refuse_failing_members(setup, behind, consent)
                 present = layouts.present(setup.layout)  # a degraded one's missing: untouched
                 safety.check_erasable(present, consent.devices, consent.wipe_signatures)
-    campaign = _with_steps(Campaign(plan, fio, executor or Local(fio.path), consent, paths))
+    local = executor or Local(fio.path)
+    campaign = _with_steps(Campaign(plan, fio, local, consent, paths, answers=answers))
     for setup in plan.setups:
         _check_room(setup, plan.workloads, paths.get(setup.name), consent, probe_write)
     return campaign
@@ -238,9 +243,12 @@ def _reach(workload: Workload, target: Prepared | None, have: int) -> int:
         ) from None
 
 
-def _refuse_failing_drives(plan: Plan, consent: Consent) -> None:
+def _refuse_failing_drives(
+    plan: Plan, consent: Consent, answers: dict[str, drive_health.Answered]
+) -> None:
     """A drive whose SMART status says it is failing is written to only when the user insists
-    (--failing-drives): said in one line before anything is made (no test file, no mkfs)."""
+    (--failing-drives): said in one line before anything is made (no test file, no mkfs).
+    Each disk's answer is kept in `answers`, by name."""
     if consent.failing_drives:
         return
     written = any(writes(w.options) for w in plan.workloads)
@@ -252,7 +260,7 @@ def _refuse_failing_drives(plan: Plan, consent: Consent) -> None:
         disks = drive_health.disks_before_built(setup)
         for disk in disks:
             if disk not in said:
-                said[disk] = bool(drive_health.failing([disk]))
+                said[disk] = bool(drive_health.failing([disk], answers=answers))
         bad = [d for d in disks if said[d]]
         if bad:
             raise TargetError(_failing_words(setup, bad))

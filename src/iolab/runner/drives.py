@@ -32,6 +32,22 @@ def disks_of(target: TargetFacts | None) -> tuple[str, ...]:
     return drive_health.own_disks(target.disks)
 
 
+def held(target: TargetFacts | None, disks: tuple[str, ...]) -> DriveReading | None:
+    """The disks' reading that the target's facts hold: each one's account (or why it has
+    none), read with the environment once the set-up was built, moments before (one smartctl
+    a disk, not two); None where a disk is not among them."""
+    drives, problems = {}, []
+    for name in disks:
+        facts = target.devices.get(name) if target else None
+        if facts is not None and facts.health is not None:
+            drives[name] = facts.health
+        elif facts is not None and facts.health_problem:
+            problems.append(f"{name}: {facts.health_problem}")
+        else:
+            return None
+    return DriveReading(time.time(), drives, tuple(problems))
+
+
 class Drives:
     """One set-up's drives: read once now, and after each case (`judged`)."""
 
@@ -41,11 +57,13 @@ class Drives:
         record: Recorder,
         listener: Listener,
         behind: Mapping[str, tuple[str, str]] | None = None,
+        first: DriveReading | None = None,
     ) -> None:
+        """`first`: the reading the set-up's target facts already hold (None: read now)."""
         self.disks, self.record, self.listener = disks, record, listener
         self.behind = dict(behind or {})  # a RAID card's drives: name -> (device, -d value)
         self.seconds = 0.0  # spent reading them
-        self.first = self.latest = self.read()
+        self.first = self.latest = self.read(first)
         self.keep()
 
     @classmethod
@@ -62,12 +80,16 @@ class Drives:
             disks = tuple(d for d in disks if d != vd)
         if not (disks or behind) or not drive_health.installed():
             return None
-        return cls(disks, record, listener, behind)
+        first = None if behind else held(target, disks)
+        return cls(disks, record, listener, behind, first)
 
-    def read(self) -> DriveReading:
-        started = time.monotonic()
-        found = drive_health.reading(self.disks, time.time(), behind=self.behind)
-        self.seconds += time.monotonic() - started
+    def read(self, found: DriveReading | None = None) -> DriveReading:
+        """Every drive read now (or `found`, a reading already had), those that could not be
+        said once and dropped."""
+        if found is None:
+            started = time.monotonic()
+            found = drive_health.reading(self.disks, time.time(), behind=self.behind)
+            self.seconds += time.monotonic() - started
         for problem in found.problems:
             self.listener.note(f"drive not read: {problem}; not asked again for this set-up")
         self.disks = tuple(d for d in self.disks if d in found.drives)

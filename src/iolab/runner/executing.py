@@ -66,6 +66,7 @@ class Ledger:
         self.store, self.run_id = store, run_id
         self.record = evidence.Record.begin(store.path, run_id)
         self.files: dict[str, evidence.Made] = {}  # the test files held, by path
+        self.laid_s = 0.0  # spent laying out test files: fio's own work when it runs alone
 
     @contextlib.contextmanager
     def holding(self, kind: str, path: Path | str) -> Iterator[None]:
@@ -147,7 +148,9 @@ class Ledger:
                 f"iolab's test file {made.path} was replaced while the run went on: {problem}; "
                 "fio writes only to iolab's own test file, so this set-up's cases stop here"
             )
-        evidence.lay_out(made, self.record.token, _reach(job, made))
+        started = time.monotonic()
+        if evidence.lay_out(made, self.record.token, _reach(job, made)):
+            self.laid_s += time.monotonic() - started
         if not made.busy:
             made = self.record.change(made, replace(made, busy=True))
         self.files[made.path] = made
@@ -182,7 +185,7 @@ def placed(
         return
     if setup.layout is None:
         target = campaign.paths[setup.name]
-        record.target(environment.target_facts(target.filename))
+        record.target(environment.target_facts(target.filename, campaign.answers))
         kind = evidence.FILE if target.owned else evidence.USER_FILE
         with ledger.holding(kind, target.filename):
             yield target
@@ -310,6 +313,7 @@ class _Run:
             for step in steps[ran:]:
                 self.keep(_setup_failed(step, f"set-up {setup.name!r} failed: {error}"), step)
         finally:
+            self.campaign.answers.clear()  # asked before any case: the next set-up asks anew
             drives = self.drives.pop(setup.name, None)
             if drives is not None:
                 drives.keep()
@@ -396,11 +400,19 @@ class _Run:
 
     def owner(self) -> JSONObject | None:
         """This process at the run's end, with its own time outside fio: its wall time since
-        it started, less fio's (issue 47); None when it ran no case."""
+        it started, less fio's and less laying out its test files (`laid_s`, beside it: the
+        writes fio makes in its own wall time when it runs alone, as plain fio does in
+        bench/overhead.py's loop) (issue 47); None when it ran no case."""
         if not self.results:
             return None
-        own = time.time() - process.started_at() - self.fio_s
-        return {**process.me(), "own_s": round(max(own, 0.0), 4), "cases": len(self.results)}
+        laid = self.ledger.laid_s
+        own = time.time() - process.started_at() - self.fio_s - laid
+        return {
+            **process.me(),
+            "own_s": round(max(own, 0.0), 4),
+            "laid_s": round(laid, 4),
+            "cases": len(self.results),
+        }
 
     def keep(self, result: Result, step: CampaignStep) -> None:
         self.store.save(self.run_id, result, step.position)

@@ -50,6 +50,8 @@ class RunRow:
     iolab_version: str = ""  # the iolab that measured (or imported) it
     # iolab's own time outside fio (s), over the cases it ran, as the process that ran it said
     own_s: tuple[float, int] | None = None
+    # beside it: its laying out of its test files (s), the writes fio makes itself alone
+    laid_s: float | None = None
 
     @property
     def ok(self) -> int:
@@ -176,25 +178,40 @@ def run_row(row: sqlite3.Row) -> RunRow:
         origin=origin(json.loads(row["origin"])),
         iolab_version=str(row["iolab_version"] or ""),
         own_s=own_time(row["owner"]),
+        laid_s=laid_time(row["owner"]),
     )
 
 
-def own_time(owner: object) -> tuple[float, int] | None:
-    """What the process that ran a run said of its own time: seconds outside fio, over how
-    many cases it ran; None where the owner column does not say so as it should (the
+def _owner_said(owner: object) -> dict[str, object]:
+    """The owner column as its process wrote it ({} where it is not a JSON object: the
     database is data from anywhere)."""
     try:
         said = json.loads(owner) if isinstance(owner, str) else None
     except (ValueError, RecursionError):
+        return {}
+    return said if isinstance(said, dict) else {}
+
+
+def _seconds(value: object) -> float | None:
+    if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value < 1e9:
         return None
-    if not isinstance(said, dict):
+    return float(value)
+
+
+def own_time(owner: object) -> tuple[float, int] | None:
+    """What the process that ran a run said of its own time: seconds outside fio, over how
+    many cases it ran; None where the owner column does not say so as it should."""
+    said = _owner_said(owner)
+    own, cases = _seconds(said.get("own_s")), said.get("cases")
+    if own is None or not isinstance(cases, int) or isinstance(cases, bool):
         return None
-    own, cases = said.get("own_s"), said.get("cases")
-    if not isinstance(own, int | float) or isinstance(own, bool) or not 0 <= own < 1e9:
-        return None
-    if not isinstance(cases, int) or isinstance(cases, bool) or not 0 < cases < 10**9:
-        return None
-    return float(own), cases
+    return (own, cases) if 0 < cases < 10**9 else None
+
+
+def laid_time(owner: object) -> float | None:
+    """The seconds the run's process spent laying out its test files, which its own time
+    leaves out (fio's own work when fio runs alone); None where unsaid."""
+    return _seconds(_owner_said(owner).get("laid_s"))
 
 
 def direction_metrics(

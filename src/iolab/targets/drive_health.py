@@ -21,6 +21,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from iolab import layouts
@@ -315,6 +316,15 @@ def read(
     ControllerError when it cannot be had (smartctl failed, hung, printed too much or what is
     not its JSON). `asked` is what smartctl reads: `-a` all of it, `-H` its overall SMART
     status alone; `through` a RAID card's member ("megaraid,N", "cciss,N": smartctl's -d)."""
+    return parse(answer(name, timeout_s, asked, through)[1])
+
+
+def answer(
+    name: str, timeout_s: float | None = None, asked: str = "-a", through: str = ""
+) -> tuple[int, str]:
+    """What `smartctl -j <asked>` printed of one disk, and its exit status (a bit mask:
+    smartctl's own), for a caller that reads more of it than `parse` (read's arguments);
+    DriveError or ControllerError when smartctl cannot run, or hung."""
     program = shutil.which("smartctl")
     if program is None:
         raise DriveError("smartctl is not installed")
@@ -323,8 +333,26 @@ def read(
     timeout_s = answer_limit() if timeout_s is None else timeout_s
     device = name if name.startswith("/dev/") else dv.dev_path(name)
     argv = [program, "-j", asked, *(["-d", through] if through else []), device]
-    _, text = call(argv, "smartctl", Path(tempfile.gettempdir()), timeout_s)
-    return parse(text)
+    return call(argv, "smartctl", Path(tempfile.gettempdir()), timeout_s)
+
+
+@dataclass(frozen=True)
+class Answered:
+    """One disk's `smartctl -j -a` asked before anything was made (the pre-flight): its exit
+    status and what it printed, or why none came (`problem`: it could not run, or hung)."""
+
+    code: int = 0
+    text: str = ""
+    problem: str = ""
+
+
+def answered(name: str, known: Answered | None = None) -> tuple[int, str]:
+    """`answer(name)`, or the one `known` already (its problem raised as DriveError)."""
+    if known is None:
+        return answer(name)
+    if known.problem:
+        raise DriveError(known.problem)
+    return known.code, known.text
 
 
 def installed() -> bool:
@@ -375,10 +403,13 @@ def failing(
     disks: Iterable[str],
     timeout_s: float | None = None,
     behind: Mapping[str, tuple[str, str]] | None = None,
+    answers: dict[str, Answered] | None = None,
 ) -> list[str]:
     """The disks (and drives `behind` a RAID card: name -> the VD's device, smartctl's -d
     value) whose overall SMART status (`smartctl -H`) says they are failing; a drive that
-    cannot be read is not said here (the set-up's own readings say it, in one line)."""
+    cannot be read is not said here (the set-up's own readings say it, in one line). With
+    `answers`, each disk is asked all (`-a`) and its answer kept there, by name, for the
+    environment and the set-up's first reading to share (one smartctl a disk)."""
     if not installed():
         return []
     asked = [(name, name, "") for name in disks]
@@ -386,8 +417,14 @@ def failing(
     found = []
     for name, device, kind in asked:
         try:
-            health = read(device, timeout_s, asked="-H", through=kind)
-        except (DriveError, ControllerError):
+            if answers is None or kind:
+                health = read(device, timeout_s, asked="-H", through=kind)
+            else:
+                answers[name] = Answered(*answer(device, timeout_s))
+                health = parse(answers[name].text)
+        except (DriveError, ControllerError) as error:
+            if answers is not None and not kind:
+                answers.setdefault(name, Answered(problem=str(error)))
             continue
         if health.smart_passed is False:
             found.append(name)

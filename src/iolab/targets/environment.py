@@ -13,7 +13,7 @@ import re
 import shutil
 import socket
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -394,26 +394,31 @@ def layout_facts(layout: Layout, top: str, mountpoint: Path | None) -> LayoutFac
 # -- optional device tools ------------------------------------------------------------------
 
 
-def smart_facts(name: str) -> JSONDict | None:
-    """Identity and health from `smartctl -i -H -j`, when smartmontools is installed."""
-    done = run_tool(["smartctl", "-i", "-H", "-j", dv.dev_path(name)])
-    if done is None:
-        return None
+def smart_facts(code: int, text: str) -> JSONDict:
+    """Identity and health from what `smartctl -j -a` printed (its exit status `code`)."""
     try:
-        data = json.loads(done.stdout)
-    except ValueError:
-        return {"error": dv.last_line(done.stderr) or "smartctl printed no JSON"}
-    status = data.get("smart_status") or {}
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        data = None
+    if not isinstance(data, dict):
+        return {"error": "smartctl printed no JSON"}
+    status = _object(data.get("smart_status"))
     return {
         "model": data.get("model_name"),
         "serial": data.get("serial_number"),
         "firmware": data.get("firmware_version"),
         "rotation_rate": data.get("rotation_rate"),
-        "form_factor": (data.get("form_factor") or {}).get("name"),
-        "interface_speed": ((data.get("interface_speed") or {}).get("current") or {}).get("string"),
+        "form_factor": _object(data.get("form_factor")).get("name"),
+        "interface_speed": _object(_object(data.get("interface_speed")).get("current")).get(
+            "string"
+        ),
         "smart_passed": status.get("passed"),
-        "exit_status": done.returncode,
+        "exit_status": code,
     }
+
+
+def _object(value: object) -> dict[str, JSON]:
+    return value if isinstance(value, dict) else {}
 
 
 def nvme_facts(name: str) -> JSONDict | None:
@@ -431,17 +436,20 @@ def nvme_facts(name: str) -> JSONDict | None:
     return {key: str(data[key]).strip() for key in keys if key in data}
 
 
-def device_facts(name: str) -> DeviceFacts:
+def device_facts(name: str, known: drive_health.Answered | None = None) -> DeviceFacts:
     """sysfs facts of one device, with smartctl and nvme-cli facts for whole disks, and the
-    drive's own account (its health, temperature, lifetime writes) where smartctl reads it."""
+    drive's own account (its health, temperature, lifetime writes) where smartctl reads it:
+    one `smartctl -j -a` a disk gives both (`known`: the one the pre-flight asked)."""
     facts = dv.facts(name)
     if facts.kind != "disk":
         return facts
-    facts = replace(facts, smart=smart_facts(name), nvme=nvme_facts(name))
+    facts = replace(facts, nvme=nvme_facts(name))
     if not drive_health.installed():
         return facts
-    try:
-        return replace(facts, health=drive_health.read(name))
+    try:  # asked once: its identity and its account read from the one answer
+        code, text = drive_health.answered(name, known)
+        facts = replace(facts, smart=smart_facts(code, text))
+        return replace(facts, health=drive_health.parse(text))
     except (drive_health.DriveError, ControllerError) as error:
         return replace(facts, health_problem=str(error))
 
@@ -465,11 +473,15 @@ def block_device(source: str | None) -> DeviceFacts | None:
     return dv.facts(name) if name else codec.from_json(DeviceFacts, {"name": Path(source).name})
 
 
-def target_facts(path: Path) -> TargetFacts:
+def target_facts(
+    path: Path, answers: Mapping[str, drive_health.Answered] | None = None
+) -> TargetFacts:
     """The filesystem and devices a target path lives on, down to the member disks: its
     mount, the mount source's facts, the stack (file -> filesystem -> btrfs/md/dm/loop ->
     disks), every block device in it, the disks at the bottom, the RAID, and the mkfs
-    parameters (xfs_info / tune2fs -l / btrfs)."""
+    parameters (xfs_info / tune2fs -l / btrfs). `answers`: the disks' smartctl answers the
+    pre-flight had, by name (none: each disk asked now)."""
+    known = answers or {}
     mount = mount_of(path)
     stack = stk.resolve(path)
     source = mount.source if mount else None
@@ -478,7 +490,7 @@ def target_facts(path: Path) -> TargetFacts:
         filesystem=mount,
         device=block_device(source),
         stack=stack,
-        devices={name: device_facts(name) for name in stk.tree_devices(stack)},
+        devices={name: device_facts(name, known.get(name)) for name in stk.tree_devices(stack)},
         disks=tuple(stk.tree_disks(stack)),
         raid=raid_of(stack),
         filesystem_params=filesystem_params(

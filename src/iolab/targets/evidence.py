@@ -484,11 +484,11 @@ def _laid(fd: int, at: int, size: int) -> None:
         at += os.pwrite(fd, block[: min(LAYOUT_BLOCK, size - at)], at)
 
 
-def lay_out(made: Made, token: str, size: int) -> None:
+def lay_out(made: Made, token: str, size: int) -> int:
     """Grow iolab's test file to `size` bytes (fio's own layout: random bytes), in place, so
     that fio finds it large enough and never lays it out anew (a new, unmarked file): the
     file keeps its mark and inode while fio writes. Synced, as fio's `create_fsync` (its
-    default) syncs its own. TargetError when it is not the run's."""
+    default) syncs its own. The bytes it wrote; TargetError when it is not the run's."""
     try:
         with _opened_file(made, os.O_WRONLY) as (_, file_fd, found):
             if not (
@@ -502,6 +502,7 @@ def lay_out(made: Made, token: str, size: int) -> None:
             _laid(file_fd, found.st_size, size)
             if found.st_size < size:
                 os.fsync(file_fd)
+            return max(size - found.st_size, 0)
     except FolderMoved:
         raise TargetError(
             f"the folder of iolab's test file {made.path} was moved or replaced by a link while "

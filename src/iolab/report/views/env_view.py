@@ -421,7 +421,8 @@ def own_words(run: RunRow) -> str:
     if run.own_s is None:
         return ""
     own, cases = run.own_s
-    return f", iolab's own time outside fio {own:.2f} s ({own / cases:.3f} s a case)"
+    laid = f"; laying out its test file {run.laid_s:.2f} s more" if run.laid_s else ""
+    return f", iolab's own time outside fio {own:.2f} s ({own / cases:.3f} s a case{laid})"
 
 
 def title_note(data: Dataset) -> str:
