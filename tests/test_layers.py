@@ -366,19 +366,7 @@ STILL_CALLING = {
         "stats.summarize",
     },
     "report/views/count_figure.py": {"scaling.sweeps"},
-    "report/views/curve_view.py": {
-        "latency.unit_for",
-        "objective.slo",
-        "peak.curve_knee",
-        "peak.drift_line",
-        "peak.knee_rests",
-        "peak.load_label",
-        "peak.said",
-        "peak.slo_rests",
-        "peak.slo_said",
-    },
-    "report/views/figures.py": {"latency.exceedance", "latency.unit_for", "stats.summarize"},
-    "report/views/findings_view.py": {"findings.and_list"},
+    "report/views/figures.py": {"latency.exceedance", "stats.summarize"},
     "report/views/fleet_view.py": {"fleet.inventory", "fleet.outliers", "fleet.spread"},
     "report/views/hosts_view.py": {"stats.summarize"},
     "report/views/raid_view.py": {
@@ -386,9 +374,7 @@ STILL_CALLING = {
         "raid_model.predict",
         "raid_model.workload",
     },
-    "report/views/sweep_heat.py": {"latency.unit_for"},
     "report/views/time_figures.py": {
-        "latency.unit_for",
         "levels.step",
         "levels.words",
         "timeseries.settled_from",
@@ -459,4 +445,4 @@ def test_the_analysis_finder_tells_a_function_from_a_result() -> None:
 
     assert not _typed_result(scaling.flat_scaling)
     assert not _typed_result(latency.merge)
-    assert all(map(_typed_result, (findings.Finding, scaling.Options, latency.MICROSECONDS)))
+    assert all(map(_typed_result, (findings.Finding, scaling.Options, latency.HEAD)))

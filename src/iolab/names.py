@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 
 MAX_LENGTH = 200  # characters in a name
 REFUSED = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
@@ -114,3 +115,8 @@ def spreadsheet_cell(text: str) -> str:
     carriage return gets a leading apostrophe (OWASP's rule against formula injection).
     Only for text: a number is written as a number, never through this."""
     return f"'{text}" if text.startswith(FORMULA_START) else text
+
+
+def and_list(items: Sequence[str]) -> str:
+    """Names as a sentence lists them: "3", "3 and 10", "3, 7 and 10"."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"

@@ -277,7 +277,7 @@ def steady_section(run: ReportRun) -> Section | None:
 
 
 def curve_section(run: ReportRun) -> Section | None:
-    found = curve_view.blocks(run.data)
+    found = curve_view.blocks(run.data, run.judged.searches)
     return Section("Peak and load curve", tuple(found)) if found else None
 
 

@@ -1,7 +1,8 @@
 """What the analysis says of a report's runs, as one typed value the document lays out: the
 warnings that go under "Warnings and notes" (a set-up beyond what its devices can deliver,
 hosts that differ, a fleet's odd hosts, mixed fio versions, flat scaling, changes resting on
-few repetitions) and the findings, ranked, with the table of their spread across runs.
+few repetitions), each peak search and load curve judged (analysis.peak's Verdict) and the
+findings, ranked, with the table of their spread across runs.
 
 `judge` is the one trip from the report's data into the analysis and back; the document
 (report.document) only places what it returns."""
@@ -12,14 +13,21 @@ import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from iolab.analysis import checks, comparison, factors, raid_model, scaling
+from iolab.analysis import checks, comparison, factors, peak, raid_model, scaling
 from iolab.analysis.environment import EnvDifference, differences
 from iolab.analysis.findings import Finding
 from iolab.model import FioValue, Layout, Setup, codec
 from iolab.report import judged_findings
 from iolab.report.cells import Table, cell_values, shown_in, whole_rows
 from iolab.report.data import DataCase, Dataset
-from iolab.report.views import env_view, findings_view, fleet_view, hosts_view, telemetry_view
+from iolab.report.views import (
+    curve_view,
+    env_view,
+    findings_view,
+    fleet_view,
+    hosts_view,
+    telemetry_view,
+)
 
 Differed = tuple[EnvDifference, tuple[int, ...]]  # a fact that differs, the runs of its values
 
@@ -30,6 +38,7 @@ class Judged:
     findings: tuple[Finding, ...]  # ranked
     spread: Table | None  # the findings' spread across pooled runs, where runs were pooled
     differences: tuple[Differed, ...]  # every recorded fact that differs between the runs
+    searches: tuple[peak.Verdict, ...]  # each set-up's peak searches, in plan order
 
 
 def judge(
@@ -50,13 +59,30 @@ def judge(
     warned += _fragile(results)  # changes against the baseline, as compare judges them
     whole = whole_rows(results)  # a workload's one figure: a mixed one's total
     spreads = judged_findings.across_runs(data, whole, metric)
-    found = judged_findings.derive(data, whole, metric, baseline, flat, raid, latency, spreads)
+    searches = searched(data)
+    found = judged_findings.derive(
+        data, whole, metric, baseline, flat, raid, latency, spreads, searches
+    )
     factored = {s.label: s.setup.factors for s in data.setups}
     if any(factored.values()):  # each factor's consistent effect, where set-ups carry factors
         found += factors.findings(judged_findings.figures(data, results, metric), factored)
     spread = findings_view.across_runs_table(spreads, data.pooled_runs)
     ranked = tuple(judged_findings.ordered(found))
-    return Judged(tuple(warned), ranked, spread, environment_differences(data))
+    return Judged(tuple(warned), ranked, spread, environment_differences(data), searches)
+
+
+def searched(data: Dataset) -> tuple[peak.Verdict, ...]:
+    """Each set-up's peak searches, in set-up then plan order, judged: the peak, the knee and
+    the latency target's answer, each ⚑ with the warnings of the stored cases it rests on."""
+    return tuple(
+        peak.verdict(label, base, found, _warnings_of(data, label))
+        for label, base, found in curve_view.searches(data)
+    )
+
+
+def _warnings_of(data: Dataset, label: str) -> peak.Warnings:
+    """The warnings of a set-up's stored cases of a workload."""
+    return lambda workload: [w for case in data.cell(label, workload) for w in case.warnings]
 
 
 def environment_differences(data: Dataset) -> tuple[Differed, ...]:

@@ -10,7 +10,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from iolab.analysis import latency, levels, timeseries
+from iolab.analysis import levels, timeseries
 from iolab.model import JSONObject, Sample
 from iolab.report import summary
 from iolab.report.cells import MB
@@ -18,7 +18,7 @@ from iolab.report.charts import Axis, Chart, Region, Series, slug
 from iolab.report.data import Dataset
 from iolab.report.views import temp_figure
 from iolab.report.views.figures import capital, setup_colors, unique_id, y_axis
-from iolab.units import parse_seconds
+from iolab.units import latency_unit, parse_seconds
 
 SERIES_METRICS = (("iops", "iops"), ("bw", "bw"), ("lat", "lat"))
 Points = list[tuple[float, float]]
@@ -169,7 +169,7 @@ def _time_chart(
 ) -> Chart:
     scale = {"iops": 1.0, "bw": float(MB)}.get(metric)
     if scale is None:
-        unit = latency.unit_for([v for rs in runs.values() for r in rs for _, v in r])
+        unit = latency_unit([v for rs in runs.values() for r in rs for _, v in r])
         axis, scale = y_axis("lat", unit), unit[1]
     else:
         axis = y_axis(metric)
