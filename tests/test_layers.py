@@ -365,7 +365,6 @@ STILL_CALLING = {
         "history.shown",
         "stats.summarize",
     },
-    "report/views/count_figure.py": {"scaling.sweeps"},
     "report/views/figures.py": {"latency.exceedance", "stats.summarize"},
     "report/views/fleet_view.py": {"fleet.inventory", "fleet.outliers", "fleet.spread"},
     "report/views/hosts_view.py": {"stats.summarize"},

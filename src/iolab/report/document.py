@@ -295,11 +295,11 @@ def scaling_section(run: ReportRun) -> Section | None:
         return None
     x, y, data = run.options.x, run.options.y, run.data
     if x == count_figure.FIELD:
-        charts = count_figure.charts(data, y)
+        charts = count_figure.charts(data, run.device_sweeps, y)
     else:
         charts = figures.scaling(data, x, y, run.options.lines)
         if not charts and x is None:  # a striping run: the device-count chart
-            charts = count_figure.charts(data, y)
+            charts = count_figure.charts(data, run.device_sweeps, y)
     return Section("Scaling", tuple(charts)) if charts else None
 
 
