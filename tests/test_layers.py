@@ -366,7 +366,6 @@ STILL_CALLING = {
         "stats.summarize",
     },
     "report/views/figures.py": {"latency.exceedance", "stats.summarize"},
-    "report/views/fleet_view.py": {"fleet.inventory", "fleet.outliers", "fleet.spread"},
     "report/views/hosts_view.py": {"stats.summarize"},
     "report/views/raid_view.py": {
         "raid_model.geometry",

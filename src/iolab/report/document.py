@@ -263,7 +263,7 @@ def hosts_section(run: ReportRun) -> Section | None:
         options.charts is None or "scaling" in options.charts
     )
     hosted, metric = run.hosted, run.metric
-    found = [*fleet_view.blocks(hosted, metric), *hosts_view.blocks(hosted, metric, chart)]
+    found = [*fleet_view.blocks(run.fleets), *hosts_view.blocks(hosted, metric, chart)]
     return Section("Hosts", tuple(found)) if found else None
 
 

@@ -10,16 +10,16 @@ findings, ranked, with the table of their spread across runs.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from iolab.analysis import checks, comparison, factors, peak, raid_model, scaling
+from iolab.analysis import checks, comparison, factors, fleet, peak, raid_model, scaling
 from iolab.analysis.environment import EnvDifference, differences
 from iolab.analysis.findings import Finding
 from iolab.model import FioValue, Layout, Setup, codec
 from iolab.report import judged_findings
-from iolab.report.cells import Table, cell_values, shown_in, whole_rows
-from iolab.report.data import DataCase, Dataset
+from iolab.report.cells import UNITS, Table, cell_values, shown_in, whole_rows
+from iolab.report.data import DataCase, Dataset, SetupInfo
 from iolab.report.views import (
     curve_view,
     env_view,
@@ -28,6 +28,7 @@ from iolab.report.views import (
     hosts_view,
     telemetry_view,
 )
+from iolab.report.views.fleet_view import Fleet, HostFigures
 
 Differed = tuple[EnvDifference, tuple[int, ...]]  # a fact that differs, the runs of its values
 
@@ -48,11 +49,12 @@ def judge(
     baseline: str | None,
     raid: Table | None,
     latency: Table | None,
+    fleets: Sequence[Fleet],
 ) -> Judged:
     """The warnings and the ranked findings of the report of `data` (its results table,
-    the RAID model's and the latency table as the document drew them)."""
+    the RAID model's and the latency table as the document drew them, its fleets judged)."""
     warned = [*_ceiling_warnings(data, metric), *hosts_view.warnings(data, metric)]
-    warned += fleet_view.warnings(data, metric)  # a fleet's odd hosts, what differs
+    warned += fleet_view.warnings(fleets)  # a fleet's odd hosts, what differs
     warned += _mixed(data)  # between runs, or within an import
     flat = scaling.flat_scaling(telemetry_view.scaling_points(data))
     warned += [f"{w.code}: {w}" for w in flat]
@@ -61,7 +63,7 @@ def judge(
     spreads = judged_findings.across_runs(data, whole, metric)
     searches = searched(data)
     found = judged_findings.derive(
-        data, whole, metric, baseline, flat, raid, latency, spreads, searches
+        data, whole, metric, baseline, flat, raid, latency, spreads, searches, fleets
     )
     factored = {s.label: s.setup.factors for s in data.setups}
     if any(factored.values()):  # each factor's consistent effect, where set-ups carry factors
@@ -165,3 +167,64 @@ def _ceiling_advice(setup: Setup, case: DataCase) -> str:
     layout = setup.layout or Layout(())
     fs = layout.filesystem if setup.layout else ""
     return checks.ceiling_advice(case.options, fs, checks.btrfs_sector(layout.mkfs_options))
+
+
+def fleets(data: Dataset, metric: str) -> tuple[Fleet, ...]:
+    """Each set-up run on a fleet (report.views.fleet_view), judged once: per workload each
+    host's figure, their spread and the outlier hosts (analysis.fleet)."""
+    if not hosts_view.any_hosts(data):
+        return ()
+    out = []
+    for setup in data.setups:
+        hosts = hosts_view.setup_hosts(data, setup)
+        if hosts and hosts_view.fleet(data, hosts):
+            out.append(Fleet(setup, tuple(hosts), tuple(_host_figures(data, setup, hosts, metric))))
+    return tuple(out)
+
+
+def _host_figures(
+    data: Dataset, setup: SetupInfo, hosts: Sequence[str], metric: str
+) -> list[HostFigures]:
+    inventories = _inventories(data, setup.run_id)
+    out = []
+    for name in data.workloads():
+        group = data.cell(setup.label, name)
+        if not group:
+            continue
+        chosen = shown_in(group[0], metric)
+        figures = tuple((host, _host_figure(group, host, chosen)) for host in hosts)
+        known = {h: v for h, v in figures if v is not None}
+        found = fleet.outliers(setup.label, name, UNITS[chosen], known, inventories)
+        spread = fleet.spread(list(known.values()))
+        if found and _no_storage(group):  # what differs is the CPU each server gets
+            out.append(HostFigures(name, chosen, figures, (), spread, generator=True))
+            continue
+        out.append(HostFigures(name, chosen, figures, tuple(found), spread))
+    return out
+
+
+def _no_storage(group: Sequence[DataCase]) -> bool:
+    """Whether the workload's figures are the load generator's alone: fio's null engine
+    moves no data, so each host's figure is what its fio server gets of a CPU."""
+    return str(group[0].options.get("ioengine", "")).strip() == "null"
+
+
+def _host_figure(group: Sequence[DataCase], host: str, metric: str) -> float | None:
+    """The host's median over the ok repetitions (over what failed cases kept, when none is
+    ok); None where it sent no result."""
+    used = [c for c in group if c.status == "ok"] or list(group)
+    values = [hosts_view.host_value(c.hosts[host], metric) for c in used if host in c.hosts]
+    return statistics.median(values) if values else None
+
+
+def _inventories(data: Dataset, run_id: int) -> list[fleet.Inventory]:
+    """Each host's inventory facts, as its run recorded them (host_env)."""
+    run = next((r for r in data.runs if r.id == run_id), None)
+    listed = run.environment.get("hosts") if run else None
+    if not isinstance(listed, list):
+        return []
+    return [
+        fleet.inventory(str(entry["host"]), entry.get("environment"))
+        for entry in listed
+        if isinstance(entry, Mapping) and "host" in entry
+    ]

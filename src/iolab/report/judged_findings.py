@@ -20,6 +20,7 @@ from iolab.model import DIRECTIONS, CheckWarning
 from iolab.report.cells import WARNED, Row, Table, cell_values, format_value, shown_in
 from iolab.report.data import DataCase, Dataset
 from iolab.report.views import curve_view, fleet_view, hosts_view, telemetry_view
+from iolab.report.views.fleet_view import Fleet
 
 LOAD_AXES = ("numjobs", "iodepth")  # what the points of a workload family differ in
 # what a family's workloads share (beside their names less the load axes): the pattern, the
@@ -331,9 +332,11 @@ def derive(
     latency: Table | None = None,
     spreads: Sequence[Spread] = (),
     searches: Sequence[Verdict] = (),
+    fleets: Sequence[Fleet] = (),
 ) -> list[Finding]:
     """Every finding of a report; `spreads`: the pooled runs' (across_runs), which the
-    Across runs table shows too; `searches`: the peak searches, judged (report.judged)."""
+    Across runs table shows too; `searches`, `fleets`: the peak searches and the fleets, judged
+    (report.judged)."""
     shown = figures(data, results, metric)
     found = finding_groups.derive(
         shown,
@@ -345,7 +348,7 @@ def derive(
         knees(data, searches),
     )
     # a fleet's outlier hosts, with what differs, and hosts far below the median host
-    odd = [*fleet_view.findings(data, metric), *hosts_view.findings(data, metric)]
+    odd = [*fleet_view.findings(fleets), *hosts_view.findings(data, metric)]
     if odd:  # the figures' checks are quiet, but the hosts behind them are not
         found = [_not_quiet(f) for f in found]
     return finding_groups.ranked([*finding_details.pooled(spreads, data.pooled_runs), *found, *odd])

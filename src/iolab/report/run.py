@@ -28,7 +28,7 @@ from iolab.report.cells import (
     shown_in,
 )
 from iolab.report.data import Dataset
-from iolab.report.judged import Judged, judge
+from iolab.report.judged import Judged, fleets, judge
 from iolab.report.views import (
     cdm_view,
     count_figure,
@@ -40,6 +40,7 @@ from iolab.report.views import (
     telemetry_view,
 )
 from iolab.report.views.count_figure import DeviceSweep
+from iolab.report.views.fleet_view import Fleet
 
 AUTO_LATENCY_MAX_WORKLOADS = 12
 
@@ -66,6 +67,7 @@ class ReportRun:
 
     data: Dataset  # a fleet reported "each": each set-up's median host, not the sum
     hosted: Dataset  # as read, every host its own (the Hosts section)
+    fleets: tuple[Fleet, ...]  # the set-ups run on a fleet, their hosts judged
     options: Options
     kinds: tuple[str, ...]  # the chart kinds to draw
     device_sweeps: tuple[DeviceSweep, ...]  # set-ups alike but for their device count
@@ -88,19 +90,30 @@ def derive(data: Dataset, options: Options) -> ReportRun:
     """The report's run: `data` as loaded, with all that the sections share worked out once."""
     check_baseline(options.baseline, data.labels, _where(data))
     hosted, data = data, fleet_view.median_hosts(data)  # "each": a host's figure, not the sum
-    results = _results(data, options.metric, options.baseline)
+    judged_fleets = fleets(hosted, options.metric)
+    results = _results(data, judged_fleets, options.metric, options.baseline)
     kinds = _kinds(data, options)
     sweeps = tuple(device_sweeps(data))
     raid = raid_view.table(data, options.metric)
     latency = tables.latency_table(data, options.baseline)
-    judged = judge(data, results, options.metric, options.baseline, raid, latency)
+    judged = judge(data, results, options.metric, options.baseline, raid, latency, judged_fleets)
     over_time = (
         "timeseries" in options.charts
         if options.charts is not None
         else "timeseries" not in options.skip
     )
     return ReportRun(
-        data, hosted, options, kinds, sweeps, over_time, results, raid, latency, judged
+        data,
+        hosted,
+        judged_fleets,
+        options,
+        kinds,
+        sweeps,
+        over_time,
+        results,
+        raid,
+        latency,
+        judged,
     )
 
 
@@ -155,12 +168,14 @@ def _where(data: Dataset) -> str:
     return f"run {data.runs[0].id}" if len(data.runs) == 1 else "these runs"
 
 
-def _results(data: Dataset, metric: str, baseline: str | None) -> Table:
+def _results(
+    data: Dataset, judged_fleets: Sequence[Fleet], metric: str, baseline: str | None
+) -> Table:
     table = results_table("Results", data.labels, data.cases, metric, baseline)
     described = [setup_line(s.label, s.setup, s.facts) for s in data.setups]
     table = replace(table, notes=(*described, *legend(data.cases, baseline)))
     # hosts_report = "each": each fleet set-up's median host, with the hosts' range
-    return _summarised(fleet_view.results(table, data, metric), data, baseline)
+    return _summarised(fleet_view.results(table, data, judged_fleets), data, baseline)
 
 
 def _summarised(table: Table, data: Dataset, baseline: str | None) -> Table:
