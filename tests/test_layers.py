@@ -355,7 +355,6 @@ CALLS_ANALYSIS = frozenset(
 # that works out what it shows (it should read it from the judged run instead), the cells'
 # statistics, and the texts of `iolab history`, `check` and `advise`. The list only shrinks.
 STILL_CALLING = {
-    "report/advice.py": {"raid_model.fewest", "raid_model.parse_workload"},
     "report/cells.py": {"stats.compare", "stats.summarize"},
     "report/history.py": {"history.imported", "stats.summarize"},
     "report/text/gate_junit.py": {"history.runs_said"},
@@ -367,11 +366,6 @@ STILL_CALLING = {
     },
     "report/views/figures.py": {"latency.exceedance", "stats.summarize"},
     "report/views/hosts_view.py": {"stats.summarize"},
-    "report/views/raid_view.py": {
-        "raid_model.geometry",
-        "raid_model.predict",
-        "raid_model.workload",
-    },
     "report/views/time_figures.py": {
         "levels.step",
         "levels.words",

@@ -33,7 +33,7 @@ from iolab.model import (
 )
 from iolab.plan.load import parse_plan
 from iolab.report import data as report_data
-from iolab.report import document
+from iolab.report import document, judged
 from iolab.report.cells import Row, Table
 from iolab.report.data import SetupInfo
 from iolab.report.run import Options
@@ -353,7 +353,7 @@ def test_no_table_without_both_a_single_device_and_a_raid(tmp_path: Path) -> Non
     run_id = store_study_b(tmp_path / "b.db", only_raid)
     with Store(tmp_path / "b.db") as store:
         data = report_data.load(store, [run_id], samples=False, histograms=False)
-    assert raid_view.table(data) is None
+    assert raid_view.table(data, judged.raid_models(data)) is None
     assert all(s.title != "RAID model" for s in document.assemble(data, Options()).sections)
 
 
@@ -386,7 +386,7 @@ def test_a_device_count_sweep_predicts_from_its_one_device_set_up(tmp_path: Path
     run_id = store_study_b(tmp_path / "d.db", STUDY_D, measure)
     with Store(tmp_path / "d.db") as store:
         data = report_data.load(store, [run_id], samples=False, histograms=False)
-    table = raid_view.table(data)
+    table = raid_view.table(data, judged.raid_models(data))
     assert table is not None
     found = {(r.stubs[0], r.label): (r.cells[0].value, pct(r), r.stubs[2]) for r in table.rows}
     assert set(found) == {(f"md raid0 x{n}", f"jobs numjobs={j}") for n in (2, 4) for j in (1, 64)}
@@ -519,7 +519,7 @@ def test_a_raid_over_loop_files_is_predicted_at_one_devices_figure(tmp_path: Pat
         )
     with Store(tmp_path / "d.db") as store:
         data = report_data.load(store, [run_id], samples=False, histograms=False)
-    table = raid_view.table(data)
+    table = raid_view.table(data, judged.raid_models(data))
     assert table is not None
     wide = next(r for r in table.rows if r.stubs[0] == "md raid0 x4" and "64" in r.label)
     assert wide.cells[0].value == 12_000  # one device's, not 4 x 12,000

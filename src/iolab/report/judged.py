@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from iolab.analysis import checks, comparison, factors, fleet, peak, raid_model, scaling
 from iolab.analysis.environment import EnvDifference, differences
 from iolab.analysis.findings import Finding
+from iolab.analysis.raid_model import Geometry, RaidWorkload, Single
 from iolab.model import FioValue, Layout, Setup, codec
 from iolab.report import judged_findings
 from iolab.report.cells import UNITS, Table, cell_values, shown_in, whole_rows
@@ -26,9 +27,11 @@ from iolab.report.views import (
     findings_view,
     fleet_view,
     hosts_view,
+    raid_view,
     telemetry_view,
 )
 from iolab.report.views.fleet_view import Fleet, HostFigures
+from iolab.report.views.raid_view import Figures, Modelled
 
 Differed = tuple[EnvDifference, tuple[int, ...]]  # a fact that differs, the runs of its values
 
@@ -228,3 +231,58 @@ def _inventories(data: Dataset, run_id: int) -> list[fleet.Inventory]:
         for entry in listed
         if isinstance(entry, Mapping) and "host" in entry
     ]
+
+
+def raid_models(data: Dataset) -> tuple[Modelled, ...]:
+    """Every RAID set-up of a run that also has a set-up on one plain device, with the RAID
+    model's predictions (analysis.raid_model) from that device's figures, for each workload
+    both ran (report.views.raid_view words them beside what was measured)."""
+    out = []
+    for setup in data.setups:
+        array = _array_of(setup.setup)
+        single = raid_view.single_of(data, setup.run_id)
+        if array is None or single is None:
+            continue
+        predictions = tuple(
+            (figures, raid_model.predict(array, figures.workload, figures.single))
+            for figures in single_figures(data, single.label)
+            if data.cell(setup.label, figures.name)
+        )
+        shared = raid_view.shared_backing(setup)
+        out.append(Modelled(setup.label, single.label, array, shared, predictions))
+    return tuple(out)
+
+
+def _array_of(setup: Setup) -> Geometry | None:
+    """A set-up's RAID as the model sees it; None for a path, one device, a degraded array,
+    or a level the model does not cover."""
+    layout = setup.layout
+    if layout is None or layout.raid == "none" or layout.degraded:
+        return None
+    return raid_model.geometry(
+        layout.raid, layout.level or "", len(layout.devices), layout.chunk, layout.md_layout
+    )
+
+
+def single_figures(data: Dataset, setup: str) -> list[Figures]:
+    """The set-up's median IOPS and bandwidth per workload (ok cases only), with rho, its read
+    time over its write time, for QD1 writes that have a read of the same block size beside."""
+    found: dict[str, tuple[RaidWorkload, float, float]] = {}
+    for name in data.workloads():
+        cases = [c for c in data.cell(setup, name) if c.status == "ok" and c.metrics]
+        model = raid_model.workload(cases[0].options) if cases else None
+        if model is not None:
+            found[name] = (model, _median(cases, "iops"), _median(cases, "bw_bytes"))
+    reads = {(w.bs, w.in_flight): iops for w, iops, _ in found.values() if w.read_share == 1}
+    out = []
+    for name, (w, iops, bw) in found.items():
+        read = reads.get((w.bs, 1)) if w.read_share == 0 and w.in_flight == 1 else None
+        rho = iops / read if read else 1.0
+        out.append(Figures(name, w, Single(iops, bw, rho)))
+    return out
+
+
+def _median(cases: Sequence[DataCase], field: str) -> float:
+    return statistics.median(
+        float(sum(getattr(m, field) for m in c.metrics.values())) for c in cases
+    )

@@ -28,7 +28,7 @@ from iolab.report.cells import (
     shown_in,
 )
 from iolab.report.data import Dataset
-from iolab.report.judged import Judged, fleets, judge
+from iolab.report.judged import Judged, fleets, judge, raid_models
 from iolab.report.views import (
     cdm_view,
     count_figure,
@@ -94,7 +94,7 @@ def derive(data: Dataset, options: Options) -> ReportRun:
     results = _results(data, judged_fleets, options.metric, options.baseline)
     kinds = _kinds(data, options)
     sweeps = tuple(device_sweeps(data))
-    raid = raid_view.table(data, options.metric)
+    raid = raid_view.table(data, raid_models(data), options.metric)
     latency = tables.latency_table(data, options.baseline)
     judged = judge(data, results, options.metric, options.baseline, raid, latency, judged_fleets)
     over_time = (
