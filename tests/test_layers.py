@@ -364,7 +364,7 @@ STILL_CALLING = {
         "history.shown",
         "stats.summarize",
     },
-    "report/views/figures.py": {"latency.exceedance", "stats.summarize"},
+    "report/views/figures.py": {"stats.summarize"},
     "report/views/hosts_view.py": {"stats.summarize"},
     "report/views/time_figures.py": {
         "levels.step",

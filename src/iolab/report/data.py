@@ -98,6 +98,10 @@ class Dataset:
     pooled: bool = False  # several runs read as repetitions of one another
     # figures published relative to a baseline's (a table of percentages), never IOPS
     ratios: tuple[Ratio, ...] = ()
+    # each histogram's 1 - CDF curve, (latency ns, share of I/Os slower), as it is read
+    exceedances: Mapping[HistogramKey, tuple[tuple[float, float], ...]] = field(
+        default_factory=dict
+    )
 
     @property
     def pooled_runs(self) -> tuple[int, ...]:
@@ -213,8 +217,18 @@ def load(
         for (setup, workload, repetition), found in store.telemetry(run.id).items()
         if (run.id, setup) in label
     }
+    curves = {key: tuple(latency.exceedance(bins)) for key, bins in found_bins.items()}
     return Dataset(
-        tuple(runs), setups, cases, found_samples, found_bins, charted, seen, pool, ratios
+        tuple(runs),
+        setups,
+        cases,
+        found_samples,
+        found_bins,
+        charted,
+        seen,
+        pool,
+        ratios,
+        exceedances=curves,
     )
 
 

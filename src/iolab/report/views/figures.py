@@ -7,7 +7,6 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from iolab.analysis import latency
 from iolab.analysis.stats import summarize
 from iolab.errors import ReportError
 from iolab.model import DIRECTIONS
@@ -378,9 +377,9 @@ def exceedance(data: Dataset) -> list[Chart]:
     for workload in data.workloads():
         for direction in DIRECTIONS:
             curves = {
-                label: latency.exceedance(bins)
+                label: found
                 for label in data.labels
-                if (bins := data.histograms.get((label, workload, direction)))
+                if (found := data.exceedances.get((label, workload, direction)))
             }
             curves = {label: pts for label, pts in curves.items() if pts}
             if not curves:
