@@ -367,8 +367,6 @@ STILL_CALLING = {
     "report/views/figures.py": {"stats.summarize"},
     "report/views/hosts_view.py": {"stats.summarize"},
     "report/views/time_figures.py": {
-        "levels.step",
-        "levels.words",
         "timeseries.settled_from",
     },
 }

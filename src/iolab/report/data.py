@@ -13,7 +13,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 
-from iolab.analysis import latency, scaling, virtual_cache
+from iolab.analysis import latency, levels, scaling, virtual_cache
+from iolab.analysis.levels import SpeedStep
 from iolab.errors import ReportError
 from iolab.fio import parse
 from iolab.model import (
@@ -102,6 +103,8 @@ class Dataset:
     exceedances: Mapping[HistogramKey, tuple[tuple[float, float], ...]] = field(
         default_factory=dict
     )
+    # the cases whose speed changed for good part way through, by their samples
+    steps: Mapping[SeriesKey, SpeedStep] = field(default_factory=dict)
 
     @property
     def pooled_runs(self) -> tuple[int, ...]:
@@ -218,6 +221,7 @@ def load(
         if (run.id, setup) in label
     }
     curves = {key: tuple(latency.exceedance(bins)) for key, bins in found_bins.items()}
+    steps = {k: found for k, s in found_samples.items() if (found := levels.step(s)) is not None}
     return Dataset(
         tuple(runs),
         setups,
@@ -229,6 +233,7 @@ def load(
         pool,
         ratios,
         exceedances=curves,
+        steps=steps,
     )
 
 

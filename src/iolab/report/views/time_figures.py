@@ -84,7 +84,7 @@ def _steps(data: Dataset, keys: Sequence[tuple[str, str, int]]) -> tuple[_Steppe
     repetitions: dict[str, int] = {}
     for key in keys:
         repetitions[key[0]] = repetitions.get(key[0], 0) + 1
-        step = levels.step(data.samples[key])
+        step = data.steps.get(key)
         if step is not None:
             found.setdefault(key[0], []).append(step)
     return tuple(_Stepped(k, v[0], len(v), repetitions[k]) for k, v in found.items())
@@ -280,7 +280,7 @@ def _step_words(steps: Sequence[_Stepped], settled: Sequence[float]) -> str:
             if stepped.repetitions > 1
             else ""
         )
-        said.append(f"{stepped.label} {levels.words(stepped.step)}{some}")
+        said.append(f"{stepped.label} {stepped.step.words}{some}")
     others = (
         f" The other lines settled by {max(settled):g} s (within ±10% of their later median)."
         if settled
