@@ -357,10 +357,8 @@ CALLS_ANALYSIS = frozenset(
 STILL_CALLING = {
     "report/cells.py": {"stats.compare", "stats.summarize"},
     "report/history.py": {"history.imported", "stats.summarize"},
-    "report/text/gate_junit.py": {"history.runs_said"},
     "report/text/history_text.py": {
         "history.imported",
-        "history.runs_said",
         "history.shown",
         "stats.summarize",
     },
