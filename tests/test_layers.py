@@ -342,31 +342,33 @@ def test_the_report_never_chooses_a_metric_itself() -> None:
 
 
 # Where the report may call the analysis: where the run is loaded (report.data: json+ bins
-# merged, a case's options classified, the checks only a set-up's cases together show; and
-# report.run, which reads the user's --pivot) and where it is judged (report.judged: the
-# warnings; report.judged_findings: the findings). Every other report
-# module takes from iolab.analysis only typed results: classes (dataclasses, enums), type
-# aliases and constants, which it words.
+# merged and their exceedance curves, a case's options classified, its lasting change of
+# speed, the checks only a set-up's cases together show; and report.run, which reads the
+# user's --pivot and finds the device-count sweeps) and where it is judged (report.judged:
+# the warnings, the peak searches and load curves, a fleet's hosts, the RAID model's
+# predictions; report.judged_findings: the findings). Every other report module takes from
+# iolab.analysis only typed results: classes (dataclasses, enums), type aliases and
+# constants, which it words.
 CALLS_ANALYSIS = frozenset(
     {"report/data.py", "report/run.py", "report/judged.py", "report/judged_findings.py"}
 )
 
-# Report modules that still call analysis functions themselves, each name exactly: a view
-# that works out what it shows (it should read it from the judged run instead), the cells'
-# statistics, and the texts of `iolab history`, `check` and `advise`. The list only shrinks.
+# Report modules that still call analysis functions themselves, each name exactly. The list
+# only shrinks.
+# - The statistics of a cell or a chart's point (stats.summarize, stats.compare): taken as
+#   the cell or the point is made, from whatever values it shows (a set-up's repetitions, a
+#   host's, a drive's passes, a latency scaled); each Cell keeps its typed Summary.
+# - A time chart's settling (timeseries.settled_from): judged on the median line the chart
+#   itself draws of the repetitions' aligned samples.
+# - The texts of `iolab history`: from the one History the command loads (app.gate), which
+#   points a person reads (history.shown), which runs were imported, each point's interval.
 STILL_CALLING = {
     "report/cells.py": {"stats.compare", "stats.summarize"},
     "report/history.py": {"history.imported", "stats.summarize"},
-    "report/text/history_text.py": {
-        "history.imported",
-        "history.shown",
-        "stats.summarize",
-    },
+    "report/text/history_text.py": {"history.imported", "history.shown", "stats.summarize"},
     "report/views/figures.py": {"stats.summarize"},
     "report/views/hosts_view.py": {"stats.summarize"},
-    "report/views/time_figures.py": {
-        "timeseries.settled_from",
-    },
+    "report/views/time_figures.py": {"timeseries.settled_from"},
 }
 
 
