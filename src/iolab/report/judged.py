@@ -4,8 +4,10 @@ hosts that differ, a fleet's odd hosts, mixed fio versions, flat scaling, change
 few repetitions), each peak search and load curve judged (analysis.peak's Verdict) and the
 findings, ranked, with the table of their spread across runs.
 
-`judge` is the one trip from the report's data into the analysis and back; the document
-(report.document) only places what it returns."""
+`judge` is the trip from the report's data into the analysis and back; the document
+(report.document) only places what it returns. Two judgements come before it, as the run is
+derived (report.run), for the tables judge reads: a fleet's hosts (`fleets`: each host's
+figure, their spread, the outliers) and the RAID model's predictions (`raid_models`)."""
 
 from __future__ import annotations
 
