@@ -35,9 +35,10 @@ from iolab.plan.load import parse_plan
 from iolab.report import data as report_data
 from iolab.report import document, judged
 from iolab.report.cells import Row, Table
+from iolab.report.charts import Chart
 from iolab.report.data import SetupInfo
-from iolab.report.run import Options
-from iolab.report.views import raid_view
+from iolab.report.run import Options, derive
+from iolab.report.views import count_figure, raid_view
 from iolab.store import Store
 from iolab.targets import process
 
@@ -394,6 +395,22 @@ def test_a_device_count_sweep_predicts_from_its_one_device_set_up(tmp_path: Path
     assert found[("md raid0 x4", "jobs numjobs=64")][0] == 2_000_000  # the ceiling: 4 x 500k
     assert found[("md raid0 x4", "jobs numjobs=64")][1] == 50  # half of it: study D's CPU limit
     assert "RAID0 of 4, ceiling: 4 members read" in found[("md raid0 x4", "jobs numjobs=64")][2]
+
+
+def test_a_device_count_sweep_is_found_once_and_drawn_from_the_run(tmp_path: Path) -> None:
+    """Study D's md RAID0 of 1, 2 and 4 devices is one device-count sweep, found where the
+    run is derived (report.run.device_sweeps); `--x device_count` draws it from the run."""
+    run_id = store_study_b(tmp_path / "d.db", STUDY_D, lambda case: 12_000.0)
+    with Store(tmp_path / "d.db") as store:
+        data = report_data.load(store, [run_id], samples=False, histograms=False)
+    asked = Options(x=count_figure.FIELD)
+    run = derive(data, asked)
+    assert run.device_sweeps and all(sorted(s) == [1, 2, 4] for s in run.device_sweeps)
+    sections = document.assemble(data, asked).sections
+    scaling = next(s for s in sections if s.title == "Scaling")
+    charts = [c for c in scaling.blocks if isinstance(c, Chart)]
+    assert len(charts) == len(run.device_sweeps)
+    assert all([label for _, label in c.x.ticks] == ["1", "2", "4"] for c in charts)
 
 
 # ---------------------------------------------------------------- iolab advise
