@@ -10,6 +10,7 @@ import pytest
 from iolab.analysis import environment, latency, timeseries
 from iolab.analysis.stats import Difference, compare, student_p, summarize, t975, t_two_sided
 from iolab.report.cells import change_cell, stat_cell
+from iolab.units import latency_unit
 
 
 @pytest.mark.parametrize(
@@ -87,8 +88,8 @@ def test_exceedance_from_a_histogram() -> None:
 
 
 def test_latency_unit_is_chosen_from_the_data() -> None:
-    assert latency.unit_for([50_000, 80_000, 2_000_000]) == ("µs", 1e3)
-    assert latency.unit_for([1_500_000, 3_000_000]) == ("ms", 1e6)
+    assert latency_unit([50_000, 80_000, 2_000_000]) == ("µs", 1e3)
+    assert latency_unit([1_500_000, 3_000_000]) == ("ms", 1e6)
 
 
 def test_warm_up_ends_where_the_series_settles() -> None:

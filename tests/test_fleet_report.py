@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from iolab.model import JSON
-from iolab.report import document
+from iolab.report import document, judged
 from iolab.report.cells import Table
 from iolab.report.charts import Chart
 from iolab.report.data import Dataset
@@ -44,7 +44,7 @@ def fleet_data(with_inventory: bool = True) -> Dataset:
 def test_a_fleet_has_no_column_per_host_and_names_its_outlier() -> None:
     data = fleet_data()
     assert hosts_view.fleet(data, HOSTS) and hosts_view.blocks(data, chart=False) == []
-    fleet_table, each, *charts = fleet_view.blocks(data)
+    fleet_table, each, *charts = fleet_view.blocks(judged.fleets(data, "auto"))
     assert isinstance(fleet_table, Table) and isinstance(each, Table)
     assert all(isinstance(c, Chart) for c in charts)
     assert fleet_table.columns == ("median", "MAD", "lowest", "highest", "hosts", "outliers")
@@ -58,7 +58,7 @@ def test_a_fleet_has_no_column_per_host_and_names_its_outlier() -> None:
     strip = charts[0]
     assert isinstance(strip, Chart)
     assert len(strip.series[0].y) == 16 and strip.series[1].name.startswith(f"{SLOW} (")
-    (line,) = fleet_view.warnings(data)
+    (line,) = fleet_view.warnings(judged.fleets(data, "auto"))
     assert line.startswith(f"host-outlier: rack: host {SLOW}: {WORKLOAD} 7,140 IOPS, 41% below")
     assert "the fleet's median 12,110 IOPS (robust z" in line and "over 16 hosts)" in line
     assert "; its scheduler is none where 15 of 16 run mq-deadline." in line
@@ -66,7 +66,7 @@ def test_a_fleet_has_no_column_per_host_and_names_its_outlier() -> None:
 
 def test_without_inventory_the_line_says_so_and_every_format_renders() -> None:
     data = fleet_data(with_inventory=False)
-    (line,) = fleet_view.warnings(data)
+    (line,) = fleet_view.warnings(judged.fleets(data, "auto"))
     assert '; its inventory is not known (host_env = "ssh" reads it).' in line
     doc = document.assemble(data, Options())
     for name in ("markdown", "table", "json", "html"):  # CSV: the tables by --export
@@ -155,7 +155,7 @@ def test_a_fleet_too_small_for_the_rule_says_not_judged_with_the_count() -> None
     few = HOSTS[:4]
     data = dataset([case("rack", {**dict.fromkeys(few, 21_004.0), few[2]: 402.0})], few)
     data = replace(data, runs=(replace(data.runs[0], plan_text='hosts_report = "each"\n'),))
-    fleet_table = fleet_view.blocks(data)[0]
+    fleet_table = fleet_view.blocks(judged.fleets(data, "auto"))[0]
     assert isinstance(fleet_table, Table)
     assert fleet_table.rows[0].cells[5].text == "not judged: 4 hosts, the rule needs 5"
 
@@ -166,10 +166,10 @@ def test_a_spread_from_the_load_generator_names_no_host() -> None:
     figures = {h: 12_100.0 + 10 * (k % 3) for k, h in enumerate(HOSTS)}
     null = replace(case("rack", {**figures, SLOW: 7_140.0}), options={"ioengine": "null"})
     data = dataset([null], HOSTS)
-    (line,) = fleet_view.warnings(data)
+    (line,) = fleet_view.warnings(judged.fleets(data, "auto"))
     assert line.startswith(f"host-outlier: rack: {WORKLOAD}: the hosts range from 7,140 to")
     assert "comes from the load generator, not the hosts' storage" in line and SLOW not in line
-    fleet_table, each, *_ = fleet_view.blocks(data)
+    fleet_table, each, *_ = fleet_view.blocks(judged.fleets(data, "auto"))
     assert isinstance(fleet_table, Table) and isinstance(each, Table)
     assert fleet_table.rows[0].cells[5].text.startswith("not named: the spread is the load")
     assert "▼" not in each.rows[6].cells[0].text

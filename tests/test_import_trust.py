@@ -23,7 +23,15 @@ import pytest
 
 from conftest import iolab_here, run_iolab
 from iolab.analysis import check_context, checks, peak
-from iolab.model import CaseMetrics, Curve, CurvePoint, DirectionMetrics, PeakRecord, PeakWinner
+from iolab.model import (
+    CaseMetrics,
+    Curve,
+    CurvePoint,
+    DirectionMetrics,
+    PeakRecord,
+    PeakWinner,
+    SearchBounds,
+)
 from iolab.report.views import curve_view
 from iolab.store import Store
 from loopdevs import LoopDevs, loops_fixture, sh
@@ -446,8 +454,12 @@ def test_the_knee_is_found_only_beyond_the_noise(p99s: list[float], knee_load: i
     assert (None if found.index is None else points[found.index].load_pct) == knee_load
     assert found.noise > 0
     curve = curve_of(points)
-    table = curve_view.curve_table("here", "4k randread", curve)
-    charts = curve_view.curve_charts("4k randread", [("here", curve)])
+    found_by = PeakRecord(
+        "curve", "iops", SearchBounds((1, 1), (32, 32)), 1, 0.03, (), (), WINNER, curve
+    )
+    judged = peak.verdict("here", "4k randread", found_by, peak.no_warnings)
+    table = curve_view.curve_table(judged)
+    charts = curve_view.curve_charts("4k randread", [judged])
     flagged = [r.label for r in table.rows if "knee" in r.stubs[0]]
     said = " ".join(table.notes)
     noise = f"±{found.noise:.0%}"
@@ -455,7 +467,6 @@ def test_the_knee_is_found_only_beyond_the_noise(p99s: list[float], knee_load: i
     if knee_load is None:
         assert flagged == [] and charts[0].regions == ()
         assert "No knee within the noise" in said
-        found_by = PeakRecord("curve", "iops", ((1, 1), (32, 32)), 1, 0.03, (), (), WINNER, curve)
         lines = peak.said("here", "4k", found_by)
         assert any("no knee within the noise" in line for line in lines), lines
     else:

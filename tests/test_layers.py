@@ -342,57 +342,33 @@ def test_the_report_never_chooses_a_metric_itself() -> None:
 
 
 # Where the report may call the analysis: where the run is loaded (report.data: json+ bins
-# merged, a case's options classified, the checks only a set-up's cases together show; and
-# report.run, which reads the user's --pivot) and where it is judged (report.judged: the
-# warnings; report.judged_findings: the findings). Every other report
-# module takes from iolab.analysis only typed results: classes (dataclasses, enums), type
-# aliases and constants, which it words.
+# merged and their exceedance curves, a case's options classified, its lasting change of
+# speed, the checks only a set-up's cases together show; and report.run, which reads the
+# user's --pivot and finds the device-count sweeps) and where it is judged (report.judged:
+# the warnings, the peak searches and load curves, a fleet's hosts, the RAID model's
+# predictions; report.judged_findings: the findings). Every other report module takes from
+# iolab.analysis only typed results: classes (dataclasses, enums), type aliases and
+# constants, which it words.
 CALLS_ANALYSIS = frozenset(
     {"report/data.py", "report/run.py", "report/judged.py", "report/judged_findings.py"}
 )
 
-# Report modules that still call analysis functions themselves, each name exactly: a view
-# that works out what it shows (it should read it from the judged run instead), the cells'
-# statistics, and the texts of `iolab history`, `check` and `advise`. The list only shrinks.
+# Report modules that still call analysis functions themselves, each name exactly. The list
+# only shrinks.
+# - The statistics of a cell or a chart's point (stats.summarize, stats.compare): taken as
+#   the cell or the point is made, from whatever values it shows (a set-up's repetitions, a
+#   host's, a drive's passes, a latency scaled); each Cell keeps its typed Summary.
+# - A time chart's settling (timeseries.settled_from): judged on the median line the chart
+#   itself draws of the repetitions' aligned samples.
+# - The texts of `iolab history`: from the one History the command loads (app.gate), which
+#   points a person reads (history.shown), which runs were imported, each point's interval.
 STILL_CALLING = {
-    "report/advice.py": {"raid_model.fewest", "raid_model.parse_workload"},
     "report/cells.py": {"stats.compare", "stats.summarize"},
     "report/history.py": {"history.imported", "stats.summarize"},
-    "report/text/gate_junit.py": {"history.runs_said"},
-    "report/text/history_text.py": {
-        "history.imported",
-        "history.runs_said",
-        "history.shown",
-        "stats.summarize",
-    },
-    "report/views/count_figure.py": {"scaling.sweeps"},
-    "report/views/curve_view.py": {
-        "latency.unit_for",
-        "objective.slo",
-        "peak.curve_knee",
-        "peak.drift_line",
-        "peak.knee_rests",
-        "peak.load_label",
-        "peak.said",
-        "peak.slo_rests",
-        "peak.slo_said",
-    },
-    "report/views/figures.py": {"latency.exceedance", "latency.unit_for", "stats.summarize"},
-    "report/views/findings_view.py": {"findings.and_list"},
-    "report/views/fleet_view.py": {"fleet.inventory", "fleet.outliers", "fleet.spread"},
+    "report/text/history_text.py": {"history.imported", "history.shown", "stats.summarize"},
+    "report/views/figures.py": {"stats.summarize"},
     "report/views/hosts_view.py": {"stats.summarize"},
-    "report/views/raid_view.py": {
-        "raid_model.geometry",
-        "raid_model.predict",
-        "raid_model.workload",
-    },
-    "report/views/sweep_heat.py": {"latency.unit_for"},
-    "report/views/time_figures.py": {
-        "latency.unit_for",
-        "levels.step",
-        "levels.words",
-        "timeseries.settled_from",
-    },
+    "report/views/time_figures.py": {"timeseries.settled_from"},
 }
 
 
@@ -458,4 +434,4 @@ def test_the_analysis_finder_tells_a_function_from_a_result() -> None:
 
     assert not _typed_result(scaling.flat_scaling)
     assert not _typed_result(latency.merge)
-    assert all(map(_typed_result, (findings.Finding, scaling.Options, latency.MICROSECONDS)))
+    assert all(map(_typed_result, (findings.Finding, scaling.Options, latency.HEAD)))

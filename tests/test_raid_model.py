@@ -33,11 +33,12 @@ from iolab.model import (
 )
 from iolab.plan.load import parse_plan
 from iolab.report import data as report_data
-from iolab.report import document
+from iolab.report import document, judged
 from iolab.report.cells import Row, Table
+from iolab.report.charts import Chart
 from iolab.report.data import SetupInfo
-from iolab.report.run import Options
-from iolab.report.views import raid_view
+from iolab.report.run import Options, derive
+from iolab.report.views import count_figure, raid_view
 from iolab.store import Store
 from iolab.targets import process
 
@@ -353,7 +354,7 @@ def test_no_table_without_both_a_single_device_and_a_raid(tmp_path: Path) -> Non
     run_id = store_study_b(tmp_path / "b.db", only_raid)
     with Store(tmp_path / "b.db") as store:
         data = report_data.load(store, [run_id], samples=False, histograms=False)
-    assert raid_view.table(data) is None
+    assert raid_view.table(data, judged.raid_models(data)) is None
     assert all(s.title != "RAID model" for s in document.assemble(data, Options()).sections)
 
 
@@ -386,7 +387,7 @@ def test_a_device_count_sweep_predicts_from_its_one_device_set_up(tmp_path: Path
     run_id = store_study_b(tmp_path / "d.db", STUDY_D, measure)
     with Store(tmp_path / "d.db") as store:
         data = report_data.load(store, [run_id], samples=False, histograms=False)
-    table = raid_view.table(data)
+    table = raid_view.table(data, judged.raid_models(data))
     assert table is not None
     found = {(r.stubs[0], r.label): (r.cells[0].value, pct(r), r.stubs[2]) for r in table.rows}
     assert set(found) == {(f"md raid0 x{n}", f"jobs numjobs={j}") for n in (2, 4) for j in (1, 64)}
@@ -394,6 +395,22 @@ def test_a_device_count_sweep_predicts_from_its_one_device_set_up(tmp_path: Path
     assert found[("md raid0 x4", "jobs numjobs=64")][0] == 2_000_000  # the ceiling: 4 x 500k
     assert found[("md raid0 x4", "jobs numjobs=64")][1] == 50  # half of it: study D's CPU limit
     assert "RAID0 of 4, ceiling: 4 members read" in found[("md raid0 x4", "jobs numjobs=64")][2]
+
+
+def test_a_device_count_sweep_is_found_once_and_drawn_from_the_run(tmp_path: Path) -> None:
+    """Study D's md RAID0 of 1, 2 and 4 devices is one device-count sweep, found where the
+    run is derived (report.run.device_sweeps); `--x device_count` draws it from the run."""
+    run_id = store_study_b(tmp_path / "d.db", STUDY_D, lambda case: 12_000.0)
+    with Store(tmp_path / "d.db") as store:
+        data = report_data.load(store, [run_id], samples=False, histograms=False)
+    asked = Options(x=count_figure.FIELD)
+    run = derive(data, asked)
+    assert run.device_sweeps and all(sorted(s) == [1, 2, 4] for s in run.device_sweeps)
+    sections = document.assemble(data, asked).sections
+    scaling = next(s for s in sections if s.title == "Scaling")
+    charts = [c for c in scaling.blocks if isinstance(c, Chart)]
+    assert len(charts) == len(run.device_sweeps)
+    assert all([label for _, label in c.x.ticks] == ["1", "2", "4"] for c in charts)
 
 
 # ---------------------------------------------------------------- iolab advise
@@ -519,7 +536,7 @@ def test_a_raid_over_loop_files_is_predicted_at_one_devices_figure(tmp_path: Pat
         )
     with Store(tmp_path / "d.db") as store:
         data = report_data.load(store, [run_id], samples=False, histograms=False)
-    table = raid_view.table(data)
+    table = raid_view.table(data, judged.raid_models(data))
     assert table is not None
     wide = next(r for r in table.rows if r.stubs[0] == "md raid0 x4" and "64" in r.label)
     assert wide.cells[0].value == 12_000  # one device's, not 4 x 12,000

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 
 MAX_LENGTH = 200  # characters in a name
 REFUSED = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
@@ -114,3 +115,20 @@ def spreadsheet_cell(text: str) -> str:
     carriage return gets a leading apostrophe (OWASP's rule against formula injection).
     Only for text: a number is written as a number, never through this."""
     return f"'{text}" if text.startswith(FORMULA_START) else text
+
+
+def and_list(items: Sequence[str]) -> str:
+    """Names as a sentence lists them: "3", "3 and 10", "3, 7 and 10"."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def runs_said(ids: Sequence[int]) -> str:
+    """Run numbers as a sentence says them: "runs 1-6", "runs 2, 4-6", "run 3"."""
+    spans: list[list[int]] = []
+    for i in sorted(ids):
+        if spans and i == spans[-1][-1] + 1:
+            spans[-1].append(i)
+        else:
+            spans.append([i])
+    said = ", ".join(f"{s[0]}-{s[-1]}" if len(s) > 1 else str(s[0]) for s in spans)
+    return f"run{'s' if len(ids) != 1 else ''} {said}"

@@ -1,9 +1,12 @@
-"""Sizes and durations as fio reads them, and as people read them."""
+"""Sizes and durations as fio reads them, and as people read them (latencies too: in µs or
+ms, whichever a set of values reads best in)."""
 
 from __future__ import annotations
 
 import functools
 import re
+import statistics
+from collections.abc import Sequence
 
 # ASCII only: Python's \d (and int(), float()) would read other scripts' digits, fullwidth
 # and superscript ones as numbers, and int() and float() underscores ("5_0" as 50) too.
@@ -118,3 +121,16 @@ def human_duration(seconds: float) -> str:
     if hours:
         return f"{hours}h{minutes:02d}m"
     return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+LatencyUnit = tuple[str, float]
+MICROSECONDS: LatencyUnit = ("µs", 1e3)
+MILLISECONDS: LatencyUnit = ("ms", 1e6)
+
+
+def latency_unit(values_ns: Sequence[float]) -> LatencyUnit:
+    """One unit for one axis or table: ms when the typical value is 1 ms or more, else µs."""
+    finite = [v for v in values_ns if v > 0]
+    if finite and statistics.median(finite) >= 1e6:
+        return MILLISECONDS
+    return MICROSECONDS

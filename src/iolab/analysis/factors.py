@@ -21,9 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from iolab import names
-from iolab.analysis.findings import Figure, Finding, and_list
+from iolab.analysis.findings import Figure, Finding
 from iolab.analysis.stats import compare
 from iolab.model import CheckWarning
+from iolab.names import and_list
 
 
 class BadPivot(ValueError):

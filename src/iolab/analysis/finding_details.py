@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from iolab.analysis.findings import Figure, Finding, and_list, but, some, warned_of, winner
+from iolab.analysis.findings import Figure, Finding, but, some, warned_of, winner
 from iolab.model import CheckWarning
+from iolab.names import and_list
 
 ABOVE_MODEL = 150.0  # measured over 150% of the RAID model's prediction: a cache, not members
 BELOW_MODEL = 50.0  # under 50%: the array pays more than the rule says, or is not saturated

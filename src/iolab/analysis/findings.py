@@ -450,8 +450,3 @@ def _cached(code: Code, warned: Sequence[Figure]) -> Finding | None:
 def some(names: Sequence[str], most: int = 3) -> str:
     shown = ", ".join(names[:most])
     return shown + (f" and {len(names) - most} more" if len(names) > most else "")
-
-
-def and_list(items: Sequence[str]) -> str:
-    """ "3", "3 and 10", "3, 7 and 10"."""
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"

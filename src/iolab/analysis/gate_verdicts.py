@@ -21,10 +21,10 @@ from iolab.analysis.history import (
     RunSeries,
     Standing,
     run_changes,
-    runs_said,
     standings,
 )
 from iolab.analysis.stats import Prediction, compare, predict_ratio
+from iolab.names import runs_said
 
 Judged = Literal["history", "new-level", "rule", "pair", "short", "blind", "failed"]
 NOT_JUDGED: tuple[Judged, ...] = ("short", "blind", "failed")

@@ -474,15 +474,3 @@ def differences(before: Mapping[str, object], after: Mapping[str, object]) -> tu
         and before.get(key) not in (None, "")
         and after.get(key) not in (None, "")
     )
-
-
-def runs_said(ids: Sequence[int]) -> str:
-    """ "runs 1-6", "runs 2, 4-6", "run 3"."""
-    spans: list[list[int]] = []
-    for i in sorted(ids):
-        if spans and i == spans[-1][-1] + 1:
-            spans[-1].append(i)
-        else:
-            spans.append([i])
-    said = ", ".join(f"{s[0]}-{s[-1]}" if len(s) > 1 else str(s[0]) for s in spans)
-    return f"run{'s' if len(ids) != 1 else ''} {said}"

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import statistics
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
 Histogram = Mapping[int, int]
 HEAD = 0.99
@@ -37,16 +36,3 @@ def exceedance(histogram: Histogram) -> list[tuple[float, float]]:
         points.append((float(value), slower / total))
     start = max((i for i, (_, share) in enumerate(points) if share >= HEAD), default=0)
     return points[start:]
-
-
-LatencyUnit = tuple[str, float]
-MICROSECONDS: LatencyUnit = ("µs", 1e3)
-MILLISECONDS: LatencyUnit = ("ms", 1e6)
-
-
-def unit_for(values_ns: Sequence[float]) -> LatencyUnit:
-    """One unit for one axis or table: ms when the typical value is 1 ms or more, else µs."""
-    finite = [v for v in values_ns if v > 0]
-    if finite and statistics.median(finite) >= 1e6:
-        return MILLISECONDS
-    return MICROSECONDS

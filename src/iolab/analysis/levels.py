@@ -171,6 +171,15 @@ class SpeedStep:
         pct = self.change_pct
         return f"{way} {abs(pct):.0f}%" if pct is not None else f"{way} from a standstill"
 
+    @property
+    def words(self) -> str:
+        """The step in a few words, for a chart's caption."""
+        way = "fell" if self.after.bw_bytes < self.before.bw_bytes else "rose"
+        return (
+            f"{way} from {_mbps(self.before.bw_bytes)} to {_mbps(self.after.bw_bytes)} MB/s at "
+            f"{_seconds(self.at_s)} s ({_bytes(self.moved_bytes)} {self.verb} by then)"
+        )
+
 
 def step(samples: Sequence[Sample]) -> SpeedStep | None:
     """The lasting change of speed in a case's per-interval bandwidth; None without one."""
@@ -251,15 +260,6 @@ def warnings(
     if found is None:
         return ()
     return (warning(found, metrics.total_bw_bytes if metrics is not None else None),)
-
-
-def words(found: SpeedStep) -> str:
-    """The step in a few words, for a chart's caption."""
-    way = "fell" if found.after.bw_bytes < found.before.bw_bytes else "rose"
-    return (
-        f"{way} from {_mbps(found.before.bw_bytes)} to {_mbps(found.after.bw_bytes)} MB/s at "
-        f"{_seconds(found.at_s)} s ({_bytes(found.moved_bytes)} {found.verb} by then)"
-    )
 
 
 def _speed(level: SpeedLevel) -> str:

@@ -53,7 +53,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from iolab import units
-from iolab.analysis import stats
+from iolab.analysis import objective, stats
 from iolab.analysis.findings import WARNED
 from iolab.model import CheckWarning, Code, Curve, CurvePoint, Drift, PeakRecord, SloPoint
 
@@ -326,11 +326,6 @@ class Rests:
         return f"{WARNED} {', '.join(w.code for w in self.warned)}{where if self.where else ''}"
 
 
-def load_label(point: CurvePoint) -> str:
-    """A curve point as its table labels it: "30%", or "peak" (unthrottled)."""
-    return "peak" if point.load_pct is None else f"{point.load_pct}%"
-
-
 def resting(points: Sequence[tuple[str, str]], warnings: Warnings) -> Rests:
     """An answer resting on these (workload, label) points: the warnings that make a figure
     ⚑ (no notes, nor what the curve says itself), and the labels of the points that carry
@@ -346,7 +341,7 @@ def resting(points: Sequence[tuple[str, str]], warnings: Warnings) -> Rests:
 
 
 def _on(points: Sequence[CurvePoint], warnings: Warnings) -> Rests:
-    return resting([(p.workload, load_label(p)) for p in points], warnings)
+    return resting([(p.workload, p.label) for p in points], warnings)
 
 
 def winner_rests(found: PeakRecord, warnings: Warnings) -> Rests:
@@ -503,3 +498,57 @@ def drift_line(setup: str, base: str, drift: Drift, margin: float) -> str:
         f"{setup} · {base}: the start point again after the search: {drift.change:+.1%} "
         f"against its first run; {verdict}"
     )
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A set-up's search of a workload, judged once for the report: what it found (`said`,
+    and the start point's drift), and on its curve the knee, the knee's ⚑, the warnings the
+    knee and the latency target's answer rest on (one per code), the latency unit the curve
+    reads best in, the target's answer in that unit and the target's limit in ns."""
+
+    setup: str
+    base: str
+    found: PeakRecord
+    said: tuple[str, ...]
+    drift: str | None = None
+    knee: Knee | None = None  # None without a curve
+    knee_mark: str = ""
+    rests: tuple[CheckWarning, ...] = ()
+    unit: units.LatencyUnit = units.MICROSECONDS
+    slo: str | None = None  # the latency target's answer; None without a target
+    limit_ns: float | None = None  # the target's limit; None without a target (or unread)
+
+
+def verdict(setup: str, base: str, found: PeakRecord, warnings: Warnings) -> Verdict:
+    """What a search says, each answer ⚑ with the warnings of the points it rests on
+    (`warnings`: of a workload's stored cases)."""
+    lines = tuple(said(setup, base, found, warnings))
+    drift = None if found.drift is None else drift_line(setup, base, found.drift, found.margin)
+    curve = found.curve
+    if curve is None:
+        return Verdict(setup, base, found, lines, drift)
+    knee, target = knee_rests(curve, warnings), slo_rests(curve, warnings)
+    both = {w.code: w for w in (*knee.warned, *target.warned)}
+    unit = units.latency_unit([v for p in curve.points for v in latencies(p)])
+    slo = None if curve.slo is None else slo_said(curve.slo, *unit, mark=target.mark)
+    aimed = None if curve.slo is None else objective.slo(curve.slo.target)
+    limit = None if aimed is None else aimed[1]
+    return Verdict(
+        setup,
+        base,
+        found,
+        lines,
+        drift,
+        curve_knee(curve),
+        knee.mark,
+        tuple(both.values()),
+        unit,
+        slo,
+        limit,
+    )
+
+
+def latencies(point: CurvePoint) -> list[float]:
+    """A curve point's p50, p99 and p99.9 completion latencies, those it has (ns)."""
+    return [v for v in (point.p50_ns, point.p99_ns, point.p999_ns) if v is not None]

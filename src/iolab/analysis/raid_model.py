@@ -223,6 +223,9 @@ def fewest(level: str) -> int:
     return RAIDS["mdadm"].levels[level].fewest
 
 
+FEWEST = {level: fewest(level) for level in LEVELS}  # of each level `iolab advise` ranks
+
+
 def workload(options: Mapping[str, object]) -> RaidWorkload | None:
     """A stored workload's fio options as the model reads them; None for trims, and for
     values it cannot read (fio's "4k,64k" split block sizes, ...)."""

@@ -14,6 +14,7 @@ from iolab.fio import info
 from iolab.report import advice as report_advice
 from iolab.report import data as report_data
 from iolab.report import document as report_document
+from iolab.report import judged as report_judged
 from iolab.report.views import raid_view
 from iolab.targets import (
     controllers,
@@ -68,7 +69,10 @@ def advise(db: str, run_id: int | None, given: AdviseRequest, ui: Ui) -> report_
     if any(value is not None for value in figures.values()):
         if run_id is not None or given.setup:
             raise ReportError("give a RUN or one device's figures (--read-iops ...), not both")
-        found = report_advice.from_figures(figures, workloads)
+        asked = workloads or [
+            raid_model.parse_workload(spec) for spec in report_advice.defaults(figures)
+        ]
+        found = report_advice.from_figures(figures, asked)
         source = "the figures given"
     else:
         if workloads:
@@ -79,7 +83,7 @@ def advise(db: str, run_id: int | None, given: AdviseRequest, ui: Ui) -> report_
         with open_store(db, ui) as store:
             data = report_data.load(store, [run_id] if run_id else [], False, False)
         single = raid_view.single_setup(data, given.setup)
-        found = raid_view.single_figures(data, single.label)
+        found = report_judged.single_figures(data, single.label)
         source = f"set-up {single.label!r} of run {single.run_id}"
     if not found:
         raise ReportError(f"no workload to advise on: {source} has no finished case")

@@ -54,7 +54,7 @@ def _check_chart_options(
     ignored; --x, first, names a numeric field the runs sweep (scaling charts check it when
     drawn)."""
     swept = report_figures.swept_fields(data)
-    swept += [count_figure.FIELD] if count_figure.sweeps(data) else []
+    swept += [count_figure.FIELD] if report_run.device_sweeps(data) else []
     if not drawn and options.x is not None and options.x not in swept:
         choose = f"choose one of {', '.join(swept)}" if swept else "they sweep none: leave --x out"
         raise ReportError(f"--x {options.x!r} is not a numeric field these runs sweep; {choose}")

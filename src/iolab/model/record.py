@@ -72,6 +72,11 @@ class CurvePoint:
     p999_ns: float | None
     delivered: bool  # at least analysis.peak.DELIVERED_SHARE of the rate asked
 
+    @property
+    def label(self) -> str:
+        """The load as a curve's table labels it: "30%", or "peak" (unthrottled)."""
+        return "peak" if self.load_pct is None else f"{self.load_pct}%"
+
 
 @dataclass(frozen=True)
 class SloPoint:

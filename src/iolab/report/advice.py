@@ -1,10 +1,11 @@
 """`iolab advise` as a document: RAID levels over N devices, ranked by the RAID model's
 predictions for the workloads that matter, with capacity and failures survived.
 
-One device's figures come from a stored run (see raid_view.single_figures) or from the
+One device's figures come from a stored run (see report.judged.single_figures) or from the
 command line: `from_figures` turns --read-iops, --write-iops, --read-mbps and --write-mbps
 into figures per workload (IOPS for blocks up to 64 KiB, MB/s above; a mixed workload adds
-the times of its reads and writes).
+the times of its reads and writes), for the workloads asked (without --workload, those of
+DEFAULT_WORKLOADS the figures given cover: `defaults`, which the command parses).
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ DEFAULT_WORKLOADS = {
 }
 
 
+def defaults(figures: Mapping[str, float | None]) -> list[str]:
+    """The default workloads (RW:BS:QD) that the figures given cover."""
+    return [spec for key, spec in DEFAULT_WORKLOADS.items() if figures.get(key) is not None]
+
+
 def from_figures(
     figures: Mapping[str, float | None], workloads: Sequence[RaidWorkload]
 ) -> list[Figures]:
@@ -35,12 +41,6 @@ def from_figures(
     for key, value in figures.items():
         if value is not None and value <= 0:
             raise ReportError(f"--{key} {value:g}: give a positive figure")
-    if not workloads:
-        workloads = [
-            raid_model.parse_workload(spec)
-            for key, spec in DEFAULT_WORKLOADS.items()
-            if figures.get(key) is not None
-        ]
     return [_one(figures, w) for w in workloads]
 
 
@@ -121,9 +121,9 @@ def _notes(
         "geometric mean of the multiples, which ranks the levels (ties: more failures survived, "
         "then more capacity).",
     ]
-    left = [level for level in raid_model.LEVELS if raid_model.fewest(level) > devices]
+    left = [level for level, fewest in raid_model.FEWEST.items() if fewest > devices]
     if left:
-        needs = ", ".join(f"RAID{level} {raid_model.fewest(level)}" for level in left)
+        needs = ", ".join(f"RAID{level} {raid_model.FEWEST[level]}" for level in left)
         notes.append(f"Left out, too few devices (fewest: {needs}).")
     if any(p.ceiling for r in ranked for p in r.predictions):
         notes.append(

@@ -13,7 +13,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 
-from iolab.analysis import latency, scaling, virtual_cache
+from iolab.analysis import latency, levels, scaling, virtual_cache
+from iolab.analysis.levels import SpeedStep
 from iolab.errors import ReportError
 from iolab.fio import parse
 from iolab.model import (
@@ -98,6 +99,12 @@ class Dataset:
     pooled: bool = False  # several runs read as repetitions of one another
     # figures published relative to a baseline's (a table of percentages), never IOPS
     ratios: tuple[Ratio, ...] = ()
+    # each histogram's 1 - CDF curve, (latency ns, share of I/Os slower), as it is read
+    exceedances: Mapping[HistogramKey, tuple[tuple[float, float], ...]] = field(
+        default_factory=dict
+    )
+    # the cases whose speed changed for good part way through, by their samples
+    steps: Mapping[SeriesKey, SpeedStep] = field(default_factory=dict)
 
     @property
     def pooled_runs(self) -> tuple[int, ...]:
@@ -213,8 +220,20 @@ def load(
         for (setup, workload, repetition), found in store.telemetry(run.id).items()
         if (run.id, setup) in label
     }
+    curves = {key: tuple(latency.exceedance(bins)) for key, bins in found_bins.items()}
+    steps = {k: found for k, s in found_samples.items() if (found := levels.step(s)) is not None}
     return Dataset(
-        tuple(runs), setups, cases, found_samples, found_bins, charted, seen, pool, ratios
+        tuple(runs),
+        setups,
+        cases,
+        found_samples,
+        found_bins,
+        charted,
+        seen,
+        pool,
+        ratios,
+        exceedances=curves,
+        steps=steps,
     )
 
 

@@ -263,7 +263,7 @@ def hosts_section(run: ReportRun) -> Section | None:
         options.charts is None or "scaling" in options.charts
     )
     hosted, metric = run.hosted, run.metric
-    found = [*fleet_view.blocks(hosted, metric), *hosts_view.blocks(hosted, metric, chart)]
+    found = [*fleet_view.blocks(run.fleets), *hosts_view.blocks(hosted, metric, chart)]
     return Section("Hosts", tuple(found)) if found else None
 
 
@@ -277,7 +277,7 @@ def steady_section(run: ReportRun) -> Section | None:
 
 
 def curve_section(run: ReportRun) -> Section | None:
-    found = curve_view.blocks(run.data)
+    found = curve_view.blocks(run.data, run.judged.searches)
     return Section("Peak and load curve", tuple(found)) if found else None
 
 
@@ -295,11 +295,11 @@ def scaling_section(run: ReportRun) -> Section | None:
         return None
     x, y, data = run.options.x, run.options.y, run.data
     if x == count_figure.FIELD:
-        charts = count_figure.charts(data, y)
+        charts = count_figure.charts(data, run.device_sweeps, y)
     else:
         charts = figures.scaling(data, x, y, run.options.lines)
         if not charts and x is None:  # a striping run: the device-count chart
-            charts = count_figure.charts(data, y)
+            charts = count_figure.charts(data, run.device_sweeps, y)
     return Section("Scaling", tuple(charts)) if charts else None
 
 

@@ -15,10 +15,12 @@ from iolab.analysis import finding_details, finding_groups, scaling
 from iolab.analysis.finding_details import LoadKnee, ModelGap, Spread, Tail
 from iolab.analysis.finding_sweeps import Sweep
 from iolab.analysis.findings import CHECKS, Figure, Finding, Part
+from iolab.analysis.peak import Verdict
 from iolab.model import DIRECTIONS, CheckWarning
 from iolab.report.cells import WARNED, Row, Table, cell_values, format_value, shown_in
 from iolab.report.data import DataCase, Dataset
 from iolab.report.views import curve_view, fleet_view, hosts_view, telemetry_view
+from iolab.report.views.fleet_view import Fleet
 
 LOAD_AXES = ("numjobs", "iodepth")  # what the points of a workload family differ in
 # what a family's workloads share (beside their names less the load axes): the pattern, the
@@ -143,21 +145,20 @@ def across_runs(data: Dataset, results: Table, metric: str) -> list[Spread]:
     return out
 
 
-def knees(data: Dataset) -> list[LoadKnee]:
+def knees(data: Dataset, searches: Sequence[Verdict]) -> list[LoadKnee]:
     """Each load curve's knee as its table shows it: the row flagged knee (or none) and the
     peak's row, their delivered IOPS and p99."""
     out = []
-    for label, base, search in curve_view.searches(data):
-        if search.curve is None:
+    for verdict in searches:
+        if verdict.found.curve is None:
             continue
-        cases = curve_view.cases_of(data, label)
-        table = curve_view.curve_table(label, base, search.curve, cases)
+        label, base = verdict.setup, verdict.base
+        table = curve_view.curve_table(verdict, curve_view.cases_of(data, label))
         p99 = next(i for i, name in enumerate(table.columns) if name.startswith("p99 "))
         knee = next((r for r in table.rows if "knee" in r.stubs[0].split(", ")), None)
         (peak_iops, peak_p99), (at_iops, at_p99) = _at(table.rows[-1], p99), _at(knee, p99)
         load = None if knee is None else knee.label
-        slo = curve_view.slo_note(search.curve, cases) or ""
-        mark, warned = curve_view.rests_on(search.curve, cases)
+        slo, mark, warned = verdict.slo or "", verdict.knee_mark, verdict.rests
         out.append(
             LoadKnee(label, base, peak_iops, peak_p99, load, at_iops, at_p99, slo, mark, warned)
         )
@@ -330,9 +331,12 @@ def derive(
     raid: Table | None = None,
     latency: Table | None = None,
     spreads: Sequence[Spread] = (),
+    searches: Sequence[Verdict] = (),
+    fleets: Sequence[Fleet] = (),
 ) -> list[Finding]:
     """Every finding of a report; `spreads`: the pooled runs' (across_runs), which the
-    Across runs table shows too."""
+    Across runs table shows too; `searches`, `fleets`: the peak searches and the fleets, judged
+    (report.judged)."""
     shown = figures(data, results, metric)
     found = finding_groups.derive(
         shown,
@@ -341,10 +345,10 @@ def derive(
         gaps(data, raid),
         tails(latency),
         sweeps(data, shown),
-        knees(data),
+        knees(data, searches),
     )
     # a fleet's outlier hosts, with what differs, and hosts far below the median host
-    odd = [*fleet_view.findings(data, metric), *hosts_view.findings(data, metric)]
+    odd = [*fleet_view.findings(fleets), *hosts_view.findings(data, metric)]
     if odd:  # the figures' checks are quiet, but the hosts behind them are not
         found = [_not_quiet(f) for f in found]
     return finding_groups.ranked([*finding_details.pooled(spreads, data.pooled_runs), *found, *odd])

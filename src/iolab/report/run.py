@@ -1,8 +1,8 @@
 """The run a report is of, as one typed value: the dataset read from the store once, the
 user's options, and what is worked out of them once, before any section is laid out: the
-chart kinds to draw, the results table, the RAID model's and the latency tables, and what the
-analysis judges of it all (report.judged). Each section of the report (report.document) is a
-function of this one value.
+chart kinds to draw, the device-count sweeps, the results table, the RAID model's and the
+latency tables, and what the analysis judges of it all (report.judged). Each section of the
+report (report.document) is a function of this one value.
 
 `derive` refuses, before any work, a --baseline that is not one of the runs' set-ups and
 chart kinds the runs cannot draw."""
@@ -13,15 +13,34 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from iolab import names
-from iolab.analysis import factors
+from iolab.analysis import factors, scaling
 from iolab.analysis.factors import Pivot
 from iolab.choices import CHART_KINDS
 from iolab.errors import ReportError
 from iolab.report import summary
-from iolab.report.cells import Table, check_baseline, legend, results_table, setup_line
+from iolab.report.cells import (
+    Table,
+    case_value,
+    check_baseline,
+    legend,
+    results_table,
+    setup_line,
+    shown_in,
+)
 from iolab.report.data import Dataset
-from iolab.report.judged import Judged, judge
-from iolab.report.views import cdm_view, figures, fleet_view, raid_view, sweep_heat, tables
+from iolab.report.judged import Judged, fleets, judge, raid_models
+from iolab.report.views import (
+    cdm_view,
+    count_figure,
+    figures,
+    fleet_view,
+    raid_view,
+    sweep_heat,
+    tables,
+    telemetry_view,
+)
+from iolab.report.views.count_figure import DeviceSweep
+from iolab.report.views.fleet_view import Fleet
 
 AUTO_LATENCY_MAX_WORKLOADS = 12
 
@@ -48,8 +67,10 @@ class ReportRun:
 
     data: Dataset  # a fleet reported "each": each set-up's median host, not the sum
     hosted: Dataset  # as read, every host its own (the Hosts section)
+    fleets: tuple[Fleet, ...]  # the set-ups run on a fleet, their hosts judged
     options: Options
     kinds: tuple[str, ...]  # the chart kinds to draw
+    device_sweeps: tuple[DeviceSweep, ...]  # set-ups alike but for their device count
     over_time: bool  # the CPUs' and devices' charts over time: timeseries chosen or not skipped
     results: Table  # the results table, as the Results section shows it
     raid: Table | None  # the RAID model against what was measured
@@ -69,17 +90,50 @@ def derive(data: Dataset, options: Options) -> ReportRun:
     """The report's run: `data` as loaded, with all that the sections share worked out once."""
     check_baseline(options.baseline, data.labels, _where(data))
     hosted, data = data, fleet_view.median_hosts(data)  # "each": a host's figure, not the sum
-    results = _results(data, options.metric, options.baseline)
+    judged_fleets = fleets(hosted, options.metric)
+    results = _results(data, judged_fleets, options.metric, options.baseline)
     kinds = _kinds(data, options)
-    raid = raid_view.table(data, options.metric)
+    sweeps = tuple(device_sweeps(data))
+    raid = raid_view.table(data, raid_models(data), options.metric)
     latency = tables.latency_table(data, options.baseline)
-    judged = judge(data, results, options.metric, options.baseline, raid, latency)
+    judged = judge(data, results, options.metric, options.baseline, raid, latency, judged_fleets)
     over_time = (
         "timeseries" in options.charts
         if options.charts is not None
         else "timeseries" not in options.skip
     )
-    return ReportRun(data, hosted, options, kinds, over_time, results, raid, latency, judged)
+    return ReportRun(
+        data,
+        hosted,
+        judged_fleets,
+        options,
+        kinds,
+        sweeps,
+        over_time,
+        results,
+        raid,
+        latency,
+        judged,
+    )
+
+
+def device_sweeps(data: Dataset) -> list[DeviceSweep]:
+    """Each device-count sweep of the runs (analysis.scaling): by device count, the points
+    (set-up, workload) of set-ups alike but for their devices."""
+    definitions = {s.label: s.definition for s in data.setups}
+    points = []
+    for setup in data.labels:
+        devices, family = telemetry_view.devices_of(definitions.get(setup, {}))
+        for workload in data.workloads():
+            cases = data.cell(setup, workload)
+            if not cases:
+                continue
+            value = case_value(cases[0], shown_in(cases[0])) or 0.0
+            points.append(
+                scaling.Point(setup, workload, cases[0].options, value, None, devices, family)
+            )
+    points += telemetry_view.single_devices(points, definitions)
+    return list(scaling.sweeps(points, count_figure.FIELD).values())
 
 
 def parse_kinds(text: str | None, option: str) -> tuple[str, ...] | None:
@@ -114,12 +168,14 @@ def _where(data: Dataset) -> str:
     return f"run {data.runs[0].id}" if len(data.runs) == 1 else "these runs"
 
 
-def _results(data: Dataset, metric: str, baseline: str | None) -> Table:
+def _results(
+    data: Dataset, judged_fleets: Sequence[Fleet], metric: str, baseline: str | None
+) -> Table:
     table = results_table("Results", data.labels, data.cases, metric, baseline)
     described = [setup_line(s.label, s.setup, s.facts) for s in data.setups]
     table = replace(table, notes=(*described, *legend(data.cases, baseline)))
     # hosts_report = "each": each fleet set-up's median host, with the hosts' range
-    return _summarised(fleet_view.results(table, data, metric), data, baseline)
+    return _summarised(fleet_view.results(table, data, judged_fleets), data, baseline)
 
 
 def _summarised(table: Table, data: Dataset, baseline: str | None) -> Table:

@@ -9,8 +9,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from iolab.analysis.gate_verdicts import Checked, SeriesVerdict
-from iolab.analysis.history import runs_said
-from iolab.names import one_line
+from iolab.names import one_line, runs_said
 from iolab.report.text.history_text import verdict
 
 

@@ -22,11 +22,10 @@ from iolab.analysis.history import (
     RunSeries,
     RunStep,
     imported,
-    runs_said,
     shown,
 )
 from iolab.analysis.stats import summarize
-from iolab.names import one_line, spreadsheet_cell
+from iolab.names import one_line, runs_said, spreadsheet_cell
 from iolab.report.cells import utc
 from iolab.store import RunRow
 

@@ -1,45 +1,29 @@
 """The striping chart: a metric against the number of devices a set-up stripes over, one
 line per workload of each family of set-ups alike but for their devices (btrfs RAID0 of 2
 and 4 beside the one device with the same filesystem and options: analysis.scaling's
-device-count sweeps). `report --x device_count` draws it; a report whose runs sweep no
-workload field but do sweep the device count draws it on its own."""
+device-count sweeps, found once where the run is derived: report.run.device_sweeps).
+`report --x device_count` draws it; a report whose runs sweep no workload field but do sweep
+the device count draws it on its own."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from iolab.analysis import scaling
-from iolab.report.cells import case_value, shown_in
+from iolab.report.cells import shown_in
 from iolab.report.charts import Axis, Chart, Series, slug
 from iolab.report.data import DataCase, Dataset
-from iolab.report.views import figures, telemetry_view
+from iolab.report.views import figures
 
 FIELD = "device_count"
 AXIS = Axis("devices", "count")
+DeviceSweep = dict[int, list[scaling.Point]]  # by device count, the points (set-up, workload)
 
 
-def sweeps(data: Dataset) -> list[dict[int, list[scaling.Point]]]:
-    """Each device-count sweep of the runs: by device count, the points (set-up, workload)."""
-    definitions = {s.label: s.definition for s in data.setups}
-    points = []
-    for setup in data.labels:
-        devices, family = telemetry_view.devices_of(definitions.get(setup, {}))
-        for workload in data.workloads():
-            cases = data.cell(setup, workload)
-            if not cases:
-                continue
-            value = case_value(cases[0], shown_in(cases[0])) or 0.0
-            points.append(
-                scaling.Point(setup, workload, cases[0].options, value, None, devices, family)
-            )
-    points += telemetry_view.single_devices(points, definitions)
-    return list(scaling.sweeps(points, FIELD).values())
-
-
-def charts(data: Dataset, y: str = "auto") -> list[Chart]:
+def charts(data: Dataset, sweeps: Sequence[DeviceSweep], y: str = "auto") -> list[Chart]:
     """One chart per workload swept over the device count, a line per family."""
-    by_workload: dict[str, list[dict[int, list[scaling.Point]]]] = {}
-    for sweep in sweeps(data):
+    by_workload: dict[str, list[DeviceSweep]] = {}
+    for sweep in sweeps:
         first = sweep[min(sweep)][0]
         by_workload.setdefault(first.workload, []).append(sweep)
     out, taken = [], set[str]()
@@ -63,7 +47,7 @@ def charts(data: Dataset, y: str = "auto") -> list[Chart]:
     return out
 
 
-def _line(data: Dataset, sweep: dict[int, list[scaling.Point]], metric: str) -> Series:
+def _line(data: Dataset, sweep: DeviceSweep, metric: str) -> Series:
     """A family's line: at each device count, its set-up's cases (median, 95% half-width)."""
     counts = sorted(sweep)
     points = []

@@ -3,20 +3,21 @@
 interval, the curve's points with what was asked and delivered, and a chart of latency
 (p50, p99, p99.9) against delivered IOPS, from what the run recorded with each set-up. Each
 point's figures are marked ⚑ with its cases' warnings, as the results table's cells are; the
-peak, the knee and the latency target's answer with those of the points they rest on
-(analysis.peak's Rests)."""
+peak, the knee and the latency target's answer with those of the points they rest on, as the
+judged run found them (analysis.peak's Verdict, one per search: report.judged)."""
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 
-from iolab.analysis import latency, objective, peak
-from iolab.model import CheckWarning, Curve, CurvePoint, PeakRecord
+from iolab.analysis.peak import Knee, Verdict
+from iolab.model import Curve, CurvePoint, PeakRecord
 from iolab.report.cells import Cell, Row, Table, format_value, warned
 from iolab.report.charts import Axis, Chart, Guide, Region, Series, slug
 from iolab.report.data import Dataset
 from iolab.store import CaseRow
+from iolab.units import latency_unit
 
 PERCENTILES = (("p50", "p50_ns"), ("p99", "p99_ns"), ("p99.9", "p999_ns"))
 Cases = Callable[[str], Sequence[CaseRow]]  # a workload's stored cases on the set-up
@@ -30,11 +31,6 @@ def no_cases(workload: str) -> Sequence[CaseRow]:
 def cases_of(data: Dataset, label: str) -> Cases:
     """A set-up's stored cases, by workload."""
     return lambda workload: data.cell(label, workload)
-
-
-def warnings_of(cases: Cases) -> peak.Warnings:
-    """The warnings of a workload's stored cases, for what rests on them (analysis.peak)."""
-    return lambda workload: [w for case in cases(workload) for w in case.warnings]
 
 
 def _first(cases: Sequence[CaseRow]) -> list[CaseRow]:
@@ -56,23 +52,22 @@ def _percentile(point: CurvePoint, key: str) -> float | None:
     return value
 
 
-def blocks(data: Dataset) -> list[Table | Chart]:
+def blocks(data: Dataset, verdicts: Sequence[Verdict]) -> list[Table | Chart]:
     """Every search's table, every curve's table, then one chart per curved workload."""
-    found = searches(data)
     out: list[Table | Chart] = []
     cases = {label: cases_of(data, label) for label in data.labels}
-    for label, base, search in found:
-        out.append(search_table(label, base, search, cases[label]))
-        if search.curve is not None:
-            out.append(curve_table(label, base, search.curve, cases[label]))
-    bases = list(dict.fromkeys(base for _, base, search in found if search.curve is not None))
-    for base in bases:
-        curves = [(label, s.curve) for label, b, s in found if b == base and s.curve is not None]
-        out += curve_charts(base, curves, cases)
+    for found in verdicts:
+        out.append(search_table(found, cases[found.setup]))
+        if found.found.curve is not None:
+            out.append(curve_table(found, cases[found.setup]))
+    curved = [found for found in verdicts if found.found.curve is not None]
+    for base in dict.fromkeys(found.base for found in curved):
+        out += curve_charts(base, [found for found in curved if found.base == base])
     return out
 
 
-def search_table(label: str, base: str, search: PeakRecord, cases: Cases = no_cases) -> Table:
+def search_table(verdict: Verdict, cases: Cases = no_cases) -> Table:
+    label, base, search = verdict.setup, verdict.base, verdict.found
     metric = search.metric
     unit, scale = ("IOPS", 1.0) if metric == "iops" else ("MB/s", 1e6)
     winner = search.winner
@@ -90,10 +85,7 @@ def search_table(label: str, base: str, search: PeakRecord, cases: Cases = no_ca
         row_header="step",
         columns=(unit,),
         rows=tuple(rows),
-        notes=(
-            *peak.said(label, base, search, warnings_of(cases)),
-            *_more_notes(label, base, search),
-        ),
+        notes=(*verdict.said, *_more_notes(verdict)),
         name=f"peak-{slug(label)}-{slug(base)}",
         stub_headers=("numjobs", "iodepth", "winner"),
         column_header="metric",
@@ -101,7 +93,8 @@ def search_table(label: str, base: str, search: PeakRecord, cases: Cases = no_ca
     )
 
 
-def _more_notes(label: str, base: str, search: PeakRecord) -> list[str]:
+def _more_notes(verdict: Verdict) -> list[str]:
+    search = verdict.found
     numjobs, iodepth = search.bounds
     notes = [
         f"Bounds numjobs {'-'.join(map(str, numjobs))}, iodepth "
@@ -109,41 +102,16 @@ def _more_notes(label: str, base: str, search: PeakRecord) -> list[str]:
         f"best so far by more than {search.margin:.0%}; the winner is the highest figure "
         "measured, then measured again for its 95% interval (Student's t)."
     ]
-    if search.drift is not None:
-        notes.append(peak.drift_line(label, base, search.drift, search.margin))
+    if verdict.drift is not None:
+        notes.append(verdict.drift)
     return notes
 
 
-def _unit(curve: Curve) -> tuple[str, float]:
-    """The latency unit of a curve's table (and ns per unit): the one its values read best in."""
-    values = [
-        v for p in curve.points for _, key in PERCENTILES if (v := _percentile(p, key)) is not None
-    ]
-    return latency.unit_for(values)
-
-
-def slo_note(curve: Curve, cases: Cases = no_cases) -> str | None:
-    """The table's note on the curve's latency target, in the table's unit, ⚑ where the points
-    it rests on are warned; None without one."""
-    if curve.slo is None:
-        return None
-    mark = peak.slo_rests(curve, warnings_of(cases)).mark
-    return peak.slo_said(curve.slo, *_unit(curve), mark=mark)
-
-
-def rests_on(curve: Curve, cases: Cases) -> tuple[str, tuple[CheckWarning, ...]]:
-    """The knee's ⚑ (what its sentence says), and the warnings the knee and the latency
-    target's answer rest on, one per code (what a finding about them carries)."""
-    warnings = warnings_of(cases)
-    knee = peak.knee_rests(curve, warnings)
-    both = {w.code: w for w in (*knee.warned, *peak.slo_rests(curve, warnings).warned)}
-    return knee.mark, tuple(both.values())
-
-
-def curve_table(label: str, base: str, curve: Curve, cases: Cases = no_cases) -> Table:
-    found = peak.curve_knee(curve)
+def curve_table(verdict: Verdict, cases: Cases = no_cases) -> Table:
+    """A curve's table, in the latency unit its values read best in (the verdict's)."""
+    label, base, curve, found = verdict.setup, verdict.base, _curve(verdict), _knee(verdict)
     points = list(curve.points)
-    unit, per = _unit(curve)
+    unit, per = verdict.unit
     rows = []
     for index, point in enumerate(points):
         asked, behind = point.asked_iops, cases(point.workload)
@@ -166,8 +134,8 @@ def curve_table(label: str, base: str, curve: Curve, cases: Cases = no_cases) ->
             flags.append("knee")
         if curve.slo is not None and curve.slo.iops and point.workload == curve.slo.workload:
             flags.append("slo")
-        rows.append(Row(peak.load_label(point), tuple(cells), (", ".join(flags),)))
-    said = _knee_said(curve, found, rests_on(curve, cases)[0])
+        rows.append(Row(point.label, tuple(cells), (", ".join(flags),)))
+    said = _knee_said(curve, found, verdict.knee_mark)
     return Table(
         title=f"Latency against load: {label}, {base}",
         row_header="load",
@@ -182,7 +150,7 @@ def curve_table(label: str, base: str, curve: Curve, cases: Cases = no_cases) ->
             "rate_iops (per job); latency is completion latency, the slower direction's.",
             f"not delivered: under {curve.delivered_share:.0%} of the rate asked.",
             said,
-            *([note] if (note := slo_note(curve, cases)) is not None else []),
+            *([verdict.slo] if verdict.slo is not None else []),
         ),
         name=f"curve-{slug(label)}-{slug(base)}",
         stub_headers=("flags",),
@@ -191,7 +159,19 @@ def curve_table(label: str, base: str, curve: Curve, cases: Cases = no_cases) ->
     )
 
 
-def _knee_said(curve: Curve, found: peak.Knee, mark: str = "") -> str:
+def _curve(verdict: Verdict) -> Curve:
+    curve = verdict.found.curve
+    assert curve is not None, "a curve's verdict"
+    return curve
+
+
+def _knee(verdict: Verdict) -> Knee:
+    knee = verdict.knee
+    assert knee is not None, "a curve's verdict"
+    return knee
+
+
+def _knee_said(curve: Curve, found: Knee, mark: str = "") -> str:
     """Where the knee is (⚑: `mark`), and the noise it was judged against (analysis.peak)."""
     factor = f"{curve.knee_factor:g}x"
     noise = (
@@ -205,7 +185,7 @@ def _knee_said(curve: Curve, found: peak.Knee, mark: str = "") -> str:
         )
     point = curve.points[found.index]
     return (
-        f"Knee: {peak.load_label(point)} ({point.delivered_iops:,.0f} IOPS){mark}, the last load "
+        f"Knee: {point.label} ({point.delivered_iops:,.0f} IOPS){mark}, the last load "
         f"before p99 exceeds {factor} its value at the lowest load for good; {noise}."
     )
 
@@ -218,13 +198,11 @@ def _latency_cell(value: float | None, unit: str, per: float) -> Cell:
     return Cell(shown, unit, text)
 
 
-def curve_charts(
-    base: str, curves: Sequence[tuple[str, Curve]], cases: Mapping[str, Cases] | None = None
-) -> list[Chart]:
+def curve_charts(base: str, verdicts: Sequence[Verdict]) -> list[Chart]:
     """Latency against delivered IOPS: one set-up's p50, p99 and p99.9 on one chart; with
-    several set-ups, one chart per percentile and one line per set-up; `cases`: each set-up's
-    stored cases, by label (for the captions' ⚑)."""
-    cases = cases or {}
+    several set-ups, one chart per percentile and one line per set-up (the captions' ⚑ as
+    the verdicts found them)."""
+    curves = [(found.setup, _curve(found)) for found in verdicts]
     values = [
         v
         for _, c in curves
@@ -232,7 +210,7 @@ def curve_charts(
         for _, key in PERCENTILES
         if p.ok and (v := _percentile(p, key)) is not None
     ]
-    unit, per = latency.unit_for(values)
+    unit, per = latency_unit(values)
 
     def line(name: str, curve: Curve, key: str, missed: bool = False) -> Series:
         """A percentile's line over the loads delivered; `missed`: the loads asked but not
@@ -251,7 +229,7 @@ def curve_charts(
         return tuple(drawn)
 
     x = Axis("delivered I/O rate", "IOPS", start_at_zero=True)
-    if len(curves) == 1:
+    if len(verdicts) == 1:
         label, search = curves[0]
         return [
             Chart(
@@ -261,9 +239,9 @@ def curve_charts(
                 x=x,
                 y=Axis("completion latency", unit, start_at_zero=True),
                 series=lines(search),
-                regions=(*_past_knee(search), *_within(search)),
-                guides=_target(search, per),
-                caption=_caption(label, search, cases.get(label, no_cases)),
+                regions=(*_past_knee(verdicts[0]), *_within(search)),
+                guides=_target(verdicts[0], per),
+                caption=_caption(verdicts[0]),
             )
         ]
     return [
@@ -274,9 +252,7 @@ def curve_charts(
             x=x,
             y=Axis(f"{name} completion latency", unit, start_at_zero=True),
             series=tuple(line(label, search, key) for label, search in curves),
-            caption=" ".join(
-                _caption(label, search, cases.get(label, no_cases)) for label, search in curves
-            ),
+            caption=" ".join(_caption(found) for found in verdicts),
         )
         for name, key in PERCENTILES
     ]
@@ -286,13 +262,12 @@ def _delivered(point: CurvePoint) -> float:
     return point.delivered_iops
 
 
-def _target(curve: Curve, per: float) -> tuple[Guide, ...]:
+def _target(verdict: Verdict, per: float) -> tuple[Guide, ...]:
     """The latency target, where the curve has one, as a dashed line at its limit."""
-    found = curve.slo
-    aimed = objective.slo(found.target) if found is not None else None
-    if found is None or aimed is None:
+    found, limit = _curve(verdict).slo, verdict.limit_ns
+    if found is None or limit is None:
         return ()
-    return (Guide(aimed[1] / per, f"target {found.target}"),)
+    return (Guide(limit / per, f"target {found.target}"),)
 
 
 def _within(curve: Curve) -> tuple[Region, ...]:
@@ -304,9 +279,9 @@ def _within(curve: Curve) -> tuple[Region, ...]:
     return (Region(0.0, most, f"within {found.target}: up to {most:,.0f} IOPS", tone=0.08),)
 
 
-def _past_knee(curve: Curve) -> tuple[Region, ...]:
+def _past_knee(verdict: Verdict) -> tuple[Region, ...]:
     """Shaded only past a knee found beyond the noise."""
-    knee = peak.curve_knee(curve).index
+    curve, knee = _curve(verdict), _knee(verdict).index
     if knee is None:
         return ()
     ok = [_delivered(p) for p in curve.points if p.ok]
@@ -314,10 +289,10 @@ def _past_knee(curve: Curve) -> tuple[Region, ...]:
     return (Region(start, max(ok), "past the knee"),) if max(ok) > start else ()
 
 
-def _caption(label: str, curve: Curve, cases: Cases) -> str:
-    found = peak.curve_knee(curve)
+def _caption(verdict: Verdict) -> str:
+    label, curve, found = verdict.setup, _curve(verdict), _knee(verdict)
     noise = f"p99 noise ±{found.noise:.0%} a point"
-    mark = rests_on(curve, cases)[0]
+    mark = verdict.knee_mark
     if found.index is None:
         return (
             f"{label}: no knee within the noise up to the peak ({curve.peak_iops:,.0f} "
@@ -325,6 +300,6 @@ def _caption(label: str, curve: Curve, cases: Cases) -> str:
         )
     point = curve.points[found.index]
     return (
-        f"{label}: knee at {_delivered(point):,.0f} IOPS ({peak.load_label(point)}){mark}, peak "
+        f"{label}: knee at {_delivered(point):,.0f} IOPS ({point.label}){mark}, peak "
         f"{curve.peak_iops:,.0f} IOPS; {noise}."
     )

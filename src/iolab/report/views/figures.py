@@ -7,7 +7,6 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from iolab.analysis import latency
 from iolab.analysis.stats import summarize
 from iolab.errors import ReportError
 from iolab.model import DIRECTIONS
@@ -16,7 +15,7 @@ from iolab.report.cells import UNITS, case_value, format_value, shown_in
 from iolab.report.charts import Axis, Chart, Series, slug
 from iolab.report.data import DataCase, Dataset
 from iolab.report.views import sweep_axes
-from iolab.units import format_size
+from iolab.units import MICROSECONDS, format_size, latency_unit
 
 PERCENTILE_KEYS = {"p50": "50", "p90": "90", "p99": "99", "p99.9": "99.9", "p99.99": "99.99"}
 SCALING_FIELDS = sweep_axes.SCALING_FIELDS
@@ -50,7 +49,7 @@ def y_axis(metric: str, unit: tuple[str, float] | None = None) -> Axis:
     if metric == "bw":
         return Axis("throughput", "MB/s = 10⁶ bytes/s", start_at_zero=True)
     name = "mean" if metric == "lat" else metric
-    return Axis(f"{name} completion latency", (unit or latency.MICROSECONDS)[0], start_at_zero=True)
+    return Axis(f"{name} completion latency", (unit or MICROSECONDS)[0], start_at_zero=True)
 
 
 def case_metric(case: DataCase, metric: str, part: str = "") -> float | None:
@@ -113,7 +112,7 @@ def _scale(metric: str, cases: Sequence[DataCase]) -> tuple[Axis, float]:
     """The y axis for a metric, and what to divide case_metric by (IOPS and MB/s: nothing)."""
     if metric in ("iops", "bw"):
         return y_axis(metric), 1.0
-    unit = latency.unit_for([v for c in cases if (v := case_metric(c, metric)) is not None])
+    unit = latency_unit([v for c in cases if (v := case_metric(c, metric)) is not None])
     return y_axis(metric, unit), unit[1]
 
 
@@ -378,14 +377,14 @@ def exceedance(data: Dataset) -> list[Chart]:
     for workload in data.workloads():
         for direction in DIRECTIONS:
             curves = {
-                label: latency.exceedance(bins)
+                label: found
                 for label in data.labels
-                if (bins := data.histograms.get((label, workload, direction)))
+                if (found := data.exceedances.get((label, workload, direction)))
             }
             curves = {label: pts for label, pts in curves.items() if pts}
             if not curves:
                 continue
-            unit = latency.unit_for([v for pts in curves.values() for v, _ in pts])
+            unit = latency_unit([v for pts in curves.values() for v, _ in pts])
             series = tuple(
                 Series(
                     label,

@@ -11,9 +11,10 @@ import re
 from collections.abc import Sequence
 
 from iolab.analysis.finding_details import Spread
-from iolab.analysis.findings import CHECKS, Finding, and_list
+from iolab.analysis.findings import CHECKS, Finding
 from iolab.analysis.findings import WARNED as MARK
 from iolab.model import CheckWarning, Code
+from iolab.names import and_list
 from iolab.report.cells import (
     NO_INTERVAL,
     UNSTABLE,

@@ -5,7 +5,9 @@ Per set-up, a "Fleet" table (a row per workload: the hosts' median, MAD, lowest 
 how many hosts, and the outlier hosts named), then an "Each host" table (a row per host, a
 column per workload), which the CSV export writes whole. The outliers (analysis.fleet: median
 and MAD, |robust z| > 3.5) are host-outlier warnings, each with the host's figure, the fleet's,
-and what differs in the host's inventory from the majority's.
+and what differs in the host's inventory from the majority's. The hosts' figures, spreads and
+outliers are judged once where the run is judged (report.judged.fleets); these views word
+them.
 """
 
 from __future__ import annotations
@@ -13,13 +15,14 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from iolab.analysis import fleet
 from iolab.analysis.findings import Finding
 from iolab.model import Code, Direction, DirectionMetrics
-from iolab.report.cells import UNITS, WARNED, WHERE_SHOWN, Cell, Row, Table, format_value, shown_in
+from iolab.report.cells import UNITS, WARNED, WHERE_SHOWN, Cell, Row, Table, format_value
 from iolab.report.charts import Axis, Chart, Series, slug
-from iolab.report.data import DataCase, Dataset, SetupInfo
+from iolab.report.data import Dataset, SetupInfo
 from iolab.report.views import hosts_view
 from iolab.report.views.figures import y_axis
 from iolab.store.rows import recorded_plan
@@ -37,42 +40,51 @@ class HostFigures:
     metric: str  # "iops" or "bw"
     figures: tuple[tuple[str, float | None], ...]
     outliers: tuple[fleet.Outlier, ...]
+    spread: fleet.FleetSpread | None  # over the known figures; None without any
     generator: bool = False  # the rule fired where the spread is the load generator's
 
     def known(self) -> dict[str, float]:
         return {host: value for host, value in self.figures if value is not None}
 
 
-def blocks(data: Dataset, metric: str = "auto") -> list[Table | Chart]:
+class Fleet(NamedTuple):
+    """A set-up run on a fleet, judged: its hosts and each workload's figures on them."""
+
+    setup: SetupInfo
+    hosts: tuple[str, ...]
+    workloads: tuple[HostFigures, ...]
+
+
+def blocks(fleets: Sequence[Fleet]) -> list[Table | Chart]:
     """Per fleet set-up: the Fleet table, the Each host table, and a strip chart per unit."""
     out: list[Table | Chart] = []
-    for setup, hosts, workloads in _fleets(data, metric):
+    for setup, hosts, workloads in fleets:
         out += [_fleet_table(setup, workloads), _each_table(setup, hosts, workloads)]
         out += [strip for unit in ("iops", "bw") if (strip := _strip(setup, workloads, unit))]
     return out
 
 
-def warnings(data: Dataset, metric: str = "auto") -> list[str]:
+def warnings(fleets: Sequence[Fleet]) -> list[str]:
     """host-outlier: per set-up and host, the workloads where it lies far from the fleet; per
     workload whose spread is the load generator's, that line instead of naming hosts."""
-    named = [_line(setup.label, host, found) for setup, host, found in _odd_hosts(data, metric)]
-    return named + [line for _, line in _generators(data, metric)]
+    named = [_line(setup.label, host, found) for setup, host, found in _odd_hosts(fleets)]
+    return named + [line for _, line in _generators(fleets)]
 
 
-def _generators(data: Dataset, metric: str) -> list[tuple[SetupInfo, str]]:
+def _generators(fleets: Sequence[Fleet]) -> list[tuple[SetupInfo, str]]:
     """(set-up, line) where the rule fired on a spread that is the load generator's."""
     return [
         (setup, _generator_line(setup.label, w))
-        for setup, _, workloads in _fleets(data, metric)
+        for setup, _, workloads in fleets
         for w in workloads
         if w.generator
     ]
 
 
-def findings(data: Dataset, metric: str = "auto") -> list[Finding]:
+def findings(fleets: Sequence[Fleet]) -> list[Finding]:
     """A finding per odd host of a fleet: the host-outlier line, without its code."""
     out = []
-    for setup, host, found in _odd_hosts(data, metric):
+    for setup, host, found in _odd_hosts(fleets):
         sentence = _line(setup.label, host, found).removeprefix(f"{CODE}: ")
         cells = tuple((o.workload, setup.label) for o in found)
         effect = 100 * max(abs(o.off) for o in found)
@@ -87,61 +99,24 @@ def findings(data: Dataset, metric: str = "auto") -> list[Finding]:
                 group=f"fleet {setup.label}",
             )
         )
-    for setup, line in _generators(data, metric):
+    for setup, line in _generators(fleets):
         sentence = line.removeprefix(f"{CODE}: ")
         out.append(Finding("trust", sentence, 1, True, (), group=f"fleet {setup.label}"))
     return out
 
 
-def _odd_hosts(data: Dataset, metric: str) -> Iterator[tuple[SetupInfo, str, list[fleet.Outlier]]]:
+def _odd_hosts(fleets: Sequence[Fleet]) -> Iterator[tuple[SetupInfo, str, list[fleet.Outlier]]]:
     """Each fleet set-up's hosts that are an outlier on some workload, with those outliers."""
-    for setup, hosts, workloads in _fleets(data, metric):
+    for setup, hosts, workloads in fleets:
         for host in hosts:
             found = [o for w in workloads for o in w.outliers if o.host == host]
             if found:
                 yield setup, host, found
 
 
-def _fleets(data: Dataset, metric: str) -> list[tuple[SetupInfo, list[str], list[HostFigures]]]:
-    if not hosts_view.any_hosts(data):
-        return []
-    out = []
-    for setup in data.setups:
-        hosts = hosts_view.setup_hosts(data, setup)
-        if hosts and hosts_view.fleet(data, hosts):
-            out.append((setup, hosts, _workloads(data, setup, hosts, metric)))
-    return out
-
-
-def _workloads(
-    data: Dataset, setup: SetupInfo, hosts: Sequence[str], metric: str
-) -> list[HostFigures]:
-    inventories = inventories_of(data, setup.run_id)
-    out = []
-    for name in data.workloads():
-        group = data.cell(setup.label, name)
-        if not group:
-            continue
-        chosen = shown_in(group[0], metric)
-        figures = tuple((host, host_figure(group, host, chosen)) for host in hosts)
-        known = {h: v for h, v in figures if v is not None}
-        found = fleet.outliers(setup.label, name, UNITS[chosen], known, inventories)
-        if found and _no_storage(group):  # what differs is the CPU each server gets
-            out.append(HostFigures(name, chosen, figures, (), generator=True))
-            continue
-        out.append(HostFigures(name, chosen, figures, tuple(found)))
-    return out
-
-
-def _no_storage(group: Sequence[DataCase]) -> bool:
-    """Whether the workload's figures are the load generator's alone: fio's null engine
-    moves no data, so each host's figure is what its fio server gets of a CPU."""
-    return str(group[0].options.get("ioengine", "")).strip() == "null"
-
-
 def _generator_line(setup: str, workload: HostFigures) -> str:
     unit = UNITS[workload.metric]
-    found = fleet.spread(list(workload.known().values()))
+    found = workload.spread
     assert found is not None  # the rule fired on these figures
 
     def show(value: float) -> str:
@@ -155,30 +130,6 @@ def _generator_line(setup: str, workload: HostFigures) -> str:
         "got (on hosts that share CPUs, as servers on one machine do, their share of them); no "
         "host is named. Measure a real engine on the hosts' storage to compare them."
     )
-
-
-def host_figure(group: Sequence[DataCase], host: str, metric: str) -> float | None:
-    """The host's median over the ok repetitions (over what failed cases kept, when none is
-    ok); None where it sent no result."""
-    used = [c for c in group if c.status == "ok"] or list(group)
-    values = [hosts_view.host_value(c.hosts[host], metric) for c in used if host in c.hosts]
-    return statistics.median(values) if values else None
-
-
-def inventories_of(data: Dataset, run_id: int) -> list[fleet.Inventory]:
-    """Each host's inventory facts, as its run recorded them (host_env)."""
-    run = next((r for r in data.runs if r.id == run_id), None)
-    listed = run.environment.get("hosts") if run else None
-    if not isinstance(listed, list):
-        return []
-    return [
-        fleet.inventory(str(entry["host"]), entry.get("environment"))
-        for entry in listed
-        if isinstance(entry, Mapping) and "host" in entry
-    ]
-
-
-# ---------------------------------------------------------------- the Results table
 
 
 def median_hosts(data: Dataset) -> Dataset:
@@ -231,7 +182,7 @@ def _median_metrics(direction: Direction, found: Sequence[DirectionMetrics]) -> 
     )
 
 
-def results(table: Table, data: Dataset, metric: str = "auto") -> Table:
+def results(table: Table, data: Dataset, fleets: Sequence[Fleet]) -> Table:
     """The Results table of a run with hosts_report = "each": each fleet set-up's figure (the
     median host's) followed by the range of its hosts, and a note that says so; the table
     unchanged otherwise. `data` holds the cases' own hosts (as median_hosts leaves them)."""
@@ -239,10 +190,10 @@ def results(table: Table, data: Dataset, metric: str = "auto") -> Table:
         return table
     ranges: dict[tuple[str, str], tuple[fleet.FleetSpread, str]] = {}
     notes = []
-    for setup, hosts, workloads in _fleets(data, metric):
+    for setup, hosts, workloads in fleets:
         notes.append(_results_note(setup.label, len(hosts)))
         for w in workloads:
-            if (found := fleet.spread(list(w.known().values()))) is not None:
+            if (found := w.spread) is not None:
                 ranges[(setup.label, w.name)] = (found, w.metric)
     if not ranges:
         return table
@@ -305,7 +256,7 @@ def _fleet_table(setup: SetupInfo, workloads: Sequence[HostFigures]) -> Table:
 
 def _fleet_row(workload: HostFigures) -> Row:
     unit = UNITS[workload.metric]
-    found = fleet.spread(list(workload.known().values()))
+    found = workload.spread
     if found is None:
         return Row(
             workload.name, (*(Cell(None, unit, "—") for _ in range(5)), Cell(None, "", "")), (unit,)

@@ -1,16 +1,16 @@
 """The RAID model beside the measurements: when a run has a set-up on one plain device and
 set-ups built as RAID (mdadm, LVM, btrfs), a table of each RAID set-up's predicted figures
-(iolab.analysis.raid_model, from the single device's) next to what it measured.
+(iolab.analysis.raid_model, from the single device's) next to what it measured. The
+predictions are made once where the run is judged (report.judged.raid_models); the table
+words them.
 """
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from iolab.analysis import raid_model
-from iolab.analysis.raid_model import Geometry, RaidWorkload, Single
+from iolab.analysis.raid_model import Geometry, RaidPrediction, RaidWorkload, Single
 from iolab.errors import ReportError
 from iolab.model import Setup
 from iolab.report.cells import (
@@ -24,7 +24,7 @@ from iolab.report.cells import (
     stat_cell,
     warned,
 )
-from iolab.report.data import DataCase, Dataset, SetupInfo
+from iolab.report.data import Dataset, SetupInfo
 
 TITLE = "RAID model: predicted vs measured"
 
@@ -54,17 +54,6 @@ def is_single(setup: Setup) -> bool:
     return layout.raid == "none" or (layout.raid == "btrfs" and layout.level in (None, "single"))
 
 
-def array_of(setup: Setup) -> Geometry | None:
-    """A set-up's RAID as the model sees it; None for a path, one device, a degraded array,
-    or a level the model does not cover."""
-    layout = setup.layout
-    if layout is None or layout.raid == "none" or layout.degraded:
-        return None
-    return raid_model.geometry(
-        layout.raid, layout.level or "", len(layout.devices), layout.chunk, layout.md_layout
-    )
-
-
 def single_setup(data: Dataset, name: str | None = None) -> SetupInfo:
     """The set-up that stands for one device: the one named, the first on one plain device,
     or a run's only set-up."""
@@ -88,44 +77,27 @@ def _names(data: Dataset) -> str:
     return ", ".join(repr(s.label) for s in data.setups) or "none"
 
 
-def single_figures(data: Dataset, setup: str) -> list[Figures]:
-    """The set-up's median IOPS and bandwidth per workload (ok cases only), with rho, its read
-    time over its write time, for QD1 writes that have a read of the same block size beside."""
-    found: dict[str, tuple[RaidWorkload, float, float]] = {}
-    for name in data.workloads():
-        cases = [c for c in data.cell(setup, name) if c.status == "ok" and c.metrics]
-        model = raid_model.workload(cases[0].options) if cases else None
-        if model is not None:
-            found[name] = (model, _median(cases, "iops"), _median(cases, "bw_bytes"))
-    reads = {(w.bs, w.in_flight): iops for w, iops, _ in found.values() if w.read_share == 1}
-    out = []
-    for name, (w, iops, bw) in found.items():
-        read = reads.get((w.bs, 1)) if w.read_share == 0 and w.in_flight == 1 else None
-        rho = iops / read if read else 1.0
-        out.append(Figures(name, w, Single(iops, bw, rho)))
-    return out
+@dataclass(frozen=True)
+class Modelled:
+    """A RAID set-up beside its run's set-up on one plain device, as the RAID model predicts
+    it: per workload both ran, the one device's figures and the prediction from them."""
+
+    setup: str
+    single: str  # the one device's set-up
+    array: Geometry
+    shared: str  # what the members share, where they are not devices of their own (or "")
+    predictions: tuple[tuple[Figures, RaidPrediction], ...]
 
 
-def _median(cases: Sequence[DataCase], field: str) -> float:
-    return statistics.median(
-        float(sum(getattr(m, field) for m in c.metrics.values())) for c in cases
-    )
-
-
-def table(data: Dataset, metric: str = "auto") -> Table | None:
+def table(data: Dataset, modelled: Sequence[Modelled], metric: str = "auto") -> Table | None:
     """Predicted beside measured for every RAID set-up of a run that also has a set-up on one
     plain device; None when there is no such pair."""
     rows: list[Row] = []
     used: dict[str, str] = {}
-    for setup in data.setups:
-        array = array_of(setup.setup)
-        single = _single_of(data, setup.run_id)
-        if array is None or single is None:
-            continue
-        used[setup.label] = single.label
-        shared = shared_backing(setup)
-        for figures in single_figures(data, single.label):
-            row = _row(data, setup.label, array, figures, metric, single.label, shared)
+    for found in modelled:
+        used[found.setup] = found.single
+        for figures, prediction in found.predictions:
+            row = _row(data, found, figures, prediction, metric)
             if row is not None:
                 rows.append(row)
     if not rows:
@@ -143,7 +115,8 @@ def table(data: Dataset, metric: str = "auto") -> Table | None:
     )
 
 
-def _single_of(data: Dataset, run_id: int) -> SetupInfo | None:
+def single_of(data: Dataset, run_id: int) -> SetupInfo | None:
+    """The run's first set-up on one plain device, if it has one."""
     return next((s for s in data.setups if s.run_id == run_id and is_single(s.setup)), None)
 
 
@@ -164,20 +137,14 @@ def shared_backing(setup: SetupInfo) -> str:
 
 
 def _row(
-    data: Dataset,
-    setup: str,
-    array: Geometry,
-    figures: Figures,
-    metric: str,
-    single: str,
-    shared: str = "",
+    data: Dataset, found: Modelled, figures: Figures, prediction: RaidPrediction, metric: str
 ) -> Row | None:
+    setup, array, single, shared = found.setup, found.array, found.single, found.shared
     group = data.cell(setup, figures.name)
     if not group:
         return None
     chosen = figures.metric(metric)
     unit = UNITS[chosen]
-    prediction = raid_model.predict(array, figures.workload, figures.single)
     # members that share one backing store are one member: they add nothing to one device
     factor = min(prediction.factor, 1.0) if shared else prediction.factor
     rule = f"{prediction.rule}; {shared}: at most one device's" if shared else prediction.rule

@@ -13,13 +13,13 @@ import re
 import statistics
 from collections.abc import Sequence
 
-from iolab.analysis import latency
 from iolab.fio.options import workload_axis
 from iolab.model import FioValue
 from iolab.report.cells import WARNED, format_value
 from iolab.report.charts import Axis, Chart, HeatColors, Series, plain_number, slug
 from iolab.report.data import DataCase, Dataset
 from iolab.report.views.figures import case_metric
+from iolab.units import latency_unit
 
 AXES = ("iodepth", "numjobs")  # columns, rows
 LEAST = 2  # values each axis needs for a map
@@ -120,7 +120,7 @@ def _map(
     medians = {cell: statistics.median(values) for cell, values in figures.items() if values}
     if not medians:
         return None
-    unit = ("IOPS", 1.0) if metric == "iops" else latency.unit_for(list(medians.values()))
+    unit = ("IOPS", 1.0) if metric == "iops" else latency_unit(list(medians.values()))
     warned = {cell: _codes([c for c in cases if _at(c) == cell]) for cell in medians}
     columns = tuple(plain_number(d) for d in depths)
     rows = tuple(

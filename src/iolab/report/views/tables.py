@@ -8,14 +8,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from iolab.analysis import latency
 from iolab.model import DIRECTIONS, Direction, DirectionMetrics
 from iolab.model.facts import SetupFacts, TargetFacts
 from iolab.report import summary
 from iolab.report.cells import Cell, Row, Table, stat_cell
 from iolab.report.data import DataCase, Dataset, SetupInfo
 from iolab.report.views.env_view import options_text, plain, raid_text
-from iolab.units import human_bytes
+from iolab.units import MICROSECONDS, MILLISECONDS, LatencyUnit, human_bytes
 
 Statistic = Callable[[DirectionMetrics], float | None]
 LATENCY_COLUMNS: tuple[tuple[str, Statistic], ...] = (
@@ -49,25 +48,25 @@ def _latency(case: DataCase, direction: Direction, name: str, statistic: Statist
 Latency = tuple[float | None, bool]
 
 
-COLUMN_UNITS: tuple[latency.LatencyUnit, ...] = (
+COLUMN_UNITS: tuple[LatencyUnit, ...] = (
     ("ns", 1.0),
-    latency.MICROSECONDS,
-    latency.MILLISECONDS,
+    MICROSECONDS,
+    MILLISECONDS,
     ("s", 1e9),
 )
 
 
-def column_unit(values_ns: Sequence[float]) -> latency.LatencyUnit:
+def column_unit(values_ns: Sequence[float]) -> LatencyUnit:
     """The unit of one table column: the largest of ns, µs, ms and s in which the column's
     median (of its non-zero values) is at least 1, so that it reads 1-999 (s past that)."""
     finite = [v for v in values_ns if v > 0]
     if not finite:
-        return latency.MICROSECONDS
+        return MICROSECONDS
     typical = statistics.median(finite)
     return next((u for u in reversed(COLUMN_UNITS) if typical >= u[1]), COLUMN_UNITS[0])
 
 
-def row_unit(values: Mapping[str, Sequence[float]]) -> latency.LatencyUnit:
+def row_unit(values: Mapping[str, Sequence[float]]) -> LatencyUnit:
     """The unit of one table row: the one its largest figure (the largest median of its mean
     and percentiles; the maximum, often one outlier, reads in it too) reads 1-999 in."""
     medians = [statistics.median(v) for name, v in values.items() if v and name != "max"]

@@ -10,7 +10,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from iolab.analysis import latency, levels, timeseries
+from iolab.analysis import levels, timeseries
 from iolab.model import JSONObject, Sample
 from iolab.report import summary
 from iolab.report.cells import MB
@@ -18,7 +18,7 @@ from iolab.report.charts import Axis, Chart, Region, Series, slug
 from iolab.report.data import Dataset
 from iolab.report.views import temp_figure
 from iolab.report.views.figures import capital, setup_colors, unique_id, y_axis
-from iolab.units import parse_seconds
+from iolab.units import latency_unit, parse_seconds
 
 SERIES_METRICS = (("iops", "iops"), ("bw", "bw"), ("lat", "lat"))
 Points = list[tuple[float, float]]
@@ -84,7 +84,7 @@ def _steps(data: Dataset, keys: Sequence[tuple[str, str, int]]) -> tuple[_Steppe
     repetitions: dict[str, int] = {}
     for key in keys:
         repetitions[key[0]] = repetitions.get(key[0], 0) + 1
-        step = levels.step(data.samples[key])
+        step = data.steps.get(key)
         if step is not None:
             found.setdefault(key[0], []).append(step)
     return tuple(_Stepped(k, v[0], len(v), repetitions[k]) for k, v in found.items())
@@ -169,7 +169,7 @@ def _time_chart(
 ) -> Chart:
     scale = {"iops": 1.0, "bw": float(MB)}.get(metric)
     if scale is None:
-        unit = latency.unit_for([v for rs in runs.values() for r in rs for _, v in r])
+        unit = latency_unit([v for rs in runs.values() for r in rs for _, v in r])
         axis, scale = y_axis("lat", unit), unit[1]
     else:
         axis = y_axis(metric)
@@ -280,7 +280,7 @@ def _step_words(steps: Sequence[_Stepped], settled: Sequence[float]) -> str:
             if stepped.repetitions > 1
             else ""
         )
-        said.append(f"{stepped.label} {levels.words(stepped.step)}{some}")
+        said.append(f"{stepped.label} {stepped.step.words}{some}")
     others = (
         f" The other lines settled by {max(settled):g} s (within ±10% of their later median)."
         if settled
