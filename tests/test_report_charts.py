@@ -184,10 +184,25 @@ def test_lines_per_pattern_and_png_export(sweep: Path) -> None:
 
 
 @pytest.mark.fio
+def test_timeseries_asked_of_a_store_with_nothing_over_time(sweep: Path, tmp_path: Path) -> None:
+    """No fio samples (log_avg_msec = 0), and no CPU or device readings over time (gone from
+    this copy: 1 s cases on a loaded host may have had two): one line says what to add."""
+    shutil.copy(sweep / "iolab.db", tmp_path / "iolab.db")
+    with sqlite3.connect(tmp_path / "iolab.db") as con:
+        con.execute("DELETE FROM telemetry")
+    asked = ("--charts", "timeseries", "--format", "html", "-o", "x.html")
+    done = run_iolab("report", *asked, cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip() == (
+        "iolab: error: --charts timeseries: no samples and no CPU or device figures over time are "
+        "stored; add log_avg_msec = 1000 to the workloads and run again"
+    ), done.stderr
+
+
+@pytest.mark.fio
 def test_options_that_cannot_be_met_are_one_line_errors(sweep: Path) -> None:
     for args, words in (
         (("--charts", "pie"), "--charts 'pie' is not a chart kind"),
-        (("--charts", "timeseries"), "no samples are stored; add log_avg_msec = 1000"),
         (("--charts", "ratio"), "--charts ratio needs --baseline SETUP"),
         (("--x", "iodepth"), "--x iodepth: the runs do not sweep it (every case has iodepth=1)"),
         (("--x", "blocksize"), "--x blocksize: no stored case has a numeric 'blocksize'"),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -359,6 +360,16 @@ def _shown_everywhere(workdir: Path, device: str, busy: float | None) -> None:
     assert "## CPU and devices" in text and f"| {device} |" in text
     assert "CPU busy and device utilisation over time" in text
     assert list(workdir.glob("r_files/telemetry-*.png"))
+    # without fio's samples (a copy, its samples gone), the charts over time are the CPU's
+    # and the devices' alone
+    shutil.copy(workdir / "t.db", workdir / "bare.db")
+    with sqlite3.connect(workdir / "bare.db") as con:
+        con.execute("DELETE FROM samples")
+    asked = ("--charts", "timeseries", "--format", "markdown", "-o", "t.md")
+    only = run_iolab("report", "--db", "bare.db", *asked, cwd=workdir)
+    assert only.returncode == 0, only.stderr
+    text = (workdir / "t.md").read_text()
+    assert "CPU busy and device utilisation over time" in text and "## Over time" not in text
     html = run_iolab("report", "--db", "t.db", "--format", "html", "-o", "r.html", cwd=workdir)
     assert html.returncode == 0, html.stderr
     page = (workdir / "r.html").read_text()

@@ -94,6 +94,11 @@ class Telemetry:
         kept = [v for t, v in found if t > self.skip_ms] or [v for _, v in found]
         return statistics.fmean(kept) if kept else None
 
+    @property
+    def over_time(self) -> bool:
+        """Readings at two moments or more: something to draw over time."""
+        return len({p.time_ms for p in self.points}) > 1
+
     def busiest(self) -> tuple[str, float] | None:
         """The device with the highest mean utilisation, and that figure."""
         utils = [(d, u) for d in self.devices if (u := self.mean(d, "util")) is not None]

@@ -226,10 +226,11 @@ def _check_possible(data: Dataset, options: Options) -> None:
         raise ReportError(
             "--charts heatmap: no set-up sweeps both iodepth and numjobs over 2 values or more"
         )
-    if "timeseries" in asked and not data.samples:
+    over_time = any(seen.over_time for seen in data.telemetry.values())
+    if "timeseries" in asked and not data.samples and not over_time:
         raise ReportError(
-            "--charts timeseries: no samples are stored; add log_avg_msec = 1000 to the "
-            "workloads and run again"
+            "--charts timeseries: no samples and no CPU or device figures over time are "
+            "stored; add log_avg_msec = 1000 to the workloads and run again"
         )
     if "latency" in asked and not data.histograms:
         raise ReportError("--charts latency: no json+ latency histograms are stored")
