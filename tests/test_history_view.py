@@ -7,6 +7,7 @@ migration; a figure stored that is not a number is refused in one line, never pr
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import random
@@ -162,6 +163,24 @@ def test_each_figure_a_history_reads_is_checked(db: Path, damage: str, said: str
     with pytest.raises(StoreError) as raised:
         plan_history(str(db), None, quiet())
     assert said in str(raised.value)
+
+
+@pytest.mark.parametrize("enabled", [True, False], ids=["enabled", "disabled"])
+def test_the_garbage_collector_is_left_as_it_was(db: Path, enabled: bool) -> None:
+    """A history pauses Python's cyclic collector while it derives (its objects hold no
+    cycles) and leaves it as it found it, after a history and after a refusal alike."""
+    (gc.enable if enabled else gc.disable)()
+    try:
+        assert plan_history(str(db), None, quiet()).series
+        assert gc.isenabled() is enabled
+        with sqlite3.connect(db) as con:
+            con.execute("UPDATE metrics SET bw_bytes = 'x' WHERE case_id = 7")
+        con.close()
+        with pytest.raises(StoreError):
+            plan_history(str(db), None, quiet())
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
 
 
 def test_a_failed_repetition_leaves_its_point_to_the_others(db: Path) -> None:
