@@ -28,7 +28,7 @@ def plan_history(db: str, plan_name: str | None, ui: Ui, run_ids: Sequence[int] 
     imported), and every imported run whose cases are the plan's (history.joins), oldest
     first, as series (analysis.history); or the runs named by `run_ids`, whatever their
     plans. Derived from the runs each time: nothing of it is kept in the database."""
-    with _collector_paused(), open_store(db, ui) as store:
+    with collector_paused(), open_store(db, ui) as store:
         stored = store.runs()
         if not stored:
             raise StoreError(f"{db} holds no runs yet; run a plan first")
@@ -44,7 +44,7 @@ def plan_history(db: str, plan_name: str | None, ui: Ui, run_ids: Sequence[int] 
 
 
 @contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector paused while a history is read and derived: a long
     one makes some 500,000 objects (rows, points, standings), none of them in a cycle, and
     each collection of the oldest generation walks them all again (a quarter of the CPU of
