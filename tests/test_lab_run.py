@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import shutil
 import signal
 import sqlite3
 import time
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import LAB_COMMAND_S, results_of, run_iolab, start_iolab
+from iolab.targets import scratch
 from uml import lab_marks
 
 pytestmark = lab_marks()
@@ -167,6 +167,8 @@ def test_a_killed_run_takes_its_lab_kernel_with_it(workdir: Path) -> None:
     left = _alive(lab)
     for pid in left:  # not to leave them to the next test
         os.kill(pid, signal.SIGKILL)
-    for name in leftovers() - before:  # the killed run's images: nothing else removes them
-        shutil.rmtree(Path("/var/tmp") / name, ignore_errors=True)
+    killed = leftovers() - before
+    removed = {p.name for p in scratch.left_behind(Path("/var/tmp"))}  # as the next run does
     assert not left, f"the lab kernel outlived iolab: {sorted(left)} of {len(lab)}"
+    assert killed, "the killed run left no folder: was it killed while it had one?"
+    assert killed <= removed, f"the killed run's folder was not removed: {killed - removed}"

@@ -3,6 +3,9 @@ lab kernel (user-mode Linux), under the plan's own device names, none of which e
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import tomllib
 from dataclasses import replace
 from pathlib import Path
@@ -14,7 +17,7 @@ from conftest import LAB_COMMAND_S, needs_root, run_iolab
 from iolab.app import lab_run, rehearsal
 from iolab.cli import main
 from iolab.plan.load import parse_plan
-from iolab.targets import lab, lab_backends
+from iolab.targets import lab, lab_backends, scratch
 from iolab.targets.lab_backends import Qemu, Uml
 
 PLAN = """
@@ -187,3 +190,59 @@ def test_the_labs_plan_keeps_each_set_ups_drive_cache() -> None:
     inside = tomllib.loads(lab_run.plan_text(parse_plan(text, "plan.toml")))
     caches = [(s["name"], s.get("drive_cache")) for s in inside["setup"]]
     assert caches == [("nvme write-back", "write-back"), ("nvme write-through", "write-through")]
+
+
+def _killed_holder(base: Path) -> Path:
+    """A process that takes a scratch folder and is SIGKILLed inside it: what it leaves."""
+    script = (
+        "import os, sys\nfrom pathlib import Path\nfrom iolab.targets import scratch\n"
+        "with scratch.folder(print, Path(sys.argv[1])) as made:\n"
+        "    (made / 'disk0.img').write_bytes(b'x')\n"
+        "    print(made, flush=True)\n"
+        "    os.kill(os.getpid(), 9)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(base)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    return Path(done.stdout.strip())
+
+
+@pytest.mark.slow  # starts a Python process that is killed
+def test_a_killed_commands_lab_folder_is_removed_by_the_next(tmp_path: Path) -> None:
+    """The killed command's folder goes, said in one line; a live command's folder, a folder
+    iolab did not mark as its own, a link and another name are left."""
+    left = _killed_holder(tmp_path)
+    assert (left / "disk0.img").exists()
+    foreign = tmp_path / "iolab-rehearse-by-hand"
+    foreign.mkdir()
+    (tmp_path / "iolab-rehearse-link").symlink_to(left)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / scratch.OWNER).write_text("")
+    said: list[str] = []
+    with scratch.folder(print, tmp_path) as live, scratch.folder(said.append, tmp_path) as mine:
+        assert said == [], "the first command already removed it"
+        assert live.is_dir() and mine.is_dir() and live != mine
+    assert not left.exists()
+    assert foreign.is_dir() and (tmp_path / "other").is_dir()
+    assert (tmp_path / "iolab-rehearse-link").is_symlink()
+    assert not live.exists() and not mine.exists(), "each command removes its own at its end"
+
+
+def test_a_live_commands_lab_folder_is_kept(tmp_path: Path) -> None:
+    said: list[str] = []
+    with scratch.folder(said.append, tmp_path) as first:
+        (first / "disk0.img").write_bytes(b"x")
+        assert scratch.left_behind(tmp_path) == []
+        with scratch.folder(said.append, tmp_path):
+            assert (first / "disk0.img").exists()
+    assert said == []
+
+
+@pytest.mark.slow  # starts a Python process that is killed
+def test_the_next_command_says_what_it_removed(tmp_path: Path) -> None:
+    left = _killed_holder(tmp_path)
+    said: list[str] = []
+    with scratch.folder(said.append, tmp_path):
+        pass
+    assert said == [f"removed {left}: the lab folder of an iolab that was killed"]

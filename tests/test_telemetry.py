@@ -406,7 +406,8 @@ def test_null_jobs_on_a_cpu_another_process_keeps_busy_are_foreign_load(
 @pytest.mark.fio
 def test_numjobs_sweep_that_goes_flat(workdir: Path) -> None:
     """numjobs 1, 2, 4, 8 of the null engine on CPU 0: one job already fills the CPU, so the
-    doublings gain nothing, and the report says the CPU is the limit, with the figures."""
+    doublings gain nothing, and the report says the CPU is the limit, with the figures. With
+    other work on the host, it names no limit, and what it says of the sweep is warned."""
     body = (
         '[[workload]]\nname = "null"\nioengine = "null"\nrw = "randread"\nbs = "4k"\n'
         'size = "256m"\nnumjobs = [1, 2, 4, 8]\ncpus_allowed = "0"\nruntime = 3\n'
@@ -416,14 +417,21 @@ def test_numjobs_sweep_that_goes_flat(workdir: Path) -> None:
     assert done.returncode == 0, done.stderr
     report = run_iolab("report", "--db", "t.db", "--format", "markdown", cwd=workdir)
     assert report.returncode == 0, report.stderr
-    flat = [x for x in report.stdout.splitlines() if "flat-scaling:" in x]
-    assert len(flat) == 1, report.stdout
-    assert "numjobs" in flat[0]
+    lines = report.stdout.splitlines()
+    flat = [x for x in lines if "flat-scaling:" in x]
     with sqlite3.connect(workdir / "t.db") as db:
         shared = any("foreign-load" in w for (w,) in db.execute("SELECT warnings FROM cases"))
-    # on a quiet host the CPU is the limit; with other work on it, no limit is named
-    said = "other work shared the host" if shared else "the CPU is the limit: the CPUs were"
-    assert said in flat[0], flat[0]
+    if not shared:  # on a quiet host: flat, and the CPU is the limit
+        assert len(flat) == 1, report.stdout
+        assert "numjobs" in flat[0]
+        assert "the CPU is the limit: the CPUs were" in flat[0], flat[0]
+        return
+    # other work on CPU 0 too: each added job wins a larger share of it, so the sweep may
+    # grow; whatever iolab says of the sweep, it names no limit and says the figures are warned
+    said = flat + [x for x in lines if "[scaling;" in x]
+    assert said, report.stdout
+    assert all("other work shared the host" in x or "foreign-load" in x for x in said), said
+    assert not any("the CPU is the limit" in x for x in said), said
 
 
 def test_devices_of_a_file_are_the_disk_under_it(tmp_path: Path) -> None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-import shutil
 import socket
 import sys
 from collections.abc import Callable, Iterator
@@ -27,7 +26,7 @@ from iolab import layouts
 from iolab.app import rehearsal
 from iolab.errors import TargetError
 from iolab.model import JSON, CheckWarning, Code, Origin, Plan, Setup
-from iolab.targets import lab
+from iolab.targets import lab, scratch
 
 RUN_TIMEOUT_S = 6 * 3600
 LAB = CheckWarning(
@@ -101,8 +100,7 @@ def measured(plan: Plan, say: Callable[[str], None]) -> Iterator[tuple[Path, str
     if left:
         say(f"not run in the lab (paths, nothing to build): {', '.join(left)}")
     found = rehearsal.disks(plan)
-    folder = rehearsal.work_dir()
-    try:
+    with scratch.folder(say) as folder:
         (folder / "plan.toml").write_text(plan_text(plan))
         with rehearsal.booted(folder, found, plan) as kernel:
             say(
@@ -124,8 +122,6 @@ def measured(plan: Plan, say: Callable[[str], None]) -> Iterator[tuple[Path, str
                 f"the run in the lab stored nothing: {rehearsal.last_said(done.output)}"
             )
         yield db, backend
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _command(folder: Path, chosen: list[Setup]) -> str:

@@ -17,9 +17,7 @@ import json
 import os
 import re
 import shlex
-import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,14 +26,13 @@ from iolab import layouts
 from iolab.errors import TargetError
 from iolab.model import Plan, Setup, Workload
 from iolab.targets import devices as dv
-from iolab.targets import lab
+from iolab.targets import lab, scratch
 from iolab.units import format_size, human_bytes, parse_size
 
 DEFAULT_IMAGE = 1024**3  # a device this host does not have
 RUN_SIZE = 64 * 1024**2  # what fio covers in a rehearsal (at least twice the block size)
 RUN_SECONDS = 1
 SETUP_TIMEOUT_S = 900
-WORK_DIRS = (Path("/var/tmp"), Path(tempfile.gettempdir()))
 _SAFE_NAME = re.compile(r"^/dev/[A-Za-z0-9._:+/-]+$")
 
 Cases = list[tuple[str, str | None]]  # (status, error) of each case stored
@@ -187,13 +184,6 @@ def verdict(name: str, returncode: int, output: str, cases: Cases) -> RehearsalV
     return RehearsalVerdict(name, False, f"did not run: {said}")
 
 
-def work_dir() -> Path:
-    for folder in WORK_DIRS:
-        if folder.is_dir():
-            return Path(tempfile.mkdtemp(prefix="iolab-rehearse-", dir=folder))
-    return Path(tempfile.mkdtemp(prefix="iolab-rehearse-"))
-
-
 def mapping_line(found: Sequence[Disk], kernel: lab.Kernel) -> str:
     disks = ", ".join(
         f"{d.device} -> {disk} ({human_bytes(d.size)}{'' if d.real else ', no such device here'})"
@@ -212,21 +202,12 @@ def rehearse(plan: Plan, say: Callable[[str], None], stored: Stored) -> list[Reh
     if not chosen:
         raise TargetError("the plan builds no set-up on devices; there is nothing to rehearse")
     found = disks(plan)
-    folder = work_dir()
-    try:
-        with booted(folder, found, plan) as kernel:
-            say(
-                f"rehearsing {len(chosen)} set-up(s) on sparse images: "
-                f"{mapping_line(found, kernel)}"
-            )
-            ready = kernel.run(udev_rules(found, kernel.disks))
-            if ready.returncode != 0:
-                raise TargetError(
-                    f"the lab kernel could not name its disks: {last_said(ready.output)}"
-                )
-            return [_one(plan, setup, kernel, folder, say, stored) for setup in plan.setups]
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    with scratch.folder(say) as folder, booted(folder, found, plan) as kernel:
+        say(f"rehearsing {len(chosen)} set-up(s) on sparse images: {mapping_line(found, kernel)}")
+        ready = kernel.run(udev_rules(found, kernel.disks))
+        if ready.returncode != 0:
+            raise TargetError(f"the lab kernel could not name its disks: {last_said(ready.output)}")
+        return [_one(plan, setup, kernel, folder, say, stored) for setup in plan.setups]
 
 
 def _one(

@@ -231,6 +231,17 @@ def _run_teardown_step(step: Step, runner: _Runner) -> None:
             if attempt == tries or not any(word in str(error) for word in transient):
                 raise
             time.sleep(1)
+            _stop_rebuilt_arrays(step, runner)
+
+
+def _stop_rebuilt_arrays(step: Step, runner: _Runner) -> None:
+    """Before wiping the superblocks again, stop an array udev assembled from them after
+    iolab's own was stopped (it holds the members open, and would stay)."""
+    if step.argv[:2] != ("mdadm", "--zero-superblock"):
+        return
+    for array in safety.rebuilt_arrays(step.argv[2:]):
+        with contextlib.suppress(TargetError):  # logged; the wipe's own failure is said
+            runner.run(Step(("mdadm", "--stop", array)), "teardown")
 
 
 def _check_mountpoint(layout: Layout, mountpoint: Path) -> None:

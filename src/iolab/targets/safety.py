@@ -149,6 +149,20 @@ def in_use(name: str, root: set[str]) -> str | None:
     return None
 
 
+def rebuilt_arrays(members: Collection[str]) -> tuple[str, ...]:
+    """md arrays assembled again, after iolab stopped its own, from nothing but the members
+    iolab built it on (udev's incremental assembly reads the superblocks iolab wrote): the
+    only arrays teardown may stop on its own. An array that holds any other device is left."""
+    names = {name for member in members if (name := dv.try_kernel_name(member))}
+    found: set[str] = set()
+    for name in names:
+        for holder in dv.holders(name):
+            below = set(dv.slaves(holder))
+            if dv.kind(holder) == "md" and below and below <= names:
+                found.add(dv.dev_path(holder))
+    return tuple(sorted(found))
+
+
 def _who(name: str, member: str) -> str:
     if member == name:
         return "it"
