@@ -48,7 +48,9 @@ def collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector paused while a history is read and derived: a long
     one makes some 500,000 objects (rows, points, standings), none of them in a cycle, and
     each collection of the oldest generation walks them all again (a quarter of the CPU of
-    1,000 runs x 50 cases). Reference counting still frees each one as it goes."""
+    1,000 runs x 50 cases). Reference counting still frees each one as it goes. Left as it
+    was found: `iolab history` pauses it until its text is out, since the first collections
+    after it comes back walk every object still held (a tenth of the CPU again)."""
     paused = gc.isenabled()
     gc.disable()
     try:
