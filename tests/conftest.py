@@ -6,6 +6,7 @@ import ast
 import functools
 import hashlib
 import os
+import shutil
 import signal
 import sqlite3
 import stat
@@ -395,7 +396,27 @@ def workdir(tmp_path: Path) -> Iterator[Path]:
     path = base / f"iolab-test-{os.getpid()}-{tmp_path.name}"
     path.mkdir(parents=True)
     yield path
-    subprocess.run(["rm", "-rf", str(path)], check=False)
+    shutil.rmtree(path, ignore_errors=True)  # in this process: a fork of pytest costs more
+
+
+@pytest.fixture(scope="session")
+def migrated(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path, Path], None]:
+    """Copies a committed store to a path, brought to this iolab's schema as any command brings
+    it first: migrated once a session (a migration writes and syncs every table), then copied
+    with whatever the migration left beside it; each test changes only its copy."""
+    from iolab.store import Store
+
+    made: dict[Path, Path] = {}  # committed store -> its migrated copy, named "db"
+
+    def copy(committed: Path, to: Path) -> None:
+        if committed not in made:
+            made[committed] = tmp_path_factory.mktemp("migrated") / "db"
+            shutil.copyfile(committed, made[committed])
+            Store(made[committed]).close()
+        for path in sorted(made[committed].parent.iterdir()):  # "db", then "db-wal" if left
+            shutil.copyfile(path, to.with_name(to.name + path.name.removeprefix("db")))
+
+    return copy
 
 
 def needs_root() -> pytest.MarkDecorator:
@@ -480,3 +501,10 @@ def source_tree(path: Path) -> ast.Module:
     """A source file of iolab's parsed, once a session (the house's and the layers' tests
     read the trees, never change them)."""
     return ast.parse(path.read_text(), str(path))
+
+
+@functools.cache
+def source_nodes(path: Path) -> tuple[ast.AST, ...]:
+    """Every node of a source file's tree, in ast.walk's order, walked once a session (the
+    house's and the layers' tests look through the nodes of every file many times)."""
+    return tuple(ast.walk(source_tree(path)))

@@ -9,10 +9,10 @@ import ast
 import functools
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from conftest import source_tree
+from conftest import source_nodes, source_tree
 from iolab.model import Code
 
 SRC = Path(__file__).parent.parent / "src" / "iolab"
@@ -23,6 +23,12 @@ DOCS = SRC.parent.parent / "docs"
 def _modules() -> dict[str, ast.Module]:
     """Every source file parsed, once for the session (the tests only read the trees)."""
     return {str(path.relative_to(SRC)): source_tree(path) for path in sorted(SRC.rglob("*.py"))}
+
+
+@functools.cache
+def _nodes() -> dict[str, tuple[ast.AST, ...]]:
+    """Every node of every source file, walked once for the session."""
+    return {str(path.relative_to(SRC)): source_nodes(path) for path in sorted(SRC.rglob("*.py"))}
 
 
 def test_the_formatter_formats_every_line() -> None:
@@ -57,8 +63,8 @@ def test_no_test_skips() -> None:
 
 def test_one_class_per_name() -> None:
     defined: dict[str, list[str]] = defaultdict(list)
-    for name, tree in _modules().items():
-        for node in ast.walk(tree):
+    for name, nodes in _nodes().items():
+        for node in nodes:
             if isinstance(node, ast.ClassDef):
                 defined[node.name].append(name)
     twice = {cls: where for cls, where in defined.items() if len(where) > 1}
@@ -68,8 +74,8 @@ def test_one_class_per_name() -> None:
 def test_no_private_name_imported_across_modules() -> None:
     reached = [
         f"{name}: from {node.module} import {alias.name}"
-        for name, tree in _modules().items()
-        for node in ast.walk(tree)
+        for name, nodes in _nodes().items()
+        for node in nodes
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("iolab")
         for alias in node.names
         if alias.name.startswith("_") and not alias.name.startswith("__")
@@ -112,17 +118,27 @@ def _strings(node: ast.expr) -> list[str]:
     return [n.value for n in found if isinstance(n, ast.Constant) and isinstance(n.value, str)]
 
 
-def _literal_codes(tree: ast.Module) -> list[tuple[int, str]]:
+def _called(func: ast.expr) -> str:
+    """The last part of what a call names, as its source spells it (`Code` in `model.Code(x)`):
+    a name's or an attribute's own, without writing the source out again."""
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return ast.unparse(func).split(".")[-1]
+
+
+def _literal_codes(nodes: Sequence[ast.AST]) -> list[tuple[int, str]]:
     """Warnings built with a code string (CheckWarning or a subclass), and `.code` compared
     with one."""
     makers = {"CheckWarning"} | {
         n.name
-        for n in ast.walk(tree)
+        for n in nodes
         if isinstance(n, ast.ClassDef) and any(ast.unparse(b) == "CheckWarning" for b in n.bases)
     }
     found: list[tuple[int, str]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] in makers:
+    for node in nodes:
+        if isinstance(node, ast.Call) and _called(node.func) in makers:
             given = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "code")]
             found += [(node.lineno, s) for arg in given for s in _strings(arg)]
         if isinstance(node, ast.Compare):
@@ -133,10 +149,10 @@ def _literal_codes(tree: ast.Module) -> list[tuple[int, str]]:
 
 
 def test_warning_codes_are_members_not_literals() -> None:
-    found = {name: hits for name, tree in _modules().items() if (hits := _literal_codes(tree))}
+    found = {name: hits for name, nodes in _nodes().items() if (hits := _literal_codes(nodes))}
     assert found == {}, f"say these codes as members of iolab.model.Code: {found}"
     planted = ast.parse('CheckWarning("cpu-bound", "m", "a")\nx = w.code in ("a", "b")')
-    assert _literal_codes(planted) == [(1, "cpu-bound"), (2, "a"), (2, "b")]
+    assert _literal_codes(list(ast.walk(planted))) == [(1, "cpu-bound"), (2, "a"), (2, "b")]
 
 
 def test_every_code_is_documented_and_every_documented_code_a_member() -> None:

@@ -15,7 +15,7 @@ import types
 from pathlib import Path
 from typing import Any, get_origin
 
-from conftest import source_tree
+from conftest import source_nodes
 
 SRC = Path(__file__).parent.parent / "src" / "iolab"
 LAYERS = {
@@ -52,7 +52,7 @@ def imports() -> dict[str, set[str]]:
             if path.name != "__init__.py" or path.parent != SRC
             else "__init__"
         )
-        for node in ast.walk(source_tree(path)):
+        for node in source_nodes(path):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("iolab"):
                 names = (
                     [node.module]
@@ -115,7 +115,7 @@ def modules() -> dict[str, set[str]]:
         mine = "iolab." + ".".join(path.relative_to(SRC).with_suffix("").parts)
         mine = mine.removesuffix(".__init__")
         found = graph.setdefault(mine, set())
-        for node in ast.walk(source_tree(path)):
+        for node in source_nodes(path):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("iolab"):
                 for alias in node.names:
                     name = f"{node.module}.{alias.name}"
@@ -168,7 +168,7 @@ def _imported_across(rooms: tuple[str, ...]) -> set[tuple[str, str]]:
     found: set[tuple[str, str]] = set()
     for mine in rooms:
         for path in (SRC / mine).rglob("*.py"):
-            for node in ast.walk(source_tree(path)):
+            for node in source_nodes(path):
                 if (
                     isinstance(node, ast.ImportFrom)
                     and node.module
@@ -333,7 +333,7 @@ def test_the_report_never_chooses_a_metric_itself() -> None:
             isinstance(node, ast.Name | ast.Attribute | ast.alias)
             and "metric_for"
             in (getattr(node, "id", "") or getattr(node, "attr", "") or getattr(node, "name", ""))
-            for node in ast.walk(source_tree(path))
+            for node in source_nodes(path)
         )
     )
     assert not choosing, choosing
@@ -411,8 +411,7 @@ def analysis_functions(path: Path) -> set[str]:
     through an imported analysis module."""
     modules: dict[str, str] = {}  # local name -> analysis module
     named: set[tuple[str, str]] = set()
-    tree = source_tree(path)
-    for node in ast.walk(tree):
+    for node in source_nodes(path):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("iolab.analysis"):
             for alias in node.names:
                 whole = f"{node.module}.{alias.name}"
@@ -422,7 +421,7 @@ def analysis_functions(path: Path) -> set[str]:
                     named.add((str(node.module), alias.name))
         elif isinstance(node, ast.Import):
             assert not any(a.name.startswith("iolab.analysis") for a in node.names), path
-    for node in ast.walk(tree):
+    for node in source_nodes(path):
         if not isinstance(node, ast.Attribute):
             continue
         if isinstance(node.value, ast.Name) and node.value.id in modules:

@@ -56,7 +56,6 @@ from iolab.analysis import objective
 from iolab.cli import main
 from iolab.errors import FioError
 from iolab.fio.hosts import Cluster
-from iolab.store import Store
 from test_bad_input import (
     BS,
     DEFAULTS,
@@ -408,10 +407,15 @@ def export_text(tmp_path_factory: pytest.TempPathFactory) -> str:
     return (folder / "e.json").read_text()
 
 
-def make(path: Path, spec: FileSpec, values: Mapping[str, str], export: str | None) -> None:
+def make(
+    path: Path,
+    spec: FileSpec,
+    values: Mapping[str, str],
+    export: str | None,
+    migrated: Callable[[Path, Path], None],
+) -> None:
     if spec == STORE:
-        shutil.copyfile(GOLDEN, path)
-        Store(path).close()  # brought to this iolab's schema, as any command would first
+        migrated(GOLDEN, path)  # brought to this iolab's schema, as any command would first
     elif isinstance(spec, Spec) and spec.kind == "tampered":
         assert export is not None
         doc = json.loads(export)
@@ -429,12 +433,13 @@ def test_hostile_values_are_one_line_exit_1_and_change_nothing(
     workdir: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    migrated: Callable[[Path, Path], None],
 ) -> None:
     values = {"@DIR@": str(workdir)}
     tampers = any(isinstance(s, Spec) and s.kind == "tampered" for _, s in bad.files)
     export = request.getfixturevalue("export_text") if tampers else None
     for name, spec in bad.files:
-        make(workdir / name, spec, values, export)
+        make(workdir / name, spec, values, export, migrated)
     args = [fill(arg, values) for arg in bad.args]
     tmp = tmp_path / "tmp"
     tmp.mkdir()
@@ -563,8 +568,8 @@ def test_no_environment_variable_reaches_the_database_or_its_exports(workdir: Pa
 
 
 @pytest.fixture
-def golden_copy(workdir: Path) -> Path:
-    make(workdir / "g.db", STORE, {}, None)
+def golden_copy(workdir: Path, migrated: Callable[[Path, Path], None]) -> Path:
+    make(workdir / "g.db", STORE, {}, None, migrated)
     return workdir / "g.db"
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conftest import run_iolab
+from conftest import iolab_here, run_iolab
 from golden.make_store import CDM, DEVICES, STORE
 from iolab.model import Setup, codec, metric_for
 from iolab.model.facts import SetupFacts
@@ -321,7 +321,7 @@ def test_crystaldiskmark_gets_its_grid_best_pass_and_bars(tmp_path: Path) -> Non
     smallest = min(v for s in bars.series for v in s.y if v is not None)
     assert bars.y.log and bars.y.span is not None and bars.y.span[0] <= smallest
     assert bars.y.span[0] * 10 > smallest and "Log scale" in bars.caption
-    text = run_iolab("report", "--db", str(_copy(CDM, tmp_path)), cwd=tmp_path, check=True).stdout
+    text = iolab_here("report", "--db", str(_copy(CDM, tmp_path)), cwd=tmp_path, check=True).stdout
     grid_text = text.split("\nCrystalDiskMark\n")[1].split("As Crystal")[0]  # past findings
     assert "CrystalDiskMark" in text and "rw=read" not in grid_text
 

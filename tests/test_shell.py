@@ -18,7 +18,7 @@ import sqlite3
 import subprocess
 import termios
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -321,9 +321,9 @@ def _stderr_of(args: Sequence[str], cwd: Path, closing: str) -> tuple[int, str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("args", PRINTERS)
 def test_standard_output_closed_is_one_line_and_exit_1(
-    args: tuple[str, ...], workdir: Path
+    args: tuple[str, ...], workdir: Path, migrated: Callable[[Path, Path], None]
 ) -> None:
-    make(workdir / "g.db", STORE, {}, None)
+    make(workdir / "g.db", STORE, {}, None, migrated)
     before = listing(workdir)
     for closing in ("", "<&-"):
         code, said = _stderr_of(args, workdir, closing)
@@ -337,9 +337,9 @@ def test_standard_output_closed_is_one_line_and_exit_1(
 @pytest.mark.slow
 @pytest.mark.parametrize(("args", "written"), WRITERS)
 def test_a_command_that_writes_files_works_with_standard_streams_closed(
-    args: tuple[str, ...], written: str, workdir: Path
+    args: tuple[str, ...], written: str, workdir: Path, migrated: Callable[[Path, Path], None]
 ) -> None:
-    make(workdir / "g.db", STORE, {}, None)
+    make(workdir / "g.db", STORE, {}, None, migrated)
     store = file_sha256(workdir / "g.db")
     code, said = _stderr_of(args, workdir, "<&-")
     assert code == 0 and "Traceback" not in said, said[-2000:]
@@ -352,10 +352,12 @@ def test_a_command_that_writes_files_works_with_standard_streams_closed(
 
 
 @pytest.mark.slow
-def test_standard_error_closed_keeps_the_exit_codes(workdir: Path) -> None:
+def test_standard_error_closed_keeps_the_exit_codes(
+    workdir: Path, migrated: Callable[[Path, Path], None]
+) -> None:
     """Nothing to say a refusal on: the exit code still tells it, and no traceback goes to
     standard output in its place."""
-    make(workdir / "g.db", STORE, {}, None)
+    make(workdir / "g.db", STORE, {}, None, migrated)
     refused = _closed(("report", "9", "--db", "g.db"), workdir, "2>&-")
     assert (refused.returncode, refused.stdout) == (1, "")
     fine = _closed(("runs", "--db", "g.db"), workdir, "2>&-")

@@ -317,16 +317,39 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "none"
 
 
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Kind, Path], None]:
+    """Puts a kind's file in a folder: made once a module (a maker makes the same bytes each
+    time: its random bytes are seeded), then copied, with what its maker left beside it (a
+    journal), into each row's own folder; a row changes only its copy."""
+    templates: dict[Kind, Path] = {}
+
+    def made_in(kind: Kind, folder: Path) -> None:
+        assert kind.make is not None
+        if kind not in templates:
+            templates[kind] = tmp_path_factory.mktemp("kind")
+            kind.make(templates[kind] / kind.db)
+        for path in sorted(templates[kind].iterdir()):
+            shutil.copyfile(path, folder / path.name)
+
+    return made_in
+
+
 @pytest.mark.parametrize(("command", "args", "kind"), rows())
 def test_a_database_iolab_may_not_use_is_one_line_and_left_alone(
-    command: str, args: str, kind: Kind, workdir: Path, monkeypatch: pytest.MonkeyPatch
+    command: str,
+    args: str,
+    kind: Kind,
+    workdir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    made: Callable[[Kind, Path], None],
 ) -> None:
     (workdir / "target").mkdir()
     (workdir / "plan.toml").write_text(PLAN.replace("@DIR@", str(workdir)))
     shutil.copyfile(FIO_JSON, workdir / "run.json")
     db = workdir / kind.db
     if kind.make is not None:
-        kind.make(db)
+        made(kind, workdir)
     before, digest = listing(workdir), sha256(db)
     monkeypatch.chdir(workdir)
     argv = [kind.db if arg == "@DB@" else arg for arg in args.split()]

@@ -73,7 +73,12 @@ class World:
 
 
 @pytest.fixture
-def world(workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> World:
+def world(
+    workdir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    migrated: Callable[[Path, Path], None],
+) -> World:
     state = tmp_path / "state"
     monkeypatch.setenv(evidence.STATE_ENV, str(state))
     tools = tmp_path / "bin"
@@ -85,8 +90,7 @@ def world(workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Wor
     monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
     monkeypatch.chdir(workdir)
     db = workdir / "iolab.db"
-    shutil.copyfile(GOLDEN, db)
-    Store(db).close()  # migrated now, so that a command that only reads has nothing to write
+    migrated(GOLDEN, db)  # so that a command that only reads has nothing to write
     return World(workdir, db, state, log)
 
 
