@@ -189,39 +189,44 @@ STAGES = ("read", "points", "change points", "standings", "steps", "text")
 def in_process(db: Path, rounds: int) -> dict[str, float]:
     """Where `iolab history`'s CPU goes, in this process (median CPU seconds of `rounds`):
     the store read, the points made of it, each series' change points, its standings, its
-    steps, and the default text. The same functions the command calls, one stage at a time."""
+    steps, and the default text. The same functions the command calls, one stage at a time
+    (Python's cyclic collector paused, as the command pauses it)."""
     from iolab.analysis import history  # this iolab's (not needed to build a store)
+    from iolab.app.gate import collector_paused
     from iolab.report.text import history_text
 
     took: dict[str, list[float]] = {stage: [] for stage in STAGES}
-    for _ in range(rounds):
-        clock = time.process_time()
+    with collector_paused():  # as `iolab history` derives
+        for _ in range(rounds):
+            clock = time.process_time()
 
-        def lap(stage: str) -> None:
-            nonlocal clock
-            now = time.process_time()
-            took[stage].append(now - clock)
-            clock = now
+            def lap(stage: str) -> None:
+                nonlocal clock
+                now = time.process_time()
+                took[stage].append(now - clock)
+                clock = now
 
-        with Store(db) as store:
-            runs = store.runs()
-            read = store.point_figures([r.id for r in runs])
-        lap("read")
-        found = history.series_of_points(runs, read, marks=False)  # the points alone
-        lap("points")
-        facts = {r.id: r.environment for r in runs}
-        changes = [history.run_changes(s.points, facts) for s in found]
-        lap("change points")
-        judged = [history.standings(s.points, c) for s, c in zip(found, changes, strict=True)]
-        lap("standings")
-        steps = [history.steps_of(j, s.metric, facts) for s, j in zip(found, judged, strict=True)]
-        lap("steps")
-        series = [
-            dataclasses.replace(s, steps=t, changes=c)
-            for s, t, c in zip(found, steps, changes, strict=True)
-        ]
-        history_text.history("nightly", runs, series)
-        lap("text")
+            with Store(db) as store:
+                runs = store.runs()
+                read = store.point_figures([r.id for r in runs])
+            lap("read")
+            found = history.series_of_points(runs, read, marks=False)  # the points alone
+            lap("points")
+            facts = {r.id: r.environment for r in runs}
+            changes = [history.run_changes(s.points, facts) for s in found]
+            lap("change points")
+            judged = [history.standings(s.points, c) for s, c in zip(found, changes, strict=True)]
+            lap("standings")
+            steps = [
+                history.steps_of(j, s.metric, facts) for s, j in zip(found, judged, strict=True)
+            ]
+            lap("steps")
+            series = [
+                dataclasses.replace(s, steps=t, changes=c)
+                for s, t, c in zip(found, steps, changes, strict=True)
+            ]
+            history_text.history("nightly", runs, series)
+            lap("text")
     return {stage: statistics.median(took[stage]) for stage in STAGES}
 
 

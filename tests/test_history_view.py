@@ -7,6 +7,7 @@ migration; a figure stored that is not a number is refused in one line, never pr
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import random
@@ -33,7 +34,7 @@ from iolab.model import (
     Workload,
 )
 from iolab.report.text import history_text
-from iolab.store import APPLICATION_ID, SCHEMA_VERSION, Store
+from iolab.store import APPLICATION_ID, SCHEMA_VERSION, Store, figures
 from iolab.store.schema import MIGRATIONS
 from iolab.terminal_ui import TerminalUi
 
@@ -162,6 +163,37 @@ def test_each_figure_a_history_reads_is_checked(db: Path, damage: str, said: str
     with pytest.raises(StoreError) as raised:
         plan_history(str(db), None, quiet())
     assert said in str(raised.value)
+
+
+def test_a_history_reads_the_cases_from_their_index_alone(db: Path) -> None:
+    """The cases a history reads come from the index that holds what it reads, in its order
+    (schema 7): never the table's rows, whose stored fio output sits before the warnings."""
+    with sqlite3.connect(db) as con:
+        plan = con.execute(
+            "EXPLAIN QUERY PLAN " + figures.POINTS_QUERY.format(marks="1, 2")
+        ).fetchall()
+    con.close()
+    said = [row[-1] for row in plan]
+    assert "SEARCH c USING COVERING INDEX cases_history (run_id=?)" in said, said
+    assert not any("TEMP B-TREE" in line for line in said), said
+
+
+@pytest.mark.parametrize("enabled", [True, False], ids=["enabled", "disabled"])
+def test_the_garbage_collector_is_left_as_it_was(db: Path, enabled: bool) -> None:
+    """A history pauses Python's cyclic collector while it derives (its objects hold no
+    cycles) and leaves it as it found it, after a history and after a refusal alike."""
+    (gc.enable if enabled else gc.disable)()
+    try:
+        assert plan_history(str(db), None, quiet()).series
+        assert gc.isenabled() is enabled
+        with sqlite3.connect(db) as con:
+            con.execute("UPDATE metrics SET bw_bytes = 'x' WHERE case_id = 7")
+        con.close()
+        with pytest.raises(StoreError):
+            plan_history(str(db), None, quiet())
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable()
 
 
 def test_a_failed_repetition_leaves_its_point_to_the_others(db: Path) -> None:

@@ -218,7 +218,7 @@ def history(
     """The runs of one plan (default: the latest measured run's; or the runs named) over
     time: per set-up, workload and metric, each run's mean, and the changes beyond the
     noise with what changed; by default each series' latest 10 runs and every change."""
-    from iolab.app.gate import plan_history
+    from iolab.app.gate import collector_paused, plan_history
     from iolab.report.text import history_text
 
     ids = [int(word) for word in chosen if word.isascii() and word.isdigit()]
@@ -234,18 +234,19 @@ def history(
         report_output.check_destination(output, None, force=force, images=fmt == "markdown")
     elif output != "-":
         raise click.BadParameter("-o goes with --format markdown or html", param_hint="-o")
-    found = plan_history(db, plan_name, ui(), ids)
-    if fmt == "json":
-        echo(history_text.history_json(found.plan_name, found.series, every), nl=False)
-    elif fmt == "table":
-        echo(history_text.history(found.plan_name, found.runs, found.series, every), nl=False)
-    elif fmt == "csv":
-        echo(history_text.history_csv(found.series, every), nl=False)
-    else:
-        from iolab.report import history as report_history
+    with collector_paused():  # until the history is out, not only derived
+        found = plan_history(db, plan_name, ui(), ids)
+        if fmt == "json":
+            echo(history_text.history_json(found.plan_name, found.series, every), nl=False)
+        elif fmt == "table":
+            echo(history_text.history(found.plan_name, found.runs, found.series, every), nl=False)
+        elif fmt == "csv":
+            echo(history_text.history_csv(found.series, every), nl=False)
+        else:
+            from iolab.report import history as report_history
 
-        document = report_history.document(found.plan_name, found.runs, found.series)
-        _emit(document, fmt, output=output, image_format="png", export_dir=None, force=force)
+            document = report_history.document(found.plan_name, found.runs, found.series)
+            _emit(document, fmt, output=output, image_format="png", export_dir=None, force=force)
 
 
 @main.command()

@@ -149,7 +149,7 @@ class PointFigures(NamedTuple):
 
 LOAD = (Code.FOREIGN_LOAD.value, Code.CPU_BOUND.value)  # the warnings a history marks
 _FIGURE = f"BETWEEN 0 AND {LARGEST!r}"  # false for text (SQLite sorts it after numbers)
-_POINTS = f"""
+POINTS_QUERY = f"""
 SELECT c.run_id, c.setup, c.workload, c.id, c.options, c.status,
        CASE WHEN c.warnings <> '[]' THEN c.warnings END, m.direction, m.iops, m.bw_bytes, {_P99},
        NOT (m.direction IN ({", ".join(f"'{d}'" for d in DIRECTIONS)}) AND m.iops {_FIGURE}
@@ -189,7 +189,7 @@ def points_of_runs(
     options, loads = functools.cache(json.loads), functools.cache(_load_codes)
     for start in range(0, len(run_ids), CHUNK):
         chunk = run_ids[start : start + CHUNK]
-        query = _POINTS.format(marks=", ".join("?" * len(chunk)))
+        query = POINTS_QUERY.format(marks=", ".join("?" * len(chunk)))
         rows = db.execute(query, tuple(chunk))  # a row at a time: no list of them all
         for run, points in _grouped(rows, where, loads).items():
             for (setup, workload), point in points.items():

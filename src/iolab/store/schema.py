@@ -195,6 +195,14 @@ MIGRATIONS: tuple[str, ...] = (
     DROP TABLE derived;
     DROP TABLE revision;
     """,
+    # 7: a history's read of the cases (store.figures) from an index alone, in its order: an
+    # index, not a conclusion (SQLite keeps it with the rows it copies), so that a long
+    # history never walks past each case's stored fio output (raw_json) to its warnings,
+    # and sorts nothing
+    """
+    CREATE INDEX cases_history
+        ON cases(run_id, workload_position, id, setup, workload, status, options, warnings);
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 # iolab's mark on every database it creates (PRAGMA application_id): "iolb" in ASCII.
