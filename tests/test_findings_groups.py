@@ -169,7 +169,8 @@ def test_a_30_case_scaling_plan_reads_in_at_most_8_findings(tmp_path: Path) -> N
     below = findings_block(short, "Caveats and legend")
     legend = [line for line in below if line.startswith("Figures as the results table")]
     caveats = [line for line in below if line.startswith("⚑ ")]
-    assert 2 <= len(sentences) <= 8 and len(legend) == 1 and len(below) == len(caveats) + 1
+    # at most 8; on a loaded host, where most figures carry foreign-load, as few as one
+    assert 1 <= len(sentences) <= 8 and len(legend) == 1 and len(below) == len(caveats) + 1
     assert len(" ".join(sentences).split()) <= 170  # about 150 words, and their marks
     assert not any(re.search(r"\[\w+(; \d+ cases?)?\]$", line) for line in sentences)
     assert not any("; but " in line for line in sentences), "caveats are said once, below"
