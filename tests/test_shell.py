@@ -234,7 +234,9 @@ def test_sigterm_outside_a_run_is_one_line_and_exit_143(stored: Path, workdir: P
 
 def _signalling(signum: int) -> Any:
     def runs(db: str, ui: Any) -> list[Any]:
-        os.kill(os.getpid(), signum)
+        # to this thread, at once: a signal sent to the process may be taken by another
+        # thread (pytest-xdist's), and the command would go on before its handler ran
+        signal.raise_signal(signum)
         return []
 
     return runs
