@@ -9,9 +9,10 @@ images) and CSV by the real command. Targets (issue 47): HTML at most 1.5 s, Mar
 Whole-process wall time (Python's start included) and CPU time (the child's own rusage: what
 other load on a shared host does not inflate), medians of --rounds runs; max RSS from
 /usr/bin/time when it is there (else from the children's rusage). With `--before REV`, the
-same commands by the iolab of that git revision (its src/ taken with `git archive`),
-alternating with this one's, side by side with the ratio of their medians. Each iolab's
-sources are compiled to bytecode first and its processes may read it (PYTHONDONTWRITEBYTECODE
+same commands by the iolab of that git revision (its src/ taken with `git archive`), on
+the store that iolab built (this one reads a copy, brought to its own schema), alternating
+with this one's, side by side with the ratio of their medians. Each iolab's sources are
+compiled to bytecode first and its processes may read it (PYTHONDONTWRITEBYTECODE
 is dropped from their environment), as an installed iolab's are: what is timed is the
 report, not Python compiling iolab's 400 modules again (about 1 s of CPU a run). The host's
 load average is printed beside each format's figures.
@@ -201,10 +202,36 @@ def source_of(revision: str, into: Path) -> Path:
     return into / "src"
 
 
+def before_db(db: Path) -> Path:
+    """The store the older iolab reads: its own build where there is one (a newer schema is
+    refused by an older iolab), else the same store."""
+    own = db.with_suffix(".before.db")
+    return own if own.exists() else db
+
+
+def built(db: Path, setups: int, count: int, before: Path | None) -> None:
+    """The store; with `before`, built by that iolab (this script run with its src/) and
+    copied, the copy brought to this iolab's schema before anything is timed."""
+    if before is None:
+        build(db, setups, count)
+        return
+    own = db.with_suffix(".before.db")
+    sizes = ["--setups", str(setups), "--workloads", str(count)]
+    subprocess.run(
+        [sys.executable, __file__, "--build", str(own), *sizes],
+        env={**os.environ, "PYTHONPATH": str(before)},
+        check=True,
+    )
+    shutil.copy(own, db)
+    Store(db).close()
+
+
 def measure(fmt: str, db: Path, cwd: Path, rounds: int, before: Path | None) -> None:
-    """One format by this iolab (and, alternating, by `before`'s src/): one line each."""
+    """One format by this iolab (and, alternating, by `before`'s src/ on the store it built,
+    `before_db`): one line each."""
     target, name = TARGETS[fmt]
     args = ["report", "--db", str(db), "--format", fmt, "-o", name]
+    old_args = ["report", "--db", str(before_db(db)), "--format", fmt, "-o", name]
     now = compiled()
     then = compiled({**os.environ, "PYTHONPATH": str(before)}) if before is not None else None
     ours: list[Timing] = []
@@ -213,7 +240,7 @@ def measure(fmt: str, db: Path, cwd: Path, rounds: int, before: Path | None) -> 
     for _ in range(rounds):
         ours.append(timed(args, cwd, env=now))
         if then is not None:
-            theirs.append(timed(args, cwd, env=then))
+            theirs.append(timed(old_args, cwd, env=then))
     loads.append(os.getloadavg()[0])
     took, cpu = statistics.median(t.wall for t in ours), statistics.median(t.cpu for t in ours)
     rss = max((t.rss for t in ours if t.rss is not None), default=None)
@@ -245,13 +272,18 @@ def main() -> None:
     parser.add_argument("--db", help="keep the store here (built if missing)")
     parser.add_argument("--formats", default="html,markdown,csv")
     parser.add_argument("--before", metavar="REV", help="time this git revision's iolab too")
+    parser.add_argument("--build", metavar="DB", help=argparse.SUPPRESS)  # by REV's iolab
     args = parser.parse_args()
+    if args.build:
+        build(Path(args.build), args.setups, args.workloads)
+        return
     with tempfile.TemporaryDirectory(prefix="iolab-report-size-") as folder:
         cwd = Path(folder)
         db = Path(args.db).resolve() if args.db else cwd / "size.db"
+        before = source_of(args.before, cwd) if args.before else None
         if not db.exists():
             began = time.perf_counter()
-            build(db, args.setups, args.workloads)
+            built(db, args.setups, args.workloads, before)
             size = db.stat().st_size / 1e6
             print(
                 f"store: {args.setups * args.workloads:,} results, {size:,.0f} MB, built in "
@@ -259,7 +291,6 @@ def main() -> None:
             )
         print(f"{args.setups * args.workloads:,} results")
         compileall.compile_dir(Path(__file__).resolve().parent.parent / "src", quiet=1)
-        before = source_of(args.before, cwd) if args.before else None
         for fmt in args.formats.split(","):
             measure(fmt, db, cwd, args.rounds, before)
 
