@@ -84,7 +84,7 @@ ROW = "{:>5}  {:>10}  {:>10}  {:>10}  {:>9}  {:>7}"
 def iolab_iops(
     workdir: Path, plan: str = "plan.toml", env: dict[str, str] | None = None
 ) -> tuple[float, float]:
-    db = workdir / "bench.db"
+    db = store_of(workdir, env)
     started = time.monotonic()
     subprocess.run(
         [sys.executable, "-m", "iolab", "run", plan, "--db", str(db), "--new"],
@@ -197,6 +197,11 @@ def bench_fio_loop(tool: str, workdir: Path, args: argparse.Namespace) -> float:
     return wall
 
 
+def store_of(workdir: Path, env: dict[str, str] | None) -> Path:
+    """Each iolab's own store: an older one refuses a store a newer schema wrote."""
+    return workdir / ("bench.db" if env is None else "bench.before.db")
+
+
 def contenders(workdir: Path, args: argparse.Namespace) -> dict[str, Callable[[], float]]:
     """Who runs the matrix, by name: each a function of no argument returning its wall time."""
     jobs = job_files(workdir, "matrix.toml")
@@ -239,7 +244,8 @@ def matrix(workdir: Path, args: argparse.Namespace) -> None:
         for name in order:
             walls[name].append(runners[name]())
             if name in owns:
-                owns[name].append(own_figure(workdir / "bench.db") or float("nan"))
+                store = workdir / ("bench.db" if name == "iolab" else "bench.before.db")
+                owns[name].append(own_figure(store) or float("nan"))
         plain = walls["fio loop"][-1]
         cells = ", ".join(
             f"{n} {w[-1]:.2f} s ({(w[-1] - plain) / cases:+.3f} s a case)"
