@@ -192,7 +192,7 @@ def in_process(db: Path, rounds: int) -> dict[str, float]:
     steps, and the default text. The same functions the command calls, one stage at a time
     (Python's cyclic collector paused, as the command pauses it)."""
     from iolab.analysis import history  # this iolab's (not needed to build a store)
-    from iolab.app.gate import collector_paused
+    from iolab.app.base import collector_paused
     from iolab.report.text import history_text
 
     took: dict[str, list[float]] = {stage: [] for stage in STAGES}

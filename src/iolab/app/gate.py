@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from iolab.analysis import ab, gate_verdicts, history
-from iolab.app.base import Ui, open_store
+from iolab.app.base import Ui, collector_paused, open_store
 from iolab.errors import ReportError, StoreError
 from iolab.plan import gate
 from iolab.store import RunRow, Store
@@ -41,23 +39,6 @@ def plan_history(db: str, plan_name: str | None, ui: Ui, run_ids: Sequence[int] 
         measured = [r for r in stored if r.origin.kind != "import"] or stored
         name = plan_name if plan_name is not None else measured[-1].plan_name
         return _derived(store, db, name, stored)
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector paused while a history is read and derived: a long
-    one makes some 500,000 objects (rows, points, standings), none of them in a cycle, and
-    each collection of the oldest generation walks them all again (a quarter of the CPU of
-    1,000 runs x 50 cases). Reference counting still frees each one as it goes. Left as it
-    was found: `iolab history` pauses it until its text is out, since the first collections
-    after it comes back walk every object still held (a tenth of the CPU again)."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
 
 
 def _derived(store: Store, db: str, name: str, stored: Sequence[RunRow]) -> History:

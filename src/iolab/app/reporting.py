@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
-from iolab.app.base import Ui, open_store
+from iolab.app.base import Ui, collector_paused, open_store
 from iolab.errors import ReportError
 from iolab.report import compare_document
 from iolab.report import data as report_data
@@ -25,7 +23,7 @@ def report(
     for charts. A single run's own metric and baseline are the defaults."""
     if options.pool and len(set(run_ids)) < 2:
         raise ReportError("--pool reads several runs as one: name two runs or more")
-    with uncollected():
+    with collector_paused(freeze=True):
         return _report(db, run_ids, options, drawn, ui)
 
 
@@ -82,27 +80,10 @@ def _check_chart_options(
 
 
 def compare(db: str, run_ids: Sequence[int], metric: str, ui: Ui) -> report_document.Document:
-    with uncollected():
+    with collector_paused(freeze=True):
         with open_store(db, ui) as store:
             data = report_data.load(store, list(run_ids), samples=False, histograms=False)
         return compare_document.compare(data, metric)
-
-
-@contextlib.contextmanager
-def uncollected() -> Iterator[None]:
-    """Python's cycle collector paused while a document is read and built: over a big
-    store it walked every object read, again and again, for much of the work (the
-    values read and made live until the document is written, and hold next to no cycles);
-    after, what was made is frozen (never walked again, nor copied by the chart drawers'
-    forked processes) and the collector runs again."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if was:
-            gc.enable()
 
 
 def runs(db: str, ui: Ui) -> list[RunRow]:

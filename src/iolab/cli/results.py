@@ -218,7 +218,8 @@ def history(
     """The runs of one plan (default: the latest measured run's; or the runs named) over
     time: per set-up, workload and metric, each run's mean, and the changes beyond the
     noise with what changed; by default each series' latest 10 runs and every change."""
-    from iolab.app.gate import collector_paused, plan_history
+    from iolab.app.base import collector_paused
+    from iolab.app.gate import plan_history
     from iolab.report.text import history_text
 
     ids = [int(word) for word in chosen if word.isascii() and word.isdigit()]
