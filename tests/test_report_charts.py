@@ -108,6 +108,13 @@ def repeated(scratch: Path) -> Path:
     return _store(root, REPEATED, runs=2)
 
 
+def output(name: str) -> Path:
+    """Where a chart is kept to look at after the tests (test-output/, made by whichever
+    test keeps one first)."""
+    OUTPUT.mkdir(exist_ok=True)
+    return OUTPUT / name
+
+
 def _stored_iops(db: Path) -> dict[tuple[str, int], float]:
     with sqlite3.connect(db) as con:
         rows = con.execute(
@@ -140,8 +147,7 @@ def test_one_command_gives_study_d_figure(sweep: Path) -> None:
     svg = (sweep / link).read_text()
     for words in ("numjobs (jobs)", "I/O rate (IOPS)", "1 device", "RAID0 of 2", "RAID0 of 4"):
         assert words in svg, words
-    OUTPUT.mkdir(exist_ok=True)
-    shutil.copy(sweep / link, OUTPUT / "study-d-iops-vs-jobs.svg")
+    shutil.copy(sweep / link, output("study-d-iops-vs-jobs.svg"))
 
     with Store(sweep / "iolab.db") as store:
         charts = figures.scaling(data.load(store, [None]))
@@ -151,7 +157,7 @@ def test_one_command_gives_study_d_figure(sweep: Path) -> None:
     assert [s.name for s in chart.series] == ["1 device", "RAID0 of 2", "RAID0 of 4"]
     png = mpl_render.render(chart, "png")
     assert png.startswith(b"\x89PNG")
-    (OUTPUT / "study-d-iops-vs-jobs.png").write_bytes(png)
+    output("study-d-iops-vs-jobs.png").write_bytes(png)
     stored = _stored_iops(sweep / "iolab.db")
     for series in chart.series:
         assert series.x == (1.0, 2.0, 4.0)
@@ -180,7 +186,7 @@ def test_lines_per_pattern_and_png_export(sweep: Path) -> None:
     for name in names:
         head = (out / name).read_bytes()[:8]
         assert head.startswith(b"\x89PNG") if name.endswith(".png") else head
-    shutil.copy(out / "bars-iops.png", OUTPUT / "study-d-bars.png")
+    shutil.copy(out / "bars-iops.png", output("study-d-bars.png"))
 
 
 @pytest.mark.fio
@@ -234,7 +240,7 @@ def test_time_series_per_second_with_warm_up(scratch: Path) -> None:
     run_iolab("report", "--format", "markdown", "-o", "series.md", cwd=root, check=True)
     text = (root / "series.md").read_text()
     assert "## Over time" in text and "fio's averages over 1000 ms intervals" in text
-    shutil.copy(root / "series_files" / f"{charts[0].name}.png", OUTPUT / "timeseries-iops.png")
+    shutil.copy(root / "series_files" / f"{charts[0].name}.png", output("timeseries-iops.png"))
 
 
 def intervals(text: str) -> int:
