@@ -189,8 +189,11 @@ def _alive(pid: int) -> bool:
 
 @pytest.fixture(name="loops")
 def loops_fixture(request: pytest.FixtureRequest) -> Iterator[LoopDevs]:
-    """Loop devices for one test, guaranteed gone afterwards."""
+    """Loop devices for one test, guaranteed gone afterwards: before the test's `workdir` is
+    removed, where it has one (a filesystem mounted in it would keep it)."""
     require_root()
+    if "workdir" in request.fixturenames:
+        request.getfixturevalue("workdir")  # set up first, so torn down after these
     tag = "".join(c if c.isalnum() else "-" for c in request.node.name[:40])
     made = LoopDevs(tag)
     try:
