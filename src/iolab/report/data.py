@@ -99,12 +99,17 @@ class Dataset:
     pooled: bool = False  # several runs read as repetitions of one another
     # figures published relative to a baseline's (a table of percentages), never IOPS
     ratios: tuple[Ratio, ...] = ()
-    # each histogram's 1 - CDF curve, (latency ns, share of I/Os slower), as it is read
-    exceedances: Mapping[HistogramKey, tuple[tuple[float, float], ...]] = field(
-        default_factory=dict
-    )
-    # the cases whose speed changed for good part way through, by their samples
-    steps: Mapping[SeriesKey, SpeedStep] = field(default_factory=dict)
+
+    @cached_property
+    def exceedances(self) -> Mapping[HistogramKey, tuple[tuple[float, float], ...]]:
+        """Each histogram's 1 - CDF curve, (latency ns, share of I/Os slower): worked out
+        once, from the histograms this dataset holds."""
+        return {key: tuple(latency.exceedance(bins)) for key, bins in self.histograms.items()}
+
+    @cached_property
+    def steps(self) -> Mapping[SeriesKey, SpeedStep]:
+        """The cases whose speed changed for good part way through, by their samples."""
+        return {k: step for k, s in self.samples.items() if (step := levels.step(s)) is not None}
 
     @property
     def pooled_runs(self) -> tuple[int, ...]:
@@ -220,20 +225,8 @@ def load(
         for (setup, workload, repetition), found in store.telemetry(run.id).items()
         if (run.id, setup) in label
     }
-    curves = {key: tuple(latency.exceedance(bins)) for key, bins in found_bins.items()}
-    steps = {k: found for k, s in found_samples.items() if (found := levels.step(s)) is not None}
     return Dataset(
-        tuple(runs),
-        setups,
-        cases,
-        found_samples,
-        found_bins,
-        charted,
-        seen,
-        pool,
-        ratios,
-        exceedances=curves,
-        steps=steps,
+        tuple(runs), setups, cases, found_samples, found_bins, charted, seen, pool, ratios
     )
 
 
