@@ -95,9 +95,12 @@ def _own_pid_namespace() -> bool:
     container that withholds it (there the kernel's first process alone dies with iolab)."""
     if os.geteuid() != 0:
         return False
-    tried = subprocess.run(
-        ["unshare", "--pid", "--fork", "true"], capture_output=True, check=False, timeout=30
-    )
+    try:
+        tried = subprocess.run(
+            ["unshare", "--pid", "--fork", "true"], capture_output=True, check=False, timeout=30
+        )
+    except (OSError, subprocess.TimeoutExpired):  # no unshare, or held: the kernel alone
+        return False
     return tried.returncode == 0
 
 
