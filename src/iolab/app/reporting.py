@@ -51,11 +51,8 @@ def _check_chart_options(
     """Options that shape charts are refused where no chart they shape is drawn, rather than
     ignored; --x, first, names a numeric field the runs sweep (scaling charts check it when
     drawn)."""
-    swept = report_figures.swept_fields(data)
-    swept += [count_figure.FIELD] if report_run.device_sweeps(data) else []
-    if not drawn and options.x is not None and options.x not in swept:
-        choose = f"choose one of {', '.join(swept)}" if swept else "they sweep none: leave --x out"
-        raise ReportError(f"--x {options.x!r} is not a numeric field these runs sweep; {choose}")
+    if not drawn and options.x is not None:
+        _check_x(data, options.x)
     shaping = [
         flag
         for flag, given in (
@@ -77,6 +74,15 @@ def _check_chart_options(
             f"{charting[0]} shapes charts, and the table and CSV formats draw none: add "
             f"--format markdown or html, or --export DIR; or leave {charting[0]} out"
         )
+
+
+def _check_x(data: report_data.Dataset, x: str) -> None:
+    """--x names a numeric field the runs sweep, or the device count they sweep."""
+    swept = report_figures.swept_fields(data)
+    swept += [count_figure.FIELD] if report_run.device_sweeps(data) else []
+    if x not in swept:
+        choose = f"choose one of {', '.join(swept)}" if swept else "they sweep none: leave --x out"
+        raise ReportError(f"--x {x!r} is not a numeric field these runs sweep; {choose}")
 
 
 def compare(db: str, run_ids: Sequence[int], metric: str, ui: Ui) -> report_document.Document:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from iolab import names
 from iolab.analysis import factors, scaling
@@ -70,8 +71,6 @@ class ReportRun:
     fleets: tuple[Fleet, ...]  # the set-ups run on a fleet, their hosts judged
     options: Options
     kinds: tuple[str, ...]  # the chart kinds to draw
-    device_sweeps: tuple[DeviceSweep, ...]  # set-ups alike but for their device count
-    over_time: bool  # the CPUs' and devices' charts over time: timeseries chosen or not skipped
     results: Table  # the results table, as the Results section shows it
     raid: Table | None  # the RAID model against what was measured
     latency: Table | None  # the latency percentiles
@@ -85,6 +84,19 @@ class ReportRun:
     def baseline(self) -> str | None:
         return self.options.baseline
 
+    @property
+    def over_time(self) -> bool:
+        """Whether the CPUs' and devices' charts over time are drawn: timeseries chosen, or
+        not skipped."""
+        if self.options.charts is not None:
+            return "timeseries" in self.options.charts
+        return "timeseries" not in self.options.skip
+
+    @cached_property
+    def device_sweeps(self) -> tuple[DeviceSweep, ...]:
+        """Set-ups alike but for their device count (found once, where a chart asks)."""
+        return tuple(device_sweeps(self.data))
+
 
 def derive(data: Dataset, options: Options) -> ReportRun:
     """The report's run: `data` as loaded, with all that the sections share worked out once."""
@@ -93,23 +105,15 @@ def derive(data: Dataset, options: Options) -> ReportRun:
     judged_fleets = fleets(hosted, options.metric)
     results = _results(data, judged_fleets, options.metric, options.baseline)
     kinds = _kinds(data, options)
-    sweeps = tuple(device_sweeps(data))
     raid = raid_view.table(data, raid_models(data), options.metric)
     latency = tables.latency_table(data, options.baseline)
     judged = judge(data, results, options.metric, options.baseline, raid, latency, judged_fleets)
-    over_time = (
-        "timeseries" in options.charts
-        if options.charts is not None
-        else "timeseries" not in options.skip
-    )
     return ReportRun(
         data,
         hosted,
         judged_fleets,
         options,
         kinds,
-        sweeps,
-        over_time,
         results,
         raid,
         latency,
